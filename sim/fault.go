@@ -1,0 +1,263 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Fault is a change to the world injected at a point in time: a node's
+// lifecycle or the network's shape. Faults are values so that scenarios can
+// compose them into schedules and swarm runs can draw them from the seed.
+type Fault interface {
+	// Apply applies the fault now. Invalid parameters give an error and
+	// change nothing.
+	Apply(w *World) error
+	// String describes the fault for traces and step lists.
+	String() string
+}
+
+// Start starts a node that has never run.
+type Start struct{ Node NodeID }
+
+// Crash stops a node: its memory, timers and in-flight inputs are gone.
+// With LoseUnsynced it is a power loss: the disk also loses what was not
+// synced (per the chooser: none, a prefix or all of it, maybe torn).
+// Without it, it is a process crash: the OS page cache survives.
+type Crash struct {
+	Node         NodeID
+	LoseUnsynced bool
+}
+
+// Restart starts a fresh instance of a crashed node, which recovers from its disk.
+type Restart struct{ Node NodeID }
+
+// Pause stalls a node for a duration (a GC or VM pause): nothing is handled,
+// messages wait, timers fire late.
+type Pause struct {
+	Node NodeID
+	For  Duration
+}
+
+// Partition cuts every link between nodes of different groups, both ways.
+// Links of nodes in no group are untouched.
+type Partition struct{ Groups [][]NodeID }
+
+// Cut cuts the link From -> To, and To -> From too when BothWays.
+type Cut struct {
+	From, To NodeID
+	BothWays bool
+}
+
+// Heal restores every cut link.
+type Heal struct{}
+
+func (f Start) String() string { return fmt.Sprintf("start n%d", f.Node) }
+func (f Crash) String() string {
+	if f.LoseUnsynced {
+		return fmt.Sprintf("power-loss n%d", f.Node)
+	}
+	return fmt.Sprintf("crash n%d", f.Node)
+}
+func (f Restart) String() string { return fmt.Sprintf("restart n%d", f.Node) }
+func (f Pause) String() string   { return fmt.Sprintf("pause n%d %v", f.Node, f.For) }
+func (f Partition) String() string {
+	var parts []string
+	for _, g := range f.Groups {
+		var ids []string
+		for _, id := range g {
+			ids = append(ids, fmt.Sprintf("n%d", id))
+		}
+		parts = append(parts, "{"+strings.Join(ids, ",")+"}")
+	}
+	return "partition " + strings.Join(parts, " ")
+}
+func (f Cut) String() string {
+	if f.BothWays {
+		return fmt.Sprintf("cut n%d<->n%d", f.From, f.To)
+	}
+	return fmt.Sprintf("cut n%d->n%d", f.From, f.To)
+}
+func (Heal) String() string { return "heal" }
+
+// Apply implements Fault.
+func (f Start) Apply(w *World) error {
+	if err := w.checkNode("start", f.Node); err != nil {
+		return err
+	}
+	n := w.nodes[f.Node]
+	if n.started {
+		return fmt.Errorf("start %s: already started (use Restart after a crash)", n.name)
+	}
+	w.start(n)
+	return nil
+}
+
+// Apply implements Fault.
+func (f Crash) Apply(w *World) error {
+	if err := w.checkNode("crash", f.Node); err != nil {
+		return err
+	}
+	n := w.nodes[f.Node]
+	if !n.up {
+		return fmt.Errorf("crash %s: node is not running", n.name)
+	}
+	n.up = false
+	n.inst = nil
+	n.inc++
+	n.blocked = 0
+	n.disk.down = true
+	n.disk.busy = 0
+	if f.LoseUnsynced {
+		n.disk.PowerLoss()
+	}
+	w.trace.add(w.events, w.now, n.id, n.name, "crash", []Field{S("lose-unsynced", fmt.Sprint(f.LoseUnsynced))})
+	return nil
+}
+
+// Apply implements Fault.
+func (f Restart) Apply(w *World) error {
+	if err := w.checkNode("restart", f.Node); err != nil {
+		return err
+	}
+	n := w.nodes[f.Node]
+	if n.up || !n.started {
+		return fmt.Errorf("restart %s: node must be crashed (up=%v, started=%v)", n.name, n.up, n.started)
+	}
+	w.start(n)
+	return nil
+}
+
+// Apply implements Fault.
+func (f Pause) Apply(w *World) error {
+	if err := w.checkNode("pause", f.Node); err != nil {
+		return err
+	}
+	if f.For < 0 {
+		return fmt.Errorf("pause duration %v: must be >= 0", f.For)
+	}
+	n := w.nodes[f.Node]
+	if !n.up {
+		return fmt.Errorf("pause %s: node is not running", n.name)
+	}
+	n.blocked = max(n.blocked, w.now.Add(f.For))
+	w.trace.add(w.events, w.now, n.id, n.name, "pause", []Field{I("until", int64(n.blocked))})
+	return nil
+}
+
+// Apply implements Fault.
+func (f Partition) Apply(w *World) error {
+	group := make(map[NodeID]int)
+	for gi, g := range f.Groups {
+		for _, id := range g {
+			if err := w.checkNode("partition", id); err != nil {
+				return err
+			}
+			if prev, dup := group[id]; dup {
+				return fmt.Errorf("partition: node %s is in groups %d and %d (each node may be in one group)", w.Name(id), prev, gi)
+			}
+			group[id] = gi
+		}
+	}
+	for _, g := range f.Groups {
+		for _, a := range g {
+			for _, h := range f.Groups {
+				for _, b := range h {
+					if group[a] != group[b] {
+						w.cutLink(a, b, true)
+					}
+				}
+			}
+		}
+	}
+	w.traceWorld("partition", S("groups", w.describeGroups(f.Groups)))
+	return nil
+}
+
+func (w *World) describeGroups(groups [][]NodeID) string {
+	var parts []string
+	for _, g := range groups {
+		var names []string
+		for _, id := range g {
+			names = append(names, w.Name(id))
+		}
+		parts = append(parts, "{"+strings.Join(names, ",")+"}")
+	}
+	return strings.Join(parts, " ")
+}
+
+// Apply implements Fault.
+func (f Cut) Apply(w *World) error {
+	if err := w.checkNode("cut", f.From); err != nil {
+		return err
+	}
+	if err := w.checkNode("cut", f.To); err != nil {
+		return err
+	}
+	if f.From == f.To {
+		return fmt.Errorf("cut: source and destination are both %s (must differ)", w.Name(f.From))
+	}
+	w.cutLink(f.From, f.To, true)
+	if f.BothWays {
+		w.cutLink(f.To, f.From, true)
+	}
+	w.traceWorld("cut", S("from", w.Name(f.From)), S("to", w.Name(f.To)), S("both-ways", fmt.Sprint(f.BothWays)))
+	return nil
+}
+
+// Apply implements Fault.
+func (Heal) Apply(w *World) error {
+	for i := range w.links {
+		w.links[i].cut = false
+	}
+	w.traceWorld("heal")
+	return nil
+}
+
+// Inject applies f now.
+func (w *World) Inject(f Fault) error { return f.Apply(w) }
+
+// InjectAt schedules f at time t. Unknown nodes and negative durations are
+// rejected now; a fault that does not fit the state it meets (crashing a
+// node that is down) fails the run with its error when it applies.
+func (w *World) InjectAt(t Time, f Fault) error {
+	if err := w.check(f); err != nil {
+		return err
+	}
+	return w.At(t, f.String(), func(w *World) {
+		if err := f.Apply(w); err != nil {
+			panic(fmt.Errorf("fault %s: %w", f, err))
+		}
+	})
+}
+
+// check validates what can be known about f before it applies: that its
+// nodes exist and its durations are not negative.
+func (w *World) check(f Fault) error {
+	switch f := f.(type) {
+	case Start:
+		return w.checkNode("start", f.Node)
+	case Crash:
+		return w.checkNode("crash", f.Node)
+	case Restart:
+		return w.checkNode("restart", f.Node)
+	case Pause:
+		if f.For < 0 {
+			return fmt.Errorf("pause duration %v: must be >= 0", f.For)
+		}
+		return w.checkNode("pause", f.Node)
+	case Partition:
+		for _, g := range f.Groups {
+			for _, id := range g {
+				if err := w.checkNode("partition", id); err != nil {
+					return err
+				}
+			}
+		}
+	case Cut:
+		if err := w.checkNode("cut", f.From); err != nil {
+			return err
+		}
+		return w.checkNode("cut", f.To)
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package sim
+
+// evKind says what an event does when it fires.
+type evKind uint8
+
+const (
+	evDeliver evKind = iota // a message reaches its destination
+	evTimer                 // a node's timer fires
+	evAction                // a scheduled world action: a fault or a script step
+)
+
+// event is one entry of the queue. It is a value in a slice, so scheduling
+// and firing allocate nothing once the queue has grown.
+type event struct {
+	at     Time
+	seq    uint64
+	kind   evKind
+	node   NodeID // destination (deliver, timer)
+	from   NodeID // sender (deliver)
+	inc    uint32 // destination's incarnation when scheduled
+	timer  TimerID
+	name   string // timer name, or action name
+	msg    Message
+	action func(*World)
+}
+
+// queue is a binary min-heap of events ordered by (at, seq).
+// Invariant: seq values are unique, so the order is total.
+type queue []event
+
+func (q queue) less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+
+func (q *queue) push(e event) {
+	*q = append(*q, e)
+	h := *q
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *queue) pop() event {
+	h := *q
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = event{} // drop references for the garbage collector
+	h = h[:last]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
+}

@@ -1,0 +1,137 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Field is one key/value of a trace record. Values are strings or integers
+// so that hashing a record needs no formatting and no allocation.
+type Field struct {
+	Key   string
+	Str   string
+	Int   int64
+	IsInt bool
+}
+
+// I returns an integer field.
+func I(key string, v int64) Field { return Field{Key: key, Int: v, IsInt: true} }
+
+// S returns a string field.
+func S(key, v string) Field { return Field{Key: key, Str: v} }
+
+// String renders f as key=value.
+func (f Field) String() string {
+	if f.IsInt {
+		return f.Key + "=" + strconv.FormatInt(f.Int, 10)
+	}
+	return f.Key + "=" + f.Str
+}
+
+// Record is one entry of the trace: something the world did (deliver,
+// drop, timer, fault) or a transition a node logged.
+type Record struct {
+	Event  uint64 // number of the event during which it was written
+	Time   Time
+	Node   NodeID // -1 for the world itself
+	Name   string // the node's name, "world" for the world
+	Kind   string
+	Fields []Field
+}
+
+// String renders r as one timeline line.
+func (r Record) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%12s %6d %-8s %-10s", r.Time, r.Event, r.Name, r.Kind)
+	for _, f := range r.Fields {
+		b.WriteByte(' ')
+		b.WriteString(f.String())
+	}
+	return b.String()
+}
+
+// Get returns the value of the field named key, as a string.
+func (r Record) Get(key string) (string, bool) {
+	for _, f := range r.Fields {
+		if f.Key == key {
+			if f.IsInt {
+				return strconv.FormatInt(f.Int, 10), true
+			}
+			return f.Str, true
+		}
+	}
+	return "", false
+}
+
+// Trace is the running record of a world. The hash covers every record,
+// kept or not, so two runs can be compared at the cost of a few multiplies
+// per record even with recording off.
+type Trace struct {
+	keep    bool
+	hash    uint64
+	count   uint64
+	records []Record
+}
+
+const hashSeed = 0xcbf29ce484222325
+
+func mix(h, v uint64) uint64 {
+	h ^= v
+	h *= 0x9e3779b97f4a7c15 // odd, so each step is a bijection
+	return h ^ h>>29
+}
+
+func mixString(h uint64, s string) uint64 {
+	h = mix(h, uint64(len(s)))
+	var w uint64
+	for i := 0; i < len(s); i++ {
+		w = w<<8 | uint64(s[i])
+		if i&7 == 7 {
+			h = mix(h, w)
+			w = 0
+		}
+	}
+	return mix(h, w)
+}
+
+func (t *Trace) add(event uint64, now Time, node NodeID, name, kind string, fields []Field) {
+	h := mix(t.hash, event)
+	h = mix(h, uint64(now))
+	h = mix(h, uint64(node))
+	h = mixString(h, kind)
+	for i := range fields {
+		f := &fields[i]
+		h = mixString(h, f.Key)
+		if f.IsInt {
+			h = mix(h, uint64(f.Int))
+		} else {
+			h = mixString(h, f.Str)
+		}
+	}
+	t.hash = h
+	t.count++
+	if t.keep {
+		t.records = append(t.records, Record{Event: event, Time: now, Node: node, Name: name, Kind: kind, Fields: append([]Field(nil), fields...)})
+	}
+}
+
+// Hash returns the running 64-bit hash of every record so far.
+func (t *Trace) Hash() uint64 { return t.hash }
+
+// Len returns the number of records written (kept or not).
+func (t *Trace) Len() uint64 { return t.count }
+
+// Records returns the kept records (none when recording is off).
+func (t *Trace) Records() []Record { return t.records }
+
+// WriteTimeline prints records, one per line, as a readable timeline.
+func WriteTimeline(w io.Writer, records []Record) error {
+	for _, r := range records {
+		if _, err := io.WriteString(w, r.String()+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
