@@ -2,154 +2,24 @@ package sim_test
 
 import (
 	"errors"
-	"fmt"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/kafkasim/kafkasim/sim"
+	"github.com/kafkasim/kafkasim/sim/simtest"
 )
 
-// chatter is a test node that exercises everything a node can do: timers,
-// sends to peers chosen through the chooser, disk writes and syncs, its own
-// random stream and trace logging. On start it recovers a counter from disk.
-type chatter struct {
-	peers     []sim.NodeID
-	counter   int64
-	recovered int64
-	tick      sim.TimerID
-}
-
-type note struct {
-	from string
-	n    int64
-}
-
-func (m *note) Kind() string { return "note" }
-func (m *note) Size() int    { return 16 + len(m.from) }
-
-func (c *chatter) Start(ctx *sim.Context) {
-	if b, err := ctx.Disk().ReadFile("data/log"); err == nil {
-		c.recovered = int64(len(b))
-	}
-	if !ctx.Disk().Exists("data/log") {
-		if err := ctx.Disk().Create("data/log"); err != nil {
-			panic(err)
-		}
-	}
-	ctx.Log("recovered", sim.I("bytes", c.recovered))
-	c.tick = ctx.SetTimer(sim.Duration(1+ctx.Rand().IntN(5))*sim.Millisecond, "tick")
-}
-
-func (c *chatter) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
-	n := m.(*note)
-	ctx.Log("got", sim.S("from", n.from), sim.I("n", n.n))
-	if err := ctx.Disk().Append("data/log", []byte(fmt.Sprintf("%s:%d;", n.from, n.n))); err != nil {
-		panic(err)
-	}
-	if n.n%3 == 0 {
-		ctx.Send(from, &note{from: ctx.Name(), n: n.n + 1})
-	}
-}
-
-func (c *chatter) Timer(ctx *sim.Context, id sim.TimerID, name string) {
-	c.counter++
-	to := c.peers[ctx.Choose(len(c.peers))]
-	if to != ctx.ID() {
-		ctx.Send(to, &note{from: ctx.Name(), n: c.counter})
-	}
-	if ctx.Chance(0.3) {
-		if err := ctx.Disk().Sync("data/log"); err != nil {
-			panic(err)
-		}
-	}
-	c.tick = ctx.SetTimer(sim.Duration(1+ctx.Rand().IntN(5))*sim.Millisecond, "tick")
-	if c.counter%7 == 0 {
-		ctx.CancelTimer(c.tick)
-		c.tick = ctx.SetTimer(2*sim.Millisecond, "tick")
-	}
-}
-
-// chaosWorld builds a world of five chatters under every fault type, with a
-// fault schedule drawn through the chooser.
 func chaosWorld(t testing.TB, seed uint64, ch sim.Chooser, record bool) *sim.World {
 	return chaosWorldOpts(t, seed, ch, record, false)
 }
 
 func chaosWorldOpts(t testing.TB, seed uint64, ch sim.Chooser, record, keep bool) *sim.World {
-	w, err := sim.New(sim.Config{
-		Seed: seed, Chooser: ch, RecordChoices: record, KeepTrace: keep, MaxTime: sim.Time(2 * sim.Second),
-		Link: sim.LinkConfig{
-			MinLatency: 100 * sim.Microsecond, MaxLatency: 2 * sim.Millisecond,
-			DropProbability: 0.05, DuplicateProbability: 0.05, ReorderProbability: 0.1,
-			DelayProbability: 0.05, Delay: 10 * sim.Millisecond,
-		},
-	})
+	w, err := simtest.Chaos(seed, simtest.ChaosOptions{Chooser: ch, RecordChoices: record, KeepTrace: keep})
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 5
-	var ids []sim.NodeID
-	for i := 0; i < n; i++ {
-		opts := sim.NodeOptions{Skew: sim.Duration(i) * sim.Millisecond, DriftPPM: int64(i * 100),
-			Disk: sim.DiskConfig{TearProbability: 0.5, ReadCorruptProbability: 0.01, WriteLatency: sim.Microsecond}}
-		id, err := w.AddNode(fmt.Sprintf("n%d", i), func() sim.Node { return &chatter{peers: ids} }, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	for _, id := range ids {
-		if err := w.Inject(sim.Start{Node: id}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Every 50ms an action draws a fault through the chooser.
-	for at := sim.Time(50 * sim.Millisecond); at < sim.Time(sim.Second); at += sim.Time(50 * sim.Millisecond) {
-		w.At(at, "chaos", func(w *sim.World) {
-			f := drawFault(w, ids)
-			if f != nil {
-				if err := w.Inject(f); err != nil {
-					panic(err)
-				}
-			}
-		})
-	}
-	w.At(sim.Time(sim.Second), "heal-all", func(w *sim.World) {
-		w.Inject(sim.Heal{})
-		for _, id := range ids {
-			if !w.Up(id) {
-				w.Inject(sim.Restart{Node: id})
-			}
-		}
-	})
-	w.At(sim.Time(1500*sim.Millisecond), "stop", func(w *sim.World) { w.Stop() })
 	return w
-}
-
-// drawFault picks a fault that fits the world's state, through the
-// chooser, so the schedule replays with the run.
-func drawFault(w *sim.World, ids []sim.NodeID) sim.Fault {
-	node := ids[w.Choose(sim.KindFault, len(ids))]
-	switch w.Choose(sim.KindFault, 6) {
-	case 0:
-		if w.Up(node) {
-			return sim.Crash{Node: node, LoseUnsynced: w.Choose(sim.KindFault, 2) == 1}
-		}
-		return sim.Restart{Node: node}
-	case 1:
-		if w.Up(node) {
-			return sim.Pause{Node: node, For: 20 * sim.Millisecond}
-		}
-	case 2:
-		return sim.Partition{Groups: [][]sim.NodeID{ids[:2], ids[2:]}}
-	case 3:
-		other := ids[(int(node)+1)%len(ids)]
-		return sim.Cut{From: node, To: other}
-	case 4:
-		return sim.Heal{}
-	}
-	return nil
 }
 
 func runChaos(t testing.TB, seed uint64) sim.Result {

@@ -1,0 +1,199 @@
+package sim_test
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// clock records the local time at each timer and reports its last start.
+type clock struct {
+	fired  []sim.Time
+	period sim.Duration
+	limit  int
+}
+
+func (c *clock) Start(ctx *sim.Context)                        { ctx.SetTimer(c.period, "tick") }
+func (c *clock) Receive(*sim.Context, sim.NodeID, sim.Message) {}
+func (c *clock) Timer(ctx *sim.Context, _ sim.TimerID, _ string) {
+	c.fired = append(c.fired, ctx.Now())
+	if len(c.fired) < c.limit {
+		ctx.SetTimer(c.period, "tick")
+	}
+}
+
+func TestCrashDropsTimersAndInFlightMessages(t *testing.T) {
+	w, sinks := meshWorld(t, 2, 1, sim.LinkConfig{MinLatency: 10 * sim.Millisecond, MaxLatency: 10 * sim.Millisecond})
+	broadcast(w, sinks)
+	w.RunFor(5 * sim.Millisecond)
+	must(t, w.Inject(sim.Crash{Node: 1}))
+	w.RunFor(1 * sim.Millisecond)
+	must(t, w.Inject(sim.Restart{Node: 1}))
+	w.Run()
+	if len(sinks[1].got) != 0 {
+		t.Fatalf("restarted n1 received %v sent before its crash", sinks[1].got)
+	}
+	if len(sinks[0].got) != 1 {
+		t.Fatalf("n0 got %v; the message n1 sent before crashing is still in the network and must arrive", sinks[0].got)
+	}
+	if err := w.Disk(1).Create("x"); err != nil {
+		t.Fatalf("disk of a restarted node: %v", err)
+	}
+	must(t, w.Inject(sim.Crash{Node: 1}))
+	if err := w.Disk(1).Create("y"); !errors.Is(err, sim.ErrNodeDown) {
+		t.Fatalf("disk op on a crashed node: %v, want ErrNodeDown", err)
+	}
+	if err := w.Inject(sim.Crash{Node: 1}); err == nil {
+		t.Fatal("crashing a crashed node was accepted")
+	}
+	if err := w.Inject(sim.Restart{Node: 0}); err == nil {
+		t.Fatal("restarting a running node was accepted")
+	}
+}
+
+func TestCrashCancelsTimers(t *testing.T) {
+	w, err := sim.New(sim.Config{})
+	must(t, err)
+	var c *clock
+	id, _ := w.AddNode("c", func() sim.Node { c = &clock{period: 10 * sim.Millisecond, limit: 100}; return c }, sim.NodeOptions{})
+	must(t, w.Inject(sim.Start{Node: id}))
+	w.RunFor(25 * sim.Millisecond)
+	first := c
+	must(t, w.Inject(sim.Crash{Node: id}))
+	w.RunFor(100 * sim.Millisecond)
+	if len(first.fired) != 2 {
+		t.Fatalf("crashed instance fired %d times, want 2 (before the crash only)", len(first.fired))
+	}
+}
+
+func TestPauseDelaysTimers(t *testing.T) {
+	w, _ := sim.New(sim.Config{})
+	var c *clock
+	id, _ := w.AddNode("c", func() sim.Node { c = &clock{period: 10 * sim.Millisecond, limit: 3}; return c }, sim.NodeOptions{})
+	must(t, w.Inject(sim.Start{Node: id}))
+	must(t, w.InjectAt(sim.Time(5*sim.Millisecond), sim.Pause{Node: id, For: 50 * sim.Millisecond}))
+	w.Run()
+	want := []sim.Time{sim.Time(55 * sim.Millisecond), sim.Time(65 * sim.Millisecond), sim.Time(75 * sim.Millisecond)}
+	if len(c.fired) != 3 || c.fired[0] != want[0] || c.fired[1] != want[1] || c.fired[2] != want[2] {
+		t.Fatalf("timers fired at %v, want %v (the first one late, after the pause)", c.fired, want)
+	}
+}
+
+func TestClockSkewAndDrift(t *testing.T) {
+	w, _ := sim.New(sim.Config{})
+	var c *clock
+	id, _ := w.AddNode("c", func() sim.Node { c = &clock{period: sim.Second, limit: 2}; return c }, sim.NodeOptions{Skew: 5 * sim.Millisecond, DriftPPM: 1000})
+	must(t, w.Inject(sim.Start{Node: id}))
+	w.Run()
+	// The node's second is 1s on its own clock: with +1000ppm it is
+	// 1s/1.001 of world time, and its clock reads skew + 1.001 * world time.
+	for i, got := range c.fired {
+		want := sim.Time(5*sim.Millisecond) + sim.Time(i+1)*sim.Time(sim.Second)
+		if d := got - want; d < 0 || d > 2 {
+			t.Fatalf("timer %d fired at local %v, want %v (within 2ns)", i, got, want)
+		}
+	}
+	if now := w.Now(); now >= sim.Time(2*sim.Second) {
+		t.Fatalf("world time %v: a fast clock must fire before 2s of world time", now)
+	}
+}
+
+// looper sends itself a message forever: a livelock.
+type looper struct{}
+
+func (looper) Start(ctx *sim.Context) { ctx.Send(ctx.ID(), num(0)) }
+func (looper) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
+	ctx.Send(ctx.ID(), m)
+}
+func (looper) Timer(*sim.Context, sim.TimerID, string) {}
+
+func TestGuardsEndLivelocks(t *testing.T) {
+	w, _ := sim.New(sim.Config{MaxEvents: 1000})
+	id, _ := w.AddNode("l", func() sim.Node { return looper{} }, sim.NodeOptions{})
+	must(t, w.Inject(sim.Start{Node: id}))
+	if res := w.Run(); res.Reason != sim.EventLimit || res.Events != 1000 {
+		t.Fatalf("run ended %v after %d events, want event-limit after 1000", res.Reason, res.Events)
+	}
+	w, _ = sim.New(sim.Config{MaxTime: sim.Time(sim.Second)})
+	id, _ = w.AddNode("l", func() sim.Node { return looper{} }, sim.NodeOptions{})
+	must(t, w.Inject(sim.Start{Node: id}))
+	if res := w.Run(); res.Reason != sim.TimeLimit || res.Now > sim.Time(sim.Second) {
+		t.Fatalf("run ended %v at %v, want time-limit by 1s", res.Reason, res.Now)
+	}
+}
+
+// bomb panics on its first message.
+type bomb struct{}
+
+func (bomb) Start(*sim.Context) {}
+func (bomb) Receive(*sim.Context, sim.NodeID, sim.Message) {
+	panic("invariant broken: HW > LEO")
+}
+func (bomb) Timer(*sim.Context, sim.TimerID, string) {}
+
+func TestPanicBecomesFailedRun(t *testing.T) {
+	w, _ := sim.New(sim.Config{Seed: 77})
+	a, _ := w.AddNode("a", func() sim.Node { return looper{} }, sim.NodeOptions{})
+	b, _ := w.AddNode("b", func() sim.Node { return bomb{} }, sim.NodeOptions{})
+	must(t, w.Inject(sim.Start{Node: b}))
+	w.At(sim.Time(sim.Millisecond), "send", func(w *sim.World) { sim.ContextForTest(w, a).Send(b, num(1)) })
+	res := w.Run()
+	if res.Reason != sim.Panicked || res.Panic == nil {
+		t.Fatalf("run ended %v, want panicked", res.Reason)
+	}
+	p := res.Panic
+	if p.Seed != 77 || p.Node != "b" || p.Event == 0 || !strings.Contains(p.Error(), "HW > LEO") || !strings.Contains(p.Error(), "seed 77") {
+		t.Fatalf("panic info %+v / %q lacks seed, node or event", p, p.Error())
+	}
+	if again := w.Run(); again.Reason != sim.Panicked {
+		t.Fatalf("a failed world ran on: %v", again.Reason)
+	}
+}
+
+func TestWorldBadInput(t *testing.T) {
+	if _, err := sim.New(sim.Config{MaxTime: -1}); err == nil {
+		t.Error("negative max time accepted")
+	}
+	w, _ := sim.New(sim.Config{})
+	mk := func() sim.Node { return bomb{} }
+	if _, err := w.AddNode("", mk, sim.NodeOptions{}); err == nil {
+		t.Error("empty node name accepted")
+	}
+	if _, err := w.AddNode("a", mk, sim.NodeOptions{DriftPPM: 2_000_000}); err == nil || !strings.Contains(err.Error(), "drift") {
+		t.Errorf("drift of 2e6 ppm: %v", err)
+	}
+	if _, err := w.AddNode("a", mk, sim.NodeOptions{Disk: sim.DiskConfig{TearProbability: 2}}); err == nil {
+		t.Error("tear probability 2 accepted")
+	}
+	w.AddNode("a", mk, sim.NodeOptions{})
+	if _, err := w.AddNode("a", mk, sim.NodeOptions{}); err == nil {
+		t.Error("duplicate node name accepted")
+	}
+	if err := w.InjectAt(0, sim.Crash{Node: 5}); err == nil || !strings.Contains(err.Error(), "unknown node 5") {
+		t.Errorf("crash of an unknown node: %v", err)
+	}
+	if err := w.InjectAt(0, sim.Pause{Node: 0, For: -1}); err == nil {
+		t.Error("negative pause accepted")
+	}
+	if err := w.Inject(sim.Cut{From: 0, To: 0}); err == nil {
+		t.Error("cut of a node from itself accepted")
+	}
+	if _, err := w.Disk(0).ReadFile("f"); !errors.Is(err, sim.ErrNodeDown) && !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("disk of a never-started node: %v", err)
+	}
+	w.RunFor(sim.Second)
+	if err := w.At(0, "past", func(*sim.World) {}); err == nil {
+		t.Error("an action in the past was accepted")
+	}
+}
+
+func TestDurationString(t *testing.T) {
+	for d, want := range map[sim.Duration]string{0: "0s", 750: "750ns", 12500: "12.500µs", 1250 * sim.Microsecond: "1.250ms", 3 * sim.Second: "3.000s", -2 * sim.Millisecond: "-2.000ms"} {
+		if got := d.String(); got != want {
+			t.Errorf("%d.String() = %q, want %q", int64(d), got, want)
+		}
+	}
+}
