@@ -3,7 +3,6 @@ package sim_test
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -429,10 +428,13 @@ func TestDiskBadInput(t *testing.T) {
 }
 
 func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		return
 	}
+	if t == nil {
+		panic(err)
+	}
+	t.Helper()
+	t.Fatal(err)
 }
 
-var _ = fmt.Sprint

@@ -197,3 +197,28 @@ func TestDurationString(t *testing.T) {
 		}
 	}
 }
+
+// slowDisk syncs on start; its disk's latency keeps it busy.
+type slowDisk struct{ handled []sim.Time }
+
+func (s *slowDisk) Start(ctx *sim.Context) {
+	must(nil, ctx.Disk().Create("f"))
+	must(nil, ctx.Disk().Sync("f"))
+}
+func (s *slowDisk) Receive(ctx *sim.Context, _ sim.NodeID, _ sim.Message) {
+	s.handled = append(s.handled, ctx.Now())
+}
+func (s *slowDisk) Timer(*sim.Context, sim.TimerID, string) {}
+
+func TestDiskLatencyKeepsTheNodeBusy(t *testing.T) {
+	w, _ := sim.New(sim.Config{Link: sim.LinkConfig{MinLatency: sim.Millisecond, MaxLatency: sim.Millisecond}})
+	var s *slowDisk
+	id, _ := w.AddNode("s", func() sim.Node { s = &slowDisk{}; return s }, sim.NodeOptions{Disk: sim.DiskConfig{SyncLatency: 5 * sim.Millisecond, WriteLatency: sim.Millisecond}})
+	src, _ := w.AddNode("src", func() sim.Node { return bomb{} }, sim.NodeOptions{})
+	must(t, w.Inject(sim.Start{Node: id}))
+	sim.ContextForTest(w, src).Send(id, num(1)) // arrives at 1ms
+	w.Run()
+	if len(s.handled) != 1 || s.handled[0] != sim.Time(6*sim.Millisecond) {
+		t.Fatalf("message handled at %v, want 6ms (create 1ms + sync 5ms of disk latency)", s.handled)
+	}
+}
