@@ -222,3 +222,17 @@ func TestDiskLatencyKeepsTheNodeBusy(t *testing.T) {
 		t.Fatalf("message handled at %v, want 6ms (create 1ms + sync 5ms of disk latency)", s.handled)
 	}
 }
+
+func TestStepRunsOneEventAtATime(t *testing.T) {
+	w, sinks := meshWorld(t, 2, 1, sim.LinkConfig{MinLatency: sim.Millisecond, MaxLatency: sim.Millisecond})
+	broadcast(w, sinks)
+	if _, ok := w.Step(); !ok || len(sinks[0].got)+len(sinks[1].got) != 1 {
+		t.Fatalf("after one step: %v %v", sinks[0].got, sinks[1].got)
+	}
+	if _, ok := w.Step(); !ok || len(sinks[0].got)+len(sinks[1].got) != 2 {
+		t.Fatal("second step did not deliver the second message")
+	}
+	if res, ok := w.Step(); ok || res.Reason != sim.Quiescent {
+		t.Fatalf("step with nothing left: ok=%v reason=%v", ok, res.Reason)
+	}
+}

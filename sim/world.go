@@ -84,6 +84,7 @@ type World struct {
 	stopped  bool
 	failed   *PanicInfo
 	current  NodeID // node whose handler is running, -1 for none
+	stepOnly bool   // run one event only
 }
 
 // New returns an empty world.
@@ -300,6 +301,17 @@ func (w *World) result(r StopReason) Result {
 	return Result{Reason: r, Now: w.now, Events: w.events, Hash: w.trace.hash, Panic: w.failed}
 }
 
+// Step runs exactly one event (or ends the run, as Run would, and reports
+// why). Scripted scenarios use it to stop at the precise event they wait
+// for: "after b0 receives b1's fetch, cut b0 -> b1".
+func (w *World) Step() (Result, bool) {
+	before := w.events
+	w.stepOnly = true
+	res := w.run(-1)
+	w.stepOnly = false
+	return res, w.events > before && res.Reason == Stopped && w.failed == nil
+}
+
 func (w *World) run(until Time) (res Result) {
 	if w.failed != nil {
 		return w.result(Panicked)
@@ -354,6 +366,9 @@ func (w *World) run(until Time) (res Result) {
 		w.ready = w.ready[:len(w.ready)-1]
 		w.events++
 		w.fire(&ev)
+		if w.stepOnly {
+			w.stopped = true
+		}
 	}
 }
 
