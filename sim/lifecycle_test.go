@@ -236,3 +236,16 @@ func TestStepRunsOneEventAtATime(t *testing.T) {
 		t.Fatalf("step with nothing left: ok=%v reason=%v", ok, res.Reason)
 	}
 }
+
+func TestActRunsAsTheNode(t *testing.T) {
+	w, sinks := meshWorld(t, 2, 1, sim.LinkConfig{MinLatency: sim.Millisecond, MaxLatency: sim.Millisecond})
+	must(t, w.Act(0, func(ctx *sim.Context) { ctx.Send(1, num(42)) }))
+	w.Run()
+	if len(sinks[1].got) != 1 || sinks[1].got[0] != 42 || sinks[1].from[0] != 0 {
+		t.Fatalf("n1 got %v from %v", sinks[1].got, sinks[1].from)
+	}
+	must(t, w.Inject(sim.Crash{Node: 0}))
+	if err := w.Act(0, func(*sim.Context) {}); err == nil {
+		t.Fatal("acting as a crashed node was accepted")
+	}
+}

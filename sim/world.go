@@ -407,3 +407,23 @@ func (w *World) fire(ev *event) {
 	w.afterHandler(n)
 	w.current = -1
 }
+
+// Act runs fn as node id, now, between events: a scripted scenario uses it
+// to make a client node send a request or a broker take a step ("b1
+// produces m2"). The node must be up. What fn does is traced like any
+// handler's work.
+func (w *World) Act(id NodeID, fn func(ctx *Context)) error {
+	if err := w.checkNode("act", id); err != nil {
+		return err
+	}
+	n := w.nodes[id]
+	if !n.up {
+		return fmt.Errorf("act as %s: node is not running", n.name)
+	}
+	prev := w.current
+	w.current = id
+	fn(&n.ctx)
+	w.afterHandler(n)
+	w.current = prev
+	return nil
+}

@@ -1,0 +1,303 @@
+// Package server is a Kafka broker as a simulation node: it serves Produce,
+// Fetch, Metadata, ListOffsets, OffsetsForLeaderEpoch, LeaderAndIsr,
+// UpdateMetadata and StopReplica (one file per API), replicates partitions
+// as leader or follower with Kafka's HW, ISR and leader-epoch rules, and
+// truncates the way the configured protocol version does (hw, kip101,
+// kip279). It never reads the wall clock or touches the real world: all it
+// does goes through its *sim.Context.
+package server
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/broker/wire"
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// NodeName returns the simulation node name of broker id: "b<id>".
+func NodeName(id int32) string { return "b" + strconv.Itoa(int(id)) }
+
+// Timer names.
+const (
+	timerHWCheckpoint = "hw-checkpoint"
+	timerISRExpire    = "isr-expiration"
+	timerLogTick      = "log-tick"
+	timerReqTimeout   = "request-timeout"
+	timerDelayed      = "purgatory"
+	timerFetchBackoff = "fetch-backoff"
+)
+
+// pending is a request this broker sent and awaits the answer to.
+type pending struct {
+	to    int32
+	timer sim.TimerID
+	cb    func(resp kmsg.Response, err error)
+}
+
+// Broker is one Kafka broker. A fresh Broker is made at every (re)start and
+// recovers from its disk alone.
+type Broker struct {
+	cfg Config
+	ctx *sim.Context // the context of the input being handled
+
+	logs       *storage.Manager
+	partitions map[storage.TopicPartition]*Partition
+	hwOnDisk   map[storage.TopicPartition]int64 // replication-offset-checkpoint at start
+
+	controllerEpoch int32 // the highest controller epoch seen
+	metadata        metadataCache
+
+	corr     int32
+	inflight map[int32]*pending
+	timers   map[sim.TimerID]int32 // request-timeout timer -> correlation id
+	nodes    map[int32]sim.NodeID
+
+	fetchers map[int32]*fetcher // by leader broker id
+	purgatory
+
+	halted bool
+}
+
+// New returns a broker factory for the world: each call makes a fresh
+// instance, as a restart does.
+func New(cfg Config) (func() sim.Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return func() sim.Node { return &Broker{cfg: cfg} }, nil
+}
+
+// ID returns the broker id.
+func (b *Broker) ID() int32 { return b.cfg.BrokerID }
+
+// Halted reports whether the broker stopped itself (the pre-0.11 answer to
+// a log it may not truncate).
+func (b *Broker) Halted() bool { return b.halted }
+
+// Partition returns this broker's replica of tp, if it has one.
+func (b *Broker) Partition(tp storage.TopicPartition) (*Partition, bool) {
+	p, ok := b.partitions[tp]
+	return p, ok
+}
+
+// Partitions returns this broker's replicas, sorted by topic and partition.
+func (b *Broker) Partitions() []*Partition {
+	out := make([]*Partition, 0, len(b.partitions))
+	for _, p := range b.partitions {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return lessTP(out[i].tp, out[j].tp) })
+	return out
+}
+
+func lessTP(a, b storage.TopicPartition) bool {
+	if a.Topic != b.Topic {
+		return a.Topic < b.Topic
+	}
+	return a.Partition < b.Partition
+}
+
+// Start implements sim.Node: open the logs (recovering after a crash), load
+// the checkpointed HWs and start the periodic tasks.
+func (b *Broker) Start(ctx *sim.Context) {
+	b.ctx = ctx
+	b.partitions = map[storage.TopicPartition]*Partition{}
+	b.inflight = map[int32]*pending{}
+	b.timers = map[sim.TimerID]int32{}
+	b.nodes = map[int32]sim.NodeID{}
+	b.fetchers = map[int32]*fetcher{}
+	b.controllerEpoch = -1
+	logs, err := storage.OpenManager(ctx.Disk(), b.cfg.Storage, ctx.Now())
+	if err != nil {
+		panic(fmt.Sprintf("broker %d: opening the logs: %v", b.cfg.BrokerID, err))
+	}
+	b.logs = logs
+	b.hwOnDisk = map[storage.TopicPartition]int64{}
+	hws, err := logs.ReadHighWatermarks()
+	if err != nil {
+		panic(fmt.Sprintf("broker %d: reading replication-offset-checkpoint: %v", b.cfg.BrokerID, err))
+	}
+	for _, e := range hws {
+		b.hwOnDisk[e.TopicPartition] = e.Offset
+	}
+	for _, tp := range logs.Partitions() {
+		l, _ := logs.Log(tp)
+		ctx.Log("log-loaded", sim.S("partition", tp.String()), sim.I("leo", l.LogEndOffset()), sim.I("hw-checkpoint", b.hwOnDisk[tp]))
+	}
+	ctx.SetTimer(b.cfg.HWCheckpointInterval, timerHWCheckpoint)
+	ctx.SetTimer(b.cfg.ReplicaLagTimeMax/2, timerISRExpire)
+	ctx.SetTimer(logTickInterval, timerLogTick)
+	b.startZK()
+}
+
+// logTickInterval is how often the broker runs time-based log work
+// (log.flush.interval.ms, retention, roll): Kafka's scheduler runs these
+// every log.flush.scheduler.interval.ms and log.retention.check.interval.ms.
+const logTickInterval = sim.Second
+
+// Receive implements sim.Node.
+func (b *Broker) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
+	b.ctx = ctx
+	if b.halted {
+		return
+	}
+	switch m := m.(type) {
+	case *wire.Request:
+		b.serve(from, m)
+	case *wire.Response:
+		b.handleResponse(m)
+	default:
+		if !b.handleZKMessage(from, m) {
+			panic(fmt.Sprintf("broker %d: unexpected message %s", b.cfg.BrokerID, m.Kind()))
+		}
+	}
+}
+
+// Timer implements sim.Node.
+func (b *Broker) Timer(ctx *sim.Context, id sim.TimerID, name string) {
+	b.ctx = ctx
+	if b.halted {
+		return
+	}
+	switch name {
+	case timerHWCheckpoint:
+		b.checkpointHighWatermarks()
+		ctx.SetTimer(b.cfg.HWCheckpointInterval, timerHWCheckpoint)
+	case timerISRExpire:
+		b.maybeShrinkISRs()
+		ctx.SetTimer(b.cfg.ReplicaLagTimeMax/2, timerISRExpire)
+	case timerLogTick:
+		if err := b.logs.Tick(ctx.Now(), b.highWatermarkOf); err != nil {
+			panic(fmt.Sprintf("broker %d: log maintenance: %v", b.cfg.BrokerID, err))
+		}
+		ctx.SetTimer(logTickInterval, timerLogTick)
+	case timerReqTimeout:
+		b.requestTimedOut(id)
+	case timerDelayed:
+		b.expireDelayed(id)
+	case timerFetchBackoff:
+		b.fetcherBackoffDone(id)
+	default:
+		if !b.handleZKTimer(id, name) {
+			panic(fmt.Sprintf("broker %d: unknown timer %q", b.cfg.BrokerID, name))
+		}
+	}
+}
+
+func (b *Broker) highWatermarkOf(tp storage.TopicPartition) int64 {
+	if p, ok := b.partitions[tp]; ok {
+		return p.hw
+	}
+	return b.hwOnDisk[tp]
+}
+
+// node returns the simulation node of broker id.
+func (b *Broker) node(id int32) (sim.NodeID, bool) {
+	if n, ok := b.nodes[id]; ok {
+		return n, true
+	}
+	n, ok := b.ctx.Lookup(NodeName(id))
+	if ok {
+		b.nodes[id] = n
+	}
+	return n, ok
+}
+
+// send sends req to broker `to` and calls cb with its response, or with an
+// error when the request times out (the peer crashed, the link is cut, or
+// the response was lost). Exactly one of the two happens.
+func (b *Broker) send(to int32, req kmsg.Request, timeout sim.Duration, cb func(kmsg.Response, error)) {
+	n, ok := b.node(to)
+	if !ok {
+		cb(nil, fmt.Errorf("no broker %d", to))
+		return
+	}
+	b.corr++
+	corr := b.corr
+	t := b.ctx.SetTimer(timeout, timerReqTimeout)
+	b.inflight[corr] = &pending{to: to, timer: t, cb: cb}
+	b.timers[t] = corr
+	b.ctx.Send(n, wire.NewRequest(corr, req))
+}
+
+func (b *Broker) handleResponse(m *wire.Response) {
+	p, ok := b.inflight[m.CorrelationID]
+	if !ok {
+		return // answered after its timeout: dropped, as a closed connection drops it
+	}
+	delete(b.inflight, m.CorrelationID)
+	delete(b.timers, p.timer)
+	b.ctx.CancelTimer(p.timer)
+	p.cb(m.Body, nil)
+}
+
+func (b *Broker) requestTimedOut(t sim.TimerID) {
+	corr, ok := b.timers[t]
+	if !ok {
+		return
+	}
+	delete(b.timers, t)
+	p := b.inflight[corr]
+	delete(b.inflight, corr)
+	p.cb(nil, fmt.Errorf("request %d to broker %d timed out", corr, p.to))
+}
+
+// respond answers a request.
+func (b *Broker) respond(to sim.NodeID, req *wire.Request, resp kmsg.Response) {
+	resp.SetVersion(req.Body.GetVersion())
+	b.ctx.Send(to, wire.NewResponse(req.CorrelationID, resp))
+}
+
+// serve dispatches a request to the file that serves its API.
+func (b *Broker) serve(from sim.NodeID, req *wire.Request) {
+	switch body := req.Body.(type) {
+	case *kmsg.ProduceRequest:
+		b.handleProduce(from, req, body)
+	case *kmsg.FetchRequest:
+		b.handleFetch(from, req, body)
+	case *kmsg.ListOffsetsRequest:
+		b.handleListOffsets(from, req, body)
+	case *kmsg.MetadataRequest:
+		b.handleMetadata(from, req, body)
+	case *kmsg.OffsetForLeaderEpochRequest:
+		b.handleOffsetForLeaderEpoch(from, req, body)
+	case *kmsg.LeaderAndISRRequest:
+		b.handleLeaderAndISR(from, req, body)
+	case *kmsg.UpdateMetadataRequest:
+		b.handleUpdateMetadata(from, req, body)
+	case *kmsg.StopReplicaRequest:
+		b.handleStopReplica(from, req, body)
+	default:
+		if !b.serveMore(from, req) {
+			panic(fmt.Sprintf("broker %d: no handler for %s", b.cfg.BrokerID, req.Kind()))
+		}
+	}
+}
+
+// logf writes a transition to the trace, tagged with the partition.
+func (b *Broker) logp(kind string, p *Partition, fields ...sim.Field) {
+	all := append([]sim.Field{sim.S("partition", p.tp.String())}, fields...)
+	b.ctx.Log(kind, all...)
+}
+
+// halt stops the broker for good, as Kafka's Runtime.halt / System.exit
+// did when a follower found its log ahead of the leader and could not
+// truncate it. Its ZooKeeper session then expires and the controller sees
+// it as dead.
+func (b *Broker) halt(reason string) {
+	b.ctx.Log("halt", sim.S("reason", reason))
+	b.halted = true
+}
+
+// errCode returns the Kafka error code of err (0 for nil).
+func errCode(err *kerr.Error) int16 {
+	if err == nil {
+		return 0
+	}
+	return err.Code
+}

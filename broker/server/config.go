@@ -1,0 +1,136 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// Truncation is how a follower decides what to cut from its log before it
+// fetches from a new leader.
+type Truncation uint8
+
+// The truncation protocols, by the inter.broker.protocol.version that
+// introduced them.
+const (
+	// TruncateHW is the pre-0.11 rule: truncate to the local high watermark.
+	TruncateHW Truncation = iota
+	// TruncateKIP101 (0.11 to 1.x) asks the leader for the end offset of the
+	// follower's latest leader epoch (OffsetsForLeaderEpoch v0).
+	TruncateKIP101
+	// TruncateKIP279 (2.0 and later) walks back epochs until leader and
+	// follower agree (OffsetsForLeaderEpoch v1+).
+	TruncateKIP279
+)
+
+func (t Truncation) String() string { return [...]string{"hw", "kip101", "kip279"}[t] }
+
+// Config is what a broker needs, already resolved from Kafka's properties
+// (package config does the parsing and names the properties).
+type Config struct {
+	BrokerID int32  // broker.id
+	Rack     string // broker.rack
+
+	Storage storage.Config // log.dirs, log.segment.bytes, log.flush.*, ...
+
+	Truncation Truncation // inter.broker.protocol.version (alias truncation=)
+	// KIP320 turns on leader-epoch fencing (FENCED_LEADER_EPOCH,
+	// UNKNOWN_LEADER_EPOCH) and the ISR-join rule of KIP-320 (2.1+).
+	KIP320 bool
+	// TruncateOnLeaderChangeOnly reproduces KAFKA-7164: a follower that gets
+	// a new leader epoch with the same leader keeps fetching without the
+	// truncation step.
+	TruncateOnLeaderChangeOnly bool
+
+	MinInsyncReplicas     int                      // min.insync.replicas (default 1)
+	UncleanLeaderElection bool                     // unclean.leader.election.enable
+	TopicOverrides        map[string]TopicSettings // per-topic overrides
+
+	ReplicaLagTimeMax    sim.Duration // replica.lag.time.max.ms (30000)
+	ReplicaFetchWaitMax  sim.Duration // replica.fetch.wait.max.ms (500)
+	ReplicaFetchMinBytes int32        // replica.fetch.min.bytes (1)
+	ReplicaFetchMaxBytes int32        // replica.fetch.max.bytes (1048576)
+	ReplicaFetchBackoff  sim.Duration // replica.fetch.backoff.ms (1000)
+	ReplicaSocketTimeout sim.Duration // replica.socket.timeout.ms (30000)
+	HWCheckpointInterval sim.Duration // replica.high.watermark.checkpoint.interval.ms (5000)
+	ControllerTimeout    sim.Duration // controller.socket.timeout.ms (30000)
+
+	// ZooKeeper is the simulation node name of the ZooKeeper server; empty
+	// runs the broker without one (tests that play the controller by
+	// hand): ISR changes then apply locally.
+	ZooKeeper        string
+	ZKSessionTimeout sim.Duration // zookeeper.session.timeout.ms (18000)
+}
+
+// TopicSettings are the topic-level overrides replication consults.
+type TopicSettings struct {
+	MinInsyncReplicas     int  // min.insync.replicas; 0 = the broker's
+	UncleanLeaderElection *bool // unclean.leader.election.enable; nil = the broker's
+}
+
+// DefaultConfig returns Kafka's defaults for broker id.
+func DefaultConfig(id int32) Config {
+	return Config{
+		BrokerID:             id,
+		Storage:              storage.DefaultConfig(),
+		Truncation:           TruncateKIP279,
+		KIP320:               true,
+		MinInsyncReplicas:    1,
+		ReplicaLagTimeMax:    30 * sim.Second,
+		ReplicaFetchWaitMax:  500 * sim.Millisecond,
+		ReplicaFetchMinBytes: 1,
+		ReplicaFetchMaxBytes: 1048576,
+		ReplicaFetchBackoff:  sim.Second,
+		ReplicaSocketTimeout: 30 * sim.Second,
+		HWCheckpointInterval: 5 * sim.Second,
+		ControllerTimeout:    30 * sim.Second,
+		ZKSessionTimeout:     18 * sim.Second,
+	}
+}
+
+// Validate reports the first setting outside its allowed range.
+func (c Config) Validate() error {
+	switch {
+	case c.BrokerID < 0:
+		return fmt.Errorf("broker.id %d: must be >= 0", c.BrokerID)
+	case c.MinInsyncReplicas < 1:
+		return fmt.Errorf("min.insync.replicas %d: must be >= 1", c.MinInsyncReplicas)
+	case c.ReplicaLagTimeMax <= 0:
+		return fmt.Errorf("replica.lag.time.max.ms %d: must be > 0", c.ReplicaLagTimeMax.Milliseconds())
+	case c.ReplicaFetchWaitMax < 0:
+		return fmt.Errorf("replica.fetch.wait.max.ms %d: must be >= 0", c.ReplicaFetchWaitMax.Milliseconds())
+	case c.ReplicaFetchWaitMax >= c.ReplicaSocketTimeout:
+		return fmt.Errorf("replica.fetch.wait.max.ms %d: must be below replica.socket.timeout.ms %d", c.ReplicaFetchWaitMax.Milliseconds(), c.ReplicaSocketTimeout.Milliseconds())
+	case c.ReplicaFetchMaxBytes < 1:
+		return fmt.Errorf("replica.fetch.max.bytes %d: must be >= 1", c.ReplicaFetchMaxBytes)
+	case c.ReplicaFetchBackoff < 0:
+		return fmt.Errorf("replica.fetch.backoff.ms %d: must be >= 0", c.ReplicaFetchBackoff.Milliseconds())
+	case c.HWCheckpointInterval <= 0:
+		return fmt.Errorf("replica.high.watermark.checkpoint.interval.ms %d: must be > 0", c.HWCheckpointInterval.Milliseconds())
+	case c.ZooKeeper != "" && c.ZKSessionTimeout <= 0:
+		return fmt.Errorf("zookeeper.session.timeout.ms %d: must be > 0", c.ZKSessionTimeout.Milliseconds())
+	case c.Truncation > TruncateKIP279:
+		return fmt.Errorf("truncation %d: must be hw, kip101 or kip279", c.Truncation)
+	}
+	for t, s := range c.TopicOverrides {
+		if s.MinInsyncReplicas < 0 {
+			return fmt.Errorf("topic %s: min.insync.replicas %d: must be >= 1", t, s.MinInsyncReplicas)
+		}
+	}
+	return c.Storage.Validate()
+}
+
+func (c Config) minISR(topic string) int {
+	if s, ok := c.TopicOverrides[topic]; ok && s.MinInsyncReplicas > 0 {
+		return s.MinInsyncReplicas
+	}
+	return c.MinInsyncReplicas
+}
+
+func (c Config) unclean(topic string) bool {
+	if s, ok := c.TopicOverrides[topic]; ok && s.UncleanLeaderElection != nil {
+		return *s.UncleanLeaderElection
+	}
+	return c.UncleanLeaderElection
+}

@@ -1,0 +1,398 @@
+package server
+
+// This file is the follower side of replication: one fetcher per leader
+// broker (Kafka's ReplicaFetcherThread), which first truncates each new
+// partition the way the protocol version says and then fetches in a loop.
+//
+//   - hw (before 0.11): truncate to the local HW when becoming follower,
+//     then fetch from the LEO. A fetch answered OFFSET_OUT_OF_RANGE because
+//     the leader's log is shorter truncates to the leader's LEO when unclean
+//     election is allowed, and otherwise halts the broker, as 0.10 did.
+//   - kip101 (0.11 to 1.x): ask the leader, with OffsetsForLeaderEpoch v0,
+//     for the end offset of the follower's latest epoch; truncate to it if
+//     it is below the LEO; with no epoch information, fall back to the HW.
+//   - kip279 (2.0 and later): OffsetsForLeaderEpoch v1+ answers (epoch,
+//     end offset); when the follower lacks that epoch it truncates to the end
+//     of its largest smaller epoch and asks again (AbstractFetcherThread.
+//     getOffsetTruncationState).
+//
+// Simplifications: one request in flight per fetcher (as Kafka's thread);
+// no fetch sessions (every fetch is a full fetch, session epoch -1); errors
+// back off for replica.fetch.backoff.ms on the whole fetcher.
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+type fetchStatus uint8
+
+const (
+	truncating fetchStatus = iota // needs OffsetsForLeaderEpoch first
+	fetching
+	resetting // waits for the leader's LEO after OFFSET_OUT_OF_RANGE
+)
+
+// fetchPartition is one partition a fetcher serves.
+type fetchPartition struct {
+	tp     storage.TopicPartition
+	status fetchStatus
+	offset int64 // next offset to fetch (the LEO once truncated)
+	epoch  int32 // the leader epoch the follower is in (KIP-320 CurrentLeaderEpoch)
+}
+
+// fetcher fetches every partition this broker follows from one leader.
+type fetcher struct {
+	leader   int32
+	parts    []*fetchPartition // sorted by partition
+	inflight bool
+	backoff  sim.TimerID
+}
+
+func (f *fetcher) find(tp storage.TopicPartition) (int, *fetchPartition) {
+	for i, fp := range f.parts {
+		if fp.tp == tp {
+			return i, fp
+		}
+	}
+	return -1, nil
+}
+
+// startTruncation hands p to the fetcher of its leader, first truncating as
+// the protocol version says.
+func (b *Broker) startTruncation(p *Partition) {
+	fp := &fetchPartition{tp: p.tp, epoch: p.leaderEpoch, status: truncating}
+	if b.cfg.Truncation == TruncateHW || b.latestEpoch(p) < 0 {
+		// Pre-0.11, or a follower with no epoch information (an old-format
+		// log): truncate to the HW (0.11's partitionsWithoutEpochs).
+		b.truncate(p, p.hw, "hw")
+		fp.status, fp.offset = fetching, p.LogEndOffset()
+	}
+	f := b.fetchers[p.leader]
+	if f == nil {
+		f = &fetcher{leader: p.leader}
+		b.fetchers[p.leader] = f
+	}
+	f.parts = append(f.parts, fp)
+	sort.Slice(f.parts, func(i, j int) bool { return lessTP(f.parts[i].tp, f.parts[j].tp) })
+	b.kickFetcher(f)
+}
+
+func (b *Broker) latestEpoch(p *Partition) int32 {
+	c := p.log.EpochCache()
+	if c == nil {
+		return -1
+	}
+	return c.LatestEpoch()
+}
+
+// truncate cuts p's log to offset (if below the LEO) and caps the HW.
+func (b *Broker) truncate(p *Partition, offset int64, why string) {
+	leo := p.LogEndOffset()
+	if offset < leo {
+		if err := p.log.TruncateTo(offset); err != nil {
+			panic(fmt.Sprintf("broker %d: truncating %s to %d: %v", b.cfg.BrokerID, p.tp, offset, err))
+		}
+	}
+	p.hw = min(p.hw, p.LogEndOffset())
+	b.logp("truncate", p, sim.S("rule", why), sim.I("to", offset), sim.I("leo-before", leo), sim.I("leo", p.LogEndOffset()), sim.I("hw", p.hw))
+}
+
+func (b *Broker) removeFromFetcher(tp storage.TopicPartition) {
+	for _, id := range b.fetcherIDs() {
+		f := b.fetchers[id]
+		if i, _ := f.find(tp); i >= 0 {
+			f.parts = append(f.parts[:i], f.parts[i+1:]...)
+		}
+	}
+}
+
+func (b *Broker) updateFetchEpoch(tp storage.TopicPartition, epoch int32) {
+	for _, id := range b.fetcherIDs() {
+		if _, fp := b.fetchers[id].find(tp); fp != nil {
+			fp.epoch = epoch
+		}
+	}
+}
+
+func (b *Broker) fetcherIDs() []int32 {
+	ids := make([]int32, 0, len(b.fetchers))
+	for id := range b.fetchers {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+func (b *Broker) fetcherBackoffDone(t sim.TimerID) {
+	for _, id := range b.fetcherIDs() {
+		if f := b.fetchers[id]; f.backoff == t {
+			f.backoff = 0
+			b.kickFetcher(f)
+		}
+	}
+}
+
+func (b *Broker) backOff(f *fetcher) {
+	if f.backoff == 0 {
+		f.backoff = b.ctx.SetTimer(b.cfg.ReplicaFetchBackoff, timerFetchBackoff)
+	}
+}
+
+// kickFetcher sends the fetcher's next request, if it has none in flight:
+// OffsetsForLeaderEpoch while any partition still needs truncating, else a
+// Fetch.
+func (b *Broker) kickFetcher(f *fetcher) {
+	if f.inflight || f.backoff != 0 || len(f.parts) == 0 {
+		return
+	}
+	var trunc, fetch []*fetchPartition
+	for _, fp := range f.parts {
+		switch fp.status {
+		case truncating:
+			trunc = append(trunc, fp)
+		case fetching:
+			fetch = append(fetch, fp)
+		}
+	}
+	if len(trunc) > 0 {
+		b.sendOffsetsForLeaderEpoch(f, trunc)
+		return
+	}
+	if len(fetch) > 0 {
+		b.sendFetch(f, fetch)
+	}
+}
+
+// epochRequestVersion is OffsetsForLeaderEpoch's version per protocol: v0
+// answers only an end offset (KIP-101); v1 adds the leader epoch (KIP-279);
+// v2 adds the current leader epoch for fencing (KIP-320); v3 the replica id.
+func (b *Broker) epochRequestVersion() int16 {
+	switch {
+	case b.cfg.Truncation == TruncateKIP101:
+		return 0
+	case b.cfg.KIP320:
+		return 3
+	}
+	return 1
+}
+
+func (b *Broker) sendOffsetsForLeaderEpoch(f *fetcher, parts []*fetchPartition) {
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.Version = b.epochRequestVersion()
+	req.ReplicaID = b.cfg.BrokerID
+	asked := map[storage.TopicPartition]int32{}
+	for _, fp := range parts {
+		p := b.partitions[fp.tp]
+		epoch := b.latestEpoch(p)
+		asked[fp.tp] = epoch
+		t := topicOf(&req.Topics, fp.tp.Topic, func(name string) kmsg.OffsetForLeaderEpochRequestTopic {
+			return kmsg.OffsetForLeaderEpochRequestTopic{Topic: name}
+		}, func(t *kmsg.OffsetForLeaderEpochRequestTopic) string { return t.Topic })
+		t.Partitions = append(t.Partitions, kmsg.OffsetForLeaderEpochRequestTopicPartition{Partition: fp.tp.Partition, CurrentLeaderEpoch: fp.epoch, LeaderEpoch: epoch})
+		b.logp("offsets-for-leader-epoch", p, sim.I("leader", int64(f.leader)), sim.I("epoch", int64(epoch)))
+	}
+	f.inflight = true
+	b.send(f.leader, req, b.cfg.ReplicaSocketTimeout, func(r kmsg.Response, err error) {
+		f.inflight = false
+		if err != nil {
+			b.backOff(f)
+			return
+		}
+		failed := false
+		for _, t := range r.(*kmsg.OffsetForLeaderEpochResponse).Topics {
+			for _, rp := range t.Partitions {
+				tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
+				_, fp := f.find(tp)
+				p := b.partitions[tp]
+				if fp == nil || fp.status != truncating || p == nil {
+					continue // moved on meanwhile
+				}
+				if rp.ErrorCode != 0 {
+					b.logp("offsets-for-leader-epoch-error", p, sim.S("error", kerr.ErrorForCode(rp.ErrorCode).Error()))
+					failed = true
+					continue
+				}
+				b.applyEpochAnswer(p, fp, asked[tp], rp.LeaderEpoch, rp.EndOffset, req.Version)
+			}
+		}
+		if failed {
+			b.backOff(f)
+		}
+		b.kickFetcher(f)
+	})
+}
+
+// applyEpochAnswer truncates after the leader's OffsetsForLeaderEpoch
+// answer and, once truncation is complete, starts fetching.
+func (b *Broker) applyEpochAnswer(p *Partition, fp *fetchPartition, asked, leaderEpoch int32, endOffset int64, version int16) {
+	leo := p.LogEndOffset()
+	done := true
+	switch {
+	case endOffset < 0:
+		// UNDEFINED_EPOCH_OFFSET: the leader has no epoch information.
+		b.truncate(p, p.hw, "hw-fallback")
+	case version == 0 || leaderEpoch < 0:
+		// KIP-101: trust the end offset of the follower's epoch as the leader
+		// sees it.
+		b.truncate(p, min(endOffset, leo), "kip101")
+	default:
+		// KIP-279: find the follower's end for the leader's epoch.
+		fEpoch, fEnd := p.log.EndOffsetForEpoch(leaderEpoch)
+		switch {
+		case fEpoch < 0:
+			b.truncate(p, min(endOffset, leo), "kip279")
+		case fEpoch != leaderEpoch:
+			b.truncate(p, min(fEnd, leo), "kip279-walk-back")
+			done = false
+		default:
+			b.truncate(p, min(fEnd, endOffset, leo), "kip279")
+		}
+	}
+	b.logp("epoch-answer", p, sim.I("asked", int64(asked)), sim.I("leader-epoch", int64(leaderEpoch)), sim.I("end-offset", endOffset), sim.I("leo", p.LogEndOffset()))
+	if done {
+		fp.status, fp.offset = fetching, p.LogEndOffset()
+	}
+}
+
+// topicOf returns the entry for topic in *list, appending one made by mk.
+func topicOf[T any](list *[]T, topic string, mk func(string) T, name func(*T) string) *T {
+	for i := range *list {
+		if name(&(*list)[i]) == topic {
+			return &(*list)[i]
+		}
+	}
+	*list = append(*list, mk(topic))
+	return &(*list)[len(*list)-1]
+}
+
+// fetchVersion is the Fetch version a follower sends: v5 (0.11, with log
+// start offsets) or, with KIP-320 fencing, v10 (CurrentLeaderEpoch).
+func (b *Broker) fetchVersion() int16 {
+	if b.cfg.KIP320 {
+		return 10
+	}
+	return 5
+}
+
+func (b *Broker) sendFetch(f *fetcher, parts []*fetchPartition) {
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = b.fetchVersion()
+	req.ReplicaID = b.cfg.BrokerID
+	req.MaxWaitMillis = int32(b.cfg.ReplicaFetchWaitMax.Milliseconds())
+	req.MinBytes = b.cfg.ReplicaFetchMinBytes
+	req.MaxBytes = b.cfg.ReplicaFetchMaxBytes
+	req.SessionEpoch = -1
+	sent := map[storage.TopicPartition]int64{}
+	for _, fp := range parts {
+		p := b.partitions[fp.tp]
+		t := topicOf(&req.Topics, fp.tp.Topic, func(n string) kmsg.FetchRequestTopic { return kmsg.FetchRequestTopic{Topic: n} },
+			func(t *kmsg.FetchRequestTopic) string { return t.Topic })
+		t.Partitions = append(t.Partitions, kmsg.FetchRequestTopicPartition{
+			Partition: fp.tp.Partition, CurrentLeaderEpoch: fp.epoch, FetchOffset: fp.offset,
+			LogStartOffset: p.log.LogStartOffset(), PartitionMaxBytes: b.cfg.ReplicaFetchMaxBytes, LastFetchedEpoch: -1,
+		})
+		sent[fp.tp] = fp.offset
+	}
+	f.inflight = true
+	b.send(f.leader, req, b.cfg.ReplicaSocketTimeout+b.cfg.ReplicaFetchWaitMax, func(r kmsg.Response, err error) {
+		f.inflight = false
+		if err != nil {
+			b.backOff(f)
+			return
+		}
+		failed := false
+		for _, t := range r.(*kmsg.FetchResponse).Topics {
+			for i := range t.Partitions {
+				rp := &t.Partitions[i]
+				tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
+				_, fp := f.find(tp)
+				p := b.partitions[tp]
+				if fp == nil || fp.status != fetching || p == nil || fp.offset != sent[tp] {
+					continue // the partition moved on while the fetch was out
+				}
+				if !b.processFetched(f, p, fp, rp) {
+					failed = true
+				}
+			}
+		}
+		if failed {
+			b.backOff(f)
+		}
+		b.kickFetcher(f)
+	})
+}
+
+// processFetched applies one partition of a fetch response: append, then
+// HW = min(LEO, leader's HW), the lag of one round that KIP-101 is about.
+func (b *Broker) processFetched(f *fetcher, p *Partition, fp *fetchPartition, rp *kmsg.FetchResponseTopicPartition) bool {
+	switch err := kerr.ErrorForCode(rp.ErrorCode); err {
+	case nil:
+	case kerr.OffsetOutOfRange:
+		b.handleOffsetOutOfRange(f, p, fp, rp)
+		return true
+	default:
+		b.logp("fetch-error", p, sim.I("leader", int64(f.leader)), sim.S("error", err.Error()))
+		return false
+	}
+	if len(rp.RecordBatches) > 0 {
+		info, err := p.log.AppendAsFollower(rp.RecordBatches)
+		if err != nil {
+			panic(fmt.Sprintf("broker %d: follower append to %s: %v", b.cfg.BrokerID, p.tp, err))
+		}
+		b.logp("follower-append", p, sim.I("first", info.FirstOffset), sim.I("last", info.LastOffset), sim.I("leo", p.LogEndOffset()))
+	}
+	if hw := min(p.LogEndOffset(), rp.HighWatermark); hw != p.hw {
+		b.logp("follower-hw", p, sim.I("hw", hw), sim.I("was", p.hw))
+		p.hw = hw
+	}
+	fp.offset = p.LogEndOffset()
+	return true
+}
+
+// handleOffsetOutOfRange is the follower's answer to a leader that does not
+// have its fetch offset (ReplicaFetcherThread.handleOffsetOutOfRange): a
+// log ahead of the leader's is cut to the leader's LEO, or, before 0.11 with
+// unclean election off, the broker halts; a log behind the leader's start
+// starts over at it.
+func (b *Broker) handleOffsetOutOfRange(f *fetcher, p *Partition, fp *fetchPartition, rp *kmsg.FetchResponseTopicPartition) {
+	if fp.offset < rp.LogStartOffset {
+		if err := p.log.TruncateFullyAndStartAt(rp.LogStartOffset); err != nil {
+			panic(fmt.Sprintf("broker %d: resetting %s: %v", b.cfg.BrokerID, p.tp, err))
+		}
+		p.hw = rp.LogStartOffset
+		b.logp("truncate-fully", p, sim.I("start", rp.LogStartOffset))
+		fp.offset = p.LogEndOffset()
+		return
+	}
+	// The leader's log is shorter: ask for its LEO.
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.Version = 1
+	req.ReplicaID = b.cfg.BrokerID
+	req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: p.tp.Topic, Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: p.tp.Partition, Timestamp: storage.LatestTimestamp, CurrentLeaderEpoch: -1}}}}
+	fp.status = resetting
+	b.send(f.leader, req, b.cfg.ReplicaSocketTimeout, func(r kmsg.Response, err error) {
+		if _, cur := f.find(p.tp); cur != fp || fp.status != resetting || b.halted {
+			return // the partition moved on meanwhile
+		}
+		if err != nil || len(r.(*kmsg.ListOffsetsResponse).Topics) == 0 {
+			fp.status = fetching
+			b.backOff(f)
+			return
+		}
+		leaderLEO := r.(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].Offset
+		if leaderLEO < p.LogEndOffset() && b.cfg.Truncation == TruncateHW && !p.unclean {
+			b.halt(fmt.Sprintf("exiting because log truncation is not allowed for partition %s: current leader %d's latest offset %d is less than replica %d's latest offset %d",
+				p.tp, f.leader, leaderLEO, b.cfg.BrokerID, p.LogEndOffset()))
+			return
+		}
+		b.truncate(p, leaderLEO, "offset-out-of-range")
+		fp.status, fp.offset = fetching, p.LogEndOffset()
+		b.kickFetcher(f)
+	})
+}

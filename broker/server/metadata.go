@@ -1,0 +1,185 @@
+package server
+
+// This file keeps the broker's metadata cache, filled by UpdateMetadata
+// (api key 6) from the controller, and serves Metadata (api key 3) to
+// clients from it, as Kafka's MetadataCache does. Clients find leaders
+// here; a cache that lags the controller sends them to the old leader,
+// which answers NOT_LEADER_OR_FOLLOWER.
+//
+// Versions: the controller sends UpdateMetadata v4 (flat partition list
+// with offline replicas); Metadata is answered at the client's version, v7+
+// carrying leader epochs (KIP-320).
+
+import (
+	"sort"
+
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/broker/wire"
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+type brokerInfo struct {
+	id   int32
+	rack *string
+}
+
+type metadataCache struct {
+	controller int32
+	brokers    []brokerInfo // sorted by id
+	partitions map[storage.TopicPartition]kmsg.UpdateMetadataRequestTopicPartition
+}
+
+func (b *Broker) handleUpdateMetadata(from sim.NodeID, req *wire.Request, body *kmsg.UpdateMetadataRequest) {
+	resp := kmsg.NewPtrUpdateMetadataResponse()
+	if body.ControllerEpoch < b.controllerEpoch {
+		resp.ErrorCode = kerr.StaleControllerEpoch.Code
+		b.respond(from, req, resp)
+		return
+	}
+	b.controllerEpoch = body.ControllerEpoch
+	m := &b.metadata
+	m.controller = body.ControllerID
+	m.brokers = m.brokers[:0]
+	for _, lb := range body.LiveBrokers {
+		m.brokers = append(m.brokers, brokerInfo{id: lb.ID, rack: lb.Rack})
+	}
+	sort.Slice(m.brokers, func(i, j int) bool { return m.brokers[i].id < m.brokers[j].id })
+	if m.partitions == nil {
+		m.partitions = map[storage.TopicPartition]kmsg.UpdateMetadataRequestTopicPartition{}
+	}
+	for _, ps := range body.PartitionStates {
+		m.partitions[storage.TopicPartition{Topic: ps.Topic, Partition: ps.Partition}] = ps
+	}
+	b.respond(from, req, resp)
+}
+
+func (b *Broker) handleMetadata(from sim.NodeID, req *wire.Request, body *kmsg.MetadataRequest) {
+	resp := kmsg.NewPtrMetadataResponse()
+	m := &b.metadata
+	resp.ControllerID = m.controller
+	for _, bi := range m.brokers {
+		resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: bi.id, Host: NodeName(bi.id), Port: 9092, Rack: bi.rack})
+	}
+	tps := make([]storage.TopicPartition, 0, len(m.partitions))
+	for tp := range m.partitions {
+		tps = append(tps, tp)
+	}
+	sort.Slice(tps, func(i, j int) bool { return lessTP(tps[i], tps[j]) })
+	want := map[string]bool{}
+	for _, t := range body.Topics {
+		if t.Topic != nil {
+			want[*t.Topic] = true
+		}
+	}
+	all := body.Topics == nil
+	found := map[string]bool{}
+	for _, tp := range tps {
+		if !all && !want[tp.Topic] {
+			continue
+		}
+		found[tp.Topic] = true
+		if n := len(resp.Topics); n == 0 || *resp.Topics[n-1].Topic != tp.Topic {
+			name := tp.Topic
+			resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{Topic: &name, IsInternal: tp.Topic == "__consumer_offsets"})
+		}
+		ps := m.partitions[tp]
+		rp := kmsg.MetadataResponseTopicPartition{Partition: tp.Partition, Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch, Replicas: ps.Replicas, ISR: ps.ISR, OfflineReplicas: ps.OfflineReplicas}
+		if ps.Leader < 0 {
+			rp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
+		t := &resp.Topics[len(resp.Topics)-1]
+		t.Partitions = append(t.Partitions, rp)
+	}
+	for _, t := range body.Topics {
+		if t.Topic != nil && !found[*t.Topic] {
+			name := *t.Topic
+			resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{Topic: &name, ErrorCode: kerr.UnknownTopicOrPartition.Code})
+			found[name] = true
+		}
+	}
+	b.respond(from, req, resp)
+}
+
+// handleListOffsets serves ListOffsets (api key 2): the earliest offset, the
+// latest (the HW for clients, the LEO for a replica asking with its id), or
+// the first offset at a timestamp. v4+ fences on CurrentLeaderEpoch.
+func (b *Broker) handleListOffsets(from sim.NodeID, req *wire.Request, body *kmsg.ListOffsetsRequest) {
+	resp := kmsg.NewPtrListOffsetsResponse()
+	for _, t := range body.Topics {
+		rt := kmsg.ListOffsetsResponseTopic{Topic: t.Topic}
+		for _, rq := range t.Partitions {
+			rp := kmsg.NewListOffsetsResponseTopicPartition()
+			rp.Partition, rp.Offset, rp.Timestamp, rp.LeaderEpoch = rq.Partition, -1, -1, -1
+			p := b.partitions[storage.TopicPartition{Topic: t.Topic, Partition: rq.Partition}]
+			current := int32(-1)
+			if body.Version >= 4 {
+				current = rq.CurrentLeaderEpoch
+			}
+			if err := b.checkLeader(p, current); err != nil {
+				rp.ErrorCode = err.Code
+			} else {
+				switch {
+				case rq.Timestamp == storage.LatestTimestamp && body.ReplicaID < 0:
+					rp.Offset = p.hw
+				default:
+					off, ts, ok, err := p.log.OffsetForTimestamp(rq.Timestamp)
+					switch {
+					case err != nil:
+						rp.ErrorCode = kerr.InvalidRequest.Code
+					case ok:
+						rp.Offset, rp.Timestamp = off, ts
+					}
+				}
+				rp.LeaderEpoch = p.leaderEpoch
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	b.respond(from, req, resp)
+}
+
+// handleStopReplica serves StopReplica (api key 5): stop fetching and
+// leading the partitions, and delete their logs when asked (topic deletion,
+// reassignment away).
+func (b *Broker) handleStopReplica(from sim.NodeID, req *wire.Request, body *kmsg.StopReplicaRequest) {
+	resp := kmsg.NewPtrStopReplicaResponse()
+	if body.ControllerEpoch < b.controllerEpoch {
+		resp.ErrorCode = kerr.StaleControllerEpoch.Code
+		b.respond(from, req, resp)
+		return
+	}
+	b.controllerEpoch = body.ControllerEpoch
+	for _, t := range body.Topics {
+		parts := t.Partitions
+		if body.Version == 0 {
+			parts = []int32{t.Partition}
+		}
+		for _, pid := range parts {
+			tp := storage.TopicPartition{Topic: t.Topic, Partition: pid}
+			b.removeFromFetcher(tp)
+			if p, ok := b.partitions[tp]; ok {
+				p.role = Offline
+				b.failDelayedProduce(tp, kerr.NotLeaderForPartition)
+				b.logp("stop-replica", p, sim.S("delete", boolStr(body.DeletePartitions)))
+				if body.DeletePartitions {
+					delete(b.partitions, tp)
+					if err := b.logs.DeleteLog(tp); err != nil {
+						panic(err)
+					}
+				}
+			}
+			resp.Partitions = append(resp.Partitions, kmsg.StopReplicaResponsePartition{Topic: t.Topic, Partition: pid})
+		}
+	}
+	b.respond(from, req, resp)
+}
+
+func boolStr(v bool) string {
+	if v {
+		return "true"
+	}
+	return "false"
+}

@@ -1,0 +1,163 @@
+package server
+
+// This file is the purgatory: produce requests with acks=all wait here until
+// the HW passes their records (Kafka's DelayedProduce), and fetches that
+// found fewer than fetch.min.bytes wait until data arrives or
+// fetch.max.wait.ms passes (DelayedFetch). Each waits on a timer; every
+// append and every HW advance re-checks what waits.
+//
+// Simplification: Kafka keys waiters by partition; the simulation re-checks
+// all of them (a handful at a time), in arrival order.
+
+import (
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/broker/wire"
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// producePartition is one partition of a delayed produce.
+type producePartition struct {
+	tp       storage.TopicPartition
+	required int64 // the HW that acknowledges the records: last offset + 1
+	resp     *kmsg.ProduceResponseTopicPartition
+	done     bool
+}
+
+type delayedProduce struct {
+	from  sim.NodeID
+	req   *wire.Request
+	resp  *kmsg.ProduceResponse
+	parts []*producePartition
+	timer sim.TimerID
+}
+
+type delayedFetch struct {
+	from  sim.NodeID
+	req   *wire.Request
+	body  *kmsg.FetchRequest
+	timer sim.TimerID
+}
+
+type purgatory struct {
+	produces []*delayedProduce
+	fetches  []*delayedFetch
+}
+
+func (b *Broker) delayProduce(d *delayedProduce, timeout sim.Duration) {
+	d.timer = b.ctx.SetTimer(timeout, timerDelayed)
+	b.produces = append(b.produces, d)
+	b.tryCompleteDelayed()
+}
+
+func (b *Broker) delayFetch(from sim.NodeID, req *wire.Request, body *kmsg.FetchRequest, wait sim.Duration) {
+	d := &delayedFetch{from: from, req: req, body: body}
+	d.timer = b.ctx.SetTimer(wait, timerDelayed)
+	b.fetches = append(b.fetches, d)
+}
+
+// hwIncremented is called whenever a leader's HW moves.
+func (b *Broker) hwIncremented(p *Partition) {
+	b.logp("hw", p, sim.I("hw", p.hw), sim.I("leo", p.LogEndOffset()))
+	b.tryCompleteDelayed()
+}
+
+// tryCompleteDelayed answers every waiting request that can be answered.
+func (b *Broker) tryCompleteDelayed() {
+	kept := b.produces[:0]
+	for _, d := range b.produces {
+		if b.checkProduce(d) {
+			b.ctx.CancelTimer(d.timer)
+			b.respond(d.from, d.req, d.resp)
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	clearTail(b.produces, len(kept))
+	b.produces = kept
+
+	keptF := b.fetches[:0]
+	for _, d := range b.fetches {
+		resp, bytes, anyErr := b.readForFetch(d.body, d.body.ReplicaID >= 0, false)
+		if bytes >= int(d.body.MinBytes) || anyErr {
+			b.ctx.CancelTimer(d.timer)
+			b.respond(d.from, d.req, resp)
+		} else {
+			keptF = append(keptF, d)
+		}
+	}
+	clearTail(b.fetches, len(keptF))
+	b.fetches = keptF
+}
+
+func clearTail[T any](s []*T, n int) {
+	for i := n; i < len(s); i++ {
+		s[i] = nil
+	}
+}
+
+// checkProduce reports whether every partition of d is decided: the HW
+// passed its records (NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR
+// is now below min.insync.replicas), or the replica is no longer leader.
+func (b *Broker) checkProduce(d *delayedProduce) bool {
+	all := true
+	for _, pp := range d.parts {
+		if pp.done {
+			continue
+		}
+		p := b.partitions[pp.tp]
+		switch {
+		case p == nil || p.role != Leader:
+			pp.resp.ErrorCode = kerr.NotLeaderForPartition.Code
+			pp.done = true
+		case p.hw >= pp.required:
+			if len(p.isr) < p.minISR {
+				pp.resp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
+			}
+			pp.done = true
+		default:
+			all = false
+		}
+	}
+	return all
+}
+
+// failDelayedProduce decides tp's waiting produces with err (the replica
+// stopped leading).
+func (b *Broker) failDelayedProduce(tp storage.TopicPartition, err *kerr.Error) {
+	for _, d := range b.produces {
+		for _, pp := range d.parts {
+			if pp.tp == tp && !pp.done {
+				pp.resp.ErrorCode = err.Code
+				pp.done = true
+			}
+		}
+	}
+	b.tryCompleteDelayed()
+}
+
+// expireDelayed answers the request whose timer t fired: a produce with
+// REQUEST_TIMED_OUT for its undecided partitions, a fetch with what there is.
+func (b *Broker) expireDelayed(t sim.TimerID) {
+	for i, d := range b.produces {
+		if d.timer == t {
+			for _, pp := range d.parts {
+				if !pp.done {
+					pp.resp.ErrorCode = kerr.RequestTimedOut.Code
+				}
+			}
+			b.produces = append(b.produces[:i], b.produces[i+1:]...)
+			b.respond(d.from, d.req, d.resp)
+			return
+		}
+	}
+	for i, d := range b.fetches {
+		if d.timer == t {
+			b.fetches = append(b.fetches[:i], b.fetches[i+1:]...)
+			resp, _, _ := b.readForFetch(d.body, d.body.ReplicaID >= 0, false)
+			b.respond(d.from, d.req, resp)
+			return
+		}
+	}
+}
