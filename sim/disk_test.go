@@ -437,4 +437,3 @@ func must(t testing.TB, err error) {
 	t.Helper()
 	t.Fatal(err)
 }
-

@@ -65,7 +65,7 @@ type Config struct {
 
 // TopicSettings are the topic-level overrides replication consults.
 type TopicSettings struct {
-	MinInsyncReplicas     int  // min.insync.replicas; 0 = the broker's
+	MinInsyncReplicas     int   // min.insync.replicas; 0 = the broker's
 	UncleanLeaderElection *bool // unclean.leader.election.enable; nil = the broker's
 }
 

@@ -62,7 +62,7 @@ type Partition struct {
 	isrUpdateInFlight      bool
 
 	// Topic configuration in force.
-	minISR int
+	minISR  int
 	unclean bool
 }
 
