@@ -51,7 +51,15 @@ type fetcher struct {
 	leader   int32
 	parts    []*fetchPartition // sorted by partition
 	inflight bool
+	gen      int // bumped when the partition set changes: older answers are ignored
 	backoff  sim.TimerID
+}
+
+// reset abandons the request in flight: the partition set changed, as when
+// Kafka rebuilds a fetcher's session. Its answer, if any, is ignored.
+func (f *fetcher) reset() {
+	f.gen++
+	f.inflight = false
 }
 
 func (f *fetcher) find(tp storage.TopicPartition) (int, *fetchPartition) {
@@ -80,6 +88,7 @@ func (b *Broker) startTruncation(p *Partition) {
 	}
 	f.parts = append(f.parts, fp)
 	sort.Slice(f.parts, func(i, j int) bool { return lessTP(f.parts[i].tp, f.parts[j].tp) })
+	f.reset()
 	b.kickFetcher(f)
 }
 
@@ -108,6 +117,8 @@ func (b *Broker) removeFromFetcher(tp storage.TopicPartition) {
 		f := b.fetchers[id]
 		if i, _ := f.find(tp); i >= 0 {
 			f.parts = append(f.parts[:i], f.parts[i+1:]...)
+			f.reset()
+			b.kickFetcher(f)
 		}
 	}
 }
@@ -198,7 +209,11 @@ func (b *Broker) sendOffsetsForLeaderEpoch(f *fetcher, parts []*fetchPartition) 
 		b.logp("offsets-for-leader-epoch", p, sim.I("leader", int64(f.leader)), sim.I("epoch", int64(epoch)))
 	}
 	f.inflight = true
+	gen := f.gen
 	b.send(f.leader, req, b.cfg.ReplicaSocketTimeout, func(r kmsg.Response, err error) {
+		if gen != f.gen {
+			return
+		}
 		f.inflight = false
 		if err != nil {
 			b.backOff(f)
@@ -300,7 +315,11 @@ func (b *Broker) sendFetch(f *fetcher, parts []*fetchPartition) {
 		sent[fp.tp] = fp.offset
 	}
 	f.inflight = true
+	gen := f.gen
 	b.send(f.leader, req, b.cfg.ReplicaSocketTimeout+b.cfg.ReplicaFetchWaitMax, func(r kmsg.Response, err error) {
+		if gen != f.gen {
+			return
+		}
 		f.inflight = false
 		if err != nil {
 			b.backOff(f)

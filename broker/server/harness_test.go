@@ -38,7 +38,7 @@ type cluster struct {
 }
 
 func newCluster(t *testing.T, n int, mod func(*Config)) *cluster {
-	w, err := sim.New(sim.Config{Seed: 1, KeepTrace: true, Link: sim.LinkConfig{MinLatency: sim.Millisecond, MaxLatency: sim.Millisecond}})
+	w, err := sim.New(sim.Config{Seed: 1, Chooser: &sim.Prefix{}, KeepTrace: true, Link: sim.LinkConfig{MinLatency: sim.Millisecond, MaxLatency: sim.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,4 +159,33 @@ func (c *cluster) timeline() string {
 	var b strings.Builder
 	sim.WriteTimeline(&b, c.w.Trace().Records())
 	return b.String()
+}
+
+func (c *cluster) crash(i int, loseUnsynced bool) {
+	c.must(c.w.Inject(sim.Crash{Node: c.brokers[i], LoseUnsynced: loseUnsynced}))
+}
+
+func (c *cluster) restart(i int) { c.must(c.w.Inject(sim.Restart{Node: c.brokers[i]})) }
+
+func (c *cluster) cut(from, to int) {
+	c.must(c.w.Inject(sim.Cut{From: c.brokers[from], To: c.brokers[to]}))
+}
+
+func (c *cluster) heal() { c.must(c.w.Inject(sim.Heal{})) }
+
+// expectAck checks a produce outcome.
+func (c *cluster) expectAck(what string, got *string, want string) {
+	c.t.Helper()
+	if *got != want {
+		c.t.Fatalf("%s: produce answered %q, want %q\n%s", what, *got, want, c.timeline())
+	}
+}
+
+var tp0 = storage.TopicPartition{Topic: "t", Partition: 0}
+
+// produceAndWait produces and runs the world for d.
+func (c *cluster) produceAndWait(to int, acks int16, value string, d sim.Duration) *string {
+	out := c.produce(to, acks, value)
+	c.run(d)
+	return out
 }
