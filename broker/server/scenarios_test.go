@@ -26,8 +26,8 @@ func kip101Scenario2(t *testing.T, trunc Truncation) (*cluster, []string, []stri
 	}
 	c.expectAck("m1", c.produceAndWait(0, -1, "m1", 12*sim.Second), "ok@0") // m1 flushed on both by now
 	c.expectAck("m2", c.produceAndWait(0, -1, "m2", 4*sim.Second), "ok@1")  // A's HW=2 checkpointed; m2 unflushed
-	c.crash(0, false) // A keeps its page cache (m2 survives on A)
-	c.crash(1, true)  // B loses what it did not flush (m2)
+	c.crash(0, false)                                                       // A keeps its page cache (m2 survives on A)
+	c.crash(1, true)                                                        // B loses what it did not flush (m2)
 	c.restart(1)
 	c.leaderAndISR(1, 1, 1, []int32{1}, []int32{0, 1})
 	c.run(100 * sim.Millisecond)
