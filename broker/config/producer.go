@@ -1,0 +1,262 @@
+package config
+
+// This file holds the producer's configuration (Kafka's ProducerConfig).
+// Defaults are those of the 3.x Java producer (KIP-679: acks=all and
+// enable.idempotence=true; linger.ms=0, before KIP-1030 raised it to 5 in
+// 4.0). Simplified vs Kafka: no serializers, compression, buffer.memory,
+// max.block.ms or transactions; partitioner.class names one of the built-in
+// partitioners, by Kafka's class name or a short name.
+//
+// Idempotence follows Kafka 3.2+ (KAFKA-13598): when enable.idempotence is
+// set to true explicitly, acks other than all, retries=0 or
+// max.in.flight.requests.per.connection > 5 are errors; when it is left at
+// its default, those settings turn idempotence off instead. Likewise
+// delivery.timeout.ms below linger.ms + request.timeout.ms is an error when
+// set explicitly and is raised to that sum when left at its default.
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// Names of the producer properties other code refers to.
+const (
+	PropAcks                = "acks"
+	PropRetries             = "retries"
+	PropEnableIdempotence   = "enable.idempotence"
+	PropMaxInFlight         = "max.in.flight.requests.per.connection"
+	PropDeliveryTimeoutMs   = "delivery.timeout.ms"
+	PropLingerMs            = "linger.ms"
+	PropRequestTimeoutMs    = "request.timeout.ms"
+	maxInFlightIdempotent   = 5
+	acksAllowed             = "0, 1, -1, all"
+	partitionerAllowedShort = "default, roundrobin, uniformsticky, or Kafka's class names (org.apache.kafka.clients.producer.RoundRobinPartitioner, ...)"
+)
+
+// Acks is the acks property: how many replicas must have a record before
+// the produce request is answered.
+type Acks int8
+
+// The acks values.
+const (
+	// AcksNone is acks=0: no response; the client sees offset -1.
+	AcksNone Acks = 0
+	// AcksLeader is acks=1: answered after the leader's own append.
+	AcksLeader Acks = 1
+	// AcksAll is acks=all (or -1): answered once the HW passes the batch,
+	// with min.insync.replicas enforced.
+	AcksAll Acks = -1
+)
+
+// String returns the property value: "0", "1" or "all".
+func (a Acks) String() string {
+	if a == AcksAll {
+		return "all"
+	}
+	return strconv.Itoa(int(a))
+}
+
+// ParseAcks parses an acks value: 0, 1, -1 or all (any case).
+func ParseAcks(s string) (Acks, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "0":
+		return AcksNone, true
+	case "1":
+		return AcksLeader, true
+	case "-1", "all":
+		return AcksAll, true
+	}
+	return 0, false
+}
+
+// Partitioner is partitioner.class: how the producer picks a partition.
+type Partitioner string
+
+// The built-in partitioners.
+const (
+	// PartitionerDefault is Kafka's built-in partitioner (partitioner.class
+	// unset, or DefaultPartitioner): murmur2 of the key when there is one,
+	// sticky (KIP-480/KIP-794) otherwise.
+	PartitionerDefault Partitioner = "default"
+	// PartitionerRoundRobin is RoundRobinPartitioner: every record to the
+	// next partition, keys ignored.
+	PartitionerRoundRobin Partitioner = "roundrobin"
+	// PartitionerUniformSticky is UniformStickyPartitioner: sticky for every
+	// record, keys ignored.
+	PartitionerUniformSticky Partitioner = "uniformsticky"
+)
+
+// String returns the short name.
+func (p Partitioner) String() string { return string(p) }
+
+var partitionerNames = map[string]Partitioner{
+	"": PartitionerDefault, "default": PartitionerDefault,
+	"DefaultPartitioner": PartitionerDefault,
+	"org.apache.kafka.clients.producer.internals.DefaultPartitioner": PartitionerDefault,
+	"roundrobin": PartitionerRoundRobin, "round-robin": PartitionerRoundRobin,
+	"RoundRobinPartitioner":                                   PartitionerRoundRobin,
+	"org.apache.kafka.clients.producer.RoundRobinPartitioner": PartitionerRoundRobin,
+	"uniformsticky":                                           PartitionerUniformSticky, "uniform-sticky": PartitionerUniformSticky,
+	"UniformStickyPartitioner":                                   PartitionerUniformSticky,
+	"org.apache.kafka.clients.producer.UniformStickyPartitioner": PartitionerUniformSticky,
+}
+
+// ParsePartitioner parses a partitioner.class value: a short name or
+// Kafka's (simple or fully qualified) class name.
+func ParsePartitioner(s string) (Partitioner, bool) {
+	p, ok := partitionerNames[strings.TrimSpace(s)]
+	return p, ok
+}
+
+// Producer is the producer configuration. Each field names its Kafka
+// property, unit, default and limits; DefaultProducer returns the defaults.
+type Producer struct {
+	// ClientID is client.id, recorded in histories. Default "".
+	ClientID string
+	// Acks is acks. Default AcksAll; one of 0, 1, -1/all.
+	Acks Acks
+	// Retries is retries: resends of a failed batch. Default 2147483647; in
+	// [0, 2147483647]; delivery.timeout.ms bounds retrying in practice.
+	Retries int
+	// RetryBackoff is retry.backoff.ms: the pause before a retry. Default
+	// 100ms; at least 0.
+	RetryBackoff sim.Duration
+	// DeliveryTimeout is delivery.timeout.ms: the limit from send to the
+	// outcome, retries included. Default 120000ms; at least linger.ms +
+	// request.timeout.ms.
+	DeliveryTimeout sim.Duration
+	// RequestTimeout is request.timeout.ms: how long one produce request
+	// may stay unanswered. Default 30000ms; at least 0.
+	RequestTimeout sim.Duration
+	// Linger is linger.ms: how long a batch waits for more records. Default
+	// 0ms; at least 0.
+	Linger sim.Duration
+	// BatchSize is batch.size: bytes per partition batch. Default 16384; at
+	// least 0.
+	BatchSize int
+	// MaxInFlightRequestsPerConnection is
+	// max.in.flight.requests.per.connection: unanswered produce requests per
+	// broker. Default 5; at least 1; at most 5 with idempotence.
+	MaxInFlightRequestsPerConnection int
+	// EnableIdempotence is enable.idempotence: producer id, epoch and
+	// sequence numbers, so retries never duplicate. Default true (turned off
+	// implicitly by conflicting settings, see the file comment).
+	EnableIdempotence bool
+	// Partitioner is partitioner.class. Default PartitionerDefault.
+	Partitioner Partitioner
+}
+
+// DefaultProducer returns Kafka's defaults.
+func DefaultProducer() Producer {
+	return Producer{
+		Acks:                             AcksAll,
+		Retries:                          math.MaxInt32,
+		RetryBackoff:                     sim.Ms(100),
+		DeliveryTimeout:                  sim.Ms(120000),
+		RequestTimeout:                   sim.Ms(30000),
+		Linger:                           0,
+		BatchSize:                        16384,
+		MaxInFlightRequestsPerConnection: 5,
+		EnableIdempotence:                true,
+		Partitioner:                      PartitionerDefault,
+	}
+}
+
+var producerProps = newTable(
+	stringProp("client.id", func(p *Producer) *string { return &p.ClientID }),
+	choiceProp(PropAcks, func(p *Producer) *Acks { return &p.Acks }, ParseAcks, acksAllowed),
+	intProp(PropRetries, func(p *Producer) *int { return &p.Retries }, 0, maxInt32),
+	msProp("retry.backoff.ms", func(p *Producer) *sim.Duration { return &p.RetryBackoff }, 0, math.MaxInt64),
+	msProp(PropDeliveryTimeoutMs, func(p *Producer) *sim.Duration { return &p.DeliveryTimeout }, 0, maxInt32),
+	msProp(PropRequestTimeoutMs, func(p *Producer) *sim.Duration { return &p.RequestTimeout }, 0, maxInt32),
+	msProp(PropLingerMs, func(p *Producer) *sim.Duration { return &p.Linger }, 0, math.MaxInt64),
+	intProp("batch.size", func(p *Producer) *int { return &p.BatchSize }, 0, maxInt32),
+	intProp(PropMaxInFlight, func(p *Producer) *int { return &p.MaxInFlightRequestsPerConnection }, 1, maxInt32),
+	boolProp(PropEnableIdempotence, func(p *Producer) *bool { return &p.EnableIdempotence }),
+	choiceProp("partitioner.class", func(p *Producer) *Partitioner { return &p.Partitioner }, ParsePartitioner, partitionerAllowedShort),
+)
+
+// ProducerProperties returns every key ParseProducer accepts, sorted.
+func ProducerProperties() []string { return producerProps.names() }
+
+// ParseProducer parses producer properties, keys in sorted order, and
+// validates the result.
+func ParseProducer(props map[string]string) (Producer, error) {
+	p := DefaultProducer()
+	if err := producerProps.apply(&p, props); err != nil {
+		return Producer{}, err
+	}
+	if _, set := props[PropEnableIdempotence]; !set && p.idempotenceConflict() != nil {
+		p.EnableIdempotence = false
+	}
+	if _, set := props[PropDeliveryTimeoutMs]; !set && p.DeliveryTimeout < addSat(p.Linger, p.RequestTimeout) {
+		p.DeliveryTimeout = addSat(p.Linger, p.RequestTimeout)
+	}
+	if err := p.Validate(); err != nil {
+		return Producer{}, err
+	}
+	return p, nil
+}
+
+// Validate reports the first property outside its limits (in name order),
+// then the first combination Kafka's producer refuses.
+func (p Producer) Validate() error {
+	if err := producerProps.validate(&p); err != nil {
+		return err
+	}
+	if p.EnableIdempotence {
+		if err := p.idempotenceConflict(); err != nil {
+			return err
+		}
+	}
+	if p.DeliveryTimeout < addSat(p.Linger, p.RequestTimeout) {
+		return conflict(PropDeliveryTimeoutMs, ms(p.DeliveryTimeout), PropLingerMs+" + "+PropRequestTimeoutMs, ms(p.Linger)+" + "+ms(p.RequestTimeout),
+			"a record could expire before its first request is answered",
+			"delivery.timeout.ms >= linger.ms + request.timeout.ms")
+	}
+	return nil
+}
+
+// idempotenceConflict returns the first setting the idempotent producer
+// cannot work with, as ProducerConfig refuses them.
+func (p Producer) idempotenceConflict() error {
+	switch {
+	case p.Acks != AcksAll:
+		return conflict(PropEnableIdempotence, "true", PropAcks, p.Acks.String(),
+			"the idempotent producer needs acks=all, otherwise idempotence cannot be guaranteed",
+			"acks=all, or enable.idempotence=false")
+	case p.MaxInFlightRequestsPerConnection > maxInFlightIdempotent:
+		return conflict(PropEnableIdempotence, "true", PropMaxInFlight, itoa(p.MaxInFlightRequestsPerConnection),
+			"the broker keeps the last 5 batches per producer, so at most 5 may be in flight",
+			"max.in.flight.requests.per.connection in [1, 5], or enable.idempotence=false")
+	case p.Retries == 0:
+		return conflict(PropEnableIdempotence, "true", PropRetries, "0",
+			"the idempotent producer needs retries",
+			"retries >= 1, or enable.idempotence=false")
+	}
+	return nil
+}
+
+// Pairs renders every producer property as sorted key=value lines.
+func (p Producer) Pairs() []string { return producerProps.pairs(&p) }
+
+// NonDefaultPairs renders the producer properties whose value differs from
+// DefaultProducer()'s.
+func (p Producer) NonDefaultPairs() []string {
+	d := DefaultProducer()
+	return producerProps.diff(&p, &d)
+}
+
+// String renders Pairs one per line.
+func (p Producer) String() string { return strings.Join(p.Pairs(), "\n") }
+
+// addSat returns a+b for non-negative durations, saturating at Never.
+func addSat(a, b sim.Duration) sim.Duration {
+	if a > Never-b {
+		return Never
+	}
+	return a + b
+}
