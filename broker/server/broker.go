@@ -12,8 +12,10 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/kafkasim/kafkasim/broker/controller"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
+	"github.com/kafkasim/kafkasim/broker/zk"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -59,6 +61,11 @@ type Broker struct {
 
 	fetchers map[int32]*fetcher // by leader broker id
 	purgatory
+
+	zk            *zk.Client
+	zkSession     int64
+	registerTimer sim.TimerID
+	controller    *controller.Controller
 
 	halted bool
 }

@@ -56,6 +56,10 @@ type Config struct {
 	HWCheckpointInterval sim.Duration // replica.high.watermark.checkpoint.interval.ms (5000)
 	ControllerTimeout    sim.Duration // controller.socket.timeout.ms (30000)
 
+	AutoLeaderRebalance                bool         // auto.leader.rebalance.enable (true)
+	LeaderImbalanceCheckInterval       sim.Duration // leader.imbalance.check.interval.seconds (300)
+	LeaderImbalancePerBrokerPercentage int          // leader.imbalance.per.broker.percentage (10)
+
 	// ZooKeeper is the simulation node name of the ZooKeeper server; empty
 	// runs the broker without one (tests that play the controller by
 	// hand): ISR changes then apply locally.
@@ -72,20 +76,23 @@ type TopicSettings struct {
 // DefaultConfig returns Kafka's defaults for broker id.
 func DefaultConfig(id int32) Config {
 	return Config{
-		BrokerID:             id,
-		Storage:              storage.DefaultConfig(),
-		Truncation:           TruncateKIP279,
-		KIP320:               true,
-		MinInsyncReplicas:    1,
-		ReplicaLagTimeMax:    30 * sim.Second,
-		ReplicaFetchWaitMax:  500 * sim.Millisecond,
-		ReplicaFetchMinBytes: 1,
-		ReplicaFetchMaxBytes: 1048576,
-		ReplicaFetchBackoff:  sim.Second,
-		ReplicaSocketTimeout: 30 * sim.Second,
-		HWCheckpointInterval: 5 * sim.Second,
-		ControllerTimeout:    30 * sim.Second,
-		ZKSessionTimeout:     18 * sim.Second,
+		BrokerID:                           id,
+		Storage:                            storage.DefaultConfig(),
+		Truncation:                         TruncateKIP279,
+		KIP320:                             true,
+		MinInsyncReplicas:                  1,
+		ReplicaLagTimeMax:                  30 * sim.Second,
+		ReplicaFetchWaitMax:                500 * sim.Millisecond,
+		ReplicaFetchMinBytes:               1,
+		ReplicaFetchMaxBytes:               1048576,
+		ReplicaFetchBackoff:                sim.Second,
+		ReplicaSocketTimeout:               30 * sim.Second,
+		HWCheckpointInterval:               5 * sim.Second,
+		ControllerTimeout:                  30 * sim.Second,
+		AutoLeaderRebalance:                true,
+		LeaderImbalanceCheckInterval:       300 * sim.Second,
+		LeaderImbalancePerBrokerPercentage: 10,
+		ZKSessionTimeout:                   18 * sim.Second,
 	}
 }
 

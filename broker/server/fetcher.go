@@ -76,9 +76,13 @@ func (f *fetcher) find(tp storage.TopicPartition) (int, *fetchPartition) {
 func (b *Broker) startTruncation(p *Partition) {
 	fp := &fetchPartition{tp: p.tp, epoch: p.leaderEpoch, status: truncating}
 	if b.cfg.Truncation == TruncateHW || b.latestEpoch(p) < 0 {
-		// Pre-0.11, or a follower with no epoch information (an old-format
-		// log): truncate to the HW (0.11's partitionsWithoutEpochs).
-		b.truncate(p, p.hw, "hw")
+		// Pre-0.11, or a follower with no epoch information (an empty or
+		// old-format log): truncate to the HW (0.11's partitionsWithoutEpochs).
+		rule := "hw"
+		if b.cfg.Truncation != TruncateHW {
+			rule = "hw-no-epochs"
+		}
+		b.truncate(p, p.hw, rule)
 		fp.status, fp.offset = fetching, p.LogEndOffset()
 	}
 	f := b.fetchers[p.leader]

@@ -1,28 +1,154 @@
 package server
 
-// This file connects the broker to ZooKeeper: registration under
-// /brokers/ids, ISR writes to the partition state znodes, and ISR change
-// notifications. Without a ZooKeeper (Config.ZooKeeper empty) the broker is
-// driven by hand, as the scripted replication tests do.
+// This file connects the broker to ZooKeeper (KafkaZkClient, 0.11-2.x):
+// at every new session it creates Kafka's persistent paths, registers
+// itself as the ephemeral /brokers/ids/<id> and runs for controller; as
+// leader it writes ISR changes to the partition state znodes (conditional
+// on the zkVersion it was given) and leaves an ISR-change notification for
+// the controller. Without a ZooKeeper (Config.ZooKeeper empty) the broker
+// is driven by hand, as the scripted replication tests do.
+//
+// Simplification: a restarted broker whose previous session still holds
+// /brokers/ids/<id> retries the registration every second until that
+// session expires (Kafka fails the start with NodeExists and an operator
+// or supervisor restarts it).
 
 import (
+	"fmt"
+	"strings"
+
+	"github.com/kafkasim/kafkasim/broker/controller"
 	"github.com/kafkasim/kafkasim/broker/wire"
+	"github.com/kafkasim/kafkasim/broker/zk"
 	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (b *Broker) startZK() {}
+const timerRegister = "broker-register-retry"
 
-func (b *Broker) handleZKMessage(from sim.NodeID, m sim.Message) bool { return false }
+// controllerRetryBackoff is how long the controller waits before resending
+// a request a broker did not answer.
+const controllerRetryBackoff = 100 * sim.Millisecond
 
-func (b *Broker) handleZKTimer(id sim.TimerID, name string) bool { return false }
+func (b *Broker) startZK() {
+	if b.cfg.ZooKeeper == "" {
+		return
+	}
+	server, ok := b.ctx.Lookup(b.cfg.ZooKeeper)
+	if !ok {
+		panic(fmt.Sprintf("broker %d: no ZooKeeper node %q", b.cfg.BrokerID, b.cfg.ZooKeeper))
+	}
+	b.zk = zk.NewClient(server, b.cfg.ZKSessionTimeout)
+	b.controller = controller.New(controller.Env{
+		ID: b.cfg.BrokerID, ZK: b.zk,
+		Send: func(to int32, req kmsg.Request, cb func(kmsg.Response, error)) {
+			b.send(to, req, b.cfg.ControllerTimeout, cb)
+		},
+		Unclean:           b.cfg.unclean,
+		AutoRebalance:     b.cfg.AutoLeaderRebalance,
+		RebalanceInterval: b.cfg.LeaderImbalanceCheckInterval,
+		ImbalancePercent:  b.cfg.LeaderImbalancePerBrokerPercentage,
+		RetryBackoff:      controllerRetryBackoff,
+	})
+	b.zk.OnSession = func(ctx *sim.Context, ev zk.SessionEvent) {
+		b.ctx = ctx
+		switch ev.State {
+		case zk.SyncConnected:
+			if ev.Session != b.zkSession {
+				b.zkSession = ev.Session
+				b.register()
+			}
+		case zk.Expired:
+			b.controller.Resign(ctx, "zookeeper session expired")
+		}
+	}
+	b.zk.OnWatch = func(ctx *sim.Context, ev zk.WatchEvent) {
+		b.ctx = ctx
+		b.controller.OnWatch(ctx, ev)
+	}
+	b.zk.Start(b.ctx)
+}
+
+// register creates the persistent paths and the broker's registration,
+// then runs for controller.
+func (b *Broker) register() {
+	session := b.zkSession
+	next := func() {}
+	next = func() {
+		reg := zk.Encode(zk.NewBrokerRegistration(NodeName(b.cfg.BrokerID), 9092, b.cfg.Rack, b.ctx.Now()))
+		b.zk.Create(b.ctx, zk.BrokerIDPath(b.cfg.BrokerID), reg, zk.Ephemeral, func(ctx *sim.Context, r *zk.Response) {
+			b.ctx = ctx
+			if session != b.zkSession || b.halted {
+				return
+			}
+			switch r.Code {
+			case zk.Ok:
+				b.ctx.Log("registered", sim.I("session", session))
+				b.controller.Elect(ctx)
+			case zk.NodeExists:
+				b.registerTimer = ctx.SetTimer(sim.Second, timerRegister)
+			default:
+				b.ctx.Log("register-error", sim.S("code", r.Code.String()))
+				b.registerTimer = ctx.SetTimer(sim.Second, timerRegister)
+			}
+		})
+	}
+	paths := zk.PersistentPaths
+	var create func(i int)
+	create = func(i int) {
+		if i == len(paths) {
+			next()
+			return
+		}
+		b.zk.CreateRecursive(b.ctx, paths[i], nil, func(ctx *sim.Context, _ *zk.Response) {
+			b.ctx = ctx
+			create(i + 1)
+		})
+	}
+	create(0)
+}
+
+func (b *Broker) handleZKMessage(from sim.NodeID, m sim.Message) bool {
+	return b.zk != nil && b.zk.HandleMessage(b.ctx, from, m)
+}
+
+func (b *Broker) handleZKTimer(id sim.TimerID, name string) bool {
+	if b.zk == nil {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(name, "zk-"):
+		return b.zk.HandleTimer(b.ctx, id, name)
+	case name == controller.TimerName:
+		return b.controller.HandleTimer(b.ctx, id)
+	case name == timerRegister && id == b.registerTimer:
+		b.registerTimer = 0
+		b.register()
+		return true
+	}
+	return false
+}
 
 // writePartitionState writes p's state with newISR, conditional on p's
 // zkVersion, and calls done with the new version.
 func (b *Broker) writePartitionState(p *Partition, newISR []int32, done func(version int32, ok bool)) {
-	done(p.zkVersion, false)
+	st := zk.PartitionState{ControllerEpoch: p.controllerEpoch, Leader: b.cfg.BrokerID, Version: 1, LeaderEpoch: p.leaderEpoch, ISR: newISR}
+	b.zk.SetData(b.ctx, zk.TopicPartitionStatePath(p.tp.Topic, p.tp.Partition), zk.Encode(st), p.zkVersion, func(ctx *sim.Context, r *zk.Response) {
+		b.ctx = ctx
+		done(r.Stat.Version, r.Code == zk.Ok)
+	})
 }
 
-func (b *Broker) notifyISRChange(p *Partition) {}
+// notifyISRChange leaves /isr_change_notification/isr_change_<seq> for
+// the controller, which then refreshes its metadata.
+func (b *Broker) notifyISRChange(p *Partition) {
+	l := zk.PartitionList{Version: 1, Partitions: []zk.TopicPartitionRef{{Topic: p.tp.Topic, Partition: p.tp.Partition}}}
+	b.zk.Create(b.ctx, zk.IsrChangeNotificationPrefix, zk.Encode(l), zk.PersistentSequential, nil)
+}
+
+// Controller returns the controller logic running in this broker (active
+// or not), nil without ZooKeeper.
+func (b *Broker) Controller() *controller.Controller { return b.controller }
 
 // serveMore serves the APIs that are not replication's (the group
 // coordinator's, later).

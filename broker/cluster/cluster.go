@@ -1,0 +1,226 @@
+// Package cluster builds a simulated Kafka cluster in a sim.World: one
+// ZooKeeper server ("zk"), brokers "b0".."bN-1" (with racks if given), and
+// an admin node ("admin") that creates the topics in ZooKeeper the way
+// kafka-topics.sh --zookeeper did, with Kafka's replica assignment. The
+// configuration is Kafka's properties, parsed by package config.
+package cluster
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/controller"
+	"github.com/kafkasim/kafkasim/broker/server"
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/broker/zk"
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// Topic is a topic to create.
+type Topic struct {
+	Name              string
+	Partitions        int
+	ReplicationFactor int
+	// Assignment, if set, is the replica list of each partition, preferred
+	// leader first; otherwise Kafka's assignment is computed.
+	Assignment [][]int32
+}
+
+// Spec describes a cluster.
+type Spec struct {
+	Brokers int
+	Racks   []string // broker.rack per broker; empty for none
+	Topics  []Topic
+	Config  config.Config
+	Disk    sim.DiskConfig
+}
+
+// Cluster is a built cluster's nodes.
+type Cluster struct {
+	World   *sim.World
+	ZK      sim.NodeID
+	Admin   sim.NodeID
+	Brokers []sim.NodeID
+	Spec    Spec
+}
+
+// ZKName is the node name of the ZooKeeper server.
+const ZKName = "zk"
+
+// Validate checks the spec against itself: broker count, racks, topics,
+// and the configuration's cluster-level rules (min.insync.replicas against
+// each topic's replication factor, replication factor against brokers).
+func (s Spec) Validate() error {
+	if s.Brokers < 1 || s.Brokers > 64 {
+		return fmt.Errorf("brokers %d: must be in [1, 64]", s.Brokers)
+	}
+	if len(s.Racks) != 0 && len(s.Racks) != s.Brokers {
+		return fmt.Errorf("racks: %d given for %d brokers (give one per broker or none)", len(s.Racks), s.Brokers)
+	}
+	seen := map[string]bool{}
+	for _, t := range s.Topics {
+		if t.Name == "" || seen[t.Name] {
+			return fmt.Errorf("topic %q: names must be non-empty and unique", t.Name)
+		}
+		seen[t.Name] = true
+		if t.Partitions < 1 {
+			return fmt.Errorf("topic %s: partitions %d: must be >= 1", t.Name, t.Partitions)
+		}
+		if err := s.Config.Validate(s.Brokers, t.ReplicationFactor); err != nil {
+			return fmt.Errorf("topic %s: %w", t.Name, err)
+		}
+		if t.Assignment != nil && len(t.Assignment) != t.Partitions {
+			return fmt.Errorf("topic %s: assignment lists %d partitions, want %d", t.Name, len(t.Assignment), t.Partitions)
+		}
+	}
+	return nil
+}
+
+// ServerConfig resolves broker id's server configuration from Kafka's
+// properties.
+func ServerConfig(c config.Config, id int32, rack string) (server.Config, error) {
+	b := c.Broker
+	sc := server.DefaultConfig(id)
+	sc.Rack = rack
+	st := storage.DefaultConfig()
+	st.LogDirs = b.LogDirs
+	st.SegmentBytes = int64(b.LogSegmentBytes)
+	st.SegmentMs = b.LogRoll
+	st.SegmentIndexBytes = int64(b.LogIndexSizeMaxBytes)
+	st.IndexIntervalBytes = int64(b.LogIndexIntervalBytes)
+	st.RetentionMs = b.LogRetention
+	st.RetentionBytes = b.LogRetentionBytes
+	st.RetentionCheckInterval = b.LogRetentionCheckInterval
+	st.FlushIntervalMessages = b.LogFlushIntervalMessages
+	st.FlushIntervalMs = b.LogFlushInterval
+	st.FlushOffsetCheckpointInterval = b.LogFlushOffsetCheckpointInterval
+	st.MessageFormatVersion = b.LogMessageFormatVersion
+	st.CleanupPolicy = string(b.LogCleanupPolicy)
+	st.DeleteRetentionMs = b.LogCleanerDeleteRetention
+	st.CleanerBackoff = b.LogCleanerBackoff
+	sc.Storage = st
+	switch b.Truncation {
+	case config.HW:
+		sc.Truncation = server.TruncateHW
+	case config.KIP101:
+		sc.Truncation = server.TruncateKIP101
+	default:
+		sc.Truncation = server.TruncateKIP279
+	}
+	sc.KIP320 = b.LeaderEpochFencing
+	sc.TruncateOnLeaderChangeOnly = b.TruncateOnLeaderChangeOnly
+	sc.MinInsyncReplicas = b.MinInsyncReplicas
+	sc.UncleanLeaderElection = b.UncleanLeaderElectionEnable
+	unclean := c.Topic.UncleanLeaderElectionEnable
+	sc.TopicOverrides = nil
+	if c.Topic.MinInsyncReplicas != b.MinInsyncReplicas || unclean != b.UncleanLeaderElectionEnable {
+		// Topic-level settings apply to every topic of the run.
+		sc.MinInsyncReplicas = c.Topic.MinInsyncReplicas
+		sc.UncleanLeaderElection = unclean
+	}
+	sc.ReplicaLagTimeMax = b.ReplicaLagTimeMax
+	sc.ReplicaFetchWaitMax = b.ReplicaFetchWaitMax
+	sc.ReplicaFetchMinBytes = int32(b.ReplicaFetchMinBytes)
+	sc.ReplicaFetchMaxBytes = int32(b.ReplicaFetchMaxBytes)
+	sc.ReplicaFetchBackoff = b.ReplicaFetchBackoff
+	sc.HWCheckpointInterval = b.ReplicaHighWatermarkCheckpointInterval
+	sc.ControllerTimeout = b.ControllerSocketTimeout
+	sc.AutoLeaderRebalance = b.AutoLeaderRebalanceEnable
+	sc.LeaderImbalanceCheckInterval = b.LeaderImbalanceCheckInterval
+	sc.LeaderImbalancePerBrokerPercentage = b.LeaderImbalancePerBrokerPercentage
+	sc.ZooKeeper = ZKName
+	sc.ZKSessionTimeout = b.ZookeeperSessionTimeout
+	return sc, sc.Validate()
+}
+
+// Build adds the cluster's nodes to w and starts them. Topics are created
+// by the admin node as soon as it connects to ZooKeeper.
+func Build(w *sim.World, spec Spec) (*Cluster, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Cluster{World: w, Spec: spec}
+	zkServer := zk.ServerConfig{}
+	var err error
+	if c.ZK, err = w.AddNode(ZKName, func() sim.Node { return zk.NewServer(zkServer) }, sim.NodeOptions{}); err != nil {
+		return nil, err
+	}
+	var brokers []controller.Broker
+	for i := 0; i < spec.Brokers; i++ {
+		rack := ""
+		if len(spec.Racks) > 0 {
+			rack = spec.Racks[i]
+		}
+		brokers = append(brokers, controller.Broker{ID: int32(i), Rack: rack})
+		sc, err := ServerConfig(spec.Config, int32(i), rack)
+		if err != nil {
+			return nil, err
+		}
+		f, err := server.New(sc)
+		if err != nil {
+			return nil, err
+		}
+		id, err := w.AddNode(server.NodeName(int32(i)), f, sim.NodeOptions{Disk: spec.Disk})
+		if err != nil {
+			return nil, err
+		}
+		c.Brokers = append(c.Brokers, id)
+	}
+	topics, err := assignments(spec.Topics, brokers)
+	if err != nil {
+		return nil, err
+	}
+	if c.Admin, err = w.AddNode("admin", func() sim.Node { return &admin{topics: topics, session: spec.Config.Broker.ZookeeperSessionTimeout} }, sim.NodeOptions{}); err != nil {
+		return nil, err
+	}
+	for _, id := range append(append([]sim.NodeID{c.ZK}, c.Brokers...), c.Admin) {
+		if err := w.Inject(sim.Start{Node: id}); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// assignments computes each topic's replica assignment: Kafka's
+// round-robin, continuing across topics as the seeds' example does.
+func assignments(topics []Topic, brokers []controller.Broker) ([]topicAssignment, error) {
+	var out []topicAssignment
+	start := 0
+	for _, t := range topics {
+		a := t.Assignment
+		if a == nil {
+			var err error
+			a, err = controller.AssignReplicas(brokers, t.Partitions, t.ReplicationFactor, start%len(brokers), 0)
+			if err != nil {
+				return nil, fmt.Errorf("topic %s: %w", t.Name, err)
+			}
+			start += t.Partitions
+		}
+		ra := zk.ReplicaAssignment{}
+		for p, rs := range a {
+			ra[int32(p)] = rs
+		}
+		out = append(out, topicAssignment{name: t.Name, assignment: ra})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out, nil
+}
+
+// Broker returns broker i's running instance, or nil while it is down.
+func (c *Cluster) Broker(i int) *server.Broker {
+	n, _ := c.World.Node(c.Brokers[i]).(*server.Broker)
+	return n
+}
+
+// ActiveController returns the index of the broker whose controller is
+// active with the highest epoch, or -1.
+func (c *Cluster) ActiveController() int {
+	best, bestEpoch := -1, int32(-1)
+	for i := range c.Brokers {
+		if b := c.Broker(i); b != nil && b.Controller() != nil && b.Controller().Active() && b.Controller().Epoch() > bestEpoch {
+			best, bestEpoch = i, b.Controller().Epoch()
+		}
+	}
+	return best
+}

@@ -1,0 +1,144 @@
+package storage
+
+// This file compacts logs whose cleanup.policy includes "compact"
+// (LogCleaner.java), as __consumer_offsets needs: in the inactive segments
+// below the high watermark, only the latest record of each key is kept, and
+// a tombstone (null value) is dropped once it is older than
+// log.cleaner.delete.retention.ms. Batches keep their base offset, leader
+// epoch and producer fields; a batch left empty is dropped. Each cleaned
+// segment is written to "<base>.log.cleaned", synced, renamed to
+// "<base>.log.swap", and swapped in; recovery completes an interrupted swap.
+// Simplifications vs Kafka: no cleaner-offset-checkpoint (every pass reads
+// all inactive segments: the clean part has unique keys already, so the
+// result is the same), no min.cleanable.dirty.ratio or compaction lag, no
+// grouping of small segments into one, and the tombstone horizon is the
+// record's own timestamp rather than the segment's modification time.
+
+import (
+	"fmt"
+
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// CleanStats describes a compaction pass.
+type CleanStats struct {
+	SegmentsCleaned int
+	RecordsRemoved  int
+	BytesBefore     int64
+	BytesAfter      int64
+}
+
+// Compact cleans the inactive segments wholly below highWatermark. It does
+// nothing unless the cleanup policy includes compaction.
+func (l *Log) Compact(now sim.Time, highWatermark int64) (CleanStats, error) {
+	l.tick(now)
+	var st CleanStats
+	if !l.cfg.compact() {
+		return st, nil
+	}
+	n := 0 // segments to clean
+	for n < len(l.segments)-1 && l.segments[n+1].base <= highWatermark {
+		n++
+	}
+	if n == 0 {
+		return st, nil
+	}
+	// The offset map: key -> latest offset, over the segments to clean.
+	latest := map[string]int64{}
+	var decoded [][]RecordBatch
+	for _, s := range l.segments[:n] {
+		data, err := l.fs.ReadFile(s.log)
+		if err != nil {
+			return st, err
+		}
+		bs, err := DecodeBatches(data[:s.size])
+		if err != nil {
+			return st, inFile(err, s.log, 0)
+		}
+		for _, b := range bs {
+			for _, r := range b.Records {
+				if r.Key != nil {
+					latest[string(r.Key)] = r.Offset
+				}
+			}
+		}
+		decoded = append(decoded, bs)
+	}
+	horizon := sim.Duration(now).Milliseconds() - l.cfg.DeleteRetentionMs.Milliseconds()
+	for i, s := range l.segments[:n] {
+		var out []byte
+		removed := 0
+		for _, b := range decoded[i] {
+			kept := b.Records[:0:0]
+			for _, r := range b.Records {
+				if r.Key != nil && latest[string(r.Key)] == r.Offset && (r.Value != nil || r.Timestamp > horizon) {
+					kept = append(kept, r)
+				}
+			}
+			removed += len(b.Records) - len(kept)
+			switch {
+			case len(kept) == 0:
+			case b.Magic < MagicV2:
+				out = AppendLegacyTo(out, b.Magic, &kept[0])
+			default:
+				b.Records = kept
+				b.LastOffsetDelta = int32(kept[len(kept)-1].Offset - b.BaseOffset)
+				b.FirstTimestamp, b.MaxTimestamp = kept[0].Timestamp, NoTimestamp
+				for _, r := range kept {
+					b.MaxTimestamp = max(b.MaxTimestamp, r.Timestamp)
+				}
+				out = b.AppendTo(out)
+			}
+		}
+		st.BytesBefore += s.size
+		st.BytesAfter += int64(len(out))
+		if removed == 0 {
+			continue
+		}
+		st.RecordsRemoved += removed
+		st.SegmentsCleaned++
+		ns, err := l.swapIn(s, out)
+		if err != nil {
+			return st, err
+		}
+		l.segments[i] = ns
+	}
+	return st, nil
+}
+
+// swapIn replaces segment s by one holding data, crash-safely.
+func (l *Log) swapIn(s *segment, data []byte) (*segment, error) {
+	cleaned, swap := s.log+CleanedFileSuffix, s.log+SwapFileSuffix
+	if err := rewriteFile(l.fs, cleaned, data); err != nil {
+		return nil, err
+	}
+	if err := l.fs.Sync(cleaned); err != nil {
+		return nil, err
+	}
+	if err := l.fs.Rename(cleaned, swap); err != nil {
+		return nil, err
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return nil, err
+	}
+	if err := s.remove(); err != nil {
+		return nil, err
+	}
+	if err := l.fs.Rename(swap, s.log); err != nil {
+		return nil, err
+	}
+	ns := segmentStruct(l.fs, l.dir, s.base, &l.cfg, s.created)
+	ns.size = int64(len(data))
+	var scratch []byte
+	cut, err := ns.recover(l.cfg.IndexIntervalBytes, &scratch)
+	if err != nil {
+		return nil, err
+	}
+	if cut != nil {
+		panic(fmt.Sprintf("storage: compacted segment does not verify: %v", cut))
+	}
+	if err := ns.flush(); err != nil {
+		return nil, err
+	}
+	return ns, l.fs.SyncDir(l.dir)
+}

@@ -1,0 +1,329 @@
+package storage
+
+// This file is the broker's log manager (LogManager.scala): the log
+// directories of log.dirs, the partitions on them, the per-directory
+// checkpoint files (recovery-point-offset-checkpoint,
+// log-start-offset-checkpoint, and ReplicaManager's
+// replication-offset-checkpoint of high watermarks), the clean shutdown
+// marker, and the periodic work (flush, retention, compaction, checkpoints)
+// driven by Tick. A new partition goes to the directory holding the fewest
+// partitions, ties to the earliest in log.dirs.
+// Simplifications vs Kafka: no offline log directories, no future
+// (reassignment) logs, no asynchronous deletion of deleted partitions; the
+// scheduler's tasks run when the caller's Tick finds them due.
+
+import (
+	"fmt"
+	"path"
+	"sort"
+
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// Manager holds a broker's logs.
+// Invariant: every log lives in exactly one of cfg.LogDirs, recorded in dirOf.
+type Manager struct {
+	fs    FS
+	cfg   Config
+	logs  map[TopicPartition]*Log
+	dirOf map[TopicPartition]string
+
+	lastRetention, lastClean, lastRecoveryCkpt, lastStartCkpt sim.Time
+}
+
+// OpenManager loads every partition of every log directory, recovering
+// each from its checkpointed recovery point unless the directory was shut
+// down cleanly.
+func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Manager{fs: fs, cfg: cfg, logs: map[TopicPartition]*Log{}, dirOf: map[TopicPartition]string{},
+		lastRetention: now, lastClean: now, lastRecoveryCkpt: now, lastStartCkpt: now}
+	for _, dir := range cfg.LogDirs {
+		marker := path.Join(dir, CleanShutdownFile)
+		clean := fs.Exists(marker)
+		rps, err := readOffsets(fs, path.Join(dir, RecoveryPointFile))
+		if err != nil {
+			return nil, err
+		}
+		lsos, err := readOffsets(fs, path.Join(dir, LogStartOffsetFile))
+		if err != nil {
+			return nil, err
+		}
+		names, err := listDir(fs, dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			tp, ok := ParseTopicPartition(n)
+			if !ok || !fs.IsDir(path.Join(dir, n)) {
+				continue
+			}
+			if other, dup := m.dirOf[tp]; dup {
+				return nil, fmt.Errorf("storage: partition %s is in two log directories, %s and %s", tp, other, dir)
+			}
+			rp := rps[tp]
+			if clean {
+				rp = noRecovery
+			}
+			l, err := OpenLog(fs, path.Join(dir, n), tp, cfg, rp, lsos[tp], now)
+			if err != nil {
+				return nil, err
+			}
+			m.logs[tp], m.dirOf[tp] = l, dir
+		}
+		if clean {
+			if err := fs.Remove(marker); err != nil {
+				return nil, err
+			}
+			if err := fs.SyncDir(dir); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+func readOffsets(fs FS, file string) (map[TopicPartition]int64, error) {
+	data, err := readCheckpointFile(fs, file)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := ParseOffsetCheckpoint(file, data)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[TopicPartition]int64, len(entries))
+	for _, e := range entries {
+		out[e.TopicPartition] = e.Offset
+	}
+	return out, nil
+}
+
+// Log returns the log of tp, if the broker holds it.
+func (m *Manager) Log(tp TopicPartition) (*Log, bool) {
+	l, ok := m.logs[tp]
+	return l, ok
+}
+
+// LogDir returns the log directory holding tp ("" if none).
+func (m *Manager) LogDir(tp TopicPartition) string { return m.dirOf[tp] }
+
+// Partitions returns the partitions held, sorted by topic and partition.
+func (m *Manager) Partitions() []TopicPartition {
+	out := make([]TopicPartition, 0, len(m.logs))
+	for tp := range m.logs {
+		out = append(out, tp)
+	}
+	sort.Slice(out, func(i, j int) bool { return lessTP(out[i], out[j]) })
+	return out
+}
+
+// nextLogDir returns the log directory with the fewest partitions.
+func (m *Manager) nextLogDir() string {
+	count := make([]int, len(m.cfg.LogDirs))
+	for _, tp := range m.Partitions() {
+		for i, d := range m.cfg.LogDirs {
+			if m.dirOf[tp] == d {
+				count[i]++
+			}
+		}
+	}
+	best := 0
+	for i := range count {
+		if count[i] < count[best] {
+			best = i
+		}
+	}
+	return m.cfg.LogDirs[best]
+}
+
+// GetOrCreateLog returns the log of tp, creating it empty in the log
+// directory with the fewest partitions if the broker does not hold it.
+// cfg overrides the broker's configuration for a new log (topic configs,
+// e.g. cleanup.policy=compact for __consumer_offsets); nil keeps it. The
+// log directories stay the broker's.
+func (m *Manager) GetOrCreateLog(tp TopicPartition, cfg *Config, now sim.Time) (*Log, error) {
+	if l, ok := m.logs[tp]; ok {
+		return l, nil
+	}
+	if tp.Topic == "" || tp.Partition < 0 {
+		return nil, fmt.Errorf("storage: partition %q: the topic must be non-empty and the partition >= 0", tp)
+	}
+	c := m.cfg
+	if cfg != nil {
+		c = *cfg
+		c.LogDirs = m.cfg.LogDirs
+	}
+	dir := m.nextLogDir()
+	l, err := OpenLog(m.fs, path.Join(dir, tp.String()), tp, c, 0, 0, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.fs.SyncDir(dir); err != nil {
+		return nil, err
+	}
+	m.logs[tp], m.dirOf[tp] = l, dir
+	return l, nil
+}
+
+// DeleteLog removes tp's log and its files.
+func (m *Manager) DeleteLog(tp TopicPartition) error {
+	l, ok := m.logs[tp]
+	if !ok {
+		return nil
+	}
+	if err := l.Delete(); err != nil {
+		return err
+	}
+	delete(m.logs, tp)
+	delete(m.dirOf, tp)
+	return nil
+}
+
+// checkpoint writes one offset checkpoint file per log directory.
+func (m *Manager) checkpoint(file string, value func(*Log) int64) error {
+	for _, dir := range m.cfg.LogDirs {
+		var entries []PartitionOffset
+		for _, tp := range m.Partitions() {
+			if m.dirOf[tp] == dir {
+				entries = append(entries, PartitionOffset{tp, value(m.logs[tp])})
+			}
+		}
+		if err := writeFileAtomic(m.fs, path.Join(dir, file), FormatOffsetCheckpoint(entries)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckpointRecoveryPoints writes recovery-point-offset-checkpoint.
+func (m *Manager) CheckpointRecoveryPoints() error {
+	return m.checkpoint(RecoveryPointFile, (*Log).RecoveryPoint)
+}
+
+// CheckpointLogStartOffsets writes log-start-offset-checkpoint.
+func (m *Manager) CheckpointLogStartOffsets() error {
+	return m.checkpoint(LogStartOffsetFile, (*Log).LogStartOffset)
+}
+
+// WriteHighWatermarks writes replication-offset-checkpoint in every log
+// directory, each with the high watermarks of its partitions. Partitions the
+// broker does not hold are an error.
+func (m *Manager) WriteHighWatermarks(hws []PartitionOffset) error {
+	byDir := map[string][]PartitionOffset{}
+	for _, hw := range hws {
+		dir, ok := m.dirOf[hw.TopicPartition]
+		if !ok {
+			return fmt.Errorf("storage: high watermark for %s: the broker holds no such partition", hw.TopicPartition)
+		}
+		byDir[dir] = append(byDir[dir], hw)
+	}
+	for _, dir := range m.cfg.LogDirs {
+		if err := writeFileAtomic(m.fs, path.Join(dir, HighWatermarkFile), FormatOffsetCheckpoint(byDir[dir])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadHighWatermarks reads replication-offset-checkpoint from every log
+// directory, sorted by topic and partition.
+func (m *Manager) ReadHighWatermarks() ([]PartitionOffset, error) {
+	var out []PartitionOffset
+	for _, dir := range m.cfg.LogDirs {
+		file := path.Join(dir, HighWatermarkFile)
+		data, err := readCheckpointFile(m.fs, file)
+		if err != nil {
+			return nil, err
+		}
+		entries, err := ParseOffsetCheckpoint(file, data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, entries...)
+	}
+	sort.Slice(out, func(i, j int) bool { return lessTP(out[i].TopicPartition, out[j].TopicPartition) })
+	return out, nil
+}
+
+// Tick runs the periodic work that is due at now: time-based flushes
+// (log.flush.interval.ms), retention (log.retention.check.interval.ms),
+// compaction (log.cleaner.backoff.ms) and the checkpoints. highWatermark
+// gives each partition's high watermark; nil means the LEO.
+func (m *Manager) Tick(now sim.Time, highWatermark func(TopicPartition) int64) error {
+	hw := func(l *Log) int64 {
+		if highWatermark == nil {
+			return l.LogEndOffset()
+		}
+		return highWatermark(l.tp)
+	}
+	tps := m.Partitions()
+	for _, tp := range tps {
+		if err := m.logs[tp].MaybeFlush(now); err != nil {
+			return err
+		}
+	}
+	if now.Sub(m.lastRetention) >= m.cfg.RetentionCheckInterval {
+		m.lastRetention = now
+		for _, tp := range tps {
+			if _, err := m.logs[tp].DeleteOldSegments(now, hw(m.logs[tp])); err != nil {
+				return err
+			}
+		}
+	}
+	if now.Sub(m.lastClean) >= m.cfg.CleanerBackoff {
+		m.lastClean = now
+		for _, tp := range tps {
+			if _, err := m.logs[tp].Compact(now, hw(m.logs[tp])); err != nil {
+				return err
+			}
+		}
+	}
+	if now.Sub(m.lastRecoveryCkpt) >= m.cfg.FlushOffsetCheckpointInterval {
+		m.lastRecoveryCkpt = now
+		if err := m.CheckpointRecoveryPoints(); err != nil {
+			return err
+		}
+	}
+	if now.Sub(m.lastStartCkpt) >= m.cfg.FlushStartOffsetCheckpointInterval {
+		m.lastStartCkpt = now
+		if err := m.CheckpointLogStartOffsets(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close shuts down cleanly: flushes every log, writes the checkpoints and
+// the clean shutdown marker, so the next start skips recovery.
+func (m *Manager) Close() error {
+	for _, tp := range m.Partitions() {
+		if err := m.logs[tp].Flush(); err != nil {
+			return err
+		}
+	}
+	if err := m.CheckpointRecoveryPoints(); err != nil {
+		return err
+	}
+	if err := m.CheckpointLogStartOffsets(); err != nil {
+		return err
+	}
+	for _, dir := range m.cfg.LogDirs {
+		if err := rewriteFile(m.fs, path.Join(dir, CleanShutdownFile), nil); err != nil {
+			return err
+		}
+		if err := m.fs.SyncDir(dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Export writes the broker's files to realDir on the real file system, so
+// that Kafka's own tools (kafka-dump-log.sh --files ...) can read them; with
+// durable set it writes what would survive a power loss now.
+func (m *Manager) Export(realDir string, durable bool) error {
+	return m.fs.Export(realDir, durable)
+}
