@@ -167,6 +167,9 @@ func clean(name string) (string, error) {
 
 // lookup returns the cleaned name and its inode, checking the node is up.
 func (d *Disk) lookup(op, name string) (string, *inode, error) {
+	if ino := d.files[name]; ino != nil && !d.down {
+		return name, ino, nil // fast path: the name is already clean
+	}
 	c, err := clean(name)
 	if err != nil {
 		return name, nil, &fs.PathError{Op: op, Path: name, Err: err}

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -247,5 +248,42 @@ func TestActRunsAsTheNode(t *testing.T) {
 	must(t, w.Inject(sim.Crash{Node: 0}))
 	if err := w.Act(0, func(*sim.Context) {}); err == nil {
 		t.Fatal("acting as a crashed node was accepted")
+	}
+}
+
+// canceller sets many timers and cancels most of them, so the queue is
+// compacted on the way.
+type canceller struct{ fired []string }
+
+func (c *canceller) Start(ctx *sim.Context) {
+	var ids []sim.TimerID
+	for i := 0; i < 5000; i++ {
+		ids = append(ids, ctx.SetTimer(sim.Duration(5000-i)*sim.Microsecond, fmt.Sprint(i)))
+	}
+	for i, id := range ids {
+		if i%5 != 0 {
+			ctx.CancelTimer(id)
+		}
+	}
+}
+func (c *canceller) Receive(*sim.Context, sim.NodeID, sim.Message) {}
+func (c *canceller) Timer(ctx *sim.Context, _ sim.TimerID, name string) {
+	c.fired = append(c.fired, name)
+}
+
+func TestCancelledTimersNeverFireAndOthersKeepTheirOrder(t *testing.T) {
+	w, _ := sim.New(sim.Config{})
+	c := &canceller{}
+	id, _ := w.AddNode("c", func() sim.Node { return c }, sim.NodeOptions{})
+	must(t, w.Inject(sim.Start{Node: id}))
+	w.Run()
+	if len(c.fired) != 1000 {
+		t.Fatalf("%d timers fired, want 1000", len(c.fired))
+	}
+	for k, name := range c.fired {
+		// Timer i fires at 5000-i µs: latest-set first.
+		if want := fmt.Sprint(4995 - 5*k); name != want {
+			t.Fatalf("fire %d was timer %s, want %s", k, name, want)
+		}
 	}
 }

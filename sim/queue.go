@@ -49,6 +49,31 @@ func (q *queue) push(e event) {
 	}
 }
 
+// init restores the heap order after the slice was rewritten.
+func (q queue) init() {
+	for i := len(q)/2 - 1; i >= 0; i-- {
+		q.down(i)
+	}
+}
+
+func (q queue) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(q) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(q) && q.less(r, l) {
+			m = r
+		}
+		if !q.less(m, i) {
+			return
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+}
+
 func (q *queue) pop() event {
 	h := *q
 	top := h[0]
@@ -56,22 +81,7 @@ func (q *queue) pop() event {
 	h[0] = h[last]
 	h[last] = event{} // drop references for the garbage collector
 	h = h[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(h) && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
+	h.down(0)
 	*q = h
 	return top
 }

@@ -67,24 +67,25 @@ type Result struct {
 // World is one simulated universe: nodes, network, disks, clock and queue,
 // all driven by one chooser on one goroutine.
 type World struct {
-	cfg      Config
-	chooser  Chooser
-	recorder *Recorder
-	now      Time
-	seq      uint64
-	events   uint64
-	queue    queue
-	ready    []event // events due now, in seq order, not yet run
-	nodes    []*nodeState
-	names    map[string]NodeID
-	links    []link // len(nodes)^2, row = sender
-	timerSeq TimerID
-	timers   map[TimerID]struct{} // pending timers; a cancelled one is removed
-	trace    Trace
-	stopped  bool
-	failed   *PanicInfo
-	current  NodeID // node whose handler is running, -1 for none
-	stepOnly bool   // run one event only
+	cfg       Config
+	chooser   Chooser
+	recorder  *Recorder
+	now       Time
+	seq       uint64
+	events    uint64
+	queue     queue
+	ready     []event // events due now, in seq order, not yet run
+	nodes     []*nodeState
+	names     map[string]NodeID
+	links     []link // len(nodes)^2, row = sender
+	timerSeq  TimerID
+	timers    map[TimerID]struct{} // pending timers; a cancelled one is removed
+	trace     Trace
+	stopped   bool
+	failed    *PanicInfo
+	current   NodeID // node whose handler is running, -1 for none
+	stepOnly  bool   // run one event only
+	cancelled int    // cancelled timers still in the queue
 }
 
 // New returns an empty world.
@@ -263,7 +264,33 @@ func (w *World) setTimer(n *nodeState, d Duration, name string) TimerID {
 }
 
 func (w *World) cancelTimer(id TimerID) {
+	if _, ok := w.timers[id]; !ok {
+		return
+	}
 	delete(w.timers, id)
+	// A cancelled timer stays in the queue until it comes due. Nodes cancel
+	// most request timeouts, so when they make up most of the queue it is
+	// rebuilt without them: the order of the rest does not change.
+	w.cancelled++
+	if w.cancelled > 1024 && w.cancelled > len(w.queue)/2 {
+		w.compactQueue()
+	}
+}
+
+func (w *World) compactQueue() {
+	kept := w.queue[:0]
+	for _, e := range w.queue {
+		if e.kind == evTimer {
+			if _, ok := w.timers[e.timer]; !ok {
+				continue
+			}
+		}
+		kept = append(kept, e)
+	}
+	clear(w.queue[len(kept):])
+	w.queue = kept
+	w.queue.init()
+	w.cancelled = 0
 }
 
 // Stop ends the run after the current event.
@@ -383,6 +410,7 @@ func (w *World) fire(ev *event) {
 	n := w.nodes[ev.node]
 	if ev.kind == evTimer {
 		if _, ok := w.timers[ev.timer]; !ok {
+			w.cancelled--
 			return // cancelled
 		}
 		if !n.up || n.inc != ev.inc {

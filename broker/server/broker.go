@@ -286,9 +286,10 @@ func (b *Broker) serve(from sim.NodeID, req *wire.Request) {
 	}
 }
 
-// logf writes a transition to the trace, tagged with the partition.
+// logp writes a transition to the trace, tagged with the partition.
 func (b *Broker) logp(kind string, p *Partition, fields ...sim.Field) {
-	all := append([]sim.Field{sim.S("partition", p.tp.String())}, fields...)
+	var buf [8]sim.Field
+	all := append(append(buf[:0], sim.S("partition", p.name)), fields...)
 	b.ctx.Log(kind, all...)
 }
 

@@ -66,7 +66,7 @@ func (b *Broker) getOrCreatePartition(tp storage.TopicPartition) *Partition {
 	if err != nil {
 		panic(fmt.Sprintf("broker %d: creating the log of %s: %v", b.cfg.BrokerID, tp, err))
 	}
-	p := &Partition{tp: tp, log: l, leader: -1, leaderEpoch: -1, hw: min(b.hwOnDisk[tp], l.LogEndOffset())}
+	p := &Partition{tp: tp, name: tp.String(), log: l, leader: -1, leaderEpoch: -1, hw: min(b.hwOnDisk[tp], l.LogEndOffset())}
 	p.minISR = b.cfg.minISR(tp.Topic)
 	p.unclean = b.cfg.unclean(tp.Topic)
 	b.partitions[tp] = p

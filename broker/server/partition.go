@@ -44,8 +44,9 @@ type remoteReplica struct {
 // Invariant: hw <= log.LogEndOffset(); on the leader, hw never decreases
 // within an epoch.
 type Partition struct {
-	tp  storage.TopicPartition
-	log *storage.Log
+	tp   storage.TopicPartition
+	name string // tp.String(), kept for the trace
+	log  *storage.Log
 
 	role            Role
 	leader          int32 // -1 when none

@@ -79,6 +79,10 @@ func (b *Broker) tryCompleteDelayed() {
 
 	keptF := b.fetches[:0]
 	for _, d := range b.fetches {
+		if !b.fetchMayComplete(d) {
+			keptF = append(keptF, d)
+			continue
+		}
 		resp, bytes, anyErr := b.readForFetch(d.body, d.body.ReplicaID >= 0, false)
 		if bytes >= int(d.body.MinBytes) || anyErr {
 			b.ctx.CancelTimer(d.timer)
@@ -89,6 +93,29 @@ func (b *Broker) tryCompleteDelayed() {
 	}
 	clearTail(b.fetches, len(keptF))
 	b.fetches = keptF
+}
+
+// fetchMayComplete is a cheap test that a delayed fetch could now be
+// answered: some partition has data past its fetch offset (below the LEO
+// for a follower, the HW for a consumer) or can no longer be served here.
+func (b *Broker) fetchMayComplete(d *delayedFetch) bool {
+	follower := d.body.ReplicaID >= 0
+	for _, t := range d.body.Topics {
+		for _, fp := range t.Partitions {
+			p := b.partitions[storage.TopicPartition{Topic: t.Topic, Partition: fp.Partition}]
+			if p == nil || p.role != Leader {
+				return true
+			}
+			end := p.hw
+			if follower {
+				end = p.LogEndOffset()
+			}
+			if end > fp.FetchOffset {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func clearTail[T any](s []*T, n int) {

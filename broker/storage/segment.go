@@ -36,6 +36,13 @@ type segment struct {
 	created              sim.Time
 
 	hdr [RecordBatchOverhead]byte
+
+	// hintOff and hintPos are a batch boundary: every batch before hintPos
+	// holds offsets below hintOff. Appends and sequential reads keep it at
+	// the point the next read most likely starts, so a follower or consumer
+	// reading in order skips the scan from the sparse index entry. It is a
+	// cache only: lookups give the same answer without it.
+	hintOff, hintPos int64
 }
 
 func segmentStruct(fs FS, dir string, base int64, cfg *Config, now sim.Time) *segment {
@@ -81,6 +88,12 @@ func (s *segment) readHeader(pos int64) (batchHeader, error) {
 // position from whose last offset is >= offset (Kafka's
 // FileRecords.searchForOffsetWithSize).
 func (s *segment) find(offset, from int64) (int64, batchHeader, bool, error) {
+	if offset >= s.next {
+		return 0, batchHeader{}, false, nil // no batch holds it
+	}
+	if s.hintPos > from && offset >= s.hintOff {
+		from = s.hintPos
+	}
 	for pos := from; pos < s.size; {
 		h, err := s.readHeader(pos)
 		if err != nil {
@@ -107,6 +120,7 @@ func (s *segment) append(h batchHeader, data []byte, indexInterval int64) error 
 		return err
 	}
 	s.size += int64(len(data))
+	s.hintOff, s.hintPos = h.lastOffset+1, s.size
 	return s.appended(h, pos, indexInterval)
 }
 
@@ -155,7 +169,9 @@ func (s *segment) read(offset int64, maxBytes int, maxOffset int64) (data []byte
 			break
 		}
 		end += int(hh.size)
+		h = hh
 	}
+	s.hintOff, s.hintPos = h.lastOffset+1, pos+int64(end)
 	return buf[:end:end], true, nil
 }
 
@@ -178,6 +194,7 @@ func (s *segment) truncateTo(offset int64) (int64, error) {
 	removed := s.size - pos
 	s.size = pos
 	s.bytesSinceIndex = 0
+	s.hintOff, s.hintPos = 0, 0
 	if pos == 0 {
 		s.rollingBase = NoTimestamp
 	}

@@ -1,0 +1,187 @@
+package cluster
+
+// This file is a simple workload node for cluster tests and benchmarks: it
+// sends single-record Produce requests round-robin over a topic's
+// partitions at a fixed interval, each to the partition's leader as the
+// latest Metadata answer names it, and records every outcome. It is not
+// Kafka's producer (no batching, no retries, no idempotence: that is
+// package client); it is the simplest honest source of acknowledged
+// writes.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kafkasim/kafkasim/broker/server"
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/broker/wire"
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Outcome is what became of one produced record.
+type Outcome struct {
+	Partition int32
+	Value     string
+	Sent      sim.Time
+	Done      sim.Time
+	Offset    int64  // when acknowledged
+	Error     string // Kafka error name, "timeout", or "" when acknowledged
+}
+
+// Acked reports whether the record was acknowledged.
+func (o Outcome) Acked() bool { return o.Error == "" && o.Done > 0 }
+
+// Driver produces Records records to Topic.
+type Driver struct {
+	Topic      string
+	Partitions int
+	Records    int
+	ValueSize  int
+	Acks       int16
+	Interval   sim.Duration
+	Timeout    sim.Duration
+	Brokers    int
+
+	Outcomes []Outcome
+
+	sent      int
+	corr      int32
+	pending   map[int32]int // correlation -> outcome index
+	timeouts  map[sim.TimerID]int32
+	leaders   map[int32]int32
+	metaAsked bool
+	nextMeta  int
+}
+
+const (
+	timerSend    = "driver-send"
+	timerTimeout = "driver-timeout"
+	timerMeta    = "driver-metadata"
+)
+
+// Start implements sim.Node.
+func (d *Driver) Start(ctx *sim.Context) {
+	d.pending = map[int32]int{}
+	d.timeouts = map[sim.TimerID]int32{}
+	d.leaders = map[int32]int32{}
+	d.refreshMetadata(ctx)
+	ctx.SetTimer(d.Interval, timerSend)
+}
+
+func (d *Driver) call(ctx *sim.Context, broker int32, req kmsg.Request) int32 {
+	d.corr++
+	if to, ok := ctx.Lookup(server.NodeName(broker)); ok {
+		ctx.Send(to, wire.NewRequest(d.corr, req))
+	}
+	d.timeouts[ctx.SetTimer(d.Timeout, timerTimeout)] = d.corr
+	return d.corr
+}
+
+func (d *Driver) refreshMetadata(ctx *sim.Context) {
+	if d.metaAsked {
+		return
+	}
+	d.metaAsked = true
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = 7
+	topic := d.Topic
+	req.Topics = []kmsg.MetadataRequestTopic{{Topic: &topic}}
+	d.nextMeta = (d.nextMeta + 1) % d.Brokers
+	corr := d.call(ctx, int32(d.nextMeta), req)
+	d.pending[corr] = -1
+}
+
+// Timer implements sim.Node.
+func (d *Driver) Timer(ctx *sim.Context, id sim.TimerID, name string) {
+	switch name {
+	case timerSend:
+		if d.sent < d.Records {
+			d.send(ctx)
+			ctx.SetTimer(d.Interval, timerSend)
+		}
+	case timerMeta:
+		d.refreshMetadata(ctx)
+	case timerTimeout:
+		corr, ok := d.timeouts[id]
+		if !ok {
+			return
+		}
+		delete(d.timeouts, id)
+		if i, ok := d.pending[corr]; ok {
+			delete(d.pending, corr)
+			if i < 0 {
+				d.metaAsked = false
+				ctx.SetTimer(100*sim.Millisecond, timerMeta)
+				return
+			}
+			d.Outcomes[i].Error, d.Outcomes[i].Done = "timeout", ctx.Now()
+			d.refreshMetadata(ctx)
+		}
+	}
+}
+
+func (d *Driver) send(ctx *sim.Context) {
+	p := int32(d.sent % d.Partitions)
+	value := fmt.Sprintf("v%07d-", d.sent)
+	if pad := d.ValueSize - len(value); pad > 0 {
+		value += strings.Repeat("x", pad)
+	}
+	d.sent++
+	d.Outcomes = append(d.Outcomes, Outcome{Partition: p, Value: value, Sent: ctx.Now(), Offset: -1})
+	i := len(d.Outcomes) - 1
+	leader, ok := d.leaders[p]
+	if !ok || leader < 0 {
+		d.Outcomes[i].Error, d.Outcomes[i].Done = kerr.LeaderNotAvailable.Error(), ctx.Now()
+		d.refreshMetadata(ctx)
+		return
+	}
+	b := storage.NewBatch(0, []storage.Record{{Timestamp: ctx.Now().Sub(0).Milliseconds(), Value: []byte(value)}})
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 7
+	req.Acks = d.Acks
+	req.TimeoutMillis = int32(d.Timeout.Milliseconds())
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: d.Topic, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: p, Records: b.AppendTo(nil)}}}}
+	corr := d.call(ctx, leader, req)
+	if d.Acks == 0 {
+		d.Outcomes[i].Error, d.Outcomes[i].Done = "acks=0", ctx.Now() // unknown by design
+		return
+	}
+	d.pending[corr] = i
+}
+
+// Receive implements sim.Node.
+func (d *Driver) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
+	r, ok := m.(*wire.Response)
+	if !ok {
+		return
+	}
+	i, ok := d.pending[r.CorrelationID]
+	if !ok {
+		return
+	}
+	delete(d.pending, r.CorrelationID)
+	switch body := r.Body.(type) {
+	case *kmsg.MetadataResponse:
+		d.metaAsked = false
+		for _, t := range body.Topics {
+			for _, p := range t.Partitions {
+				d.leaders[p.Partition] = p.Leader
+			}
+		}
+		if len(body.Topics) == 0 || len(body.Topics[0].Partitions) == 0 {
+			ctx.SetTimer(100*sim.Millisecond, timerMeta)
+		}
+	case *kmsg.ProduceResponse:
+		o := &d.Outcomes[i]
+		o.Done = ctx.Now()
+		rp := body.Topics[0].Partitions[0]
+		if rp.ErrorCode != 0 {
+			o.Error = kerr.ErrorForCode(rp.ErrorCode).Error()
+			d.refreshMetadata(ctx)
+			return
+		}
+		o.Offset = rp.BaseOffset
+	}
+}
