@@ -239,6 +239,13 @@ func (d *Disk) Append(name string, p []byte) error {
 		return err
 	}
 	off := len(ino.data)
+	if need := off + len(p); need > cap(ino.data) {
+		// Double the capacity (append grows large slices by only 1.25x,
+		// copying a growing log over and over).
+		grown := make([]byte, off, max(2*cap(ino.data), need, 4096))
+		copy(grown, ino.data)
+		ino.data = grown
+	}
 	ino.data = append(ino.data, p...)
 	ino.pending = append(ino.pending, write{off: int64(off), b: ino.data[off:len(ino.data):len(ino.data)]})
 	d.wrote(len(p))

@@ -47,6 +47,7 @@ type Driver struct {
 	Outcomes []Outcome
 
 	sent      int
+	enc       wire.Encoder
 	corr      int32
 	pending   map[int32]int // correlation -> outcome index
 	timeouts  map[sim.TimerID]int32
@@ -73,7 +74,7 @@ func (d *Driver) Start(ctx *sim.Context) {
 func (d *Driver) call(ctx *sim.Context, broker int32, req kmsg.Request) int32 {
 	d.corr++
 	if to, ok := ctx.Lookup(server.NodeName(broker)); ok {
-		ctx.Send(to, wire.NewRequest(d.corr, req))
+		ctx.Send(to, d.enc.Request(d.corr, req))
 	}
 	d.timeouts[ctx.SetTimer(d.Timeout, timerTimeout)] = d.corr
 	return d.corr

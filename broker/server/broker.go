@@ -36,9 +36,9 @@ const (
 
 // pending is a request this broker sent and awaits the answer to.
 type pending struct {
-	to    int32
-	timer sim.TimerID
-	cb    func(resp kmsg.Response, err error)
+	to       int32
+	deadline sim.Time // on the broker's clock
+	cb       func(resp kmsg.Response, err error)
 }
 
 // Broker is one Kafka broker. A fresh Broker is made at every (re)start and
@@ -55,9 +55,14 @@ type Broker struct {
 	metadata        metadataCache
 
 	corr     int32
+	enc      wire.Encoder
 	inflight map[int32]*pending
-	timers   map[sim.TimerID]int32 // request-timeout timer -> correlation id
-	nodes    map[int32]sim.NodeID
+	// One timer, at the earliest deadline of the requests in flight,
+	// expires them (as Kafka's NetworkClient checks on each poll): a timer
+	// per request would mostly be set only to be cancelled.
+	sweep   sim.TimerID
+	sweepAt sim.Time
+	nodes   map[int32]sim.NodeID
 
 	fetchers map[int32]*fetcher // by leader broker id
 	purgatory
@@ -115,7 +120,6 @@ func (b *Broker) Start(ctx *sim.Context) {
 	b.ctx = ctx
 	b.partitions = map[storage.TopicPartition]*Partition{}
 	b.inflight = map[int32]*pending{}
-	b.timers = map[sim.TimerID]int32{}
 	b.nodes = map[int32]sim.NodeID{}
 	b.fetchers = map[int32]*fetcher{}
 	b.controllerEpoch = -1
@@ -184,7 +188,10 @@ func (b *Broker) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 		}
 		ctx.SetTimer(logTickInterval, timerLogTick)
 	case timerReqTimeout:
-		b.requestTimedOut(id)
+		if id == b.sweep {
+			b.sweep = 0
+			b.expireRequests()
+		}
 	case timerDelayed:
 		b.expireDelayed(id)
 	case timerFetchBackoff:
@@ -226,10 +233,21 @@ func (b *Broker) send(to int32, req kmsg.Request, timeout sim.Duration, cb func(
 	}
 	b.corr++
 	corr := b.corr
-	t := b.ctx.SetTimer(timeout, timerReqTimeout)
-	b.inflight[corr] = &pending{to: to, timer: t, cb: cb}
-	b.timers[t] = corr
-	b.ctx.Send(n, wire.NewRequest(corr, req))
+	deadline := b.ctx.Now().Add(timeout)
+	b.inflight[corr] = &pending{to: to, deadline: deadline, cb: cb}
+	b.armSweep(deadline)
+	b.ctx.Send(n, b.enc.Request(corr, req))
+}
+
+func (b *Broker) armSweep(deadline sim.Time) {
+	if b.sweep != 0 && b.sweepAt <= deadline {
+		return
+	}
+	if b.sweep != 0 {
+		b.ctx.CancelTimer(b.sweep)
+	}
+	b.sweepAt = deadline
+	b.sweep = b.ctx.SetTimer(deadline.Sub(b.ctx.Now()), timerReqTimeout)
 }
 
 func (b *Broker) handleResponse(m *wire.Response) {
@@ -238,26 +256,38 @@ func (b *Broker) handleResponse(m *wire.Response) {
 		return // answered after its timeout: dropped, as a closed connection drops it
 	}
 	delete(b.inflight, m.CorrelationID)
-	delete(b.timers, p.timer)
-	b.ctx.CancelTimer(p.timer)
 	p.cb(m.Body, nil)
 }
 
-func (b *Broker) requestTimedOut(t sim.TimerID) {
-	corr, ok := b.timers[t]
-	if !ok {
-		return
+// expireRequests fails the requests past their deadline, oldest first, and
+// arms the sweep for the next deadline.
+func (b *Broker) expireRequests() {
+	now := b.ctx.Now()
+	var expired []int32
+	next := sim.Time(-1)
+	for corr, p := range b.inflight {
+		switch {
+		case p.deadline <= now:
+			expired = append(expired, corr)
+		case next < 0 || p.deadline < next:
+			next = p.deadline
+		}
 	}
-	delete(b.timers, t)
-	p := b.inflight[corr]
-	delete(b.inflight, corr)
-	p.cb(nil, fmt.Errorf("request %d to broker %d timed out", corr, p.to))
+	sort.Slice(expired, func(i, j int) bool { return expired[i] < expired[j] })
+	for _, corr := range expired {
+		p := b.inflight[corr]
+		delete(b.inflight, corr)
+		p.cb(nil, fmt.Errorf("request %d to broker %d timed out", corr, p.to))
+	}
+	if next >= 0 {
+		b.armSweep(next)
+	}
 }
 
 // respond answers a request.
 func (b *Broker) respond(to sim.NodeID, req *wire.Request, resp kmsg.Response) {
 	resp.SetVersion(req.Body.GetVersion())
-	b.ctx.Send(to, wire.NewResponse(req.CorrelationID, resp))
+	b.ctx.Send(to, b.enc.Response(req.CorrelationID, resp))
 }
 
 // serve dispatches a request to the file that serves its API.

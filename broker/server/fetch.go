@@ -38,10 +38,11 @@ func (b *Broker) handleFetch(from sim.NodeID, req *wire.Request, body *kmsg.Fetc
 // (update=true) a follower's fetch offsets are recorded.
 func (b *Broker) readForFetch(body *kmsg.FetchRequest, follower, update bool) (*kmsg.FetchResponse, int, bool) {
 	resp := kmsg.NewPtrFetchResponse()
+	resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(body.Topics))
 	total := 0
 	anyErr := false
 	for _, t := range body.Topics {
-		rt := kmsg.FetchResponseTopic{Topic: t.Topic}
+		rt := kmsg.FetchResponseTopic{Topic: t.Topic, Partitions: make([]kmsg.FetchResponseTopicPartition, 0, len(t.Partitions))}
 		for _, fp := range t.Partitions {
 			rp := kmsg.NewFetchResponseTopicPartition()
 			rp.Partition = fp.Partition

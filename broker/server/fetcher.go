@@ -307,7 +307,6 @@ func (b *Broker) sendFetch(f *fetcher, parts []*fetchPartition) {
 	req.MinBytes = b.cfg.ReplicaFetchMinBytes
 	req.MaxBytes = b.cfg.ReplicaFetchMaxBytes
 	req.SessionEpoch = -1
-	sent := map[storage.TopicPartition]int64{}
 	for _, fp := range parts {
 		p := b.partitions[fp.tp]
 		t := topicOf(&req.Topics, fp.tp.Topic, func(n string) kmsg.FetchRequestTopic { return kmsg.FetchRequestTopic{Topic: n} },
@@ -316,7 +315,6 @@ func (b *Broker) sendFetch(f *fetcher, parts []*fetchPartition) {
 			Partition: fp.tp.Partition, CurrentLeaderEpoch: fp.epoch, FetchOffset: fp.offset,
 			LogStartOffset: p.log.LogStartOffset(), PartitionMaxBytes: b.cfg.ReplicaFetchMaxBytes, LastFetchedEpoch: -1,
 		})
-		sent[fp.tp] = fp.offset
 	}
 	f.inflight = true
 	gen := f.gen
@@ -336,7 +334,7 @@ func (b *Broker) sendFetch(f *fetcher, parts []*fetchPartition) {
 				tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
 				_, fp := f.find(tp)
 				p := b.partitions[tp]
-				if fp == nil || fp.status != fetching || p == nil || fp.offset != sent[tp] {
+				if fp == nil || fp.status != fetching || p == nil || fp.offset != sentOffset(req, tp) {
 					continue // the partition moved on while the fetch was out
 				}
 				if !b.processFetched(f, p, fp, rp) {
@@ -349,6 +347,20 @@ func (b *Broker) sendFetch(f *fetcher, parts []*fetchPartition) {
 		}
 		b.kickFetcher(f)
 	})
+}
+
+// sentOffset returns the fetch offset req asked for tp.
+func sentOffset(req *kmsg.FetchRequest, tp storage.TopicPartition) int64 {
+	for _, t := range req.Topics {
+		if t.Topic == tp.Topic {
+			for _, p := range t.Partitions {
+				if p.Partition == tp.Partition {
+					return p.FetchOffset
+				}
+			}
+		}
+	}
+	return -1
 }
 
 // processFetched applies one partition of a fetch response: append, then

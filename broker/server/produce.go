@@ -76,11 +76,7 @@ func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records [
 		b.logp("not-enough-replicas", p, sim.S("isr", fmtIDs(p.isr)), sim.I("min-isr", int64(p.minISR)))
 		return -1, -1, kerr.NotEnoughReplicas
 	}
-	batch, _, err := storage.DecodeBatch(records)
-	if err != nil {
-		return -1, -1, kerr.CorruptMessage
-	}
-	info, err := p.log.AppendBatchAsLeader(&batch, p.leaderEpoch, b.ctx.Now())
+	info, err := p.log.AppendRawAsLeader(records, p.leaderEpoch, b.ctx.Now())
 	if err != nil {
 		return -1, -1, kerr.CorruptMessage
 	}

@@ -25,6 +25,7 @@ package storage
 //     agree in practice.
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"path"
@@ -452,3 +453,46 @@ func (l *Log) Delete() error {
 
 // noRecovery is the recovery point that skips recovery (a clean shutdown).
 const noRecovery = math.MaxInt64
+
+// AppendRawAsLeader appends one producer batch as leader from its wire
+// bytes, as Kafka's LogValidator does for uncompressed v2 batches: it checks
+// the header and the CRC, then sets the base offset and the partition
+// leader epoch in a copy of the bytes (neither is covered by the CRC) and
+// appends it. Records are not decoded. A log in an older format, or a
+// compacted one (which must check every key), takes the decoding path of
+// AppendBatchAsLeader.
+func (l *Log) AppendRawAsLeader(data []byte, epoch int32, now sim.Time) (AppendInfo, error) {
+	h, err := parseHeader(data)
+	if err == nil && h.size != int64(len(data)) {
+		err = corrupt(lengthOffset, "batch of %d bytes in %d bytes of records: one whole batch expected", h.size, len(data))
+	}
+	if err == nil {
+		err = checkBatch(data, h)
+	}
+	if err != nil {
+		return AppendInfo{}, fmt.Errorf("storage: append to %s: %w: %w", l.tp, ErrInvalidRecord, err)
+	}
+	if l.magic < MagicV2 || h.magic < MagicV2 || l.cfg.compact() {
+		b, _, err := DecodeBatch(data)
+		if err != nil {
+			return AppendInfo{}, fmt.Errorf("storage: append to %s: %w: %w", l.tp, ErrInvalidRecord, err)
+		}
+		return l.AppendBatchAsLeader(&b, epoch, now)
+	}
+	if h.count < 1 || int64(h.count) != h.lastOffset-h.baseOffset+1 {
+		return AppendInfo{}, fmt.Errorf("storage: append to %s: %w: %d records but last offset delta %d", l.tp, ErrInvalidRecord, h.count, h.lastOffset-h.baseOffset)
+	}
+	if epoch < 0 {
+		return AppendInfo{}, fmt.Errorf("storage: append to %s: leader epoch %d: must be >= 0", l.tp, epoch)
+	}
+	l.tick(now)
+	leo := l.LogEndOffset()
+	l.buf = append(l.buf[:0], data...)
+	binary.BigEndian.PutUint64(l.buf, uint64(leo))
+	StampLeaderEpoch(l.buf, epoch)
+	info := AppendInfo{FirstOffset: leo, LastOffset: leo + int64(h.count) - 1, MaxTimestamp: h.maxTimestamp, NumMessages: int(h.count), ValidBytes: len(l.buf)}
+	if err := l.appendEncoded(l.buf); err != nil {
+		return info, err
+	}
+	return info, l.maybeFlushMessages()
+}

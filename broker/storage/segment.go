@@ -120,7 +120,7 @@ func (s *segment) append(h batchHeader, data []byte, indexInterval int64) error 
 		return err
 	}
 	s.size += int64(len(data))
-	s.hintOff, s.hintPos = h.lastOffset+1, s.size
+	s.hintOff, s.hintPos = h.baseOffset, pos
 	return s.appended(h, pos, indexInterval)
 }
 

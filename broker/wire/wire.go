@@ -59,12 +59,35 @@ func names(key int16) [2]string {
 
 // NewRequest wraps body, which must have its version set.
 func NewRequest(correlationID int32, body kmsg.Request) *Request {
-	return &Request{CorrelationID: correlationID, Body: body, size: headerBytes + len(body.AppendTo(nil)), kind: names(body.Key())[0]}
+	var e Encoder
+	return e.Request(correlationID, body)
 }
 
 // NewResponse wraps body, which must have its version set.
 func NewResponse(correlationID int32, body kmsg.Response) *Response {
-	return &Response{CorrelationID: correlationID, Body: body, size: 4 + 4 + len(body.AppendTo(nil)), kind: names(body.Key())[1]}
+	var e Encoder
+	return e.Response(correlationID, body)
+}
+
+// Encoder wraps messages reusing one scratch buffer to measure them. A node
+// keeps one (it is not safe for use by two worlds at once).
+type Encoder struct {
+	buf []byte
+}
+
+func (e *Encoder) measure(m interface{ AppendTo([]byte) []byte }) int {
+	e.buf = m.AppendTo(e.buf[:0])
+	return len(e.buf)
+}
+
+// Request wraps body, which must have its version set.
+func (e *Encoder) Request(correlationID int32, body kmsg.Request) *Request {
+	return &Request{CorrelationID: correlationID, Body: body, size: headerBytes + e.measure(body), kind: names(body.Key())[0]}
+}
+
+// Response wraps body, which must have its version set.
+func (e *Encoder) Response(correlationID int32, body kmsg.Response) *Response {
+	return &Response{CorrelationID: correlationID, Body: body, size: 4 + 4 + e.measure(body), kind: names(body.Key())[1]}
 }
 
 // Kind implements sim.Message: Kafka's API name, e.g. "FetchRequest".
