@@ -66,6 +66,7 @@ type Broker struct {
 
 	fetchers map[int32]*fetcher // by leader broker id
 	purgatory
+	producerIDs producerIDs
 
 	zk            *zk.Client
 	zkSession     int64
@@ -309,6 +310,8 @@ func (b *Broker) serve(from sim.NodeID, req *wire.Request) {
 		b.handleUpdateMetadata(from, req, body)
 	case *kmsg.StopReplicaRequest:
 		b.handleStopReplica(from, req, body)
+	case *kmsg.InitProducerIDRequest:
+		b.handleInitProducerID(from, req, body)
 	default:
 		if !b.serveMore(from, req) {
 			panic(fmt.Sprintf("broker %d: no handler for %s", b.cfg.BrokerID, req.Kind()))

@@ -61,6 +61,7 @@ type Partition struct {
 	leaderEpochStartOffset int64
 	remotes                []*remoteReplica // sorted by id
 	isrUpdateInFlight      bool
+	producers              map[int64]*producerEntry // idempotent producers' state
 
 	// Topic configuration in force.
 	minISR  int
@@ -127,6 +128,7 @@ func (p *Partition) becomeLeader(self int32, st partitionState, now sim.Time) {
 	}
 	slices.SortFunc(p.remotes, func(a, b *remoteReplica) int { return int(a.id - b.id) })
 	p.isrUpdateInFlight = false
+	p.rebuildProducers()
 }
 
 // becomeFollower records the new leader and epoch.
@@ -136,6 +138,7 @@ func (p *Partition) becomeFollower(st partitionState) {
 	p.apply(st)
 	p.remotes = p.remotes[:0]
 	p.isrUpdateInFlight = false
+	p.producers = nil
 }
 
 func (p *Partition) apply(st partitionState) {

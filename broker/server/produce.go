@@ -76,10 +76,26 @@ func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records [
 		b.logp("not-enough-replicas", p, sim.S("isr", fmtIDs(p.isr)), sim.I("min-isr", int64(p.minISR)))
 		return -1, -1, kerr.NotEnoughReplicas
 	}
+	header, err := storage.ParseBatchInfo(records)
+	if err != nil {
+		return -1, -1, kerr.CorruptMessage
+	}
+	if header.ProducerID >= 0 {
+		first, dup, serr := p.checkSequence(header)
+		if serr != nil {
+			b.logp("sequence-error", p, sim.I("producer", header.ProducerID), sim.I("seq", int64(header.BaseSequence)), sim.S("error", serr.Message))
+			return -1, -1, serr
+		}
+		if dup {
+			b.logp("duplicate", p, sim.I("producer", header.ProducerID), sim.I("seq", int64(header.BaseSequence)), sim.I("offset", first))
+			return first, first + int64(header.Count) - 1, nil
+		}
+	}
 	info, err := p.log.AppendRawAsLeader(records, p.leaderEpoch, b.ctx.Now())
 	if err != nil {
 		return -1, -1, kerr.CorruptMessage
 	}
+	p.recordProducerAppend(header, info.FirstOffset, info.LastOffset)
 	b.logp("append", p, sim.I("first", info.FirstOffset), sim.I("last", info.LastOffset), sim.I("epoch", int64(p.leaderEpoch)), sim.I("acks", int64(acks)))
 	if p.maybeIncrementHW() {
 		b.hwIncremented(p)
