@@ -1,0 +1,121 @@
+// divergence.go: the divergence checker (log matching and convergence).
+//
+// What it checks, per partition, on the final state:
+//   - Log matching (Vanlightly's LogMatchingProperty; KIP-101 scenario 2):
+//     for every pair of live replicas, the entries agree (value and leader
+//     epoch) at every offset below the smaller of their two HWs, from the
+//     larger of their log start offsets. The first offset where they differ
+//     is reported ("divergent") with both values and epochs.
+//   - Convergence, only when Facts.Healed (every broker alive, no network
+//     partition): every live replica's log equals the judging replica's
+//     (PartitionFinal.Judge, normally the leader) on every offset below the
+//     judge's LEO, and ends at the same LEO. The first difference is reported
+//     ("not-converged").
+//
+// Divergence is never within Kafka's contract (Permitted is always false):
+// even after an unclean election, KIP-279 makes replicas converge. The
+// description mentions an unclean election when one happened.
+//
+// What it simplifies: dead replicas are skipped (their in-memory HW is gone;
+// what their disk holds is judged when they come back), and the runner is
+// expected to let the cluster quiesce before taking Final.
+
+package checkers
+
+import (
+	"strconv"
+)
+
+// Divergence checks log matching and, if the cluster healed, convergence.
+func Divergence(f Final) Verdict {
+	var anomalies []Anomaly
+	var notes []string
+	for _, pf := range f.sortedPartitions() {
+		var live []Replica
+		for _, r := range sortedReplicas(pf.Replicas) {
+			if r.Alive {
+				live = append(live, r)
+			}
+		}
+		extra := uncleanNote(pf, f.Facts)
+		for i := 0; i < len(live); i++ {
+			for j := i + 1; j < len(live); j++ {
+				a, b := live[i], live[j]
+				limit := min(a.HW, b.HW)
+				from := max(logStart(a), logStart(b))
+				if off, ok := firstMismatch(a, b, from, limit); ok {
+					anomalies = append(anomalies, Anomaly{Kind: "divergent", Topic: pf.Topic, Partition: pf.Partition,
+						Offsets: []int64{off}, Replicas: []int32{a.Broker, b.Broker},
+						Description: describeAt(a, off) + ", " + describeAt(b, off) + "; both HWs (" +
+							strconv.FormatInt(a.HW, 10) + ", " + strconv.FormatInt(b.HW, 10) + ") cover it" + extra})
+				}
+			}
+		}
+		if !f.Facts.Healed {
+			continue
+		}
+		judge, ok := pf.Judge()
+		if !ok {
+			notes = append(notes, tpString(pf.Topic, pf.Partition)+": healed but no replica alive")
+			continue
+		}
+		for _, r := range live {
+			if r.Broker == judge.Broker {
+				continue
+			}
+			end := max(judge.LEO, r.LEO)
+			off, ok := firstMismatch(judge, r, logStart(judge), end)
+			if !ok {
+				continue
+			}
+			anomalies = append(anomalies, Anomaly{Kind: "not-converged", Topic: pf.Topic, Partition: pf.Partition,
+				Offsets: []int64{off}, Replicas: []int32{judge.Broker, r.Broker},
+				Description: "after healing, " + describeAt(judge, off) + " (LEO " + strconv.FormatInt(judge.LEO, 10) + "), " +
+					describeAt(r, off) + " (LEO " + strconv.FormatInt(r.LEO, 10) + ")" + extra})
+		}
+	}
+	if !f.Facts.Healed {
+		notes = append(notes, "the cluster did not heal: convergence not required")
+	}
+	return verdict(NameDivergence, anomalies, false, notes...)
+}
+
+// firstMismatch returns the first offset in [from, limit) where a and b
+// hold different entries (value or epoch, or one holds none).
+func firstMismatch(a, b Replica, from, limit int64) (int64, bool) {
+	for off := from; off < limit; off++ {
+		ea, oka := a.At(off)
+		eb, okb := b.At(off)
+		if oka != okb || ea.Value != eb.Value || ea.LeaderEpoch != eb.LeaderEpoch {
+			return off, true
+		}
+	}
+	return 0, false
+}
+
+// logStart returns the first offset of r's log (0 for an empty log).
+func logStart(r Replica) int64 {
+	if len(r.Log) == 0 {
+		return 0
+	}
+	return r.Log[0].Offset
+}
+
+// describeAt renders "b0 has m2 (epoch 0)" or "b1 has nothing".
+func describeAt(r Replica, off int64) string {
+	s := "b" + strconv.Itoa(int(r.Broker))
+	e, ok := r.At(off)
+	if !ok {
+		return s + " has nothing at " + strconv.FormatInt(off, 10)
+	}
+	return s + " has " + e.Value + " (epoch " + strconv.Itoa(int(e.LeaderEpoch)) + ") at " + strconv.FormatInt(off, 10)
+}
+
+func uncleanNote(pf PartitionFinal, facts Facts) string {
+	for _, u := range facts.UncleanElections {
+		if u.Topic == pf.Topic && u.Partition == pf.Partition {
+			return " (after an unclean election of b" + strconv.Itoa(int(u.Broker)) + " at " + u.Time.String() + ")"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,72 @@
+package checkers
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDivergenceKIP101Scenario2 is KIP-101's "Replica Divergence on Restart
+// after Multiple Hard Failures" (reference §1.3): after a power loss A (b0)
+// kept m2 at offset 1 under its HW 2 while B (b1), the new leader at epoch 1,
+// wrote m3 there.
+func TestDivergenceKIP101Scenario2(t *testing.T) {
+	f := final1(1, 1, Facts{Healed: true},
+		replica(0, Follower, 1, 2, "m1", "m2"),
+		replica(1, Leader, 1, 2, "m1", "m3@1"))
+	v := Divergence(f)
+	mustResult(t, v, ResultViolation)
+	var div *Anomaly
+	for i := range v.Anomalies {
+		if v.Anomalies[i].Kind == "divergent" {
+			div = &v.Anomalies[i]
+		}
+	}
+	if div == nil || div.Offsets[0] != 1 || div.Permitted {
+		t.Fatalf("no divergent anomaly at offset 1:\n%s", v)
+	}
+	for _, want := range []string{"b0 has m2 (epoch 0) at 1", "b1 has m3 (epoch 1) at 1"} {
+		if !strings.Contains(div.Description, want) {
+			t.Errorf("description %q lacks %q", div.Description, want)
+		}
+	}
+	// Under KIP-101 A truncates m2 and fetches m3: the logs match.
+	f.Partitions[0].Replicas[0] = replica(0, Follower, 1, 2, "m1", "m3@1")
+	mustResult(t, Divergence(f), ResultOK)
+}
+
+// TestDivergenceOnlyBelowBothHWs: entries above either HW may differ (an
+// uncommitted suffix the follower will truncate).
+func TestDivergenceOnlyBelowBothHWs(t *testing.T) {
+	f := final1(1, 1, Facts{},
+		replica(0, Follower, 1, 1, "m1", "m2"),
+		replica(1, Leader, 1, 2, "m1", "m3@1"))
+	mustResult(t, Divergence(f), ResultOK)
+	// Same epochs, different values below both HWs.
+	f.Partitions[0].Replicas[0].HW = 2
+	mustResult(t, Divergence(f), ResultViolation)
+	// A dead replica is not compared.
+	f.Partitions[0].Replicas[0].Alive = false
+	mustResult(t, Divergence(f), ResultOK)
+}
+
+// TestDivergenceConvergence: once healed, every live replica must hold the
+// leader's log up to its LEO.
+func TestDivergenceConvergence(t *testing.T) {
+	f := final1(0, 0, Facts{Healed: false},
+		replica(0, Leader, 0, 2, "m1", "m2", "m3"),
+		replica(1, Follower, 0, 2, "m1", "m2"),
+		replica(2, Follower, 0, 2, "m1", "m2", "m3"))
+	v := Divergence(f)
+	mustResult(t, v, ResultOK)
+	f.Facts.Healed = true
+	v = Divergence(f)
+	a := onlyAnomaly(t, v)
+	if a.Kind != "not-converged" || a.Offsets[0] != 2 || a.Replicas[1] != 1 || !strings.Contains(a.Description, "b1 has nothing at 2") {
+		t.Fatalf("anomaly = %s", a)
+	}
+	// A follower with an extra entry past the leader's LEO has not converged either.
+	f.Partitions[0].Replicas[1] = replica(1, Follower, 0, 2, "m1", "m2", "m3", "m4")
+	if a := onlyAnomaly(t, Divergence(f)); a.Offsets[0] != 3 {
+		t.Fatalf("anomaly = %s", a)
+	}
+}

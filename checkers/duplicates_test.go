@@ -1,0 +1,72 @@
+package checkers
+
+import "testing"
+
+func TestDuplicates(t *testing.T) {
+	h := History{
+		Ops: []Op{
+			send(0, "p1", "m1", -1, 0, 1*ms, OK, 0),
+			send(1, "p1", "m2", -1, 0, 5*ms, OK, 1),
+			poll(2, "c1", 6*ms, 7*ms, 0, Record{0, "m1"}, Record{1, "m2"}),
+		},
+		Producers: []Producer{{Process: "p1", MaxInFlight: 5, Retries: 3}},
+	}
+	clean := final1(0, 0, Facts{}, replica(0, Leader, 0, 2, "m1", "m2"))
+	mustResult(t, Duplicates(h, clean), ResultOK)
+
+	// A retry wrote m2 twice.
+	dup := final1(0, 0, Facts{}, replica(0, Leader, 0, 3, "m1", "m2", "m2"))
+	a := onlyAnomaly(t, Duplicates(h, dup))
+	if a.Kind != "duplicate" || a.Value != "m2" || len(a.Offsets) != 2 || a.Offsets[1] != 2 || !a.Permitted {
+		t.Fatalf("anomaly = %s", a)
+	}
+	// With idempotence any duplicate breaks the contract.
+	h.Producers[0].Idempotent = true
+	if a := onlyAnomaly(t, Duplicates(h, dup)); a.Permitted {
+		t.Fatalf("idempotent duplicate permitted: %s", a)
+	}
+	// A duplicate seen only by polls counts too, and an undeclared producer is strict.
+	h.Producers = nil
+	h.Ops = append(h.Ops, poll(3, "c2", 8*ms, 9*ms, 5, Record{5, "m1"}))
+	if a := onlyAnomaly(t, Duplicates(h, clean)); a.Value != "m1" || a.Permitted || a.Offsets[1] != 5 {
+		t.Fatalf("anomaly = %s", a)
+	}
+}
+
+func TestOrdering(t *testing.T) {
+	h := History{
+		Ops: []Op{
+			send(0, "p1", "m1", -1, 0, 9*ms, OK, 2), // retried, landed after m2
+			send(1, "p1", "m2", -1, 1*ms, 3*ms, OK, 1),
+			send(2, "p1", "m3", -1, 2*ms, 4*ms, OK, 3),
+			send(3, "p2", "n1", -1, 0, 1*ms, OK, 0),
+		},
+		Producers: []Producer{{Process: "p1", MaxInFlight: 5, Retries: 3}, {Process: "p2", MaxInFlight: 1, Retries: 3}},
+	}
+	v := Ordering(h)
+	a := onlyAnomaly(t, v)
+	if a.Kind != "reordered" || a.Value != "m2" || !a.Permitted || a.Offsets[0] != 2 || a.Offsets[1] != 1 {
+		t.Fatalf("anomaly = %s", a)
+	}
+	if v.ContractBroken() {
+		t.Fatal("permitted reordering counted as a break")
+	}
+	for _, p := range []Producer{
+		{Process: "p1", MaxInFlight: 1, Retries: 3},
+		{Process: "p1", MaxInFlight: 5, Retries: 3, Idempotent: true},
+		{Process: "p1", MaxInFlight: 5, Retries: 0},
+	} {
+		h.Producers[0] = p
+		if a := onlyAnomaly(t, Ordering(h)); a.Permitted {
+			t.Fatalf("reordering permitted for %+v: %s", p, a)
+		}
+	}
+	// In order: nothing to report.
+	h.Ops[0].Offset = 0
+	mustResult(t, Ordering(h), ResultOK)
+	// Two sends acknowledged at one offset.
+	h.Ops[2].Offset = 1
+	if a := onlyAnomaly(t, Ordering(h)); a.Kind != "same-offset" || a.Permitted {
+		t.Fatalf("anomaly = %s", a)
+	}
+}

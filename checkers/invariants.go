@@ -1,0 +1,199 @@
+// invariants.go: the invariants checker, a Monitor fed a snapshot of every
+// partition's replicas after each event of the run.
+//
+// What it checks, per partition, with "the leader" the live replica that
+// claims leadership at the highest leader epoch, and "its followers" the
+// live followers at the same epoch that are in the leader's ISR:
+//   - hw-above-leo: HW <= LEO on every live replica.
+//   - leader-hw-above-follower-leo: leader HW <= follower LEO for each of its
+//     followers (the data below the HW is on the whole ISR: TLA+ StrongIsr;
+//     KIP-101 scenario 1 breaks it when the restarted follower truncates).
+//   - follower-hw-above-leader-hw and follower-leo-above-leader-leo:
+//     follower HW <= leader HW and follower LEO <= leader LEO, for followers
+//     that have settled in the epoch (see below).
+//   - leader-hw-decreased: a leader's HW never decreases within its epoch.
+//   - epoch-decreased: a replica's leader epoch never decreases while it
+//     stays alive (a restart starts it over; -1, unknown, is ignored).
+//   - two-leaders-in-epoch: at most one broker is ever leader of a partition
+//     in a given epoch.
+//
+// Settling: right after an epoch change a follower may still hold the old
+// epoch's uncommitted suffix (it truncates after OffsetsForLeaderEpoch) and a
+// new leader's HW may lag the true HW (reference §4.1); both are normal
+// Kafka. A follower is settled in an epoch once it has been seen with
+// HW <= leader HW and LEO <= leader LEO in that epoch; only settled
+// followers are held to those two bounds.
+//
+// Evidence is the step and virtual time at which a break started; a break
+// that persists is reported once, and again only after it cleared. Breaks
+// involving a replica with UncleanRestart are Permitted (power loss drops
+// unflushed data; Kafka relies on replication, not fsync).
+//
+// What it simplifies: it sees only the replicas' own state, not the
+// controller's ISR, and keeps O(partitions x replicas + epochs) memory.
+
+package checkers
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// PartitionSnapshot is one partition's replicas after an event.
+type PartitionSnapshot struct {
+	Topic     string
+	Partition int32
+	Replicas  []ReplicaState
+}
+
+// Monitor checks replication invariants on a stream of snapshots; it keeps
+// only what the checks need, not the snapshots. The zero Monitor is not
+// ready: use NewMonitor.
+type Monitor struct {
+	parts     map[tp]*partitionWatch
+	anomalies []Anomaly
+	omitted   int
+	steps     uint64 // snapshots observed
+	last      uint64
+}
+
+type partitionWatch struct {
+	epoch    map[int32]int32     // broker -> last leader epoch seen (alive)
+	leaderOf map[int32]int32     // epoch -> broker seen leading it
+	hw       map[leaderKey]int64 // leader's HW within its epoch
+	settled  map[int32]int32     // broker -> epoch it settled in as a follower
+	active   map[breakKey]bool   // breaks currently ongoing
+}
+
+type leaderKey struct{ broker, epoch int32 }
+
+type breakKey struct {
+	kind          string
+	broker, other int32
+	epoch         int32
+	value         int64
+}
+
+// NewMonitor returns a Monitor that has observed nothing.
+func NewMonitor() *Monitor { return &Monitor{parts: make(map[tp]*partitionWatch)} }
+
+// Observe checks the snapshots taken after trace step step at virtual time t.
+// Call it after every event, in order; snaps may hold any subset of the
+// partitions (a partition not in snaps is unchanged).
+func (m *Monitor) Observe(step uint64, t sim.Time, snaps []PartitionSnapshot) {
+	m.steps++
+	m.last = step
+	for _, s := range snaps {
+		k := tp{s.Topic, s.Partition}
+		w := m.parts[k]
+		if w == nil {
+			w = &partitionWatch{epoch: map[int32]int32{}, leaderOf: map[int32]int32{},
+				hw: map[leaderKey]int64{}, settled: map[int32]int32{}, active: map[breakKey]bool{}}
+			m.parts[k] = w
+		}
+		m.observe(k, w, step, t, s)
+	}
+}
+
+func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s PartitionSnapshot) {
+	reps := append([]ReplicaState(nil), s.Replicas...)
+	sort.SliceStable(reps, func(i, j int) bool { return reps[i].Broker < reps[j].Broker })
+	now := make(map[breakKey]bool)
+	report := func(bk breakKey, permitted bool, brokers []int32, desc string) {
+		now[bk] = true
+		if w.active[bk] {
+			return
+		}
+		m.add(Anomaly{Kind: bk.kind, Topic: k.topic, Partition: k.partition, Replicas: brokers,
+			Steps: []uint64{step}, Times: []sim.Time{t}, Permitted: permitted, Description: desc})
+	}
+	var leader *ReplicaState
+	for i := range reps {
+		r := &reps[i]
+		if !r.Alive {
+			delete(w.epoch, r.Broker)
+			delete(w.settled, r.Broker)
+			continue
+		}
+		if r.HW > r.LEO {
+			report(breakKey{kind: "hw-above-leo", broker: r.Broker}, r.UncleanRestart, []int32{r.Broker}, r.String())
+		}
+		if r.LeaderEpoch >= 0 {
+			if last, ok := w.epoch[r.Broker]; ok && r.LeaderEpoch < last {
+				report(breakKey{kind: "epoch-decreased", broker: r.Broker, epoch: r.LeaderEpoch}, r.UncleanRestart, []int32{r.Broker},
+					"b"+strconv.Itoa(int(r.Broker))+" went from epoch "+strconv.Itoa(int(last))+" to "+strconv.Itoa(int(r.LeaderEpoch)))
+			}
+			w.epoch[r.Broker] = r.LeaderEpoch
+		}
+		if r.Role != Leader || r.LeaderEpoch < 0 {
+			continue
+		}
+		if other, ok := w.leaderOf[r.LeaderEpoch]; ok && other != r.Broker {
+			report(breakKey{kind: "two-leaders-in-epoch", broker: other, other: r.Broker, epoch: r.LeaderEpoch}, false, []int32{other, r.Broker},
+				"b"+strconv.Itoa(int(other))+" and b"+strconv.Itoa(int(r.Broker))+" both led epoch "+strconv.Itoa(int(r.LeaderEpoch)))
+		} else if !ok {
+			w.leaderOf[r.LeaderEpoch] = r.Broker
+		}
+		lk := leaderKey{r.Broker, r.LeaderEpoch}
+		if prev, ok := w.hw[lk]; ok && r.HW < prev {
+			report(breakKey{kind: "leader-hw-decreased", broker: r.Broker, epoch: r.LeaderEpoch, value: r.HW}, r.UncleanRestart, []int32{r.Broker},
+				"leader b"+strconv.Itoa(int(r.Broker))+" HW went from "+strconv.FormatInt(prev, 10)+" to "+strconv.FormatInt(r.HW, 10)+" in epoch "+strconv.Itoa(int(r.LeaderEpoch)))
+		}
+		if prev, ok := w.hw[lk]; !ok || r.HW > prev {
+			w.hw[lk] = r.HW
+		}
+		if leader == nil || r.LeaderEpoch > leader.LeaderEpoch {
+			leader = r
+		}
+	}
+	if leader != nil {
+		for i := range reps {
+			f := &reps[i]
+			if !f.Alive || f.Role != Follower || f.LeaderEpoch != leader.LeaderEpoch || f.Broker == leader.Broker || !containsBroker(leader.ISR, f.Broker) {
+				continue
+			}
+			permitted := f.UncleanRestart || leader.UncleanRestart
+			pair := []int32{leader.Broker, f.Broker}
+			state := leader.String() + "; " + f.String()
+			if leader.HW > f.LEO {
+				report(breakKey{kind: "leader-hw-above-follower-leo", broker: leader.Broker, other: f.Broker, epoch: leader.LeaderEpoch}, permitted, pair, state)
+			}
+			if f.HW <= leader.HW && f.LEO <= leader.LEO {
+				w.settled[f.Broker] = leader.LeaderEpoch
+			}
+			if e, ok := w.settled[f.Broker]; !ok || e != leader.LeaderEpoch {
+				continue
+			}
+			if f.HW > leader.HW {
+				report(breakKey{kind: "follower-hw-above-leader-hw", broker: leader.Broker, other: f.Broker, epoch: leader.LeaderEpoch}, permitted, pair, state)
+			}
+			if f.LEO > leader.LEO {
+				report(breakKey{kind: "follower-leo-above-leader-leo", broker: leader.Broker, other: f.Broker, epoch: leader.LeaderEpoch}, permitted, pair, state)
+			}
+		}
+	}
+	w.active = now
+}
+
+func (m *Monitor) add(a Anomaly) {
+	if len(m.anomalies) >= MaxAnomalies {
+		m.omitted++
+		return
+	}
+	m.anomalies = append(m.anomalies, a)
+}
+
+// Verdict returns the invariants verdict over everything observed so far:
+// Unknown if nothing was observed, Violation if any invariant broke.
+// Anomalies are in the order they were found (step order).
+func (m *Monitor) Verdict() Verdict {
+	v := verdict(NameInvariants, append([]Anomaly(nil), m.anomalies...), m.steps == 0,
+		strconv.FormatUint(m.steps, 10)+" snapshots observed over "+strconv.Itoa(len(m.parts))+" partitions")
+	v.Omitted += m.omitted
+	if m.omitted > 0 && v.Result == ResultOK {
+		v.Result = ResultViolation
+	}
+	return v
+}

@@ -1,0 +1,314 @@
+// linearizability.go: the linearizability checker (porcupine over the
+// partition-log model of package model).
+//
+// What it checks: that each partition's operations (sends, polls, HW reads)
+// could have taken effect one at a time, each between its invocation and its
+// completion, on a single committed log (model.Step says what is legal).
+//
+// How a history becomes porcupine operations:
+//   - Send ok with acks=-1: append acknowledged at Offset, completing at
+//     Complete (Kafka acknowledges acks=all once the HW passes the record).
+//   - Send ok with acks=1 or 0: append at Offset with an infinite completion
+//     time: the acknowledgement comes before the record is committed.
+//   - Send info (or pending): if its value was seen by a poll, at exactly one
+//     offset, it is resolved to an append at that offset; otherwise it is an
+//     append with an unknown outcome. Both get an infinite completion time
+//     (it may take effect any time after its invocation, or never).
+//     An unresolved one can only matter by filling a gap: an offset below
+//     the highest offset any operation names (or implies, by an HW read) that
+//     no acked, resolved or read value names. At a named offset it would
+//     contradict the operation naming it; past them all it constrains
+//     nothing. So unresolved sends are dropped when there is no gap, and
+//     otherwise marked model.Output.Unobserved with the gaps, which keeps
+//     porcupine from trying each at every offset (the search would be
+//     exponential in their number).
+//   - Send fail: dropped (certainly not applied).
+//   - Poll ok: a read of its records. Poll info with records: a read with an
+//     infinite completion time (Jepsen: pollers always emit safe data).
+//     Polls that saw nothing are dropped: an empty read is always legal.
+//   - ReadHW ok: an HW read. Anything else is dropped.
+//
+// What it simplifies: partitions are checked one after the other, each with
+// what is left of the wall-time budget; past it the verdict is Unknown, never
+// OK. The budget is the only wall-clock input of the checkers, so only an
+// Unknown verdict can differ between two runs of one seed.
+
+package checkers
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/kafkasim/kafkasim/model"
+)
+
+// DefaultBudget is porcupine's wall-time budget when none is given.
+const DefaultBudget = 10 * time.Second
+
+// never is the completion time of operations that may take effect at any
+// time after their invocation.
+const never = math.MaxInt64
+
+// Linearizability checks h against the partition-log model with porcupine,
+// within budget of wall time (0 means DefaultBudget).
+func Linearizability(h History, budget time.Duration) Verdict {
+	if budget <= 0 {
+		budget = DefaultBudget
+	}
+	parts, keys, notes := porcupineHistory(h)
+	m := model.Model()
+	single := m
+	single.Partition = nil
+	ev := &PorcupineEvidence{Model: m}
+	var anomalies []Anomaly
+	unknown := false
+	start := time.Now()
+	for i, ops := range parts {
+		left := budget - time.Since(start)
+		if left <= 0 {
+			unknown = true
+			ev.Partitions = append(ev.Partitions, PartitionEvidence{Topic: keys[i].Topic, Partition: keys[i].Partition, Result: ResultUnknown, Ops: len(ops)})
+			notes = append(notes, keys[i].String()+": not checked, budget spent")
+			continue
+		}
+		res, info := porcupine.CheckOperationsVerbose(single, ops, left)
+		pe := PartitionEvidence{Topic: keys[i].Topic, Partition: keys[i].Partition, Ops: len(ops), Info: info}
+		switch res {
+		case porcupine.Ok:
+			pe.Result = ResultOK
+		case porcupine.Illegal:
+			pe.Result = ResultViolation
+			anomalies = append(anomalies, explainIllegal(keys[i], ops, info))
+		default:
+			pe.Result = ResultUnknown
+			unknown = true
+			notes = append(notes, keys[i].String()+": porcupine ran out of its "+budget.String()+" budget")
+		}
+		ev.Partitions = append(ev.Partitions, pe)
+	}
+	ev.Elapsed = time.Since(start)
+	v := verdict(NameLinearizability, anomalies, unknown, notes...)
+	v.Porcupine = ev
+	return v
+}
+
+// porcupineHistory turns h into one porcupine history per partition, in
+// topic-partition order, with notes on what was dropped.
+func porcupineHistory(h History) ([][]porcupine.Operation, []model.Key, []string) {
+	clients := clientIDs(h)
+	// seen maps a value to the offsets polls saw it at, per partition.
+	seen := make(map[tp]map[string][]int64)
+	for _, op := range h.Ops {
+		if op.Kind != Poll || (op.Outcome != OK && op.Outcome != Info) {
+			continue
+		}
+		k := tp{op.Topic, op.Partition}
+		if seen[k] == nil {
+			seen[k] = make(map[string][]int64)
+		}
+		for _, r := range op.Records {
+			if !containsOffset(seen[k][r.Value], r.Offset) {
+				seen[k][r.Value] = append(seen[k][r.Value], r.Offset)
+			}
+		}
+	}
+	type pending struct {
+		op  porcupine.Operation
+		key tp
+	}
+	var ops []porcupine.Operation
+	var unresolved []pending
+	named := make(map[tp]map[int64]bool) // offsets named by a value
+	need := make(map[tp]int64)           // one past the highest offset named or implied
+	mark := func(k tp, off int64) {
+		if named[k] == nil {
+			named[k] = make(map[int64]bool)
+		}
+		named[k][off] = true
+		if off+1 > need[k] {
+			need[k] = off + 1
+		}
+	}
+	for _, op := range h.Ops {
+		k := tp{op.Topic, op.Partition}
+		key := model.Key{Topic: op.Topic, Partition: op.Partition}
+		pop := porcupine.Operation{ClientId: clients[op.Process], Call: int64(op.Invoke), Return: int64(op.Complete), Metadata: op.Index}
+		switch op.Kind {
+		case Send:
+			pop.Input = model.Input{Key: key, Kind: model.Append, Value: op.Value}
+			switch op.Outcome {
+			case OK:
+				pop.Output = model.Output{Offset: op.Offset}
+				if op.Acks != -1 {
+					pop.Return = never
+				}
+				mark(k, op.Offset)
+			case Info, Pending:
+				pop.Return = never
+				if offs := seen[k][op.Value]; len(offs) == 1 {
+					pop.Output = model.Output{Offset: offs[0]}
+				} else {
+					pop.Output = model.Output{Unknown: true}
+					unresolved = append(unresolved, pending{pop, k})
+					continue
+				}
+			default:
+				continue
+			}
+		case Poll:
+			// An empty read is always legal: it constrains nothing.
+			if len(op.Records) == 0 || (op.Outcome != OK && op.Outcome != Info) {
+				continue
+			}
+			if op.Outcome != OK {
+				pop.Return = never
+			}
+			recs := make([]model.Record, len(op.Records))
+			for i, r := range op.Records {
+				recs[i] = model.Record{Offset: r.Offset, Value: r.Value}
+				mark(k, r.Offset)
+			}
+			pop.Input = model.Input{Key: key, Kind: model.Read, Offset: op.FetchOffset}
+			pop.Output = model.Output{Records: recs}
+		case ReadHW:
+			if op.Outcome != OK {
+				continue
+			}
+			pop.Input = model.Input{Key: key, Kind: model.HighWatermark}
+			pop.Output = model.Output{HighWatermark: op.HighWatermark}
+			if op.HighWatermark > need[k] {
+				need[k] = op.HighWatermark
+			}
+		default:
+			continue
+		}
+		if pop.Return < pop.Call {
+			pop.Return = pop.Call
+		}
+		ops = append(ops, pop)
+	}
+	var notes []string
+	dropped := make(map[tp]int)
+	gaps := make(map[tp][]int64)
+	for k, n := range need {
+		for off := int64(0); off < n; off++ {
+			if !named[k][off] {
+				gaps[k] = append(gaps[k], off)
+			}
+		}
+	}
+	for _, u := range unresolved {
+		if g := gaps[u.key]; len(g) > 0 {
+			u.op.Output = model.Output{Unknown: true, Unobserved: true, Gaps: g, Tail: need[u.key]}
+			ops = append(ops, u.op)
+		} else {
+			dropped[u.key]++
+		}
+	}
+	for _, k := range sortedTPs(dropped) {
+		notes = append(notes, k.String()+": "+strconv.Itoa(dropped[k])+" unobserved sends of unknown outcome cannot fill a gap and were left out")
+	}
+	// Keep each partition in history order (porcupine sorts by time itself).
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Metadata.(int) < ops[j].Metadata.(int) })
+	return model.Partition(ops), model.PartitionKeys(ops), notes
+}
+
+// clientIDs numbers the processes of h from 0, in name order.
+func clientIDs(h History) map[string]int {
+	var names []string
+	ids := make(map[string]int)
+	for _, op := range h.Ops {
+		if _, ok := ids[op.Process]; !ok {
+			ids[op.Process] = 0
+			names = append(names, op.Process)
+		}
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		ids[n] = i
+	}
+	return ids
+}
+
+func containsOffset(offs []int64, o int64) bool {
+	for _, x := range offs {
+		if x == o {
+			return true
+		}
+	}
+	return false
+}
+
+// explainIllegal turns porcupine's partial linearizations of a
+// non-linearizable partition into an anomaly: the longest linearizable
+// prefix (the smallest one in id order among the longest, so the evidence
+// is deterministic), the state it reaches, and the operations that could not
+// follow it, earliest completion first.
+func explainIllegal(k model.Key, ops []porcupine.Operation, info porcupine.LinearizationInfo) Anomaly {
+	var best []int
+	if parts := info.PartialLinearizations(); len(parts) > 0 {
+		for _, p := range parts[0] {
+			if len(p) > len(best) || (len(p) == len(best) && lessInts(p, best)) {
+				best = p
+			}
+		}
+	}
+	state := model.Log{}
+	in := make([]bool, len(ops))
+	for _, id := range best {
+		in[id] = true
+		_, state = model.Step(state, ops[id].Input.(model.Input), ops[id].Output.(model.Output))
+	}
+	var rest []int
+	for id := range ops {
+		if !in[id] {
+			rest = append(rest, id)
+		}
+	}
+	sort.SliceStable(rest, func(i, j int) bool {
+		a, b := ops[rest[i]], ops[rest[j]]
+		if a.Return != b.Return {
+			return a.Return < b.Return
+		}
+		return a.Metadata.(int) < b.Metadata.(int)
+	})
+	a := Anomaly{Kind: "nonlinearizable", Topic: k.Topic, Partition: k.Partition}
+	var stuck []string
+	for i, id := range rest {
+		if i == 3 {
+			stuck = append(stuck, "…")
+			break
+		}
+		op := ops[id]
+		in, out := op.Input.(model.Input), op.Output.(model.Output)
+		stuck = append(stuck, model.DescribeOperation(in, out)+" (#"+strconv.Itoa(op.Metadata.(int))+")")
+		a.Ops = append(a.Ops, op.Metadata.(int))
+		if in.Kind == model.Append && a.Value == "" {
+			a.Value = in.Value
+			if !out.Unknown {
+				a.Offsets = append(a.Offsets, out.Offset)
+			}
+		}
+	}
+	a.Description = strconv.Itoa(len(best)) + " of " + strconv.Itoa(len(ops)) +
+		" operations linearize, reaching log " + state.String() +
+		"; none of the others can come next: " + strings.Join(stuck, ", ")
+	return a
+}
+
+func lessInts(a, b []int) bool {
+	for i := range a {
+		if i >= len(b) {
+			return false
+		}
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return len(a) < len(b)
+}
