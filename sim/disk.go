@@ -475,9 +475,19 @@ func (d *Disk) commitNS(k int) {
 // a chosen prefix of the later changes, and each surviving file keeps its
 // synced content plus a chosen prefix of its later writes, the first one
 // not kept possibly torn. Decisions are drawn in file-name order.
-func (d *Disk) PowerLoss() {
+func (d *Disk) PowerLoss() { d.powerLoss(false) }
+
+// powerLoss applies a power loss; with loseAll every unsynced write is lost
+// without asking the chooser.
+func (d *Disk) powerLoss(loseAll bool) {
+	keep := func(n int) int {
+		if loseAll {
+			return 0
+		}
+		return d.ch.Choose(KindCrashKeep, n+1)
+	}
 	if n := len(d.pendingNS); n > 0 {
-		d.commitNS(d.ch.Choose(KindCrashKeep, n+1))
+		d.commitNS(keep(n))
 	}
 	d.pendingNS = d.pendingNS[:0]
 	names := make([]string, 0, len(d.durableNS))
@@ -491,11 +501,11 @@ func (d *Disk) PowerLoss() {
 		ino := d.durableNS[name]
 		d.files[name] = ino
 		if n := len(ino.pending); n > 0 {
-			k := d.ch.Choose(KindCrashKeep, n+1)
+			k := keep(n)
 			for _, w := range ino.pending[:k] {
 				ino.durable = apply(ino.durable, w)
 			}
-			if k < n && d.cfg.TearProbability > 0 {
+			if k < n && d.cfg.TearProbability > 0 && !loseAll {
 				if w := ino.pending[k]; len(w.b) > 1 && d.ch.Chance(KindTear, d.cfg.TearProbability) {
 					cut := 1 + d.ch.Choose(KindTear, len(w.b)-1)
 					ino.durable = apply(ino.durable, write{off: w.off, b: w.b[:cut]})

@@ -26,6 +26,10 @@ type Start struct{ Node NodeID }
 type Crash struct {
 	Node         NodeID
 	LoseUnsynced bool
+	// LoseAll makes a power loss drop every unsynced write, rather than the
+	// prefix the chooser picks (a script that replays a published trace
+	// needs the worst case).
+	LoseAll bool
 }
 
 // Restart starts a fresh instance of a crashed node, which recovers from its disk.
@@ -108,7 +112,7 @@ func (f Crash) Apply(w *World) error {
 	n.disk.down = true
 	n.disk.busy = 0
 	if f.LoseUnsynced {
-		n.disk.PowerLoss()
+		n.disk.powerLoss(f.LoseAll)
 	}
 	w.trace.add(w.events, w.now, n.id, n.name, "crash", []Field{S("lose-unsynced", fmt.Sprint(f.LoseUnsynced))})
 	return nil

@@ -455,3 +455,16 @@ func (w *World) Act(id NodeID, fn func(ctx *Context)) error {
 	w.current = prev
 	return nil
 }
+
+// NextEventTime returns when the next event is due, and false if none is
+// queued. A runner that observes the world after every event uses it to
+// stop at a time limit without running past it.
+func (w *World) NextEventTime() (Time, bool) {
+	if len(w.ready) > 0 {
+		return w.now, true
+	}
+	if len(w.queue) == 0 {
+		return 0, false
+	}
+	return w.queue[0].at, true
+}

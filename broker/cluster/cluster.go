@@ -34,6 +34,11 @@ type Spec struct {
 	Topics  []Topic
 	Config  config.Config
 	Disk    sim.DiskConfig
+	// ManualController builds the brokers without ZooKeeper and without a
+	// controller: whoever drives the world sends LeaderAndIsr and
+	// UpdateMetadata itself, as the TLA+ models and the KIP traces take the
+	// controller's decisions as given steps.
+	ManualController bool
 }
 
 // Cluster is a built cluster's nodes.
@@ -43,6 +48,8 @@ type Cluster struct {
 	Admin   sim.NodeID
 	Brokers []sim.NodeID
 	Spec    Spec
+	// Assignments are each topic's replica lists, preferred leader first.
+	Assignments map[string][][]int32
 }
 
 // ZKName is the node name of the ZooKeeper server.
@@ -143,8 +150,11 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 	c := &Cluster{World: w, Spec: spec}
 	zkServer := zk.ServerConfig{}
 	var err error
-	if c.ZK, err = w.AddNode(ZKName, func() sim.Node { return zk.NewServer(zkServer) }, sim.NodeOptions{}); err != nil {
-		return nil, err
+	c.ZK = -1
+	if !spec.ManualController {
+		if c.ZK, err = w.AddNode(ZKName, func() sim.Node { return zk.NewServer(zkServer) }, sim.NodeOptions{}); err != nil {
+			return nil, err
+		}
 	}
 	var brokers []controller.Broker
 	for i := 0; i < spec.Brokers; i++ {
@@ -156,6 +166,9 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 		sc, err := ServerConfig(spec.Config, int32(i), rack)
 		if err != nil {
 			return nil, err
+		}
+		if spec.ManualController {
+			sc.ZooKeeper = ""
 		}
 		f, err := server.New(sc)
 		if err != nil {
@@ -171,10 +184,23 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.Admin, err = w.AddNode("admin", func() sim.Node { return &admin{topics: topics, session: spec.Config.Broker.ZookeeperSessionTimeout} }, sim.NodeOptions{}); err != nil {
-		return nil, err
+	c.Assignments = map[string][][]int32{}
+	for _, t := range topics {
+		a := make([][]int32, len(t.assignment))
+		for p, rs := range t.assignment {
+			a[p] = rs
+		}
+		c.Assignments[t.name] = a
 	}
-	for _, id := range append(append([]sim.NodeID{c.ZK}, c.Brokers...), c.Admin) {
+	start := c.Brokers
+	c.Admin = -1
+	if !spec.ManualController {
+		if c.Admin, err = w.AddNode("admin", func() sim.Node { return &admin{topics: topics, session: spec.Config.Broker.ZookeeperSessionTimeout} }, sim.NodeOptions{}); err != nil {
+			return nil, err
+		}
+		start = append(append([]sim.NodeID{c.ZK}, c.Brokers...), c.Admin)
+	}
+	for _, id := range start {
 		if err := w.Inject(sim.Start{Node: id}); err != nil {
 			return nil, err
 		}

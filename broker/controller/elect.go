@@ -128,7 +128,7 @@ func (c *Controller) writeDecisions(ds []decision, then func()) {
 					c.log("partition-state", sim.S("partition", d.tp.Topic+"-"+itoa(d.tp.Partition)), sim.S("why", d.why),
 						sim.I("leader", int64(d.state.Leader)), sim.I("leader-epoch", int64(d.state.LeaderEpoch)), sim.S("isr", ids(d.state.ISR)))
 					if d.unclean {
-						c.log("unclean-election", sim.S("partition", d.tp.Topic+"-"+itoa(d.tp.Partition)), sim.I("leader", int64(d.state.Leader)))
+						c.log("unclean-election", sim.S("partition", d.tp.Topic+"-"+itoa(d.tp.Partition)), sim.I("leader", int64(d.state.Leader)), sim.I("leader-epoch", int64(d.state.LeaderEpoch)))
 					}
 					next()
 				case len(r.Results) > 0 && r.Results[0].Code != zk.Ok:

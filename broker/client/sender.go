@@ -1,0 +1,374 @@
+package client
+
+// This file is the sender (Sender.java): it drains ready batches into
+// Produce (api key 0) v7 requests, one request per leader with at most one
+// batch per partition, limited to max.in.flight.requests.per.connection
+// unanswered requests per broker; it completes, retries or fails batches
+// from the answers. Retriable errors (NOT_LEADER_OR_FOLLOWER,
+// LEADER_NOT_AVAILABLE, NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+// REQUEST_TIMED_OUT, UNKNOWN_TOPIC_OR_PARTITION, lost answers...) requeue the
+// batch at the front of its partition after retry.backoff.ms while retries
+// and delivery.timeout.ms allow. As in Kafka: without idempotence a retry
+// after an unknown outcome may write the batch twice, and with more than
+// one request in flight a retried batch may land after a later one.
+// A request unanswered after request.timeout.ms closes the connection
+// (NetworkClient.handleTimedOutRequests): every request in flight to that
+// broker fails, outcome unknown, and metadata is refreshed. With acks=0 a
+// batch completes when sent, with offset -1.
+// Simplified vs Kafka: no connection setup, reconnect.backoff or
+// max.request.size; the produce request's timeout is request.timeout.ms, as
+// Kafka's sender sets it.
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+type requestKind uint8
+
+const (
+	reqProduce requestKind = iota
+	reqMetadata
+	reqInitProducerID
+)
+
+// request is one request in flight.
+type request struct {
+	kind     requestKind
+	corr     int32
+	broker   int32
+	node     sim.NodeID
+	deadline sim.Time
+	batches  []*batch // produce
+}
+
+// nodeName is a broker's node name in the simulation.
+func nodeName(broker int32) string { return "b" + strconv.Itoa(int(broker)) }
+
+// call sends body to broker and, unless it expects no answer, records r
+// as in flight with a request.timeout.ms deadline.
+func (p *Producer) call(ctx *sim.Context, broker int32, body kmsg.Request, r *request) {
+	p.corr++
+	r.corr, r.broker, r.deadline = p.corr, broker, ctx.Now().Add(p.cfg.RequestTimeout)
+	node, ok := ctx.Lookup(nodeName(broker))
+	r.node = node
+	if ok {
+		ctx.Send(node, p.enc.Request(r.corr, body))
+	} else {
+		r.node = -1 // unknown broker: the request times out, like one to a dead host
+	}
+	if r.kind == reqProduce && p.cfg.Acks == config.AcksNone {
+		return
+	}
+	p.requests[r.corr] = r
+}
+
+// inflightTo counts the produce requests in flight to broker.
+func (p *Producer) inflightTo(broker int32) int {
+	n := 0
+	for _, r := range p.requests {
+		if r.kind == reqProduce && r.broker == broker {
+			n++
+		}
+	}
+	return n
+}
+
+// drain sends one Produce request per leader holding ready batches.
+func (p *Producer) drain(ctx *sim.Context) {
+	now := ctx.Now()
+	byLeader := map[int32][]*partitionState{}
+	var leaders []int32
+	for _, tp := range p.tps {
+		ps := p.parts[tp]
+		if len(ps.queue) == 0 {
+			continue
+		}
+		leader := p.meta.leader(tp.Topic, tp.Partition)
+		if leader < 0 {
+			p.meta.needUpdate = true // unknownLeaderTopics
+			continue
+		}
+		if at, ok := p.readyAt(ps); !ok || at > now {
+			continue
+		}
+		if _, seen := byLeader[leader]; !seen {
+			leaders = append(leaders, leader)
+		}
+		byLeader[leader] = append(byLeader[leader], ps)
+	}
+	slices.Sort(leaders)
+	for _, leader := range leaders {
+		if p.inflightTo(leader) >= p.cfg.MaxInFlightRequestsPerConnection {
+			continue
+		}
+		var batches []*batch
+		for _, ps := range byLeader[leader] {
+			b := ps.queue[0]
+			ps.queue = ps.queue[1:]
+			b.closed = true
+			if p.cfg.EnableIdempotence && b.seq < 0 {
+				p.assignSequence(ps, b)
+			}
+			ps.inflight = append(ps.inflight, b)
+			batches = append(batches, b)
+		}
+		p.sendProduce(ctx, leader, batches)
+	}
+}
+
+// sendProduce sends batches (sorted by partition) to leader.
+func (p *Producer) sendProduce(ctx *sim.Context, leader int32, batches []*batch) {
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 7
+	req.Acks = int16(p.cfg.Acks)
+	req.TimeoutMillis = int32(p.cfg.RequestTimeout.Milliseconds())
+	for _, b := range batches {
+		b.attempts++
+		if n := len(req.Topics); n == 0 || req.Topics[n-1].Topic != b.tp.Topic {
+			req.Topics = append(req.Topics, kmsg.ProduceRequestTopic{Topic: b.tp.Topic})
+		}
+		t := &req.Topics[len(req.Topics)-1]
+		t.Partitions = append(t.Partitions, kmsg.ProduceRequestTopicPartition{Partition: b.tp.Partition, Records: p.encode(b)})
+	}
+	r := &request{kind: reqProduce, batches: batches}
+	p.call(ctx, leader, req, r)
+	for _, b := range batches {
+		ctx.Log("produce-send", sim.S("partition", tpName(b.tp)), sim.I("broker", int64(leader)), sim.I("batch", int64(b.id)),
+			sim.I("records", int64(len(b.recs))), sim.I("base-seq", int64(b.seq)), sim.I("attempt", int64(b.attempts)), sim.I("corr", int64(r.corr)))
+	}
+	if p.cfg.Acks == config.AcksNone {
+		// No answer will come: Kafka completes the batch once it is sent,
+		// with offset -1 (outcome unknown).
+		for _, b := range batches {
+			p.completeBatch(ctx, p.parts[b.tp], b, -1)
+		}
+	}
+}
+
+// encode renders b as a v2 record batch, with the idempotent producer's
+// id, epoch and base sequence. Each attempt gets its own copy, since the
+// broker may stamp the partition leader epoch into the bytes it receives.
+func (p *Producer) encode(b *batch) []byte {
+	recs := make([]storage.Record, len(b.recs))
+	for i, w := range b.recs {
+		recs[i] = storage.Record{Timestamp: w.ts, Key: w.rec.Key, Value: w.rec.Value, Headers: w.rec.Headers}
+	}
+	rb := storage.NewBatch(0, recs)
+	if b.seq >= 0 {
+		rb.ProducerID, rb.ProducerEpoch, rb.BaseSequence = p.idem.producerID, p.idem.epoch, b.seq
+	}
+	return rb.AppendTo(nil)
+}
+
+func tpName(tp storage.TopicPartition) string {
+	return tp.Topic + "-" + strconv.Itoa(int(tp.Partition))
+}
+
+// handleResponse dispatches an answer to its request's kind.
+func (p *Producer) handleResponse(ctx *sim.Context, r *request, body kmsg.Response) {
+	switch r.kind {
+	case reqMetadata:
+		if resp, ok := body.(*kmsg.MetadataResponse); ok {
+			p.handleMetadata(ctx, resp)
+		} else {
+			p.metadataFailed()
+		}
+	case reqInitProducerID:
+		resp, _ := body.(*kmsg.InitProducerIDResponse)
+		p.handleInitProducerID(ctx, resp)
+	case reqProduce:
+		resp, _ := body.(*kmsg.ProduceResponse)
+		for _, b := range r.batches {
+			code, base := int16(-1), int64(-1)
+			if resp != nil {
+				code, base = findPartition(resp, b.tp)
+			}
+			if code < 0 { // the partition is missing from the answer
+				p.batchError(ctx, b, kerr.NetworkException, true)
+				continue
+			}
+			p.batchAnswered(ctx, b, code, base)
+		}
+	}
+}
+
+// findPartition returns tp's error code and base offset in resp, or -1.
+func findPartition(resp *kmsg.ProduceResponse, tp storage.TopicPartition) (int16, int64) {
+	for _, t := range resp.Topics {
+		if t.Topic != tp.Topic {
+			continue
+		}
+		for _, rp := range t.Partitions {
+			if rp.Partition == tp.Partition {
+				return rp.ErrorCode, rp.BaseOffset
+			}
+		}
+	}
+	return -1, -1
+}
+
+// batchAnswered applies one partition's answer to b.
+func (p *Producer) batchAnswered(ctx *sim.Context, b *batch, code int16, base int64) {
+	ps := p.parts[b.tp]
+	if code == 0 || (p.cfg.EnableIdempotence && code == kerr.DuplicateSequenceNumber.Code) {
+		// DUPLICATE_SEQUENCE_NUMBER: the broker already has the batch.
+		p.completeBatch(ctx, ps, b, base)
+		return
+	}
+	err := kerr.TypedErrorForCode(code)
+	if err == nil {
+		err = &kerr.Error{Message: "UNKNOWN_ERROR_CODE_" + strconv.Itoa(int(code)), Code: code}
+	}
+	p.batchError(ctx, b, err, !definiteRefusal(err, p.cfg.Acks))
+}
+
+// batchError handles a failed attempt of b: retry it or fail it.
+func (p *Producer) batchError(ctx *sim.Context, b *batch, err error, unknown bool) {
+	ps := p.parts[b.tp]
+	b.unknown = b.unknown || unknown
+	b.lastErr = err
+	ke, _ := err.(*kerr.Error)
+	if ke == nil || invalidatesMetadata(ke) {
+		p.meta.needUpdate = true
+	}
+	if b.done {
+		p.removeInflight(ps, b)
+		return
+	}
+	retriable := ke == nil || ke.Retriable
+	if p.cfg.EnableIdempotence && ke != nil {
+		switch retry, fatal := p.idempotentError(ps, b, ke); {
+		case fatal:
+			p.failBatch(ctx, ps, b, err)
+			return
+		case retry:
+			retriable = true
+		}
+	}
+	if retriable && ps.failed == nil && b.retries < p.cfg.Retries && ctx.Now() < b.deadline {
+		p.removeInflight(ps, b)
+		b.retries++
+		b.retryAt = ctx.Now().Add(p.cfg.RetryBackoff)
+		p.requeue(ps, b)
+		ctx.Log("produce-retry", sim.S("partition", tpName(b.tp)), sim.I("batch", int64(b.id)), sim.S("error", err.Error()),
+			sim.I("retry", int64(b.retries)), sim.S("unknown", strconv.FormatBool(b.unknown)))
+		return
+	}
+	p.failBatch(ctx, ps, b, err)
+}
+
+// requeue puts a batch to retry at the front of its queue (reenqueue);
+// the idempotent producer keeps the queue's sequenced batches in
+// sequence order (insertInSequenceOrder).
+func (p *Producer) requeue(ps *partitionState, b *batch) {
+	i := 0
+	if p.cfg.EnableIdempotence {
+		for i < len(ps.queue) && ps.queue[i].seq >= 0 && seqBefore(ps.queue[i].seq, b.seq) {
+			i++
+		}
+	}
+	ps.queue = slices.Insert(ps.queue, i, b)
+}
+
+func (p *Producer) removeInflight(ps *partitionState, b *batch) {
+	ps.inflight = slices.DeleteFunc(ps.inflight, func(x *batch) bool { return x == b })
+}
+
+// completeBatch acknowledges b's records at base, base+1, ...
+func (p *Producer) completeBatch(ctx *sim.Context, ps *partitionState, b *batch, base int64) {
+	p.removeInflight(ps, b)
+	if p.cfg.EnableIdempotence && b.seq >= 0 {
+		p.sequenceAcked(ps, b)
+	}
+	if b.done {
+		return // expired already: its records were failed
+	}
+	b.done = true
+	ctx.Log("produce-ack", sim.S("partition", tpName(b.tp)), sim.I("batch", int64(b.id)), sim.I("base-offset", base),
+		sim.I("records", int64(len(b.recs))), sim.I("attempts", int64(b.attempts)))
+	for i, w := range b.recs {
+		off := int64(-1)
+		if base >= 0 {
+			off = base + int64(i)
+		}
+		p.completeRecord(ctx, w, b.tp.Partition, off, nil)
+	}
+}
+
+// failBatch fails b's records with err.
+func (p *Producer) failBatch(ctx *sim.Context, ps *partitionState, b *batch, err error) {
+	if b.done {
+		return
+	}
+	b.done = true
+	if slices.Contains(ps.inflight, b) {
+		if err == ErrDeliveryTimeout {
+			b.unknown = true // KIP-91 expires it in flight: its answer will not count
+		}
+		p.removeInflight(ps, b)
+	} else {
+		ps.queue = slices.DeleteFunc(ps.queue, func(x *batch) bool { return x == b })
+	}
+	definite := !b.unknown
+	ctx.Log("produce-fail", sim.S("partition", tpName(b.tp)), sim.I("batch", int64(b.id)), sim.S("error", err.Error()),
+		sim.S("definite", strconv.FormatBool(definite)), sim.I("attempts", int64(b.attempts)))
+	for _, w := range b.recs {
+		p.completeRecord(ctx, w, b.tp.Partition, -1, &SendError{Err: err, Definite: definite, Attempts: b.attempts})
+	}
+	if p.cfg.EnableIdempotence && b.seq >= 0 && ps.failed == nil {
+		p.failPartition(ctx, ps, err)
+	}
+}
+
+// expireRequests fails the requests past request.timeout.ms: each closes
+// its broker's connection, failing everything in flight on it.
+func (p *Producer) expireRequests(ctx *sim.Context) {
+	now := ctx.Now()
+	var brokers []int32
+	for _, r := range p.requests {
+		if r.deadline <= now && !slices.Contains(brokers, r.broker) {
+			brokers = append(brokers, r.broker)
+		}
+	}
+	slices.Sort(brokers)
+	for _, b := range brokers {
+		p.disconnect(ctx, b, now)
+	}
+}
+
+// disconnect fails every request in flight to broker, in the order sent.
+func (p *Producer) disconnect(ctx *sim.Context, broker int32, now sim.Time) {
+	var rs []*request
+	for _, r := range p.requests {
+		if r.broker == broker {
+			rs = append(rs, r)
+		}
+	}
+	slices.SortFunc(rs, func(a, b *request) int { return int(a.corr) - int(b.corr) })
+	ctx.Log("producer-disconnect", sim.I("broker", int64(broker)), sim.I("in-flight", int64(len(rs))))
+	p.meta.needUpdate = true
+	for _, r := range rs {
+		delete(p.requests, r.corr)
+		err := ErrDisconnected
+		if r.deadline <= now {
+			err = ErrRequestTimeout
+		}
+		switch r.kind {
+		case reqMetadata:
+			p.metadataFailed()
+		case reqInitProducerID:
+			p.initFailed(ctx, err)
+		case reqProduce:
+			for _, b := range r.batches {
+				p.batchError(ctx, b, err, true)
+			}
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package scenarios
+
+// This file is the scripted client: a node that performs one produce per
+// script step, the way a Kafka client does it at the protocol level — a
+// Metadata request to find the leader, then a Produce to it — and records
+// each operation in the history. It never retries, so a step is exactly
+// one attempt: the KIP traces need that control. (The swarm scenario uses
+// the full producer of package client.)
+
+import (
+	"strconv"
+
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/broker/wire"
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// definitelyNotWritten are the produce errors Kafka returns before
+// appending: the record certainly is not in the log.
+var definitelyNotWritten = map[int16]bool{
+	kerr.NotEnoughReplicas.Code: true, kerr.InvalidRequiredAcks.Code: true, kerr.NotLeaderForPartition.Code: true,
+	kerr.UnknownTopicOrPartition.Code: true, kerr.LeaderNotAvailable.Code: true, kerr.CorruptMessage.Code: true,
+	kerr.FencedLeaderEpoch.Code: true, kerr.OutOfOrderSequenceNumber.Code: true, kerr.InvalidProducerEpoch.Code: true,
+}
+
+type produceCall struct {
+	op       checkers.OpID
+	topic    string
+	part     int32
+	value    string
+	acks     int16
+	deadline sim.Time
+	broker   int32 // broker asked for metadata
+	tries    int
+	sentAt   sim.Time
+	produced bool // the Produce was sent (else waiting for metadata)
+}
+
+// scriptClient is one named client of a script.
+type scriptClient struct {
+	name    string
+	brokers int
+	rec     *checkers.Recorder
+	enc     wire.Encoder
+	corr    int32
+	calls   map[int32]*produceCall // by correlation id of the request in flight
+	done    map[string]bool        // values whose operation completed
+	timer   sim.TimerID
+}
+
+func newScriptClient(name string, brokers int, rec *checkers.Recorder) *scriptClient {
+	return &scriptClient{name: name, brokers: brokers, rec: rec, calls: map[int32]*produceCall{}, done: map[string]bool{}}
+}
+
+func (c *scriptClient) Start(ctx *sim.Context) {}
+
+func (c *scriptClient) send(ctx *sim.Context, broker int32, req kmsg.Request, call *produceCall) {
+	c.corr++
+	c.calls[c.corr] = call
+	if n, ok := ctx.Lookup("b" + strconv.Itoa(int(broker))); ok {
+		ctx.Send(n, c.enc.Request(c.corr, req))
+	}
+	if c.timer == 0 {
+		c.timer = ctx.SetTimer(100*sim.Millisecond, "client-tick")
+	}
+}
+
+// produce starts one produce of value to topic/partition.
+func (c *scriptClient) produce(ctx *sim.Context, topic string, part int32, value string, acks int16, timeout sim.Duration) {
+	op := c.rec.Send(ctx.Now(), c.name, topic, part, "", value, acks)
+	call := &produceCall{op: op, topic: topic, part: part, value: value, acks: acks, deadline: ctx.Now().Add(timeout)}
+	c.askMetadata(ctx, call)
+}
+
+func (c *scriptClient) askMetadata(ctx *sim.Context, call *produceCall) {
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = 7
+	t := call.topic
+	req.Topics = []kmsg.MetadataRequestTopic{{Topic: &t}}
+	call.broker = int32(call.tries % c.brokers)
+	call.tries++
+	call.sentAt = ctx.Now()
+	c.send(ctx, call.broker, req, call)
+}
+
+func (c *scriptClient) finish(call *produceCall) {
+	c.done[call.value] = true
+}
+
+func (c *scriptClient) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
+	r, ok := m.(*wire.Response)
+	if !ok {
+		return
+	}
+	call, ok := c.calls[r.CorrelationID]
+	if !ok {
+		return
+	}
+	delete(c.calls, r.CorrelationID)
+	now := ctx.Now()
+	switch body := r.Body.(type) {
+	case *kmsg.MetadataResponse:
+		leader := int32(-1)
+		for _, t := range body.Topics {
+			for _, p := range t.Partitions {
+				if p.Partition == call.part {
+					leader = p.Leader
+				}
+			}
+		}
+		if leader < 0 {
+			c.rec.Fail(call.op, now, "LEADER_NOT_AVAILABLE")
+			c.finish(call)
+			return
+		}
+		c.rec.SetLeader(call.op, leader)
+		b := newBatch(call.value, now)
+		req := kmsg.NewPtrProduceRequest()
+		req.Version = 7
+		req.Acks = call.acks
+		req.TimeoutMillis = int32(max(call.deadline.Sub(now), sim.Millisecond).Milliseconds())
+		req.Topics = []kmsg.ProduceRequestTopic{{Topic: call.topic, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: call.part, Records: b}}}}
+		ctx.Log("client-produce", sim.S("client", c.name), sim.S("value", call.value), sim.I("leader", int64(leader)), sim.I("acks", int64(call.acks)))
+		if call.acks == 0 {
+			if n, ok := ctx.Lookup("b" + strconv.Itoa(int(leader))); ok {
+				c.corr++
+				ctx.Send(n, c.enc.Request(c.corr, req))
+			}
+			c.rec.Info(call.op, now, "acks=0")
+			c.finish(call)
+			return
+		}
+		call.produced = true
+		c.send(ctx, leader, req, call)
+	case *kmsg.ProduceResponse:
+		p := body.Topics[0].Partitions[0]
+		switch {
+		case p.ErrorCode == 0:
+			c.rec.Acked(call.op, now, p.BaseOffset)
+			ctx.Log("client-ack", sim.S("client", c.name), sim.S("value", call.value), sim.I("offset", p.BaseOffset))
+		case definitelyNotWritten[p.ErrorCode]:
+			c.rec.Fail(call.op, now, kerr.ErrorForCode(p.ErrorCode).Error())
+		default:
+			c.rec.Info(call.op, now, kerr.ErrorForCode(p.ErrorCode).Error())
+		}
+		c.finish(call)
+	}
+}
+
+// Timer expires calls past their deadline: a produce sent and unanswered
+// is unknown; one whose metadata never came was never sent.
+func (c *scriptClient) Timer(ctx *sim.Context, id sim.TimerID, name string) {
+	c.timer = 0
+	now := ctx.Now()
+	var due []int32
+	for corr, call := range c.calls {
+		if now >= call.deadline || (!call.produced && now.Sub(call.sentAt) >= sim.Second) {
+			due = append(due, corr)
+		}
+	}
+	sortInt32(due)
+	for _, corr := range due {
+		call := c.calls[corr]
+		delete(c.calls, corr)
+		switch {
+		case c.done[call.value]:
+		case call.produced:
+			c.rec.Info(call.op, now, "request timed out")
+			c.finish(call)
+		case now >= call.deadline:
+			c.rec.Fail(call.op, now, "no metadata")
+			c.finish(call)
+		default:
+			c.askMetadata(ctx, call) // unanswered for a second: ask another broker
+		}
+	}
+	if len(c.calls) > 0 && c.timer == 0 {
+		c.timer = ctx.SetTimer(100*sim.Millisecond, "client-tick")
+	}
+}
+
+func sortInt32(xs []int32) {
+	for i := 1; i < len(xs); i++ {
+		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
+			xs[j], xs[j-1] = xs[j-1], xs[j]
+		}
+	}
+}
+
+// newBatch encodes one record as a v2 batch.
+func newBatch(value string, now sim.Time) []byte {
+	b := storage.NewBatch(0, []storage.Record{{Timestamp: int64(now) / int64(sim.Millisecond), Value: []byte(value)}})
+	return b.AppendTo(nil)
+}

@@ -1,0 +1,216 @@
+package scenarios
+
+// This file turns the running cluster into what the checkers judge:
+// snapshots of every replica after each event (for the invariants monitor),
+// the final replica states and logs, and the fault facts that decide what
+// Kafka's contract permits.
+
+import (
+	"sort"
+
+	"github.com/kafkasim/kafkasim/broker/cluster"
+	"github.com/kafkasim/kafkasim/broker/controller"
+	"github.com/kafkasim/kafkasim/broker/server"
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+func role(r server.Role) checkers.Role {
+	switch r {
+	case server.Leader:
+		return checkers.Leader
+	case server.Follower:
+		return checkers.Follower
+	}
+	return checkers.NoRole
+}
+
+// replicaState reads one replica; p may be nil (no replica yet).
+func replicaState(broker int32, alive bool, p *server.Partition, unclean bool) checkers.ReplicaState {
+	st := checkers.ReplicaState{Broker: broker, Alive: alive, LeaderEpoch: -1, UncleanRestart: unclean}
+	if p == nil || !alive {
+		return st
+	}
+	st.Role = role(p.Role())
+	st.LeaderEpoch = p.LeaderEpoch()
+	st.LEO, st.HW = p.LogEndOffset(), p.HighWatermark()
+	if p.Role() == server.Leader {
+		st.ISR = p.ISR()
+	}
+	return st
+}
+
+// observer tracks the cluster for the checkers.
+type observer struct {
+	c        *cluster.Cluster
+	tps      []storage.TopicPartition
+	replicas map[storage.TopicPartition][]int32
+	monitor  *checkers.Monitor
+	unclean  map[int32]bool // brokers whose last restart followed a power loss
+	facts    checkers.Facts
+	snaps    []checkers.PartitionSnapshot
+}
+
+func newObserver(c *cluster.Cluster, topics []TopicSpec, assignments map[string][][]int32) *observer {
+	o := &observer{c: c, replicas: map[storage.TopicPartition][]int32{}, monitor: checkers.NewMonitor(), unclean: map[int32]bool{}}
+	for _, t := range topics {
+		for p := 0; p < t.Partitions; p++ {
+			tp := storage.TopicPartition{Topic: t.Name, Partition: int32(p)}
+			o.tps = append(o.tps, tp)
+			o.replicas[tp] = assignments[t.Name][p]
+		}
+	}
+	return o
+}
+
+func (o *observer) broker(id int32) (*server.Broker, bool) {
+	b := o.c.Broker(int(id))
+	return b, b != nil && !b.Halted()
+}
+
+// observe feeds the invariants monitor the state after an event.
+func (o *observer) observe() {
+	w := o.c.World
+	o.snaps = o.snaps[:0]
+	for _, tp := range o.tps {
+		snap := checkers.PartitionSnapshot{Topic: tp.Topic, Partition: tp.Partition}
+		for _, id := range o.replicas[tp] {
+			b, alive := o.broker(id)
+			var p *server.Partition
+			if alive {
+				p, _ = b.Partition(tp)
+			}
+			snap.Replicas = append(snap.Replicas, replicaState(id, alive, p, o.unclean[id]))
+		}
+		o.snaps = append(o.snaps, snap)
+	}
+	o.monitor.Observe(w.Events(), w.Now(), o.snaps)
+}
+
+// fail records a fault on a broker for the checkers' facts.
+func (o *observer) fail(broker int32, kind checkers.FailureKind, lost bool) {
+	o.facts.Failures = append(o.facts.Failures, checkers.Failure{Broker: broker, Kind: kind, Time: o.c.World.Now(), LostUnflushed: lost})
+}
+
+// recover closes the open failures of broker of the given kinds.
+func (o *observer) recover(broker int32, kinds ...checkers.FailureKind) {
+	for i := range o.facts.Failures {
+		f := &o.facts.Failures[i]
+		if f.Broker == broker && f.End == 0 {
+			for _, k := range kinds {
+				if f.Kind == k {
+					f.End = o.c.World.Now()
+				}
+			}
+		}
+	}
+}
+
+// final reads the end state of every partition. The current leader is the
+// active controller's, or, with a manual controller, the last one the
+// script elected.
+func (o *observer) final(ctrl *controller.Controller, manual map[storage.TopicPartition][2]int32) checkers.Final {
+	f := checkers.Final{Facts: o.facts}
+	for _, tp := range o.tps {
+		pf := checkers.PartitionFinal{Topic: tp.Topic, Partition: tp.Partition, Leader: -1, LeaderEpoch: -1}
+		if ctrl != nil {
+			if st, _, ok := ctrl.PartitionState(controller.TP{Topic: tp.Topic, Partition: tp.Partition}); ok {
+				pf.Leader, pf.LeaderEpoch = st.Leader, st.LeaderEpoch
+			}
+		}
+		if m, ok := manual[tp]; ok {
+			pf.Leader, pf.LeaderEpoch = m[0], m[1]
+		}
+		for _, id := range o.replicas[tp] {
+			b, alive := o.broker(id)
+			var p *server.Partition
+			if alive {
+				p, _ = b.Partition(tp)
+			}
+			r := checkers.Replica{ReplicaState: replicaState(id, alive, p, o.unclean[id])}
+			if p != nil && alive {
+				r.Log = logEntries(p.Log())
+			}
+			pf.Replicas = append(pf.Replicas, r)
+		}
+		f.Partitions = append(f.Partitions, pf)
+	}
+	return f
+}
+
+// logEntries reads a whole log as (offset, epoch, value) entries.
+func logEntries(l *storage.Log) []checkers.Entry {
+	var out []checkers.Entry
+	off := l.LogStartOffset()
+	for off < l.LogEndOffset() {
+		data, err := l.Read(off, 1<<20, l.LogEndOffset())
+		if err != nil || len(data) == 0 {
+			break
+		}
+		for len(data) > 0 {
+			b, n, err := storage.DecodeBatch(data)
+			if err != nil {
+				return out
+			}
+			for _, r := range b.Records {
+				out = append(out, checkers.Entry{Offset: r.Offset, LeaderEpoch: b.PartitionLeaderEpoch, Value: string(r.Value)})
+			}
+			data = data[n:]
+			off = b.NextOffset()
+		}
+	}
+	return out
+}
+
+// healed reports whether every broker is up and no link among the
+// cluster's nodes is cut.
+func healed(w *sim.World, c *cluster.Cluster) bool {
+	nodes := c.Brokers
+	if c.ZK >= 0 {
+		nodes = append([]sim.NodeID{c.ZK}, c.Brokers...)
+	}
+	for _, a := range nodes {
+		if !w.Up(a) {
+			return false
+		}
+		for _, b := range nodes {
+			if a != b && w.Cut(a, b) {
+				return false
+			}
+		}
+	}
+	for i := range c.Brokers {
+		if b := c.Broker(i); b == nil || b.Halted() {
+			return false
+		}
+	}
+	return true
+}
+
+// uncleanElections reads the controllers' unclean elections off the trace.
+func uncleanElections(recs []sim.Record) []checkers.UncleanElection {
+	var out []checkers.UncleanElection
+	for _, r := range recs {
+		if r.Kind != "controller-unclean-election" {
+			continue
+		}
+		part, _ := r.Get("partition")
+		tp, ok := storage.ParseTopicPartition(part)
+		if !ok {
+			continue
+		}
+		var leader, epoch int64
+		for _, f := range r.Fields {
+			switch f.Key {
+			case "leader":
+				leader = f.Int
+			case "leader-epoch":
+				epoch = f.Int
+			}
+		}
+		out = append(out, checkers.UncleanElection{Topic: tp.Topic, Partition: tp.Partition, Broker: int32(leader), Epoch: int32(epoch), Time: r.Time})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time < out[j].Time })
+	return out
+}

@@ -1,0 +1,312 @@
+package scenarios
+
+// This file runs a scenario script on a simulated cluster: it builds the
+// world from the header, executes the steps (observing the replicas after
+// every event for the invariants monitor), records the clients' history,
+// and judges the run with every checker.
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kafkasim/kafkasim/broker/cluster"
+	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/controller"
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// Options configure one run.
+type Options struct {
+	Seed uint64
+	// Set overrides configuration properties (the -set flags).
+	Set map[string]string
+	// Budget bounds the linearizability check (wall clock); 0 means 10s.
+	Budget time.Duration
+	// Chooser replaces the seeded chooser (replay of a choice list).
+	Chooser sim.Chooser
+	// RecordChoices keeps the run's choices (for saving and shrinking).
+	RecordChoices bool
+}
+
+// Stats are a run's headline numbers.
+type Stats struct {
+	Acked            int `json:"acked"`
+	AckedLost        int `json:"acked_lost"`
+	DivergentOffsets int `json:"divergent_offsets"`
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	Scenario  string
+	Variant   string
+	Seed      uint64
+	Config    []string // the non-default configuration, key=value
+	TraceHash uint64
+	Events    uint64
+	SimTime   sim.Time
+	Verdicts  []checkers.Verdict
+	Stats     Stats
+	// Mismatches lists the checkers whose verdict did not meet the
+	// variant's expectation.
+	Mismatches []string
+	// Failed is set when the run itself broke: a panic, or an await that
+	// never happened.
+	Failed  string
+	Replay  string
+	World   *sim.World
+	Final   checkers.Final
+	History checkers.History
+}
+
+// OK reports whether the run completed and met every expectation.
+func (r *Result) OK() bool { return r.Failed == "" && len(r.Mismatches) == 0 }
+
+// Unknown reports whether some checker could not decide.
+func (r *Result) Unknown() bool {
+	for _, v := range r.Verdicts {
+		if v.Result == checkers.ResultUnknown {
+			return true
+		}
+	}
+	return false
+}
+
+// variant returns the named variant ("" for the first).
+func (s *Script) variant(name string) (Variant, error) {
+	if name == "" {
+		return s.Variants[0], nil
+	}
+	var names []string
+	for _, v := range s.Variants {
+		if v.Name == name {
+			return v, nil
+		}
+		names = append(names, v.Name)
+	}
+	return Variant{}, fmt.Errorf("scenario %s has no variant %q (allowed: %s)", s.Name, name, strings.Join(names, ", "))
+}
+
+// Configuration returns the properties of a variant with overrides applied.
+func (s *Script) Configuration(v Variant, set map[string]string) map[string]string {
+	props := map[string]string{}
+	for _, m := range []map[string]string{s.Props, v.Props, set} {
+		for k, val := range m {
+			if !strings.HasPrefix(k, "$") {
+				props[k] = val
+			}
+		}
+	}
+	return props
+}
+
+// ReplayCommand is the command line that repeats a run.
+func ReplayCommand(scenario, variant string, seed uint64, set map[string]string) string {
+	cmd := fmt.Sprintf("kafkasim replay -scenario %s -variant %s -seed %d", scenario, variant, seed)
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cmd += " -set " + k + "=" + set[k]
+	}
+	return cmd
+}
+
+// substitute replaces $name in a step's arguments and values with the
+// variant's script variables ($name=value in a variant line).
+func (st Step) substitute(vars map[string]string) Step {
+	sub := func(s string) string {
+		if strings.HasPrefix(s, "$") {
+			if v, ok := vars[s]; ok {
+				return v
+			}
+		}
+		return s
+	}
+	out := st
+	out.Args = make([]string, len(st.Args))
+	for i, a := range st.Args {
+		out.Args[i] = sub(a)
+	}
+	out.KV = make(map[string]string, len(st.KV))
+	for k, v := range st.KV {
+		out.KV[k] = sub(v)
+	}
+	return out
+}
+
+// runner is the state of one run.
+type runner struct {
+	s       *Script
+	w       *sim.World
+	c       *cluster.Cluster
+	obs     *observer
+	rec     *checkers.Recorder
+	clients map[string]*scriptClient
+	seen    int // trace records already scanned by await
+	// The manual controller ('controller manual') and what it decided.
+	ctl     sim.NodeID
+	ctlNode *manualController
+	manual  map[storage.TopicPartition][2]int32 // leader, epoch
+}
+
+// Prepare validates a run's inputs and returns its configuration: errors
+// here are bad input (an unknown variant or property).
+func (s *Script) Prepare(variant string, set map[string]string) (Variant, config.Config, error) {
+	v, err := s.variant(variant)
+	if err != nil {
+		return v, config.Config{}, err
+	}
+	cfg, err := config.Parse(s.Configuration(v, set))
+	if err != nil {
+		return v, cfg, err
+	}
+	for _, t := range s.Topics {
+		if err := cfg.Validate(s.Brokers, t.ReplicationFactor); err != nil {
+			return v, cfg, fmt.Errorf("topic %s: %w", t.Name, err)
+		}
+	}
+	return v, cfg, nil
+}
+
+// Run runs the script under one variant. The error is for bad input only;
+// a run that breaks is reported in Result.Failed.
+func (s *Script) Run(variant string, opts Options) (*Result, error) {
+	v, cfg, err := s.Prepare(variant, opts.Set)
+	if err != nil {
+		return nil, err
+	}
+	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: true, MaxTime: sim.Time(s.Limit)})
+	if err != nil {
+		return nil, err
+	}
+	spec := cluster.Spec{Brokers: s.Brokers, Racks: s.Racks, Config: cfg, ManualController: s.Manual}
+	for _, t := range s.Topics {
+		spec.Topics = append(spec.Topics, cluster.Topic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Assignment: t.Assignment})
+	}
+	c, err := cluster.Build(w, spec)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{s: s, w: w, c: c, rec: checkers.NewRecorder(), clients: map[string]*scriptClient{}, manual: map[storage.TopicPartition][2]int32{}}
+	if s.Manual {
+		r.ctlNode = &manualController{}
+		if r.ctl, err = w.AddNode("controller", func() sim.Node { return r.ctlNode }, sim.NodeOptions{}); err != nil {
+			return nil, err
+		}
+		if err := w.Inject(sim.Start{Node: r.ctl}); err != nil {
+			return nil, err
+		}
+	}
+	r.obs = newObserver(c, s.Topics, c.Assignments)
+	r.obs.facts.ReplicationFactor = s.Topics[0].ReplicationFactor
+	r.obs.facts.MinInsyncReplicas = cfg.Topic.MinInsyncReplicas
+	r.obs.facts.UncleanElectionEnabled = cfg.Topic.UncleanLeaderElectionEnable
+	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
+		Replay: ReplayCommand(s.Name, v.Name, opts.Seed, opts.Set)}
+	for _, st := range s.Steps {
+		st = st.substitute(v.Props)
+		if err := r.step(st); err != nil {
+			res.Failed = fmt.Sprintf("%s:%d: %s: %v", s.File, st.Line, st.Op, err)
+			break
+		}
+	}
+	if res.Failed == "" {
+		// Let operations still in flight finish (or time out).
+		if err := r.advance(w.Now().Add(sim.Second)); err != nil {
+			res.Failed = err.Error()
+		}
+	}
+	r.judge(res, v, opts.Budget)
+	return res, nil
+}
+
+// advance runs every event up to until, observing after each.
+func (r *runner) advance(until sim.Time) error {
+	for {
+		next, ok := r.w.NextEventTime()
+		if !ok || next > until {
+			r.w.RunUntil(until)
+			return nil
+		}
+		if err := r.stepOne(); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *runner) stepOne() error {
+	res, ok := r.w.Step()
+	if !ok {
+		switch res.Reason {
+		case sim.Panicked:
+			return fmt.Errorf("%v", res.Panic)
+		case sim.TimeLimit, sim.EventLimit:
+			return fmt.Errorf("run stopped: %v at %v", res.Reason, res.Now)
+		}
+		return nil
+	}
+	r.obs.observe()
+	return nil
+}
+
+func (r *runner) broker(name string) (sim.NodeID, int32, error) {
+	if !strings.HasPrefix(name, "b") {
+		return 0, 0, fmt.Errorf("%q is not a broker (brokers are b0..b%d)", name, len(r.c.Brokers)-1)
+	}
+	n, err := strconv.Atoi(name[1:])
+	if err != nil || n < 0 || n >= len(r.c.Brokers) {
+		return 0, 0, fmt.Errorf("%q is not a broker (brokers are b0..b%d)", name, len(r.c.Brokers)-1)
+	}
+	return r.c.Brokers[n], int32(n), nil
+}
+
+// node resolves any node name of the world (brokers, zk, clients).
+func (r *runner) node(name string) (sim.NodeID, error) {
+	if id, ok := r.w.Lookup(name); ok {
+		return id, nil
+	}
+	return 0, fmt.Errorf("unknown node %q", name)
+}
+
+func (r *runner) client(name string) (sim.NodeID, *scriptClient, error) {
+	if c, ok := r.clients[name]; ok {
+		id, _ := r.w.Lookup(name)
+		return id, c, nil
+	}
+	if _, ok := r.w.Lookup(name); ok {
+		return 0, nil, fmt.Errorf("%q names a broker or ZooKeeper, not a client", name)
+	}
+	c := newScriptClient(name, len(r.c.Brokers), r.rec)
+	id, err := r.w.AddNode(name, func() sim.Node { return c }, sim.NodeOptions{})
+	if err != nil {
+		return 0, nil, err
+	}
+	r.clients[name] = c
+	return id, c, r.w.Inject(sim.Start{Node: id})
+}
+
+func parseAcks(s string) int16 {
+	switch s {
+	case "", "all", "-1":
+		return -1
+	case "0":
+		return 0
+	}
+	return 1
+}
+
+// activeController returns the controller with the highest epoch among
+// the live brokers, or nil.
+func (r *runner) activeController() *controller.Controller {
+	if i := r.c.ActiveController(); i >= 0 {
+		return r.c.Broker(i).Controller()
+	}
+	return nil
+}

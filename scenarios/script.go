@@ -1,0 +1,407 @@
+package scenarios
+
+// This file parses scenario scripts: a header that describes the cluster,
+// the configuration, the variants to contrast and what each must show,
+// then steps, one per line, that read like the KIP traces. '#' starts a
+// comment. A malformed line is reported as file:line with what was
+// expected.
+//
+//	describe KIP-101 scenario 1: HW truncation then immediate election loses an acked write
+//	source KIP-101, KAFKA-1211
+//	brokers 3
+//	topic t partitions=1 rf=2 assignment=1,0
+//	set min.insync.replicas=1 zookeeper.session.timeout.ms=6000
+//	variant hw truncation=hw
+//	variant kip279 truncation=kip279
+//	expect hw acked-loss=bug
+//	expect kip279 acked-loss=ok
+//
+//	run 5s
+//	produce p1 t/0 m1 acks=all
+//	await p1 ack m1
+//	await b1 hw partition=t-0 hw=2
+//	cut b1 -> b0
+//	crash b0
+//	...
+//
+// Steps: run DUR; produce CLIENT TOPIC/P VALUE [acks=all|-1|1|0]
+// [timeout=DUR]; await CLIENT ack VALUE [within=DUR]; await NODE KIND
+// [FIELD=VALUE ...] [within=DUR]; crash B; power-loss B [keep=none|some|all];
+// restart B;
+// restart-all; pause B DUR; cut A -> B; cut A <-> B; partition A,B | C,D;
+// heal; with 'controller manual': leader-and-isr TOPIC/P leader=bN
+// epoch=N isr=bA,bB [to=bA,bB] sends the controller's LeaderAndIsr to the
+// listed brokers (default: every replica that is up) and UpdateMetadata to
+// all brokers.
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// Expectation is what a checker must report for a variant.
+type Expectation string
+
+// The expectations a script can state.
+const (
+	ExpectOK        Expectation = "ok"        // no anomaly at all
+	ExpectBug       Expectation = "bug"       // a violation Kafka's contract does not permit
+	ExpectPermitted Expectation = "permitted" // anomalies may occur, all within the contract
+	ExpectViolation Expectation = "violation" // any violation
+	ExpectAny       Expectation = "any"       // not judged
+)
+
+var expectations = []Expectation{ExpectOK, ExpectBug, ExpectPermitted, ExpectViolation, ExpectAny}
+
+// Checkers are the checker names a script may set expectations for.
+var Checkers = []string{"linearizability", "acked-loss", "divergence", "invariants", "duplicates", "ordering"}
+
+// Variant is one configuration a scenario contrasts.
+type Variant struct {
+	Name   string
+	Props  map[string]string
+	Expect map[string]Expectation // by checker
+}
+
+// TopicSpec is a topic a scenario creates.
+type TopicSpec struct {
+	Name              string
+	Partitions        int
+	ReplicationFactor int
+	Assignment        [][]int32
+}
+
+// Step is one line of a script's body.
+type Step struct {
+	Line int
+	Op   string   // the command word
+	Args []string // positional arguments
+	KV   map[string]string
+	// Dur is the duration of run and pause, or the await's within.
+	Dur sim.Duration
+}
+
+// Script is a parsed scenario script.
+type Script struct {
+	File        string
+	Name        string
+	Description string
+	Source      string
+	Brokers     int
+	Racks       []string
+	Topics      []TopicSpec
+	Props       map[string]string
+	Variants    []Variant
+	Limit       sim.Duration
+	// Manual is set by 'controller manual': no ZooKeeper and no
+	// controller; leader-and-isr steps take the controller's decisions.
+	Manual bool
+	Steps  []Step
+}
+
+// SyntaxError is a malformed line.
+type SyntaxError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+// ParseDuration parses "500ms", "5s", "2m", "1h" (integers only) into a
+// sim.Duration.
+func ParseDuration(s string) (sim.Duration, error) {
+	units := []struct {
+		suffix string
+		unit   sim.Duration
+	}{{"ms", sim.Millisecond}, {"us", sim.Microsecond}, {"s", sim.Second}, {"m", sim.Minute}, {"h", sim.Hour}}
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			n, err := strconv.ParseInt(strings.TrimSuffix(s, u.suffix), 10, 64)
+			if err == nil && n >= 0 {
+				return sim.Duration(n) * u.unit, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("duration %q: want a non-negative integer with ms, s, m or h (e.g. 500ms, 5s)", s)
+}
+
+// Parse reads a script. name is used when the script has no name line.
+func Parse(file, name string, r io.Reader) (*Script, error) {
+	s := &Script{File: file, Name: name, Props: map[string]string{}, Limit: 10 * sim.Minute}
+	sc := bufio.NewScanner(r)
+	line := 0
+	fail := func(format string, args ...any) error {
+		return &SyntaxError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+	}
+	inBody := false
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		fields := strings.Fields(text)
+		if len(fields) == 0 {
+			continue
+		}
+		word, rest := fields[0], fields[1:]
+		kv, pos, err := splitKV(rest)
+		if err != nil {
+			return nil, fail("%v", err)
+		}
+		switch word {
+		case "name", "describe", "source", "brokers", "topic", "set", "variant", "expect", "limit", "controller":
+			if inBody {
+				return nil, fail("%q belongs in the header, before the first step", word)
+			}
+			if err := s.header(word, rest, kv, pos); err != nil {
+				return nil, fail("%v", err)
+			}
+			continue
+		}
+		inBody = true
+		st, err := parseStep(line, word, rest, kv, pos)
+		if err != nil {
+			return nil, fail("%v", err)
+		}
+		s.Steps = append(s.Steps, st)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	line = 0
+	if s.Brokers == 0 {
+		return nil, fail("no 'brokers N' line: a scenario needs a cluster")
+	}
+	if len(s.Topics) == 0 {
+		return nil, fail("no 'topic' line: a scenario needs a topic")
+	}
+	if len(s.Variants) == 0 {
+		s.Variants = []Variant{{Name: "default", Props: map[string]string{}, Expect: map[string]Expectation{}}}
+	}
+	if !nameRE.MatchString(s.Name) {
+		return nil, fail("scenario name %q: use lower-case letters, digits, '.', '_' and '-'", s.Name)
+	}
+	return s, nil
+}
+
+// splitKV separates key=value arguments from positional ones.
+func splitKV(args []string) (map[string]string, []string, error) {
+	kv := map[string]string{}
+	var pos []string
+	for _, a := range args {
+		if k, v, ok := strings.Cut(a, "="); ok {
+			if k == "" {
+				return nil, nil, fmt.Errorf("%q: a key=value needs a key", a)
+			}
+			kv[k] = v
+		} else {
+			pos = append(pos, a)
+		}
+	}
+	return kv, pos, nil
+}
+
+func (s *Script) header(word string, rest []string, kv map[string]string, pos []string) error {
+	switch word {
+	case "name":
+		if len(rest) != 1 {
+			return fmt.Errorf("name: want exactly one word")
+		}
+		s.Name = rest[0]
+	case "describe":
+		s.Description = strings.Join(rest, " ")
+	case "source":
+		s.Source = strings.Join(rest, " ")
+	case "controller":
+		if len(pos) != 1 || (pos[0] != "manual" && pos[0] != "zk") {
+			return fmt.Errorf("controller: want 'controller zk' (the default: ZooKeeper and an elected controller) or 'controller manual'")
+		}
+		s.Manual = pos[0] == "manual"
+	case "limit":
+		if len(pos) != 1 {
+			return fmt.Errorf("limit: want one duration")
+		}
+		d, err := ParseDuration(pos[0])
+		if err != nil {
+			return err
+		}
+		s.Limit = d
+	case "brokers":
+		if len(pos) != 1 {
+			return fmt.Errorf("brokers: want 'brokers N [racks=a,b,...]'")
+		}
+		n, err := strconv.Atoi(pos[0])
+		if err != nil || n < 1 || n > 64 {
+			return fmt.Errorf("brokers %q: want a number in [1, 64]", pos[0])
+		}
+		s.Brokers = n
+		if r, ok := kv["racks"]; ok {
+			s.Racks = strings.Split(r, ",")
+			if len(s.Racks) != n {
+				return fmt.Errorf("racks: %d given for %d brokers", len(s.Racks), n)
+			}
+		}
+	case "topic":
+		if len(pos) != 1 {
+			return fmt.Errorf("topic: want 'topic NAME partitions=N rf=N [assignment=1,0;2,1]'")
+		}
+		t := TopicSpec{Name: pos[0], Partitions: 1, ReplicationFactor: 1}
+		var err error
+		if v, ok := kv["partitions"]; ok {
+			if t.Partitions, err = strconv.Atoi(v); err != nil || t.Partitions < 1 {
+				return fmt.Errorf("partitions=%q: want a number >= 1", v)
+			}
+		}
+		if v, ok := kv["rf"]; ok {
+			if t.ReplicationFactor, err = strconv.Atoi(v); err != nil || t.ReplicationFactor < 1 {
+				return fmt.Errorf("rf=%q: want a number >= 1", v)
+			}
+		}
+		if v, ok := kv["assignment"]; ok {
+			for _, part := range strings.Split(v, ";") {
+				var rs []int32
+				for _, id := range strings.Split(part, ",") {
+					n, err := strconv.Atoi(id)
+					if err != nil || n < 0 {
+						return fmt.Errorf("assignment=%q: want broker ids like 1,0;0,1", v)
+					}
+					rs = append(rs, int32(n))
+				}
+				t.Assignment = append(t.Assignment, rs)
+			}
+			if len(t.Assignment) != t.Partitions {
+				return fmt.Errorf("assignment=%q lists %d partitions, the topic has %d", v, len(t.Assignment), t.Partitions)
+			}
+		}
+		s.Topics = append(s.Topics, t)
+	case "set":
+		if len(pos) > 0 {
+			return fmt.Errorf("set: want key=value pairs, got %q", pos[0])
+		}
+		for k, v := range kv {
+			s.Props[k] = v
+		}
+	case "variant":
+		if len(pos) != 1 || !nameRE.MatchString(pos[0]) {
+			return fmt.Errorf("variant: want 'variant NAME key=value ...'")
+		}
+		for _, v := range s.Variants {
+			if v.Name == pos[0] {
+				return fmt.Errorf("variant %q defined twice", pos[0])
+			}
+		}
+		s.Variants = append(s.Variants, Variant{Name: pos[0], Props: kv, Expect: map[string]Expectation{}})
+	case "expect":
+		if len(pos) != 1 {
+			return fmt.Errorf("expect: want 'expect VARIANT checker=ok|bug|permitted|violation|any ...'")
+		}
+		var v *Variant
+		for i := range s.Variants {
+			if s.Variants[i].Name == pos[0] {
+				v = &s.Variants[i]
+			}
+		}
+		if v == nil {
+			return fmt.Errorf("expect: unknown variant %q (define it with a 'variant' line first)", pos[0])
+		}
+		for c, e := range kv {
+			if !contains(Checkers, c) {
+				return fmt.Errorf("expect: unknown checker %q (allowed: %s)", c, strings.Join(Checkers, ", "))
+			}
+			if !containsE(expectations, Expectation(e)) {
+				return fmt.Errorf("expect %s=%q: allowed: ok, bug, permitted, violation, any", c, e)
+			}
+			v.Expect[c] = Expectation(e)
+		}
+	}
+	return nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+func containsE(xs []Expectation, x Expectation) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+func parseStep(line int, word string, rest []string, kv map[string]string, pos []string) (Step, error) {
+	st := Step{Line: line, Op: word, Args: pos, KV: kv}
+	need := func(n int, usage string) error {
+		if len(pos) != n {
+			return fmt.Errorf("%s: want '%s'", word, usage)
+		}
+		return nil
+	}
+	var err error
+	switch word {
+	case "run":
+		if err = need(1, "run DURATION"); err == nil {
+			st.Dur, err = ParseDuration(pos[0])
+		}
+	case "produce":
+		if err = need(3, "produce CLIENT TOPIC/PARTITION VALUE [acks=all] [timeout=30s]"); err == nil {
+			if _, _, ok := strings.Cut(pos[1], "/"); !ok {
+				err = fmt.Errorf("produce: %q: want TOPIC/PARTITION, e.g. t/0", pos[1])
+			}
+		}
+		if a, ok := kv["acks"]; ok && err == nil && a != "all" && a != "-1" && a != "1" && a != "0" && !strings.HasPrefix(a, "$") {
+			err = fmt.Errorf("produce: acks=%q: allowed 0, 1, -1, all", a)
+		}
+	case "await":
+		if len(pos) < 2 {
+			err = fmt.Errorf("await: want 'await CLIENT ack VALUE' or 'await NODE KIND [field=value ...]'")
+		}
+		st.Dur = 60 * sim.Second
+		if w, ok := kv["within"]; ok && err == nil {
+			st.Dur, err = ParseDuration(w)
+			delete(kv, "within")
+		}
+		if err == nil && pos[1] == "ack" && len(pos) != 3 {
+			err = fmt.Errorf("await: want 'await CLIENT ack VALUE'")
+		}
+	case "crash", "power-loss", "restart":
+		err = need(1, word+" BROKER")
+	case "restart-all", "heal":
+		err = need(0, word)
+	case "pause":
+		if err = need(2, "pause BROKER DURATION"); err == nil {
+			st.Dur, err = ParseDuration(pos[1])
+		}
+	case "cut":
+		if err = need(3, "cut A -> B  or  cut A <-> B"); err == nil && pos[1] != "->" && pos[1] != "<->" {
+			err = fmt.Errorf("cut: %q: want -> or <->", pos[1])
+		}
+	case "partition":
+		if len(pos) < 3 {
+			err = fmt.Errorf("partition: want 'partition A,B | C,D'")
+		}
+	case "leader-and-isr":
+		if len(pos) != 1 || kv["leader"] == "" || kv["epoch"] == "" || kv["isr"] == "" {
+			err = fmt.Errorf("leader-and-isr: want 'leader-and-isr TOPIC/P leader=bN epoch=N isr=bA,bB [to=bA,bB]'")
+		}
+	default:
+		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, restart, restart-all, pause, cut, partition, heal, leader-and-isr)", word)
+	}
+	return st, err
+}
