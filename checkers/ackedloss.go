@@ -19,15 +19,18 @@
 //     pause) at or after t0: the leader may die before followers copy it.
 //  4. At some instant at or after t0, at least RF replicas of the partition
 //     (RF = Facts.ReplicationFactor, or the number of replicas in Final) were
-//     down at once after failures that lost unflushed data: more copies were
-//     lost at once than RF-1, which is all Kafka guarantees to survive
-//     (KIP-101: "Kafka guarantees durability for n-1 replicas").
+//     down at once (any failure) and at least one of them had lost unflushed
+//     data: more replicas failed at once than RF-1, which is all Kafka
+//     guarantees to survive (KIP-101: "Kafka guarantees durability for n-1
+//     replicas"), and one came back with less than it acknowledged.
 //
 // Otherwise the loss breaks the contract: a protocol bug.
 //
 // What it simplifies: it does not know the ISR when the record was
 // acknowledged, so a loss of an acks=all record whose ISR had shrunk below RF
-// is only permitted when all RF replicas lost data (rule 4 is strict). A
+// is only permitted when all RF replicas were down at once (rule 4 is
+// strict): KIP-966's "last replica standing" loss, where the others had left
+// the ISR before the last one lost power, is reported as a bug. A
 // partition with acknowledged sends but no final state or no live replica
 // makes the verdict Unknown unless some other anomaly was found.
 
@@ -162,28 +165,23 @@ func permittedLoss(op Op, pf PartitionFinal, facts Facts) (bool, string) {
 		rf = len(pf.Replicas)
 	}
 	for _, fl := range sortedFailures(facts.Failures) {
-		if !fl.LostUnflushed {
-			continue
-		}
-		t := fl.Time
-		if t < op.Invoke {
-			t = op.Invoke
-		}
-		down := lostAt(facts.Failures, pf, t)
-		if rf > 0 && len(down) >= rf {
+		t := max(fl.Time, op.Invoke)
+		lost := lostAt(facts.Failures, pf, t, true)
+		down := lostAt(facts.Failures, pf, t, false)
+		if rf > 0 && len(down) >= rf && len(lost) > 0 {
 			return true, "permitted: " + strconv.Itoa(len(down)) + " replicas " + brokerList(down) +
-				" lost unflushed data at once at " + t.String() + " (RF=" + strconv.Itoa(rf) + " covers " + strconv.Itoa(rf-1) + ")"
+				" were down at once at " + t.String() + ", " + brokerList(lost) + " having lost unflushed data (RF=" + strconv.Itoa(rf) + " covers " + strconv.Itoa(rf-1) + ")"
 		}
 	}
-	return false, "not permitted: no unclean election, no acks=1 leader failure, and at most RF-1 replicas lost unflushed data at once"
+	return false, "not permitted: no unclean election, no acks=1 leader failure, and never RF replicas down at once with one losing unflushed data"
 }
 
-// lostAt returns the replicas of pf down at t after a failure that lost
-// unflushed data, in id order.
-func lostAt(failures []Failure, pf PartitionFinal, t sim.Time) []int32 {
+// lostAt returns the replicas of pf down at t (only those whose failure
+// lost unflushed data, with onlyLost), in id order.
+func lostAt(failures []Failure, pf PartitionFinal, t sim.Time, onlyLost bool) []int32 {
 	var out []int32
 	for _, fl := range sortedFailures(failures) {
-		if fl.LostUnflushed && fl.down(t) && isReplica(pf, fl.Broker) && !containsBroker(out, fl.Broker) {
+		if (fl.LostUnflushed || !onlyLost) && fl.down(t) && isReplica(pf, fl.Broker) && !containsBroker(out, fl.Broker) {
 			out = append(out, fl.Broker)
 		}
 	}

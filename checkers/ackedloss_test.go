@@ -112,7 +112,7 @@ func TestAckedLossPowerLoss(t *testing.T) {
 	f := final1(1, 1, Facts{ReplicationFactor: 2, Failures: both},
 		replica(1, Leader, 1, 2, "m1", "m3@1"), replica(0, Follower, 1, 2, "m1", "m3@1"))
 	a := onlyAnomaly(t, AckedLoss(h, f))
-	if !a.Permitted || !strings.Contains(a.Description, "lost unflushed data at once") {
+	if !a.Permitted || !strings.Contains(a.Description, "having lost unflushed data") {
 		t.Fatalf("anomaly = %s", a)
 	}
 	f.Facts.Failures = both[:1]
@@ -164,4 +164,33 @@ func TestAckedLossUnknownWithoutJudge(t *testing.T) {
 	// Leader dead: the best live follower judges.
 	f := final1(0, 0, Facts{}, dead(replica(0, Leader, 0, 1, "m1")), replica(1, Follower, 0, 1, "m1"), replica(2, Follower, 0, 0))
 	mustResult(t, AckedLoss(h, f), ResultOK)
+}
+
+// Rule 4: every replica down at once, one of them having lost unflushed
+// data, permits the loss (swarm seed 2 of kip279-safe: b1 crashed, b0 lost
+// power, b2 crashed; b0 came back first with less and was elected).
+func TestAckedLossAllReplicasDownOneLostData(t *testing.T) {
+	pf := PartitionFinal{Topic: "t", Partition: 0, Leader: 0, LeaderEpoch: 2, Replicas: []Replica{
+		{ReplicaState: ReplicaState{Broker: 0, Alive: true, Role: Leader, LeaderEpoch: 2, LEO: 1, HW: 1}, Log: []Entry{{0, 0, "m1"}}},
+		{ReplicaState: ReplicaState{Broker: 1, Alive: true, Role: Follower, LeaderEpoch: 2, LEO: 1, HW: 1}, Log: []Entry{{0, 0, "m1"}}},
+	}}
+	rec := NewRecorder()
+	id := rec.Send(0, "p", "t", 0, "", "m1", -1)
+	rec.Acked(id, 1, 0)
+	id = rec.Send(2, "p", "t", 0, "", "m2", -1)
+	rec.Acked(id, 3, 1)
+	h := rec.Finish(100)
+	crashOnly := Facts{ReplicationFactor: 2, Failures: []Failure{{Broker: 1, Kind: Crash, Time: 10, End: 50}, {Broker: 0, Kind: PowerLoss, Time: 20, End: 40, LostUnflushed: true}}}
+	v := AckedLoss(h, Final{Partitions: []PartitionFinal{pf}, Facts: crashOnly})
+	if v.Result != ResultViolation || v.ContractBroken() {
+		t.Fatalf("both replicas down, one lost data: %v", v)
+	}
+	apart := Facts{ReplicationFactor: 2, Failures: []Failure{{Broker: 1, Kind: Crash, Time: 10, End: 15}, {Broker: 0, Kind: PowerLoss, Time: 20, End: 40, LostUnflushed: true}}}
+	if v := AckedLoss(h, Final{Partitions: []PartitionFinal{pf}, Facts: apart}); !v.ContractBroken() {
+		t.Fatalf("failures that never overlap must not permit the loss: %v", v)
+	}
+	noLoss := Facts{ReplicationFactor: 2, Failures: []Failure{{Broker: 1, Kind: Crash, Time: 10, End: 50}, {Broker: 0, Kind: Crash, Time: 20, End: 40}}}
+	if v := AckedLoss(h, Final{Partitions: []PartitionFinal{pf}, Facts: noLoss}); !v.ContractBroken() {
+		t.Fatalf("crashes that lost no data cannot explain a loss: %v", v)
+	}
 }

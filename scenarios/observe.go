@@ -7,6 +7,7 @@ package scenarios
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/kafkasim/kafkasim/broker/cluster"
 	"github.com/kafkasim/kafkasim/broker/controller"
@@ -50,6 +51,19 @@ type observer struct {
 	unclean  map[int32]bool // brokers whose last restart followed a power loss
 	facts    checkers.Facts
 	snaps    []checkers.PartitionSnapshot
+	// With timeline set, every change of a partition's replica states is
+	// kept, for replay's per-event view.
+	timeline bool
+	last     map[string]string
+	changes  []StateChange
+}
+
+// StateChange is a partition's replica states after the event that changed
+// them.
+type StateChange struct {
+	Event uint64
+	Time  sim.Time
+	State string // "t-0: b0 leader e1 LEO=2 HW=2 ISR=[0 1] | b1 follower e1 LEO=2 HW=1"
 }
 
 func newObserver(c *cluster.Cluster, topics []TopicSpec, assignments map[string][][]int32) *observer {
@@ -84,6 +98,17 @@ func (o *observer) observe() {
 			snap.Replicas = append(snap.Replicas, replicaState(id, alive, p, o.unclean[id]))
 		}
 		o.snaps = append(o.snaps, snap)
+		if o.timeline {
+			var parts []string
+			for _, r := range snap.Replicas {
+				parts = append(parts, r.String())
+			}
+			line := tp.String() + ": " + strings.Join(parts, " | ")
+			if o.last[tp.String()] != line {
+				o.last[tp.String()] = line
+				o.changes = append(o.changes, StateChange{Event: w.Events(), Time: w.Now(), State: line})
+			}
+		}
 	}
 	o.monitor.Observe(w.Events(), w.Now(), o.snaps)
 }

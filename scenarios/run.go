@@ -31,6 +31,8 @@ type Options struct {
 	Chooser sim.Chooser
 	// RecordChoices keeps the run's choices (for saving and shrinking).
 	RecordChoices bool
+	// Timeline keeps every change of the replicas' states (Result.Changes).
+	Timeline bool
 }
 
 // Stats are a run's headline numbers.
@@ -61,6 +63,7 @@ type Result struct {
 	World   *sim.World
 	Final   checkers.Final
 	History checkers.History
+	Changes []StateChange
 }
 
 // OK reports whether the run completed and met every expectation.
@@ -205,6 +208,7 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 		}
 	}
 	r.obs = newObserver(c, s.Topics, c.Assignments)
+	r.obs.timeline, r.obs.last = opts.Timeline, map[string]string{}
 	r.obs.facts.ReplicationFactor = s.Topics[0].ReplicationFactor
 	r.obs.facts.MinInsyncReplicas = cfg.Topic.MinInsyncReplicas
 	r.obs.facts.UncleanElectionEnabled = cfg.Topic.UncleanLeaderElectionEnable
@@ -224,6 +228,7 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 		}
 	}
 	r.judge(res, v, opts.Budget)
+	res.Changes = r.obs.changes
 	return res, nil
 }
 

@@ -396,12 +396,16 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 		if len(pos) < 3 {
 			err = fmt.Errorf("partition: want 'partition A,B | C,D'")
 		}
+	case "swarm":
+		if err = need(1, "swarm DURATION [clients=N interval=DUR acks=A fault-every=DUR crash=P power-loss=P pause=P partition=P heal=P]"); err == nil {
+			st.Dur, err = ParseDuration(pos[0])
+		}
 	case "leader-and-isr":
 		if len(pos) != 1 || kv["leader"] == "" || kv["epoch"] == "" || kv["isr"] == "" {
 			err = fmt.Errorf("leader-and-isr: want 'leader-and-isr TOPIC/P leader=bN epoch=N isr=bA,bB [to=bA,bB]'")
 		}
 	default:
-		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, restart, restart-all, pause, cut, partition, heal, leader-and-isr)", word)
+		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm)", word)
 	}
 	return st, err
 }

@@ -145,6 +145,8 @@ func (r *runner) step(st Step) error {
 		}
 	case "leader-and-isr":
 		return r.leaderAndISR(st)
+	case "swarm":
+		return r.swarm(st)
 	case "heal":
 		if err := w.Inject(sim.Heal{}); err != nil {
 			return err

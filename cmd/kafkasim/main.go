@@ -53,7 +53,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	err := cmd.run(args[1:], stdout, stderr)
 	var ue usageError
+	var ee exitError
 	switch {
+	case errors.As(err, &ee):
+		fmt.Fprintf(stderr, "kafkasim %s: %v\n", args[0], err)
+		return ee.code
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):

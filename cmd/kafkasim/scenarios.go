@@ -1,0 +1,214 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/reports"
+	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+func init() {
+	commands["list"] = command{"list the scenarios with what each shows", runList}
+	commands["run"] = command{"run a scenario once per variant and print the verdicts", func(a []string, o, e io.Writer) error { return runScenario(a, o, e, false) }}
+	commands["replay"] = command{"run a scenario and print the timeline of the trace", func(a []string, o, e io.Writer) error { return runScenario(a, o, e, true) }}
+}
+
+// setFlags collects repeated -set key=value flags.
+type setFlags map[string]string
+
+func (s setFlags) String() string { return "" }
+
+func (s setFlags) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("%q: want key=value (a Kafka property, e.g. acks=all)", v)
+	}
+	s[k] = val
+	return nil
+}
+
+func runList(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("list", stderr)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	all, err := scenarios.Builtin()
+	if err != nil {
+		return err
+	}
+	all = append(all, scenarios.Swarm())
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	for _, s := range all {
+		var vs []string
+		for _, v := range s.Variants {
+			vs = append(vs, v.Name)
+		}
+		fmt.Fprintf(stdout, "%-22s %s\n%-22s   from %s; variants: %s\n", s.Name, s.Description, "", s.Source, strings.Join(vs, ", "))
+	}
+	return nil
+}
+
+// loadScenario resolves -scenario: a built-in name, "swarm", or a file.
+func loadScenario(name string) (*scenarios.Script, error) {
+	if name == "" {
+		return nil, usagef("-scenario is required (see kafkasim list)")
+	}
+	if name == "swarm" {
+		return scenarios.Swarm(), nil
+	}
+	s, err := scenarios.Load(name)
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	return s, nil
+}
+
+func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
+	name := "run"
+	if replay {
+		name = "replay"
+	}
+	fs := newFlags(name, stderr)
+	scenario := fs.String("scenario", "", "scenario name (kafkasim list) or path of a script file")
+	variant := fs.String("variant", "", "variant to run (default: every variant of the scenario)")
+	seedText := fs.String("seed", "1", "seed of the run")
+	set := setFlags{}
+	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
+	asJSON := fs.Bool("json", false, "print one JSON object per run")
+	trace := fs.Bool("trace", false, "print the whole trace")
+	all := fs.Bool("all", false, "replay: show every trace record, messages and timers included")
+	export := fs.String("export", "", "write every broker's disk to DIR/<broker>/ in Kafka's layout")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	seed, err := strconv.ParseUint(*seedText, 10, 64)
+	if err != nil {
+		return usagef("-seed %q: want a non-negative integer", *seedText)
+	}
+	s, err := loadScenario(*scenario)
+	if err != nil {
+		return err
+	}
+	variants := s.Variants
+	if *variant != "" {
+		v, _, err := s.Prepare(*variant, set)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		variants = []scenarios.Variant{v}
+	}
+	for _, v := range variants {
+		if _, _, err := s.Prepare(v.Name, set); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	worst := 0
+	for _, v := range variants {
+		res, err := s.Run(v.Name, scenarios.Options{Seed: seed, Set: set, Timeline: replay})
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		switch {
+		case *asJSON:
+			if err := reports.WriteRunJSON(stdout, res); err != nil {
+				return err
+			}
+		default:
+			if replay || *trace {
+				writeTimeline(stdout, res, *all || *trace)
+			}
+			reports.WriteRunText(stdout, res)
+		}
+		if *export != "" {
+			if err := exportDisks(res.World, filepath.Join(*export, v.Name)); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "exported the brokers' disks to %s\n", filepath.Join(*export, v.Name))
+		}
+		worst = max(worst, exitFor(res))
+	}
+	switch worst {
+	case 1:
+		return failedError{"a checker found a violation"}
+	case 3:
+		return exitError{3, "a checker could not decide (unknown)"}
+	}
+	return nil
+}
+
+// exitFor is run's exit code for one result: 0 when every checker says ok,
+// 1 on a violation (or a broken run), 3 when a checker could only say
+// unknown.
+func exitFor(r *scenarios.Result) int {
+	code := 0
+	if r.Failed != "" {
+		return 1
+	}
+	for _, v := range r.Verdicts {
+		switch v.Result {
+		case checkers.ResultViolation:
+			return 1
+		case checkers.ResultUnknown:
+			code = 3
+		}
+	}
+	return code
+}
+
+// noisy are the trace kinds replay hides unless -all: every message and
+// timer of the run.
+var noisy = map[string]bool{"send": true, "recv": true, "timer": true, "drop": true, "zk-txn": true}
+
+// writeTimeline prints the trace with the replicas' states after each
+// event that changed them.
+func writeTimeline(w io.Writer, r *scenarios.Result, everything bool) {
+	recs := r.World.Trace().Records()
+	changes := r.Changes
+	ci := 0
+	flush := func(upTo uint64) {
+		for ci < len(changes) && changes[ci].Event <= upTo {
+			fmt.Fprintf(w, "%12s %6d %-8s %s\n", changes[ci].Time, changes[ci].Event, "state", changes[ci].State)
+			ci++
+		}
+	}
+	fmt.Fprintf(w, "== %s / %s, seed %d\n", r.Scenario, r.Variant, r.Seed)
+	for i, rec := range recs {
+		if i > 0 && rec.Event != recs[i-1].Event {
+			flush(recs[i-1].Event)
+		}
+		if !everything && (noisy[rec.Kind] || strings.HasPrefix(rec.Kind, "zk-session")) {
+			continue
+		}
+		fmt.Fprintln(w, rec.String())
+	}
+	flush(^uint64(0))
+}
+
+func exportDisks(w *sim.World, dir string) error {
+	for i := 0; i < w.Nodes(); i++ {
+		id := sim.NodeID(i)
+		name := w.Name(id)
+		if !strings.HasPrefix(name, "b") {
+			continue
+		}
+		if err := w.Disk(id).Export(filepath.Join(dir, name), false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exitError carries a specific exit code.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }

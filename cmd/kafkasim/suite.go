@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/kafkasim/kafkasim/reports"
+	"github.com/kafkasim/kafkasim/scenarios"
+)
+
+func init() {
+	commands["suite"] = command{"run every scenario under each variant over N seeds and check the expected outcomes", runSuite}
+}
+
+func runSuite(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("suite", stderr)
+	seeds := fs.Int("seeds", 5, "seeds per scenario and variant")
+	filter := fs.String("run", "", "only scenario/variant names matching this regular expression")
+	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "worlds run at once")
+	junit := fs.String("junit", "", "write JUnit XML (one test case per scenario × variant) to FILE")
+	asJSON := fs.Bool("json", false, "print the results as JSON instead of a table")
+	budget := fs.Duration("budget", 2*time.Second, "wall-clock budget of each linearizability check (past it: unknown)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *seeds < 1 {
+		return usagef("-seeds %d: must be >= 1", *seeds)
+	}
+	if *parallel < 1 {
+		return usagef("-parallel %d: must be >= 1", *parallel)
+	}
+	var re *regexp.Regexp
+	if *filter != "" {
+		var err error
+		if re, err = regexp.Compile(*filter); err != nil {
+			return usagef("-run %q: %v", *filter, err)
+		}
+	}
+	all, err := scenarios.All()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	cases, err := scenarios.RunSuite(all, scenarios.SuiteOptions{Seeds: *seeds, Filter: re, Parallel: *parallel, Budget: *budget})
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if len(cases) == 0 {
+		return usagef("-run %q matches no scenario/variant (see kafkasim list)", *filter)
+	}
+	failed := 0
+	var jcases []reports.Case
+	for _, c := range cases {
+		jc := reports.Case{Scenario: c.Scenario, Variant: c.Variant, Runs: len(c.Runs), Seconds: c.Wall.Seconds()}
+		for _, r := range c.Runs {
+			if !r.OK() {
+				why := r.Failed
+				if why == "" {
+					why = strings.Join(r.Mismatches, "; ")
+				}
+				jc.Failures = append(jc.Failures, fmt.Sprintf("seed %d: %s; replay: %s", r.Seed, why, r.Replay))
+			}
+		}
+		if len(jc.Failures) > 0 {
+			failed++
+		}
+		jcases = append(jcases, jc)
+	}
+	if *asJSON {
+		out := struct {
+			Cases []reports.SuiteRow `json:"cases"`
+			Runs  []reports.RunJSON  `json:"runs"`
+		}{Cases: reports.SuiteRows(cases)}
+		for _, c := range cases {
+			for _, r := range c.Runs {
+				out.Runs = append(out.Runs, reports.NewRunJSON(r))
+			}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		reports.WriteSuiteTable(stdout, cases)
+		fmt.Fprintf(stdout, "%d scenario × variant cases, %d seeds each, %d not as expected, %v wall\n", len(cases), *seeds, failed, time.Since(start).Round(time.Millisecond))
+	}
+	if *junit != "" {
+		f, err := os.Create(*junit)
+		if err != nil {
+			return usagef("-junit %q: %v", *junit, err)
+		}
+		if err := reports.WriteJUnit(f, jcases); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		for _, jc := range jcases {
+			for _, f := range jc.Failures {
+				fmt.Fprintf(stderr, "%s/%s %s\n", jc.Scenario, jc.Variant, f)
+			}
+		}
+		return failedError{fmt.Sprintf("%d of %d cases did not show what their scenario expects", failed, len(cases))}
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package reports
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Case is one suite entry: a scenario under one variant over its seeds.
+type Case struct {
+	Scenario, Variant string
+	Runs              int
+	Failures          []string // one line per failed run: what and how to replay
+	Seconds           float64
+}
+
+type junitSuite struct {
+	XMLName  xml.Name    `xml:"testsuite"`
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Time     string      `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes the suite as JUnit XML: one test case per scenario ×
+// variant.
+func WriteJUnit(w io.Writer, cases []Case) error {
+	s := junitSuite{Name: "kafkasim", Tests: len(cases)}
+	total := 0.0
+	for _, c := range cases {
+		jc := junitCase{Name: c.Scenario + "/" + c.Variant, Classname: "kafkasim." + c.Scenario, Time: fmt.Sprintf("%.3f", c.Seconds)}
+		if len(c.Failures) > 0 {
+			s.Failures++
+			jc.Failure = &junitFailure{Message: fmt.Sprintf("%d of %d runs not as expected", len(c.Failures), c.Runs), Text: strings.Join(c.Failures, "\n")}
+		}
+		total += c.Seconds
+		s.Cases = append(s.Cases, jc)
+	}
+	s.Time = fmt.Sprintf("%.3f", total)
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

@@ -1,0 +1,111 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/scenarios"
+)
+
+// VerdictJSON is one checker's verdict in JSON output.
+type VerdictJSON struct {
+	Checker   string   `json:"checker"`
+	Result    string   `json:"result"`
+	Permitted bool     `json:"permitted"` // every anomaly is within Kafka's contract
+	Anomalies []string `json:"anomalies"`
+	Notes     []string `json:"notes,omitempty"`
+}
+
+// RunJSON is one run in JSON output (kafkasim run -json).
+type RunJSON struct {
+	Scenario   string          `json:"scenario"`
+	Variant    string          `json:"variant"`
+	Seed       uint64          `json:"seed"`
+	Config     []string        `json:"config"`
+	TraceHash  string          `json:"trace_hash"`
+	Events     uint64          `json:"events"`
+	SimTimeNs  int64           `json:"sim_time_ns"`
+	Verdicts   []VerdictJSON   `json:"verdicts"`
+	Stats      scenarios.Stats `json:"stats"`
+	Expected   bool            `json:"expected"` // the run met the variant's expectations
+	Mismatches []string        `json:"mismatches,omitempty"`
+	Failed     string          `json:"failed,omitempty"`
+	Replay     string          `json:"replay"`
+}
+
+// NewRunJSON converts a result.
+func NewRunJSON(r *scenarios.Result) RunJSON {
+	out := RunJSON{Scenario: r.Scenario, Variant: r.Variant, Seed: r.Seed, Config: r.Config,
+		TraceHash: fmt.Sprintf("%016x", r.TraceHash), Events: r.Events, SimTimeNs: int64(r.SimTime),
+		Stats: r.Stats, Expected: r.OK(), Mismatches: r.Mismatches, Failed: r.Failed, Replay: r.Replay}
+	if out.Config == nil {
+		out.Config = []string{}
+	}
+	for _, v := range r.Verdicts {
+		vj := VerdictJSON{Checker: v.Checker, Result: v.Result.String(), Permitted: !v.ContractBroken(), Anomalies: []string{}, Notes: v.Notes}
+		for _, a := range v.Anomalies {
+			vj.Anomalies = append(vj.Anomalies, a.String())
+		}
+		out.Verdicts = append(out.Verdicts, vj)
+	}
+	return out
+}
+
+// WriteRunJSON writes one run as a JSON object on one line.
+func WriteRunJSON(w io.Writer, r *scenarios.Result) error {
+	b, err := json.Marshal(NewRunJSON(r))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// maxListed is how many anomalies per checker the text output shows.
+const maxListed = 5
+
+// WriteRunText writes a run's verdicts and counts for people.
+func WriteRunText(w io.Writer, r *scenarios.Result) {
+	fmt.Fprintf(w, "scenario %s, variant %s, seed %d: %d events, %v simulated, trace %016x\n", r.Scenario, r.Variant, r.Seed, r.Events, r.SimTime, r.TraceHash)
+	if len(r.Config) > 0 {
+		fmt.Fprintf(w, "  config: %s\n", strings.Join(r.Config, " "))
+	}
+	for _, v := range r.Verdicts {
+		mark := v.Result.String()
+		if v.Result == checkers.ResultViolation && !v.ContractBroken() {
+			mark += " (permitted by Kafka's contract)"
+		}
+		fmt.Fprintf(w, "  %-16s %s\n", v.Checker, mark)
+		for i, a := range v.Anomalies {
+			if i == maxListed {
+				break
+			}
+			fmt.Fprintf(w, "      %s\n", a.String())
+		}
+		if more := v.Omitted + max(0, len(v.Anomalies)-maxListed); more > 0 {
+			fmt.Fprintf(w, "      ... and %d more (-json lists them)\n", more)
+		}
+	}
+	fmt.Fprintf(w, "  acknowledged %d, acknowledged and lost %d, divergent offsets %d\n", r.Stats.Acked, r.Stats.AckedLost, r.Stats.DivergentOffsets)
+	if r.Failed != "" {
+		fmt.Fprintf(w, "  RUN FAILED: %s\n", r.Failed)
+	}
+	if len(r.Mismatches) > 0 {
+		fmt.Fprintf(w, "  not as the scenario expects: %s\n", strings.Join(r.Mismatches, "; "))
+	}
+	if anyViolation(r) || r.Failed != "" {
+		fmt.Fprintf(w, "  replay: %s\n", r.Replay)
+	}
+}
+
+func anyViolation(r *scenarios.Result) bool {
+	for _, v := range r.Verdicts {
+		if v.Result == checkers.ResultViolation {
+			return true
+		}
+	}
+	return false
+}

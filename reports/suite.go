@@ -1,0 +1,85 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/scenarios"
+)
+
+// SuiteRow summarises one scenario × variant over its seeds.
+type SuiteRow struct {
+	Scenario   string   `json:"scenario"`
+	Variant    string   `json:"variant"`
+	Runs       int      `json:"runs"`
+	AsExpected int      `json:"as_expected"`
+	Acked      int      `json:"acked"`
+	Lost       int      `json:"acked_lost"`
+	LossRate   float64  `json:"loss_rate"`
+	Divergent  int      `json:"runs_diverged"`
+	Unknown    int      `json:"runs_unknown"`
+	Outcomes   []string `json:"outcomes"` // per checker: the worst verdict seen
+}
+
+// SuiteRows summarises a suite's cases.
+func SuiteRows(cases []*scenarios.CaseResult) []SuiteRow {
+	var rows []SuiteRow
+	for _, c := range cases {
+		row := SuiteRow{Scenario: c.Scenario, Variant: c.Variant, Runs: len(c.Runs)}
+		worst := map[string]string{}
+		rank := map[string]int{"ok": 0, "unknown": 1, "permitted": 2, "bug": 3}
+		for _, r := range c.Runs {
+			if r.OK() {
+				row.AsExpected++
+			}
+			if r.Unknown() {
+				row.Unknown++
+			}
+			row.Acked += r.Stats.Acked
+			row.Lost += r.Stats.AckedLost
+			if r.Stats.DivergentOffsets > 0 {
+				row.Divergent++
+			}
+			for _, v := range r.Verdicts {
+				o := outcome(v)
+				if rank[o] > rank[worst[v.Checker]] || worst[v.Checker] == "" {
+					worst[v.Checker] = o
+				}
+			}
+		}
+		if row.Acked > 0 {
+			row.LossRate = float64(row.Lost) / float64(row.Acked)
+		}
+		for _, name := range scenarios.Checkers {
+			if o, ok := worst[name]; ok {
+				row.Outcomes = append(row.Outcomes, name+"="+o)
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func outcome(v checkers.Verdict) string {
+	switch {
+	case v.Result == checkers.ResultViolation && v.ContractBroken():
+		return "bug"
+	case v.Result == checkers.ResultViolation:
+		return "permitted"
+	}
+	return v.Result.String()
+}
+
+// WriteSuiteTable prints the suite as a table: scenario × variant, whether
+// every seed showed what the scenario expects, loss rate, and the worst
+// verdict of each checker.
+func WriteSuiteTable(w io.Writer, cases []*scenarios.CaseResult) {
+	fmt.Fprintf(w, "%-22s %-12s %-9s %-9s %-10s %s\n", "SCENARIO", "VARIANT", "EXPECTED", "ACKED", "LOSS", "CHECKERS (worst over seeds)")
+	for _, row := range SuiteRows(cases) {
+		status := fmt.Sprintf("%d/%d", row.AsExpected, row.Runs)
+		fmt.Fprintf(w, "%-22s %-12s %-9s %-9d %-10s %s\n", row.Scenario, row.Variant, status, row.Acked,
+			fmt.Sprintf("%.2f%%", 100*row.LossRate), strings.Join(row.Outcomes, " "))
+	}
+}
