@@ -13,6 +13,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
+	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -75,6 +76,13 @@ func (r *runner) leaderAndISR(st Step) error {
 		if to, err = r.brokerList(t); err != nil {
 			return err
 		}
+	}
+	if prev, ok := r.manual[tp]; ok && prev[0] != leader {
+		// The controller moved leadership: as far as the cluster is
+		// concerned, the old leader failed (its session expired), which is
+		// what permits the loss of its acks=1 writes.
+		now := r.w.Now()
+		r.obs.facts.Failures = append(r.obs.facts.Failures, checkers.Failure{Broker: prev[0], Kind: checkers.Isolated, Time: now, End: now + 1})
 	}
 	r.manual[tp] = [2]int32{leader, int32(epoch)}
 	lai := kmsg.NewPtrLeaderAndISRRequest()

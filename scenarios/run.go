@@ -7,6 +7,7 @@ package scenarios
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -144,6 +145,8 @@ func (st Step) substitute(vars map[string]string) Step {
 	return out
 }
 
+var brokerName = regexp.MustCompile(`^b[0-9]+$`)
+
 // runner is the state of one run.
 type runner struct {
 	s       *Script
@@ -262,6 +265,13 @@ func (r *runner) stepOne() error {
 }
 
 func (r *runner) broker(name string) (sim.NodeID, int32, error) {
+	if name == "controller" && !r.s.Manual {
+		i := r.c.ActiveController()
+		if i < 0 {
+			return 0, 0, fmt.Errorf("no broker is the controller now")
+		}
+		return r.c.Brokers[i], int32(i), nil
+	}
 	if !strings.HasPrefix(name, "b") {
 		return 0, 0, fmt.Errorf("%q is not a broker (brokers are b0..b%d)", name, len(r.c.Brokers)-1)
 	}
@@ -273,11 +283,17 @@ func (r *runner) broker(name string) (sim.NodeID, int32, error) {
 }
 
 // node resolves any node name of the world (brokers, zk, clients).
+// A name not yet known that is not a broker's is a client, created on
+// first mention (so a partition can place a client before it produces).
 func (r *runner) node(name string) (sim.NodeID, error) {
 	if id, ok := r.w.Lookup(name); ok {
 		return id, nil
 	}
-	return 0, fmt.Errorf("unknown node %q", name)
+	if brokerName.MatchString(name) || name == "zk" || name == "controller" || name == "admin" {
+		return 0, fmt.Errorf("unknown node %q (brokers are b0..b%d)", name, len(r.c.Brokers)-1)
+	}
+	id, _, err := r.client(name)
+	return id, err
 }
 
 func (r *runner) client(name string) (sim.NodeID, *scriptClient, error) {

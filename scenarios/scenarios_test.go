@@ -1,35 +1,78 @@
 package scenarios
 
 import (
+	"strings"
 	"testing"
 )
 
-// TestBuiltinScenariosMeetTheirExpectations runs every built-in scenario
-// under every variant and checks each checker against the expectation the
-// script states, and determinism: a second run gives the same trace hash.
-func TestBuiltinScenariosMeetTheirExpectations(t *testing.T) {
-	all, err := Builtin()
+// TestSuiteMeetsExpectations is the suite at a small seed count: every
+// scenario, swarm included, under every variant, must show what its script
+// expects, and run deterministically (a second run of a seed gives the
+// same trace hash).
+func TestSuiteMeetsExpectations(t *testing.T) {
+	all, err := All()
 	if err != nil {
 		t.Fatal(err)
 	}
+	seeds := 3
+	if testing.Short() {
+		seeds = 1
+	}
+	cases, err := RunSuite(all, SuiteOptions{Seeds: seeds, Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		for _, r := range c.Runs {
+			if !r.OK() {
+				t.Errorf("%s/%s seed %d: failed %q, mismatches %v\n  replay: %s", c.Scenario, c.Variant, r.Seed, r.Failed, r.Mismatches, r.Replay)
+			}
+		}
+	}
 	for _, s := range all {
-		for _, v := range s.Variants {
-			t.Run(s.Name+"/"+v.Name, func(t *testing.T) {
-				res, err := s.Run(v.Name, Options{Seed: 1})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !res.OK() {
-					t.Errorf("failed: %q, mismatches %v", res.Failed, res.Mismatches)
-					for _, vd := range res.Verdicts {
-						t.Log(vd.String())
-					}
-				}
-				again, _ := s.Run(v.Name, Options{Seed: 1})
-				if again.TraceHash != res.TraceHash {
-					t.Errorf("not deterministic: hash %x then %x", res.TraceHash, again.TraceHash)
-				}
-			})
+		v := s.Variants[0]
+		a, _ := s.Run(v.Name, Options{Seed: 7})
+		b, _ := s.Run(v.Name, Options{Seed: 7})
+		if a.TraceHash != b.TraceHash || a.Events != b.Events {
+			t.Errorf("%s/%s seed 7: two runs differ (hash %x vs %x)", s.Name, v.Name, a.TraceHash, b.TraceHash)
+		}
+	}
+}
+
+// TestExpectationsCanFail: the same script with the opposite expectation
+// must report a mismatch, so the suite cannot pass everything.
+func TestExpectationsCanFail(t *testing.T) {
+	s, err := Load("kip101-hw-lag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.variant("hw")
+	v.Expect["acked-loss"] = ExpectOK
+	res, err := s.Run("hw", Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Mismatches) == 0 || !strings.Contains(res.Mismatches[0], "acked-loss: expected ok, got bug") {
+		t.Fatalf("mismatches %v: the hw variant loses m2 and must contradict an 'ok' expectation", res.Mismatches)
+	}
+}
+
+func TestScriptSyntaxErrors(t *testing.T) {
+	cases := map[string]string{
+		"brokers 3\ntopic t\nfrobnicate b1\n": "f.txt:3: unknown step \"frobnicate\"",
+		"brokers 0\n":                         "f.txt:1: brokers \"0\": want a number in [1, 64]",
+		"topic t\n":                           "no 'brokers N' line",
+		"brokers 2\ntopic t\nvariant v\nexpect w acked-loss=ok\n":    "f.txt:4: expect: unknown variant \"w\"",
+		"brokers 2\ntopic t\nvariant v\nexpect v acked-loss=maybe\n": "f.txt:4: expect acked-loss=\"maybe\"",
+		"brokers 2\ntopic t\nrun 5 parsecs\n":                        "f.txt:3: run: want 'run DURATION'",
+		"brokers 2\ntopic t\nrun 5s\nbrokers 3\n":                    "f.txt:4: \"brokers\" belongs in the header",
+		"brokers 2\ntopic t\nproduce p1 t0 m1\n":                     "f.txt:3: produce: \"t0\": want TOPIC/PARTITION",
+		"brokers 2\ntopic t\ncut b0 b1 b2\n":                         "f.txt:3: cut: \"b1\": want -> or <->",
+	}
+	for src, want := range cases {
+		_, err := Parse("f.txt", "f", strings.NewReader(src))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("script %q: error %v, want it to contain %q", src, err, want)
 		}
 	}
 }

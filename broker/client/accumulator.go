@@ -52,12 +52,13 @@ func (b *batch) lastSeq() int32 { return incrementSequence(b.seq, int32(len(b.re
 // partitionState is one partition's queue and, for the idempotent
 // producer, its sequence state.
 type partitionState struct {
-	tp       storage.TopicPartition
-	queue    []*batch // not in flight; retries first, in sequence order
-	inflight []*batch // in flight, in the order sent
-	nextSeq  int32
-	acked    int32 // last acknowledged sequence, -1 for none
-	failed   error // ErrPartitionFailed's cause, once the partition failed
+	tp         storage.TopicPartition
+	queue      []*batch // not in flight; retries first, in sequence order
+	inflight   []*batch // in flight, in the order sent
+	nextSeq    int32
+	acked      int32 // last acknowledged sequence, -1 for none
+	firstAcked int32 // base sequence of the first acknowledged batch, -1 for none
+	failed     error // ErrPartitionFailed's cause, once the partition failed
 }
 
 // estimateSize is an upper bound of a record's encoded size
@@ -73,7 +74,7 @@ func estimateSize(r *Record) int {
 func (p *Producer) partitionState(tp storage.TopicPartition) *partitionState {
 	ps := p.parts[tp]
 	if ps == nil {
-		ps = &partitionState{tp: tp, acked: -1}
+		ps = &partitionState{tp: tp, acked: -1, firstAcked: -1}
 		p.parts[tp] = ps
 		i, _ := slices.BinarySearchFunc(p.tps, tp, cmpTP)
 		p.tps = slices.Insert(p.tps, i, tp)

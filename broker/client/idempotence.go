@@ -19,6 +19,16 @@ package client
 // than 5 batches are in flight (the broker remembers the last 5 per
 // producer), so batches reach the log in sequence order.
 //
+// Adapted to the simulated network, whose links may drop one message and
+// deliver the next (TCP never does): (1) while none of a partition's
+// batches has been acknowledged, only one is in flight, because a broker
+// with no state for the producer accepts any first sequence and a second
+// batch overtaking a lost first one would open a gap for good; (2) an
+// OUT_OF_ORDER_SEQUENCE_NUMBER for a batch lying between acknowledged
+// sequences means its own answer was lost and its retry fell out of the
+// broker's last-5 window: it is written, and completes with offset -1
+// (Classify: unknown), as Kafka's client completes DUPLICATE_SEQUENCE_NUMBER.
+//
 // Simplified vs Kafka: a partition whose batch fails after its sequence was
 // used (a real gap, retries exhausted, delivery.timeout.ms expired with the
 // batch sent) fails for good: its later records fail with
@@ -103,6 +113,12 @@ func (p *Producer) idempotentCanDrain(ps *partitionState) bool {
 	}
 	b := ps.queue[0]
 	if b.seq < 0 {
+		if ps.acked < 0 && len(ps.inflight) > 0 {
+			// Until the broker has acknowledged one batch of the partition
+			// it holds no state for the producer and accepts any sequence:
+			// a second batch overtaking a lost first one would leave a gap.
+			return false
+		}
 		return len(ps.inflight) < maxInFlightPerPartition
 	}
 	for _, x := range ps.inflight {
@@ -121,24 +137,43 @@ func (p *Producer) assignSequence(ps *partitionState, b *batch) {
 
 // sequenceAcked records that the broker has b.
 func (p *Producer) sequenceAcked(ps *partitionState, b *batch) {
+	if ps.firstAcked < 0 {
+		ps.firstAcked = b.seq
+	}
 	if last := b.lastSeq(); ps.acked < 0 || seqBefore(ps.acked, last) {
 		ps.acked = last
 	}
 }
 
-// idempotentError classifies an error of the idempotent producer: retry
-// it whatever kerr says, or fail the batch and its partition.
-func (p *Producer) idempotentError(ps *partitionState, b *batch, err *kerr.Error) (retry, fatal bool) {
+// idemVerdict is what an error means for an idempotent batch.
+type idemVerdict uint8
+
+const (
+	idemAsKafka idemVerdict = iota // kerr's retriable flag decides
+	idemRetry                      // retry, whatever kerr says
+	idemFatal                      // fail the batch and its partition
+	idemWritten                    // the broker has the batch: success, offset unknown
+)
+
+// idempotentError classifies an error of the idempotent producer.
+func (p *Producer) idempotentError(ps *partitionState, b *batch, err *kerr.Error) idemVerdict {
 	switch err {
 	case kerr.OutOfOrderSequenceNumber:
-		if b.seq != incrementSequence(ps.acked, 1) {
-			return true, false
+		// The broker accepts a producer's batches only in sequence, so once
+		// a batch at or before b's first sequence and one at or after its
+		// last were acknowledged, b is in the log: its own answer was lost
+		// and the retry fell out of the broker's last-5 window.
+		if ps.firstAcked >= 0 && !seqBefore(b.seq, ps.firstAcked) && !seqBefore(ps.acked, b.lastSeq()) {
+			return idemWritten
 		}
-		return false, true
+		if b.seq != incrementSequence(ps.acked, 1) {
+			return idemRetry // an earlier batch is missing at the broker
+		}
+		return idemFatal
 	case kerr.UnknownProducerID, kerr.InvalidProducerEpoch:
-		return false, true
+		return idemFatal
 	}
-	return false, false
+	return idemAsKafka
 }
 
 // failPartition fails ps for good after one of its sequenced batches

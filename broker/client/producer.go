@@ -97,12 +97,16 @@ type Producer struct {
 	closed    bool
 }
 
-// New returns a producer with configuration cfg (validated by the config
-// package) that finds the cluster through the bootstrap brokers' ids. It
-// panics if bootstrap is empty.
+// New returns a producer with configuration cfg that finds the cluster
+// through the bootstrap brokers' ids. It panics if bootstrap is empty or
+// cfg does not pass cfg.Validate (configurations come from
+// config.ParseProducer, which reports those errors first).
 func New(cfg config.Producer, bootstrap []int32) *Producer {
 	if len(bootstrap) == 0 {
 		panic("client.New: bootstrap must name at least one broker")
+	}
+	if err := cfg.Validate(); err != nil {
+		panic("client.New: " + err.Error())
 	}
 	return &Producer{
 		MetadataMaxAge:  sim.Ms(300000),
@@ -172,8 +176,9 @@ func (p *Producer) Send(ctx *sim.Context, r Record, cb Callback) error {
 // SendSync sends records one at a time, each only after the previous
 // one's callback ran: the application loop `producer.send(r).get()` of
 // Kafka's synchronous style, for a node that cannot block. each (which may
-// be nil) sees every outcome and returns false to stop early. It returns
-// Send's misuse error for the first record, if any.
+// be nil) sees every outcome and returns false to stop early; a record
+// refused because Close ran meanwhile reaches each with ErrClosed. It
+// returns Send's misuse error for the first record, if any.
 func (p *Producer) SendSync(ctx *sim.Context, records []Record, each func(ctx *sim.Context, i int, md RecordMetadata, err error) bool) error {
 	var next func(ctx *sim.Context, i int) error
 	next = func(ctx *sim.Context, i int) error {
@@ -182,7 +187,11 @@ func (p *Producer) SendSync(ctx *sim.Context, records []Record, each func(ctx *s
 		}
 		return p.Send(ctx, records[i], func(ctx *sim.Context, md RecordMetadata, err error) {
 			if each == nil || each(ctx, i, md, err) {
-				_ = next(ctx, i+1) // NB: only ErrClosed can happen here, after Close
+				// NB: only ErrClosed can fail here (Close ran meanwhile);
+				// the record it refused is reported like any other.
+				if err := next(ctx, i+1); err != nil && each != nil {
+					each(ctx, i+1, RecordMetadata{Topic: records[i+1].Topic, Partition: -1, Offset: -1}, err)
+				}
 			}
 		})
 	}

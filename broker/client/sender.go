@@ -244,11 +244,14 @@ func (p *Producer) batchError(ctx *sim.Context, b *batch, err error, unknown boo
 	}
 	retriable := ke == nil || ke.Retriable
 	if p.cfg.EnableIdempotence && ke != nil {
-		switch retry, fatal := p.idempotentError(ps, b, ke); {
-		case fatal:
+		switch p.idempotentError(ps, b, ke) {
+		case idemFatal:
 			p.failBatch(ctx, ps, b, err)
 			return
-		case retry:
+		case idemWritten:
+			p.completeBatch(ctx, ps, b, -1)
+			return
+		case idemRetry:
 			retriable = true
 		}
 	}

@@ -1,0 +1,64 @@
+// Package client is Kafka's producer (KafkaProducer, Kafka 2.x–3.x) as a
+// library a simulation node embeds: the key partitioner (Murmur2,
+// PartitionForKey — bit-exact with Kafka's Java code), the keyless
+// partitioners (sticky, round-robin, uniform sticky), the record
+// accumulator (batch.size, linger.ms), the sender (acks,
+// max.in.flight.requests.per.connection, request.timeout.ms, retries,
+// retry.backoff.ms, delivery.timeout.ms), metadata refresh, and the
+// idempotent producer (InitProducerId, producer id and epoch, per-partition
+// sequence numbers). Its configuration is config.Producer.
+//
+// The producer talks to brokers named "b<id>" with wire.Request and
+// wire.Response carrying franz-go's kmsg bodies: Metadata v7, Produce v7,
+// InitProducerId v1. Like the ZooKeeper client, it is driven by its host:
+//
+//	type app struct{ p *client.Producer }
+//
+//	func (a *app) Start(ctx *sim.Context) {
+//		cfg := config.DefaultProducer()
+//		cfg.EnableIdempotence = false
+//		cfg.Acks = config.AcksAll
+//		a.p = client.New(cfg, []int32{0, 1, 2}) // bootstrap brokers b0, b1, b2
+//		a.p.Start(ctx)
+//		// Asynchronous with a callback:
+//		a.p.Send(ctx, client.Record{Topic: "t", Partition: client.AnyPartition, Value: []byte("v1")},
+//			func(ctx *sim.Context, md client.RecordMetadata, err error) {
+//				switch client.Classify(md, err) {
+//				case client.OutcomeOK: // written at md.Partition, md.Offset
+//				case client.OutcomeFail: // certainly not written
+//				case client.OutcomeUnknown: // maybe written: a timeout, a lost answer, ...
+//				}
+//			})
+//		// Fire and forget: no callback.
+//		a.p.Send(ctx, client.Record{Topic: "t", Partition: client.AnyPartition, Value: []byte("v2")}, nil)
+//		// Synchronous: each record only after the previous one completed.
+//		a.p.SendSync(ctx, []client.Record{{Topic: "t", Partition: 0, Value: []byte("v3")}, {Topic: "t", Partition: 0, Value: []byte("v4")}},
+//			func(ctx *sim.Context, i int, md client.RecordMetadata, err error) bool { return err == nil })
+//	}
+//
+//	func (a *app) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
+//		if !a.p.HandleMessage(ctx, from, m) {
+//			// the node's own messages...
+//		}
+//	}
+//
+//	func (a *app) Timer(ctx *sim.Context, id sim.TimerID, name string) {
+//		if !a.p.HandleTimer(ctx, id, name) { // names starting with TimerPrefix
+//			// the node's own timers...
+//		}
+//	}
+//
+// Outcomes: a callback's error is nil (acknowledged) or a *SendError whose
+// Definite field says the record was certainly not written; Classify maps
+// a callback's arguments to ok / fail / info for histories (errors.go
+// states the rule).
+//
+// Trace: the producer logs "produce-send", "produce-ack", "produce-retry",
+// "produce-fail", "producer-metadata", "producer-disconnect",
+// "producer-init-id" and "produce-partition-failed", with the partition as
+// "topic-partition" and the producer's batch number.
+//
+// Determinism: no goroutines, clocks or global random sources; maps are
+// never iterated where the order could reach a decision (partitions are
+// kept sorted); the sticky partitioner draws from ctx.Rand.
+package client
