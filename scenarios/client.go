@@ -145,7 +145,9 @@ func (c *scriptClient) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message)
 		case p.ErrorCode == 0:
 			c.rec.Acked(call.op, now, p.BaseOffset)
 			ctx.Log("client-ack", sim.S("client", c.name), sim.S("value", call.value), sim.I("offset", p.BaseOffset))
-		case definitelyNotWritten[p.ErrorCode]:
+		case definitelyNotWritten[p.ErrorCode] && !(p.ErrorCode == kerr.NotLeaderForPartition.Code && call.acks == -1):
+			// NB: with acks=all, NOT_LEADER_OR_FOLLOWER also answers records
+			// appended and then abandoned by a leader that lost leadership.
 			c.rec.Fail(call.op, now, kerr.ErrorForCode(p.ErrorCode).Error())
 		default:
 			c.rec.Info(call.op, now, kerr.ErrorForCode(p.ErrorCode).Error())

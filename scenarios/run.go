@@ -149,13 +149,14 @@ var brokerName = regexp.MustCompile(`^b[0-9]+$`)
 
 // runner is the state of one run.
 type runner struct {
-	s       *Script
-	w       *sim.World
-	c       *cluster.Cluster
-	obs     *observer
-	rec     *checkers.Recorder
-	clients map[string]*scriptClient
-	seen    int // trace records already scanned by await
+	s         *Script
+	w         *sim.World
+	c         *cluster.Cluster
+	obs       *observer
+	rec       *checkers.Recorder
+	clients   map[string]*scriptClient
+	producers map[string]*producerNode
+	seen      int // trace records already scanned by await
 	// The manual controller ('controller manual') and what it decided.
 	ctl     sim.NodeID
 	ctlNode *manualController
@@ -200,7 +201,7 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{s: s, w: w, c: c, rec: checkers.NewRecorder(), clients: map[string]*scriptClient{}, manual: map[storage.TopicPartition][2]int32{}}
+	r := &runner{s: s, w: w, c: c, rec: checkers.NewRecorder(), clients: map[string]*scriptClient{}, producers: map[string]*producerNode{}, manual: map[storage.TopicPartition][2]int32{}}
 	if s.Manual {
 		r.ctlNode = &manualController{}
 		if r.ctl, err = w.AddNode("controller", func() sim.Node { return r.ctlNode }, sim.NodeOptions{}); err != nil {

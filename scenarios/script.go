@@ -29,7 +29,9 @@ package scenarios
 // [FIELD=VALUE ...] [within=DUR]; crash B; power-loss B [keep=none|some|all];
 // restart B;
 // restart-all; pause B DUR; cut A -> B; cut A <-> B; partition A,B | C,D;
-// heal; with 'controller manual': leader-and-isr TOPIC/P leader=bN
+// heal; producer NAME [props]; send PRODUCER TOPIC/P COUNT [interval=DUR];
+// lossy A <-> B drop=P duplicate=P reorder=P; swarm DUR [rates]; with
+// 'controller manual': leader-and-isr TOPIC/P leader=bN
 // epoch=N isr=bA,bB [to=bA,bB] sends the controller's LeaderAndIsr to the
 // listed brokers (default: every replica that is up) and UpdateMetadata to
 // all brokers.
@@ -396,6 +398,14 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 		if len(pos) < 3 {
 			err = fmt.Errorf("partition: want 'partition A,B | C,D'")
 		}
+	case "producer":
+		err = need(1, "producer NAME [producer property=value ...]")
+	case "send":
+		err = need(3, "send PRODUCER TOPIC/PARTITION COUNT [interval=DUR]")
+	case "lossy":
+		if err = need(3, "lossy A <-> B drop=P duplicate=P reorder=P  (A or B may be *: every broker)"); err == nil && pos[1] != "->" && pos[1] != "<->" {
+			err = fmt.Errorf("lossy: %q: want -> or <->", pos[1])
+		}
 	case "swarm":
 		if err = need(1, "swarm DURATION [clients=N interval=DUR acks=A fault-every=DUR crash=P power-loss=P pause=P partition=P heal=P]"); err == nil {
 			st.Dur, err = ParseDuration(pos[0])
@@ -405,7 +415,7 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 			err = fmt.Errorf("leader-and-isr: want 'leader-and-isr TOPIC/P leader=bN epoch=N isr=bA,bB [to=bA,bB]'")
 		}
 	default:
-		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm)", word)
+		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm, producer, send, lossy)", word)
 	}
 	return st, err
 }

@@ -147,6 +147,12 @@ func (r *runner) step(st Step) error {
 		return r.leaderAndISR(st)
 	case "swarm":
 		return r.swarm(st)
+	case "producer":
+		return r.newProducer(st)
+	case "send":
+		return r.sendRecords(st)
+	case "lossy":
+		return r.lossy(st)
 	case "heal":
 		if err := w.Inject(sim.Heal{}); err != nil {
 			return err
