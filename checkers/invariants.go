@@ -100,14 +100,19 @@ func (m *Monitor) Observe(step uint64, t sim.Time, snaps []PartitionSnapshot) {
 func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s PartitionSnapshot) {
 	reps := append([]ReplicaState(nil), s.Replicas...)
 	sort.SliceStable(reps, func(i, j int) bool { return reps[i].Broker < reps[j].Broker })
-	now := make(map[breakKey]bool)
-	report := func(bk breakKey, permitted bool, brokers []int32, desc string) {
+	var now map[breakKey]bool
+	// report records a break; desc is built only for a new one (the
+	// monitor runs after every event that changed a replica).
+	report := func(bk breakKey, permitted bool, brokers []int32, desc func() string) {
+		if now == nil {
+			now = make(map[breakKey]bool)
+		}
 		now[bk] = true
 		if w.active[bk] {
 			return
 		}
 		m.add(Anomaly{Kind: bk.kind, Topic: k.topic, Partition: k.partition, Replicas: brokers,
-			Steps: []uint64{step}, Times: []sim.Time{t}, Permitted: permitted, Description: desc})
+			Steps: []uint64{step}, Times: []sim.Time{t}, Permitted: permitted, Description: desc()})
 	}
 	var leader *ReplicaState
 	for i := range reps {
@@ -118,12 +123,13 @@ func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s Pa
 			continue
 		}
 		if r.HW > r.LEO {
-			report(breakKey{kind: "hw-above-leo", broker: r.Broker}, r.UncleanRestart, []int32{r.Broker}, r.String())
+			report(breakKey{kind: "hw-above-leo", broker: r.Broker}, r.UncleanRestart, []int32{r.Broker}, r.String)
 		}
 		if r.LeaderEpoch >= 0 {
 			if last, ok := w.epoch[r.Broker]; ok && r.LeaderEpoch < last {
-				report(breakKey{kind: "epoch-decreased", broker: r.Broker, epoch: r.LeaderEpoch}, r.UncleanRestart, []int32{r.Broker},
-					"b"+strconv.Itoa(int(r.Broker))+" went from epoch "+strconv.Itoa(int(last))+" to "+strconv.Itoa(int(r.LeaderEpoch)))
+				report(breakKey{kind: "epoch-decreased", broker: r.Broker, epoch: r.LeaderEpoch}, r.UncleanRestart, []int32{r.Broker}, func() string {
+					return "b" + strconv.Itoa(int(r.Broker)) + " went from epoch " + strconv.Itoa(int(last)) + " to " + strconv.Itoa(int(r.LeaderEpoch))
+				})
 			}
 			w.epoch[r.Broker] = r.LeaderEpoch
 		}
@@ -131,15 +137,17 @@ func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s Pa
 			continue
 		}
 		if other, ok := w.leaderOf[r.LeaderEpoch]; ok && other != r.Broker {
-			report(breakKey{kind: "two-leaders-in-epoch", broker: other, other: r.Broker, epoch: r.LeaderEpoch}, false, []int32{other, r.Broker},
-				"b"+strconv.Itoa(int(other))+" and b"+strconv.Itoa(int(r.Broker))+" both led epoch "+strconv.Itoa(int(r.LeaderEpoch)))
+			report(breakKey{kind: "two-leaders-in-epoch", broker: other, other: r.Broker, epoch: r.LeaderEpoch}, false, []int32{other, r.Broker}, func() string {
+				return "b" + strconv.Itoa(int(other)) + " and b" + strconv.Itoa(int(r.Broker)) + " both led epoch " + strconv.Itoa(int(r.LeaderEpoch))
+			})
 		} else if !ok {
 			w.leaderOf[r.LeaderEpoch] = r.Broker
 		}
 		lk := leaderKey{r.Broker, r.LeaderEpoch}
 		if prev, ok := w.hw[lk]; ok && r.HW < prev {
-			report(breakKey{kind: "leader-hw-decreased", broker: r.Broker, epoch: r.LeaderEpoch, value: r.HW}, r.UncleanRestart, []int32{r.Broker},
-				"leader b"+strconv.Itoa(int(r.Broker))+" HW went from "+strconv.FormatInt(prev, 10)+" to "+strconv.FormatInt(r.HW, 10)+" in epoch "+strconv.Itoa(int(r.LeaderEpoch)))
+			report(breakKey{kind: "leader-hw-decreased", broker: r.Broker, epoch: r.LeaderEpoch, value: r.HW}, r.UncleanRestart, []int32{r.Broker}, func() string {
+				return "leader b" + strconv.Itoa(int(r.Broker)) + " HW went from " + strconv.FormatInt(prev, 10) + " to " + strconv.FormatInt(r.HW, 10) + " in epoch " + strconv.Itoa(int(r.LeaderEpoch))
+			})
 		}
 		if prev, ok := w.hw[lk]; !ok || r.HW > prev {
 			w.hw[lk] = r.HW
@@ -156,7 +164,7 @@ func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s Pa
 			}
 			permitted := f.UncleanRestart || leader.UncleanRestart
 			pair := []int32{leader.Broker, f.Broker}
-			state := leader.String() + "; " + f.String()
+			state := func() string { return leader.String() + "; " + f.String() }
 			if leader.HW > f.LEO {
 				report(breakKey{kind: "leader-hw-above-follower-leo", broker: leader.Broker, other: f.Broker, epoch: leader.LeaderEpoch}, permitted, pair, state)
 			}

@@ -51,6 +51,10 @@ type observer struct {
 	unclean  map[int32]bool // brokers whose last restart followed a power loss
 	facts    checkers.Facts
 	snaps    []checkers.PartitionSnapshot
+	// prev is what each replica looked like at the last observation: the
+	// monitor is only fed when something changed (most events are pings
+	// and timers that change no replica).
+	prev map[storage.TopicPartition][]replicaSeen
 	// With timeline set, every change of a partition's replica states is
 	// kept, for replay's per-event view.
 	timeline bool
@@ -83,9 +87,80 @@ func (o *observer) broker(id int32) (*server.Broker, bool) {
 	return b, b != nil && !b.Halted()
 }
 
-// observe feeds the invariants monitor the state after an event.
+// replicaSeen is a replica's observable state, compared between events.
+type replicaSeen struct {
+	alive, unclean bool
+	role           server.Role
+	epoch          int32
+	leo, hw        int64
+	isr            []int32
+}
+
+func (a *replicaSeen) same(alive, unclean bool, p *server.Partition) bool {
+	if a.alive != alive || a.unclean != unclean || (p == nil) != (a.role == 255) {
+		return false
+	}
+	if p == nil {
+		return true
+	}
+	isr := p.ISRView()
+	if a.role != p.Role() || a.epoch != p.LeaderEpoch() || a.leo != p.LogEndOffset() || a.hw != p.HighWatermark() || len(a.isr) != len(isr) {
+		return false
+	}
+	for i := range isr {
+		if a.isr[i] != isr[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *replicaSeen) set(alive, unclean bool, p *server.Partition) {
+	a.alive, a.unclean = alive, unclean
+	if p == nil {
+		a.role = 255
+		return
+	}
+	a.role, a.epoch, a.leo, a.hw = p.Role(), p.LeaderEpoch(), p.LogEndOffset(), p.HighWatermark()
+	a.isr = append(a.isr[:0], p.ISRView()...)
+}
+
+// changed reports whether any replica differs from the last observation,
+// and records the current state.
+func (o *observer) changed() bool {
+	if o.prev == nil {
+		o.prev = map[storage.TopicPartition][]replicaSeen{}
+	}
+	any := false
+	for _, tp := range o.tps {
+		seen := o.prev[tp]
+		if seen == nil {
+			seen = make([]replicaSeen, len(o.replicas[tp]))
+			o.prev[tp] = seen
+			any = true
+		}
+		for i, id := range o.replicas[tp] {
+			b, alive := o.broker(id)
+			var p *server.Partition
+			if alive {
+				p, _ = b.Partition(tp)
+			}
+			if !seen[i].same(alive, o.unclean[id], p) {
+				seen[i].set(alive, o.unclean[id], p)
+				any = true
+			}
+		}
+	}
+	return any
+}
+
+// observe feeds the invariants monitor the state after an event, when it
+// changed.
 func (o *observer) observe() {
 	w := o.c.World
+	if !o.changed() {
+		return
+	}
 	o.snaps = o.snaps[:0]
 	for _, tp := range o.tps {
 		snap := checkers.PartitionSnapshot{Topic: tp.Topic, Partition: tp.Partition}

@@ -32,8 +32,21 @@ type Options struct {
 	Chooser sim.Chooser
 	// RecordChoices keeps the run's choices (for saving and shrinking).
 	RecordChoices bool
-	// Timeline keeps every change of the replicas' states (Result.Changes).
+	// Timeline keeps every change of the replicas' states (Result.Changes)
+	// and the whole trace.
 	Timeline bool
+	// KeepTrace keeps the whole trace (Result.World.Trace().Records()).
+	KeepTrace bool
+}
+
+// awaitsTrace reports whether a step waits for a trace record.
+func (s *Script) awaitsTrace() bool {
+	for _, st := range s.Steps {
+		if st.Op == "await" && len(st.Args) > 1 && st.Args[1] != "ack" {
+			return true
+		}
+	}
+	return false
 }
 
 // Stats are a run's headline numbers.
@@ -189,7 +202,11 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: true, MaxTime: sim.Time(s.Limit)})
+	// The whole trace is kept only when a step awaits a transition or the
+	// caller wants the timeline; the unclean elections are always kept.
+	keep := opts.Timeline || opts.KeepTrace || s.awaitsTrace()
+	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
+		KeepKinds: map[string]bool{"controller-unclean-election": true}, MaxTime: sim.Time(s.Limit)})
 	if err != nil {
 		return nil, err
 	}

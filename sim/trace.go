@@ -70,6 +70,7 @@ func (r Record) Get(key string) (string, bool) {
 // per record even with recording off.
 type Trace struct {
 	keep    bool
+	kinds   map[string]bool // kept even when keep is off
 	hash    uint64
 	count   uint64
 	records []Record
@@ -112,7 +113,7 @@ func (t *Trace) add(event uint64, now Time, node NodeID, name, kind string, fiel
 	}
 	t.hash = h
 	t.count++
-	if t.keep {
+	if t.keep || (t.kinds != nil && t.kinds[kind]) {
 		t.records = append(t.records, Record{Event: event, Time: now, Node: node, Name: name, Kind: kind, Fields: append([]Field(nil), fields...)})
 	}
 }
@@ -123,7 +124,8 @@ func (t *Trace) Hash() uint64 { return t.hash }
 // Len returns the number of records written (kept or not).
 func (t *Trace) Len() uint64 { return t.count }
 
-// Records returns the kept records (none when recording is off).
+// Records returns the kept records (none when recording is off, or only
+// those of Config.KeepKinds).
 func (t *Trace) Records() []Record { return t.records }
 
 // WriteTimeline prints records, one per line, as a readable timeline.

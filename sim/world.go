@@ -16,6 +16,9 @@ type Config struct {
 	RecordChoices bool
 	// KeepTrace keeps the trace records; the trace hash runs either way.
 	KeepTrace bool
+	// KeepKinds keeps, with KeepTrace off, the records of these kinds only
+	// (a runner that needs a few transitions without paying for the rest).
+	KeepKinds map[string]bool
 	// MaxTime ends the run when the next event is later; 0 means one hour.
 	MaxTime Time
 	// MaxEvents ends the run after that many events; 0 means 100 million.
@@ -115,6 +118,7 @@ func New(cfg Config) (*World, error) {
 		w.chooser = w.recorder
 	}
 	w.trace.keep = cfg.KeepTrace
+	w.trace.kinds = cfg.KeepKinds
 	return w, nil
 }
 

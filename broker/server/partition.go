@@ -206,3 +206,7 @@ func (p *Partition) canJoinISR(r *remoteReplica, kip320 bool) bool {
 	}
 	return !kip320 || r.leo >= p.leaderEpochStartOffset
 }
+
+// ISRView returns the ISR without copying it, for observers that only
+// read it between events; it must not be modified or kept.
+func (p *Partition) ISRView() []int32 { return p.isr }

@@ -111,7 +111,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	}
 	worst := 0
 	for _, v := range variants {
-		res, err := s.Run(v.Name, scenarios.Options{Seed: seed, Set: set, Timeline: replay})
+		res, err := s.Run(v.Name, scenarios.Options{Seed: seed, Set: set, Timeline: replay, KeepTrace: *trace})
 		if err != nil {
 			return usageError{err.Error()}
 		}
