@@ -107,12 +107,15 @@ func (r *runner) sendRecords(st Step) error {
 		return err
 	}
 	id, _ := r.w.Lookup(st.Args[0])
-	for i := 0; i < count; i++ {
-		r.w.At(r.w.Now().Add(sim.Duration(i)*interval), "send", func(w *sim.World) {
-			w.Act(id, func(ctx *sim.Context) { n.send(ctx, topic, int32(p)) })
-		})
+	left := count
+	var next func(w *sim.World)
+	next = func(w *sim.World) {
+		w.Act(id, func(ctx *sim.Context) { n.send(ctx, topic, int32(p)) })
+		if left--; left > 0 {
+			w.At(w.Now().Add(interval), "send", next)
+		}
 	}
-	return nil
+	return r.w.At(r.w.Now(), "send", next)
 }
 
 // lossy executes 'lossy A <-> B drop=P duplicate=P' (A may be "*" for every

@@ -79,26 +79,35 @@ func (r *runner) swarm(st Step) error {
 		parts += t.Partitions
 	}
 	topic := r.s.Topics[0]
-	n := 0
 	for c := 0; c < clients; c++ {
 		name := "p" + strconv.Itoa(c+1)
 		id, cl, err := r.client(name)
 		if err != nil {
 			return err
 		}
-		for at := start.Add(sim.Duration(c) * interval / sim.Duration(clients)); at < end; at = at.Add(interval) {
-			seq := n
-			n++
-			w.At(at, "produce", func(w *sim.World) {
-				w.Act(id, func(ctx *sim.Context) {
-					cl.produce(ctx, topic.Name, int32(seq%topic.Partitions), fmt.Sprintf("%s-%d", name, seq), acks, 10*sim.Second)
-				})
+		// Each send schedules the next, so the queue holds one pending
+		// send per client rather than the whole run's.
+		seq := 0
+		var next func(w *sim.World)
+		next = func(w *sim.World) {
+			w.Act(id, func(ctx *sim.Context) {
+				cl.produce(ctx, topic.Name, int32(seq%topic.Partitions), fmt.Sprintf("%s-%d", name, seq), acks, 10*sim.Second)
 			})
+			seq++
+			if at := w.Now().Add(interval); at < end {
+				w.At(at, "produce", next)
+			}
+		}
+		w.At(start.Add(sim.Duration(c)*interval/sim.Duration(clients)), "produce", next)
+	}
+	var fault func(w *sim.World)
+	fault = func(w *sim.World) {
+		r.swarmFault(rates)
+		if at := w.Now().Add(every); at < end {
+			w.At(at, "swarm-fault", fault)
 		}
 	}
-	for at := start.Add(every); at < end; at = at.Add(every) {
-		w.At(at, "swarm-fault", func(w *sim.World) { r.swarmFault(rates) })
-	}
+	w.At(start.Add(every), "swarm-fault", fault)
 	return r.advance(end)
 }
 

@@ -71,7 +71,5 @@ func (b *Broker) isrUpdated(p *Partition, isr []int32, version int32) {
 	b.logp("isr", p, sim.S("isr", fmtIDs(isr)), sim.I("zk-version", int64(version)))
 	if p.maybeIncrementHW() {
 		b.hwIncremented(p)
-	} else {
-		b.tryCompleteDelayed() // a smaller ISR may decide waiting produces
 	}
 }

@@ -100,7 +100,7 @@ func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records [
 	if p.maybeIncrementHW() {
 		b.hwIncremented(p)
 	} else {
-		b.tryCompleteDelayed() // followers' delayed fetches see the new data
+		b.completeFetches() // followers' delayed fetches see the new data
 	}
 	return info.FirstOffset, info.LastOffset, nil
 }

@@ -48,7 +48,7 @@ type purgatory struct {
 func (b *Broker) delayProduce(d *delayedProduce, timeout sim.Duration) {
 	d.timer = b.ctx.SetTimer(timeout, timerDelayed)
 	b.produces = append(b.produces, d)
-	b.tryCompleteDelayed()
+	b.completeProduces()
 }
 
 func (b *Broker) delayFetch(from sim.NodeID, req *wire.Request, body *kmsg.FetchRequest, wait sim.Duration) {
@@ -65,6 +65,14 @@ func (b *Broker) hwIncremented(p *Partition) {
 
 // tryCompleteDelayed answers every waiting request that can be answered.
 func (b *Broker) tryCompleteDelayed() {
+	b.completeProduces()
+	b.completeFetches()
+}
+
+// completeProduces answers the waiting produces that are decided. Only a
+// HW advance or a lost leadership decides one, so appends that move no HW
+// need not call it.
+func (b *Broker) completeProduces() {
 	kept := b.produces[:0]
 	for _, d := range b.produces {
 		if b.checkProduce(d) {
@@ -76,7 +84,10 @@ func (b *Broker) tryCompleteDelayed() {
 	}
 	clearTail(b.produces, len(kept))
 	b.produces = kept
+}
 
+// completeFetches answers the waiting fetches that now have data.
+func (b *Broker) completeFetches() {
 	keptF := b.fetches[:0]
 	for _, d := range b.fetches {
 		if !b.fetchMayComplete(d) {
@@ -161,7 +172,7 @@ func (b *Broker) failDelayedProduce(tp storage.TopicPartition, err *kerr.Error) 
 			}
 		}
 	}
-	b.tryCompleteDelayed()
+	b.completeProduces()
 }
 
 // expireDelayed answers the request whose timer t fired: a produce with
