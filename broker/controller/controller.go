@@ -11,8 +11,6 @@
 // starts, so its view never interleaves.
 //
 // Simplifications vs Kafka, and why:
-//   - Partition reassignment and topic deletion are not implemented: no
-//     scenario needs them yet; the znodes exist in package zk's layout.
 //   - Requests to a broker are retried until answered or the broker dies,
 //     one at a time per broker (ControllerChannelManager), with no batching
 //     across events.
@@ -85,6 +83,8 @@ type Controller struct {
 	racks      map[int32]string
 	partitions map[TP]*partition
 	channels   map[int32]*channel
+	// reassigning maps partitions being reassigned to their target replicas.
+	reassigning map[TP][]int32
 
 	queue   []event
 	running bool
@@ -247,6 +247,10 @@ func (c *Controller) OnWatch(ctx *sim.Context, ev zk.WatchEvent) {
 		c.enqueue("isr-change", c.onIsrChange)
 	case zk.PreferredReplicaElectionPath:
 		c.enqueue("preferred-election", c.onPreferredElection)
+	case zk.ReassignPartitionsPath:
+		c.enqueue("reassign", c.onReassign)
+	case zk.DeleteTopicsPath:
+		c.enqueue("delete-topics", c.onDeleteTopics)
 	}
 }
 

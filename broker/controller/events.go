@@ -108,7 +108,7 @@ func (c *Controller) onIsrChange(done func()) {
 				if len(changed) > 0 {
 					c.sendUpdateMetadata(c.live)
 				}
-				done()
+				c.completeReassignments(done)
 			})
 			for _, tp := range changed {
 				if _, ok := c.partitions[tp]; ok {

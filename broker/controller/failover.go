@@ -64,6 +64,16 @@ func (c *Controller) becomeActive(epoch, zkVersion int32) {
 			// Watch the notification znodes the controller acts on.
 			c.env.ZK.GetChildren(c.ctx, zk.IsrChangeNotificationPath, true, c.guard(func(*zk.Response) {}))
 			c.env.ZK.Exists(c.ctx, zk.PreferredReplicaElectionPath, true, c.guard(func(*zk.Response) {}))
+			c.env.ZK.Exists(c.ctx, zk.ReassignPartitionsPath, true, c.guard(func(r *zk.Response) {
+				if r.Code == zk.Ok {
+					c.enqueue("reassign", c.onReassign)
+				}
+			}))
+			c.env.ZK.GetChildren(c.ctx, zk.DeleteTopicsPath, true, c.guard(func(r *zk.Response) {
+				if len(r.Children) > 0 {
+					c.enqueue("delete-topics", c.onDeleteTopics)
+				}
+			}))
 			c.readTopics(func(newTopics []string) {
 				all := c.sortedTPs()
 				c.bringOnline(all, func() {
