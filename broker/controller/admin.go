@@ -64,16 +64,7 @@ func (c *Controller) onReassign(done func()) {
 		}
 		c.writeAssignments(topics, func() {
 			c.writeDecisions(ds, func() {
-				c.sendUpdateMetadata(c.live)
-				for _, b := range c.live {
-					var mine []TP
-					for _, d := range ds {
-						if slices.Contains(c.partitions[d.tp].replicas, b) {
-							mine = append(mine, d.tp)
-						}
-					}
-					c.sendLeaderAndISR(b, mine)
-				}
+				c.announce(decided(ds))
 				c.completeReassignments(done)
 			})
 		})

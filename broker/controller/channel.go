@@ -7,6 +7,7 @@ package controller
 // controller's cache.
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/kafkasim/kafkasim/sim"
@@ -130,4 +131,29 @@ func (c *Controller) sendUpdateMetadata(brokers []int32) {
 		}
 		c.enqueueRequest(b, req)
 	}
+}
+
+// announce sends UpdateMetadata to every live broker and each live broker
+// the LeaderAndIsr of those of tps it hosts (after the partitions' states
+// changed).
+func (c *Controller) announce(tps []TP) {
+	c.sendUpdateMetadata(c.live)
+	for _, b := range c.live {
+		var mine []TP
+		for _, tp := range tps {
+			if slices.Contains(c.partitions[tp].replicas, b) {
+				mine = append(mine, tp)
+			}
+		}
+		c.sendLeaderAndISR(b, mine)
+	}
+}
+
+// decided returns the partitions of decisions.
+func decided(ds []decision) []TP {
+	out := make([]TP, len(ds))
+	for i, d := range ds {
+		out[i] = d.tp
+	}
+	return out
 }

@@ -45,12 +45,9 @@ func (c *Controller) onBrokerChange(done func()) {
 		all := c.sortedTPs()
 		c.bringOnline(all, func() {
 			c.writeDecisions(c.removeFromISR(all), func() {
-				c.sendUpdateMetadata(c.live)
-				for _, b := range c.live {
-					// Every live broker learns the new epochs of its
-					// partitions; the new ones learn everything.
-					c.sendLeaderAndISR(b, c.partitionsOn(b))
-				}
+				// Every live broker learns the new epochs of its partitions;
+				// the new ones learn everything.
+				c.announce(all)
 				done()
 			})
 		})
@@ -71,16 +68,7 @@ func (c *Controller) onTopicChange(done func()) {
 		}
 		c.log("new-topics", sim.S("topics", joinStrings(fresh)))
 		c.bringOnline(tps, func() {
-			c.sendUpdateMetadata(c.live)
-			for _, b := range c.live {
-				var mine []TP
-				for _, tp := range tps {
-					if slices.Contains(c.partitions[tp].replicas, b) {
-						mine = append(mine, tp)
-					}
-				}
-				c.sendLeaderAndISR(b, mine)
-			}
+			c.announce(tps)
 			done()
 		})
 	})
@@ -175,16 +163,7 @@ func (c *Controller) electPreferred(tps []TP, then func()) {
 	}
 	c.writeDecisions(ds, func() {
 		if len(ds) > 0 {
-			c.sendUpdateMetadata(c.live)
-			for _, b := range c.live {
-				var mine []TP
-				for _, d := range ds {
-					if slices.Contains(c.partitions[d.tp].replicas, b) {
-						mine = append(mine, d.tp)
-					}
-				}
-				c.sendLeaderAndISR(b, mine)
-			}
+			c.announce(decided(ds))
 		}
 		then()
 	})

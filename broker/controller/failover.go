@@ -78,10 +78,7 @@ func (c *Controller) becomeActive(epoch, zkVersion int32) {
 				all := c.sortedTPs()
 				c.bringOnline(all, func() {
 					c.writeDecisions(c.removeFromISR(all), func() {
-						c.sendUpdateMetadata(c.live)
-						for _, b := range c.live {
-							c.sendLeaderAndISR(b, c.partitionsOn(b))
-						}
+						c.announce(all)
 						c.armRebalance()
 						done()
 					})
@@ -171,18 +168,4 @@ func (c *Controller) readState(tp TP, done func()) {
 		}
 		done()
 	}))
-}
-
-// partitionsOn returns the partitions with a replica on broker b.
-func (c *Controller) partitionsOn(b int32) []TP {
-	var out []TP
-	for _, tp := range c.sortedTPs() {
-		for _, r := range c.partitions[tp].replicas {
-			if r == b {
-				out = append(out, tp)
-				break
-			}
-		}
-	}
-	return out
 }
