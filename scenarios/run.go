@@ -130,9 +130,28 @@ func ReplayCommand(scenario, variant string, seed uint64, set map[string]string)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		cmd += " -set " + k + "=" + set[k]
+		kv := k + "=" + set[k]
+		if strings.ContainsAny(kv, "$ '\"\\*?;&|<>()") {
+			// NB: a script variable ($crash=0.3) would be expanded by the shell.
+			kv = "'" + strings.ReplaceAll(kv, "'", `'\''`) + "'"
+		}
+		cmd += " -set " + kv
 	}
 	return cmd
+}
+
+// scriptVars returns the variant's script variables ($name=value) with the
+// $-keys of set (a sweep's grid, or -set) overriding them.
+func scriptVars(v Variant, set map[string]string) map[string]string {
+	vars := map[string]string{}
+	for _, m := range []map[string]string{v.Props, set} {
+		for k, val := range m {
+			if strings.HasPrefix(k, "$") {
+				vars[k] = val
+			}
+		}
+	}
+	return vars
 }
 
 // substitute replaces $name in a step's arguments and values with the
@@ -174,6 +193,9 @@ type runner struct {
 	ctl     sim.NodeID
 	ctlNode *manualController
 	manual  map[storage.TopicPartition][2]int32 // leader, epoch
+	// vars are the script variables of the run (the swarm step reads its
+	// overrides there).
+	vars map[string]string
 }
 
 // Prepare validates a run's inputs and returns its configuration: errors
@@ -218,7 +240,8 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{s: s, w: w, c: c, rec: checkers.NewRecorder(), clients: map[string]*scriptClient{}, producers: map[string]*producerNode{}, manual: map[storage.TopicPartition][2]int32{}}
+	r := &runner{s: s, w: w, c: c, rec: checkers.NewRecorder(), clients: map[string]*scriptClient{}, producers: map[string]*producerNode{}, manual: map[storage.TopicPartition][2]int32{},
+		vars: scriptVars(v, opts.Set)}
 	if s.Manual {
 		r.ctlNode = &manualController{}
 		if r.ctl, err = w.AddNode("controller", func() sim.Node { return r.ctlNode }, sim.NodeOptions{}); err != nil {
@@ -236,7 +259,7 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
 		Replay: ReplayCommand(s.Name, v.Name, opts.Seed, opts.Set)}
 	for _, st := range s.Steps {
-		st = st.substitute(v.Props)
+		st = st.substitute(r.vars)
 		if err := r.step(st); err != nil {
 			res.Failed = fmt.Sprintf("%s:%d: %s: %v", s.File, st.Line, st.Op, err)
 			break

@@ -4,7 +4,8 @@ package scenarios
 // schedule drawn from the seed — crashes, power losses, restarts, pauses,
 // network partitions — while clients produce at a steady rate, then a heal
 // and a quiet period so the replicas can converge. The rates are step
-// arguments, so `-set` cannot change them but a script can.
+// arguments; a script variable of the same name ($crash=0.5, from a variant
+// line, -set or a sweep's grid) overrides each of them.
 //
 // Simplification: the clients are the scripted ones (one attempt per
 // record, no retries, no batching); the outcome of every record is still
@@ -47,9 +48,18 @@ func Swarm() *Script {
 	return s
 }
 
+// SwarmKeys are the swarm step's arguments, each overridable by the script
+// variable of the same name ($crash, $fault-every, ...).
+var SwarmKeys = []string{"clients", "interval", "acks", "fault-every", "crash", "power-loss", "pause", "partition", "heal"}
+
 // swarm runs the randomized workload and fault schedule for st.Dur.
 func (r *runner) swarm(st Step) error {
 	w := r.w
+	for _, k := range SwarmKeys {
+		if v, ok := r.vars["$"+k]; ok {
+			st.KV[k] = v
+		}
+	}
 	clients, err := intArg(st.KV, "clients", 2)
 	if err != nil {
 		return err

@@ -85,6 +85,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	trace := fs.Bool("trace", false, "print the whole trace")
 	all := fs.Bool("all", false, "replay: show every trace record, messages and timers included")
 	export := fs.String("export", "", "write every broker's disk to DIR/<broker>/ in Kafka's layout")
+	report := fs.String("report", "", "write a self-contained HTML run report per run into DIR")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	}
 	worst := 0
 	for _, v := range variants {
-		res, err := s.Run(v.Name, scenarios.Options{Seed: seed, Set: set, Timeline: replay, KeepTrace: *trace})
+		res, err := s.Run(v.Name, scenarios.Options{Seed: seed, Set: set, Timeline: replay || *report != "", KeepTrace: *trace})
 		if err != nil {
 			return usageError{err.Error()}
 		}
@@ -125,6 +126,11 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 				writeTimeline(stdout, res, *all || *trace)
 			}
 			reports.WriteRunText(stdout, res)
+		}
+		if *report != "" {
+			if err := writeRunReport(*report, res, stderr); err != nil {
+				return err
+			}
 		}
 		if *export != "" {
 			if err := exportDisks(res.World, filepath.Join(*export, v.Name)); err != nil {

@@ -26,6 +26,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	junit := fs.String("junit", "", "write JUnit XML (one test case per scenario × variant) to FILE")
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of a table")
 	budget := fs.Duration("budget", 2*time.Second, "wall-clock budget of each linearizability check (past it: unknown)")
+	report := fs.String("report", "", "write an HTML run report into DIR for each run not as expected")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -101,6 +102,11 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	if *report != "" {
+		if err := writeSuiteReports(*report, all, cases, *budget, stderr); err != nil {
 			return err
 		}
 	}

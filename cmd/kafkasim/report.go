@@ -1,0 +1,58 @@
+package main
+
+// This file writes HTML run reports for `replay -report DIR` and
+// `suite -report DIR` (one report per run that did not meet its
+// scenario's expectations, rerun with the timeline kept).
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kafkasim/kafkasim/reports"
+	"github.com/kafkasim/kafkasim/scenarios"
+)
+
+// reportName is a run report's file name.
+func reportName(r *scenarios.Result) string {
+	return fmt.Sprintf("%s-%s-seed%d.html", r.Scenario, r.Variant, r.Seed)
+}
+
+// writeRunReport writes DIR/<scenario>-<variant>-seed<N>.html.
+func writeRunReport(dir string, r *scenarios.Result, stderr io.Writer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usagef("-report %s: %v", dir, err)
+	}
+	path := filepath.Join(dir, reportName(r))
+	if err := reports.WriteFileAtomic(path, func(w io.Writer) error { return reports.WriteHTMLReport(w, r) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote the run report %s\n", path)
+	return nil
+}
+
+// writeSuiteReports reruns every run of the suite that did not meet its
+// expectations with the timeline kept, and writes its report into dir.
+func writeSuiteReports(dir string, scripts []*scenarios.Script, cases []*scenarios.CaseResult, budget time.Duration, stderr io.Writer) error {
+	byName := map[string]*scenarios.Script{}
+	for _, s := range scripts {
+		byName[s.Name] = s
+	}
+	for _, c := range cases {
+		for _, r := range c.Runs {
+			if r == nil || r.OK() {
+				continue
+			}
+			res, err := byName[c.Scenario].Run(c.Variant, scenarios.Options{Seed: r.Seed, Budget: budget, Timeline: true})
+			if err != nil {
+				return err
+			}
+			if err := writeRunReport(dir, res, stderr); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

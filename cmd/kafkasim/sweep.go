@@ -1,0 +1,293 @@
+package main
+
+// This file is `kafkasim sweep`: a scenario over the Cartesian product of
+// a grid, N seeds per configuration, in parallel worlds, writing
+//
+//	DIR/sweep.json     what decides the runs (compared on resume and merge)
+//	DIR/runs.jsonl     one line per run: configuration, seed, verdicts, replay
+//	DIR/results.csv    one line per configuration
+//	DIR/results.json   the same, with the sweep
+//	DIR/loss.{png,svg} DIR/tradeoff.{png,svg}
+//
+// runs.jsonl is the journal: a line is appended as each run finishes, so an
+// interrupted sweep (Ctrl-C) keeps its runs, and rerunning the same command
+// resumes from it. Every other file is written atomically, and runs.jsonl
+// is rewritten atomically, sorted, when the sweep completes. A shard
+// (-shard i/n) writes only sweep.json and runs.jsonl; `kafkasim merge`
+// makes the rest.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kafkasim/kafkasim/reports"
+	"github.com/kafkasim/kafkasim/scenarios"
+)
+
+func init() {
+	commands["sweep"] = command{"run a scenario over a grid of configurations × seeds; write CSV, JSON, runs and plots", runSweep}
+	commands["merge"] = command{"join the outputs of a sharded sweep into the files one unsharded sweep writes", runMerge}
+}
+
+// gridFlags collects repeated -grid key=v1,v2 flags, in order.
+type gridFlags []scenarios.Axis
+
+func (g *gridFlags) String() string { return "" }
+
+func (g *gridFlags) Set(v string) error {
+	a, err := scenarios.ParseAxis(v)
+	if err != nil {
+		return err
+	}
+	*g = append(*g, a)
+	return nil
+}
+
+// manifest is DIR/sweep.json: the sweep, and which shard of it a
+// directory holds ("" for all of it).
+type manifest struct {
+	scenarios.Sweep
+	Shard string `json:"shard,omitempty"`
+}
+
+func (m manifest) encode() []byte {
+	b, _ := json.MarshalIndent(m, "", "  ")
+	return append(b, '\n')
+}
+
+func readManifest(dir string) (manifest, bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return manifest{}, false, nil
+	}
+	if err != nil {
+		return manifest{}, false, err
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return manifest{}, true, usagef("%s: not a sweep's sweep.json: %v", filepath.Join(dir, "sweep.json"), err)
+	}
+	return m, true, nil
+}
+
+// readRuns reads a runs.jsonl journal; a line that does not parse (a run
+// cut off by an interruption) is dropped.
+func readRuns(dir string) ([]scenarios.RunRecord, error) {
+	f, err := os.Open(filepath.Join(dir, "runs.jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []scenarios.RunRecord
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var r scenarios.RunRecord
+		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Seed > 0 {
+			out = append(out, r)
+		}
+	}
+	return out, sc.Err()
+}
+
+func runSweep(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("sweep", stderr)
+	scenario := fs.String("scenario", "", "scenario name (kafkasim list) or path of a script file")
+	variant := fs.String("variant", "", "variant every configuration starts from (default: the scenario's first)")
+	var grid gridFlags
+	fs.Var(&grid, "grid", "key=v1,v2,...: a Kafka property, a script variable ($acks, the swarm's $crash ...) or variant (repeatable)")
+	seeds := fs.Int("seeds", 10, "seeds per configuration (1..N)")
+	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "worlds run at once")
+	shardText := fs.String("shard", "", "run only slice i/n of the (configuration, seed) space, 0 <= i < n")
+	out := fs.String("out", "", "output directory")
+	budget := fs.Duration("budget", 2*time.Second, "wall-clock budget of each linearizability check (past it: unknown)")
+	progress := fs.String("progress", "auto", "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines or none")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("-out DIR is required")
+	}
+	if *parallel < 1 {
+		return usagef("-parallel %d: must be >= 1", *parallel)
+	}
+	if *budget <= 0 {
+		return usagef("-budget %v: must be positive", *budget)
+	}
+	shard, shards := 0, 0
+	if *shardText != "" {
+		var err error
+		if shard, shards, err = scenarios.ParseShard(*shardText); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	switch *progress {
+	case "auto", "bar", "lines", "none":
+	default:
+		return usagef("-progress %q: allowed auto, bar, lines, none", *progress)
+	}
+	s, err := loadScenario(*scenario)
+	if err != nil {
+		return err
+	}
+	sw := &scenarios.Sweep{Scenario: s.Name, Variant: *variant, Grid: grid, Seeds: *seeds, BudgetMs: budget.Milliseconds()}
+	if sw.Variant == "" {
+		sw.Variant = s.Variants[0].Name
+	}
+	if err := sw.Validate(s); err != nil {
+		return usageError{err.Error()}
+	}
+	m := manifest{Sweep: *sw, Shard: *shardText}
+	done, prior, err := prepareOut(*out, m, shard, shards)
+	if err != nil {
+		return err
+	}
+	jobs := sw.Jobs(shard, shards)
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	journal, err := os.OpenFile(filepath.Join(*out, "runs.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer journal.Close()
+	bar := newProgress(stderr, *progress, "sweep", len(jobs), len(prior))
+	recs := prior
+	_, stopped, err := scenarios.RunSweep(s, sw, scenarios.SweepOptions{Parallel: *parallel, Shard: shard, Shards: shards, Done: done, Stop: ctx.Done(),
+		OnRun: func(r scenarios.RunRecord) error {
+			b, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			if _, err := journal.Write(append(b, '\n')); err != nil {
+				return err
+			}
+			recs = append(recs, r)
+			bar.add(1)
+			return nil
+		}})
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	if err := journal.Close(); err != nil {
+		return err
+	}
+	if stopped {
+		return exitError{130, fmt.Sprintf("interrupted: %d of %d runs kept in %s; rerun the same command to resume",
+			len(recs), len(jobs), filepath.Join(*out, "runs.jsonl"))}
+	}
+	recs = scenarios.SortRecords(recs)
+	if shards > 1 {
+		if err := reports.WriteFileAtomic(filepath.Join(*out, "runs.jsonl"), func(w io.Writer) error { return reports.WriteRunsJSONL(w, recs) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "shard %s: %d runs in %s; join the shards with: kafkasim merge -out DIR SHARD_DIR...\n", *shardText, len(recs), *out)
+		return nil
+	}
+	return writeSweepOutputs(*out, stdout, sw, recs)
+}
+
+// prepareOut checks the output directory before anything is written: a
+// directory of another sweep (or of anything else) is refused; one of the
+// same sweep is resumed. It returns the runs already done.
+func prepareOut(dir string, m manifest, shard, shards int) (map[scenarios.Job]bool, []scenarios.RunRecord, error) {
+	old, ok, err := readManifest(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+			return nil, nil, usagef("-out %s: the directory is not empty and holds no sweep.json; give a new or empty directory", dir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, nil, usagef("-out %s: %v", dir, err)
+		}
+		return nil, nil, reports.WriteFileAtomic(filepath.Join(dir, "sweep.json"), func(w io.Writer) error { _, err := w.Write(m.encode()); return err })
+	}
+	if !bytes.Equal(old.encode(), m.encode()) {
+		return nil, nil, usagef("-out %s holds another sweep (%s); resume it with the same arguments, or give another directory", dir, describe(old))
+	}
+	recs, err := readRuns(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	mine := map[scenarios.Job]bool{}
+	for _, j := range m.Jobs(shard, shards) {
+		mine[j] = true
+	}
+	done := map[scenarios.Job]bool{}
+	var kept []scenarios.RunRecord
+	for _, r := range recs {
+		j := scenarios.Job{Point: r.Point, Seed: r.Seed}
+		if mine[j] && !done[j] {
+			done[j] = true
+			kept = append(kept, r)
+		}
+	}
+	// Rewrite the journal without a torn last line before appending to it.
+	kept = scenarios.SortRecords(kept)
+	err = reports.WriteFileAtomic(filepath.Join(dir, "runs.jsonl"), func(w io.Writer) error { return reports.WriteRunsJSONL(w, kept) })
+	return done, kept, err
+}
+
+func describe(m manifest) string {
+	var g []string
+	for _, a := range m.Grid {
+		g = append(g, a.Key+"="+strings.Join(a.Values, ","))
+	}
+	s := fmt.Sprintf("scenario %s, variant %s, grid %s, %d seeds, budget %dms", m.Scenario, m.Variant, strings.Join(g, " "), m.Seeds, m.BudgetMs)
+	if m.Shard != "" {
+		s += ", shard " + m.Shard
+	}
+	return s
+}
+
+// writeSweepOutputs writes every file of a complete sweep, each
+// atomically, and prints the rows.
+func writeSweepOutputs(dir string, stdout io.Writer, sw *scenarios.Sweep, recs []scenarios.RunRecord) error {
+	rows := scenarios.Aggregate(sw, recs)
+	files := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"sweep.json", func(w io.Writer) error { _, err := w.Write(manifest{Sweep: *sw}.encode()); return err }},
+		{"runs.jsonl", func(w io.Writer) error { return reports.WriteRunsJSONL(w, recs) }},
+		{"results.csv", func(w io.Writer) error { return reports.WriteSweepCSV(w, sw, rows) }},
+		{"results.json", func(w io.Writer) error { return reports.WriteSweepJSON(w, sw, rows) }},
+	}
+	for _, f := range files {
+		if err := reports.WriteFileAtomic(filepath.Join(dir, f.name), f.write); err != nil {
+			return err
+		}
+	}
+	infos, err := reports.WriteSweepPlots(dir, sw, rows)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%-40s %5s %9s %-22s %8s %9s %9s\n", "CONFIGURATION", "RUNS", "LOSS", "95% CI", "UNAVAIL", "P50 ms", "P99 ms")
+	for _, r := range rows {
+		fmt.Fprintf(stdout, "%-40s %5d %8.4f%% [%8.4f%%, %8.4f%%] %7.2f%% %9.2f %9.2f\n", strings.Join(r.Config, " "), r.Runs,
+			100*r.LossRate, 100*r.LossLow, 100*r.LossHigh, 100*r.Unavailability, r.LatencyP50Ms, r.LatencyP99Ms)
+	}
+	var names []string
+	for _, in := range infos {
+		names = append(names, fmt.Sprintf("%s.png/.svg (%s, %d series)", in.Name, in.Kind, in.Series))
+	}
+	fmt.Fprintf(stdout, "wrote %s: results.csv, results.json, runs.jsonl, %s\n", dir, strings.Join(names, ", "))
+	return nil
+}

@@ -1,0 +1,431 @@
+package reports
+
+// This file writes a run report: one self-contained HTML page (no external
+// script, style sheet, font or image; it opens from disk) with the run's
+// configuration and replay command, the verdicts with their evidence, a
+// timeline with one lane per broker (faults, leader and ISR changes,
+// truncations), the replicas' logs at the end with lost and divergent
+// records highlighted, the truncations the brokers made, and porcupine's
+// visualization of the linearizability check of the affected partitions.
+//
+// Every value from the run goes through html/template, so a record value
+// such as <script> is shown as text. The timeline needs the run's trace:
+// run with scenarios.Options{Timeline: true} (replay does).
+//
+// Simplification: a replica's log is shown at the end of the run; at each
+// truncation the report lists the offsets cut (from the broker's trace
+// record), not the log's content at that moment.
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// markKinds are the trace kinds the timeline draws, with their class.
+var markKinds = map[string]string{
+	"crash": "fault", "pause": "fault", "halt": "fault", "cut": "fault", "partition": "fault", "heal": "heal", "start": "heal",
+	"become-leader": "leader", "become-follower": "follower", "controller-elected": "leader", "controller-unclean-election": "fault",
+	"isr": "isr", "isr-expand": "isr", "isr-shrink": "isr", "truncate": "truncate",
+}
+
+type htmlVerdict struct {
+	Checker, Result, Class string
+	Notes, Anomalies       []string
+	Omitted                int
+}
+
+type htmlMark struct {
+	X, Y        float64
+	Class, Kind string
+	Text        string
+}
+
+type htmlEvent struct {
+	Time, Node, Kind, Fields, Class string
+	Event                           uint64
+}
+
+type htmlCell struct {
+	Text, Class string
+}
+
+type htmlRow struct {
+	Offset string
+	Cells  []htmlCell
+	Gap    bool
+	Note   string
+}
+
+type htmlLog struct {
+	Partition string
+	Replicas  []string
+	Rows      []htmlRow
+	Lost      []string
+}
+
+type htmlPorcupine struct {
+	Partition, Result string
+	Ops               int
+	Doc               string
+}
+
+type htmlReport struct {
+	Title, Scenario, Variant, Replay, TraceHash, SimTime, Failed string
+	Seed, NumEvents                                              uint64
+	Config, Mismatches                                           []string
+	Verdicts                                                     []htmlVerdict
+	Lanes                                                        []string
+	LaneY                                                        []float64
+	Width, Height, Left                                          float64
+	Ticks                                                        []htmlMark
+	Marks                                                        []htmlMark
+	Events                                                       []htmlEvent
+	Changes                                                      []scenarios.StateChange
+	ChangesOmitted                                               int
+	Truncations                                                  []htmlEvent
+	Logs                                                         []htmlLog
+	Porcupine                                                    []htmlPorcupine
+	PorcupineNote                                                string
+	NoTrace                                                      bool
+}
+
+// maxChanges bounds the state changes the report lists.
+const maxChanges = 2000
+
+// WriteHTMLReport writes the run report of r.
+func WriteHTMLReport(w io.Writer, r *scenarios.Result) error {
+	d := htmlReport{Title: fmt.Sprintf("kafkasim: %s / %s, seed %d", r.Scenario, r.Variant, r.Seed), Scenario: r.Scenario, Variant: r.Variant,
+		Seed: r.Seed, Replay: r.Replay, TraceHash: fmt.Sprintf("%016x", r.TraceHash), NumEvents: r.Events, SimTime: r.SimTime.String(),
+		Failed: r.Failed, Config: r.Config, Mismatches: r.Mismatches, Width: 1100, Left: 110}
+	for _, v := range r.Verdicts {
+		hv := htmlVerdict{Checker: v.Checker, Result: v.Result.String(), Class: scenarios.Outcome(v), Notes: v.Notes, Omitted: v.Omitted}
+		if hv.Class == "permitted" {
+			hv.Result += " (permitted by Kafka's contract)"
+		}
+		for _, a := range v.Anomalies {
+			hv.Anomalies = append(hv.Anomalies, a.String())
+		}
+		d.Verdicts = append(d.Verdicts, hv)
+	}
+	d.timeline(r)
+	d.Changes = r.Changes
+	if len(d.Changes) > maxChanges {
+		d.ChangesOmitted = len(d.Changes) - maxChanges
+		d.Changes = d.Changes[:maxChanges]
+	}
+	d.logs(r)
+	if err := d.porcupine(r); err != nil {
+		return err
+	}
+	return reportTemplate.Execute(w, d)
+}
+
+// timeline lays the trace's notable records out on one lane per broker,
+// plus a lane for the network and one for the other nodes.
+func (d *htmlReport) timeline(r *scenarios.Result) {
+	if r.World == nil || len(r.World.Trace().Records()) == 0 {
+		d.NoTrace = true
+		return
+	}
+	recs := r.World.Trace().Records()
+	lane := map[string]int{}
+	for i := 0; i < r.World.Nodes(); i++ {
+		name := r.World.Name(sim.NodeID(i))
+		if len(name) > 1 && name[0] == 'b' && strings.Trim(name[1:], "0123456789") == "" {
+			lane[name] = len(d.Lanes)
+			d.Lanes = append(d.Lanes, name)
+		}
+	}
+	network := len(d.Lanes)
+	d.Lanes = append(d.Lanes, "network", "other")
+	const laneH = 34
+	for i := range d.Lanes {
+		d.LaneY = append(d.LaneY, 30+float64(i)*laneH)
+	}
+	d.Height = 30 + float64(len(d.Lanes))*laneH + 10
+	end := max(r.SimTime, recs[len(recs)-1].Time, 1)
+	span := d.Width - d.Left - 20
+	x := func(t sim.Time) float64 { return math.Round(10*(d.Left+span*float64(t)/float64(end))) / 10 }
+	for i := 0; i <= 10; i++ {
+		t := sim.Time(int64(end) * int64(i) / 10)
+		d.Ticks = append(d.Ticks, htmlMark{X: x(t), Y: 18, Text: t.String()})
+	}
+	for _, rec := range recs {
+		class, ok := markKinds[rec.Kind]
+		if !ok || (rec.Kind == "start" && rec.Name == "controller") {
+			continue
+		}
+		if rec.Kind == "start" {
+			if inc, _ := rec.Get("incarnation"); inc == "0" {
+				continue // the first start is no event
+			}
+		}
+		kind := rec.Kind
+		if v, _ := rec.Get("lose-unsynced"); kind == "crash" && v == "true" {
+			kind = "power-loss"
+		}
+		l, ok := lane[rec.Name]
+		switch {
+		case rec.Name == "world":
+			l = network
+		case !ok:
+			l = network + 1
+		}
+		var fields []string
+		for _, f := range rec.Fields {
+			fields = append(fields, f.String())
+		}
+		ev := htmlEvent{Time: rec.Time.String(), Event: rec.Event, Node: rec.Name, Kind: kind, Fields: strings.Join(fields, " "), Class: class}
+		d.Events = append(d.Events, ev)
+		if rec.Kind == "truncate" {
+			d.Truncations = append(d.Truncations, ev)
+		}
+		d.Marks = append(d.Marks, htmlMark{X: x(rec.Time), Y: d.LaneY[l], Class: class, Kind: kind,
+			Text: rec.Time.String() + " " + rec.Name + " " + kind + " " + ev.Fields})
+	}
+}
+
+type tpOffset struct {
+	tp     string
+	offset int64
+}
+
+// logs renders each partition's replica logs, highlighting the offsets of
+// lost and divergent records.
+func (d *htmlReport) logs(r *scenarios.Result) {
+	lost := map[tpOffset]string{}
+	lostList := map[string][]string{}
+	div := map[tpOffset]bool{}
+	for _, v := range r.Verdicts {
+		for _, a := range v.Anomalies {
+			tp := a.Topic + "-" + strconv.Itoa(int(a.Partition))
+			switch {
+			case v.Checker == checkers.NameAckedLoss:
+				for _, o := range a.Offsets {
+					lost[tpOffset{tp, o}] = a.Value
+				}
+				lostList[tp] = append(lostList[tp], a.String())
+			case v.Checker == checkers.NameDivergence:
+				for _, o := range a.Offsets {
+					div[tpOffset{tp, o}] = true
+				}
+			}
+		}
+	}
+	for _, p := range r.Final.Partitions {
+		tp := p.Topic + "-" + strconv.Itoa(int(p.Partition))
+		hl := htmlLog{Partition: tp, Lost: lostList[tp]}
+		offsets := map[int64]bool{}
+		for _, rep := range p.Replicas {
+			hl.Replicas = append(hl.Replicas, rep.ReplicaState.String())
+			for _, e := range rep.Log {
+				offsets[e.Offset] = true
+			}
+		}
+		for k := range lost {
+			if k.tp == tp {
+				offsets[k.offset] = true
+			}
+		}
+		all := make([]int64, 0, len(offsets))
+		for o := range offsets {
+			all = append(all, o)
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+		show := showOffsets(all, func(o int64) bool { return div[tpOffset{tp, o}] || lost[tpOffset{tp, o}] != "" })
+		prev := int64(-2)
+		for _, o := range show {
+			if prev >= -1 && o != next(all, prev) {
+				hl.Rows = append(hl.Rows, htmlRow{Gap: true})
+			}
+			prev = o
+			row := htmlRow{Offset: strconv.FormatInt(o, 10)}
+			key := tpOffset{tp, o}
+			if v := lost[key]; v != "" {
+				row.Note = "acknowledged " + v + " here: lost"
+			} else if div[key] {
+				row.Note = "replicas diverge"
+			}
+			for _, rep := range p.Replicas {
+				c := htmlCell{Text: "—"}
+				if e, ok := rep.At(o); ok {
+					c.Text = e.Value + " (e" + strconv.Itoa(int(e.LeaderEpoch)) + ")"
+				}
+				switch {
+				case lost[key] != "":
+					c.Class = "lost"
+				case div[key]:
+					c.Class = "div"
+				case o >= rep.HW && rep.Alive:
+					c.Class = "uncommitted"
+				}
+				row.Cells = append(row.Cells, c)
+			}
+			hl.Rows = append(hl.Rows, row)
+		}
+		d.Logs = append(d.Logs, hl)
+	}
+}
+
+func next(all []int64, o int64) int64 {
+	i := sort.Search(len(all), func(i int) bool { return all[i] > o })
+	if i < len(all) {
+		return all[i]
+	}
+	return -1
+}
+
+// showOffsets picks the offsets a long log shows: all of a short log; of
+// a long one the first and last 10 and 3 around each highlighted offset.
+func showOffsets(all []int64, marked func(int64) bool) []int64 {
+	if len(all) <= 300 {
+		return all
+	}
+	keep := make([]bool, len(all))
+	for i := range all {
+		if i < 10 || i >= len(all)-10 {
+			keep[i] = true
+		}
+		if marked(all[i]) {
+			for j := max(0, i-3); j <= min(len(all)-1, i+3); j++ {
+				keep[j] = true
+			}
+		}
+	}
+	var out []int64
+	for i, k := range keep {
+		if k {
+			out = append(out, all[i])
+		}
+	}
+	return out
+}
+
+// maxPorcupineOps bounds the size of a partition drawn when nothing is
+// wrong with it.
+const maxPorcupineOps = 400
+
+// porcupine embeds porcupine's visualization of each affected partition
+// (a partition some checker found an anomaly in, or porcupine could not
+// linearize); when none is affected, of the partitions small enough to
+// draw.
+func (d *htmlReport) porcupine(r *scenarios.Result) error {
+	var ev *checkers.PorcupineEvidence
+	affected := map[string]bool{}
+	for _, v := range r.Verdicts {
+		if v.Porcupine != nil {
+			ev = v.Porcupine
+		}
+		for _, a := range v.Anomalies {
+			if a.Topic != "" {
+				affected[a.Topic+"-"+strconv.Itoa(int(a.Partition))] = true
+			}
+		}
+	}
+	if ev == nil {
+		d.PorcupineNote = "The linearizability checker left no porcupine evidence (skipped or no history)."
+		return nil
+	}
+	for _, p := range ev.Partitions {
+		if p.Result != checkers.ResultOK {
+			affected[p.Topic+"-"+strconv.Itoa(int(p.Partition))] = true
+		}
+	}
+	for _, p := range ev.Partitions {
+		tp := p.Topic + "-" + strconv.Itoa(int(p.Partition))
+		if len(affected) > 0 && !affected[tp] || len(affected) == 0 && p.Ops > maxPorcupineOps {
+			continue
+		}
+		var b bytes.Buffer
+		if err := porcupine.Visualize(ev.Model, p.Info, &b); err != nil {
+			return err
+		}
+		d.Porcupine = append(d.Porcupine, htmlPorcupine{Partition: tp, Result: p.Result.String(), Ops: p.Ops, Doc: b.String()})
+	}
+	if len(d.Porcupine) == 0 {
+		d.PorcupineNote = "No partition is affected, and every partition's history is too long to draw here."
+	}
+	return nil
+}
+
+var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{{.Title}}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+code, pre, td.mono { font-family: ui-monospace, monospace; font-size: 0.85em; }
+pre { background: #f4f4f4; padding: 0.5em; overflow-x: auto; }
+table { border-collapse: collapse; margin: 0.5em 0; }
+td, th { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; }
+.ok { color: #1a7f37; } .permitted { color: #9a6700; } .bug { color: #cf222e; font-weight: bold; } .unknown { color: #6e7781; }
+td.lost { background: #ffcdd2; } td.div { background: #ffe0b2; } td.uncommitted { color: #888; }
+tr.gap td { text-align: center; color: #888; border: none; }
+svg text { font-size: 11px; font-family: ui-monospace, monospace; }
+.mark.fault { fill: #cf222e; } .mark.heal { fill: #1a7f37; } .mark.leader { fill: #0969da; } .mark.follower { fill: #8c959f; }
+.mark.isr { fill: #8250df; } .mark.truncate { fill: #bf8700; }
+iframe { width: 100%; height: 600px; border: 1px solid #ccc; }
+</style>
+</head>
+<body>
+<h1>{{.Scenario}} / {{.Variant}}, seed {{.Seed}}</h1>
+<p>{{.NumEvents}} events, {{.SimTime}} simulated, trace hash <code>{{.TraceHash}}</code></p>
+<h2>Configuration</h2>
+{{if .Config}}<ul>{{range .Config}}<li><code>{{.}}</code></li>{{end}}</ul>{{else}}<p>Kafka's defaults.</p>{{end}}
+<p>Replay: <code>{{.Replay}}</code></p>
+{{if .Failed}}<p class="bug">Run failed: {{.Failed}}</p>{{end}}
+{{if .Mismatches}}<p class="bug">Not as the scenario expects: {{range .Mismatches}}{{.}}; {{end}}</p>{{end}}
+<h2>Verdicts</h2>
+<table>
+<tr><th>checker</th><th>verdict</th><th>evidence</th></tr>
+{{range .Verdicts}}<tr><td>{{.Checker}}</td><td class="{{.Class}}">{{.Result}}</td><td class="mono">{{range .Notes}}note: {{.}}<br>{{end}}{{range .Anomalies}}{{.}}<br>{{end}}{{if .Omitted}}… {{.Omitted}} more{{end}}</td></tr>
+{{end}}</table>
+<h2>Timeline</h2>
+{{if .NoTrace}}<p>The run kept no trace (run it with replay to see the timeline).</p>{{else}}
+<p>One lane per broker: <span class="bug">faults</span> (crash, power loss, pause, partition, cut, unclean election), <span class="ok">restarts and heals</span>, leader elections (blue), ISR changes (purple), truncations (amber). Hover a mark for the record.</p>
+<svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" role="img">
+{{range .Ticks}}<line x1="{{.X}}" x2="{{.X}}" y1="22" y2="{{$.Height}}" stroke="#eee"/><text x="{{.X}}" y="{{.Y}}" text-anchor="middle">{{.Text}}</text>
+{{end}}{{range $i, $l := .Lanes}}<text x="4" y="{{index $.LaneY $i}}" dy="4">{{$l}}</text><line x1="{{$.Left}}" x2="{{$.Width}}" y1="{{index $.LaneY $i}}" y2="{{index $.LaneY $i}}" stroke="#bbb"/>
+{{end}}{{range .Marks}}<rect class="mark {{.Class}}" x="{{.X}}" y="{{.Y}}" width="4" height="16" transform="translate(-2,-8)"><title>{{.Text}}</title></rect>
+{{end}}</svg>
+<details><summary>{{len .Events}} events drawn</summary>
+<table><tr><th>time</th><th>event</th><th>node</th><th>kind</th><th>fields</th></tr>
+{{range .Events}}<tr><td class="mono">{{.Time}}</td><td class="mono">{{.Event}}</td><td>{{.Node}}</td><td class="{{.Class}}">{{.Kind}}</td><td class="mono">{{.Fields}}</td></tr>
+{{end}}</table></details>
+<details><summary>{{len .Changes}} replica state changes{{if .ChangesOmitted}} (and {{.ChangesOmitted}} more not shown){{end}}</summary>
+<pre>{{range .Changes}}{{.Time}} #{{.Event}} {{.State}}
+{{end}}</pre></details>
+{{end}}
+<h2>Replica logs at the end</h2>
+<p><span style="background:#ffcdd2">lost</span>: an acknowledged record's offset, <span style="background:#ffe0b2">divergent</span>: replicas disagree; grey: above the replica's HW.</p>
+{{range .Logs}}<h3>{{.Partition}}</h3>
+{{range .Lost}}<p class="mono bug">{{.}}</p>{{end}}
+<table><tr><th>offset</th>{{range .Replicas}}<th>{{.}}</th>{{end}}<th></th></tr>
+{{range .Rows}}{{if .Gap}}<tr class="gap"><td colspan="99">…</td></tr>{{else}}<tr><td class="mono">{{.Offset}}</td>{{range .Cells}}<td class="mono {{.Class}}">{{.Text}}</td>{{end}}<td>{{.Note}}</td></tr>{{end}}
+{{end}}</table>
+{{end}}
+{{if .Truncations}}<h2>Truncations</h2>
+<table><tr><th>time</th><th>broker</th><th>what</th></tr>
+{{range .Truncations}}<tr><td class="mono">{{.Time}}</td><td>{{.Node}}</td><td class="mono">{{.Fields}}</td></tr>
+{{end}}</table>{{end}}
+<h2>Linearizability (porcupine)</h2>
+{{if .PorcupineNote}}<p>{{.PorcupineNote}}</p>{{end}}
+{{range .Porcupine}}<h3>{{.Partition}}: {{.Result}}, {{.Ops}} operations</h3>
+<iframe title="porcupine {{.Partition}}" sandbox="allow-scripts" srcdoc="{{.Doc}}"></iframe>
+{{end}}
+</body>
+</html>
+`))

@@ -1,0 +1,302 @@
+package reports
+
+// This file draws a sweep's plots with gonum/plot, each as PNG and SVG:
+//
+//   - loss.png: the loss rate against the first numeric axis of the grid
+//     (for example $crash), with 95% Wilson intervals as error bars, one
+//     line per combination of the other axes; when no axis is numeric, a
+//     grouped bar chart: the first axis' values as groups, one bar per
+//     combination of the others.
+//   - tradeoff.png: durability against availability, the loss rate against
+//     the unavailability, one labelled point per configuration.
+//
+// The plots are functions of the rows only, so a merged sweep draws the
+// same bytes as an unsharded one.
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/kafkasim/kafkasim/scenarios"
+)
+
+// PlotInfo describes one plot written.
+type PlotInfo struct {
+	// Name is the file name without extension ("loss", "tradeoff").
+	Name string
+	// Kind is "lines", "bars" or "scatter".
+	Kind string
+	// Series is the number of lines or bar series (for a scatter, the
+	// number of points).
+	Series int
+}
+
+const plotWidth, plotHeight = 8 * vg.Inch, 5 * vg.Inch
+
+// AxisLabel names a grid key with its unit for an axis or a legend.
+func AxisLabel(key string) string {
+	k := strings.TrimPrefix(key, "$")
+	switch {
+	case k == "crash" || k == "power-loss" || k == "pause" || k == "partition" || k == "heal":
+		return key + " (probability per fault draw)"
+	case k == "fault-every" || k == "interval":
+		return key + " (virtual time)"
+	case strings.HasSuffix(key, ".ms"):
+		return key + " (ms)"
+	case strings.HasSuffix(key, ".bytes"):
+		return key + " (bytes)"
+	}
+	return key
+}
+
+// numericAxis returns the index of the first grid axis with at least two
+// values, all numbers, or -1.
+func numericAxis(sw *scenarios.Sweep) int {
+	for i, a := range sw.Grid {
+		if a.Key == "variant" || len(a.Values) < 2 {
+			continue
+		}
+		ok := true
+		for _, v := range a.Values {
+			if _, err := strconv.ParseFloat(v, 64); err != nil {
+				ok = false
+			}
+		}
+		if ok {
+			return i
+		}
+	}
+	return -1
+}
+
+// groupRows splits rows by the values of every axis but axis, in first
+// appearance order (the grid's order), with each group's label.
+func groupRows(sw *scenarios.Sweep, rows []scenarios.Row, axis int) ([]string, [][]scenarios.Row) {
+	var labels []string
+	var groups [][]scenarios.Row
+	index := map[string]int{}
+	for _, r := range rows {
+		var parts []string
+		for i, a := range sw.Grid {
+			if i != axis {
+				parts = append(parts, a.Key+"="+r.Values[i])
+			}
+		}
+		label := strings.Join(parts, " ")
+		if label == "" {
+			label = "all"
+		}
+		g, ok := index[label]
+		if !ok {
+			g = len(labels)
+			index[label] = g
+			labels = append(labels, label)
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], r)
+	}
+	return labels, groups
+}
+
+type errPoints struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+func title(sw *scenarios.Sweep, what string) string {
+	return fmt.Sprintf("%s (%s): %s, %d seeds per configuration", sw.Scenario, sw.Variant, what, sw.Seeds)
+}
+
+const lossLabel = "acknowledged records lost (fraction; bars: 95% Wilson interval)"
+
+// LossPlot draws the loss rate against the grid's first numeric axis, one
+// line per combination of the other axes, or a grouped bar chart when no
+// axis is numeric.
+func LossPlot(sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, error) {
+	p := plot.New()
+	p.Y.Label.Text = lossLabel
+	p.Y.Min = 0
+	p.Legend.Top = true
+	axis := numericAxis(sw)
+	if axis < 0 {
+		return lossBars(p, sw, rows)
+	}
+	key := sw.Grid[axis].Key
+	p.Title.Text = title(sw, "loss against "+key)
+	p.X.Label.Text = AxisLabel(key)
+	labels, groups := groupRows(sw, rows, axis)
+	series := 0
+	for g, grp := range groups {
+		var pts errPoints
+		sort.SliceStable(grp, func(i, j int) bool { return num(grp[i].Values[axis]) < num(grp[j].Values[axis]) })
+		for _, r := range grp {
+			if r.Acked == 0 {
+				continue // no acknowledged record: no loss rate to draw
+			}
+			pts.XYs = append(pts.XYs, plotter.XY{X: num(r.Values[axis]), Y: r.LossRate})
+			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{r.LossRate - r.LossLow, r.LossHigh - r.LossRate})
+		}
+		if len(pts.XYs) == 0 {
+			continue
+		}
+		line, scatter, err := plotter.NewLinePoints(pts.XYs)
+		if err != nil {
+			return nil, PlotInfo{}, err
+		}
+		line.Color, scatter.Color = plotutil.Color(g), plotutil.Color(g)
+		line.Dashes = plotutil.Dashes(g)
+		scatter.Shape = plotutil.Shape(g)
+		bars, err := plotter.NewYErrorBars(pts)
+		if err != nil {
+			return nil, PlotInfo{}, err
+		}
+		bars.Color = plotutil.Color(g)
+		p.Add(line, scatter, bars)
+		p.Legend.Add(labels[g], line, scatter)
+		series++
+	}
+	return p, PlotInfo{Name: "loss", Kind: "lines", Series: series}, nil
+}
+
+func num(s string) float64 {
+	f, _ := strconv.ParseFloat(s, 64)
+	return f
+}
+
+// lossBars draws the grouped bar chart: the first axis' values as groups,
+// one bar series per combination of the other axes.
+func lossBars(p *plot.Plot, sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, error) {
+	first := sw.Grid[0]
+	p.Title.Text = title(sw, "loss by "+first.Key)
+	p.X.Label.Text = AxisLabel(first.Key)
+	labels, series := groupRows(sw, rows, 0)
+	n := len(series)
+	step := 0.8 / float64(n)
+	width := vg.Points(math.Max(2, 0.9*step*430/float64(len(first.Values))))
+	for s, grp := range series {
+		vals := make(plotter.Values, len(first.Values))
+		var pts errPoints
+		for _, r := range grp {
+			g := indexOf(first.Values, r.Values[0])
+			vals[g] = r.LossRate
+			if r.Acked > 0 {
+				x := float64(g) + (float64(s)-float64(n-1)/2)*step
+				pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: r.LossRate})
+				pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{r.LossRate - r.LossLow, r.LossHigh - r.LossRate})
+			}
+		}
+		bc, err := plotter.NewBarChart(vals, width)
+		if err != nil {
+			return nil, PlotInfo{}, err
+		}
+		bc.Color = plotutil.Color(s)
+		bc.LineStyle.Width = 0
+		bc.XMin = (float64(s) - float64(n-1)/2) * step
+		p.Add(bc)
+		if len(pts.XYs) > 0 {
+			eb, err := plotter.NewYErrorBars(pts)
+			if err != nil {
+				return nil, PlotInfo{}, err
+			}
+			p.Add(eb)
+		}
+		p.Legend.Add(labels[s], bc)
+	}
+	p.NominalX(first.Values...)
+	return p, PlotInfo{Name: "loss", Kind: "bars", Series: n}, nil
+}
+
+func indexOf(xs []string, x string) int {
+	for i, y := range xs {
+		if y == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// TradeoffPlot draws the loss rate against the unavailability, one
+// labelled point per configuration.
+func TradeoffPlot(sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, error) {
+	p := plot.New()
+	p.Title.Text = title(sw, "durability against availability")
+	p.X.Label.Text = "unavailability (fraction of produce attempts refused or timed out)"
+	p.Y.Label.Text = lossLabel
+	p.X.Min, p.Y.Min = 0, 0
+	var pts errPoints
+	var labels plotter.XYLabels
+	at := map[plotter.XY]int{} // configurations on the same point share one label
+	for _, r := range rows {
+		if r.Attempts == 0 {
+			continue
+		}
+		xy := plotter.XY{X: r.Unavailability, Y: r.LossRate}
+		pts.XYs = append(pts.XYs, xy)
+		pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{r.LossRate - r.LossLow, r.LossHigh - r.LossRate})
+		if i, ok := at[xy]; ok {
+			labels.Labels[i] += "\n" + strings.Join(r.Config, " ")
+			continue
+		}
+		at[xy] = len(labels.Labels)
+		labels.XYs = append(labels.XYs, xy)
+		labels.Labels = append(labels.Labels, strings.Join(r.Config, " "))
+	}
+	info := PlotInfo{Name: "tradeoff", Kind: "scatter", Series: len(pts.XYs)}
+	if len(pts.XYs) == 0 {
+		return p, info, nil
+	}
+	sc, err := plotter.NewScatter(pts.XYs)
+	if err != nil {
+		return nil, info, err
+	}
+	sc.Color = plotutil.Color(0)
+	eb, err := plotter.NewYErrorBars(pts)
+	if err != nil {
+		return nil, info, err
+	}
+	lb, err := plotter.NewLabels(labels)
+	if err != nil {
+		return nil, info, err
+	}
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].Font.Size = vg.Points(7)
+		lb.TextStyle[i].XAlign = 0
+		lb.Offset = vg.Point{X: vg.Points(4)}
+	}
+	p.Add(sc, eb, lb)
+	return p, info, nil
+}
+
+// WriteSweepPlots writes the loss and trade-off plots into dir as PNG and
+// SVG (each file atomically) and says what each holds.
+func WriteSweepPlots(dir string, sw *scenarios.Sweep, rows []scenarios.Row) ([]PlotInfo, error) {
+	var infos []PlotInfo
+	for _, draw := range []func(*scenarios.Sweep, []scenarios.Row) (*plot.Plot, PlotInfo, error){LossPlot, TradeoffPlot} {
+		p, info, err := draw(sw, rows)
+		if err != nil {
+			return nil, err
+		}
+		for _, format := range []string{"png", "svg"} {
+			wt, err := p.WriterTo(plotWidth, plotHeight, format)
+			if err != nil {
+				return nil, err
+			}
+			path := filepath.Join(dir, info.Name+"."+format)
+			if err := WriteFileAtomic(path, func(w io.Writer) error { _, err := wt.WriteTo(w); return err }); err != nil {
+				return nil, err
+			}
+		}
+		infos = append(infos, info)
+	}
+	return infos, nil
+}

@@ -1,0 +1,70 @@
+package reports
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kafkasim/kafkasim/scenarios"
+)
+
+// fakeRecords makes records for every run of a sweep: loss grows with the
+// first axis value's index, so every point has a rate and an interval.
+func fakeRecords(sw *scenarios.Sweep) []scenarios.RunRecord {
+	var out []scenarios.RunRecord
+	for _, p := range sw.Points() {
+		for s := 1; s <= sw.Seeds; s++ {
+			r := scenarios.RunRecord{Point: p.Index, Config: sw.Pairs(p), Seed: uint64(s), Acked: 100, AckedLost: p.Index * s % 7, Attempts: 120, Unavailable: 20 - p.Index}
+			r.Latency.Add(int64(3e6 + s*1e5))
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func TestPlotsHaveOneSeriesPerOtherConfiguration(t *testing.T) {
+	numeric := &scenarios.Sweep{Scenario: "swarm", Variant: "kip279-safe", Seeds: 3, Grid: []scenarios.Axis{
+		{Key: "variant", Values: []string{"kip279-safe", "hw-unsafe"}}, {Key: "$crash", Values: []string{"0", "0.1", "0.3"}}, {Key: "acks", Values: []string{"1", "all"}}}}
+	categorical := &scenarios.Sweep{Scenario: "acks1-leader-crash", Variant: "acks1", Seeds: 3, Grid: []scenarios.Axis{
+		{Key: "acks", Values: []string{"1", "all"}}, {Key: "unclean.leader.election.enable", Values: []string{"false", "true"}}, {Key: "variant", Values: []string{"acks1", "acksall"}}}}
+	for _, c := range []struct {
+		sw       *scenarios.Sweep
+		kind     string
+		series   int
+		tradeoff int
+	}{{numeric, "lines", 4, 12}, {categorical, "bars", 4, 8}} {
+		dir := t.TempDir()
+		rows := scenarios.Aggregate(c.sw, fakeRecords(c.sw))
+		infos, err := WriteSweepPlots(dir, c.sw, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(infos) != 2 || infos[0].Kind != c.kind || infos[0].Series != c.series || infos[1].Series != c.tradeoff {
+			t.Errorf("%s: plots %+v, want %s with %d series and %d trade-off points", c.sw.Scenario, infos, c.kind, c.series, c.tradeoff)
+		}
+		for _, name := range []string{"loss.png", "loss.svg", "tradeoff.png", "tradeoff.svg"} {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil || len(b) < 1000 {
+				t.Errorf("%s: %d bytes, %v", name, len(b), err)
+			}
+		}
+		svg, _ := os.ReadFile(filepath.Join(dir, "loss.svg"))
+		if !strings.Contains(string(svg), "loss") || !bytes.Contains(svg, []byte(c.sw.Grid[0].Key)) && c.kind == "bars" {
+			t.Errorf("%s: loss.svg lacks its title or axis label", c.sw.Scenario)
+		}
+		// Drawing is deterministic: the same rows give the same bytes.
+		again := t.TempDir()
+		if _, err := WriteSweepPlots(again, c.sw, rows); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"loss.png", "loss.svg", "tradeoff.png", "tradeoff.svg"} {
+			a, _ := os.ReadFile(filepath.Join(dir, name))
+			b, _ := os.ReadFile(filepath.Join(again, name))
+			if !bytes.Equal(a, b) {
+				t.Errorf("%s differs between two drawings of the same rows", name)
+			}
+		}
+	}
+}

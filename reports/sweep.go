@@ -1,0 +1,75 @@
+package reports
+
+// This file renders a sweep's rows as CSV and JSON. Both are functions of
+// the sweep and its runs only (no wall times, no map order), so a sweep,
+// its rerun and the merge of its shards write the same bytes.
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"strconv"
+
+	"github.com/kafkasim/kafkasim/scenarios"
+)
+
+// sweepColumns are the CSV's columns after the grid's keys.
+var sweepColumns = []string{"runs", "runs_failed", "runs_with_loss", "runs_bug", "runs_unknown", "acked", "lost",
+	"loss_rate", "loss_ci_low", "loss_ci_high", "runs_diverged", "divergent_offsets", "attempts", "unavailable",
+	"unavailability", "latency_p50_ms", "latency_p99_ms"}
+
+func ftoa(f float64, prec int) string { return strconv.FormatFloat(f, 'f', prec, 64) }
+
+// WriteSweepCSV writes one line per configuration: the grid's keys, then
+// the counts, the loss rate and its 95% Wilson interval, the
+// unavailability and the produce latencies (virtual milliseconds).
+func WriteSweepCSV(w io.Writer, sw *scenarios.Sweep, rows []scenarios.Row) error {
+	cw := csv.NewWriter(w)
+	var head []string
+	for _, a := range sw.Grid {
+		head = append(head, a.Key)
+	}
+	if err := cw.Write(append(head, sweepColumns...)); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		line := append([]string{}, r.Values...)
+		line = append(line,
+			strconv.Itoa(r.Runs), strconv.Itoa(r.RunsFailed), strconv.Itoa(r.RunsWithLoss), strconv.Itoa(r.RunsBug), strconv.Itoa(r.RunsUnknown),
+			strconv.Itoa(r.Acked), strconv.Itoa(r.Lost), ftoa(r.LossRate, 6), ftoa(r.LossLow, 6), ftoa(r.LossHigh, 6),
+			strconv.Itoa(r.RunsDiverged), strconv.Itoa(r.DivergentOffsets), strconv.Itoa(r.Attempts), strconv.Itoa(r.Unavailable),
+			ftoa(r.Unavailability, 6), ftoa(r.LatencyP50Ms, 3), ftoa(r.LatencyP99Ms, 3))
+		if err := cw.Write(line); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// SweepJSON is results.json: the sweep and its rows.
+type SweepJSON struct {
+	Sweep *scenarios.Sweep `json:"sweep"`
+	Rows  []scenarios.Row  `json:"rows"`
+}
+
+// WriteSweepJSON writes results.json, indented.
+func WriteSweepJSON(w io.Writer, sw *scenarios.Sweep, rows []scenarios.Row) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(SweepJSON{Sweep: sw, Rows: rows})
+}
+
+// WriteRunsJSONL writes one run record per line.
+func WriteRunsJSONL(w io.Writer, recs []scenarios.RunRecord) error {
+	for _, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(append(b, '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,639 @@
+package scenarios
+
+// This file is the sweep engine: one scenario run over the Cartesian product
+// of a grid of configuration properties, script variables (the swarm's fault
+// rates among them) and variants, N seeds per configuration, in parallel
+// worlds, and the aggregation of those runs into one row per configuration.
+//
+// Determinism: the configurations are enumerated in grid order (the first
+// axis varies slowest, values in the order given), seeds are 1..N, and the
+// (configuration, seed) space is numbered configuration-major; a shard i/n
+// runs the jobs whose number is i modulo n. Runs come back in completion
+// order, but every output is built from records sorted by (configuration,
+// seed), so nothing depends on the parallelism or the sharding.
+//
+// Simplification: a run's produce latencies are kept as a log-linear
+// histogram (32 buckets per power of two), so the median and p99 a row
+// reports are exact to within 1.6%; in exchange, histograms merge exactly
+// across seeds and shards.
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/checkers"
+)
+
+// Axis is one swept key with its values (-grid key=v1,v2,...). The key is
+// a Kafka property (min.insync.replicas), a script variable ($crash, or a
+// swarm argument such as crash written without the $), or "variant".
+type Axis struct {
+	Key    string   `json:"key"`
+	Values []string `json:"values"`
+}
+
+// ParseAxis parses "key=v1,v2,...".
+func ParseAxis(text string) (Axis, error) {
+	k, vs, ok := strings.Cut(text, "=")
+	if !ok || k == "" || vs == "" {
+		return Axis{}, fmt.Errorf("-grid %q: want key=v1,v2,... (a Kafka property, a script variable such as $crash, or variant)", text)
+	}
+	a := Axis{Key: k}
+	seen := map[string]bool{}
+	for _, v := range strings.Split(vs, ",") {
+		if v == "" {
+			return Axis{}, fmt.Errorf("-grid %q: empty value", text)
+		}
+		if seen[v] {
+			return Axis{}, fmt.Errorf("-grid %q: value %q given twice", text, v)
+		}
+		seen[v] = true
+		a.Values = append(a.Values, v)
+	}
+	return a, nil
+}
+
+// Sweep is what decides a sweep's runs: shards of one sweep must agree on
+// every field (it is written to DIR/sweep.json and compared by merge).
+type Sweep struct {
+	Scenario string `json:"scenario"`
+	// Variant is the variant every configuration starts from (unless the
+	// grid sweeps "variant").
+	Variant string `json:"variant"`
+	Grid    []Axis `json:"grid"`
+	Seeds   int    `json:"seeds"`
+	// BudgetMs is the linearizability budget of each run, in wall ms.
+	BudgetMs int64 `json:"budget_ms"`
+}
+
+// Point is one configuration of a sweep: one value per axis, in grid order.
+type Point struct {
+	Index  int
+	Values []string
+}
+
+// Pairs returns the point as key=value strings in grid order.
+func (sw *Sweep) Pairs(p Point) []string {
+	out := make([]string, len(p.Values))
+	for i, v := range p.Values {
+		out[i] = sw.Grid[i].Key + "=" + v
+	}
+	return out
+}
+
+// Points enumerates the Cartesian product of the grid, the first axis
+// varying slowest.
+func (sw *Sweep) Points() []Point {
+	n := 1
+	for _, a := range sw.Grid {
+		n *= len(a.Values)
+	}
+	out := make([]Point, n)
+	for i := range out {
+		vals := make([]string, len(sw.Grid))
+		rest := i
+		for j := len(sw.Grid) - 1; j >= 0; j-- {
+			m := len(sw.Grid[j].Values)
+			vals[j] = sw.Grid[j].Values[rest%m]
+			rest /= m
+		}
+		out[i] = Point{Index: i, Values: vals}
+	}
+	return out
+}
+
+// Job is one run of a sweep.
+type Job struct {
+	Point int
+	Seed  uint64
+}
+
+// Jobs returns the runs of shard i of n (n = 0 or 1: every run), in
+// (configuration, seed) order.
+func (sw *Sweep) Jobs(shard, shards int) []Job {
+	var out []Job
+	k := 0
+	for p := range sw.Points() {
+		for s := 1; s <= sw.Seeds; s++ {
+			if shards <= 1 || k%shards == shard {
+				out = append(out, Job{Point: p, Seed: uint64(s)})
+			}
+			k++
+		}
+	}
+	return out
+}
+
+// ParseShard parses "i/n" with 0 <= i < n (i is 0-based, as Kubernetes'
+// JOB_COMPLETION_INDEX).
+func ParseShard(text string) (int, int, error) {
+	a, b, ok := strings.Cut(text, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("-shard %q: want i/n with n >= 1 and 0 <= i < n (i counts from 0, like JOB_COMPLETION_INDEX)", text)
+	}
+	return i, n, nil
+}
+
+// swarmRates are the swarm arguments that are probabilities.
+var swarmRates = map[string]bool{"crash": true, "power-loss": true, "pause": true, "partition": true, "heal": true}
+
+// variables returns the script variables a grid may set: those of the
+// variant lines and, when the script has a swarm step, its arguments.
+func (s *Script) variables() map[string]bool {
+	vars := map[string]bool{}
+	for _, v := range s.Variants {
+		for k := range v.Props {
+			if strings.HasPrefix(k, "$") {
+				vars[k] = true
+			}
+		}
+	}
+	for _, st := range s.Steps {
+		if st.Op == "swarm" {
+			for _, k := range SwarmKeys {
+				vars["$"+k] = true
+			}
+		}
+	}
+	return vars
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkVariable validates the value of a known script variable.
+func checkVariable(name, v string) error {
+	k := strings.TrimPrefix(name, "$")
+	switch {
+	case swarmRates[k]:
+		if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 || f > 1 || math.IsNaN(f) {
+			return fmt.Errorf("%s=%q: want a probability in [0,1]", name, v)
+		}
+	case k == "interval" || k == "fault-every":
+		if d, err := ParseDuration(v); err != nil || d <= 0 {
+			return fmt.Errorf("%s=%q: want a positive duration such as 20ms or 2s", name, v)
+		}
+	case k == "clients":
+		if n, err := strconv.Atoi(v); err != nil || n < 1 {
+			return fmt.Errorf("%s=%q: want a number >= 1", name, v)
+		}
+	case k == "acks":
+		if v != "all" && v != "-1" && v != "1" && v != "0" {
+			return fmt.Errorf("%s=%q: allowed 0, 1, -1, all", name, v)
+		}
+	}
+	return nil
+}
+
+// Validate checks the sweep against its script: every key known, every
+// value valid, every configuration accepted by the cluster (for example
+// min.insync.replicas no larger than the replication factor). Errors are
+// bad input. A key written without $ that names a script variable (acks
+// for the scripted clients' $acks, crash for the swarm's rate) sets the
+// variable too.
+func (sw *Sweep) Validate(s *Script) error {
+	if sw.Seeds < 1 {
+		return fmt.Errorf("-seeds %d: must be >= 1", sw.Seeds)
+	}
+	if len(sw.Grid) == 0 {
+		return fmt.Errorf("no -grid: a sweep needs at least one key=v1,v2,...")
+	}
+	if _, err := s.variant(sw.Variant); err != nil {
+		return err
+	}
+	vars := s.variables()
+	seen := map[string]bool{}
+	for _, a := range sw.Grid {
+		if seen[a.Key] {
+			return fmt.Errorf("-grid %s given twice", a.Key)
+		}
+		seen[a.Key] = true
+		if len(a.Values) == 0 {
+			return fmt.Errorf("-grid %s has no values", a.Key)
+		}
+		for _, v := range a.Values {
+			var err error
+			switch {
+			case a.Key == "variant":
+				_, err = s.variant(v)
+			case strings.HasPrefix(a.Key, "$"):
+				if !vars[a.Key] {
+					return fmt.Errorf("-grid %s: scenario %s has no script variable %s (its variables: %s)", a.Key, s.Name, a.Key, strings.Join(sortedKeys(vars), ", "))
+				}
+				err = checkVariable(a.Key, v)
+			case vars["$"+a.Key]:
+				if err = checkVariable(a.Key, v); err == nil && isProperty(a.Key) {
+					_, err = config.Parse(map[string]string{a.Key: v})
+				}
+			default:
+				_, err = config.Parse(map[string]string{a.Key: v})
+			}
+			if err != nil {
+				return fmt.Errorf("-grid %s: %w", a.Key, err)
+			}
+		}
+	}
+	for _, p := range sw.Points() {
+		v, set := sw.runArgs(s, p)
+		if _, _, err := s.Prepare(v, set); err != nil {
+			return fmt.Errorf("configuration %s: %w", strings.Join(sw.Pairs(p), " "), err)
+		}
+	}
+	return nil
+}
+
+func isProperty(k string) bool {
+	for _, p := range config.Properties() {
+		if p == k {
+			return true
+		}
+	}
+	return false
+}
+
+// runArgs returns the variant and the -set overrides of a point.
+func (sw *Sweep) runArgs(s *Script, p Point) (string, map[string]string) {
+	variant := sw.Variant
+	if variant == "" {
+		variant = s.Variants[0].Name
+	}
+	set := map[string]string{}
+	vars := s.variables()
+	for i, a := range sw.Grid {
+		v := p.Values[i]
+		switch {
+		case a.Key == "variant":
+			variant = v
+		case strings.HasPrefix(a.Key, "$"):
+			set[a.Key] = v
+		case vars["$"+a.Key]:
+			set["$"+a.Key] = v
+			if isProperty(a.Key) {
+				set[a.Key] = v
+			}
+		default:
+			set[a.Key] = v
+		}
+	}
+	return variant, set
+}
+
+// RunRecord is one run of a sweep, as a line of runs.jsonl: enough to
+// aggregate it again (resume, merge) and to replay it.
+type RunRecord struct {
+	Point  int      `json:"point"`
+	Config []string `json:"config"`
+	Seed   uint64   `json:"seed"`
+	// Verdicts are checker=ok|unknown|permitted|bug, in checkers.Names order.
+	Verdicts         []string `json:"verdicts"`
+	Failed           string   `json:"failed,omitempty"`
+	Acked            int      `json:"acked"`
+	AckedLost        int      `json:"acked_lost"`
+	DivergentOffsets int      `json:"divergent_offsets"`
+	// Attempts counts produce attempts; Unavailable those refused (a
+	// definite failure) or timed out (unknown outcome), acks=0 sends apart.
+	Attempts    int `json:"attempts"`
+	Unavailable int `json:"unavailable"`
+	// Latency is the histogram of acknowledged produces' latencies
+	// (invoke to acknowledgement, virtual time).
+	Latency   Histogram `json:"latency"`
+	TraceHash string    `json:"trace_hash"`
+	Replay    string    `json:"replay"`
+}
+
+// Outcome is a verdict as one word: ok, unknown, permitted (a violation
+// within Kafka's contract) or bug.
+func Outcome(v checkers.Verdict) string {
+	switch {
+	case v.Result == checkers.ResultViolation && v.ContractBroken():
+		return "bug"
+	case v.Result == checkers.ResultViolation:
+		return "permitted"
+	}
+	return v.Result.String()
+}
+
+// NewRunRecord summarises a result.
+func NewRunRecord(sw *Sweep, p Point, r *Result) RunRecord {
+	rec := RunRecord{Point: p.Index, Config: sw.Pairs(p), Seed: r.Seed, Failed: r.Failed,
+		Acked: r.Stats.Acked, AckedLost: r.Stats.AckedLost, DivergentOffsets: r.Stats.DivergentOffsets,
+		TraceHash: fmt.Sprintf("%016x", r.TraceHash), Replay: r.Replay, Verdicts: []string{}, Latency: Histogram{}}
+	for _, v := range r.Verdicts {
+		rec.Verdicts = append(rec.Verdicts, v.Checker+"="+Outcome(v))
+	}
+	for _, op := range r.History.Ops {
+		if op.Kind != checkers.Send {
+			continue
+		}
+		rec.Attempts++
+		switch {
+		case op.Outcome == checkers.OK:
+			rec.Latency.Add(int64(op.Complete.Sub(op.Invoke)))
+		case op.Outcome == checkers.Info && op.Error == "acks=0":
+		default:
+			rec.Unavailable++
+		}
+	}
+	return rec
+}
+
+// SweepOptions configure the running of a sweep.
+type SweepOptions struct {
+	Parallel      int
+	Shard, Shards int
+	// Done lists the runs already finished (resume): they are skipped.
+	Done map[Job]bool
+	// OnRun is called for every finished run, from one goroutine at a
+	// time, in completion order; an error stops the sweep.
+	OnRun func(RunRecord) error
+	// Stop, when closed, stops the sweep from starting new runs (the runs
+	// in flight finish and are reported).
+	Stop <-chan struct{}
+}
+
+// RunSweep runs the sweep's jobs (of one shard) not yet done. It returns
+// the number of runs it made and whether it was stopped before the end.
+func RunSweep(s *Script, sw *Sweep, o SweepOptions) (int, bool, error) {
+	if err := sw.Validate(s); err != nil {
+		return 0, false, err
+	}
+	points := sw.Points()
+	var jobs []Job
+	for _, j := range sw.Jobs(o.Shard, o.Shards) {
+		if !o.Done[j] {
+			jobs = append(jobs, j)
+		}
+	}
+	budget := time.Duration(sw.BudgetMs) * time.Millisecond
+	var (
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		next    int
+		ran     int
+		stopped bool
+		first   error
+	)
+	stop := func() bool {
+		select {
+		case <-o.Stop:
+			return true
+		default:
+			return false
+		}
+	}
+	for w := 0; w < max(o.Parallel, 1); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next >= len(jobs) || first != nil || stopped || stop() {
+					stopped = stopped || (next < len(jobs) && first == nil)
+					mu.Unlock()
+					return
+				}
+				j := jobs[next]
+				next++
+				mu.Unlock()
+				p := points[j.Point]
+				variant, set := sw.runArgs(s, p)
+				res, err := s.Run(variant, Options{Seed: j.Seed, Set: set, Budget: budget})
+				var rec RunRecord
+				if err == nil {
+					res.World = nil
+					rec = NewRunRecord(sw, p, res)
+				}
+				mu.Lock()
+				if err == nil && first == nil && o.OnRun != nil {
+					err = o.OnRun(rec)
+				}
+				if err != nil && first == nil {
+					first = err
+				}
+				ran++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return ran, stopped, first
+}
+
+// SortRecords sorts records by (configuration, seed) and drops repeated
+// runs (a run journaled twice keeps its first record).
+func SortRecords(recs []RunRecord) []RunRecord {
+	sort.SliceStable(recs, func(i, j int) bool {
+		if recs[i].Point != recs[j].Point {
+			return recs[i].Point < recs[j].Point
+		}
+		return recs[i].Seed < recs[j].Seed
+	})
+	out := recs[:0]
+	for i, r := range recs {
+		if i > 0 && r.Point == recs[i-1].Point && r.Seed == recs[i-1].Seed {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Row is one configuration of a sweep, aggregated over its seeds.
+type Row struct {
+	Config []string `json:"config"` // key=value, in grid order
+	Values []string `json:"-"`
+	Runs   int      `json:"runs"`
+	// RunsFailed counts runs that broke (a panic, an await that never
+	// happened); RunsWithLoss those that lost an acknowledged record;
+	// RunsBug those with a violation outside Kafka's contract;
+	// RunsUnknown those where a checker could not decide.
+	RunsFailed   int `json:"runs_failed"`
+	RunsWithLoss int `json:"runs_with_loss"`
+	RunsBug      int `json:"runs_bug"`
+	RunsUnknown  int `json:"runs_unknown"`
+	Acked        int `json:"acked"`
+	Lost         int `json:"lost"`
+	// LossRate is Lost/Acked; LossLow and LossHigh its 95% Wilson score
+	// interval (0 and 1 when nothing was acknowledged).
+	LossRate         float64 `json:"loss_rate"`
+	LossLow          float64 `json:"loss_ci_low"`
+	LossHigh         float64 `json:"loss_ci_high"`
+	RunsDiverged     int     `json:"runs_diverged"`
+	DivergentOffsets int     `json:"divergent_offsets"`
+	Attempts         int     `json:"attempts"`
+	Unavailable      int     `json:"unavailable"`
+	// Unavailability is Unavailable/Attempts.
+	Unavailability float64 `json:"unavailability"`
+	// LatencyP50Ms and LatencyP99Ms are acknowledged produces' latencies
+	// in virtual milliseconds (0 when nothing was acknowledged).
+	LatencyP50Ms float64 `json:"latency_p50_ms"`
+	LatencyP99Ms float64 `json:"latency_p99_ms"`
+}
+
+// Aggregate builds one row per configuration from the runs' records.
+func Aggregate(sw *Sweep, recs []RunRecord) []Row {
+	points := sw.Points()
+	rows := make([]Row, len(points))
+	hists := make([]Histogram, len(points))
+	for i, p := range points {
+		rows[i] = Row{Config: sw.Pairs(p), Values: p.Values}
+	}
+	for _, r := range recs {
+		if r.Point < 0 || r.Point >= len(rows) {
+			continue
+		}
+		row := &rows[r.Point]
+		row.Runs++
+		if r.Failed != "" {
+			row.RunsFailed++
+		}
+		if r.AckedLost > 0 {
+			row.RunsWithLoss++
+		}
+		bug, unknown := false, false
+		for _, v := range r.Verdicts {
+			bug = bug || strings.HasSuffix(v, "=bug")
+			unknown = unknown || strings.HasSuffix(v, "=unknown")
+		}
+		if bug {
+			row.RunsBug++
+		}
+		if unknown {
+			row.RunsUnknown++
+		}
+		row.Acked += r.Acked
+		row.Lost += r.AckedLost
+		if r.DivergentOffsets > 0 {
+			row.RunsDiverged++
+		}
+		row.DivergentOffsets += r.DivergentOffsets
+		row.Attempts += r.Attempts
+		row.Unavailable += r.Unavailable
+		hists[r.Point] = hists[r.Point].Merge(r.Latency)
+	}
+	for i := range rows {
+		row := &rows[i]
+		row.LossLow, row.LossHigh = 0, 1
+		if row.Acked > 0 {
+			row.LossRate = float64(row.Lost) / float64(row.Acked)
+			row.LossLow, row.LossHigh = Wilson(row.Lost, row.Acked)
+		}
+		if row.Attempts > 0 {
+			row.Unavailability = float64(row.Unavailable) / float64(row.Attempts)
+		}
+		row.LatencyP50Ms = float64(hists[i].Quantile(0.5)) / 1e6
+		row.LatencyP99Ms = float64(hists[i].Quantile(0.99)) / 1e6
+	}
+	return rows
+}
+
+// Wilson returns the 95% Wilson score interval of k successes in n trials.
+func Wilson(k, n int) (float64, float64) {
+	if n == 0 {
+		return 0, 1
+	}
+	const z = 1.959963984540054
+	p, fn := float64(k)/float64(n), float64(n)
+	den := 1 + z*z/fn
+	centre := (p + z*z/(2*fn)) / den
+	half := z * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn)) / den
+	return math.Max(0, centre-half), math.Min(1, centre+half)
+}
+
+// Histogram is a sparse log-linear histogram of non-negative values
+// (nanoseconds): pairs of (bucket, count) in bucket order. Values below 32
+// have a bucket each; above, each power of two is cut into 32 buckets.
+type Histogram [][2]int64
+
+const subBits = 5
+
+func bucketOf(v int64) int64 {
+	if v < 1<<subBits {
+		return max(v, 0)
+	}
+	e := int64(bits.Len64(uint64(v))) - 1
+	sub := (v >> (e - subBits)) & (1<<subBits - 1)
+	return (e-subBits+1)<<subBits + sub
+}
+
+// bucketMid returns the middle of a bucket's range.
+func bucketMid(b int64) int64 {
+	if b < 1<<subBits {
+		return b
+	}
+	e := b>>subBits + subBits - 1
+	sub := b & (1<<subBits - 1)
+	lo := (1<<subBits + sub) << (e - subBits)
+	return lo + (int64(1)<<(e-subBits))/2
+}
+
+// Add counts one value.
+func (h *Histogram) Add(v int64) {
+	b := bucketOf(v)
+	i := sort.Search(len(*h), func(i int) bool { return (*h)[i][0] >= b })
+	if i < len(*h) && (*h)[i][0] == b {
+		(*h)[i][1]++
+		return
+	}
+	*h = append(*h, [2]int64{})
+	copy((*h)[i+1:], (*h)[i:])
+	(*h)[i] = [2]int64{b, 1}
+}
+
+// Merge returns the sum of two histograms.
+func (h Histogram) Merge(o Histogram) Histogram {
+	out := make(Histogram, 0, len(h)+len(o))
+	i, j := 0, 0
+	for i < len(h) || j < len(o) {
+		switch {
+		case j == len(o) || (i < len(h) && h[i][0] < o[j][0]):
+			out = append(out, h[i])
+			i++
+		case i == len(h) || o[j][0] < h[i][0]:
+			out = append(out, o[j])
+			j++
+		default:
+			out = append(out, [2]int64{h[i][0], h[i][1] + o[j][1]})
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// Quantile returns the nearest-rank q-quantile (the middle of its bucket),
+// or 0 for an empty histogram.
+func (h Histogram) Quantile(q float64) int64 {
+	var n int64
+	for _, b := range h {
+		n += b[1]
+	}
+	if n == 0 {
+		return 0
+	}
+	rank := int64(math.Ceil(q * float64(n)))
+	rank = min(max(rank, 1), n)
+	var seen int64
+	for _, b := range h {
+		seen += b[1]
+		if seen >= rank {
+			return bucketMid(b[0])
+		}
+	}
+	return bucketMid(h[len(h)-1][0])
+}
