@@ -7,8 +7,9 @@
 //
 // What it simplifies: one operation touches one partition and, for a send,
 // one record; a consumer poll over several partitions is recorded as one
-// Poll per partition. Consumer-group operations (commit, join) are not
-// recorded yet.
+// Poll per partition. A group consumer records what it delivered to its
+// application (Consume), its offset commits (Commit) and the partitions a
+// rebalance gave it and took away (Assign, Revoke); see consumer.go.
 
 package checkers
 
@@ -33,6 +34,19 @@ const (
 	Poll
 	// ReadHW reads the partition's high watermark (ListOffsets latest).
 	ReadHW
+	// Consume is a consumer's poll as its application processed it: the
+	// records of one partition Poll returned, FetchOffset being the
+	// position before them. It completes OK once processed; one that never
+	// completes (the consumer crashed first) delivered nothing.
+	Consume
+	// Commit commits Offset for the partition in Group (OffsetCommit).
+	Commit
+	// Assign: a rebalance (or a manual assign) gave the partition to the
+	// process at Generation. It completes at once.
+	Assign
+	// Revoke: the process gave the partition up (OnRevoked, OnLost, or it
+	// crashed). It completes at once.
+	Revoke
 )
 
 // String returns "send", "poll" or "hw".
@@ -44,6 +58,14 @@ func (k Kind) String() string {
 		return "poll"
 	case ReadHW:
 		return "hw"
+	case Consume:
+		return "consume"
+	case Commit:
+		return "commit"
+	case Assign:
+		return "assign"
+	case Revoke:
+		return "revoke"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -127,6 +149,12 @@ type Op struct {
 	Records []Record
 	// HighWatermark is the value a ReadHW returned.
 	HighWatermark int64
+	// Group, Generation and Member are a group consumer's group, the
+	// generation it was in and its member id (Consume, Commit, Assign,
+	// Revoke); Generation is -1 outside group management.
+	Group      string
+	Generation int32
+	Member     string
 }
 
 // TopicPartition returns the operation's partition as "topic-0".
@@ -140,14 +168,18 @@ func (o Op) String() string {
 	switch o.Kind {
 	case Send:
 		b.WriteString(" " + o.Value + " acks=" + strconv.Itoa(int(o.Acks)))
-	case Poll:
+	case Poll, Consume:
 		b.WriteString(" from=" + strconv.FormatInt(o.FetchOffset, 10))
+	case Commit:
+		b.WriteString(" " + o.Group + " offset=" + strconv.FormatInt(o.Offset, 10) + " gen=" + strconv.Itoa(int(o.Generation)))
+	case Assign, Revoke:
+		b.WriteString(" " + o.Group + " gen=" + strconv.Itoa(int(o.Generation)))
 	}
 	b.WriteString(" [" + o.Invoke.String() + "," + o.Complete.String() + "] " + o.Outcome.String())
 	switch {
 	case o.Outcome == OK && o.Kind == Send:
 		b.WriteString(" offset=" + strconv.FormatInt(o.Offset, 10))
-	case o.Outcome == OK && o.Kind == Poll:
+	case o.Outcome == OK && (o.Kind == Poll || o.Kind == Consume):
 		b.WriteString(" [")
 		for i, r := range o.Records {
 			if i > 0 {
@@ -186,6 +218,8 @@ type History struct {
 	// Process is not listed is judged as if its producer promised ordering
 	// and no duplicates (the strict reading).
 	Producers []Producer
+	// Consumers lists the group consumers and their delivery patterns.
+	Consumers []Consumer
 }
 
 // Producer returns the configuration of the named producer, and false if

@@ -24,6 +24,7 @@ type OpID int
 type Recorder struct {
 	ops       []Op
 	producers []Producer
+	consumers []Consumer
 	open      int // number of Pending operations
 }
 
@@ -45,8 +46,8 @@ func (r *Recorder) Producer(p Producer) {
 // Invoke records the invocation of op at op.Invoke and returns its id. The
 // op's Index, Outcome and completion fields are set by the Recorder.
 func (r *Recorder) Invoke(op Op) OpID {
-	if op.Kind < Send || op.Kind > ReadHW {
-		panic(fmt.Sprintf("checkers: Invoke of an operation with kind %v: want Send, Poll or ReadHW", op.Kind))
+	if op.Kind < Send || op.Kind > Revoke {
+		panic(fmt.Sprintf("checkers: Invoke of an operation with kind %v: want Send, Poll, ReadHW, Consume, Commit, Assign or Revoke", op.Kind))
 	}
 	op.Index = len(r.ops)
 	op.Outcome = Pending
@@ -134,7 +135,7 @@ func (r *Recorder) Finish(end sim.Time) History {
 func (r *Recorder) History() History {
 	ops := make([]Op, len(r.ops))
 	copy(ops, r.ops)
-	return History{Ops: ops, Producers: append([]Producer(nil), r.producers...)}
+	return History{Ops: ops, Producers: append([]Producer(nil), r.producers...), Consumers: append([]Consumer(nil), r.consumers...)}
 }
 
 func (r *Recorder) pending(id OpID, what string) *Op {

@@ -247,7 +247,7 @@ type Options struct {
 }
 
 // CheckAll runs every checker on a run and returns the verdicts in Names
-// order. monitor is the invariants Monitor fed during the run; nil gives an
+// order, then, when the history declares consumers, in ConsumerNames order. monitor is the invariants Monitor fed during the run; nil gives an
 // Unknown invariants verdict.
 func CheckAll(h History, f Final, monitor *Monitor, opts Options) []Verdict {
 	var lin Verdict
@@ -260,5 +260,10 @@ func CheckAll(h History, f Final, monitor *Monitor, opts Options) []Verdict {
 	if monitor != nil {
 		inv = monitor.Verdict()
 	}
-	return []Verdict{lin, AckedLoss(h, f), Divergence(f), inv, Duplicates(h, f), Ordering(h)}
+	out := []Verdict{lin, AckedLoss(h, f), Divergence(f), inv, Duplicates(h, f), Ordering(h)}
+	if len(h.Consumers) > 0 {
+		// The consumer checkers (ConsumerNames) judge runs with group consumers.
+		out = append(out, Consumers(h, f), Groups(h, f))
+	}
+	return out
 }

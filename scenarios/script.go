@@ -62,7 +62,7 @@ const (
 var expectations = []Expectation{ExpectOK, ExpectBug, ExpectPermitted, ExpectViolation, ExpectAny}
 
 // Checkers are the checker names a script may set expectations for.
-var Checkers = []string{"linearizability", "acked-loss", "divergence", "invariants", "duplicates", "ordering"}
+var Checkers = []string{"linearizability", "acked-loss", "divergence", "invariants", "duplicates", "ordering", "consumer", "group"}
 
 // Variant is one configuration a scenario contrasts.
 type Variant struct {
@@ -414,8 +414,10 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 		if len(pos) != 1 || kv["leader"] == "" || kv["epoch"] == "" || kv["isr"] == "" {
 			err = fmt.Errorf("leader-and-isr: want 'leader-and-isr TOPIC/P leader=bN epoch=N isr=bA,bB [to=bA,bB]'")
 		}
+	case "consumer", "kill-consumer", "restart-consumer", "close-consumer", "crash-coordinator":
+		err = need(1, consumerUsage[word]) // consumer.go
 	default:
-		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm, producer, send, lossy)", word)
+		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm, producer, send, lossy, consumer, kill-consumer, restart-consumer, close-consumer, crash-coordinator)", word)
 	}
 	return st, err
 }

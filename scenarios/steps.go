@@ -145,6 +145,8 @@ func (r *runner) step(st Step) error {
 		}
 	case "leader-and-isr":
 		return r.leaderAndISR(st)
+	case "consumer", "kill-consumer", "restart-consumer", "close-consumer", "crash-coordinator":
+		return r.consumerStep(st)
 	case "swarm":
 		return r.swarm(st)
 	case "producer":

@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"fmt"
+
+	"github.com/kafkasim/kafkasim/broker/controller"
 	"github.com/kafkasim/kafkasim/broker/zk"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -49,4 +52,50 @@ func (a *admin) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 
 func (a *admin) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 	a.zk.HandleTimer(ctx, id, name)
+}
+
+// CreateTopics creates topics in a running cluster, as kafka-topics.sh
+// --create does (or Kafka's auto-creation of __consumer_offsets on the
+// first FindCoordinator): a new admin node writes them to ZooKeeper and the
+// controller's watch makes their replicas. Names already created are
+// refused.
+func (c *Cluster) CreateTopics(topics ...Topic) error {
+	if c.Spec.ManualController {
+		return fmt.Errorf("cluster: CreateTopics needs the ZooKeeper controller")
+	}
+	var brokers []controller.Broker
+	for i := 0; i < c.Spec.Brokers; i++ {
+		rack := ""
+		if len(c.Spec.Racks) > 0 {
+			rack = c.Spec.Racks[i]
+		}
+		brokers = append(brokers, controller.Broker{ID: int32(i), Rack: rack})
+	}
+	for _, t := range topics {
+		if _, ok := c.Assignments[t.Name]; ok {
+			return fmt.Errorf("cluster: topic %s exists already", t.Name)
+		}
+		if t.Partitions < 1 || t.ReplicationFactor < 1 || t.ReplicationFactor > c.Spec.Brokers {
+			return fmt.Errorf("cluster: topic %s: partitions %d, replication factor %d: want >= 1 and at most %d brokers", t.Name, t.Partitions, t.ReplicationFactor, c.Spec.Brokers)
+		}
+	}
+	tas, err := assignments(topics, brokers)
+	if err != nil {
+		return err
+	}
+	for _, t := range tas {
+		a := make([][]int32, len(t.assignment))
+		for p, rs := range t.assignment {
+			a[p] = rs
+		}
+		c.Assignments[t.name] = a
+	}
+	c.admins++
+	id, err := c.World.AddNode(fmt.Sprintf("admin%d", c.admins), func() sim.Node {
+		return &admin{topics: tas, session: c.Spec.Config.Broker.ZookeeperSessionTimeout}
+	}, sim.NodeOptions{})
+	if err != nil {
+		return err
+	}
+	return c.World.Inject(sim.Start{Node: id})
 }

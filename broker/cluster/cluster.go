@@ -7,10 +7,12 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/controller"
+	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/zk"
@@ -39,6 +41,11 @@ type Spec struct {
 	// UpdateMetadata itself, as the TLA+ models and the KIP traces take the
 	// controller's decisions as given steps.
 	ManualController bool
+	// OffsetsTopic creates __consumer_offsets (offsets.topic.num.partitions,
+	// offsets.topic.replication.factor, compacted) with the other topics, so
+	// consumer groups find a coordinator; Kafka creates it on the first
+	// FindCoordinator instead.
+	OffsetsTopic bool
 }
 
 // Cluster is a built cluster's nodes.
@@ -50,6 +57,8 @@ type Cluster struct {
 	Spec    Spec
 	// Assignments are each topic's replica lists, preferred leader first.
 	Assignments map[string][][]int32
+
+	admins int // admin nodes added by CreateTopics
 }
 
 // ZKName is the node name of the ZooKeeper server.
@@ -80,6 +89,9 @@ func (s Spec) Validate() error {
 		if t.Assignment != nil && len(t.Assignment) != t.Partitions {
 			return fmt.Errorf("topic %s: assignment lists %d partitions, want %d", t.Name, len(t.Assignment), t.Partitions)
 		}
+	}
+	if s.OffsetsTopic && !s.ManualController && s.Config.Broker.OffsetsTopicReplicationFactor > s.Brokers {
+		return fmt.Errorf("offsets.topic.replication.factor %d: above the %d brokers, so __consumer_offsets could not be created", s.Config.Broker.OffsetsTopicReplicationFactor, s.Brokers)
 	}
 	return nil
 }
@@ -138,6 +150,10 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 	sc.LeaderImbalancePerBrokerPercentage = b.LeaderImbalancePerBrokerPercentage
 	sc.ZooKeeper = ZKName
 	sc.ZKSessionTimeout = b.ZookeeperSessionTimeout
+	sc.Coordinator.NumPartitions = b.OffsetsTopicNumPartitions
+	sc.Coordinator.MinSessionTimeout = b.GroupMinSessionTimeout
+	sc.Coordinator.MaxSessionTimeout = b.GroupMaxSessionTimeout
+	sc.Coordinator.InitialRebalanceDelay = b.GroupInitialRebalanceDelay
 	return sc, sc.Validate()
 }
 
@@ -180,7 +196,12 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 		}
 		c.Brokers = append(c.Brokers, id)
 	}
-	topics, err := assignments(spec.Topics, brokers)
+	all := spec.Topics
+	if spec.OffsetsTopic && !spec.ManualController {
+		all = append(slices.Clone(all), Topic{Name: coordinator.OffsetsTopic, Partitions: spec.Config.Broker.OffsetsTopicNumPartitions,
+			ReplicationFactor: spec.Config.Broker.OffsetsTopicReplicationFactor})
+	}
+	topics, err := assignments(all, brokers)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 // Package server is a Kafka broker as a simulation node: it serves Produce,
 // Fetch, Metadata, ListOffsets, OffsetsForLeaderEpoch, LeaderAndIsr,
-// UpdateMetadata and StopReplica (one file per API), replicates partitions
+// UpdateMetadata and StopReplica (one file per API) and hosts the group
+// coordinator (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
+// LeaveGroup, OffsetCommit, OffsetFetch: group_coordinator.go), replicates partitions
 // as leader or follower with Kafka's HW, ISR and leader-epoch rules, and
 // truncates the way the configured protocol version does (hw, kip101,
 // kip279). It never reads the wall clock or touches the real world: all it
@@ -73,6 +75,8 @@ type Broker struct {
 	registerTimer sim.TimerID
 	controller    *controller.Controller
 
+	group groupHost // the group coordinator
+
 	halted bool
 }
 
@@ -144,6 +148,7 @@ func (b *Broker) Start(ctx *sim.Context) {
 	ctx.SetTimer(b.cfg.HWCheckpointInterval, timerHWCheckpoint)
 	ctx.SetTimer(b.cfg.ReplicaLagTimeMax/2, timerISRExpire)
 	ctx.SetTimer(logTickInterval, timerLogTick)
+	b.startCoordinator()
 	b.startZK()
 }
 
@@ -198,7 +203,7 @@ func (b *Broker) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 	case timerFetchBackoff:
 		b.fetcherBackoffDone(id)
 	default:
-		if !b.handleZKTimer(id, name) {
+		if !b.handleZKTimer(id, name) && !b.handleGroupTimer(id, name) {
 			panic(fmt.Sprintf("broker %d: unknown timer %q", b.cfg.BrokerID, name))
 		}
 	}

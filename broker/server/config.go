@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 
+	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -65,6 +66,14 @@ type Config struct {
 	// hand): ISR changes then apply locally.
 	ZooKeeper        string
 	ZKSessionTimeout sim.Duration // zookeeper.session.timeout.ms (18000)
+
+	// Coordinator is the group coordinator's configuration
+	// (offsets.topic.num.partitions, group.*.session.timeout.ms,
+	// group.initial.rebalance.delay.ms).
+	Coordinator coordinator.Config
+	// OffsetsCommitTimeout is offsets.commit.timeout.ms (5000): how long a
+	// coordinator's append waits for the HW before REQUEST_TIMED_OUT.
+	OffsetsCommitTimeout sim.Duration
 }
 
 // TopicSettings are the topic-level overrides replication consults.
@@ -93,6 +102,8 @@ func DefaultConfig(id int32) Config {
 		LeaderImbalanceCheckInterval:       300 * sim.Second,
 		LeaderImbalancePerBrokerPercentage: 10,
 		ZKSessionTimeout:                   18 * sim.Second,
+		Coordinator:                        coordinator.DefaultConfig(id),
+		OffsetsCommitTimeout:               5 * sim.Second,
 	}
 }
 
@@ -124,6 +135,12 @@ func (c Config) Validate() error {
 		if s.MinInsyncReplicas < 0 {
 			return fmt.Errorf("topic %s: min.insync.replicas %d: must be >= 1", t, s.MinInsyncReplicas)
 		}
+	}
+	if c.OffsetsCommitTimeout <= 0 {
+		return fmt.Errorf("offsets.commit.timeout.ms %d: must be > 0", c.OffsetsCommitTimeout.Milliseconds())
+	}
+	if err := c.Coordinator.Validate(); err != nil {
+		return err
 	}
 	return c.Storage.Validate()
 }

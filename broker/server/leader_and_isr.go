@@ -62,7 +62,7 @@ func (b *Broker) getOrCreatePartition(tp storage.TopicPartition) *Partition {
 	if p, ok := b.partitions[tp]; ok {
 		return p
 	}
-	l, err := b.logs.GetOrCreateLog(tp, nil, b.ctx.Now())
+	l, err := b.logs.GetOrCreateLog(tp, offsetsLogConfig(tp, b.cfg.Storage), b.ctx.Now())
 	if err != nil {
 		panic(fmt.Sprintf("broker %d: creating the log of %s: %v", b.cfg.BrokerID, tp, err))
 	}
@@ -109,6 +109,7 @@ func (b *Broker) makeLeader(p *Partition, st partitionState) {
 		b.hwIncremented(p)
 	}
 	b.tryCompleteDelayed()
+	b.offsetsLeader(p)
 }
 
 func (b *Broker) makeFollower(p *Partition, st partitionState) {

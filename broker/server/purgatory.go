@@ -67,6 +67,7 @@ func (b *Broker) hwIncremented(p *Partition) {
 func (b *Broker) tryCompleteDelayed() {
 	b.completeProduces()
 	b.completeFetches()
+	b.completeGroupAppends()
 }
 
 // completeProduces answers the waiting produces that are decided. Only a
@@ -173,6 +174,7 @@ func (b *Broker) failDelayedProduce(tp storage.TopicPartition, err *kerr.Error) 
 		}
 	}
 	b.completeProduces()
+	b.offsetsLost(tp, err)
 }
 
 // expireDelayed answers the request whose timer t fired: a produce with

@@ -150,6 +150,6 @@ func (b *Broker) notifyISRChange(p *Partition) {
 // or not), nil without ZooKeeper.
 func (b *Broker) Controller() *controller.Controller { return b.controller }
 
-// serveMore serves the APIs that are not replication's (the group
-// coordinator's, later).
-func (b *Broker) serveMore(from sim.NodeID, req *wire.Request) bool { return false }
+// serveMore serves the APIs that are not replication's: the group
+// coordinator's (group_coordinator.go).
+func (b *Broker) serveMore(from sim.NodeID, req *wire.Request) bool { return b.serveGroup(from, req) }

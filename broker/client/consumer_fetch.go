@@ -1,0 +1,388 @@
+package client
+
+// This file is the consumer's data path and offsets (Kafka's Fetcher,
+// OffsetFetcher and ConsumerCoordinator commit logic): positions from the
+// group's committed offsets (OffsetFetch v5) or auto.offset.reset
+// (ListOffsets v4: earliest = -2, latest = -1, i.e. the HW), Fetch v11 to
+// each leader (fetch.min.bytes, fetch.max.wait.ms, fetch.max.bytes,
+// max.partition.fetch.bytes; one fetch in flight per broker, and a
+// partition is fetched again only once Poll has drained what it got), and
+// OffsetCommit v7 for commitSync / commitAsync / auto-commit.
+//
+// A synchronous commit retries retriable errors (COORDINATOR_NOT_AVAILABLE,
+// NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, timeouts) until twice
+// request.timeout.ms has passed; an asynchronous one reports them. A commit
+// answered ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS
+// fails with ErrCommitFailed and the member rejoins.
+
+import (
+	"errors"
+
+	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// commitCall is one commit, sent or waiting for the coordinator.
+type commitCall struct {
+	offsets    []TopicPartitionOffset
+	sync       bool
+	generation int32
+	member     string
+	deadline   sim.Time
+	retryAt    sim.Time
+	inflight   bool
+	cb         CommitCallback
+}
+
+// CommitSync commits offsets (the current positions when nil) and retries
+// retriable errors; cb (may be nil) runs once with the outcome. The
+// application waits for cb before going on, as commitSync blocks in Kafka.
+func (c *Consumer) CommitSync(ctx *sim.Context, offsets []TopicPartitionOffset, cb CommitCallback) error {
+	return c.commitAPI(ctx, offsets, true, cb)
+}
+
+// CommitAsync commits offsets (the current positions when nil), once; cb
+// (may be nil) runs with the outcome.
+func (c *Consumer) CommitAsync(ctx *sim.Context, offsets []TopicPartitionOffset, cb CommitCallback) error {
+	return c.commitAPI(ctx, offsets, false, cb)
+}
+
+func (c *Consumer) commitAPI(ctx *sim.Context, offsets []TopicPartitionOffset, sync bool, cb CommitCallback) error {
+	switch {
+	case c.closed:
+		return ErrConsumerClosed
+	case c.cfg.GroupID == "":
+		return errors.New("client: commit needs a group.id to commit to")
+	}
+	for _, o := range offsets {
+		if o.Offset < 0 {
+			return errors.New("client: commit of " + o.TopicPartition.String() + ": the offset must be >= 0")
+		}
+	}
+	if offsets == nil {
+		offsets = c.positions()
+	}
+	c.commit(ctx, offsets, sync, cb)
+	c.run(ctx)
+	return nil
+}
+
+// commit queues a commit with the current membership.
+func (c *Consumer) commit(ctx *sim.Context, offsets []TopicPartitionOffset, sync bool, cb CommitCallback) {
+	gen, member := c.group.generation, c.group.memberID
+	if c.manual {
+		gen, member = -1, ""
+	}
+	c.commits = append(c.commits, &commitCall{offsets: offsets, sync: sync, generation: gen, member: member,
+		deadline: ctx.Now().Add(2 * c.cfg.RequestTimeout), cb: cb})
+}
+
+// sendCommits sends the queued commits once the coordinator is known.
+func (c *Consumer) sendCommits(ctx *sim.Context) {
+	now := ctx.Now()
+	for _, cc := range append([]*commitCall(nil), c.commits...) {
+		switch {
+		case cc.inflight:
+		case now >= cc.deadline:
+			c.commitDone(ctx, cc, ErrRequestTimeout)
+		case now < cc.retryAt:
+		case c.ensureCoordinator(ctx):
+			c.sendCommit(ctx, cc)
+		}
+	}
+}
+
+func (c *Consumer) commitDone(ctx *sim.Context, cc *commitCall, err error) {
+	for i, x := range c.commits {
+		if x == cc {
+			c.commits = append(c.commits[:i], c.commits[i+1:]...)
+			break
+		}
+	}
+	if cc.cb != nil {
+		cc.cb(ctx, cc.offsets, err)
+	}
+}
+
+func (c *Consumer) sendCommit(ctx *sim.Context, cc *commitCall) {
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Version, req.Group, req.Generation, req.MemberID = 7, c.cfg.GroupID, cc.generation, cc.member
+	for _, o := range cc.offsets {
+		if len(req.Topics) == 0 || req.Topics[len(req.Topics)-1].Topic != o.Topic {
+			req.Topics = append(req.Topics, kmsg.OffsetCommitRequestTopic{Topic: o.Topic})
+		}
+		t := &req.Topics[len(req.Topics)-1]
+		t.Partitions = append(t.Partitions, kmsg.OffsetCommitRequestTopicPartition{Partition: o.Partition, Offset: o.Offset, LeaderEpoch: -1})
+	}
+	cc.inflight = true
+	c.call(ctx, c.group.coordinator, req, func(ctx *sim.Context, resp kmsg.Response, err error) {
+		cc.inflight = false
+		r, _ := resp.(*kmsg.OffsetCommitResponse)
+		var kerrs *kerr.Error
+		if err == nil && r != nil {
+			for _, t := range r.Topics {
+				for _, p := range t.Partitions {
+					if p.ErrorCode != 0 && kerrs == nil {
+						kerrs = kerr.TypedErrorForCode(p.ErrorCode)
+					}
+				}
+			}
+		} else {
+			c.coordinatorLost(ctx, "OffsetCommit: no answer")
+		}
+		switch {
+		case err == nil && kerrs == nil:
+			c.commitDone(ctx, cc, nil)
+		case kerrs == kerr.IllegalGeneration || kerrs == kerr.UnknownMemberID:
+			if cc.generation == c.group.generation && cc.generation >= 0 {
+				c.fenced(ctx, "OffsetCommit: "+kerrs.Error())
+			}
+			c.commitDone(ctx, cc, errors.Join(ErrCommitFailed, kerrs))
+		case kerrs == kerr.RebalanceInProgress:
+			c.group.needRejoin = true
+			c.commitDone(ctx, cc, errors.Join(ErrCommitFailed, kerrs))
+		case kerrs == kerr.NotCoordinator || kerrs == kerr.CoordinatorNotAvailable || kerrs == kerr.CoordinatorLoadInProgress || err != nil:
+			if kerrs == kerr.NotCoordinator || kerrs == kerr.CoordinatorNotAvailable {
+				c.coordinatorLost(ctx, "OffsetCommit: "+kerrs.Error())
+			}
+			if !cc.sync {
+				if err == nil {
+					err = kerrs
+				}
+				c.commitDone(ctx, cc, err)
+				return
+			}
+			cc.retryAt = ctx.Now().Add(c.cfg.RetryBackoff)
+		default:
+			c.commitDone(ctx, cc, kerrs)
+		}
+	})
+}
+
+// lookupOffsets finds positions: committed offsets from the coordinator,
+// else auto.offset.reset.
+func (c *Consumer) lookupOffsets(ctx *sim.Context) {
+	now := ctx.Now()
+	var committed []*partState
+	for _, p := range c.parts {
+		switch {
+		case p.lookup || now < p.retryAt:
+		case p.needCommitted:
+			committed = append(committed, p)
+		case p.needReset:
+			c.reset(ctx, p)
+		}
+	}
+	if len(committed) == 0 || !c.ensureCoordinator(ctx) {
+		return
+	}
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Version, req.Group = 5, c.cfg.GroupID
+	for _, p := range committed {
+		p.lookup = true
+		if len(req.Topics) == 0 || req.Topics[len(req.Topics)-1].Topic != p.tp.Topic {
+			req.Topics = append(req.Topics, kmsg.OffsetFetchRequestTopic{Topic: p.tp.Topic})
+		}
+		t := &req.Topics[len(req.Topics)-1]
+		t.Partitions = append(t.Partitions, p.tp.Partition)
+	}
+	epochs := make([]int, len(committed))
+	for i, p := range committed {
+		epochs[i] = p.epoch
+	}
+	c.call(ctx, c.group.coordinator, req, func(ctx *sim.Context, resp kmsg.Response, err error) {
+		r, _ := resp.(*kmsg.OffsetFetchResponse)
+		for i, p := range committed {
+			if p.epoch == epochs[i] {
+				p.lookup = false
+			}
+		}
+		if err != nil || r == nil {
+			c.coordinatorLost(ctx, "OffsetFetch: no answer")
+			return
+		}
+		if r.ErrorCode != 0 {
+			switch e := kerr.ErrorForCode(r.ErrorCode); e {
+			case kerr.NotCoordinator, kerr.CoordinatorNotAvailable:
+				c.coordinatorLost(ctx, "OffsetFetch: "+e.Error())
+			default:
+				for _, p := range committed {
+					p.retryAt = ctx.Now().Add(c.cfg.RetryBackoff)
+				}
+			}
+			return
+		}
+		for _, t := range r.Topics {
+			for _, rp := range t.Partitions {
+				p := c.part(TopicPartition{Topic: t.Topic, Partition: rp.Partition})
+				if p == nil || !p.needCommitted || rp.ErrorCode != 0 {
+					continue
+				}
+				p.needCommitted = false
+				if rp.Offset >= 0 {
+					p.position, p.fetchPos = rp.Offset, rp.Offset
+					ctx.Log("consumer-position", sim.S("client-id", c.cfg.ClientID), sim.S("partition", p.tp.String()), sim.I("offset", rp.Offset), sim.S("from", "committed"))
+				} else {
+					p.needReset = true
+				}
+			}
+		}
+	})
+}
+
+// reset sets p's position by auto.offset.reset (or a SeekToBeginning/End).
+func (c *Consumer) reset(ctx *sim.Context, p *partState) {
+	to := p.resetTo
+	if to == "" {
+		to = c.cfg.AutoOffsetReset
+	}
+	if to == config.ResetNone {
+		p.needReset = false
+		c.fatal = ErrNoOffset
+		return
+	}
+	leader := c.meta.leader(p.tp.Topic, p.tp.Partition)
+	if leader < 0 {
+		c.meta.want(p.tp.Topic)
+		c.meta.needUpdate = true
+		return
+	}
+	ts := storage.LatestTimestamp
+	if to == config.ResetEarliest {
+		ts = storage.EarliestTimestamp
+	}
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.Version, req.ReplicaID = 4, -1
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = p.tp.Partition, ts, -1
+	req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: p.tp.Topic, Partitions: []kmsg.ListOffsetsRequestTopicPartition{rp}}}
+	p.lookup = true
+	epoch := p.epoch
+	c.call(ctx, leader, req, func(ctx *sim.Context, resp kmsg.Response, err error) {
+		if p.epoch != epoch || c.part(p.tp) != p {
+			return
+		}
+		p.lookup = false
+		r, _ := resp.(*kmsg.ListOffsetsResponse)
+		if err != nil || r == nil || len(r.Topics) == 0 || len(r.Topics[0].Partitions) == 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+			p.retryAt = ctx.Now().Add(c.cfg.RetryBackoff)
+			c.meta.needUpdate = true
+			return
+		}
+		off := r.Topics[0].Partitions[0].Offset
+		p.needReset, p.resetTo = false, ""
+		p.position, p.fetchPos = off, off
+		ctx.Log("consumer-position", sim.S("client-id", c.cfg.ClientID), sim.S("partition", p.tp.String()), sim.I("offset", off), sim.S("from", string(to)))
+	})
+}
+
+// sendFetches sends one Fetch per leader for the partitions with a
+// position, nothing buffered and nothing in flight.
+func (c *Consumer) sendFetches(ctx *sim.Context) {
+	busy := map[int32]bool{}
+	for _, p := range c.parts {
+		if p.fetching {
+			busy[c.meta.leader(p.tp.Topic, p.tp.Partition)] = true
+		}
+	}
+	reqs := map[int32]*kmsg.FetchRequest{}
+	var order []int32
+	var fetched = map[int32][]*partState{}
+	for _, p := range c.parts {
+		if p.fetchPos < 0 || p.fetching || len(p.buffer) > 0 || p.lookup {
+			continue
+		}
+		leader := c.meta.leader(p.tp.Topic, p.tp.Partition)
+		if leader < 0 {
+			c.meta.want(p.tp.Topic)
+			c.meta.needUpdate = true
+			continue
+		}
+		if busy[leader] {
+			continue
+		}
+		req := reqs[leader]
+		if req == nil {
+			req = kmsg.NewPtrFetchRequest()
+			req.Version, req.ReplicaID = 11, -1
+			req.MaxWaitMillis = int32(c.cfg.FetchMaxWait.Milliseconds())
+			req.MinBytes, req.MaxBytes = int32(c.cfg.FetchMinBytes), int32(c.cfg.FetchMaxBytes)
+			req.SessionEpoch = -1
+			reqs[leader] = req
+			order = append(order, leader)
+		}
+		if len(req.Topics) == 0 || req.Topics[len(req.Topics)-1].Topic != p.tp.Topic {
+			req.Topics = append(req.Topics, kmsg.FetchRequestTopic{Topic: p.tp.Topic})
+		}
+		t := &req.Topics[len(req.Topics)-1]
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes, fp.LogStartOffset = p.tp.Partition, p.fetchPos, int32(c.cfg.MaxPartitionFetchBytes), -1
+		fp.CurrentLeaderEpoch = c.meta.topics[p.tp.Topic].partitions[p.tp.Partition].epoch
+		t.Partitions = append(t.Partitions, fp)
+		fetched[leader] = append(fetched[leader], p)
+	}
+	for _, leader := range order {
+		parts := fetched[leader]
+		epochs := make([]int, len(parts))
+		for i, p := range parts {
+			p.fetching, epochs[i] = true, p.epoch
+		}
+		r := c.call(ctx, leader, reqs[leader], func(ctx *sim.Context, resp kmsg.Response, err error) {
+			for _, p := range parts {
+				p.fetching = false
+			}
+			fr, _ := resp.(*kmsg.FetchResponse)
+			if err != nil || fr == nil {
+				c.meta.needUpdate = true
+				return
+			}
+			for i, p := range parts {
+				if c.part(p.tp) == p && p.epoch == epochs[i] {
+					c.handleFetched(ctx, p, fr)
+				}
+			}
+		})
+		r.deadline = r.deadline.Add(c.cfg.FetchMaxWait)
+	}
+}
+
+// handleFetched buffers what a fetch answered for p.
+func (c *Consumer) handleFetched(ctx *sim.Context, p *partState, fr *kmsg.FetchResponse) {
+	for _, t := range fr.Topics {
+		if t.Topic != p.tp.Topic {
+			continue
+		}
+		for _, rp := range t.Partitions {
+			if rp.Partition != p.tp.Partition {
+				continue
+			}
+			switch e := kerr.ErrorForCode(rp.ErrorCode); e {
+			case nil:
+			case kerr.OffsetOutOfRange:
+				ctx.Log("consumer-offset-out-of-range", sim.S("client-id", c.cfg.ClientID), sim.S("partition", p.tp.String()), sim.I("offset", p.fetchPos))
+				p.position, p.fetchPos, p.needReset = -1, -1, true
+				return
+			default:
+				c.meta.needUpdate = true
+				return
+			}
+			batches, err := storage.DecodeBatches(rp.RecordBatches)
+			if err != nil {
+				return // a partial batch at the end is normal; corrupt data is refetched
+			}
+			for _, b := range batches {
+				for _, r := range b.Records {
+					if r.Offset < p.fetchPos {
+						continue
+					}
+					p.buffer = append(p.buffer, ConsumerRecord{Topic: p.tp.Topic, Partition: p.tp.Partition, Offset: r.Offset,
+						Timestamp: r.Timestamp, LeaderEpoch: b.PartitionLeaderEpoch, Key: r.Key, Value: r.Value})
+				}
+				p.fetchPos = max(p.fetchPos, b.NextOffset())
+			}
+		}
+	}
+}

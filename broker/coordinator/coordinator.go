@@ -1,0 +1,318 @@
+package coordinator
+
+// This file is the coordinator's frame: configuration, the host's
+// environment, which __consumer_offsets partitions it leads (and whether it
+// has loaded them), loading a partition's records after a fail-over, and
+// the clock (Tick, NextDeadline) that expires sessions, MEMBER_ID_REQUIRED
+// ids and rebalances.
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Config is the coordinator's part of the broker configuration.
+type Config struct {
+	// BrokerID is broker.id, used in member ids.
+	BrokerID int32
+	// NumPartitions is offsets.topic.num.partitions (default 50).
+	NumPartitions int
+	// MinSessionTimeout and MaxSessionTimeout are
+	// group.min.session.timeout.ms (6000) and group.max.session.timeout.ms
+	// (1800000): a JoinGroup outside gets INVALID_SESSION_TIMEOUT.
+	MinSessionTimeout, MaxSessionTimeout sim.Duration
+	// InitialRebalanceDelay is group.initial.rebalance.delay.ms (3000): an
+	// Empty group waits this long for more members, extended by each join,
+	// up to the rebalance timeout.
+	InitialRebalanceDelay sim.Duration
+}
+
+// DefaultConfig returns Kafka's defaults.
+func DefaultConfig(brokerID int32) Config {
+	return Config{BrokerID: brokerID, NumPartitions: 50, MinSessionTimeout: 6 * sim.Second,
+		MaxSessionTimeout: 1800 * sim.Second, InitialRebalanceDelay: 3 * sim.Second}
+}
+
+// Validate reports the first setting outside its range.
+func (c Config) Validate() error {
+	switch {
+	case c.NumPartitions < 1:
+		return fmt.Errorf("offsets.topic.num.partitions %d: must be >= 1", c.NumPartitions)
+	case c.MinSessionTimeout < 0 || c.MaxSessionTimeout < c.MinSessionTimeout:
+		return fmt.Errorf("group.min.session.timeout.ms %d, group.max.session.timeout.ms %d: want 0 <= min <= max",
+			c.MinSessionTimeout.Milliseconds(), c.MaxSessionTimeout.Milliseconds())
+	case c.InitialRebalanceDelay < 0:
+		return fmt.Errorf("group.initial.rebalance.delay.ms %d: must be >= 0", c.InitialRebalanceDelay.Milliseconds())
+	}
+	return nil
+}
+
+// Env is what the coordinator asks of its host.
+type Env struct {
+	// Append appends records to __consumer_offsets-partition as its leader
+	// with acks=all and calls done once they are committed (err nil) or
+	// failed (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ...,
+	// REQUEST_TIMED_OUT). done may run inside Append.
+	Append func(partition int32, records []storage.Record, done func(now sim.Time, err *kerr.Error))
+	// Log writes a transition to the trace; nil logs nothing.
+	Log func(kind string, fields ...sim.Field)
+}
+
+// Coordinator is the group coordinator of one broker.
+type Coordinator struct {
+	cfg    Config
+	env    Env
+	owned  map[int32]bool // partition -> loaded (false while loading)
+	groups map[string]*group
+	seq    int64
+}
+
+// New returns a coordinator that leads no partition yet. It panics on an
+// invalid configuration.
+func New(cfg Config, env Env) *Coordinator {
+	if err := cfg.Validate(); err != nil {
+		panic("coordinator.New: " + err.Error())
+	}
+	if env.Log == nil {
+		env.Log = func(string, ...sim.Field) {}
+	}
+	return &Coordinator{cfg: cfg, env: env, owned: map[int32]bool{}, groups: map[string]*group{}}
+}
+
+// PartitionFor returns the __consumer_offsets partition of group.
+func (c *Coordinator) PartitionFor(group string) int32 {
+	return int32(CoordinatorPartition(group, c.cfg.NumPartitions))
+}
+
+// BecomeLeader starts loading partition: until Load, its groups get
+// COORDINATOR_LOAD_IN_PROGRESS.
+func (c *Coordinator) BecomeLeader(now sim.Time, partition int32) {
+	c.unload(partition)
+	c.owned[partition] = false
+	c.env.Log("coordinator-loading", sim.I("partition", int64(partition)))
+}
+
+// Loading reports whether partition is led and still loading.
+func (c *Coordinator) Loading(partition int32) bool {
+	loaded, ok := c.owned[partition]
+	return ok && !loaded
+}
+
+// Load finishes loading partition from its records, in offset order (the
+// latest record of a key wins; a null value deletes). Groups with members
+// come back Stable with fresh session deadlines; groups without, Empty. It
+// does nothing unless the partition is loading.
+func (c *Coordinator) Load(now sim.Time, partition int32, records []storage.Record) error {
+	if !c.Loading(partition) {
+		return nil
+	}
+	values := map[string]*kmsg.GroupMetadataValue{}
+	offsets := map[string]map[TopicPartition]Offset{}
+	var order []string
+	seen := map[string]bool{}
+	for _, r := range records {
+		d, err := Decode(r)
+		if err != nil {
+			return fmt.Errorf("__consumer_offsets-%d offset %d: %w", partition, r.Offset, err)
+		}
+		g := d.Group()
+		if !seen[g] {
+			seen[g] = true
+			order = append(order, g)
+		}
+		switch {
+		case d.OffsetKey != nil:
+			tp := TopicPartition{d.OffsetKey.Topic, d.OffsetKey.Partition}
+			if offsets[g] == nil {
+				offsets[g] = map[TopicPartition]Offset{}
+			}
+			if d.OffsetValue == nil {
+				delete(offsets[g], tp)
+			} else {
+				v := d.OffsetValue
+				offsets[g][tp] = Offset{Offset: v.Offset, LeaderEpoch: v.LeaderEpoch, Metadata: v.Metadata, Timestamp: v.CommitTimestamp}
+			}
+		default:
+			values[g] = d.GroupValue // nil for a tombstone
+		}
+	}
+	slices.Sort(order)
+	for _, id := range order {
+		v := values[id]
+		if v == nil && len(offsets[id]) == 0 {
+			continue
+		}
+		g := newGroup(id, partition)
+		if offsets[id] != nil {
+			g.offsets = offsets[id]
+		}
+		if v != nil {
+			g.generation, g.protocolType = v.Generation, v.ProtocolType
+			if v.Protocol != nil {
+				g.protocol = *v.Protocol
+			}
+			if v.Leader != nil {
+				g.leader = *v.Leader
+			}
+			for _, vm := range v.Members {
+				g.members[vm.MemberID] = &member{id: vm.MemberID, clientID: vm.ClientID,
+					sessionTimeout: sim.Ms(int64(vm.SessionTimeoutMillis)), rebalanceTimeout: sim.Ms(int64(vm.RebalanceTimeoutMillis)),
+					protocols:  []kmsg.JoinGroupRequestProtocol{{Name: g.protocol, Metadata: vm.Subscription}},
+					assignment: vm.Assignment, lastHeartbeat: now}
+			}
+		}
+		if len(g.members) > 0 {
+			g.state = Stable
+		}
+		c.groups[id] = g
+		c.env.Log("group-loaded", sim.S("group", g.describe()), sim.I("offsets", int64(len(g.offsets))))
+	}
+	c.owned[partition] = true
+	c.env.Log("coordinator-loaded", sim.I("partition", int64(partition)), sim.I("records", int64(len(records))))
+	return nil
+}
+
+// Resign drops partition (this broker no longer leads it): its groups are
+// forgotten and their parked requests answered NOT_COORDINATOR.
+func (c *Coordinator) Resign(now sim.Time, partition int32) {
+	if _, ok := c.owned[partition]; !ok {
+		return
+	}
+	c.unload(partition)
+	delete(c.owned, partition)
+	c.env.Log("coordinator-resigned", sim.I("partition", int64(partition)))
+}
+
+func (c *Coordinator) unload(partition int32) {
+	for _, id := range c.groupIDs() {
+		g := c.groups[id]
+		if g.partition != partition {
+			continue
+		}
+		for _, mid := range g.memberIDs() {
+			m := g.members[mid]
+			if m.joinReply != nil {
+				m.joinReply(joinError(kerr.NotCoordinator, mid))
+				m.joinReply = nil
+			}
+			if m.syncReply != nil {
+				m.syncReply(&kmsg.SyncGroupResponse{ErrorCode: kerr.NotCoordinator.Code})
+				m.syncReply = nil
+			}
+		}
+		g.state = Dead
+		delete(c.groups, id)
+	}
+}
+
+func (c *Coordinator) groupIDs() []string {
+	ids := make([]string, 0, len(c.groups))
+	for id := range c.groups {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// checkGroup returns the error for a request about groupID that this
+// coordinator cannot serve now.
+func (c *Coordinator) checkGroup(groupID string) *kerr.Error {
+	if groupID == "" {
+		return kerr.InvalidGroupID
+	}
+	loaded, ok := c.owned[c.PartitionFor(groupID)]
+	switch {
+	case !ok:
+		return kerr.NotCoordinator
+	case !loaded:
+		return kerr.CoordinatorLoadInProgress
+	}
+	return nil
+}
+
+// Group describes a group for observers: its state, generation, leader and
+// members (sorted), and whether it exists here.
+func (c *Coordinator) Group(id string) (state State, generation int32, leader string, members []string, ok bool) {
+	g := c.groups[id]
+	if g == nil {
+		return Dead, -1, "", nil, false
+	}
+	return g.state, g.generation, g.leader, g.memberIDs(), true
+}
+
+// Committed returns a group's committed offset of a partition.
+func (c *Coordinator) Committed(group, topic string, partition int32) (Offset, bool) {
+	g := c.groups[group]
+	if g == nil {
+		return Offset{}, false
+	}
+	o, ok := g.offsets[TopicPartition{topic, partition}]
+	return o, ok
+}
+
+func (c *Coordinator) newMemberID(clientID string, now sim.Time) string {
+	c.seq++
+	return clientID + "-" + strconv.Itoa(int(c.cfg.BrokerID)) + "." + strconv.FormatInt(ms(now), 10) + "." + strconv.FormatInt(c.seq, 10)
+}
+
+// NextDeadline returns the earliest time Tick has something to do.
+func (c *Coordinator) NextDeadline() (sim.Time, bool) {
+	var at sim.Time
+	found := false
+	take := func(t sim.Time) {
+		if !found || t < at {
+			at, found = t, true
+		}
+	}
+	// NB: only minima are taken, so map order does not matter.
+	for _, g := range c.groups {
+		for _, exp := range g.pending {
+			take(exp)
+		}
+		if g.state == PreparingRebalance {
+			take(g.joinDeadline)
+		}
+		for _, m := range g.members {
+			if !m.awaitingJoin() && m.syncReply == nil {
+				take(m.lastHeartbeat.Add(m.sessionTimeout))
+			}
+		}
+	}
+	return at, found
+}
+
+// Tick expires what is due at now: MEMBER_ID_REQUIRED ids never used,
+// members whose session timed out, and rebalances whose time is up.
+func (c *Coordinator) Tick(now sim.Time) {
+	for _, id := range c.groupIDs() {
+		g := c.groups[id]
+		if g == nil {
+			continue
+		}
+		for _, pid := range g.pendingIDs() {
+			if g.pending[pid] <= now {
+				delete(g.pending, pid)
+				c.env.Log("member-id-expired", sim.S("group", id), sim.S("member", pid))
+			}
+		}
+		for _, mid := range g.memberIDs() {
+			m := g.members[mid]
+			if m == nil || m.awaitingJoin() || m.syncReply != nil {
+				continue
+			}
+			if m.lastHeartbeat.Add(m.sessionTimeout) <= now {
+				c.env.Log("member-session-expired", sim.S("group", id), sim.S("member", mid), sim.I("generation", int64(g.generation)))
+				c.removeMember(now, g, mid)
+			}
+		}
+		if g.state == PreparingRebalance && (g.joinDeadline <= now || (!g.initialDelay && g.allJoined())) {
+			c.completeJoin(now, g)
+		}
+	}
+}

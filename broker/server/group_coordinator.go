@@ -1,0 +1,309 @@
+package server
+
+// This file hosts the group coordinator (package coordinator) in the
+// broker and serves its APIs: FindCoordinator (api key 10), JoinGroup (11),
+// Heartbeat (12), LeaveGroup (13), SyncGroup (14), OffsetCommit (8) and
+// OffsetFetch (9). The coordinator leads the groups of the
+// __consumer_offsets partitions this broker leads: makeLeader starts
+// loading one (COORDINATOR_LOAD_IN_PROGRESS until the load timer fires and
+// the log is read up to its LEO, as Kafka 2.x's GroupMetadataManager
+// reads it), and losing leadership (makeFollower, StopReplica) resigns it.
+// The coordinator's records are appended as leader with acks=all and the
+// coordinator is told once the HW passes them (or the append fails, or
+// offsets.commit.timeout.ms passes: REQUEST_TIMED_OUT).
+//
+// Versions: FindCoordinator v0-v3 (one key) and v4+ (a key list), group
+// keys only; the others as package coordinator states.
+// Simplifications: __consumer_offsets is created by the cluster's admin
+// (package cluster) rather than auto-created on the first FindCoordinator;
+// loading takes a fixed groupLoadTime instead of time proportional to the
+// log; the log is read from memory in one step.
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kafkasim/kafkasim/broker/coordinator"
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/broker/wire"
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Timer names of the coordinator's host.
+const (
+	timerGroupTick   = "group-coordinator"
+	timerGroupLoad   = "group-load"
+	timerGroupAppend = "group-append"
+)
+
+// groupLoadTime is how long loading a __consumer_offsets partition takes.
+const groupLoadTime = 200 * sim.Millisecond
+
+// groupHost is the broker's state for its coordinator.
+type groupHost struct {
+	coord   *coordinator.Coordinator
+	tick    sim.TimerID
+	tickAt  sim.Time
+	loads   map[sim.TimerID]groupLoad
+	appends []*groupAppend
+}
+
+type groupLoad struct {
+	partition int32
+	epoch     int32
+}
+
+// groupAppend is a coordinator append waiting for the HW.
+type groupAppend struct {
+	tp       storage.TopicPartition
+	required int64
+	done     func(sim.Time, *kerr.Error)
+	timer    sim.TimerID
+}
+
+func (b *Broker) startCoordinator() {
+	b.group.loads = map[sim.TimerID]groupLoad{}
+	b.group.coord = coordinator.New(b.cfg.Coordinator, coordinator.Env{
+		Append: b.appendGroupRecords,
+		Log:    func(kind string, fields ...sim.Field) { b.ctx.Log(kind, fields...) },
+	})
+}
+
+// Coordinator returns the broker's group coordinator.
+func (b *Broker) Coordinator() *coordinator.Coordinator { return b.group.coord }
+
+// serveGroup serves the coordinator's APIs and reports whether req was one.
+func (b *Broker) serveGroup(from sim.NodeID, req *wire.Request) bool {
+	c, now := b.group.coord, b.ctx.Now()
+	switch body := req.Body.(type) {
+	case *kmsg.FindCoordinatorRequest:
+		b.respond(from, req, b.findCoordinator(body))
+	case *kmsg.JoinGroupRequest:
+		c.JoinGroup(now, body, func(r *kmsg.JoinGroupResponse) { b.respond(from, req, r) })
+	case *kmsg.SyncGroupRequest:
+		c.SyncGroup(now, body, func(r *kmsg.SyncGroupResponse) { b.respond(from, req, r) })
+	case *kmsg.HeartbeatRequest:
+		b.respond(from, req, c.Heartbeat(now, body))
+	case *kmsg.LeaveGroupRequest:
+		b.respond(from, req, c.LeaveGroup(now, body))
+	case *kmsg.OffsetCommitRequest:
+		c.OffsetCommit(now, body, func(r *kmsg.OffsetCommitResponse) { b.respond(from, req, r) })
+	case *kmsg.OffsetFetchRequest:
+		b.respond(from, req, c.OffsetFetch(now, body))
+	default:
+		return false
+	}
+	b.armGroupTick()
+	return true
+}
+
+// findCoordinator answers with the leader of the group's __consumer_offsets
+// partition as this broker's metadata cache knows it.
+func (b *Broker) findCoordinator(body *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
+	resp := kmsg.NewPtrFindCoordinatorResponse()
+	lookup := func(key string) (int32, *kerr.Error) {
+		if body.CoordinatorType != 0 {
+			return -1, kerr.InvalidRequest // transaction coordinators do not exist here
+		}
+		if key == "" {
+			return -1, kerr.InvalidGroupID
+		}
+		p := b.group.coord.PartitionFor(key)
+		ps, ok := b.metadata.partitions[storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: p}]
+		if !ok || ps.Leader < 0 {
+			return -1, kerr.CoordinatorNotAvailable
+		}
+		return ps.Leader, nil
+	}
+	if body.Version >= 4 {
+		for _, key := range body.CoordinatorKeys {
+			id, err := lookup(key)
+			resp.Coordinators = append(resp.Coordinators, kmsg.FindCoordinatorResponseCoordinator{
+				Key: key, NodeID: id, Host: NodeName(id), Port: 9092, ErrorCode: errCode(err)})
+		}
+		return resp
+	}
+	id, err := lookup(body.CoordinatorKey)
+	resp.ErrorCode, resp.NodeID, resp.Port = errCode(err), id, 9092
+	if err == nil {
+		resp.Host = NodeName(id)
+	}
+	return resp
+}
+
+// offsetsLeader starts loading an offsets partition this broker now leads.
+func (b *Broker) offsetsLeader(p *Partition) {
+	if p.tp.Topic != coordinator.OffsetsTopic {
+		return
+	}
+	b.group.coord.BecomeLeader(b.ctx.Now(), p.tp.Partition)
+	id := b.ctx.SetTimer(groupLoadTime, timerGroupLoad)
+	b.group.loads[id] = groupLoad{partition: p.tp.Partition, epoch: p.leaderEpoch}
+}
+
+// offsetsLost resigns an offsets partition this broker no longer leads and
+// fails the coordinator's appends to it.
+func (b *Broker) offsetsLost(tp storage.TopicPartition, err *kerr.Error) {
+	if tp.Topic != coordinator.OffsetsTopic || b.group.coord == nil {
+		return
+	}
+	kept := b.group.appends[:0]
+	var failed []*groupAppend
+	for _, a := range b.group.appends {
+		if a.tp == tp {
+			failed = append(failed, a)
+		} else {
+			kept = append(kept, a)
+		}
+	}
+	clearTail(b.group.appends, len(kept))
+	b.group.appends = kept
+	for _, a := range failed {
+		b.ctx.CancelTimer(a.timer)
+		a.done(b.ctx.Now(), err)
+	}
+	b.group.coord.Resign(b.ctx.Now(), tp.Partition)
+}
+
+// appendGroupRecords appends the coordinator's records as leader, acks=all.
+func (b *Broker) appendGroupRecords(partition int32, recs []storage.Record, done func(sim.Time, *kerr.Error)) {
+	tp := storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: partition}
+	batch := storage.NewBatch(0, recs)
+	_, last, err := b.appendToLeader(tp, -1, batch.AppendTo(nil))
+	if err != nil {
+		done(b.ctx.Now(), err)
+		return
+	}
+	a := &groupAppend{tp: tp, required: last + 1, done: done, timer: b.ctx.SetTimer(b.cfg.OffsetsCommitTimeout, timerGroupAppend)}
+	b.group.appends = append(b.group.appends, a)
+	b.completeGroupAppends()
+}
+
+// completeGroupAppends tells the coordinator of the appends the HW passed.
+func (b *Broker) completeGroupAppends() {
+	if len(b.group.appends) == 0 {
+		return
+	}
+	kept := b.group.appends[:0]
+	var done []*groupAppend
+	for _, a := range b.group.appends {
+		if p := b.partitions[a.tp]; p != nil && p.role == Leader && p.hw >= a.required {
+			done = append(done, a)
+		} else {
+			kept = append(kept, a)
+		}
+	}
+	clearTail(b.group.appends, len(kept))
+	b.group.appends = kept
+	for _, a := range done {
+		b.ctx.CancelTimer(a.timer)
+		var err *kerr.Error
+		if p := b.partitions[a.tp]; len(p.isr) < p.minISR {
+			err = kerr.NotEnoughReplicasAfterAppend
+		}
+		a.done(b.ctx.Now(), err)
+	}
+	b.armGroupTick()
+}
+
+// handleGroupTimer handles the coordinator's timers.
+func (b *Broker) handleGroupTimer(id sim.TimerID, name string) bool {
+	switch name {
+	case timerGroupTick:
+		if id == b.group.tick {
+			b.group.tick = 0
+			b.group.coord.Tick(b.ctx.Now())
+		}
+	case timerGroupLoad:
+		l, ok := b.group.loads[id]
+		if !ok {
+			return true
+		}
+		delete(b.group.loads, id)
+		tp := storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: l.partition}
+		p := b.partitions[tp]
+		if p == nil || p.role != Leader || p.leaderEpoch != l.epoch {
+			return true
+		}
+		recs, err := readAll(p.log)
+		if err == nil {
+			err = b.group.coord.Load(b.ctx.Now(), l.partition, recs)
+		}
+		if err != nil {
+			panic(fmt.Sprintf("broker %d: loading %s: %v", b.cfg.BrokerID, tp, err))
+		}
+	case timerGroupAppend:
+		for i, a := range b.group.appends {
+			if a.timer == id {
+				b.group.appends = append(b.group.appends[:i], b.group.appends[i+1:]...)
+				a.done(b.ctx.Now(), kerr.RequestTimedOut)
+				break
+			}
+		}
+	default:
+		return false
+	}
+	b.armGroupTick()
+	return true
+}
+
+// armGroupTick sets the coordinator's timer for its next deadline.
+func (b *Broker) armGroupTick() {
+	at, ok := b.group.coord.NextDeadline()
+	if !ok {
+		return
+	}
+	now := b.ctx.Now()
+	at = max(at, now)
+	if b.group.tick != 0 {
+		if b.group.tickAt <= at {
+			return
+		}
+		b.ctx.CancelTimer(b.group.tick)
+	}
+	b.group.tick, b.group.tickAt = b.ctx.SetTimer(at.Sub(now), timerGroupTick), at
+}
+
+// readAll returns every record of l from its start to its LEO.
+func readAll(l *storage.Log) ([]storage.Record, error) {
+	var out []storage.Record
+	off, leo := l.LogStartOffset(), l.LogEndOffset()
+	for off < leo {
+		data, err := l.Read(off, 1<<20, leo)
+		if err != nil {
+			if errors.Is(err, storage.ErrOffsetOutOfRange) {
+				break
+			}
+			return nil, err
+		}
+		if len(data) == 0 {
+			break
+		}
+		batches, err := storage.DecodeBatches(data)
+		if err != nil {
+			return nil, err
+		}
+		for _, bt := range batches {
+			for _, r := range bt.Records {
+				if r.Offset >= off {
+					out = append(out, r)
+				}
+			}
+			off = bt.NextOffset()
+		}
+	}
+	return out, nil
+}
+
+// offsetsLogConfig returns the log configuration of a new
+// __consumer_offsets replica (cleanup.policy=compact, as Kafka creates the
+// topic), nil for other topics.
+func offsetsLogConfig(tp storage.TopicPartition, cfg storage.Config) *storage.Config {
+	if tp.Topic != coordinator.OffsetsTopic {
+		return nil
+	}
+	cfg.CleanupPolicy = storage.CleanupCompact
+	return &cfg
+}

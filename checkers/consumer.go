@@ -1,0 +1,306 @@
+// consumer.go: the consumer checker, Jepsen's Kafka anomalies on what group
+// consumers delivered to their applications (reference checkers.md §2.1).
+//
+// What it checks, over Consume operations that completed OK:
+//   - inconsistent-offsets: one offset of a partition holding two values
+//     (in deliveries and acknowledged sends);
+//   - duplicate: a value delivered twice to one group;
+//   - lost-write: an acknowledged value at an offset below the highest
+//     offset a group delivered (and at or above where the group started)
+//     that the group never delivered;
+//   - unseen: acknowledged values past everything a group delivered;
+//   - poll-skip / nonmonotonic-poll (between two deliveries to one process,
+//     with no Assign or Revoke of the partition between them) and
+//     int-poll-skip / int-nonmonotonic-poll (inside one delivery). A skip
+//     jumps over a known offset: one acknowledged, delivered, or in the
+//     final committed log.
+//
+// Whether Kafka permits it: any anomaly on a partition whose log (or whose
+// group's __consumer_offsets partition) went through an unclean election
+// is permitted; a duplicate is permitted for at-least-once consumers and a
+// lost write for at-most-once ones (the patterns' own trade); the rest
+// break the contract.
+//
+// What it simplifies: a group is judged per partition; values are unique
+// per run, as the producers write them.
+
+package checkers
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+)
+
+// Names of the consumer checkers.
+const (
+	NameConsumer = "consumer"
+	NameGroup    = "group"
+)
+
+// ConsumerNames lists the checkers CheckAll adds when the history has
+// consumers.
+var ConsumerNames = []string{NameConsumer, NameGroup}
+
+// consumerFacts is what both consumer checkers derive from a history.
+type consumerFacts struct {
+	h         History
+	semantics map[string]string // process -> pattern
+	group     map[string]string // process -> group
+	unclean   map[tp]bool
+	offsets   bool           // some __consumer_offsets partition went through an unclean election
+	known     map[tp][]int64 // sorted known offsets
+	acked     map[tp][]Op    // acknowledged sends
+	values    map[tp]map[int64]map[string]bool
+}
+
+func newConsumerFacts(h History, f Final) *consumerFacts {
+	cf := &consumerFacts{h: h, semantics: map[string]string{}, group: map[string]string{}, unclean: map[tp]bool{},
+		known: map[tp][]int64{}, acked: map[tp][]Op{}, values: map[tp]map[int64]map[string]bool{}}
+	for _, c := range h.Consumers {
+		cf.semantics[c.Process], cf.group[c.Process] = c.Semantics, c.Group
+	}
+	for _, u := range f.Facts.UncleanElections {
+		cf.unclean[tp{u.Topic, u.Partition}] = true
+		if u.Topic == "__consumer_offsets" {
+			cf.offsets = true
+		}
+	}
+	seen := map[tp]map[int64]bool{}
+	addKnown := func(k tp, off int64, v string) {
+		if seen[k] == nil {
+			seen[k] = map[int64]bool{}
+			cf.values[k] = map[int64]map[string]bool{}
+		}
+		if !seen[k][off] {
+			seen[k][off] = true
+			cf.known[k] = append(cf.known[k], off)
+		}
+		if cf.values[k][off] == nil {
+			cf.values[k][off] = map[string]bool{}
+		}
+		cf.values[k][off][v] = true
+	}
+	for _, op := range h.Ops {
+		k := tp{op.Topic, op.Partition}
+		switch {
+		case op.Kind == Send && op.Outcome == OK:
+			cf.acked[k] = append(cf.acked[k], op)
+			addKnown(k, op.Offset, op.Value)
+		case op.Kind == Consume && op.Outcome == OK:
+			for _, r := range op.Records {
+				addKnown(k, r.Offset, r.Value)
+			}
+		}
+	}
+	for _, pf := range f.Partitions {
+		if judge, ok := pf.Judge(); ok {
+			for _, e := range committed(judge) {
+				addKnown(tp{pf.Topic, pf.Partition}, e.Offset, e.Value)
+			}
+		}
+	}
+	for k := range cf.known {
+		slices.Sort(cf.known[k])
+	}
+	return cf
+}
+
+// skipped returns the known offsets strictly between a and b.
+func (cf *consumerFacts) skipped(k tp, a, b int64) []int64 {
+	ks := cf.known[k]
+	i := sort.Search(len(ks), func(i int) bool { return ks[i] > a })
+	var out []int64
+	for ; i < len(ks) && ks[i] < b; i++ {
+		out = append(out, ks[i])
+	}
+	return out
+}
+
+// permitted reports whether an anomaly on k is within the contract because
+// of an unclean election.
+func (cf *consumerFacts) permitted(k tp) bool { return cf.unclean[k] || cf.offsets }
+
+// Consumers checks the deliveries of group consumers.
+func Consumers(h History, f Final) Verdict {
+	cf := newConsumerFacts(h, f)
+	var anomalies []Anomaly
+	// inconsistent-offsets
+	for _, k := range sortedTPs(cf.values) {
+		for _, off := range cf.known[k] {
+			if vs := cf.values[k][off]; len(vs) > 1 {
+				names := make([]string, 0, len(vs))
+				for v := range vs {
+					names = append(names, v)
+				}
+				slices.Sort(names)
+				anomalies = append(anomalies, Anomaly{Kind: "inconsistent-offsets", Topic: k.topic, Partition: k.partition,
+					Offsets: []int64{off}, Description: "offset holds " + strconv.Itoa(len(names)) + " values: " + joinStrings(names), Permitted: cf.unclean[k]})
+			}
+		}
+	}
+	// Per group: duplicates, lost writes, unseen.
+	type delivery struct {
+		op     int
+		offset int64
+	}
+	byGroup := map[string]map[tp]map[string][]delivery{}
+	start := map[string]map[tp]int64{}
+	for _, op := range h.Ops {
+		if op.Kind != Consume || op.Outcome != OK || op.Group == "" {
+			continue
+		}
+		k := tp{op.Topic, op.Partition}
+		if byGroup[op.Group] == nil {
+			byGroup[op.Group], start[op.Group] = map[tp]map[string][]delivery{}, map[tp]int64{}
+		}
+		if byGroup[op.Group][k] == nil {
+			byGroup[op.Group][k] = map[string][]delivery{}
+			start[op.Group][k] = op.FetchOffset
+		}
+		start[op.Group][k] = min(start[op.Group][k], op.FetchOffset)
+		for _, r := range op.Records {
+			byGroup[op.Group][k][r.Value] = append(byGroup[op.Group][k][r.Value], delivery{op.Index, r.Offset})
+		}
+	}
+	groups := make([]string, 0, len(byGroup))
+	for g := range byGroup {
+		groups = append(groups, g)
+	}
+	slices.Sort(groups)
+	for _, g := range groups {
+		for _, k := range sortedTPs(byGroup[g]) {
+			dv := byGroup[g][k]
+			values := make([]string, 0, len(dv))
+			bound := int64(-1)
+			for v, ds := range dv {
+				values = append(values, v)
+				for _, d := range ds {
+					bound = max(bound, d.offset)
+				}
+			}
+			slices.Sort(values)
+			for _, v := range values {
+				if ds := dv[v]; len(ds) > 1 {
+					a := Anomaly{Kind: "duplicate", Topic: k.topic, Partition: k.partition, Value: v,
+						Description: "delivered " + strconv.Itoa(len(ds)) + " times to group " + g}
+					for _, d := range ds {
+						a.Offsets, a.Ops = append(a.Offsets, d.offset), append(a.Ops, d.op)
+					}
+					a.Permitted = cf.permitted(k) || cf.semantics[h.Ops[ds[0].op].Process] != AtMostOnce || cf.semantics[h.Ops[ds[1].op].Process] != AtMostOnce
+					anomalies = append(anomalies, a)
+				}
+			}
+			var unseen []Op
+			for _, s := range cf.acked[k] {
+				if _, ok := dv[s.Value]; ok || s.Offset < start[g][k] {
+					continue
+				}
+				if s.Offset > bound {
+					unseen = append(unseen, s)
+					continue
+				}
+				a := Anomaly{Kind: "lost-write", Topic: k.topic, Partition: k.partition, Value: s.Value, Offsets: []int64{s.Offset}, Ops: []int{s.Index},
+					Description: "acknowledged, never delivered to group " + g + ", which delivered up to offset " + strconv.FormatInt(bound, 10)}
+				a.Permitted = cf.permitted(k) || cf.groupSemantics(g) == AtMostOnce
+				anomalies = append(anomalies, a)
+			}
+			if len(unseen) > 0 {
+				a := Anomaly{Kind: "unseen", Topic: k.topic, Partition: k.partition, Value: unseen[0].Value,
+					Description: strconv.Itoa(len(unseen)) + " acknowledged value(s) past offset " + strconv.FormatInt(bound, 10) + " never delivered to group " + g,
+					Permitted:   cf.permitted(k) || cf.groupSemantics(g) == AtMostOnce}
+				for _, s := range unseen {
+					a.Offsets, a.Ops = append(a.Offsets, s.Offset), append(a.Ops, s.Index)
+				}
+				anomalies = append(anomalies, a)
+			}
+		}
+	}
+	anomalies = append(anomalies, cf.pollOrder()...)
+	return verdict(NameConsumer, anomalies, false, "judged "+strconv.Itoa(len(groups))+" group(s)")
+}
+
+func (cf *consumerFacts) groupSemantics(g string) string {
+	s := ""
+	for p, pg := range cf.group {
+		if pg == g && cf.semantics[p] != "" {
+			if s != "" && s != cf.semantics[p] {
+				return "" // NB: mixed patterns: judged strictly
+			}
+			s = cf.semantics[p]
+		}
+	}
+	return s
+}
+
+// pollOrder finds skips and going back within and between one process's
+// deliveries of a partition.
+func (cf *consumerFacts) pollOrder() []Anomaly {
+	var out []Anomaly
+	type key struct {
+		process string
+		k       tp
+	}
+	last := map[key]struct {
+		offset int64
+		op     int
+	}{}
+	for _, op := range cf.h.Ops {
+		k := tp{op.Topic, op.Partition}
+		pk := key{op.Process, k}
+		switch {
+		case op.Kind == Assign || op.Kind == Revoke:
+			delete(last, pk)
+			continue
+		case op.Kind != Consume || op.Outcome != OK || len(op.Records) == 0:
+			continue
+		}
+		prev, ok := last[pk]
+		for i, r := range op.Records {
+			from, ext := prev.offset, true
+			if i > 0 {
+				from, ext = op.Records[i-1].Offset, false
+			} else if !ok {
+				continue
+			}
+			kind := ""
+			var offs []int64
+			switch {
+			case r.Offset <= from:
+				kind, offs = "nonmonotonic-poll", []int64{from, r.Offset}
+			default:
+				if s := cf.skipped(k, from, r.Offset); len(s) > 0 {
+					kind, offs = "poll-skip", s
+				}
+			}
+			if kind == "" {
+				continue
+			}
+			a := Anomaly{Kind: kind, Topic: k.topic, Partition: k.partition, Value: r.Value, Offsets: offs, Ops: []int{op.Index}, Permitted: cf.unclean[k]}
+			if ext {
+				a.Ops = []int{prev.op, op.Index}
+				a.Description = op.Process + ": offset " + strconv.FormatInt(r.Offset, 10) + " after " + strconv.FormatInt(from, 10) + " in the previous delivery"
+			} else {
+				a.Kind = "int-" + kind
+				a.Description = op.Process + ": offset " + strconv.FormatInt(r.Offset, 10) + " after " + strconv.FormatInt(from, 10) + " in one delivery"
+			}
+			out = append(out, a)
+		}
+		last[pk] = struct {
+			offset int64
+			op     int
+		}{op.Records[len(op.Records)-1].Offset, op.Index}
+	}
+	return out
+}
+
+func joinStrings(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}

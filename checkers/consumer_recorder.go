@@ -1,0 +1,74 @@
+// consumer_recorder.go: recording group consumers' operations.
+//
+// What it records: a consumer's declaration (group, delivery pattern), the
+// records each poll delivered and the application processed (Consume),
+// offset commits with their outcome (Commit), and the partitions
+// rebalances gave and took (Assign, Revoke).
+
+package checkers
+
+import "github.com/kafkasim/kafkasim/sim"
+
+// The delivery patterns a Consumer declares.
+const (
+	// AtLeastOnce: process, then commit (a crash between re-delivers).
+	AtLeastOnce = "at-least-once"
+	// AtMostOnce: commit, then process (a crash between loses).
+	AtMostOnce = "at-most-once"
+)
+
+// Consumer is the declaration of one group consumer.
+type Consumer struct {
+	Process string
+	Group   string
+	// Semantics is AtLeastOnce, AtMostOnce or "" (not judged).
+	Semantics string
+}
+
+// Consumer declares a consuming client; declaring a process again
+// replaces its declaration.
+func (r *Recorder) Consumer(c Consumer) {
+	for i := range r.consumers {
+		if r.consumers[i].Process == c.Process {
+			r.consumers[i] = c
+			return
+		}
+	}
+	r.consumers = append(r.consumers, c)
+}
+
+// Consume records the invocation of the delivery of one partition's
+// records by a poll at position from; complete it with Consumed.
+func (r *Recorder) Consume(t sim.Time, process, group, member string, generation int32, topic string, partition int32, from int64) OpID {
+	return r.Invoke(Op{Process: process, Kind: Consume, Topic: topic, Partition: partition, FetchOffset: from,
+		Group: group, Member: member, Generation: generation, Leader: -1, Invoke: t})
+}
+
+// Consumed completes a Consume as OK with the records processed.
+func (r *Recorder) Consumed(id OpID, t sim.Time, records []Record) {
+	op := r.complete(id, t, OK, "", Consume)
+	op.Records = append([]Record(nil), records...)
+}
+
+// Commit records the invocation of a commit of offset; complete it with
+// Committed, Fail or Info.
+func (r *Recorder) Commit(t sim.Time, process, group, member string, generation int32, topic string, partition int32, offset int64) OpID {
+	return r.Invoke(Op{Process: process, Kind: Commit, Topic: topic, Partition: partition, Offset: offset,
+		Group: group, Member: member, Generation: generation, Leader: -1, Invoke: t})
+}
+
+// Committed completes a Commit as OK.
+func (r *Recorder) Committed(id OpID, t sim.Time) { r.complete(id, t, OK, "", Commit) }
+
+// Assign records that process got a partition at generation.
+func (r *Recorder) Assign(t sim.Time, process, group, member string, generation int32, topic string, partition int32) {
+	id := r.Invoke(Op{Process: process, Kind: Assign, Topic: topic, Partition: partition, Group: group, Member: member, Generation: generation, Leader: -1, Invoke: t})
+	r.complete(id, t, OK, "", Assign)
+}
+
+// Revoke records that process gave a partition up (reason: "revoked",
+// "lost", "crashed").
+func (r *Recorder) Revoke(t sim.Time, process, group, member string, generation int32, topic string, partition int32, reason string) {
+	id := r.Invoke(Op{Process: process, Kind: Revoke, Topic: topic, Partition: partition, Group: group, Member: member, Generation: generation, Leader: -1, Invoke: t})
+	r.complete(id, t, OK, reason, Revoke)
+}
