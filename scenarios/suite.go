@@ -13,6 +13,9 @@ type SuiteOptions struct {
 	Filter   *regexp.Regexp // on "scenario/variant"; nil for all
 	Parallel int            // worlds run at once
 	Budget   time.Duration  // linearizability budget per run
+	// Progress, if set, is called after each run with the runs done and
+	// the total (from one goroutine at a time).
+	Progress func(done, total int)
 }
 
 // CaseResult is one scenario × variant over its seeds.
@@ -72,6 +75,7 @@ func RunSuite(scripts []*Script, o SuiteOptions) ([]*CaseResult, error) {
 		}
 	}
 	par := max(o.Parallel, 1)
+	finished := 0
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	next := 0
@@ -100,6 +104,10 @@ func RunSuite(scripts []*Script, o SuiteOptions) ([]*CaseResult, error) {
 				}
 				j.c.Runs[j.i] = res
 				j.c.Wall += time.Since(start)
+				finished++
+				if o.Progress != nil {
+					o.Progress(finished, len(jobs))
+				}
 				mu.Unlock()
 			}
 		}()

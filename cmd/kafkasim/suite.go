@@ -26,6 +26,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	junit := fs.String("junit", "", "write JUnit XML (one test case per scenario × variant) to FILE")
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of a table")
 	budget := fs.Duration("budget", 2*time.Second, "wall-clock budget of each linearizability check (past it: unknown)")
+	progressMode := fs.String("progress", "auto", "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines or none")
 	report := fs.String("report", "", "write an HTML run report into DIR for each run not as expected")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -43,12 +44,27 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 			return usagef("-run %q: %v", *filter, err)
 		}
 	}
+	switch *progressMode {
+	case "auto", "bar", "lines", "none":
+	default:
+		return usagef("-progress %q: allowed auto, bar, lines, none", *progressMode)
+	}
 	all, err := scenarios.All()
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	cases, err := scenarios.RunSuite(all, scenarios.SuiteOptions{Seeds: *seeds, Filter: re, Parallel: *parallel, Budget: *budget})
+	var bar *progress
+	cases, err := scenarios.RunSuite(all, scenarios.SuiteOptions{Seeds: *seeds, Filter: re, Parallel: *parallel, Budget: *budget,
+		Progress: func(done, total int) {
+			if bar == nil {
+				bar = newProgress(stderr, *progressMode, "suite", total, 0)
+			}
+			bar.add(1)
+		}})
+	if bar != nil {
+		bar.finish()
+	}
 	if err != nil {
 		return usageError{err.Error()}
 	}
