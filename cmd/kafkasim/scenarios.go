@@ -86,6 +86,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	all := fs.Bool("all", false, "replay: show every trace record, messages and timers included")
 	export := fs.String("export", "", "write every broker's disk to DIR/<broker>/ in Kafka's layout")
 	report := fs.String("report", "", "write a self-contained HTML run report per run into DIR")
+	choices := fs.String("choices", "", "replay the choice list saved in FILE (by explore or shrink) instead of the seed")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -112,9 +113,12 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	}
 	worst := 0
 	for _, v := range variants {
-		res, err := s.Run(v.Name, scenarios.Options{Seed: seed, Set: set, Timeline: replay || *report != "", KeepTrace: *trace})
+		res, err := runOrReplayChoices(s, v.Name, *variant, *choices, scenarios.Options{Seed: seed, Set: set, Timeline: replay || *report != "", KeepTrace: *trace})
 		if err != nil {
 			return usageError{err.Error()}
+		}
+		if res == nil {
+			continue // -choices replays the variant it was saved for
 		}
 		switch {
 		case *asJSON:

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/kafkasim/kafkasim/scenarios"
+)
+
+func init() {
+	commands["explore"] = command{"model-check a scenario's cluster: every action sequence up to a depth", runExplore}
+}
+
+// runExplore is 'kafkasim explore': stateless model checking of the
+// exploration workload (scenarios/explore.go) on a scenario's cluster.
+func runExplore(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("explore", stderr)
+	scenario := fs.String("scenario", "", "scenario name (kafkasim list) or path of a script file; its header gives the cluster")
+	variant := fs.String("variant", "", "variant to explore (default: the scenario's first)")
+	set := setFlags{}
+	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
+	depth := fs.Int("depth", 10, "actions per run (the bound)")
+	records := fs.Int("records", 2, "records the workload may produce")
+	faults := fs.String("faults", strings.Join(scenarios.DefaultFaults, ","), "fault actions: "+strings.Join(scenarios.FaultNames, ","))
+	acks := fs.String("acks", "all", "the producer's acks: all, 1 or 0")
+	checks := fs.String("checkers", strings.Join(scenarios.DefaultExploreCheckers, ","), "checkers whose contract-breaking violations count")
+	maxRuns := fs.Int("max-runs", 0, "stop after N runs (0: explore the whole bound); resume with -state")
+	parallel := fs.Int("parallel", 1, "runs executed at once (the result does not depend on it)")
+	state := fs.String("state", "", "resume from and save the search (queue and visited states) to FILE")
+	orders := fs.Bool("orders", false, "also branch on the order of events due at the same instant")
+	dfs := fs.Bool("dfs", false, "depth-first instead of breadth-first (breadth-first finds the shortest violation)")
+	save := fs.String("save", "", "write the violating run's choices to FILE (default: explore-<scenario>-<variant>.choices)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	s, err := loadScenario(*scenario)
+	if err != nil {
+		return err
+	}
+	if *depth < 1 {
+		return usagef("-depth %d: must be at least 1", *depth)
+	}
+	if *parallel < 1 {
+		return usagef("-parallel %d: must be at least 1", *parallel)
+	}
+	cfg := scenarios.ExploreConfig{Variant: *variant, Set: set, MaxRuns: *maxRuns, Parallel: *parallel, StateFile: *state,
+		NoOrders: !*orders, DepthFirst: *dfs,
+		Params: scenarios.ExploreParams{Depth: *depth, Records: *records, Faults: splitList(*faults), Acks: *acks}}
+	cfg.Checkers = splitList(*checks)
+	ex, err := s.Explore(cfg)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	v := *variant
+	if v == "" {
+		v = s.Variants[0].Name
+	}
+	fmt.Fprintf(stdout, "explore %s / %s: %s, checkers %s\n", s.Name, v, cfg.Params, strings.Join(cfg.Checkers, ","))
+	fmt.Fprintf(stdout, "  runs %d, distinct states %d, depth %d, %v (%.0f runs/s, %.0f states/s)\n", ex.Runs, ex.States, ex.Depth,
+		ex.Elapsed.Round(1e6), float64(ex.Runs)/ex.Elapsed.Seconds(), float64(ex.States)/ex.Elapsed.Seconds())
+	if ex.Found == nil {
+		if ex.Exhausted {
+			fmt.Fprintf(stdout, "no violation up to depth %d\n", *depth)
+			return nil
+		}
+		fmt.Fprintf(stdout, "no violation in %d runs; the bound is not exhausted (resume with -state FILE)\n", ex.Runs)
+		return nil
+	}
+	path := *save
+	if path == "" {
+		path = fmt.Sprintf("explore-%s-%s.choices", s.Name, v)
+	}
+	if err := ex.File.Save(path); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "violation of %s in run %d, after %d actions: %s\n", ex.Checker, ex.Violation.Run, ex.Violation.Depth,
+		strings.Join(scenarios.ExploreActions(ex.Found), "; "))
+	for _, st := range scenarios.Story(ex.Found) {
+		fmt.Fprintf(stdout, "  %s\n", st)
+	}
+	fmt.Fprintf(stdout, "choices saved to %s\nreplay: %s\n", path, strings.Replace(ex.Found.Replay, "FILE", filepath.ToSlash(path), 1))
+	return failedError{"explore found a violation of " + ex.Checker}
+}
+
+// splitList splits a comma-separated flag value.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/kafkasim/kafkasim/scenarios"
+)
+
+func init() {
+	commands["shrink"] = command{"reduce a failing run (a seed or a saved choice list) to a few steps", runShrink}
+}
+
+// runShrink is 'kafkasim shrink'.
+func runShrink(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("shrink", stderr)
+	scenario := fs.String("scenario", "", "scenario name (kafkasim list) or path of a script file")
+	variant := fs.String("variant", "", "variant of the failing run (default: the scenario's first)")
+	seedText := fs.String("seed", "1", "seed of the failing run")
+	set := setFlags{}
+	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
+	choices := fs.String("choices", "", "shrink the run saved in FILE (by explore or shrink) instead of a seed")
+	checker := fs.String("checker", "", "the checker that must keep failing (default: the first that breaks the contract)")
+	maxRuns := fs.Int("max-runs", 300, "candidate runs at most")
+	save := fs.String("save", "", "write the shrunk choice list to FILE (default: shrunk-<scenario>-<variant>.choices)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	seed, err := strconv.ParseUint(*seedText, 10, 64)
+	if err != nil {
+		return usagef("-seed %q: want a non-negative integer", *seedText)
+	}
+	if *maxRuns < 1 {
+		return usagef("-max-runs %d: must be at least 1", *maxRuns)
+	}
+	s, err := loadScenario(*scenario)
+	if err != nil {
+		return err
+	}
+	cfg := scenarios.ShrinkConfig{Variant: *variant, Set: set, Seed: seed, Checker: *checker, MaxRuns: *maxRuns}
+	if *choices != "" {
+		if cfg.From, err = scenarios.LoadChoiceFile(*choices); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	sh, err := s.Shrink(cfg)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	path := *save
+	if path == "" {
+		path = fmt.Sprintf("shrunk-%s-%s.choices", s.Name, sh.File.Variant)
+	}
+	if err := sh.File.Save(path); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "shrink %s / %s: %s still fails after %d runs\n", s.Name, sh.File.Variant, sh.Checker, sh.Runs)
+	fmt.Fprintf(stdout, "  faults %d -> %d, choices off the default %d -> %d\n", sh.FaultsBefore, sh.FaultsAfter, sh.DeviatedBefore, sh.DeviatedAfter)
+	if acts := scenarios.ExploreActions(sh.After); len(acts) > 0 {
+		fmt.Fprintf(stdout, "  actions: %s\n", strings.Join(acts, "; "))
+	}
+	for _, st := range scenarios.Story(sh.After) {
+		fmt.Fprintf(stdout, "  %s\n", st)
+	}
+	fmt.Fprintf(stdout, "choices saved to %s\nreplay: %s\n", path, strings.Replace(scenarios.ReplayChoicesCommand(sh.File, set), "FILE", path, 1))
+	return nil
+}

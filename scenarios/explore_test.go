@@ -1,0 +1,174 @@
+package scenarios
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+func explore1(t *testing.T, variant, checker string, depth int) *Exploration {
+	t.Helper()
+	s, err := Load("kip101-hw-lag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := ExploreConfig{Variant: variant, Params: ExploreParams{Depth: depth, Records: 2}, Parallel: 2, NoOrders: true}
+	if checker != "" {
+		cfg.Checkers = []string{checker}
+	}
+	ex, err := s.Explore(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex
+}
+
+// TestExploreKIP101LossUnderHW: the model checker finds KIP-101's data loss
+// (a follower truncates to its lagging HW and is elected) under HW
+// truncation, as the TLA+ KafkaTruncateToHighWatermark model does.
+func TestExploreKIP101LossUnderHW(t *testing.T) {
+	ex := explore1(t, "hw", "acked-loss", 8)
+	if ex.Found == nil || ex.Checker != "acked-loss" || violated(ex.Found, []string{"acked-loss"}) != "acked-loss" {
+		t.Fatalf("no acked-loss found: %+v", ex.Report)
+	}
+	story := strings.Join(Story(ex.Found), "; ")
+	if !strings.Contains(story, "truncates to HW=") || !strings.Contains(story, "is lost") {
+		t.Fatalf("the story does not tell the loss: %s", story)
+	}
+}
+
+// TestExploreDivergence: KIP-101's divergence under hw and KAFKA-6361's
+// under kip101 are found within depth 9.
+func TestExploreDivergence(t *testing.T) {
+	for _, v := range []string{"hw", "kip101"} {
+		ex := explore1(t, v, "divergence", 9)
+		if ex.Found == nil || ex.Checker != "divergence" {
+			t.Fatalf("%s: no divergence found: %+v", v, ex.Report)
+		}
+	}
+}
+
+// TestExploreKIP279NothingUpToDepth8: leader-epoch truncation with KIP-279
+// keeps every acknowledged record and converges for every action sequence
+// of up to 8 actions (2 brokers, 2 records, crashes and clean elections).
+func TestExploreKIP279NothingUpToDepth8(t *testing.T) {
+	ex := explore1(t, "kip279", "", 8)
+	if ex.Found != nil || !ex.Exhausted {
+		t.Fatalf("kip279: %+v (%s)", ex.Report, ex.Checker)
+	}
+	if ex.States < 1000 {
+		t.Fatalf("only %d states explored", ex.States)
+	}
+}
+
+// TestExploreDeterministic: the same search gives the same counts and the
+// same counterexample on 1 and 3 workers.
+func TestExploreDeterministic(t *testing.T) {
+	s, _ := Load("kip101-hw-lag")
+	var reps []*Exploration
+	for _, p := range []int{1, 3} {
+		ex, err := s.Explore(ExploreConfig{Variant: "hw", Params: ExploreParams{Depth: 8, Records: 2}, Parallel: p, NoOrders: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps = append(reps, ex)
+	}
+	a, b := reps[0], reps[1]
+	if a.Runs != b.Runs || a.States != b.States || a.Found.TraceHash != b.Found.TraceHash {
+		t.Fatalf("parallel 1: %d runs %d states; parallel 3: %d runs %d states", a.Runs, a.States, b.Runs, b.States)
+	}
+}
+
+// TestChoiceFileRoundTripAndMismatch: a saved violation replays exactly;
+// a file for another scenario, variant, configuration or version, or whose
+// choices run out, are left over or exceed their ranges, is refused.
+func TestChoiceFileRoundTripAndMismatch(t *testing.T) {
+	s, _ := Load("kip101-hw-lag")
+	ex := explore1(t, "hw", "acked-loss", 8)
+	var buf bytes.Buffer
+	if err := ex.File.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadChoiceFile(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.RunChoiceFile(f, nil, Options{})
+	if err != nil || res.TraceHash != ex.Found.TraceHash {
+		t.Fatalf("replay: %v, hash %x want %x", err, res.TraceHash, ex.Found.TraceHash)
+	}
+	other, _ := Load("kip279-fast-failover")
+	bad := map[string]func() error{
+		"scenario": func() error { _, err := other.RunChoiceFile(f, nil, Options{}); return err },
+		"config": func() error {
+			_, err := s.RunChoiceFile(f, map[string]string{"min.insync.replicas": "2"}, Options{})
+			return err
+		},
+		"version": func() error { g := *f; g.Version = "0.1"; _, err := s.RunChoiceFile(&g, nil, Options{}); return err },
+		"variant": func() error { g := *f; g.Variant = "kip279"; _, err := s.RunChoiceFile(&g, nil, Options{}); return err },
+		"ran out": func() error {
+			g := *f
+			g.Choices = g.Choices[:len(g.Choices)-1]
+			_, err := s.RunChoiceFile(&g, nil, Options{})
+			return err
+		},
+		"left over": func() error {
+			g := *f
+			g.Choices = append(append([]sim.Choice(nil), g.Choices...), sim.Choice{Kind: sim.KindFault, N: 2})
+			_, err := s.RunChoiceFile(&g, nil, Options{})
+			return err
+		},
+		"range": func() error {
+			g := *f
+			g.Choices = append([]sim.Choice(nil), g.Choices...)
+			g.Choices[0].N++
+			_, err := s.RunChoiceFile(&g, nil, Options{})
+			return err
+		},
+		"syntax": func() error {
+			_, err := ReadChoiceFile(strings.NewReader(strings.Replace(buf.String(), "fault:", "nope:", 1)))
+			return err
+		},
+	}
+	for name, fn := range bad {
+		var m *ChoiceMismatch
+		if err := fn(); !errors.As(err, &m) {
+			t.Errorf("%s: got %v, want a *ChoiceMismatch", name, err)
+		}
+	}
+}
+
+// TestShrinkSwarmSeed: a failing swarm seed shrinks to a run that fails the
+// same checker with no more faults, deterministically.
+func TestShrinkSwarmSeed(t *testing.T) {
+	data, err := os.ReadFile("testdata/swarm-short.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse("testdata/swarm-short.txt", "swarm-short", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hashes []uint64
+	for i := 0; i < 2; i++ {
+		sh, err := s.Shrink(ShrinkConfig{Variant: "hw-unsafe", Seed: 7, Checker: "divergence", MaxRuns: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !stillFails(sh.After, "divergence", false) || sh.FaultsAfter > sh.FaultsBefore || sh.DeviatedAfter >= sh.DeviatedBefore {
+			t.Fatalf("faults %d -> %d, deviations %d -> %d", sh.FaultsBefore, sh.FaultsAfter, sh.DeviatedBefore, sh.DeviatedAfter)
+		}
+		res, err := s.RunChoiceFile(sh.File, nil, Options{})
+		if err != nil || res.TraceHash != sh.After.TraceHash {
+			t.Fatalf("the shrunk file does not replay: %v", err)
+		}
+		hashes = append(hashes, sh.After.TraceHash)
+	}
+	if hashes[0] != hashes[1] {
+		t.Fatal("shrinking is not deterministic")
+	}
+}
