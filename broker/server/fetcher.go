@@ -111,6 +111,14 @@ func (b *Broker) truncate(p *Partition, offset int64, why string) {
 		if err := p.log.TruncateTo(offset); err != nil {
 			panic(fmt.Sprintf("broker %d: truncating %s to %d: %v", b.cfg.BrokerID, p.tp, offset, err))
 		}
+	} else if c := p.log.EpochCache(); c != nil {
+		// NB: as Kafka's Log.truncateTo does (KAFKA-7415): a replica that
+		// became leader may hold an epoch entry starting at its LEO with no
+		// record in it; left in place it makes the KIP-279 walk-back ask
+		// about that epoch forever (found by kafkasim explore).
+		if err := c.TruncateFromEnd(leo); err != nil {
+			panic(fmt.Sprintf("broker %d: truncating the epoch cache of %s: %v", b.cfg.BrokerID, p.tp, err))
+		}
 	}
 	p.hw = min(p.hw, p.LogEndOffset())
 	b.logp("truncate", p, sim.S("rule", why), sim.I("to", offset), sim.I("leo-before", leo), sim.I("leo", p.LogEndOffset()), sim.I("hw", p.hw))

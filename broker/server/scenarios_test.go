@@ -192,3 +192,31 @@ func TestUncleanElectionLosesCommittedWrite(t *testing.T) {
 		t.Fatalf("old leader %v, new leader %v; want both [m0]: the committed m1 is lost\n%s", a, b, c.timeline())
 	}
 }
+
+// A follower that was briefly leader of an epoch it wrote nothing in keeps
+// that epoch's entry at its LEO; the KIP-279 walk-back must drop it (as
+// Kafka's Log.truncateTo does) instead of asking about it forever. Found by
+// kafkasim explore at depth 10: produce m1; elect b0; produce m2; elect b1;
+// elect b0.
+func TestKIP279WalkBackDropsEmptyEpochAtLEO(t *testing.T) {
+	c := newCluster(t, 2, func(cfg *Config) { cfg.Truncation = TruncateKIP279 })
+	for i := 0; i < 2; i++ {
+		c.leaderAndISR(i, 1, 0, []int32{0, 1}, []int32{1, 0})
+	}
+	c.run(100 * sim.Millisecond)
+	c.cut(0, 1)
+	c.cut(1, 0)
+	c.leaderAndISR(0, 0, 1, []int32{0, 1}, []int32{1, 0}) // b1 does not hear of epoch 1
+	c.run(10 * sim.Millisecond)
+	c.expectAck("m1", c.produceAndWait(1, 1, "m1", 10*sim.Millisecond), "ok@0")
+	c.expectAck("m2", c.produceAndWait(0, 1, "m2", 10*sim.Millisecond), "ok@0")
+	c.leaderAndISR(1, 1, 2, []int32{0, 1}, []int32{1, 0}) // b1 leads epoch 2 at LEO 1, writes nothing
+	c.leaderAndISR(0, 0, 3, []int32{0, 1}, []int32{1, 0})
+	c.run(10 * sim.Millisecond)
+	c.heal()
+	c.leaderAndISR(1, 0, 3, []int32{0, 1}, []int32{1, 0}) // b1 follows b0 and asks about epoch 2
+	c.run(3 * sim.Second)
+	if a, b := c.values(0), c.values(1); !slices.Equal(a, []string{"m2"}) || !slices.Equal(b, a) {
+		t.Fatalf("b0 %v, b1 %v; want both [m2]\n%s", a, b, c.timeline())
+	}
+}
