@@ -15,18 +15,22 @@ package scenarios
 //	elect bN         the controller makes bN leader in a new epoch (from its ISR: clean;
 //	                 outside it: unclean, with -faults unclean); only bN is told
 //	notify bN        the controller sends bN the current LeaderAndIsr
+//	cut bA->bB       (with -faults partition) every message from bA to bB is
+//	                 lost until a heal: a one-way partition, and the message
+//	                 drops of a lossy link; two cuts make a full partition
+//	heal             restore every cut link
 //
 // Links have one fixed latency, so message latency is not a choice; events
 // due at the same instant still are (KindOrder). After the last step every
-// broker is restarted and told the controller's state, the cluster runs for
-// 5 s, and the checkers judge the run.
+// broker is restarted and told the controller's state, every link healed,
+// the cluster runs for settleTime, and the checkers judge the run.
 //
 // The abstract state hashed after each step: per replica, up or down (and,
 // down, its state when it went down and whether it lost power), role,
 // leader epoch, leader, LEO, HW, ISR, recovery point, the log's (offset,
 // epoch, value) entries and the checkpoint files; the controller's leader,
 // epoch, ISR and what it told each broker; each record's client outcome.
-// Messages in flight and timers are not part of it.
+// Messages in flight and timers are not part of it; the cut links are.
 
 import (
 	"encoding/binary"
@@ -57,7 +61,7 @@ type ExploreParams struct {
 }
 
 // FaultNames are the fault actions an exploration can allow.
-var FaultNames = []string{"crash", "power-loss", "elect", "unclean"}
+var FaultNames = []string{"crash", "power-loss", "elect", "unclean", "partition"}
 
 // DefaultFaults are the faults explored when none are given: those of the
 // TLA+ models (a crash keeps the page cache; an election is clean).
@@ -152,8 +156,9 @@ func (s *Script) CheckExplorable() error {
 
 // action is one entry of the menu of a step.
 type action struct {
-	op string // next, produce, crash, power-loss, restart, elect, unclean, notify
+	op string // next, produce, crash, power-loss, restart, elect, unclean, notify, cut, heal
 	b  int32  // broker, or the record number for produce
+	to int32  // cut: the destination broker
 }
 
 func (a action) String() string {
@@ -164,6 +169,10 @@ func (a action) String() string {
 		return "produce m" + strconv.Itoa(int(a.b))
 	case "unclean":
 		return "elect b" + strconv.Itoa(int(a.b)) + " (unclean)"
+	case "cut":
+		return "cut b" + strconv.Itoa(int(a.b)) + "->b" + strconv.Itoa(int(a.to))
+	case "heal":
+		return "heal"
 	}
 	return a.op + " b" + strconv.Itoa(int(a.b))
 }
@@ -350,6 +359,24 @@ func (e *explorer) menu() []action {
 			}
 		}
 	}
+	if e.faults["partition"] {
+		anyCut := false
+		for i, a := range e.r.c.Brokers {
+			for j, b := range e.r.c.Brokers {
+				if i == j {
+					continue
+				}
+				if w.Cut(a, b) {
+					anyCut = true
+				} else {
+					menu = append(menu, action{op: "cut", b: int32(i), to: int32(j)})
+				}
+			}
+		}
+		if anyCut {
+			menu = append(menu, action{op: "heal"})
+		}
+	}
 	return menu
 }
 
@@ -436,6 +463,10 @@ func (e *explorer) do(a action) error {
 		return e.notify(a.b)
 	case "notify":
 		return e.notify(a.b)
+	case "cut":
+		return r.step(Step{Op: "cut", Args: []string{bname(a.b), "->", bname(a.to)}})
+	case "heal":
+		return r.step(Step{Op: "heal"})
 	}
 	return nil
 }
@@ -491,6 +522,9 @@ func (e *explorer) next() error {
 // the cluster converge before the checkers judge it.
 func (e *explorer) settle() error {
 	r := e.r
+	if err := r.step(Step{Op: "heal"}); err != nil {
+		return err
+	}
 	for i, id := range r.c.Brokers {
 		if !r.w.Up(id) {
 			if err := e.do(action{op: "restart", b: int32(i)}); err != nil {
@@ -505,8 +539,13 @@ func (e *explorer) settle() error {
 			}
 		}
 	}
-	return r.advance(r.w.Now().Add(5 * sim.Second))
+	// Long enough for a fetch lost in a cut to time out and be retried
+	// (replica.socket.timeout.ms plus replica.fetch.wait.max.ms).
+	return r.advance(r.w.Now().Add(settleTime))
 }
+
+// settleTime is how long the healed cluster runs before the checkers judge.
+const settleTime = 40 * sim.Second
 
 // hash is the abstract state (see the file comment).
 func (e *explorer) hash() uint64 {
@@ -524,6 +563,13 @@ func (e *explorer) hash() uint64 {
 		b = binary.AppendVarint(b, int64(t))
 	}
 	b = binary.AppendVarint(b, int64(e.produced))
+	for _, a := range e.r.c.Brokers {
+		for _, c := range e.r.c.Brokers {
+			if a != c && e.r.w.Cut(a, c) {
+				b = append(b, 'x', byte(a), byte(c))
+			}
+		}
+	}
 	for _, op := range e.r.rec.History().Ops { // NB: a copy of a handful of ops
 		b = append(b, byte(op.Outcome))
 		b = binary.AppendVarint(b, op.Offset)

@@ -172,3 +172,25 @@ func TestShrinkSwarmSeed(t *testing.T) {
 		t.Fatal("shrinking is not deterministic")
 	}
 }
+
+// TestExplorePartitions: with one-way link cuts (and heals) as actions too,
+// hw still loses an acknowledged record and kip279 loses nothing and
+// converges up to depth 6.
+func TestExplorePartitions(t *testing.T) {
+	s, err := Load("kip101-hw-lag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		variant string
+		found   bool
+	}{{"hw", true}, {"kip279", false}} {
+		ex, err := s.Explore(ExploreConfig{Variant: c.variant, Params: ExploreParams{Depth: 6, Records: 2, Faults: []string{"crash", "elect", "partition"}}, Parallel: 2, NoOrders: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (ex.Found != nil) != c.found || (!c.found && !ex.Exhausted) {
+			t.Fatalf("%s with partitions: found=%v exhausted=%v (%s)", c.variant, ex.Found != nil, ex.Exhausted, ex.Checker)
+		}
+	}
+}
