@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
 )
 
@@ -43,7 +42,7 @@ func SuiteRows(cases []*scenarios.CaseResult) []SuiteRow {
 				row.Divergent++
 			}
 			for _, v := range r.Verdicts {
-				o := outcome(v)
+				o := scenarios.Outcome(v)
 				if rank[o] > rank[worst[v.Checker]] || worst[v.Checker] == "" {
 					worst[v.Checker] = o
 				}
@@ -60,16 +59,6 @@ func SuiteRows(cases []*scenarios.CaseResult) []SuiteRow {
 		rows = append(rows, row)
 	}
 	return rows
-}
-
-func outcome(v checkers.Verdict) string {
-	switch {
-	case v.Result == checkers.ResultViolation && v.ContractBroken():
-		return "bug"
-	case v.Result == checkers.ResultViolation:
-		return "permitted"
-	}
-	return v.Result.String()
 }
 
 // WriteSuiteTable prints the suite as a table: scenario × variant, whether

@@ -40,10 +40,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kafkasim/kafkasim/broker/cluster"
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
-	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -232,29 +230,11 @@ func (s *Script) ExploreRun(variant string, p ExploreParams, opts Options, mark 
 	if err != nil {
 		return nil, err
 	}
-	spec := cluster.Spec{Brokers: s.Brokers, Racks: s.Racks, Config: cfg, ManualController: true}
-	for _, t := range s.Topics {
-		spec.Topics = append(spec.Topics, cluster.Topic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Assignment: t.Assignment})
-	}
-	c, err := cluster.Build(w, spec)
+	r, err := s.newRunner(w, cfg, true, nil, opts.Timeline)
 	if err != nil {
 		return nil, err
 	}
-	manual := *s
-	manual.Manual = true
-	r := &runner{s: &manual, w: w, c: c, rec: checkers.NewRecorder(), clients: map[string]*scriptClient{}, producers: map[string]*producerNode{}, manual: map[storage.TopicPartition][2]int32{}}
-	r.ctlNode = &manualController{}
-	if r.ctl, err = w.AddNode("controller", func() sim.Node { return r.ctlNode }, sim.NodeOptions{}); err != nil {
-		return nil, err
-	}
-	if err := w.Inject(sim.Start{Node: r.ctl}); err != nil {
-		return nil, err
-	}
-	r.obs = newObserver(c, s.Topics, c.Assignments)
-	r.obs.timeline, r.obs.last = opts.Timeline, map[string]string{}
-	r.obs.facts.ReplicationFactor = s.Topics[0].ReplicationFactor
-	r.obs.facts.MinInsyncReplicas = cfg.Topic.MinInsyncReplicas
-	r.obs.facts.UncleanElectionEnabled = cfg.Topic.UncleanLeaderElectionEnable || slices.Contains(p.Faults, "unclean")
+	r.obs.facts.UncleanElectionEnabled = r.obs.facts.UncleanElectionEnabled || slices.Contains(p.Faults, "unclean")
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w}
 	e := &explorer{r: r, p: p, faults: map[string]bool{}}
 	for _, f := range p.Faults {
@@ -265,7 +245,7 @@ func (s *Script) ExploreRun(variant string, p ExploreParams, opts Options, mark 
 		e.checkpoints = append(e.checkpoints, dir+"/replication-offset-checkpoint", dir+"/"+e.tp.String()+"/leader-epoch-checkpoint")
 	}
 	e.replicas = r.obs.replicas[e.tp]
-	n := len(c.Brokers)
+	n := len(r.c.Brokers)
 	e.told, e.down, e.lost = make([]int32, n), make([]uint64, n), make([]bool, n)
 	for i := range e.told {
 		e.told[i] = -1

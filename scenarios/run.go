@@ -232,30 +232,10 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := cluster.Spec{Brokers: s.Brokers, Racks: s.Racks, Config: cfg, ManualController: s.Manual}
-	for _, t := range s.Topics {
-		spec.Topics = append(spec.Topics, cluster.Topic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Assignment: t.Assignment})
-	}
-	c, err := cluster.Build(w, spec)
+	r, err := s.newRunner(w, cfg, s.Manual, scriptVars(v, opts.Set), opts.Timeline)
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{s: s, w: w, c: c, rec: checkers.NewRecorder(), clients: map[string]*scriptClient{}, producers: map[string]*producerNode{}, manual: map[storage.TopicPartition][2]int32{},
-		vars: scriptVars(v, opts.Set)}
-	if s.Manual {
-		r.ctlNode = &manualController{}
-		if r.ctl, err = w.AddNode("controller", func() sim.Node { return r.ctlNode }, sim.NodeOptions{}); err != nil {
-			return nil, err
-		}
-		if err := w.Inject(sim.Start{Node: r.ctl}); err != nil {
-			return nil, err
-		}
-	}
-	r.obs = newObserver(c, s.Topics, c.Assignments)
-	r.obs.timeline, r.obs.last = opts.Timeline, map[string]string{}
-	r.obs.facts.ReplicationFactor = s.Topics[0].ReplicationFactor
-	r.obs.facts.MinInsyncReplicas = cfg.Topic.MinInsyncReplicas
-	r.obs.facts.UncleanElectionEnabled = cfg.Topic.UncleanLeaderElectionEnable
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
 		Replay: ReplayCommand(s.Name, v.Name, opts.Seed, opts.Set)}
 	for _, st := range s.Steps {
@@ -274,6 +254,42 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 	r.judge(res, v, opts.Budget)
 	res.Changes = r.obs.changes
 	return res, nil
+}
+
+// newRunner builds the scenario's cluster in w (with the manual controller
+// when manual), and the runner with its recorder and observer.
+func (s *Script) newRunner(w *sim.World, cfg config.Config, manual bool, vars map[string]string, timeline bool) (*runner, error) {
+	spec := cluster.Spec{Brokers: s.Brokers, Racks: s.Racks, Config: cfg, ManualController: manual}
+	for _, t := range s.Topics {
+		spec.Topics = append(spec.Topics, cluster.Topic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Assignment: t.Assignment})
+	}
+	c, err := cluster.Build(w, spec)
+	if err != nil {
+		return nil, err
+	}
+	script := s
+	if manual && !s.Manual {
+		m := *s
+		m.Manual = true
+		script = &m
+	}
+	r := &runner{s: script, w: w, c: c, rec: checkers.NewRecorder(), clients: map[string]*scriptClient{}, producers: map[string]*producerNode{},
+		manual: map[storage.TopicPartition][2]int32{}, vars: vars}
+	if manual {
+		r.ctlNode = &manualController{}
+		if r.ctl, err = w.AddNode("controller", func() sim.Node { return r.ctlNode }, sim.NodeOptions{}); err != nil {
+			return nil, err
+		}
+		if err := w.Inject(sim.Start{Node: r.ctl}); err != nil {
+			return nil, err
+		}
+	}
+	r.obs = newObserver(c, s.Topics, c.Assignments)
+	r.obs.timeline, r.obs.last = timeline, map[string]string{}
+	r.obs.facts.ReplicationFactor = s.Topics[0].ReplicationFactor
+	r.obs.facts.MinInsyncReplicas = cfg.Topic.MinInsyncReplicas
+	r.obs.facts.UncleanElectionEnabled = cfg.Topic.UncleanLeaderElectionEnable
+	return r, nil
 }
 
 // advance runs every event up to until, observing after each.

@@ -264,7 +264,7 @@ func (r *runner) judge(res *Result, v Variant, budget time.Duration) {
 			}
 		}
 		if e, ok := v.Expect[vd.Checker]; ok && !meets(vd, e) {
-			res.Mismatches = append(res.Mismatches, fmt.Sprintf("%s: expected %s, got %s", vd.Checker, e, describe(vd)))
+			res.Mismatches = append(res.Mismatches, fmt.Sprintf("%s: expected %s, got %s", vd.Checker, e, Outcome(vd)))
 		}
 	}
 }
@@ -282,15 +282,4 @@ func meets(v checkers.Verdict, e Expectation) bool {
 		return v.Result == checkers.ResultViolation
 	}
 	return true
-}
-
-// describe summarises a verdict as "ok", "unknown", "bug" or "permitted".
-func describe(v checkers.Verdict) string {
-	switch {
-	case v.Result == checkers.ResultViolation && v.ContractBroken():
-		return "bug"
-	case v.Result == checkers.ResultViolation:
-		return "permitted"
-	}
-	return v.Result.String()
 }
