@@ -75,6 +75,58 @@ type htmlLog struct {
 	Lost      []string
 }
 
+// htmlCut is a replica's log around one shortening.
+type htmlCut struct {
+	Time, Partition, Broker, Before, After string
+}
+
+// maxCutEntries bounds the entries a truncation shows on each side.
+const maxCutEntries = 12
+
+// cutText renders the tail of a log (from the first offset that differs
+// between before and after, minus a little context).
+func cutText(es []checkers.Entry, from int64) string {
+	var parts []string
+	start := 0
+	for i, e := range es {
+		if e.Offset >= from {
+			start = max(i-2, 0)
+			break
+		}
+		start = max(len(es)-2, 0)
+	}
+	if start > 0 {
+		parts = append(parts, "…")
+	}
+	for i := start; i < len(es) && len(parts) <= maxCutEntries; i++ {
+		e := es[i]
+		parts = append(parts, strconv.FormatInt(e.Offset, 10)+":"+e.Value+"(e"+strconv.Itoa(int(e.LeaderEpoch))+")")
+	}
+	if len(parts) == 0 {
+		return "(empty)"
+	}
+	return strings.Join(parts, " ")
+}
+
+// cuts renders the logs around each truncation the run recorded.
+func (d *htmlReport) cuts(r *scenarios.Result) {
+	for _, t := range r.Truncations {
+		// The first offset where the logs differ: where the cut happened.
+		from := int64(len(t.After))
+		for i := range t.Before {
+			if i >= len(t.After) || t.After[i] != t.Before[i] {
+				from = t.Before[i].Offset
+				break
+			}
+		}
+		if len(t.After) < len(t.Before) && from == int64(len(t.After)) && len(t.After) > 0 {
+			from = t.After[len(t.After)-1].Offset + 1
+		}
+		d.LogCuts = append(d.LogCuts, htmlCut{Time: t.Time.String(), Partition: t.Partition, Broker: "b" + strconv.Itoa(int(t.Broker)),
+			Before: cutText(t.Before, from), After: cutText(t.After, from)})
+	}
+}
+
 type htmlPorcupine struct {
 	Partition, Result string
 	Ops               int
@@ -95,6 +147,7 @@ type htmlReport struct {
 	Changes                                                      []scenarios.StateChange
 	ChangesOmitted                                               int
 	Truncations                                                  []htmlEvent
+	LogCuts                                                      []htmlCut
 	Logs                                                         []htmlLog
 	Porcupine                                                    []htmlPorcupine
 	PorcupineNote                                                string
@@ -126,6 +179,7 @@ func WriteHTMLReport(w io.Writer, r *scenarios.Result) error {
 		d.Changes = d.Changes[:maxChanges]
 	}
 	d.logs(r)
+	d.cuts(r)
 	if err := d.porcupine(r); err != nil {
 		return err
 	}
@@ -420,6 +474,11 @@ iframe { width: 100%; height: 600px; border: 1px solid #ccc; }
 {{if .Truncations}}<h2>Truncations</h2>
 <table><tr><th>time</th><th>broker</th><th>what</th></tr>
 {{range .Truncations}}<tr><td class="mono">{{.Time}}</td><td>{{.Node}}</td><td class="mono">{{.Fields}}</td></tr>
+{{end}}</table>{{end}}
+{{if .LogCuts}}<h2>Replica logs at each truncation</h2>
+<p>Each time a replica's log got shorter (a truncation, or a restart after losing unsynced data): its log just before and just after, from a little before the cut.</p>
+<table><tr><th>time</th><th>partition</th><th>broker</th><th>before</th><th>after</th></tr>
+{{range .LogCuts}}<tr><td class="mono">{{.Time}}</td><td>{{.Partition}}</td><td>{{.Broker}}</td><td class="mono">{{.Before}}</td><td class="mono">{{.After}}</td></tr>
 {{end}}</table>{{end}}
 <h2>Linearizability (porcupine)</h2>
 {{if .PorcupineNote}}<p>{{.PorcupineNote}}</p>{{end}}

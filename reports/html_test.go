@@ -85,3 +85,28 @@ func TestHTMLReportEscapesValuesAndIsSelfContained(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLReportShowsLogsAtTruncation: KIP-101 scenario 1 under hw: the
+// report shows b0's log losing m2 at its truncation.
+func TestHTMLReportShowsLogsAtTruncation(t *testing.T) {
+	s, err := scenarios.Load("kip101-hw-lag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run("hw", scenarios.Options{Seed: 1, Timeline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Truncations) == 0 {
+		t.Fatal("no truncation recorded")
+	}
+	var b strings.Builder
+	if err := WriteHTMLReport(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	i := strings.Index(page, "Replica logs at each truncation")
+	if i < 0 || !strings.Contains(page[i:], "1:m2") {
+		t.Fatalf("the report does not show the log before the truncation")
+	}
+}

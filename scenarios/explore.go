@@ -263,7 +263,7 @@ func (s *Script) ExploreRun(variant string, p ExploreParams, opts Options, mark 
 		budget = 2 * time.Second
 	}
 	r.judge(res, v, budget)
-	res.Changes = r.obs.changes
+	res.Changes, res.Truncations = r.obs.changes, r.obs.truncations
 	return res, nil
 }
 

@@ -60,6 +60,26 @@ type observer struct {
 	timeline bool
 	last     map[string]string
 	changes  []StateChange
+	// With timeline set, each replica's log is followed too, so that every
+	// truncation can show the log before and after it.
+	logs        map[storage.TopicPartition][]replicaLog
+	truncations []Truncation
+}
+
+// replicaLog is what the observer last read of a replica's log.
+type replicaLog struct {
+	leo     int64
+	entries []checkers.Entry
+}
+
+// Truncation is a replica's log just before and just after an event that
+// shortened it (a truncation, or a restart after losing unsynced data).
+type Truncation struct {
+	Event         uint64
+	Time          sim.Time
+	Partition     string
+	Broker        int32
+	Before, After []checkers.Entry
 }
 
 // StateChange is a partition's replica states after the event that changed
@@ -174,6 +194,7 @@ func (o *observer) observe() {
 		}
 		o.snaps = append(o.snaps, snap)
 		if o.timeline {
+			o.followLogs(tp)
 			var parts []string
 			for _, r := range snap.Replicas {
 				parts = append(parts, r.String())
@@ -186,6 +207,42 @@ func (o *observer) observe() {
 		}
 	}
 	o.monitor.Observe(w.Events(), w.Now(), o.snaps)
+}
+
+// followLogs reads what each live replica of tp appended since the last
+// observation and keeps the logs around every shortening.
+func (o *observer) followLogs(tp storage.TopicPartition) {
+	if o.logs == nil {
+		o.logs = map[storage.TopicPartition][]replicaLog{}
+	}
+	logs := o.logs[tp]
+	if logs == nil {
+		logs = make([]replicaLog, len(o.replicas[tp]))
+		o.logs[tp] = logs
+	}
+	w := o.c.World
+	for i, id := range o.replicas[tp] {
+		b, alive := o.broker(id)
+		if !alive {
+			continue
+		}
+		p, ok := b.Partition(tp)
+		if !ok {
+			continue
+		}
+		prev := &logs[i]
+		leo := p.LogEndOffset()
+		switch {
+		case leo < prev.leo:
+			after := logEntries(p.Log())
+			o.truncations = append(o.truncations, Truncation{Event: w.Events(), Time: w.Now(), Partition: tp.String(), Broker: id,
+				Before: prev.entries, After: after})
+			prev.entries = after
+		case leo > prev.leo:
+			prev.entries = append(prev.entries, logEntriesFrom(p.Log(), prev.leo)...)
+		}
+		prev.leo = leo
+	}
 }
 
 // fail records a fault on a broker for the checkers' facts.
@@ -240,9 +297,12 @@ func (o *observer) final(ctrl *controller.Controller, manual map[storage.TopicPa
 }
 
 // logEntries reads a whole log as (offset, epoch, value) entries.
-func logEntries(l *storage.Log) []checkers.Entry {
+func logEntries(l *storage.Log) []checkers.Entry { return logEntriesFrom(l, l.LogStartOffset()) }
+
+// logEntriesFrom reads a log's entries from offset from on.
+func logEntriesFrom(l *storage.Log, from int64) []checkers.Entry {
 	var out []checkers.Entry
-	off := l.LogStartOffset()
+	off := max(from, l.LogStartOffset())
 	for off < l.LogEndOffset() {
 		data, err := l.Read(off, 1<<20, l.LogEndOffset())
 		if err != nil || len(data) == 0 {
@@ -254,7 +314,9 @@ func logEntries(l *storage.Log) []checkers.Entry {
 				return out
 			}
 			for _, r := range b.Records {
-				out = append(out, checkers.Entry{Offset: r.Offset, LeaderEpoch: b.PartitionLeaderEpoch, Value: string(r.Value)})
+				if r.Offset >= from {
+					out = append(out, checkers.Entry{Offset: r.Offset, LeaderEpoch: b.PartitionLeaderEpoch, Value: string(r.Value)})
+				}
 			}
 			data = data[n:]
 			off = b.NextOffset()

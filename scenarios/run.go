@@ -78,6 +78,9 @@ type Result struct {
 	Final   checkers.Final
 	History checkers.History
 	Changes []StateChange
+	// Truncations are the replicas' logs around each shortening (with
+	// Options.Timeline).
+	Truncations []Truncation
 }
 
 // OK reports whether the run completed and met every expectation.
@@ -252,7 +255,7 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 		}
 	}
 	r.judge(res, v, opts.Budget)
-	res.Changes = r.obs.changes
+	res.Changes, res.Truncations = r.obs.changes, r.obs.truncations
 	return res, nil
 }
 
