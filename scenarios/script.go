@@ -27,6 +27,7 @@ package scenarios
 // Steps: run DUR; produce CLIENT TOPIC/P VALUE [acks=all|-1|1|0]
 // [timeout=DUR]; await CLIENT ack VALUE [within=DUR]; await NODE KIND
 // [FIELD=VALUE ...] [within=DUR]; crash B; power-loss B [keep=none|some|all];
+// shutdown B (a controlled shutdown);
 // restart B;
 // restart-all; pause B DUR; cut A -> B; cut A <-> B; partition A,B | C,D;
 // heal; producer NAME [props]; send PRODUCER TOPIC/P COUNT [interval=DUR];
@@ -382,7 +383,7 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 		if err == nil && pos[1] == "ack" && len(pos) != 3 {
 			err = fmt.Errorf("await: want 'await CLIENT ack VALUE'")
 		}
-	case "crash", "power-loss", "restart":
+	case "crash", "power-loss", "restart", "shutdown":
 		err = need(1, word+" BROKER")
 	case "restart-all", "heal":
 		err = need(0, word)
@@ -417,7 +418,7 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 	case "consumer", "kill-consumer", "restart-consumer", "close-consumer", "crash-coordinator":
 		err = need(1, consumerUsage[word]) // consumer.go
 	default:
-		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm, producer, send, lossy, consumer, kill-consumer, restart-consumer, close-consumer, crash-coordinator)", word)
+		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, shutdown, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm, producer, send, lossy, consumer, kill-consumer, restart-consumer, close-consumer, crash-coordinator)", word)
 	}
 	return st, err
 }

@@ -61,6 +61,15 @@ func (r *runner) step(st Step) error {
 			r.obs.unclean[b] = true
 		}
 		r.obs.fail(b, kind, lose)
+	case "shutdown":
+		id, b, err := r.broker(st.Args[0])
+		if err != nil {
+			return err
+		}
+		if err := w.Inject(sim.Shutdown{Node: id}); err != nil {
+			return err
+		}
+		r.obs.fail(b, checkers.Crash, false)
 	case "restart":
 		id, b, err := r.broker(st.Args[0])
 		if err != nil {

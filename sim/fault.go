@@ -32,6 +32,16 @@ type Crash struct {
 	LoseAll bool
 }
 
+// Shutdown stops a node cleanly: a node that implements Stopper is told to
+// stop (it may flush and close what it holds), then it goes down as a
+// process crash does (nothing unsynced is lost: the OS has it).
+type Shutdown struct{ Node NodeID }
+
+// Stopper is implemented by nodes that can shut down cleanly.
+type Stopper interface {
+	Shutdown(ctx *Context)
+}
+
 // Restart starts a fresh instance of a crashed node, which recovers from its disk.
 type Restart struct{ Node NodeID }
 
@@ -62,8 +72,9 @@ func (f Crash) String() string {
 	}
 	return fmt.Sprintf("crash n%d", f.Node)
 }
-func (f Restart) String() string { return fmt.Sprintf("restart n%d", f.Node) }
-func (f Pause) String() string   { return fmt.Sprintf("pause n%d %v", f.Node, f.For) }
+func (f Restart) String() string  { return fmt.Sprintf("restart n%d", f.Node) }
+func (f Shutdown) String() string { return fmt.Sprintf("shutdown n%d", f.Node) }
+func (f Pause) String() string    { return fmt.Sprintf("pause n%d %v", f.Node, f.For) }
 func (f Partition) String() string {
 	var parts []string
 	for _, g := range f.Groups {
@@ -116,6 +127,24 @@ func (f Crash) Apply(w *World) error {
 	}
 	w.trace.add(w.events, w.now, n.id, n.name, "crash", []Field{S("lose-unsynced", fmt.Sprint(f.LoseUnsynced))})
 	return nil
+}
+
+// Apply implements Fault.
+func (f Shutdown) Apply(w *World) error {
+	if err := w.checkNode("shutdown", f.Node); err != nil {
+		return err
+	}
+	n := w.nodes[f.Node]
+	if !n.up {
+		return fmt.Errorf("shutdown %s: node is not running", n.name)
+	}
+	if s, ok := n.inst.(Stopper); ok {
+		if err := w.Act(f.Node, s.Shutdown); err != nil {
+			return err
+		}
+	}
+	w.trace.add(w.events, w.now, n.id, n.name, "shutdown", nil)
+	return Crash{Node: f.Node}.Apply(w)
 }
 
 // Apply implements Fault.
@@ -242,6 +271,8 @@ func (w *World) check(f Fault) error {
 		return w.checkNode("start", f.Node)
 	case Crash:
 		return w.checkNode("crash", f.Node)
+	case Shutdown:
+		return w.checkNode("shutdown", f.Node)
 	case Restart:
 		return w.checkNode("restart", f.Node)
 	case Pause:

@@ -73,6 +73,7 @@ type Broker struct {
 	zk            *zk.Client
 	zkSession     int64
 	registerTimer sim.TimerID
+	serving       bool // registered at least once: requests are processed
 	controller    *controller.Controller
 
 	group groupHost // the group coordinator
@@ -165,6 +166,15 @@ func (b *Broker) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 	}
 	switch m := m.(type) {
 	case *wire.Request:
+		if b.zk != nil && !b.serving {
+			// NB: as KafkaServer.startup, a broker processes requests only
+			// once it is registered: a restarted broker whose old session
+			// still holds its registration must not act on the controller's
+			// requests meant for its previous life (it may have lost data
+			// since; KIP-380 fences those with broker epochs).
+			b.ctx.Log("request-before-startup", sim.S("api", m.Kind()))
+			return
+		}
 		b.serve(from, m)
 	case *wire.Response:
 		b.handleResponse(m)

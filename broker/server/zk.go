@@ -84,6 +84,7 @@ func (b *Broker) register() {
 			switch r.Code {
 			case zk.Ok:
 				b.ctx.Log("registered", sim.I("session", session))
+				b.serving = true
 				b.controller.Elect(ctx)
 			case zk.NodeExists:
 				b.registerTimer = ctx.SetTimer(sim.Second, timerRegister)
