@@ -73,22 +73,7 @@ func WriteRunText(w io.Writer, r *scenarios.Result) {
 	if len(r.Config) > 0 {
 		fmt.Fprintf(w, "  config: %s\n", strings.Join(r.Config, " "))
 	}
-	for _, v := range r.Verdicts {
-		mark := v.Result.String()
-		if v.Result == checkers.ResultViolation && !v.ContractBroken() {
-			mark += " (permitted by Kafka's contract)"
-		}
-		fmt.Fprintf(w, "  %-16s %s\n", v.Checker, mark)
-		for i, a := range v.Anomalies {
-			if i == maxListed {
-				break
-			}
-			fmt.Fprintf(w, "      %s\n", a.String())
-		}
-		if more := v.Omitted + max(0, len(v.Anomalies)-maxListed); more > 0 {
-			fmt.Fprintf(w, "      ... and %d more (-json lists them)\n", more)
-		}
-	}
+	WriteVerdictsText(w, r.Verdicts)
 	fmt.Fprintf(w, "  acknowledged %d, acknowledged and lost %d, divergent offsets %d\n", r.Stats.Acked, r.Stats.AckedLost, r.Stats.DivergentOffsets)
 	if r.Failed != "" {
 		fmt.Fprintf(w, "  RUN FAILED: %s\n", r.Failed)
@@ -108,4 +93,24 @@ func anyViolation(r *scenarios.Result) bool {
 		}
 	}
 	return false
+}
+
+// WriteVerdictsText writes one line per verdict and its first anomalies.
+func WriteVerdictsText(w io.Writer, verdicts []checkers.Verdict) {
+	for _, v := range verdicts {
+		mark := v.Result.String()
+		if v.Result == checkers.ResultViolation && !v.ContractBroken() {
+			mark += " (permitted by Kafka's contract)"
+		}
+		fmt.Fprintf(w, "  %-16s %s\n", v.Checker, mark)
+		for i, a := range v.Anomalies {
+			if i == maxListed {
+				break
+			}
+			fmt.Fprintf(w, "      %s\n", a.String())
+		}
+		if more := v.Omitted + max(0, len(v.Anomalies)-maxListed); more > 0 {
+			fmt.Fprintf(w, "      ... and %d more (-json lists them)\n", more)
+		}
+	}
 }

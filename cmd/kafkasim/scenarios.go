@@ -87,6 +87,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	export := fs.String("export", "", "write every broker's disk to DIR/<broker>/ in Kafka's layout")
 	report := fs.String("report", "", "write a self-contained HTML run report per run into DIR")
 	choices := fs.String("choices", "", "replay the choice list saved in FILE (by explore or shrink) instead of the seed")
+	history := fs.String("history", "", "save the run's client history and final logs to FILE (JSON lines; kafkasim check reads it)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -110,6 +111,9 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 		if _, _, err := s.Prepare(v.Name, set); err != nil {
 			return usageError{err.Error()}
 		}
+	}
+	if *history != "" && len(variants) > 1 {
+		return usagef("-history saves one run: name one of the %d variants with -variant", len(variants))
 	}
 	worst := 0
 	for _, v := range variants {
@@ -136,6 +140,12 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 				return err
 			}
 		}
+		if *history != "" {
+			if err := saveHistory(*history, res); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "saved the history to %s\n", *history)
+		}
 		if *export != "" {
 			if err := exportDisks(res.World, filepath.Join(*export, v.Name)); err != nil {
 				return err
@@ -157,11 +167,17 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 // 1 on a violation (or a broken run), 3 when a checker could only say
 // unknown.
 func exitFor(r *scenarios.Result) int {
-	code := 0
 	if r.Failed != "" {
 		return 1
 	}
-	for _, v := range r.Verdicts {
+	return exitForVerdicts(r.Verdicts)
+}
+
+// exitForVerdicts is 1 on a violation, 3 when some checker said unknown,
+// and 0 otherwise.
+func exitForVerdicts(verdicts []checkers.Verdict) int {
+	code := 0
+	for _, v := range verdicts {
 		switch v.Result {
 		case checkers.ResultViolation:
 			return 1

@@ -1,0 +1,72 @@
+package main
+
+// This file is `kafkasim check -history FILE`: it runs the checkers on a
+// history saved by `kafkasim run -history FILE` (checkers/historyfile.go
+// has the format), so a run can be re-judged, shared, or edited by hand to
+// ask "what if". Exit codes as for run.
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/reports"
+	"github.com/kafkasim/kafkasim/scenarios"
+)
+
+func init() {
+	commands["check"] = command{"run the checkers on a history saved by kafkasim run -history", runCheck}
+}
+
+func runCheck(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("check", stderr)
+	path := fs.String("history", "", "history file written by kafkasim run -history")
+	budget := fs.Duration("budget", checkers.DefaultBudget, "porcupine's wall-time budget; past it linearizability is unknown")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *path == "" {
+		return usagef("-history FILE is required")
+	}
+	if *budget <= 0 {
+		return usagef("-budget %v: want a positive duration such as 10s", *budget)
+	}
+	f, err := os.Open(*path)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer f.Close()
+	hf, err := checkers.ReadHistoryFile(f)
+	if err != nil {
+		return usagef("%s: %v", *path, err)
+	}
+	verdicts := checkers.CheckFile(hf, checkers.Options{LinearizabilityBudget: *budget})
+	source := hf.Source
+	if source == "" {
+		source = "source not recorded"
+	}
+	fmt.Fprintf(stdout, "history %s (%s): %d operations, %d partitions\n", *path, source, len(hf.History.Ops), len(hf.Final.Partitions))
+	reports.WriteVerdictsText(stdout, verdicts)
+	switch exitForVerdicts(verdicts) {
+	case 1:
+		return failedError{"a checker found a violation"}
+	case 3:
+		return exitError{3, "a checker could not decide (unknown)"}
+	}
+	return nil
+}
+
+// saveHistory writes a run's history file, atomically.
+func saveHistory(path string, res *scenarios.Result) error {
+	hf := checkers.HistoryFile{
+		Source:  fmt.Sprintf("%s/%s seed %d", res.Scenario, res.Variant, res.Seed),
+		History: res.History, Final: res.Final,
+	}
+	for i := range res.Verdicts {
+		if res.Verdicts[i].Checker == checkers.NameInvariants {
+			hf.Invariants = &res.Verdicts[i]
+		}
+	}
+	return reports.WriteFileAtomic(path, func(w io.Writer) error { return checkers.WriteHistoryFile(w, hf) })
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// verdictLines returns the checker lines of run or check output (the lines
+// from "linearizability" to "ordering" and beyond, with their anomalies).
+func verdictLines(out string) string {
+	var keep []string
+	on := false
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "  linearizability") {
+			on = true
+		}
+		if strings.HasPrefix(l, "  acknowledged ") || strings.HasPrefix(l, "  replay:") {
+			on = false
+		}
+		if on && l != "" {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+// TestCheckRejudgesASavedRun: check on the history run saved gives the
+// run's verdicts, for a run that loses data and for one with consumers.
+func TestCheckRejudgesASavedRun(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"-scenario", "kip101-hw-lag", "-variant", "hw"}, 1},
+		{[]string{"-scenario", "kip101-hw-lag", "-variant", "kip279"}, 0},
+		{[]string{"-scenario", "consumer-crash", "-variant", "at-least-once", "-seed", "2"}, 1},
+	} {
+		path := filepath.Join(t.TempDir(), "h.jsonl")
+		code, runOut, stderr := runCmd(append([]string{"run", "-history", path}, c.args...)...)
+		if code != c.code {
+			t.Fatalf("%v: run exit %d, want %d\n%s%s", c.args, code, c.code, runOut, stderr)
+		}
+		code, checkOut, stderr := runCmd("check", "-history", path)
+		if code != c.code {
+			t.Fatalf("%v: check exit %d, want %d\n%s%s", c.args, code, c.code, checkOut, stderr)
+		}
+		if want, got := verdictLines(runOut), verdictLines(checkOut); want == "" || want != got {
+			t.Fatalf("%v: check verdicts differ from run's:\nrun:\n%s\ncheck:\n%s", c.args, want, got)
+		}
+	}
+}
+
+// TestCheckSeesAnEditedHistory: deleting the surviving replica's copy of
+// an acknowledged record from a clean run's final state makes check report
+// the loss, so check judges the file rather than echoing the run.
+func TestCheckSeesAnEditedHistory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	if code, out, stderr := runCmd("run", "-history", path, "-scenario", "acks1-leader-crash", "-variant", "acksall"); code != 0 {
+		t.Fatalf("run exit %d\n%s%s", code, out, stderr)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every replica forgets every record: the final logs are empty.
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if strings.HasPrefix(l, `{"final":`) {
+			for {
+				i := strings.Index(l, `"Log":[`)
+				if i < 0 {
+					break
+				}
+				j := strings.Index(l[i:], "]")
+				l = l[:i] + `"Log":null` + l[i+j+1:]
+			}
+		}
+		lines = append(lines, l)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCmd("check", "-history", path)
+	if code != 1 || !strings.Contains(out, "acked-loss       violation") {
+		t.Fatalf("exit %d, want 1 with an acked-loss violation:\n%s", code, out)
+	}
+}
+
+func TestCheckBadInputExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk")
+	if err := os.WriteFile(junk, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check"}, "-history FILE is required"},
+		{[]string{"check", "-history", filepath.Join(dir, "missing")}, "no such file"},
+		{[]string{"check", "-history", junk}, "not a kafkasim history file"},
+		{[]string{"check", "-history", junk, "-budget", "0s"}, "-budget 0s"},
+		{[]string{"run", "-scenario", "kip101-hw-lag", "-history", filepath.Join(dir, "h")}, "name one of the 3 variants"},
+	} {
+		code, _, stderr := runCmd(c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "h")); !os.IsNotExist(err) {
+		t.Errorf("a refused run wrote its history file")
+	}
+}
