@@ -183,8 +183,7 @@ func strictJSON(data []byte, v any) error {
 // CheckFile runs every checker on a saved history: as CheckAll, with the
 // invariants verdict the run recorded (Unknown when the file has none).
 func CheckFile(f HistoryFile, opts Options) []Verdict {
-	var m *Monitor
-	out := CheckAll(f.History, f.Final, m, opts)
+	out := CheckAll(f.History, f.Final, nil, opts)
 	if f.Invariants != nil {
 		for i := range out {
 			if out[i].Checker == NameInvariants {

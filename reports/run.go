@@ -44,12 +44,19 @@ func NewRunJSON(r *scenarios.Result) RunJSON {
 	if out.Config == nil {
 		out.Config = []string{}
 	}
-	for _, v := range r.Verdicts {
+	out.Verdicts = NewVerdictsJSON(r.Verdicts)
+	return out
+}
+
+// NewVerdictsJSON converts verdicts.
+func NewVerdictsJSON(verdicts []checkers.Verdict) []VerdictJSON {
+	var out []VerdictJSON
+	for _, v := range verdicts {
 		vj := VerdictJSON{Checker: v.Checker, Result: v.Result.String(), Permitted: !v.ContractBroken(), Anomalies: []string{}, Notes: v.Notes}
 		for _, a := range v.Anomalies {
 			vj.Anomalies = append(vj.Anomalies, a.String())
 		}
-		out.Verdicts = append(out.Verdicts, vj)
+		out = append(out, vj)
 	}
 	return out
 }

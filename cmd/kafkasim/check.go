@@ -1,11 +1,12 @@
 package main
 
-// This file is `kafkasim check -history FILE`: it runs the checkers on a
+// This file is `kafkasim check -history FILE [-json]`: it runs the checkers on a
 // history saved by `kafkasim run -history FILE` (checkers/historyfile.go
 // has the format), so a run can be re-judged, shared, or edited by hand to
 // ask "what if". Exit codes as for run.
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -22,6 +23,7 @@ func init() {
 func runCheck(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("check", stderr)
 	path := fs.String("history", "", "history file written by kafkasim run -history")
+	asJSON := fs.Bool("json", false, "print one JSON object: the file, its source and the verdicts")
 	budget := fs.Duration("budget", checkers.DefaultBudget, "porcupine's wall-time budget; past it linearizability is unknown")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -42,12 +44,30 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 		return usagef("%s: %v", *path, err)
 	}
 	verdicts := checkers.CheckFile(hf, checkers.Options{LinearizabilityBudget: *budget})
+	if *asJSON {
+		b, err := json.Marshal(struct {
+			History  string                `json:"history"`
+			Source   string                `json:"source"`
+			Ops      int                   `json:"ops"`
+			Verdicts []reports.VerdictJSON `json:"verdicts"`
+		}{*path, hf.Source, len(hf.History.Ops), reports.NewVerdictsJSON(verdicts)})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+		return checkExit(verdicts)
+	}
 	source := hf.Source
 	if source == "" {
 		source = "source not recorded"
 	}
 	fmt.Fprintf(stdout, "history %s (%s): %d operations, %d partitions\n", *path, source, len(hf.History.Ops), len(hf.Final.Partitions))
 	reports.WriteVerdictsText(stdout, verdicts)
+	return checkExit(verdicts)
+}
+
+// checkExit turns the verdicts into check's exit code, as run's.
+func checkExit(verdicts []checkers.Verdict) error {
 	switch exitForVerdicts(verdicts) {
 	case 1:
 		return failedError{"a checker found a violation"}

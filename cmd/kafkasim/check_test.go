@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,5 +112,23 @@ func TestCheckBadInputExitsTwo(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "h")); !os.IsNotExist(err) {
 		t.Errorf("a refused run wrote its history file")
+	}
+}
+
+func TestCheckJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	if code, out, stderr := runCmd("run", "-history", path, "-scenario", "kip101-hw-lag", "-variant", "hw"); code != 1 {
+		t.Fatalf("run exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, _ := runCmd("check", "-json", "-history", path)
+	var got struct {
+		Source   string
+		Verdicts []struct{ Checker, Result string }
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 1 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	if got.Source != "kip101-hw-lag/hw seed 1" || len(got.Verdicts) != 6 || got.Verdicts[1].Checker != "acked-loss" || got.Verdicts[1].Result != "violation" {
+		t.Fatalf("check -json = %+v", got)
 	}
 }
