@@ -80,7 +80,7 @@ func checkExit(verdicts []checkers.Verdict) error {
 // saveHistory writes a run's history file, atomically.
 func saveHistory(path string, res *scenarios.Result) error {
 	hf := checkers.HistoryFile{
-		Source:  fmt.Sprintf("%s/%s seed %d", res.Scenario, res.Variant, res.Seed),
+		Source:  res.Replay, // the command that reproduces the run, -set and -choices included
 		History: res.History, Final: res.Final,
 	}
 	for i := range res.Verdicts {

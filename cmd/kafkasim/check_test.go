@@ -104,6 +104,7 @@ func TestCheckBadInputExitsTwo(t *testing.T) {
 		{[]string{"check", "-history", junk}, "not a kafkasim history file"},
 		{[]string{"check", "-history", junk, "-budget", "0s"}, "-budget 0s"},
 		{[]string{"run", "-scenario", "kip101-hw-lag", "-history", filepath.Join(dir, "h")}, "name one of the 3 variants"},
+		{[]string{"run", "-scenario", "kip101-hw-lag", "-variant", "hw", "-history", filepath.Join(dir, "nodir", "h")}, "does not exist"},
 	} {
 		code, _, stderr := runCmd(c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) {
@@ -128,7 +129,7 @@ func TestCheckJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 1 {
 		t.Fatalf("exit %d, %v:\n%s", code, err, out)
 	}
-	if got.Source != "kip101-hw-lag/hw seed 1" || len(got.Verdicts) != 6 || got.Verdicts[1].Checker != "acked-loss" || got.Verdicts[1].Result != "violation" {
+	if got.Source != "kafkasim replay -scenario kip101-hw-lag -variant hw -seed 1" || len(got.Verdicts) != 6 || got.Verdicts[1].Checker != "acked-loss" || got.Verdicts[1].Result != "violation" {
 		t.Fatalf("check -json = %+v", got)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -114,6 +115,11 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	}
 	if *history != "" && len(variants) > 1 {
 		return usagef("-history saves one run: name one of the %d variants with -variant", len(variants))
+	}
+	if *history != "" {
+		if st, err := os.Stat(filepath.Dir(*history)); err != nil || !st.IsDir() {
+			return usagef("-history %s: the directory %s does not exist", *history, filepath.Dir(*history))
+		}
 	}
 	worst := 0
 	for _, v := range variants {
