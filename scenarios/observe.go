@@ -47,6 +47,7 @@ type observer struct {
 	c        *cluster.Cluster
 	tps      []storage.TopicPartition
 	replicas map[storage.TopicPartition][]int32
+	reps     [][]int32 // replicas of tps[i], for the per-event loops
 	monitor  *checkers.Monitor
 	unclean  map[int32]bool // brokers whose last restart followed a power loss
 	facts    checkers.Facts
@@ -54,7 +55,7 @@ type observer struct {
 	// prev is what each replica looked like at the last observation: the
 	// monitor is only fed when something changed (most events are pings
 	// and timers that change no replica).
-	prev map[storage.TopicPartition][]replicaSeen
+	prev [][]replicaSeen // per tps[i]
 	// With timeline set, every change of a partition's replica states is
 	// kept, for replay's per-event view.
 	timeline bool
@@ -97,6 +98,7 @@ func newObserver(c *cluster.Cluster, topics []TopicSpec, assignments map[string]
 			tp := storage.TopicPartition{Topic: t.Name, Partition: int32(p)}
 			o.tps = append(o.tps, tp)
 			o.replicas[tp] = assignments[t.Name][p]
+			o.reps = append(o.reps, assignments[t.Name][p])
 		}
 	}
 	return o
@@ -148,18 +150,17 @@ func (a *replicaSeen) set(alive, unclean bool, p *server.Partition) {
 // changed reports whether any replica differs from the last observation,
 // and records the current state.
 func (o *observer) changed() bool {
-	if o.prev == nil {
-		o.prev = map[storage.TopicPartition][]replicaSeen{}
-	}
 	any := false
-	for _, tp := range o.tps {
-		seen := o.prev[tp]
-		if seen == nil {
-			seen = make([]replicaSeen, len(o.replicas[tp]))
-			o.prev[tp] = seen
-			any = true
+	if o.prev == nil {
+		o.prev = make([][]replicaSeen, len(o.tps))
+		for k := range o.tps {
+			o.prev[k] = make([]replicaSeen, len(o.reps[k]))
 		}
-		for i, id := range o.replicas[tp] {
+		any = true
+	}
+	for k, tp := range o.tps {
+		seen := o.prev[k]
+		for i, id := range o.reps[k] {
 			b, alive := o.broker(id)
 			var p *server.Partition
 			if alive {
@@ -182,9 +183,9 @@ func (o *observer) observe() {
 		return
 	}
 	o.snaps = o.snaps[:0]
-	for _, tp := range o.tps {
+	for k, tp := range o.tps {
 		snap := checkers.PartitionSnapshot{Topic: tp.Topic, Partition: tp.Partition}
-		for _, id := range o.replicas[tp] {
+		for _, id := range o.reps[k] {
 			b, alive := o.broker(id)
 			var p *server.Partition
 			if alive {
