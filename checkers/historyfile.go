@@ -184,20 +184,17 @@ func strictJSON(data []byte, v any) error {
 // invariants verdict the run recorded (Unknown when the file has none).
 func CheckFile(f HistoryFile, opts Options) []Verdict {
 	out := CheckAll(f.History, f.Final, nil, opts)
-	if f.Invariants != nil {
-		for i := range out {
-			if out[i].Checker == NameInvariants {
-				v := *f.Invariants
-				v.Notes = append(append([]string(nil), v.Notes...), "recorded by the run that saved the history")
-				out[i] = v
-			}
+	for i := range out {
+		if out[i].Checker != NameInvariants {
+			continue
 		}
-	} else {
-		for i := range out {
-			if out[i].Checker == NameInvariants {
-				out[i].Notes = []string{"the history file holds no invariants verdict (the monitor watches live runs only)"}
-			}
+		if f.Invariants == nil {
+			out[i].Notes = []string{"the history file holds no invariants verdict (the monitor watches live runs only)"}
+			continue
 		}
+		v := *f.Invariants
+		v.Notes = append(append([]string(nil), v.Notes...), "recorded by the run that saved the history")
+		out[i] = v
 	}
 	return out
 }

@@ -220,17 +220,7 @@ func (b *Broker) sendOffsetsForLeaderEpoch(f *fetcher, parts []*fetchPartition) 
 		t.Partitions = append(t.Partitions, kmsg.OffsetForLeaderEpochRequestTopicPartition{Partition: fp.tp.Partition, CurrentLeaderEpoch: fp.epoch, LeaderEpoch: epoch})
 		b.logp("offsets-for-leader-epoch", p, sim.I("leader", int64(f.leader)), sim.I("epoch", int64(epoch)))
 	}
-	f.inflight = true
-	gen := f.gen
-	b.send(f.leader, req, b.cfg.ReplicaSocketTimeout, func(r kmsg.Response, err error) {
-		if gen != f.gen {
-			return
-		}
-		f.inflight = false
-		if err != nil {
-			b.backOff(f)
-			return
-		}
+	b.fetcherSend(f, req, b.cfg.ReplicaSocketTimeout, func(r kmsg.Response) {
 		failed := false
 		for _, t := range r.(*kmsg.OffsetForLeaderEpochResponse).Topics {
 			for _, rp := range t.Partitions {
@@ -324,17 +314,7 @@ func (b *Broker) sendFetch(f *fetcher, parts []*fetchPartition) {
 			LogStartOffset: p.log.LogStartOffset(), PartitionMaxBytes: b.cfg.ReplicaFetchMaxBytes, LastFetchedEpoch: -1,
 		})
 	}
-	f.inflight = true
-	gen := f.gen
-	b.send(f.leader, req, b.cfg.ReplicaSocketTimeout+b.cfg.ReplicaFetchWaitMax, func(r kmsg.Response, err error) {
-		if gen != f.gen {
-			return
-		}
-		f.inflight = false
-		if err != nil {
-			b.backOff(f)
-			return
-		}
+	b.fetcherSend(f, req, b.cfg.ReplicaSocketTimeout+b.cfg.ReplicaFetchWaitMax, func(r kmsg.Response) {
 		failed := false
 		for _, t := range r.(*kmsg.FetchResponse).Topics {
 			for i := range t.Partitions {
@@ -437,5 +417,24 @@ func (b *Broker) handleOffsetOutOfRange(f *fetcher, p *Partition, fp *fetchParti
 		b.truncate(p, leaderLEO, "offset-out-of-range")
 		fp.status, fp.offset = fetching, p.LogEndOffset()
 		b.kickFetcher(f)
+	})
+}
+
+// fetcherSend sends the fetcher's one request in flight to its leader and
+// hands the response to handle, unless the fetcher was reset meanwhile
+// (its generation moved on) or the request failed, which backs it off.
+func (b *Broker) fetcherSend(f *fetcher, req kmsg.Request, timeout sim.Duration, handle func(kmsg.Response)) {
+	f.inflight = true
+	gen := f.gen
+	b.send(f.leader, req, timeout, func(r kmsg.Response, err error) {
+		if gen != f.gen {
+			return
+		}
+		f.inflight = false
+		if err != nil {
+			b.backOff(f)
+			return
+		}
+		handle(r)
 	})
 }
