@@ -13,8 +13,7 @@ package client
 // fetch sessions (KIP-227), fetch from follower (KIP-392), truncation
 // detection (KIP-320 OffsetsForLeaderEpoch on the consumer), static
 // membership, or the cooperative protocol (cooperative-sticky is assigned
-// eagerly); offsets.storage=zookeeper is not implemented (NewConsumer
-// refuses it). Leader assignment uses the metadata the leader already has.
+// eagerly). offsets.storage=zookeeper: consumer_zkoffsets.go. Leader assignment uses the metadata the leader already has.
 
 import (
 	"errors"
@@ -138,18 +137,14 @@ type Consumer struct {
 }
 
 // NewConsumer returns a consumer with configuration cfg that finds the
-// cluster through the bootstrap brokers. It refuses an empty bootstrap, a
-// configuration that fails cfg.Validate, and offsets.storage=zookeeper
-// (not implemented).
+// cluster through the bootstrap brokers. It refuses an empty bootstrap and
+// a configuration that fails cfg.Validate.
 func NewConsumer(cfg config.Consumer, bootstrap []int32) (*Consumer, error) {
 	if len(bootstrap) == 0 {
 		return nil, errors.New("client.NewConsumer: bootstrap must name at least one broker")
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("client.NewConsumer: %w", err)
-	}
-	if cfg.OffsetsStorage != config.OffsetsKafka {
-		return nil, fmt.Errorf("client.NewConsumer: offsets.storage=%s is not implemented (allowed: kafka)", cfg.OffsetsStorage)
 	}
 	for _, a := range cfg.PartitionAssignmentStrategy {
 		if _, err := assignor.ByName(string(a)); err != nil {

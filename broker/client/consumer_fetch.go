@@ -7,7 +7,8 @@ package client
 // each leader (fetch.min.bytes, fetch.max.wait.ms, fetch.max.bytes,
 // max.partition.fetch.bytes; one fetch in flight per broker, and a
 // partition is fetched again only once Poll has drained what it got), and
-// OffsetCommit v7 for commitSync / commitAsync / auto-commit.
+// OffsetCommit v7 for commitSync / commitAsync / auto-commit (v0 for both
+// with offsets.storage=zookeeper: consumer_zkoffsets.go).
 //
 // A synchronous commit retries retriable errors (COORDINATOR_NOT_AVAILABLE,
 // NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, timeouts) until twice
@@ -109,7 +110,7 @@ func (c *Consumer) commitDone(ctx *sim.Context, cc *commitCall, err error) {
 
 func (c *Consumer) sendCommit(ctx *sim.Context, cc *commitCall) {
 	req := kmsg.NewPtrOffsetCommitRequest()
-	req.Version, req.Group, req.Generation, req.MemberID = 7, c.cfg.GroupID, cc.generation, cc.member
+	req.Version, req.Group, req.Generation, req.MemberID = c.offsetCommitVersion(), c.cfg.GroupID, cc.generation, cc.member
 	for _, o := range cc.offsets {
 		if len(req.Topics) == 0 || req.Topics[len(req.Topics)-1].Topic != o.Topic {
 			req.Topics = append(req.Topics, kmsg.OffsetCommitRequestTopic{Topic: o.Topic})
@@ -180,7 +181,7 @@ func (c *Consumer) lookupOffsets(ctx *sim.Context) {
 		return
 	}
 	req := kmsg.NewPtrOffsetFetchRequest()
-	req.Version, req.Group = 5, c.cfg.GroupID
+	req.Version, req.Group = c.offsetFetchVersion(), c.cfg.GroupID
 	for _, p := range committed {
 		p.lookup = true
 		if len(req.Topics) == 0 || req.Topics[len(req.Topics)-1].Topic != p.tp.Topic {
@@ -218,7 +219,7 @@ func (c *Consumer) lookupOffsets(ctx *sim.Context) {
 		for _, t := range r.Topics {
 			for _, rp := range t.Partitions {
 				p := c.part(TopicPartition{Topic: t.Topic, Partition: rp.Partition})
-				if p == nil || !p.needCommitted || rp.ErrorCode != 0 {
+				if p == nil || !p.needCommitted || rp.ErrorCode != 0 && !c.noCommittedOffset(rp.ErrorCode, rp.Offset) {
 					continue
 				}
 				p.needCommitted = false

@@ -81,9 +81,13 @@ func groupCluster(t *testing.T, seed uint64) (*sim.World, *cluster.Cluster) {
 	return w, c
 }
 
-func addConsumer(t *testing.T, w *sim.World, name string) *consumerApp {
-	cfg, err := config.ParseConsumer(map[string]string{"group.id": "g", "client.id": name, "auto.offset.reset": "earliest",
-		"enable.auto.commit": "false", "session.timeout.ms": "6000", "heartbeat.interval.ms": "1000", "max.poll.interval.ms": "10000"})
+func addConsumer(t *testing.T, w *sim.World, name string, extra ...string) *consumerApp {
+	props := map[string]string{"group.id": "g", "client.id": name, "auto.offset.reset": "earliest",
+		"enable.auto.commit": "false", "session.timeout.ms": "6000", "heartbeat.interval.ms": "1000", "max.poll.interval.ms": "10000"}
+	for i := 0; i+1 < len(extra); i += 2 {
+		props[extra[i]] = extra[i+1]
+	}
+	cfg, err := config.ParseConsumer(props)
 	must(t, err)
 	a := &consumerApp{cfg: cfg}
 	id, err := w.AddNode(name, func() sim.Node { return a }, sim.NodeOptions{})
@@ -185,11 +189,6 @@ func TestConsumerBadInput(t *testing.T) {
 	cfg := config.DefaultConsumer()
 	if _, err := NewConsumer(cfg, nil); err == nil {
 		t.Error("empty bootstrap accepted")
-	}
-	zk := cfg
-	zk.OffsetsStorage = config.OffsetsZookeeper
-	if _, err := NewConsumer(zk, []int32{0}); err == nil {
-		t.Error("offsets.storage=zookeeper accepted")
 	}
 	c, err := NewConsumer(cfg, []int32{0})
 	must(t, err)

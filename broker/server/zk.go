@@ -151,6 +151,9 @@ func (b *Broker) notifyISRChange(p *Partition) {
 // or not), nil without ZooKeeper.
 func (b *Broker) Controller() *controller.Controller { return b.controller }
 
-// serveMore serves the APIs that are not replication's: the group
-// coordinator's (group_coordinator.go).
-func (b *Broker) serveMore(from sim.NodeID, req *wire.Request) bool { return b.serveGroup(from, req) }
+// serveMore serves the APIs that are not replication's: offsets kept in
+// ZooKeeper (offsets_zk.go) and the group coordinator's
+// (group_coordinator.go).
+func (b *Broker) serveMore(from sim.NodeID, req *wire.Request) bool {
+	return b.serveZKOffsets(from, req) || b.serveGroup(from, req)
+}

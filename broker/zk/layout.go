@@ -11,8 +11,12 @@ package zk
 //   - Topic znodes have no topic_id (version 3, Kafka 2.8): nothing in the
 //     simulation uses topic ids.
 //   - Partition state has no leader_recovery_state (KIP-704, Kafka 3.2).
-//   - The config, consumer-offset, ACL and delegation-token znodes are named
-//     in PersistentPaths but have no encoders: the simulation does not use them.
+//   - The config, ACL and delegation-token znodes are named in
+//     PersistentPaths but have no encoders: the simulation does not use them.
+//   - Consumer offsets (offsets.storage=zookeeper, OffsetCommit/OffsetFetch
+//     v0) live at ConsumerOffsetPath as the offset in decimal, as the old
+//     consumer's ZKStringSerializer wrote them; the old consumer's group
+//     registry (/consumers/<group>/ids, /owners) is not modelled.
 
 import (
 	"bytes"
@@ -70,6 +74,13 @@ func TopicPartitionPath(topic string, partition int32) string {
 // TopicPartitionStatePath is /brokers/topics/<topic>/partitions/<partition>/state.
 func TopicPartitionStatePath(topic string, partition int32) string {
 	return TopicPartitionPath(topic, partition) + "/state"
+}
+
+// ConsumerOffsetPath is /consumers/<group>/offsets/<topic>/<partition>,
+// where offsets.storage=zookeeper keeps a group's committed offset of a
+// partition (ZKGroupTopicDirs.consumerOffsetDir), the offset in decimal.
+func ConsumerOffsetPath(group, topic string, partition int32) string {
+	return "/consumers/" + group + "/offsets/" + topic + "/" + itoa(partition)
 }
 
 // DeleteTopicPath is /admin/delete_topics/<topic>, created (empty) to ask
