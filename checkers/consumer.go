@@ -18,8 +18,9 @@
 // Whether Kafka permits it: any anomaly on a partition whose log (or whose
 // group's __consumer_offsets partition) went through an unclean election
 // is permitted; a duplicate is permitted for at-least-once consumers and a
-// lost write for at-most-once ones (the patterns' own trade); the rest
-// break the contract.
+// lost write for at-most-once ones (the patterns' own trade); for
+// exactly-once consumers (an idempotent sink) neither is; the rest break
+// the contract.
 //
 // What it simplifies: a group is judged per partition; values are unique
 // per run, as the producers write them.
@@ -187,7 +188,7 @@ func Consumers(h History, f Final) Verdict {
 					for _, d := range ds {
 						a.Offsets, a.Ops = append(a.Offsets, d.offset), append(a.Ops, d.op)
 					}
-					a.Permitted = cf.permitted(k) || cf.semantics[h.Ops[ds[0].op].Process] != AtMostOnce || cf.semantics[h.Ops[ds[1].op].Process] != AtMostOnce
+					a.Permitted = cf.permitted(k) || cf.mayDuplicate(h.Ops[ds[0].op].Process) || cf.mayDuplicate(h.Ops[ds[1].op].Process)
 					anomalies = append(anomalies, a)
 				}
 			}
@@ -218,6 +219,13 @@ func Consumers(h History, f Final) Verdict {
 	}
 	anomalies = append(anomalies, cf.pollOrder()...)
 	return verdict(NameConsumer, anomalies, false, "judged "+strconv.Itoa(len(groups))+" group(s)")
+}
+
+// mayDuplicate reports whether process's pattern lets it deliver a value
+// twice: at-least-once, auto-commit and undeclared ones may.
+func (cf *consumerFacts) mayDuplicate(process string) bool {
+	s := cf.semantics[process]
+	return s != AtMostOnce && s != ExactlyOnce
 }
 
 func (cf *consumerFacts) groupSemantics(g string) string {

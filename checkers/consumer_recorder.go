@@ -15,13 +15,18 @@ const (
 	AtLeastOnce = "at-least-once"
 	// AtMostOnce: commit, then process (a crash between loses).
 	AtMostOnce = "at-most-once"
+	// ExactlyOnce: process into an idempotent sink, then commit; the
+	// sink absorbs re-deliveries, so each value takes effect once. A
+	// Consume of such a consumer records the values the sink applied, not
+	// every value the poll delivered.
+	ExactlyOnce = "exactly-once"
 )
 
 // Consumer is the declaration of one group consumer.
 type Consumer struct {
 	Process string
 	Group   string
-	// Semantics is AtLeastOnce, AtMostOnce or "" (not judged).
+	// Semantics is AtLeastOnce, AtMostOnce, ExactlyOnce or "" (not judged).
 	Semantics string
 }
 

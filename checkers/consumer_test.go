@@ -120,6 +120,18 @@ func TestConsumersMustFail(t *testing.T) {
 			h.assign("c2", 2)
 			h.consume("c2", 1, "1:b")
 		}, nil, "duplicate(permitted)"},
+		{"duplicate exactly-once (the sink applied a value twice)", ExactlyOnce, func(h *chist) {
+			sends(h, 2)
+			h.consume("c1", 0, "0:a 1:b")
+			h.assign("c2", 2)
+			h.consume("c2", 1, "1:b")
+		}, nil, "duplicate"},
+		{"lost-write exactly-once", ExactlyOnce, func(h *chist) {
+			sends(h, 3)
+			h.consume("c1", 0, "0:a")
+			h.assign("c2", 2)
+			h.consume("c2", 2, "2:c")
+		}, nil, "lost-write"},
 		{"poll-skip", AtLeastOnce, func(h *chist) { sends(h, 3); h.consume("c1", 0, "0:a"); h.consume("c1", 2, "2:c") }, nil, "lost-write poll-skip"},
 		{"nonmonotonic-poll", AtLeastOnce, func(h *chist) {
 			sends(h, 2)

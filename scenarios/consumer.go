@@ -1,7 +1,7 @@
 package scenarios
 
 // This file puts consumer groups into scripts. 'consumer NAME group=G
-// topic=T [pattern=at-least-once|at-most-once|auto] [poll=DUR]
+// topic=T [pattern=at-least-once|at-most-once|idempotent-sink|auto] [poll=DUR]
 // [process=DUR] [commit-delay=DUR] [consumer properties]' starts a node running Kafka's
 // consumer (package client) in an application loop: every poll interval it
 // polls and, for the pattern,
@@ -11,6 +11,12 @@ package scenarios
 //   - at-most-once: commitSync of the positions first, processes only if
 //     that commit succeeded (a failed one drops the records: someone else
 //     gets them);
+//   - idempotent-sink: as at-least-once, but processing writes into a sink
+//     shared by the group (an external store, so it outlives the members)
+//     that keeps each value once, as an upsert by a unique key does: the
+//     seeds' first route to exactly-once. Re-deliveries are absorbed (a
+//     "sink-duplicate" trace event) and the history's Consume records what
+//     the sink applied, judged as exactly-once.
 //   - auto: enable.auto.commit=true, processes, and lets poll commit.
 //
 // 'kill-consumer NAME' crashes the node (whatever it was processing is
@@ -41,6 +47,9 @@ import (
 	"github.com/kafkasim/kafkasim/sim"
 )
 
+// patternIdempotentSink is the pattern of exactly-once by an idempotent sink.
+const patternIdempotentSink = "idempotent-sink"
+
 // consumerSettings are a consumer node's settings; they survive restarts.
 type consumerSettings struct {
 	name      string
@@ -48,7 +57,8 @@ type consumerSettings struct {
 	pattern   string
 	poll      sim.Duration
 	process   sim.Duration
-	delay     sim.Duration // at-least-once: between processing and committing
+	delay     sim.Duration    // at-least-once: between processing and committing
+	sink      map[string]bool // idempotent-sink: the group's sink, by value
 	cfg       config.Consumer
 	bootstrap []int32
 	rec       *checkers.Recorder
@@ -85,7 +95,7 @@ func (n *consumerNode) Start(ctx *sim.Context) {
 		},
 		OnRevoked: func(ctx *sim.Context, tps []client.TopicPartition) {
 			n.revoked(ctx, tps, "revoked")
-			if n.s.pattern == checkers.AtLeastOnce {
+			if n.s.commitsAfter() {
 				n.commit(ctx, nil) // commit what was processed before the rebalance
 			}
 		},
@@ -176,14 +186,37 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 // processed completes the deliveries and, at-least-once, commits.
 func (n *consumerNode) processed(ctx *sim.Context) {
 	for i, id := range n.inflight {
-		n.s.rec.Consumed(id, ctx.Now(), n.batch[i])
+		n.s.rec.Consumed(id, ctx.Now(), n.s.apply(ctx, n.batch[i]))
 	}
 	n.inflight, n.batch = nil, nil
-	if n.s.pattern == checkers.AtLeastOnce {
+	if n.s.commitsAfter() {
 		ctx.SetTimer(n.s.delay, timerAppCommit)
 		return
 	}
 	n.busy = false
+}
+
+// commitsAfter reports whether the pattern commits after processing.
+func (s *consumerSettings) commitsAfter() bool {
+	return s.pattern == checkers.AtLeastOnce || s.pattern == patternIdempotentSink
+}
+
+// apply processes records: all of them, or, into an idempotent sink, the
+// values it does not hold yet.
+func (s *consumerSettings) apply(ctx *sim.Context, recs []checkers.Record) []checkers.Record {
+	if s.sink == nil {
+		return recs
+	}
+	var applied []checkers.Record
+	for _, r := range recs {
+		if s.sink[r.Value] {
+			ctx.Log("sink-duplicate", sim.S("value", r.Value), sim.I("offset", r.Offset))
+			continue
+		}
+		s.sink[r.Value] = true
+		applied = append(applied, r)
+	}
+	return applied
 }
 
 // commit commits the current positions synchronously, recording one
@@ -300,8 +333,8 @@ func (r *runner) newConsumer(st Step) error {
 			s.topic = v
 		case "pattern":
 			s.pattern = v
-			if v != checkers.AtLeastOnce && v != checkers.AtMostOnce && v != "auto" {
-				return fmt.Errorf("pattern=%q: allowed at-least-once, at-most-once, auto", v)
+			if v != checkers.AtLeastOnce && v != checkers.AtMostOnce && v != patternIdempotentSink && v != "auto" {
+				return fmt.Errorf("pattern=%q: allowed at-least-once, at-most-once, idempotent-sink, auto", v)
 			}
 		case "poll":
 			s.poll, err = ParseDuration(v)
@@ -354,8 +387,18 @@ func (r *runner) newConsumer(st Step) error {
 		}
 	}
 	sem := s.pattern
-	if sem == "auto" {
+	switch sem {
+	case "auto":
 		sem = checkers.AtLeastOnce
+	case patternIdempotentSink:
+		sem = checkers.ExactlyOnce
+		if r.sinks == nil {
+			r.sinks = map[string]map[string]bool{}
+		}
+		if r.sinks[cfg.GroupID] == nil {
+			r.sinks[cfg.GroupID] = map[string]bool{}
+		}
+		s.sink = r.sinks[cfg.GroupID]
 	}
 	r.rec.Consumer(checkers.Consumer{Process: name, Group: cfg.GroupID, Semantics: sem})
 	id, err := r.w.AddNode(name, func() sim.Node { return &consumerNode{s: s} }, sim.NodeOptions{})
@@ -369,7 +412,7 @@ func errorsIs(err, target error) bool { return errors.Is(err, target) }
 
 // consumerUsage is each consumer step's syntax, for parse errors.
 var consumerUsage = map[string]string{
-	"consumer":          "consumer NAME group.id=G topic=T [pattern=at-least-once|at-most-once|auto] [poll=DUR] [process=DUR] [commit-delay=DUR] [consumer property=value ...]",
+	"consumer":          "consumer NAME group.id=G topic=T [pattern=at-least-once|at-most-once|idempotent-sink|auto] [poll=DUR] [process=DUR] [commit-delay=DUR] [consumer property=value ...]",
 	"kill-consumer":     "kill-consumer NAME",
 	"restart-consumer":  "restart-consumer NAME",
 	"close-consumer":    "close-consumer NAME",

@@ -199,6 +199,8 @@ type runner struct {
 	// vars are the script variables of the run (the swarm step reads its
 	// overrides there).
 	vars map[string]string
+	// sinks are the idempotent sinks of the groups, by group id.
+	sinks map[string]map[string]bool
 }
 
 // Prepare validates a run's inputs and returns its configuration: errors
