@@ -59,6 +59,7 @@ type observer struct {
 	// With timeline set, every change of a partition's replica states is
 	// kept, for replay's per-event view.
 	timeline bool
+	touched  uint64 // the brokers' sim.World.Touched sum at the last observation
 	last     map[string]string
 	changes  []StateChange
 	// With timeline set, each replica's log is followed too, so that every
@@ -179,6 +180,16 @@ func (o *observer) changed() bool {
 // changed.
 func (o *observer) observe() {
 	w := o.c.World
+	// An event that touched no broker (a client's, ZooKeeper's) cannot
+	// have changed a replica: skip the comparison.
+	touched := uint64(0)
+	for _, id := range o.c.Brokers {
+		touched += w.Touched(id)
+	}
+	if touched == o.touched && o.prev != nil {
+		return
+	}
+	o.touched = touched
 	if !o.changed() {
 		return
 	}

@@ -119,6 +119,7 @@ func (f Crash) Apply(w *World) error {
 	n.up = false
 	n.inst = nil
 	n.inc++
+	n.touched++
 	n.blocked = 0
 	n.disk.down = true
 	n.disk.busy = 0

@@ -82,6 +82,7 @@ type nodeState struct {
 	started bool
 	inc     uint32 // incarnation: bumped by every crash
 	blocked Time   // nothing is handled before this time (pause, disk latency)
+	touched uint64 // handler runs and crashes so far (World.Touched)
 	disk    *Disk
 	rand    *rand.Rand
 	ctx     Context

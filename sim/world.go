@@ -314,9 +314,21 @@ func (w *World) start(n *nodeState) {
 }
 
 func (w *World) afterHandler(n *nodeState) {
+	n.touched++
 	if b := n.disk.takeBusy(); b > 0 {
 		n.blocked = max(n.blocked, w.now.Add(b))
 	}
+}
+
+// Touched counts the times node id's state may have changed so far: runs
+// of its handlers (events, Act, start) and crashes. An observer that reads
+// nodes' state after every event compares it to skip events that touched
+// none of the nodes it watches.
+func (w *World) Touched(id NodeID) uint64 {
+	if int(id) < 0 || int(id) >= len(w.nodes) {
+		return 0
+	}
+	return w.nodes[id].touched
 }
 
 // Run runs events until none is left, a limit is hit, or Stop is called.

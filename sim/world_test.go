@@ -137,3 +137,35 @@ func TestTraceKeptMatchesHashOnly(t *testing.T) {
 		t.Fatalf("timeline lacks the start records:\n%s", b.String())
 	}
 }
+
+// TestTouchedCountsHandlersAndCrashes: Touched moves for the node whose
+// handler ran or that crashed, and only for it.
+func TestTouchedCountsHandlersAndCrashes(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := w.AddNode("a", func() sim.Node { return &pinger{peer: 1} }, sim.NodeOptions{})
+	b, _ := w.AddNode("b", func() sim.Node { return &pinger{peer: 0} }, sim.NodeOptions{})
+	idle, _ := w.AddNode("idle", func() sim.Node { return &pinger{peer: 0} }, sim.NodeOptions{})
+	for _, id := range []sim.NodeID{b, a} {
+		if err := w.Inject(sim.Start{Node: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.Touched(a) != 1 || w.Touched(b) != 1 || w.Touched(idle) != 0 {
+		t.Fatalf("after start: a=%d b=%d idle=%d, want 1 1 0", w.Touched(a), w.Touched(b), w.Touched(idle))
+	}
+	if _, ok := w.Step(); !ok { // a's ping reaches b
+		t.Fatal("no event")
+	}
+	if w.Touched(a) != 1 || w.Touched(b) != 2 {
+		t.Errorf("after b's delivery: a=%d b=%d, want 1 2", w.Touched(a), w.Touched(b))
+	}
+	if err := w.Inject(sim.Crash{Node: a}); err != nil {
+		t.Fatal(err)
+	}
+	if w.Touched(a) != 2 || w.Touched(idle) != 0 || w.Touched(99) != 0 {
+		t.Errorf("after a's crash: a=%d idle=%d unknown=%d, want 2 0 0", w.Touched(a), w.Touched(idle), w.Touched(99))
+	}
+}

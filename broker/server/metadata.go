@@ -29,6 +29,10 @@ type metadataCache struct {
 	controller int32
 	brokers    []brokerInfo // sorted by id
 	partitions map[storage.TopicPartition]kmsg.UpdateMetadataRequestTopicPartition
+	// sorted lists partitions' keys in order, for Metadata answers; it is
+	// sorted again only after new partitions arrive.
+	sorted   []storage.TopicPartition
+	unsorted bool
 }
 
 func (b *Broker) handleUpdateMetadata(from sim.NodeID, req *wire.Request, body *kmsg.UpdateMetadataRequest) {
@@ -50,7 +54,11 @@ func (b *Broker) handleUpdateMetadata(from sim.NodeID, req *wire.Request, body *
 		m.partitions = map[storage.TopicPartition]kmsg.UpdateMetadataRequestTopicPartition{}
 	}
 	for _, ps := range body.PartitionStates {
-		m.partitions[storage.TopicPartition{Topic: ps.Topic, Partition: ps.Partition}] = ps
+		tp := storage.TopicPartition{Topic: ps.Topic, Partition: ps.Partition}
+		if _, ok := m.partitions[tp]; !ok {
+			m.sorted, m.unsorted = append(m.sorted, tp), true
+		}
+		m.partitions[tp] = ps
 	}
 	b.respond(from, req, resp)
 }
@@ -62,11 +70,11 @@ func (b *Broker) handleMetadata(from sim.NodeID, req *wire.Request, body *kmsg.M
 	for _, bi := range m.brokers {
 		resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: bi.id, Host: NodeName(bi.id), Port: 9092, Rack: bi.rack})
 	}
-	tps := make([]storage.TopicPartition, 0, len(m.partitions))
-	for tp := range m.partitions {
-		tps = append(tps, tp)
+	if m.unsorted {
+		sort.Slice(m.sorted, func(i, j int) bool { return lessTP(m.sorted[i], m.sorted[j]) })
+		m.unsorted = false
 	}
-	sort.Slice(tps, func(i, j int) bool { return lessTP(tps[i], tps[j]) })
+	tps := m.sorted
 	want := map[string]bool{}
 	for _, t := range body.Topics {
 		if t.Topic != nil {
