@@ -35,7 +35,8 @@
 package checkers
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strconv"
 
 	"github.com/kafkasim/kafkasim/sim"
@@ -98,8 +99,12 @@ func (m *Monitor) Observe(step uint64, t sim.Time, snaps []PartitionSnapshot) {
 }
 
 func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s PartitionSnapshot) {
-	reps := append([]ReplicaState(nil), s.Replicas...)
-	sort.SliceStable(reps, func(i, j int) bool { return reps[i].Broker < reps[j].Broker })
+	byBroker := func(a, b ReplicaState) int { return cmp.Compare(a.Broker, b.Broker) }
+	reps := s.Replicas // read only; sorted by broker (a copy when it is not)
+	if !slices.IsSortedFunc(reps, byBroker) {
+		reps = slices.Clone(reps)
+		slices.SortStableFunc(reps, byBroker)
+	}
 	var now map[breakKey]bool
 	// report records a break; desc is built only for a new one (the
 	// monitor runs after every event that changed a replica).
