@@ -33,7 +33,15 @@ func Compare(a, b TopicPartition) int {
 type Member struct {
 	ID     string
 	Topics []string
-	Owned  []TopicPartition
+	// Owned is the subscription's owned partitions (ConsumerProtocol v1+).
+	Owned []TopicPartition
+	// Generation is the generation Owned is from (ConsumerProtocol v2+);
+	// 0 or less means unknown (Kafka's DEFAULT_GENERATION, -1).
+	Generation int32
+	// UserData is the subscription's assignor user data: for "sticky",
+	// StickyAssignorUserData (EncodeStickyUserData), which then takes the
+	// place of Owned and Generation.
+	UserData []byte
 }
 
 func (m Member) subscribes(topic string) bool { return slices.Contains(m.Topics, topic) }
@@ -61,7 +69,7 @@ func ByName(name string) (Assignor, error) {
 	case "sticky":
 		return Sticky{}, nil
 	case "cooperative-sticky":
-		return Sticky{Cooperative: true}, nil
+		return CooperativeSticky{}, nil
 	}
 	return nil, fmt.Errorf("assignor %q: unknown (allowed: range, roundrobin, sticky, cooperative-sticky)", name)
 }
