@@ -17,15 +17,16 @@ package assignor
 // partition to the least-loaded eligible member, then moves partitions
 // (performReassignments, PartitionMovements) until isBalanced.
 //
-// Deviations from Kafka, each because Kafka's result there depends on Java
-// HashMap/HashSet iteration order, or on an exception path:
-//   - Members are visited in member-id order wherever Kafka iterates the
-//     subscriptions or currentAssignment HashMaps (allSubscriptionsEqual's
-//     conflict resolution, assignOwnedPartitions' choice of which members
-//     keep maxQuota). Kafka's result is the same whenever that order does not
-//     matter (e.g. a fresh assignment, or owned counts that fit the quotas).
-//   - PartitionMovements.getTheActualPartitionToBeMoved takes the lowest
-//     (topic, partition) of the reverse-pair set, not HashSet's first.
+// Where Kafka's result depends on the iteration order of a Java HashMap
+// or HashSet (the subscriptions map in allSubscriptionsEqual and
+// assignOwnedPartitions, which decides who keeps maxQuota and who wins a
+// claim; the tie in updatePrevAssignment; the HashSet in
+// getTheActualPartitionToBeMoved), javahash.go reproduces Java's order from
+// String.hashCode / TopicPartition.hashCode and the members' order in
+// JoinGroup, so results match Kafka's, and Kafka's own test expectations
+// hold. Everything else is sorted as Kafka sorts it.
+//
+// Deviations from Kafka:
 //   - A generation conflict compares the other claimant's MemberData
 //     generation (Kafka reads Subscription.generationId for it; the two agree
 //     when the generation is carried in both places).
@@ -109,6 +110,7 @@ func (m Member) generation() int32 {
 // topics.
 type stickyInput struct {
 	ms     []Member           // sorted by id; index = member number
+	order  []int              // member numbers in Java HashMap order
 	topics [][]string         // per member: subscribed topics, deduplicated
 	parts  map[string]int32   // subscribed topics that exist
 	all    []TopicPartition   // every partition of parts, sorted by Compare
@@ -127,7 +129,7 @@ func stickyAssign(members []Member, partitions map[string]int32, md memberData) 
 	if len(ms) == 0 {
 		return out, nil
 	}
-	in := &stickyInput{ms: ms, parts: map[string]int32{}, multi: map[TopicPartition]bool{}, data: md}
+	in := &stickyInput{ms: ms, order: hashMapOrder(ms, members), parts: map[string]int32{}, multi: map[TopicPartition]bool{}, data: md}
 	for _, m := range ms {
 		var ts []string
 		for _, t := range m.Topics {
@@ -174,7 +176,8 @@ func (in *stickyInput) allSubscriptionsEqual() bool {
 	prevOwner := map[TopicPartition]int{}
 	in.owned = make([][]TopicPartition, len(in.ms))
 	in.gens = make([]int32, len(in.ms))
-	for i, m := range in.ms {
+	for _, i := range in.order {
+		m := in.ms[i]
 		ts := in.topics[i]
 		if len(subscribed) == 0 {
 			for _, t := range ts {
@@ -239,7 +242,7 @@ func (in *stickyInput) constrainedAssign() ([][]TopicPartition, map[TopicPartiti
 	var under, exactly []int // unfilledMembersWith{Under,Exactly}MinQuotaPartitions
 
 	// assignOwnedPartitions.
-	for i := range in.ms {
+	for _, i := range in.order {
 		owned := slices.Clone(in.owned[i])
 		// NB: Kafka sorts owned partitions by partition id, then topic.
 		slices.SortFunc(owned, func(a, b TopicPartition) int {
@@ -277,7 +280,9 @@ func (in *stickyInput) constrainedAssign() ([][]TopicPartition, map[TopicPartiti
 	}
 
 	// assignRoundRobin over the unassigned partitions, sorted by topic then
-	// partition; under and exactly are already in member-id order.
+	// partition, with under and exactly sorted by member id.
+	slices.Sort(under)
+	slices.Sort(exactly)
 	next := 0 // the under iterator's position
 	for _, tp := range in.all {
 		if assigned[tp] {

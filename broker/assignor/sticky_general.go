@@ -88,7 +88,7 @@ func newGeneral(in *stickyInput) *general {
 			g.sortedAll = append(g.sortedAll, g.topicFirst[t]+p)
 		}
 	}
-	g.moves = movements{byTopic: map[int]map[pair]map[int]bool{}, of: map[int]pair{}}
+	g.moves = movements{all: in.all, byTopic: map[int]map[pair]*javaTPSet{}, of: map[int]pair{}}
 	return g
 }
 
@@ -124,8 +124,8 @@ func (g *general) prepopulateCurrentAssignments() {
 	for _, gen := range g.in.gens {
 		maxGen = max(maxGen, gen)
 	}
-	for i, m := range g.in.ms {
-		tps, gen := g.in.data(m)
+	for _, i := range g.in.order {
+		tps, gen := g.in.data(g.in.ms[i])
 		if gen >= maxGen {
 			continue
 		}
@@ -346,15 +346,16 @@ type pair struct{ src, dst int }
 // movements is PartitionMovements: the net move of each moved partition,
 // and per topic the partitions moved between each pair of members.
 type movements struct {
-	byTopic map[int]map[pair]map[int]bool
+	all     []TopicPartition
+	byTopic map[int]map[pair]*javaTPSet
 	of      map[int]pair
 }
 
 func (m *movements) remove(t, p int) pair {
 	pr := m.of[p]
 	delete(m.of, p)
-	delete(m.byTopic[t][pr], p)
-	if len(m.byTopic[t][pr]) == 0 {
+	m.byTopic[t][pr].remove(p)
+	if len(m.byTopic[t][pr].items) == 0 {
 		delete(m.byTopic[t], pr)
 	}
 	if len(m.byTopic[t]) == 0 {
@@ -366,12 +367,12 @@ func (m *movements) remove(t, p int) pair {
 func (m *movements) add(t, p int, pr pair) {
 	m.of[p] = pr
 	if m.byTopic[t] == nil {
-		m.byTopic[t] = map[pair]map[int]bool{}
+		m.byTopic[t] = map[pair]*javaTPSet{}
 	}
 	if m.byTopic[t][pr] == nil {
-		m.byTopic[t][pr] = map[int]bool{}
+		m.byTopic[t][pr] = newJavaTPSet()
 	}
-	m.byTopic[t][pr][p] = true
+	m.byTopic[t][pr].add(p)
 }
 
 func (m *movements) move(t, p, from, to int) {
@@ -386,8 +387,7 @@ func (m *movements) move(t, p, from, to int) {
 
 // actualToMove is getTheActualPartitionToBeMoved: if a partition of the
 // topic already moved the other way (to -> from), move that one back
-// instead. NB: Kafka takes a HashSet's first element; this takes the
-// lowest partition.
+// instead: the first in the HashSet's iteration order.
 func (m *movements) actualToMove(t, p, from, to int) int {
 	if m.byTopic[t] == nil {
 		return p
@@ -396,14 +396,8 @@ func (m *movements) actualToMove(t, p, from, to int) int {
 		from = pr.src
 	}
 	set := m.byTopic[t][pair{to, from}]
-	if len(set) == 0 {
+	if set == nil || len(set.items) == 0 {
 		return p
 	}
-	best := -1
-	for q := range set {
-		if best < 0 || q < best {
-			best = q
-		}
-	}
-	return best
+	return set.first(m.all)
 }
