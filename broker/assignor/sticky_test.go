@@ -382,3 +382,36 @@ func TestJavaHashOrder(t *testing.T) {
 		t.Error("table sizes")
 	}
 }
+
+// BenchmarkSticky: 100 members, 10 topics of 100 partitions; a fresh
+// assignment, then a rebalance after one member leaves (constrained path),
+// and the general path with one member on a single topic.
+func BenchmarkSticky(b *testing.B) {
+	parts := map[string]int32{}
+	var topics []string
+	for i := 0; i < 10; i++ {
+		topics = append(topics, fmt.Sprintf("t%d", i))
+		parts[topics[i]] = 100
+	}
+	var ms []Member
+	for i := 0; i < 100; i++ {
+		ms = append(ms, Member{ID: fmt.Sprintf("consumer-%03d", i), Topics: topics})
+	}
+	first := Sticky{}.Assign(ms, parts)
+	var leave []Member
+	for _, m := range ms[1:] {
+		leave = append(leave, Member{ID: m.ID, Topics: m.Topics, Owned: first[m.ID], Generation: 1})
+	}
+	general := slices.Clone(leave)
+	general[0].Topics = topics[:1]
+	for _, c := range []struct {
+		name string
+		ms   []Member
+	}{{"fresh", ms}, {"one-left", leave}, {"general", general}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				Sticky{}.Assign(c.ms, parts)
+			}
+		})
+	}
+}
