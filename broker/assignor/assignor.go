@@ -172,10 +172,12 @@ func (RoundRobin) Assign(members []Member, partitions map[string]int32) Assignme
 // allPartitions returns every partition of a topic some member subscribes
 // to, sorted by topic then partition.
 func allPartitions(members []Member, partitions map[string]int32) []TopicPartition {
+	seen := map[string]bool{}
 	var topics []string
 	for _, m := range members {
 		for _, t := range m.Topics {
-			if _, ok := partitions[t]; ok && !slices.Contains(topics, t) {
+			if _, ok := partitions[t]; ok && !seen[t] {
+				seen[t] = true
 				topics = append(topics, t)
 			}
 		}

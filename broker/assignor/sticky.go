@@ -132,8 +132,10 @@ func stickyAssign(members []Member, partitions map[string]int32, md memberData) 
 	in := &stickyInput{ms: ms, order: hashMapOrder(ms, members), parts: map[string]int32{}, multi: map[TopicPartition]bool{}, data: md}
 	for _, m := range ms {
 		var ts []string
+		seen := make(map[string]bool, len(m.Topics))
 		for _, t := range m.Topics {
-			if !slices.Contains(ts, t) {
+			if !seen[t] {
+				seen[t] = true
 				ts = append(ts, t)
 			}
 			if n, ok := partitions[t]; ok && n > 0 {
