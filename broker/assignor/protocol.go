@@ -112,7 +112,9 @@ func group(tps []TopicPartition) []topicGroup {
 // EncodeStickyUserData encodes StickyAssignor's subscription user data,
 // StickyAssignorUserData v1 (KIP-341): the member's current assignment as
 // [topic string, partitions [int32]] (topics sorted), then the generation
-// (int32). Big-endian, int32 array lengths, int16 string lengths.
+// (int32). Big-endian, int32 array lengths, int16 string lengths. NB:
+// Kafka writes the topics in HashMap order; the decoded content is the
+// same.
 func EncodeStickyUserData(tps []TopicPartition, generation int32) []byte {
 	gs := group(tps)
 	b := binary.BigEndian.AppendUint32(nil, uint32(len(gs)))

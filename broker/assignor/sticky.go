@@ -1,21 +1,27 @@
 package assignor
 
 // This file is the Sticky assignor: a port of Kafka's AbstractStickyAssignor
-// (clients/.../consumer/internals/AbstractStickyAssignor.java, the 3.5+
-// shape with ConstrainedAssignmentBuilder and GeneralAssignmentBuilder, run
-// without rack information) and StickyAssignor (KIP-54, KIP-341 for the
+// (clients/.../consumer/internals/AbstractStickyAssignor.java as of Kafka
+// 3.8: ConstrainedAssignmentBuilder and GeneralAssignmentBuilder, run
+// without rack information) and StickyAssignor (KIP-54; KIP-341 for the
 // generation in StickyAssignorUserData v1). The cooperative variant is in
 // cooperative.go, the general (unequal subscriptions) path in
-// sticky_general.go.
+// sticky_general.go, Java's hash iteration order in javahash.go.
 //
-// Kafka's assign splits on allSubscriptionsEqual: with identical
-// subscriptions constrainedAssign keeps each member's previous partitions up
-// to minQuota or maxQuota (the first totalPartitions%members members that
-// owned at least maxQuota keep maxQuota), revokes the rest and deals the
-// unassigned partitions round-robin to the members under quota; otherwise
+// Kafka's assign splits on allSubscriptionsEqual. With identical
+// subscriptions, constrainedAssign lets each member keep its previous
+// partitions (in partition-then-topic order, KAFKA-16277) up to minQuota,
+// or maxQuota for the first totalPartitions%members members that owned at
+// least that many; the rest are revoked, and the unassigned partitions
+// (sorted by topic, partition) are dealt round-robin to the members under
+// minQuota (sorted by id), then one each to members at minQuota. Otherwise
 // generalAssign keeps every valid previous owner, gives each unassigned
-// partition to the least-loaded eligible member, then moves partitions
-// (performReassignments, PartitionMovements) until isBalanced.
+// partition to the least-loaded member subscribed to it, then moves
+// partitions (performReassignments, PartitionMovements) until isBalanced,
+// and reverts to the pre-balance assignment if that did not lower the
+// balance score. A partition claimed by several members stays with the
+// highest generation; one claimed twice in the same generation is taken
+// from both.
 //
 // Where Kafka's result depends on the iteration order of a Java HashMap
 // or HashSet (the subscriptions map in allSubscriptionsEqual and
@@ -23,8 +29,9 @@ package assignor
 // claim; the tie in updatePrevAssignment; the HashSet in
 // getTheActualPartitionToBeMoved), javahash.go reproduces Java's order from
 // String.hashCode / TopicPartition.hashCode and the members' order in
-// JoinGroup, so results match Kafka's, and Kafka's own test expectations
-// hold. Everything else is sorted as Kafka sorts it.
+// JoinGroup, so results match Kafka's and Kafka's own test expectations
+// hold. Everything else is sorted as Kafka sorts it. As in Kafka's leader,
+// only topics some member subscribes to take part.
 //
 // Deviations from Kafka:
 //   - A generation conflict compares the other claimant's MemberData
@@ -42,8 +49,7 @@ package assignor
 //     (StickyAssignorUserData) as Kafka does, and falls back to Member.Owned
 //     and Member.Generation when there is no UserData (Kafka: no previous
 //     assignment), so a caller without user data still gets stickiness.
-//   - Only topics some member subscribes to count (the leader's
-//     partitionsPerTopic in Kafka holds exactly those).
+//   - Java HashMap tree bins (8+ colliding member ids) are not modelled.
 // A broken internal invariant (Kafka's IllegalStateException) panics.
 
 import (
