@@ -415,3 +415,104 @@ func BenchmarkSticky(b *testing.B) {
 		})
 	}
 }
+
+// ud builds a member as StickyAssignorTest does: topics, and the previous
+// assignment with its generation in StickyAssignorUserData.
+func ud(id, topics, owned string, gen int32) Member {
+	return Member{ID: id, Topics: strings.Fields(topics), UserData: EncodeStickyUserData(tps(owned), gen)}
+}
+
+// TestStickyConflictingPreviousGenerations is StickyAssignorTest's
+// testAssignmentWithConflictingPreviousGenerations (both the equal and the
+// unequal subscription variant): the claims of generation 2 beat those of
+// generation 1, the result is balanced and generation-2 members keep only
+// what they claimed.
+func TestStickyConflictingPreviousGenerations(t *testing.T) {
+	parts := map[string]int32{"topic": 4, "topic2": 4, "topic3": 4}
+	all := "topic topic2 topic3"
+	for _, equal := range []bool{true, false} {
+		t1, t2 := all, all
+		c1 := "topic-0 topic-1 topic-2 topic2-2 topic2-3 topic3-0"
+		if !equal {
+			t1, t2, c1 = "topic", "topic topic2", "topic-0 topic-1 topic-2 topic-3"
+		}
+		c2 := "topic-0 topic-1 topic2-0 topic2-1 topic2-2 topic2-3"
+		c3 := "topic-2 topic-3 topic3-0 topic3-1 topic3-2 topic3-3"
+		ms := []Member{ud("consumer1", t1, c1, 1), ud("consumer2", t2, c2, 2), ud("consumer3", all, c3, 2)}
+		a := Sticky{}.Assign(ms, parts)
+		name := fmt.Sprintf("equal=%v", equal)
+		checkValidityAndBalance(t, name, ms, parts, a)
+		for _, id := range []string{"consumer1", "consumer2", "consumer3"} {
+			if len(a[id]) != 4 {
+				t.Errorf("%s: %s has %d partitions: %s", name, id, len(a[id]), render(a))
+			}
+		}
+		if !containsAll(tps(c2), a["consumer2"]) || !containsAll(tps(c3), a["consumer3"]) {
+			t.Errorf("%s: generation-2 members took partitions they did not claim: %s", name, render(a))
+		}
+	}
+}
+
+// TestStickySchemaBackwardCompatibility is Kafka's
+// testSchemaBackwardCompatibility: one member's user data is v0 (no
+// generation); both previous owners keep a partition they had.
+func TestStickySchemaBackwardCompatibility(t *testing.T) {
+	parts := map[string]int32{"topic": 3}
+	v0 := EncodeStickyUserData(tps("topic-1"), 0)
+	v0 = v0[:len(v0)-4]
+	ms := []Member{ud("consumer1", "topic", "topic-0 topic-2", 1), {ID: "consumer2", Topics: []string{"topic"}, UserData: v0}, km("consumer3", "topic", "", 0)}
+	a := Sticky{}.Assign(ms, parts)
+	checkValidityAndBalance(t, "v0", ms, parts, a)
+	if len(a["consumer1"]) != 1 || !containsAll(tps("topic-0 topic-2"), a["consumer1"]) || set(a["consumer2"]) != set(tps("topic-1")) {
+		t.Errorf("got %s", render(a))
+	}
+}
+
+// TestStickyStickiness is Kafka's testStickiness: four members, three
+// partitions; after the first member leaves, every member that had a
+// partition keeps it.
+func TestStickyStickiness(t *testing.T) {
+	parts := map[string]int32{"topic1": 3}
+	ms := []Member{km("consumer1", "topic1", "", 0), km("consumer2", "topic1", "", 0), km("consumer3", "topic1", "", 0), km("consumer4", "topic1", "", 0)}
+	a := Sticky{}.Assign(ms, parts)
+	var next []Member
+	for _, m := range ms[1:] {
+		next = append(next, Member{ID: m.ID, Topics: m.Topics, Owned: a[m.ID], Generation: 1})
+	}
+	b := Sticky{}.Assign(next, parts)
+	for _, m := range next {
+		if len(b[m.ID]) != 1 || !containsAll(b[m.ID], m.Owned) {
+			t.Errorf("%s had %v, now %v", m.ID, m.Owned, b[m.ID])
+		}
+	}
+}
+
+// TestStickyLargeUniform is a scaled-down
+// testLargeAssignmentAndGroupWithUniformSubscription (50 topics x 200
+// partitions, 200 members): the rebalance after one member leaves moves
+// only that member's partitions.
+func TestStickyLargeUniform(t *testing.T) {
+	parts := map[string]int32{}
+	var topics []string
+	for i := 0; i < 50; i++ {
+		topics = append(topics, fmt.Sprintf("topic%02d", i))
+		parts[topics[i]] = 200
+	}
+	var ms []Member
+	for i := 0; i < 200; i++ {
+		ms = append(ms, Member{ID: fmt.Sprintf("consumer%03d", i), Topics: topics})
+	}
+	a := Sticky{}.Assign(ms, parts)
+	checkValidityAndBalance(t, "fresh", ms, parts, a)
+	var next []Member
+	for _, m := range ms[1:] {
+		next = append(next, Member{ID: m.ID, Topics: m.Topics, Owned: a[m.ID], Generation: 1})
+	}
+	b := Sticky{}.Assign(next, parts)
+	checkValidityAndBalance(t, "one left", next, parts, b)
+	for _, m := range next {
+		if !containsAll(b[m.ID], m.Owned) {
+			t.Fatalf("%s lost partitions: had %d, has %d", m.ID, len(m.Owned), len(b[m.ID]))
+		}
+	}
+}
