@@ -13,24 +13,24 @@ import (
 
 // general is GeneralAssignmentBuilder's state.
 type general struct {
-	in          *stickyInput
-	pidx        map[TopicPartition]int
-	topicNames  []string // sorted
-	topicOf     []int    // partition -> topic number
-	topicFirst  []int    // topic -> its partition 0's number
-	topicCount  []int    // topic -> partition count
-	topicCons   [][]int  // topic2AllPotentialConsumers
-	consTopics  [][]int  // consumer2AllPotentialTopics
-	subscribes  [][]bool // member, topic
-	maxSize     []int    // getMaxAssignmentSize per member
-	owner       []int    // currentPartitionConsumer; -1 if none
-	count       []int    // currentAssignment sizes
-	present     []bool   // still in currentAssignment (not fixed)
-	sorted      []int    // sortedCurrentSubscriptions: by (count, id)
-	sortedAll   []int    // sortedAllPartitions
-	prev        map[int]prevOwner
-	moves       movements
-	revocationR bool // revocationRequired
+	in                 *stickyInput
+	pidx               map[TopicPartition]int
+	topicNames         []string // sorted
+	topicOf            []int    // partition -> topic number
+	topicFirst         []int    // topic -> its partition 0's number
+	topicCount         []int    // topic -> partition count
+	topicCons          [][]int  // topic2AllPotentialConsumers
+	consTopics         [][]int  // consumer2AllPotentialTopics
+	subscribes         [][]bool // member, topic
+	maxSize            []int    // getMaxAssignmentSize per member
+	owner              []int    // currentPartitionConsumer; -1 if none
+	count              []int    // currentAssignment sizes
+	present            []bool   // still in currentAssignment (not fixed)
+	sorted             []int    // sortedCurrentSubscriptions: by (count, id)
+	sortedAll          []int    // sortedAllPartitions
+	prev               map[int]prevOwner
+	moves              movements
+	revocationRequired bool
 }
 
 // prevOwner is ConsumerGenerationPair.
@@ -151,7 +151,7 @@ func (g *general) assignOwnedPartitions() {
 				continue
 			}
 			if !g.subscribes[i][g.topicOf[p]] {
-				g.revocationR = true
+				g.revocationRequired = true
 				continue
 			}
 			g.owner[p] = i
@@ -214,7 +214,7 @@ func (g *general) balance(unassigned []int) {
 	}
 
 	preOwner, preCount := slices.Clone(g.owner), slices.Clone(g.count)
-	if !g.revocationR {
+	if !g.revocationRequired {
 		g.performReassignments(unassigned)
 	}
 	performed := g.performReassignments(g.sortedAll)
