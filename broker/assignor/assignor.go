@@ -33,7 +33,15 @@ func Compare(a, b TopicPartition) int {
 type Member struct {
 	ID     string
 	Topics []string
-	Owned  []TopicPartition
+	// Owned is the subscription's owned partitions (ConsumerProtocol v1+).
+	Owned []TopicPartition
+	// Generation is the generation Owned is from (ConsumerProtocol v2+);
+	// 0 or less means unknown (Kafka's DEFAULT_GENERATION, -1).
+	Generation int32
+	// UserData is the subscription's assignor user data: for "sticky",
+	// StickyAssignorUserData (EncodeStickyUserData), which then takes the
+	// place of Owned and Generation.
+	UserData []byte
 }
 
 func (m Member) subscribes(topic string) bool { return slices.Contains(m.Topics, topic) }
@@ -61,7 +69,7 @@ func ByName(name string) (Assignor, error) {
 	case "sticky":
 		return Sticky{}, nil
 	case "cooperative-sticky":
-		return Sticky{Cooperative: true}, nil
+		return CooperativeSticky{}, nil
 	}
 	return nil, fmt.Errorf("assignor %q: unknown (allowed: range, roundrobin, sticky, cooperative-sticky)", name)
 }
@@ -164,10 +172,12 @@ func (RoundRobin) Assign(members []Member, partitions map[string]int32) Assignme
 // allPartitions returns every partition of a topic some member subscribes
 // to, sorted by topic then partition.
 func allPartitions(members []Member, partitions map[string]int32) []TopicPartition {
+	seen := map[string]bool{}
 	var topics []string
 	for _, m := range members {
 		for _, t := range m.Topics {
-			if _, ok := partitions[t]; ok && !slices.Contains(topics, t) {
+			if _, ok := partitions[t]; ok && !seen[t] {
+				seen[t] = true
 				topics = append(topics, t)
 			}
 		}

@@ -193,7 +193,7 @@ func spread(ms []Member, a Assignment) int {
 func TestPropertyEveryPartitionOnce(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ms, parts := genGroup(t, false)
-		for _, as := range []Assignor{Range{}, RoundRobin{}, Sticky{}} {
+		for _, as := range []Assignor{Range{}, RoundRobin{}, Sticky{}, CooperativeSticky{}} {
 			checkExactlyOnce(t, as.Name(), ms, parts, as.Assign(ms, parts))
 		}
 	})
@@ -256,6 +256,131 @@ func TestPropertyStickyKeepsOwners(t *testing.T) {
 		}
 		if s := spread(next, st); s > 1 {
 			t.Fatalf("sticky spread %d: %s", s, render(st))
+		}
+	})
+}
+
+// genPrevious gives each member previous partitions: those of a random
+// earlier assignment, with some members stale (an older generation) or
+// claiming partitions another member also claims, as Kafka's
+// allSubscriptionsEqual and prepopulateCurrentAssignments must resolve.
+func genPrevious(t *rapid.T, ms []Member, parts map[string]int32) []Member {
+	all := allPartitions(ms, parts)
+	out := slices.Clone(ms)
+	var before Assignment
+	switch rapid.IntRange(0, 2).Draw(t, "before") {
+	case 0:
+		before = RoundRobin{}.Assign(ms, parts)
+	case 1:
+		before = Range{}.Assign(ms, parts)
+	default:
+		before = Sticky{}.Assign(ms, parts)
+	}
+	for i := range out {
+		out[i].Owned = slices.Clone(before[out[i].ID])
+		out[i].Generation = int32(rapid.IntRange(0, 3).Draw(t, "gen"))
+		if len(all) > 0 && rapid.IntRange(0, 3).Draw(t, "extra-claim") == 0 {
+			out[i].Owned = append(out[i].Owned, rapid.SampledFrom(all).Draw(t, "claim"))
+		}
+	}
+	return out
+}
+
+// The sticky assignors with arbitrary previous owners: every partition
+// once (cooperative: at most once, and the missing ones are exactly those
+// in transfer), Kafka's balance condition (no partition could move to a
+// member with two fewer), and the same result when run again.
+func TestPropertyStickyWithPrevious(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ms, parts := genGroup(t, rapid.Bool().Draw(t, "same"))
+		ms = genPrevious(t, ms, parts)
+		st := Sticky{}.Assign(ms, parts)
+		checkExactlyOnce(t, "sticky", ms, parts, st)
+		if again := (Sticky{}).Assign(ms, parts); render(again) != render(st) {
+			t.Fatalf("not deterministic: %s then %s", render(st), render(again))
+		}
+		for i, x := range ms {
+			for _, y := range ms[i+1:] {
+				small, large := x, y
+				if len(st[x.ID]) > len(st[y.ID]) {
+					small, large = y, x
+				}
+				if len(st[large.ID])-len(st[small.ID]) <= 1 {
+					continue
+				}
+				for _, tp := range st[large.ID] {
+					if small.subscribes(tp.Topic) {
+						t.Fatalf("unbalanced: %v could move from %s to %s: %s", tp, large.ID, small.ID, render(st))
+					}
+				}
+			}
+		}
+		co := CooperativeSticky{}.Assign(ms, parts)
+		checkCooperative(t, ms, co)
+	})
+}
+
+// checkCooperative: no partition goes to a member that did not own it
+// while another member owned it (it must be revoked first, KIP-429).
+func checkCooperative(t *rapid.T, ms []Member, co Assignment) {
+	prevOwners := map[TopicPartition][]string{}
+	for _, m := range ms {
+		for _, tp := range m.Owned {
+			prevOwners[tp] = append(prevOwners[tp], m.ID)
+		}
+	}
+	seen := map[TopicPartition]string{}
+	for _, m := range ms {
+		for _, tp := range co[m.ID] {
+			if o, ok := seen[tp]; ok {
+				t.Fatalf("cooperative: %v to %s and %s", tp, o, m.ID)
+			}
+			seen[tp] = m.ID
+			owners := prevOwners[tp]
+			if len(owners) > 0 && !slices.Contains(owners, m.ID) {
+				t.Fatalf("cooperative: %v given to %s in the round it is taken from %v: %s", tp, m.ID, owners, render(co))
+			}
+		}
+	}
+}
+
+// Cooperative after a membership change: what it withholds is exactly
+// what Sticky moves between members, and the follow-up round (owners
+// having revoked) completes Sticky's assignment.
+func TestPropertyCooperativeTwoRounds(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ms, parts := genGroup(t, true)
+		first := Sticky{}.Assign(ms, parts)
+		var next []Member
+		for _, m := range ms {
+			if rapid.IntRange(0, 3).Draw(t, "keep") > 0 {
+				next = append(next, Member{ID: m.ID, Topics: m.Topics, Owned: first[m.ID], Generation: 1})
+			}
+		}
+		for i := 0; i < rapid.IntRange(0, 2).Draw(t, "new"); i++ {
+			next = append(next, Member{ID: fmt.Sprintf("n%d", i), Topics: ms[0].Topics, Generation: 1})
+		}
+		if len(next) == 0 {
+			return
+		}
+		st := Sticky{}.Assign(next, parts)
+		co := CooperativeSticky{}.Assign(next, parts)
+		checkCooperative(t, next, co)
+		tr := TransferringOwnership(next, st)
+		for _, m := range next {
+			want := slices.DeleteFunc(slices.Clone(st[m.ID]), func(tp TopicPartition) bool { return tr[tp] == m.ID })
+			if !slices.Equal(co[m.ID], want) {
+				t.Fatalf("%s: cooperative %v, sticky less transfers %v", m.ID, co[m.ID], want)
+			}
+		}
+		// Round two: everyone owns what round one gave them.
+		for i := range next {
+			next[i].Owned, next[i].Generation = co[next[i].ID], 2
+		}
+		co2 := CooperativeSticky{}.Assign(next, parts)
+		checkExactlyOnce(t, "cooperative round 2", next, parts, co2)
+		if s := spread(next, co2); s > 1 {
+			t.Fatalf("cooperative round 2 spread %d: %s", s, render(co2))
 		}
 	})
 }

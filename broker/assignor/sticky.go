@@ -1,118 +1,340 @@
 package assignor
 
-// This file is the Sticky assignor (Kafka's StickyAssignor, KIP-54, and
-// the cooperative variant's protocol name, KIP-429): a balanced assignment
-// (partition counts differ by at most one where subscriptions allow) that
-// keeps as many partitions with their previous owners as it can.
+// This file is the Sticky assignor: a port of Kafka's AbstractStickyAssignor
+// (clients/.../consumer/internals/AbstractStickyAssignor.java as of Kafka
+// 3.8: ConstrainedAssignmentBuilder and GeneralAssignmentBuilder, run
+// without rack information) and StickyAssignor (KIP-54; KIP-341 for the
+// generation in StickyAssignorUserData v1). The cooperative variant is in
+// cooperative.go, the general (unequal subscriptions) path in
+// sticky_general.go, Java's hash iteration order in javahash.go.
 //
-// Simplification: Kafka's AbstractStickyAssignor has a fast path for
-// identical subscriptions and a general path that searches for
-// balance-improving reassignments; here one greedy procedure serves both:
-// keep every valid previous owner, give each unowned partition to the
-// least-loaded eligible member, then move single partitions from the most
-// loaded member to the least loaded eligible one while that lowers the
-// spread. Each move strictly lowers the sum of squared counts, so it ends;
-// with identical subscriptions it ends balanced within one, with the
-// fewest moves. Ties go to the lower member id and the higher partition, so
-// the result is deterministic. Cooperative only changes the name: the
-// consumer still revokes everything before a rebalance (eager).
+// Kafka's assign splits on allSubscriptionsEqual. With identical
+// subscriptions, constrainedAssign lets each member keep its previous
+// partitions (in partition-then-topic order, KAFKA-16277) up to minQuota,
+// or maxQuota for the first totalPartitions%members members that owned at
+// least that many; the rest are revoked, and the unassigned partitions
+// (sorted by topic, partition) are dealt round-robin to the members under
+// minQuota (sorted by id), then one each to members at minQuota. Otherwise
+// generalAssign keeps every valid previous owner, gives each unassigned
+// partition to the least-loaded member subscribed to it, then moves
+// partitions (performReassignments, PartitionMovements) until isBalanced,
+// and reverts to the pre-balance assignment if that did not lower the
+// balance score. A partition claimed by several members stays with the
+// highest generation; one claimed twice in the same generation is taken
+// from both.
+//
+// Where Kafka's result depends on the iteration order of a Java HashMap
+// or HashSet (the subscriptions map in allSubscriptionsEqual and
+// assignOwnedPartitions, which decides who keeps maxQuota and who wins a
+// claim; the tie in updatePrevAssignment; the HashSet in
+// getTheActualPartitionToBeMoved), javahash.go reproduces Java's order from
+// String.hashCode / TopicPartition.hashCode and the members' order in
+// JoinGroup, so results match Kafka's and Kafka's own test expectations
+// hold. Everything else is sorted as Kafka sorts it. As in Kafka's leader,
+// only topics some member subscribes to take part.
+//
+// Deviations from Kafka:
+//   - A generation conflict compares the other claimant's MemberData
+//     generation (Kafka reads Subscription.generationId for it; the two agree
+//     when the generation is carried in both places).
+//   - maxGeneration is computed per call (Kafka keeps it in an instance
+//     field that never resets).
+//   - An owned partition beyond the topic's partition count is dropped like
+//     one of a missing topic (Kafka checks only the topic).
+//   - The "previous owner" move of performReassignments is skipped when the
+//     previous owner is fixed or no longer subscribes to the topic (Kafka
+//     would throw a NullPointerException or give the partition to a member
+//     that does not subscribe to it).
+//   - Eager Sticky reads the previous assignment from UserData
+//     (StickyAssignorUserData) as Kafka does, and falls back to Member.Owned
+//     and Member.Generation when there is no UserData (Kafka: no previous
+//     assignment), so a caller without user data still gets stickiness.
+//   - Java HashMap tree bins (8+ colliding member ids) are not modelled.
+// A broken internal invariant (Kafka's IllegalStateException) panics.
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
 
-// Sticky is the sticky assignor.
+// DefaultGeneration is AbstractStickyAssignor.DEFAULT_GENERATION: the
+// generation of a member whose generation is unknown.
+const DefaultGeneration int32 = -1
+
+// Sticky is the sticky assignor (Kafka's StickyAssignor).
 type Sticky struct {
-	// Cooperative names it cooperative-sticky.
+	// Cooperative makes it the cooperative-sticky assignor (it then
+	// behaves exactly as CooperativeSticky).
 	Cooperative bool
 }
 
 // Name implements Assignor.
 func (s Sticky) Name() string {
 	if s.Cooperative {
-		return "cooperative-sticky"
+		return CooperativeSticky{}.Name()
 	}
 	return "sticky"
 }
 
 // Assign implements Assignor.
-func (Sticky) Assign(members []Member, partitions map[string]int32) Assignment {
+func (s Sticky) Assign(members []Member, partitions map[string]int32) Assignment {
+	if s.Cooperative {
+		return CooperativeSticky{}.Assign(members, partitions)
+	}
+	out, _ := stickyAssign(members, partitions, stickyMemberData)
+	return out
+}
+
+// memberData is AbstractStickyAssignor.memberData: a member's previous
+// partitions and their generation (DefaultGeneration if unknown).
+type memberData func(Member) ([]TopicPartition, int32)
+
+// stickyMemberData is StickyAssignor.memberData (see the file header for
+// the fallback to Owned).
+func stickyMemberData(m Member) ([]TopicPartition, int32) {
+	if len(m.UserData) > 0 {
+		tps, gen, err := DecodeStickyUserData(m.UserData)
+		if err != nil {
+			return nil, DefaultGeneration
+		}
+		return tps, gen
+	}
+	return m.Owned, m.generation()
+}
+
+// generation is the member's generation, DefaultGeneration if unknown.
+func (m Member) generation() int32 {
+	if m.Generation <= 0 {
+		return DefaultGeneration
+	}
+	return m.Generation
+}
+
+// stickyInput is what both paths start from: the members sorted by id,
+// their resolved previous partitions, and the partitions of the subscribed
+// topics.
+type stickyInput struct {
+	ms     []Member           // sorted by id; index = member number
+	order  []int              // member numbers in Java HashMap order
+	topics [][]string         // per member: subscribed topics, deduplicated
+	parts  map[string]int32   // subscribed topics that exist
+	all    []TopicPartition   // every partition of parts, sorted by Compare
+	owned  [][]TopicPartition // per member: previous partitions after conflict resolution
+	gens   []int32            // per member: memberData generation
+	multi  map[TopicPartition]bool
+	data   memberData
+}
+
+// stickyAssign runs AbstractStickyAssignor.assign. transferring is
+// partitionsTransferringOwnership of the constrained path (partition ->
+// member taking it over), nil after the general path.
+func stickyAssign(members []Member, partitions map[string]int32, md memberData) (Assignment, map[TopicPartition]string) {
 	out := newAssignment(members)
 	ms := sortedMembers(members)
 	if len(ms) == 0 {
-		return out
+		return out, nil
 	}
-	all := allPartitions(ms, partitions)
-	valid := map[TopicPartition]bool{}
-	for _, tp := range all {
-		valid[tp] = true
+	in := &stickyInput{ms: ms, order: hashMapOrder(ms, members), parts: map[string]int32{}, multi: map[TopicPartition]bool{}, data: md}
+	for _, m := range ms {
+		var ts []string
+		seen := make(map[string]bool, len(m.Topics))
+		for _, t := range m.Topics {
+			if !seen[t] {
+				seen[t] = true
+				ts = append(ts, t)
+			}
+			if n, ok := partitions[t]; ok && n > 0 {
+				in.parts[t] = n
+			}
+		}
+		in.topics = append(in.topics, ts)
 	}
-	owner := map[TopicPartition]int{} // index into ms
-	count := make([]int, len(ms))
+	in.all = allPartitions(ms, in.parts)
+	var lists [][]TopicPartition
+	var transferring map[TopicPartition]string
+	if in.allSubscriptionsEqual() {
+		var tr map[TopicPartition]int
+		lists, tr = in.constrainedAssign()
+		transferring = map[TopicPartition]string{}
+		for tp, i := range tr {
+			transferring[tp] = ms[i].ID
+		}
+	} else {
+		lists = newGeneral(in).assign()
+	}
 	for i, m := range ms {
-		owned := slices.Clone(m.Owned)
-		slices.SortFunc(owned, Compare)
-		for _, tp := range owned {
-			if _, taken := owner[tp]; !taken && valid[tp] && m.subscribes(tp.Topic) {
-				owner[tp] = i
-				count[i]++
-			}
-		}
+		out[m.ID] = append(out[m.ID], lists[i]...)
 	}
-	for _, tp := range all {
-		if _, ok := owner[tp]; ok {
-			continue
-		}
-		best := -1
-		for i, m := range ms {
-			if m.subscribes(tp.Topic) && (best < 0 || count[i] < count[best]) {
-				best = i
-			}
-		}
-		owner[tp] = best
-		count[best]++
-	}
-	for moveOne(ms, all, owner, count) {
-	}
-	for _, tp := range all {
-		id := ms[owner[tp]].ID
-		out[id] = append(out[id], tp)
-	}
-	return out.sort()
+	return out.sort(), transferring
 }
 
-// moveOne moves one partition from a member to an eligible member with at
-// least two fewer partitions, preferring the most loaded source and the
-// least loaded destination, and reports whether it moved one.
-func moveOne(ms []Member, all []TopicPartition, owner map[TopicPartition]int, count []int) bool {
-	order := make([]int, len(ms))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return count[b] - count[a] }) // most loaded first
-	for _, src := range order {
-		bestDst, bestTP := -1, -1
-		for j := len(all) - 1; j >= 0; j-- {
-			tp := all[j]
-			if owner[tp] != src {
+func (in *stickyInput) valid(tp TopicPartition) bool {
+	n, ok := in.parts[tp.Topic]
+	return ok && tp.Partition >= 0 && tp.Partition < n
+}
+
+// allSubscriptionsEqual reports whether every member subscribes to the same
+// topics, and resolves the previous owners: a partition claimed by members
+// of different generations stays with the highest generation; one claimed
+// twice in the same generation is taken from both (multi).
+func (in *stickyInput) allSubscriptionsEqual() bool {
+	equal := true
+	subscribed := map[string]bool{}
+	prevOwner := map[TopicPartition]int{}
+	in.owned = make([][]TopicPartition, len(in.ms))
+	in.gens = make([]int32, len(in.ms))
+	for _, i := range in.order {
+		m := in.ms[i]
+		ts := in.topics[i]
+		if len(subscribed) == 0 {
+			for _, t := range ts {
+				subscribed[t] = true
+			}
+		} else if equal && !(len(ts) == len(subscribed) && allIn(ts, subscribed)) {
+			equal = false
+		}
+		tps, gen := in.data(m)
+		in.gens[i] = gen
+		for _, tp := range tps {
+			if !in.valid(tp) {
 				continue
 			}
-			for dst, m := range ms {
-				if dst == src || count[dst]+1 >= count[src] || !m.subscribes(tp.Topic) {
-					continue
-				}
-				if bestDst < 0 || count[dst] < count[bestDst] || (count[dst] == count[bestDst] && strings.Compare(m.ID, ms[bestDst].ID) < 0) {
-					bestDst, bestTP = dst, j
-				}
+			other, ok := prevOwner[tp]
+			switch {
+			case !ok:
+				in.owned[i] = append(in.owned[i], tp)
+				prevOwner[tp] = i
+			case gen == in.gens[other]:
+				in.multi[tp] = true
+				in.owned[other] = removeTP(in.owned[other], tp)
+				prevOwner[tp] = i
+			case gen > in.gens[other]:
+				in.owned[i] = append(in.owned[i], tp)
+				in.owned[other] = removeTP(in.owned[other], tp)
+				prevOwner[tp] = i
 			}
 		}
-		if bestDst >= 0 {
-			owner[all[bestTP]] = bestDst
-			count[src]--
-			count[bestDst]++
-			return true
+	}
+	return equal
+}
+
+func allIn(ts []string, set map[string]bool) bool {
+	for _, t := range ts {
+		if !set[t] {
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// removeTP removes the first tp from l (Java's List.remove(Object)).
+func removeTP(l []TopicPartition, tp TopicPartition) []TopicPartition {
+	if i := slices.Index(l, tp); i >= 0 {
+		return slices.Delete(l, i, i+1)
+	}
+	return l
+}
+
+// constrainedAssign is ConstrainedAssignmentBuilder.build without racks:
+// assignOwnedPartitions, then assignRoundRobin, then verifyUnfilledMembers.
+// It returns each member's partitions and partitionsTransferringOwnership.
+func (in *stickyInput) constrainedAssign() ([][]TopicPartition, map[TopicPartition]int) {
+	n, total := len(in.ms), len(in.all)
+	minQuota, maxQuota := total/n, (total+n-1)/n
+	expectedOver, currentOver := total%n, 0
+	assignment := make([][]TopicPartition, n)
+	assigned := map[TopicPartition]bool{}
+	revoked := map[TopicPartition]bool{}
+	transferring := map[TopicPartition]int{}
+	var under, exactly []int // unfilledMembersWith{Under,Exactly}MinQuotaPartitions
+
+	// assignOwnedPartitions.
+	for _, i := range in.order {
+		owned := slices.Clone(in.owned[i])
+		// NB: Kafka sorts owned partitions by partition id, then topic.
+		slices.SortFunc(owned, func(a, b TopicPartition) int {
+			if a.Partition != b.Partition {
+				return int(a.Partition) - int(b.Partition)
+			}
+			return strings.Compare(a.Topic, b.Topic)
+		})
+		owned = slices.DeleteFunc(owned, func(tp TopicPartition) bool { return in.multi[tp] })
+		keep := func(k int) {
+			assignment[i] = append(assignment[i], owned[:k]...)
+			for _, tp := range owned[:k] {
+				assigned[tp] = true
+			}
+			for _, tp := range owned[k:] {
+				revoked[tp] = true
+			}
+		}
+		switch {
+		case len(owned) < minQuota:
+			keep(len(owned))
+			under = append(under, i)
+		case len(owned) >= maxQuota && currentOver < expectedOver:
+			currentOver++
+			if currentOver == expectedOver {
+				exactly = exactly[:0]
+			}
+			keep(maxQuota)
+		default:
+			keep(minQuota)
+			if currentOver < expectedOver {
+				exactly = append(exactly, i)
+			}
+		}
+	}
+
+	// assignRoundRobin over the unassigned partitions, sorted by topic then
+	// partition, with under and exactly sorted by member id.
+	slices.Sort(under)
+	slices.Sort(exactly)
+	next := 0 // the under iterator's position
+	for _, tp := range in.all {
+		if assigned[tp] {
+			continue
+		}
+		var c int
+		fromUnder := false
+		switch {
+		case next < len(under):
+			c, fromUnder = under[next], true
+			next++
+		case len(under) == 0 && len(exactly) == 0:
+			panic(fmt.Sprintf("sticky assignor: no more unfilled consumers to be assigned %v", tp))
+		case len(under) == 0:
+			c, exactly = exactly[0], exactly[1:]
+		default:
+			c, fromUnder, next = under[0], true, 1
+		}
+		assignment[c] = append(assignment[c], tp)
+		if revoked[tp] || in.multi[tp] {
+			transferring[tp] = c
+		}
+		switch count := len(assignment[c]); {
+		case count == minQuota:
+			if fromUnder {
+				next--
+				under = slices.Delete(under, next, next+1)
+			}
+			exactly = append(exactly, c)
+		case count == maxQuota:
+			currentOver++
+		}
+	}
+
+	// verifyUnfilledMembers.
+	if len(under) > 0 {
+		if currentOver != expectedOver {
+			panic(fmt.Sprintf("sticky assignor: %d members over minQuota, want %d, and no partitions left", currentOver, expectedOver))
+		}
+		for _, c := range under {
+			if len(assignment[c]) != minQuota {
+				panic(fmt.Sprintf("sticky assignor: member %s has %d partitions, under minQuota %d", in.ms[c].ID, len(assignment[c]), minQuota))
+			}
+		}
+	}
+	return assignment, transferring
 }

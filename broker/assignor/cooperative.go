@@ -1,0 +1,77 @@
+package assignor
+
+// This file is the cooperative-sticky assignor (Kafka's
+// CooperativeStickyAssignor, KIP-429): the sticky algorithm over each
+// member's ConsumerProtocol owned partitions and generation, followed by
+// adjustAssignment: a partition that changes owner is left out of its new
+// owner's assignment this round, so its old owner revokes it first and a
+// follow-up rebalance hands it over. The consumer here still runs the eager
+// protocol (it sends no owned partitions), for which this changes nothing.
+
+import "encoding/binary"
+
+// CooperativeSticky is the cooperative-sticky assignor.
+type CooperativeSticky struct{}
+
+// Name implements Assignor.
+func (CooperativeSticky) Name() string { return "cooperative-sticky" }
+
+// Assign implements Assignor. A partition taken from one member and given
+// to another is missing from the result: it is assigned to no one until
+// its previous owner has revoked it.
+func (CooperativeSticky) Assign(members []Member, partitions map[string]int32) Assignment {
+	out, transferring := stickyAssign(members, partitions, cooperativeMemberData)
+	if transferring == nil {
+		transferring = TransferringOwnership(members, out)
+	}
+	for tp, id := range transferring {
+		out[id] = removeTP(out[id], tp)
+	}
+	return out
+}
+
+// cooperativeMemberData is CooperativeStickyAssignor.memberData: the owned
+// partitions of the subscription, with the subscription's generation (v2+)
+// or else the one in CooperativeStickyAssignor's user data (an int32).
+func cooperativeMemberData(m Member) ([]TopicPartition, int32) {
+	if m.Generation > 0 {
+		return m.Owned, m.Generation
+	}
+	if len(m.UserData) >= 4 {
+		return m.Owned, int32(binary.BigEndian.Uint32(m.UserData))
+	}
+	return m.Owned, DefaultGeneration
+}
+
+// TransferringOwnership is CooperativeStickyAssignor's
+// computePartitionsTransferringOwnership: every partition a that a member
+// is assigned but did not own, which another member owned and is no longer
+// assigned, mapped to the member it goes to.
+func TransferringOwnership(members []Member, a Assignment) map[TopicPartition]string {
+	added := map[TopicPartition]string{}
+	revoked := map[TopicPartition]bool{}
+	for _, m := range members {
+		owned := map[TopicPartition]bool{}
+		for _, tp := range m.Owned {
+			owned[tp] = true
+		}
+		got := map[TopicPartition]bool{}
+		for _, tp := range a[m.ID] {
+			got[tp] = true
+			if !owned[tp] {
+				added[tp] = m.ID
+			}
+		}
+		for _, tp := range m.Owned {
+			if !got[tp] {
+				revoked[tp] = true
+			}
+		}
+	}
+	for tp := range added {
+		if !revoked[tp] {
+			delete(added, tp)
+		}
+	}
+	return added
+}
