@@ -92,7 +92,10 @@ func Unjudged() []checkers.Verdict {
 
 // Summary describes a history in one line: ops, keys and skipped lines.
 func Summary(h *History) string {
-	s := strconv.Itoa(len(h.Ops)) + " client operations, " + strconv.Itoa(h.Keys()) + " keys"
+	s := strconv.Itoa(len(h.Ops)) + " client operations, " + strconv.Itoa(h.Keys()) + " key"
+	if h.Keys() != 1 {
+		s += "s"
+	}
 	if h.Skipped > 0 {
 		s += ", " + strconv.Itoa(h.Skipped) + " non-client operations skipped"
 	}
