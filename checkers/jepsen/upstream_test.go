@@ -126,6 +126,15 @@ func TestUpstreamLostWrite(t *testing.T) {
 		o(5, 0, "ok", "poll", "[[:poll {1 [[0 2] [2 3]]}]]"))
 	expect(t, got, NameLostWrite, []string{"key=1 value=1 offsets=[0]", "(index 1)", "(ops #1, #5)"})
 
+	// (Not in Jepsen's tests.) A value sharing the index of the highest
+	// value read is below the bound too: b was read at offset 0, where a
+	// was acknowledged.
+	got, _ = found(t,
+		o(1, 0, "ok", "send", "[[:send 1 [0 1]]]"),
+		o(3, 1, "ok", "send", "[[:send 1 [0 2]]]"),
+		o(5, 2, "ok", "poll", "[[:poll {1 [[0 2]]}]]"))
+	expect(t, got, NameLostWrite, []string{"key=1 value=1 offsets=[0]", "(ops #1, #5)"})
+
 	// Atomicity: a crashed send of a (to x) and b (to y at 0) counts once a
 	// poll reads a; then b, below c on y, is lost.
 	h := []string{
