@@ -27,6 +27,15 @@
 // process's last read of that key; :rebalance-log exempts keys from the
 // int-poll checks).
 //
+// What it shares with package checkers: the verdict (checkers.Verdict,
+// Anomaly, Result, NewVerdict), so reports, -json and exit codes are the
+// same. It does not convert the history into a checkers.History to run
+// Duplicates, Ordering or Consumers: their definitions differ from
+// Jepsen's (they count final logs and per-group deliveries, judge sends
+// by invocation time and producer configuration, and know skipped offsets
+// from acknowledged sends only), while Jepsen's are over the version order
+// built here, with :info and :fail ops counted as above.
+//
 // What it simplifies, and why:
 //   - No Elle: the ww/wr dependency graph and its cycles (G0, G1c, the
 //     PL- anomalies) are not searched. They need Elle's cycle search over
