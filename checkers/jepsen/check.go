@@ -92,12 +92,16 @@ func Unjudged() []checkers.Verdict {
 
 // Summary describes a history in one line: ops, keys and skipped lines.
 func Summary(h *History) string {
-	s := strconv.Itoa(len(h.Ops)) + " client operations, " + strconv.Itoa(h.Keys()) + " key"
-	if h.Keys() != 1 {
-		s += "s"
-	}
+	s := plural(len(h.Ops), "client operation") + ", " + plural(h.Keys(), "key")
 	if h.Skipped > 0 {
-		s += ", " + strconv.Itoa(h.Skipped) + " non-client operations skipped"
+		s += ", " + plural(h.Skipped, "non-client operation") + " skipped"
 	}
 	return s
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
