@@ -49,8 +49,8 @@
 //   - Where Jepsen picks an arbitrary value (one of several at a
 //     conflicting offset), this package picks the smallest, so output is
 //     deterministic.
-//   - Keys are integers or strings, values integers (Jepsen's values are
-//     unique integers per key). Ops whose :process is not an integer
+//   - Keys are integers, strings or keywords, values integers (Jepsen's
+//     values are unique integers per key). Ops whose :process is not an integer
 //     (:nemesis) are skipped, as Jepsen's client-ops does; :f other than
 //     :send, :poll, :txn, :assign and :subscribe (:crash,
 //     :debug-topic-partitions) take no part.

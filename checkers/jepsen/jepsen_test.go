@@ -229,3 +229,25 @@ func TestReadHistoryForms(t *testing.T) {
 		t.Errorf("op 2: %+v", op)
 	}
 }
+
+func TestReadHistoryKeywordKeysAndSets(t *testing.T) {
+	h, err := ReadHistory(strings.NewReader(`{:type :ok, :f :assign, :value #{:y :x 3}, :process 0}
+{:type :ok, :f :send, :value [[:send :x [0 1]]], :process 0}
+{:type :ok, :f :poll, :value [[:poll {:x [[0 1]]}]], :process 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, k := range h.Ops[0].Keys {
+		keys = append(keys, k.String())
+	}
+	if got := strings.Join(keys, " "); got != "3 :x :y" {
+		t.Errorf("assign keys %q", got)
+	}
+	for _, v := range Check(h) {
+		if v.Result != checkers.ResultOK {
+			t.Errorf("%s", v)
+		}
+	}
+}

@@ -6,8 +6,8 @@
 // Every line is checked before anything is judged: a bad line is an error
 // naming the line and what was expected, never a partial report.
 //
-// What it simplifies: keys are integers or strings, values integers; other
-// fields (:error, :time, :poll-ms, ...) are ignored.
+// What it simplifies: keys are integers, strings or keywords, values
+// integers; other fields (:error, :time, :poll-ms, ...) are ignored.
 
 package jepsen
 
@@ -48,28 +48,38 @@ func (t Type) String() string {
 	return "type(" + strconv.Itoa(int(t)) + ")"
 }
 
-// Key is a Jepsen key: an abstract integer (or, from some harnesses, a
-// string) that the client maps to one topic-partition.
+// Key is a Jepsen key: an abstract integer (or, from some harnesses and
+// Jepsen's own tests, a string or a keyword) that the client maps to one
+// topic-partition.
 type Key struct {
-	N   int64
-	S   string
-	Str bool
+	N int64
+	// S is a string key, or a keyword key with its colon; Str is set for
+	// both, Keyword for a keyword.
+	S            string
+	Str, Keyword bool
 }
 
-// String returns the key as EDN writes it: 3 or "t-3".
+// String returns the key as EDN writes it: 3, "t-3" or :x.
 func (k Key) String() string {
-	if k.Str {
+	switch {
+	case k.Keyword:
+		return k.S
+	case k.Str:
 		return strconv.Quote(k.S)
 	}
 	return strconv.FormatInt(k.N, 10)
 }
 
-// less orders integer keys before string keys, each in natural order.
+// less orders integer keys before string and keyword keys, each in
+// natural order.
 func (k Key) less(o Key) bool {
 	if k.Str != o.Str {
 		return !k.Str
 	}
 	if k.Str {
+		if k.S == o.S {
+			return !k.Keyword && o.Keyword
+		}
 		return k.S < o.S
 	}
 	return k.N < o.N
@@ -388,12 +398,20 @@ func parseKey(x any) (Key, error) {
 		return Key{N: k}, nil
 	case string:
 		return Key{S: k, Str: true}, nil
+	case edn.Keyword:
+		return Key{S: k.String(), Str: true, Keyword: true}, nil
 	}
-	return Key{}, fmt.Errorf("key %s: want an integer or a string", ednString(x))
+	return Key{}, fmt.Errorf("key %s: want an integer, a string or a keyword", ednString(x))
 }
 
 func parseKeys(x any) ([]Key, error) {
 	vs, ok := x.([]any)
+	if set, isSet := x.(map[any]bool); isSet {
+		for v := range set {
+			vs = append(vs, v)
+		}
+		ok = true
+	}
 	if !ok {
 		if x == nil {
 			return nil, nil
@@ -407,6 +425,9 @@ func parseKeys(x any) ([]Key, error) {
 			return nil, err
 		}
 		keys = append(keys, k)
+	}
+	if _, isSet := x.(map[any]bool); isSet {
+		sort.Slice(keys, func(i, j int) bool { return keys[i].less(keys[j]) })
 	}
 	return keys, nil
 }
