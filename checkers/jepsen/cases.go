@@ -242,26 +242,33 @@ func (a *analysis) g1a() []checkers.Anomaly {
 }
 
 // precommittedRead: an op read a value it sent itself (Kafka keeps sent
-// values invisible until the producing transaction commits).
+// values invisible until the producing transaction commits). As Jepsen,
+// one anomaly per op: the first such value, keys in order.
 func (a *analysis) precommittedRead() []checkers.Anomaly {
 	var out []checkers.Anomaly
 	for i := range a.h.Ops {
-		for _, w := range a.writes[i] {
-			for _, r := range a.reads[i] {
-				if r.key != w.key {
-					continue
-				}
-				for _, v := range r.values {
-					if containsValue(w.values, v) {
-						out = append(out, a.newAnomaly("precommitted-read", r.key, itoa(v), nil, []int{i},
-							a.ref(i)+" read a value it sent itself"))
-						break
-					}
+		if an, ok := a.precommitted(i); ok {
+			out = append(out, an)
+		}
+	}
+	return out
+}
+
+func (a *analysis) precommitted(i int) (checkers.Anomaly, bool) {
+	for _, w := range a.writes[i] {
+		for _, r := range a.reads[i] {
+			if r.key != w.key {
+				continue
+			}
+			for _, v := range r.values {
+				if containsValue(w.values, v) {
+					return a.newAnomaly("precommitted-read", r.key, itoa(v), nil, []int{i},
+						a.ref(i)+" read a value it sent itself"), true
 				}
 			}
 		}
 	}
-	return out
+	return checkers.Anomaly{}, false
 }
 
 // delta returns the index distance from v1 to v2 in k's version order,
