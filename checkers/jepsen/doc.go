@@ -14,8 +14,9 @@
 // Jepsen names them (lost-write, duplicate, poll-skip, G1a, ...), so exit
 // codes and -json work as for kafkasim's own histories. Unjudged returns
 // the verdicts of the kafkasim checkers that need replica state a Jepsen
-// history does not hold (final logs, a live monitor): Unknown, with the
-// reason.
+// history does not hold (final logs, a live monitor), and of Elle's
+// cycles: Unknown, with the reason (`kafkasim check` leaves them out of
+// its exit code, since they are unknown for every Jepsen history).
 //
 // What follows jepsen.tests.kafka (jepsen-io/jepsen, reference
 // checkers.md §2.1) exactly: the version order per key (sends of ops that
@@ -40,7 +41,9 @@
 //   - No Elle: the ww/wr dependency graph and its cycles (G0, G1c, the
 //     PL- anomalies) are not searched. They need Elle's cycle search over
 //     the whole history; the anomalies above are the per-key ones Jepsen
-//     reports without it. -json and the text say so in a note.
+//     reports without it. The "cycles" verdict of Unjudged says so.
+//     Jepsen's other outputs (realtime-lag, consume-counts, plots) are
+//     measurements, not error types, and are not computed.
 //   - unseen is Unknown, not a violation: Jepsen counts acknowledged values
 //     never polled by the end as invalid, but only the final polls can tell
 //     a lost value from a late one, and a history file does not say
@@ -50,9 +53,9 @@
 //     conflicting offset), this package picks the smallest, so output is
 //     deterministic.
 //   - Keys are integers, strings or keywords, values integers (Jepsen's
-//     values are unique integers per key). Ops whose :process is not an integer
-//     (:nemesis) are skipped, as Jepsen's client-ops does; :f other than
-//     :send, :poll, :txn, :assign and :subscribe (:crash,
+//     values are unique integers per key). Ops whose :process is not an
+//     integer (:nemesis) are skipped, as Jepsen's client-ops does; :f
+//     other than :send, :poll, :txn, :assign and :subscribe (:crash,
 //     :debug-topic-partitions) take no part.
 //   - What Jepsen allows (allowed-error-types) is marked Permitted:
 //     int-send-skip always, poll-skip and nonmonotonic-poll when the
