@@ -9,6 +9,7 @@ require (
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	golang.org/x/term v0.44.0
 	gonum.org/v1/plot v0.17.0
+	olympos.io/encoding/edn v0.0.0-20201019073823-d3554ca0b0a3
 	pgregory.net/rapid v1.3.0
 )
 

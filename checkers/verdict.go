@@ -219,6 +219,13 @@ func (v Verdict) String() string {
 	return b.String()
 }
 
+// NewVerdict builds a Verdict as the checkers here do, for checkers that
+// live in other packages (checkers/jepsen): Violation if any anomaly, else
+// Unknown if unknown, else OK; it keeps at most MaxAnomalies anomalies.
+func NewVerdict(name string, anomalies []Anomaly, unknown bool, notes ...string) Verdict {
+	return verdict(name, anomalies, unknown, notes...)
+}
+
 // verdict builds a Verdict from what a checker found: Violation if any
 // anomaly, else Unknown if unknown, else OK. It caps the anomalies.
 func verdict(name string, anomalies []Anomaly, unknown bool, notes ...string) Verdict {

@@ -1,9 +1,11 @@
 package main
 
-// This file is `kafkasim check -history FILE [-json]`: it runs the checkers on a
-// history saved by `kafkasim run -history FILE` (checkers/historyfile.go
-// has the format), so a run can be re-judged, shared, or edited by hand to
-// ask "what if". Exit codes as for run.
+// This file is `kafkasim check -history FILE [-format kafkasim|jepsen] [-json]`:
+// it runs the checkers on a history saved by `kafkasim run -history FILE`
+// (checkers/historyfile.go has the format), so a run can be re-judged,
+// shared, or edited by hand to ask "what if"; with -format jepsen, on a
+// history recorded by Jepsen's Kafka workload (checkers/jepsen). Exit codes
+// as for run.
 
 import (
 	"encoding/json"
@@ -12,21 +14,26 @@ import (
 	"os"
 
 	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/checkers/jepsen"
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios"
 )
 
 func init() {
-	commands["check"] = command{"run the checkers on a history saved by kafkasim run -history", runCheck}
+	commands["check"] = command{"run the checkers on a history saved by kafkasim run -history, or recorded by Jepsen", runCheck}
 }
 
 func runCheck(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("check", stderr)
-	path := fs.String("history", "", "history file written by kafkasim run -history")
+	path := fs.String("history", "", "history file written by kafkasim run -history (or by Jepsen, with -format jepsen)")
+	format := fs.String("format", formatKafkasim, "history format: "+formatKafkasim+" (kafkasim run -history) or "+formatJepsen+" (Jepsen's Kafka workload, EDN)")
 	asJSON := fs.Bool("json", false, "print one JSON object: the file, its source and the verdicts")
 	budget := fs.Duration("budget", checkers.DefaultBudget, "porcupine's wall-time budget; past it linearizability is unknown")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *format != formatKafkasim && *format != formatJepsen {
+		return usagef("-format %q: want %s or %s", *format, formatKafkasim, formatJepsen)
 	}
 	if *path == "" {
 		return usagef("-history FILE is required")
@@ -39,6 +46,9 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 		return usagef("%v", err)
 	}
 	defer f.Close()
+	if *format == formatJepsen {
+		return checkJepsen(*path, f, *asJSON, stdout)
+	}
 	hf, err := checkers.ReadHistoryFile(f)
 	if err != nil {
 		return usagef("%s: %v", *path, err)
@@ -64,6 +74,84 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "history %s (%s): %d operations, %d partitions\n", *path, source, len(hf.History.Ops), len(hf.Final.Partitions))
 	reports.WriteVerdictsText(stdout, verdicts)
 	return checkExit(verdicts)
+}
+
+// The history formats check reads.
+const (
+	formatKafkasim = "kafkasim"
+	formatJepsen   = "jepsen"
+)
+
+// checkJepsen judges a Jepsen Kafka history: one verdict per Jepsen error
+// type, then the kafkasim checkers it cannot feed (unknown, with the
+// reason). The exit code comes from the Jepsen verdicts alone: the others
+// are unknown for every Jepsen history, so counting them would make exit
+// code 3 say nothing about the history.
+func checkJepsen(path string, r io.Reader, asJSON bool, stdout io.Writer) error {
+	h, err := jepsen.ReadHistory(r)
+	if err != nil {
+		return usagef("%s: %v", path, err)
+	}
+	judged := jepsen.Check(h)
+	unjudged := jepsen.Unjudged()
+	if asJSON {
+		b, err := json.Marshal(struct {
+			History  string                `json:"history"`
+			Format   string                `json:"format"`
+			Ops      int                   `json:"ops"`
+			Keys     int                   `json:"keys"`
+			Verdicts []reports.VerdictJSON `json:"verdicts"`
+			// NotJudged names the verdicts left out of the exit code.
+			NotJudged []string `json:"not_judged"`
+		}{path, formatJepsen, len(h.Ops), h.Keys(), reports.NewVerdictsJSON(append(judged, unjudged...)), checkerNames(unjudged)})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+		return checkExit(judged)
+	}
+	fmt.Fprintf(stdout, "history %s (Jepsen EDN): %s\n", path, jepsen.Summary(h))
+	writeJepsenVerdicts(stdout, judged)
+	fmt.Fprintln(stdout, "  not judged (unknown for every Jepsen history, not counted in the exit code):")
+	writeJepsenVerdicts(stdout, unjudged)
+	return checkExit(judged)
+}
+
+// checkerNames returns the verdicts' checker names.
+func checkerNames(verdicts []checkers.Verdict) []string {
+	out := make([]string, len(verdicts))
+	for i, v := range verdicts {
+		out[i] = v.Checker
+	}
+	return out
+}
+
+// writeJepsenVerdicts writes one line per verdict, as
+// reports.WriteVerdictsText does but with room for Jepsen's longer names,
+// then its first anomalies and its notes.
+func writeJepsenVerdicts(w io.Writer, verdicts []checkers.Verdict) {
+	const maxListed = 5
+	for _, v := range verdicts {
+		mark := v.Result.String()
+		if v.Result == checkers.ResultViolation && !v.ContractBroken() {
+			mark += " (permitted by Kafka's contract)"
+		}
+		fmt.Fprintf(w, "  %-22s %s\n", v.Checker, mark)
+		for i, a := range v.Anomalies {
+			if i == maxListed {
+				break
+			}
+			fmt.Fprintf(w, "      %s\n", a.String())
+		}
+		if more := v.Omitted + max(0, len(v.Anomalies)-maxListed); more > 0 {
+			fmt.Fprintf(w, "      ... and %d more (-json lists them)\n", more)
+		}
+		if v.Result != checkers.ResultOK {
+			for _, n := range v.Notes {
+				fmt.Fprintf(w, "      note: %s\n", n)
+			}
+		}
+	}
 }
 
 // checkExit turns the verdicts into check's exit code, as run's.

@@ -133,3 +133,85 @@ func TestCheckJSON(t *testing.T) {
 		t.Fatalf("check -json = %+v", got)
 	}
 }
+
+// jepsenHistory is a path to one of checkers/jepsen's test histories.
+func jepsenHistory(name string) string {
+	return filepath.Join("..", "..", "checkers", "jepsen", "testdata", name)
+}
+
+// TestCheckJepsen: check -format jepsen judges Jepsen EDN histories end to
+// end: exit 0 for a clean history, 1 with the Jepsen anomaly named, 3 when
+// acknowledged values were never read, and the log-based checkers always
+// unknown with their reason.
+func TestCheckJepsen(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		code int
+		want []string
+	}{
+		{"clean.edn", 0, []string{"18 client operations, 2 keys, 2 non-client operations skipped", "  lost-write             ok\n", "  unseen                 ok\n"}},
+		{"lost-write.edn", 1, []string{"  lost-write             violation\n", "lost-write key=1 value=2 offsets=[1]:", "  unseen                 unknown\n"}},
+		{"G1a.edn", 1, []string{"  G1a                    violation\n", "aborted read"}},
+		{"int-send-skip.edn", 1, []string{"  int-send-skip          violation (permitted by Kafka's contract)\n"}},
+		{"unseen.edn", 3, []string{"  unseen                 unknown\n", "note: key 1: 1 acknowledged value(s) never read"}},
+	} {
+		code, out, stderr := runCmd("check", "-format", "jepsen", "-history", jepsenHistory(c.file))
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d\n%s%s", c.file, code, c.code, out, stderr)
+			continue
+		}
+		for _, w := range append(c.want, "  acked-loss             unknown\n      note: not judged: needs the replicas' final logs") {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: output lacks %q:\n%s", c.file, w, out)
+			}
+		}
+	}
+}
+
+func TestCheckJepsenJSON(t *testing.T) {
+	code, out, _ := runCmd("check", "-json", "-format", "jepsen", "-history", jepsenHistory("duplicate.edn"))
+	var got struct {
+		Format    string
+		Ops       int
+		Verdicts  []struct{ Checker, Result string }
+		NotJudged []string `json:"not_judged"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 1 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	results := map[string]string{}
+	for _, v := range got.Verdicts {
+		results[v.Checker] = v.Result
+	}
+	if got.Format != "jepsen" || got.Ops != 4 || results["duplicate"] != "violation" || results["lost-write"] != "ok" ||
+		results["acked-loss"] != "unknown" || results["linearizability"] != "unknown" || len(got.NotJudged) != 5 {
+		t.Fatalf("check -json -format jepsen = %+v", got)
+	}
+}
+
+func TestCheckJepsenBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.edn")
+	text := "{:type :invoke, :f :poll, :value [[:poll]], :process 0, :index 0}\n{:type :okay, :f :poll, :value [[:poll {}]], :process 0, :index 1}\n"
+	if err := os.WriteFile(bad, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	malformed := filepath.Join(dir, "malformed.edn")
+	if err := os.WriteFile(malformed, []byte("{:type :ok, :f :poll, :value [[:poll]], :process 0}\n{:type :ok, :f\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "-format", "edn", "-history", bad}, `-format "edn": want kafkasim or jepsen`},
+		{[]string{"check", "-format", "jepsen", "-history", bad}, "bad.edn: line 2: :type :okay: want :invoke, :ok, :fail or :info"},
+		{[]string{"check", "-format", "jepsen", "-history", malformed}, "malformed.edn: line 2: malformed EDN"},
+		{[]string{"check", "-history", jepsenHistory("clean.edn")}, "not a kafkasim history file"},
+	} {
+		code, out, stderr := runCmd(c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing on stdout and %q", c.args, code, out, stderr, c.want)
+		}
+	}
+}

@@ -1,0 +1,497 @@
+// parse.go: reading a Jepsen Kafka history, EDN, one operation map per line.
+//
+// What it accepts: the maps jepsen.tests.kafka records (:type, :f, :value,
+// :process, :index, :time, optionally :rebalance-log), bare or tagged
+// #jepsen.history.Op{...}; blank lines and ;-comment lines are skipped.
+// Every line is checked before anything is judged: a bad line is an error
+// naming the line and what was expected, never a partial report.
+//
+// What it simplifies: keys are integers, strings or keywords, values
+// integers; other fields (:error, :time, :poll-ms, ...) are ignored.
+
+package jepsen
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"olympos.io/encoding/edn"
+)
+
+// Type is an operation's :type.
+type Type uint8
+
+// The types of Jepsen operations.
+const (
+	Invoke Type = iota
+	OK
+	Fail
+	Info
+)
+
+// String returns "invoke", "ok", "fail" or "info".
+func (t Type) String() string {
+	switch t {
+	case Invoke:
+		return "invoke"
+	case OK:
+		return "ok"
+	case Fail:
+		return "fail"
+	case Info:
+		return "info"
+	}
+	return "type(" + strconv.Itoa(int(t)) + ")"
+}
+
+// Key is a Jepsen key: an abstract integer (or, from some harnesses and
+// Jepsen's own tests, a string or a keyword) that the client maps to one
+// topic-partition.
+type Key struct {
+	N int64
+	// S is a string key, or a keyword key with its colon; Str is set for
+	// both, Keyword for a keyword.
+	S            string
+	Str, Keyword bool
+}
+
+// String returns the key as EDN writes it: 3, "t-3" or :x.
+func (k Key) String() string {
+	switch {
+	case k.Keyword:
+		return k.S
+	case k.Str:
+		return strconv.Quote(k.S)
+	}
+	return strconv.FormatInt(k.N, 10)
+}
+
+// less orders integer keys before string and keyword keys, each in
+// natural order.
+func (k Key) less(o Key) bool {
+	if k.Str != o.Str {
+		return !k.Str
+	}
+	if k.Str {
+		if k.S == o.S {
+			return !k.Keyword && o.Keyword
+		}
+		return k.S < o.S
+	}
+	return k.N < o.N
+}
+
+// Pair is one [offset value] pair: a poll read, or a send's completion.
+// HasOffset is false for a nil offset (a send whose offset is unknown).
+type Pair struct {
+	Offset    int64
+	HasOffset bool
+	Value     int64
+}
+
+// KeyPairs are the pairs a poll micro-op read from one key, in the order
+// returned.
+type KeyPairs struct {
+	Key   Key
+	Pairs []Pair
+}
+
+// Mop is a micro-operation: [:send k v] (or [:send k [offset v]] once
+// completed) or [:poll] (or [:poll {k [[offset v] ...]}]).
+type Mop struct {
+	Send bool
+	// Key and Pair are a send's; Pair.HasOffset once an offset is known.
+	Key  Key
+	Pair Pair
+	// Reads are a completed poll's, in key order.
+	Reads []KeyPairs
+}
+
+// Op is one line of the history.
+type Op struct {
+	// Line is the 1-based line number; Index is :index, or -1 if absent.
+	Line  int
+	Index int64
+	Type  Type
+	// F is :f without the colon: "send", "poll", "txn", "assign",
+	// "subscribe", or anything else (ignored by the analyses).
+	F       string
+	Process int64
+	// Mops are the micro-ops of a send, poll or txn.
+	Mops []Mop
+	// Keys are the keys of an assign or subscribe.
+	Keys []Key
+	// Rebalanced are the keys named by :rebalance-log.
+	Rebalanced []Key
+}
+
+// Ref names the operation in evidence: "#12" (its :index) or "line 12".
+func (o *Op) Ref() string {
+	if o.Index >= 0 {
+		return "#" + strconv.FormatInt(o.Index, 10)
+	}
+	return "line " + strconv.Itoa(o.Line)
+}
+
+// ID is the number Ref shows: the :index, or the line number.
+func (o *Op) ID() int {
+	if o.Index >= 0 {
+		return int(o.Index)
+	}
+	return o.Line
+}
+
+// History is a parsed Jepsen history: the client operations in order.
+type History struct {
+	Ops []Op
+	// Skipped counts the lines of non-client operations (:nemesis).
+	Skipped int
+}
+
+// Keys returns the number of distinct keys the operations name.
+func (h *History) Keys() int {
+	seen := map[Key]bool{}
+	for i := range h.Ops {
+		for _, m := range h.Ops[i].Mops {
+			if m.Send {
+				seen[m.Key] = true
+			}
+			for _, r := range m.Reads {
+				seen[r.Key] = true
+			}
+		}
+		for _, k := range h.Ops[i].Keys {
+			seen[k] = true
+		}
+	}
+	return len(seen)
+}
+
+// ReadHistory parses a Jepsen history. Errors name the line and what was
+// expected.
+func ReadHistory(r io.Reader) (*History, error) {
+	h := &History{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, ";") {
+			continue
+		}
+		op, client, err := parseLine(text, n)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %v", n, err)
+		}
+		if !client {
+			h.Skipped++
+			continue
+		}
+		h.Ops = append(h.Ops, op)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %v", n+1, err)
+	}
+	if len(h.Ops) == 0 {
+		return nil, fmt.Errorf("no client operations: want a Jepsen Kafka history, one operation map per line such as {:type :ok, :f :poll, :value [[:poll {3 [[0 1]]}]], :process 0}")
+	}
+	return h, nil
+}
+
+// opExample is what every line should look like.
+const opExample = "one operation map per line, such as {:type :invoke, :f :send, :value [[:send 3 5]], :process 0}"
+
+// parseLine parses one line; client is false for a non-client op.
+func parseLine(text string, line int) (op Op, client bool, err error) {
+	d := edn.NewDecoder(strings.NewReader(text))
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return op, false, fmt.Errorf("malformed EDN (%v): want %s", err, opExample)
+	}
+	var rest any
+	if err := d.Decode(&rest); err != io.EOF {
+		return op, false, fmt.Errorf("more than one EDN value on the line: want %s", opExample)
+	}
+	if t, ok := v.(edn.Tag); ok && t.Tagname == "jepsen.history.Op" {
+		v = t.Value
+	}
+	m, ok := v.(map[any]any)
+	if !ok {
+		return op, false, fmt.Errorf("not a map: want %s", opExample)
+	}
+	op.Line, op.Index = line, -1
+	typ, ok := m[edn.Keyword("type")].(edn.Keyword)
+	switch {
+	case !ok:
+		return op, false, fmt.Errorf(":type missing or not a keyword: want :invoke, :ok, :fail or :info")
+	case typ == "invoke":
+		op.Type = Invoke
+	case typ == "ok":
+		op.Type = OK
+	case typ == "fail":
+		op.Type = Fail
+	case typ == "info":
+		op.Type = Info
+	default:
+		return op, false, fmt.Errorf(":type %v: want :invoke, :ok, :fail or :info", typ)
+	}
+	f, ok := m[edn.Keyword("f")].(edn.Keyword)
+	if !ok {
+		return op, false, fmt.Errorf(":f missing or not a keyword: want :send, :poll, :txn, :assign, :subscribe, ...")
+	}
+	op.F = string(f)
+	if idx, present := m[edn.Keyword("index")]; present {
+		i, ok := idx.(int64)
+		if !ok || i < 0 {
+			return op, false, fmt.Errorf(":index %s: want a non-negative integer", ednString(idx))
+		}
+		op.Index = i
+	}
+	switch p := m[edn.Keyword("process")].(type) {
+	case int64:
+		op.Process = p
+	case edn.Keyword:
+		return op, false, nil // :nemesis and other non-client processes
+	default:
+		return op, false, fmt.Errorf(":process %s: want an integer (a client) or a keyword such as :nemesis", ednString(p))
+	}
+	value := m[edn.Keyword("value")]
+	switch op.F {
+	case "send", "poll", "txn":
+		if op.Mops, err = parseMops(value, op.Type); err != nil {
+			return op, false, err
+		}
+	case "assign", "subscribe":
+		if op.Keys, err = parseKeys(value); err != nil {
+			return op, false, fmt.Errorf(":%s :value: %v", op.F, err)
+		}
+	}
+	if rl, present := m[edn.Keyword("rebalance-log")]; present && rl != nil {
+		if op.Rebalanced, err = parseRebalanceLog(rl); err != nil {
+			return op, false, err
+		}
+	}
+	return op, true, nil
+}
+
+func parseMops(value any, t Type) ([]Mop, error) {
+	vs, ok := value.([]any)
+	if !ok {
+		if value == nil && t != OK {
+			return nil, nil // a crashed op may leave its :value out
+		}
+		return nil, fmt.Errorf(":value %v: want a vector of micro-ops such as [[:send 3 5] [:poll]]", value)
+	}
+	mops := make([]Mop, 0, len(vs))
+	for i, x := range vs {
+		mop, err := parseMop(x)
+		if err != nil {
+			return nil, fmt.Errorf("micro-op %d %s: %v", i, ednString(x), err)
+		}
+		mops = append(mops, mop)
+	}
+	return mops, nil
+}
+
+func parseMop(x any) (Mop, error) {
+	v, ok := x.([]any)
+	if !ok || len(v) == 0 {
+		return Mop{}, fmt.Errorf("want [:send k v], [:send k [offset v]], [:poll] or [:poll {k [[offset v] ...]}]")
+	}
+	switch v[0] {
+	case edn.Keyword("send"):
+		if len(v) != 3 {
+			return Mop{}, fmt.Errorf("want [:send k v] or [:send k [offset v]]")
+		}
+		k, err := parseKey(v[1])
+		if err != nil {
+			return Mop{}, err
+		}
+		m := Mop{Send: true, Key: k}
+		switch sv := v[2].(type) {
+		case int64:
+			m.Pair.Value = sv
+		case []any:
+			if m.Pair, err = parsePair(sv); err != nil {
+				return Mop{}, err
+			}
+		default:
+			return Mop{}, fmt.Errorf("sent value %s: want an integer v or [offset v]", ednString(v[2]))
+		}
+		return m, nil
+	case edn.Keyword("poll"):
+		m := Mop{}
+		switch {
+		case len(v) == 1 || len(v) == 2 && v[1] == nil:
+			return m, nil
+		case len(v) != 2:
+			return Mop{}, fmt.Errorf("want [:poll] or [:poll {k [[offset v] ...]}]")
+		}
+		reads, ok := v[1].(map[any]any)
+		if !ok {
+			return Mop{}, fmt.Errorf("poll result %s: want a map {k [[offset v] ...]}", ednString(v[1]))
+		}
+		raw := make([]any, 0, len(reads))
+		for rk := range reads {
+			raw = append(raw, rk)
+		}
+		// NB: sorted so that which bad entry an error names is deterministic.
+		sort.Slice(raw, func(i, j int) bool { return ednText(raw[i]) < ednText(raw[j]) })
+		for _, rk := range raw {
+			rv := reads[rk]
+			k, err := parseKey(rk)
+			if err != nil {
+				return Mop{}, err
+			}
+			kp := KeyPairs{Key: k}
+			pairs, ok := rv.([]any)
+			if !ok && rv != nil {
+				return Mop{}, fmt.Errorf("key %v: %s: want a vector of [offset v] pairs", k, ednString(rv))
+			}
+			for _, p := range pairs {
+				pv, ok := p.([]any)
+				if !ok {
+					return Mop{}, fmt.Errorf("key %v: %s: want an [offset v] pair", k, ednString(p))
+				}
+				pair, err := parsePair(pv)
+				if err != nil {
+					return Mop{}, fmt.Errorf("key %v: %v", k, err)
+				}
+				kp.Pairs = append(kp.Pairs, pair)
+			}
+			m.Reads = append(m.Reads, kp)
+		}
+		sort.Slice(m.Reads, func(i, j int) bool { return m.Reads[i].Key.less(m.Reads[j].Key) })
+		return m, nil
+	}
+	return Mop{}, fmt.Errorf("want a micro-op starting with :send or :poll")
+}
+
+func parsePair(v []any) (Pair, error) {
+	if len(v) != 2 {
+		return Pair{}, fmt.Errorf("%s: want [offset v]", ednString(v))
+	}
+	var p Pair
+	switch o := v[0].(type) {
+	case nil:
+	case int64:
+		p.Offset, p.HasOffset = o, true
+	default:
+		return Pair{}, fmt.Errorf("offset %s: want an integer or nil", ednString(v[0]))
+	}
+	val, ok := v[1].(int64)
+	if !ok {
+		return Pair{}, fmt.Errorf("value %s: want an integer (Jepsen's values are unique integers)", ednString(v[1]))
+	}
+	p.Value = val
+	return p, nil
+}
+
+func parseKey(x any) (Key, error) {
+	switch k := x.(type) {
+	case int64:
+		return Key{N: k}, nil
+	case string:
+		return Key{S: k, Str: true}, nil
+	case edn.Keyword:
+		return Key{S: k.String(), Str: true, Keyword: true}, nil
+	}
+	return Key{}, fmt.Errorf("key %s: want an integer, a string or a keyword", ednString(x))
+}
+
+func parseKeys(x any) ([]Key, error) {
+	vs, ok := x.([]any)
+	if set, isSet := x.(map[any]bool); isSet {
+		for v := range set {
+			vs = append(vs, v)
+		}
+		ok = true
+	}
+	if !ok {
+		if x == nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s: want a vector of keys", ednString(x))
+	}
+	keys := make([]Key, 0, len(vs))
+	for _, v := range vs {
+		k, err := parseKey(v)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	if _, isSet := x.(map[any]bool); isSet {
+		sort.Slice(keys, func(i, j int) bool { return keys[i].less(keys[j]) })
+	}
+	return keys, nil
+}
+
+// parseRebalanceLog reads [{:keys [k ...]} ...].
+func parseRebalanceLog(x any) ([]Key, error) {
+	vs, ok := x.([]any)
+	if !ok {
+		return nil, fmt.Errorf(":rebalance-log %s: want a vector of maps {:keys [k ...]}", ednString(x))
+	}
+	var keys []Key
+	for _, v := range vs {
+		m, ok := v.(map[any]any)
+		if !ok {
+			return nil, fmt.Errorf(":rebalance-log entry %s: want a map {:keys [k ...]}", ednString(v))
+		}
+		ks, err := parseKeys(m[edn.Keyword("keys")])
+		if err != nil {
+			return nil, fmt.Errorf(":rebalance-log :keys %v", err)
+		}
+		keys = append(keys, ks...)
+	}
+	return keys, nil
+}
+
+// ednString renders a parsed value back as EDN for error messages, map
+// entries and set elements sorted (edn.Marshal ranges over Go maps), cut
+// to 80 characters.
+func ednString(x any) string {
+	s := ednText(x)
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}
+
+func ednText(x any) string {
+	switch v := x.(type) {
+	case []any:
+		parts := make([]string, len(v))
+		for i, e := range v {
+			parts[i] = ednText(e)
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	case map[any]any:
+		parts := make([]string, 0, len(v))
+		for k, e := range v {
+			parts = append(parts, ednText(k)+" "+ednText(e))
+		}
+		sort.Strings(parts)
+		return "{" + strings.Join(parts, ", ") + "}"
+	case map[any]bool:
+		parts := make([]string, 0, len(v))
+		for k := range v {
+			parts = append(parts, ednText(k))
+		}
+		sort.Strings(parts)
+		return "#{" + strings.Join(parts, " ") + "}"
+	case *any:
+		return ednText(*v)
+	}
+	b, err := edn.Marshal(x)
+	if err != nil {
+		return fmt.Sprint(x)
+	}
+	return string(b)
+}
