@@ -118,6 +118,12 @@ func (n *consumerNode) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message)
 	n.c.HandleMessage(ctx, from, m)
 }
 
+// Disconnected implements sim.Disconnectable: the consumer learns of a
+// reset connection as Kafka's client does.
+func (n *consumerNode) Disconnected(ctx *sim.Context, peer sim.NodeID) {
+	n.c.HandleDisconnect(ctx, peer)
+}
+
 func (n *consumerNode) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 	if n.c.HandleTimer(ctx, id, name) {
 		return

@@ -149,11 +149,50 @@ func (w *World) deliver(ev *event) {
 	if reason != "" {
 		l.stats.Dropped++
 		w.trace.add(w.events, w.now, dst.id, dst.name, "drop", []Field{S("from", w.nodes[ev.from].name), S("msg", ev.msg.Kind()), S("reason", reason)})
+		if reason == "crashed" {
+			w.refuse(ev)
+		}
+		return
+	}
+	if r, ok := ev.msg.(*connectionReset); ok {
+		w.trace.add(w.events, w.now, dst.id, dst.name, "reset", []Field{S("from", w.nodes[ev.from].name)})
+		dst.inst.(Disconnectable).Disconnected(&dst.ctx, r.peer)
 		return
 	}
 	l.stats.Delivered++
 	w.trace.add(w.events, w.now, dst.id, dst.name, "recv", []Field{S("from", w.nodes[ev.from].name), S("msg", ev.msg.Kind())})
 	dst.inst.Receive(&dst.ctx, ev.from, ev.msg)
+}
+
+// Disconnectable is a node that learns when a peer's process refuses its
+// message: a host whose process is not running answers a TCP segment to
+// the dead port with a reset, and a Kafka client fails every request in
+// flight on that connection at once rather than waiting for its timeout.
+// Only nodes implementing it are told (a reset, after the reverse link's
+// minimum latency); a cut link or a sender that crashed meanwhile tells
+// nothing, as an unreachable host does.
+type Disconnectable interface {
+	Disconnected(ctx *Context, peer NodeID)
+}
+
+// connectionReset carries a reset back to the sender of a refused message.
+type connectionReset struct{ peer NodeID }
+
+func (*connectionReset) Kind() string { return "connection-reset" }
+func (*connectionReset) Size() int    { return 0 }
+
+// refuse answers a message that reached a dead process with a reset, when
+// its sender wants to know (Disconnectable).
+func (w *World) refuse(ev *event) {
+	src := w.nodes[ev.from]
+	if _, ok := src.inst.(Disconnectable); !ok || !src.up {
+		return
+	}
+	back := w.link(ev.node, ev.from)
+	if back.cut {
+		return
+	}
+	w.schedule(event{at: w.now.Add(back.cfg.MinLatency), kind: evDeliver, node: ev.from, from: ev.node, inc: src.inc, msg: &connectionReset{peer: ev.node}})
 }
 
 // SetLink configures the link from -> to.

@@ -206,3 +206,59 @@ func TestLinkBadInput(t *testing.T) {
 		t.Error("a rejected partition cut a link")
 	}
 }
+
+// resetter records the resets it is told of.
+type resetter struct {
+	peer   sim.NodeID
+	resets []sim.NodeID
+	at     []sim.Time
+}
+
+func (r *resetter) Start(ctx *sim.Context)                          {}
+func (r *resetter) Receive(*sim.Context, sim.NodeID, sim.Message)   {}
+func (r *resetter) Timer(ctx *sim.Context, _ sim.TimerID, _ string) { ctx.Send(r.peer, thePing) }
+func (r *resetter) Disconnected(ctx *sim.Context, peer sim.NodeID) {
+	r.resets = append(r.resets, peer)
+	r.at = append(r.at, ctx.Now())
+}
+
+// TestRefusedMessageResetsADisconnectableSender: a message reaching a
+// crashed process comes back as a reset to a Disconnectable sender after
+// the reverse link's minimum latency; across a cut link it does not.
+func TestRefusedMessageResetsADisconnectableSender(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1, Link: sim.LinkConfig{MinLatency: sim.Millisecond, MaxLatency: 3 * sim.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &resetter{peer: 1}
+	a, _ := w.AddNode("a", func() sim.Node { return r }, sim.NodeOptions{})
+	b, _ := w.AddNode("b", func() sim.Node { return &pinger{peer: 0} }, sim.NodeOptions{})
+	for _, id := range []sim.NodeID{a, b} {
+		if err := w.Inject(sim.Start{Node: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Inject(sim.Crash{Node: b}); err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(w.Act(a, func(ctx *sim.Context) { ctx.Send(b, thePing) }))
+	w.RunFor(100 * sim.Millisecond)
+	if len(r.resets) != 1 || r.resets[0] != b {
+		t.Fatalf("resets %v, want one from b", r.resets)
+	}
+	if d := r.at[0]; d < sim.Time(2*sim.Millisecond) || d > sim.Time(4*sim.Millisecond) {
+		t.Errorf("reset at %v, want the delivery plus 1ms", d)
+	}
+	must(w.Inject(sim.Partition{Groups: [][]sim.NodeID{{a}, {b}}}))
+	must(w.Act(a, func(ctx *sim.Context) { ctx.Send(b, thePing) }))
+	w.RunFor(100 * sim.Millisecond)
+	if len(r.resets) != 1 {
+		t.Errorf("a cut link reset the sender: %v", r.resets)
+	}
+}

@@ -395,6 +395,33 @@ func (c *Consumer) HandleMessage(ctx *sim.Context, from sim.NodeID, m sim.Messag
 	return true
 }
 
+// HandleDisconnect fails every request in flight to node with
+// ErrDisconnected, as Kafka's NetworkClient does when a connection is
+// reset (the host node forwards sim.Disconnectable's notice here), so that
+// a member waiting on a dead coordinator looks for the new one at once.
+func (c *Consumer) HandleDisconnect(ctx *sim.Context, node sim.NodeID) {
+	if !c.started || c.closed {
+		return
+	}
+	var due []int32
+	for corr, r := range c.requests {
+		if r.node == node {
+			due = append(due, corr)
+		}
+	}
+	if len(due) == 0 {
+		return
+	}
+	sortInt32s(due)
+	ctx.Log("consumer-disconnected", sim.S("client-id", c.cfg.ClientID), sim.I("node", int64(node)), sim.I("in-flight", int64(len(due))))
+	for _, corr := range due {
+		r := c.requests[corr]
+		delete(c.requests, corr)
+		r.done(ctx, nil, ErrDisconnected)
+	}
+	c.run(ctx)
+}
+
 // HandleTimer processes the consumer's timer and reports whether id was it.
 func (c *Consumer) HandleTimer(ctx *sim.Context, id sim.TimerID, name string) bool {
 	if !strings.HasPrefix(name, ConsumerTimerPrefix) || id != c.timer {

@@ -1,7 +1,8 @@
 package client
 
 // This file is the consumer's group membership (Kafka's
-// AbstractCoordinator and ConsumerCoordinator, eager protocol):
+// AbstractCoordinator and ConsumerCoordinator; what the cooperative
+// protocol changes is in consumer_cooperative.go):
 // FindCoordinator, JoinGroup (with KIP-394's MEMBER_ID_REQUIRED retry),
 // the leader's assignment, SyncGroup, heartbeats every
 // heartbeat.interval.ms, LeaveGroup, max.poll.interval.ms, and what each
@@ -141,19 +142,23 @@ func (c *Consumer) applyMetadata(ctx *sim.Context, r *kmsg.MetadataResponse) {
 
 // groupState is the member's view of its group.
 type groupState struct {
-	coordinator   int32 // -1 when unknown
-	finding       bool
-	memberID      string
-	generation    int32
-	protocol      string
-	leader        string
-	joining       bool // JoinGroup or SyncGroup in flight
-	synced        bool // the last SyncGroup succeeded
-	needRejoin    bool
-	revoked       bool // OnRevoked ran for this rejoin
-	retryAt       sim.Time
-	nextHeartbeat sim.Time
-	heartbeating  bool
+	coordinator int32 // -1 when unknown
+	finding     bool
+	memberID    string
+	generation  int32
+	protocol    string
+	leader      string
+	joining     bool // JoinGroup or SyncGroup in flight
+	synced      bool // the last SyncGroup succeeded
+	needRejoin  bool
+	revoked     bool // OnRevoked ran for this rejoin (onJoinPrepare)
+	// lastAssigned and lastGeneration are the last assignment SyncGroup
+	// gave and its generation (the sticky assignor's user data).
+	lastAssigned   []TopicPartition
+	lastGeneration int32
+	retryAt        sim.Time
+	nextHeartbeat  sim.Time
+	heartbeating   bool
 }
 
 func (g *groupState) stable() bool { return g.synced && !g.needRejoin && !g.joining }
@@ -216,7 +221,11 @@ func (c *Consumer) runGroup(ctx *sim.Context) {
 				return // NB: as in Kafka's poll(): revocation and the rejoin start inside Poll
 			}
 			g.revoked = true
-			c.revoke(ctx, false)
+			if c.cooperative() {
+				c.autoCommitBeforeJoin(ctx) // keeps its partitions through the rebalance
+			} else {
+				c.revoke(ctx, false)
+			}
 		}
 		if len(c.commits) == 0 { // wait for commits started in OnRevoked
 			c.join(ctx)
@@ -236,10 +245,8 @@ func (c *Consumer) revoke(ctx *sim.Context, lost bool) {
 	if len(tps) == 0 {
 		return
 	}
-	if !lost && c.cfg.EnableAutoCommit && c.group.generation >= 0 {
-		if offs := c.positions(); len(offs) > 0 {
-			c.commit(ctx, offs, true, nil)
-		}
+	if !lost {
+		c.autoCommitBeforeJoin(ctx)
 	}
 	ctx.Log("consumer-revoke", sim.S("client-id", c.cfg.ClientID), sim.I("partitions", int64(len(tps))), sim.S("lost", boolString(lost)))
 	switch {
@@ -250,6 +257,16 @@ func (c *Consumer) revoke(ctx *sim.Context, lost bool) {
 	}
 	if lost {
 		c.setAssignment(nil)
+	}
+}
+
+// autoCommitBeforeJoin is onJoinPrepare's commit of the positions when
+// enable.auto.commit is on.
+func (c *Consumer) autoCommitBeforeJoin(ctx *sim.Context) {
+	if c.cfg.EnableAutoCommit && c.group.generation >= 0 {
+		if offs := c.positions(); len(offs) > 0 {
+			c.commit(ctx, offs, true, nil)
+		}
 	}
 }
 
@@ -271,14 +288,15 @@ func (c *Consumer) fenced(ctx *sim.Context, why string) {
 
 func (c *Consumer) join(ctx *sim.Context) {
 	g := &c.group
-	c.setAssignment(nil) // eager: everything is revoked before joining
+	if !c.cooperative() {
+		c.setAssignment(nil) // eager: everything is revoked before joining
+	}
 	req := kmsg.NewPtrJoinGroupRequest()
 	req.Version, req.Group, req.MemberID, req.ProtocolType = 5, c.cfg.GroupID, g.memberID, assignor.ProtocolType
 	req.SessionTimeoutMillis = int32(c.cfg.SessionTimeout.Milliseconds())
 	req.RebalanceTimeoutMillis = int32(c.cfg.RebalanceTimeout.Milliseconds())
-	meta := assignor.EncodeSubscription(c.topics, nil)
 	for _, a := range c.cfg.PartitionAssignmentStrategy {
-		req.Protocols = append(req.Protocols, kmsg.JoinGroupRequestProtocol{Name: string(a), Metadata: meta})
+		req.Protocols = append(req.Protocols, kmsg.JoinGroupRequestProtocol{Name: string(a), Metadata: c.subscription(string(a))})
 	}
 	g.joining, g.synced = true, false
 	coord := g.coordinator
@@ -397,10 +415,9 @@ func (c *Consumer) synced(ctx *sim.Context, gen int32, r *kmsg.SyncGroupResponse
 	g.synced, g.needRejoin, g.revoked = true, false, false
 	g.nextHeartbeat = ctx.Now().Add(c.cfg.HeartbeatInterval)
 	c.autoNext = ctx.Now().Add(c.cfg.AutoCommitInterval)
-	c.setAssignment(tps)
 	ctx.Log("consumer-assigned", sim.S("client-id", c.cfg.ClientID), sim.S("member", g.memberID), sim.I("generation", int64(g.generation)), sim.S("partitions", tpList(tps)))
-	if c.listener.OnAssigned != nil {
-		c.listener.OnAssigned(ctx, tps)
+	if c.installAssignment(ctx, tps) {
+		g.needRejoin, g.revoked = true, true // hand the revoked partitions over
 	}
 }
 

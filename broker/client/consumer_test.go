@@ -20,6 +20,8 @@ type consumerApp struct {
 	got      []ConsumerRecord
 	assigned [][]TopicPartition
 	revoked  int
+	revokes  [][]TopicPartition
+	owned    []TopicPartition // what the callbacks say it owns now
 	commitOK int
 	errs     []error
 }
@@ -31,9 +33,15 @@ func (a *consumerApp) Start(ctx *sim.Context) {
 	}
 	a.c.Start(ctx)
 	l := RebalanceListener{
-		OnAssigned: func(ctx *sim.Context, tps []TopicPartition) { a.assigned = append(a.assigned, tps) },
+		OnAssigned: func(ctx *sim.Context, tps []TopicPartition) {
+			a.assigned = append(a.assigned, tps)
+			a.owned = append(a.owned, tps...)
+		},
+		OnLost: func(ctx *sim.Context, tps []TopicPartition) { a.owned = nil },
 		OnRevoked: func(ctx *sim.Context, tps []TopicPartition) {
 			a.revoked++
+			a.revokes = append(a.revokes, tps)
+			a.owned = slices.DeleteFunc(a.owned, func(tp TopicPartition) bool { return slices.Contains(tps, tp) })
 			a.c.CommitSync(ctx, nil, nil) // commit before the rebalance
 		},
 	}

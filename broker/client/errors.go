@@ -28,8 +28,9 @@ var (
 	// TimeoutException for an expired in-flight request). Outcome unknown.
 	ErrRequestTimeout = errors.New("no response within request.timeout.ms")
 	// ErrDisconnected: the connection to the broker was closed (because
-	// another request on it timed out) with the request in flight (Kafka's
-	// NetworkException). Outcome unknown.
+	// another request on it timed out, or the broker's process was gone and
+	// its host reset the connection) with the request in flight (Kafka's
+	// NetworkException / DisconnectException). Outcome unknown.
 	ErrDisconnected = errors.New("connection to the broker closed with the request in flight")
 	// ErrDeliveryTimeout: delivery.timeout.ms passed since the batch was
 	// created (KIP-91); for a record that was waiting for its topic's
