@@ -321,6 +321,10 @@ func (c *Consumer) sendFetches(ctx *sim.Context) {
 		if busy[node] {
 			continue
 		}
+		if p.leaderSeen.leader < 0 {
+			// KIP-320: the position is checked against this leader from now on.
+			p.leaderSeen = c.meta.topics[p.tp.Topic].partitions[p.tp.Partition]
+		}
 		req := reqs[node]
 		if req == nil {
 			req = kmsg.NewPtrFetchRequest()

@@ -47,7 +47,7 @@ func (c *Consumer) leadersChanged(ctx *sim.Context) {
 		seen := p.leaderSeen
 		p.leaderSeen = cur
 		if seen.leader < 0 {
-			continue // first sight: nothing to compare with
+			continue // not fetched yet: nothing to compare with
 		}
 		if p.readReplica >= 0 {
 			c.clearReadReplica(ctx, p, "leader-change")
