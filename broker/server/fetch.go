@@ -126,9 +126,7 @@ func (b *Broker) readPartition(tp storage.TopicPartition, body *kmsg.FetchReques
 		if id := b.preferredReadReplica(p, body.Rack, fp.FetchOffset); id >= 0 {
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.hw, p.hw, p.log.LogStartOffset()
 			rp.PreferredReadReplica = id
-			if update {
-				b.logp("preferred-read-replica", p, sim.I("replica", int64(id)), sim.S("rack", body.Rack), sim.I("offset", fp.FetchOffset))
-			}
+			b.logp("preferred-read-replica", p, sim.I("replica", int64(id)), sim.S("rack", body.Rack), sim.I("offset", fp.FetchOffset))
 			return nil
 		}
 	}
