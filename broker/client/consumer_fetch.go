@@ -342,7 +342,10 @@ func (c *Consumer) sendFetches(ctx *sim.Context) {
 		t := &req.Topics[len(req.Topics)-1]
 		fp := kmsg.NewFetchRequestTopicPartition()
 		fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes, fp.LogStartOffset = p.tp.Partition, p.fetchPos, int32(c.cfg.MaxPartitionFetchBytes), -1
-		fp.CurrentLeaderEpoch = c.meta.topics[p.tp.Topic].partitions[p.tp.Partition].epoch
+		fp.CurrentLeaderEpoch = -1 // a pre-2.1 client (Fetch v8 and older) does not send it
+		if c.cfg.TruncationDetection {
+			fp.CurrentLeaderEpoch = c.meta.topics[p.tp.Topic].partitions[p.tp.Partition].epoch
+		}
 		t.Partitions = append(t.Partitions, fp)
 		fetched[node] = append(fetched[node], p)
 	}

@@ -12,8 +12,9 @@ package config
 // consumer takes from max.poll.interval.ms (its default here too).
 //
 // kafkasim.truncation.detection is not a Kafka property: it says whether
-// the consumer is a KIP-320 client (2.1+) that validates its position with
-// OffsetsForLeaderEpoch after a leader change and detects log truncation.
+// the consumer is a KIP-320 client (2.1+) that sends its current leader
+// epoch in Fetch, validates its position with OffsetsForLeaderEpoch after a
+// leader change and detects log truncation.
 // ParseConsumer defaults it to true (a current client); Parse, which sees
 // the brokers too, defaults it to kafkasim.leader.epoch.fencing, so the
 // client's version follows the brokers' unless the key is given.
