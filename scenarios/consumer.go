@@ -372,6 +372,11 @@ func (r *runner) newConsumer(st Step) error {
 	if err != nil {
 		return err
 	}
+	if _, set := props[config.PropTruncationDetection]; !set {
+		// The client is as old as the brokers (config.Parse's default,
+		// or the scenario's consumer.kafkasim.truncation.detection).
+		cfg.TruncationDetection = r.c.Spec.Config.Consumer.TruncationDetection
+	}
 	if cfg.GroupID == "" {
 		return fmt.Errorf("consumer: a group.id is required (group.id=NAME)")
 	}

@@ -9,11 +9,22 @@ package client
 // buffered records, so the host's own poll loop decides the processing
 // rhythm that max.poll.interval.ms judges.
 //
+// Fetch from follower (KIP-392) and truncation detection (KIP-320) are in
+// consumer_fetch.go and consumer_validate.go.
+//
 // Simplified vs Kafka: no deserializers, interceptors, pause/resume,
-// fetch sessions (KIP-227), fetch from follower (KIP-392), truncation
-// detection (KIP-320 OffsetsForLeaderEpoch on the consumer), static
-// membership, or the cooperative protocol (cooperative-sticky is assigned
-// eagerly). offsets.storage=zookeeper: consumer_zkoffsets.go. Leader assignment uses the metadata the leader already has.
+// fetch sessions (KIP-227) or static membership. Cooperative rebalancing:
+// consumer_cooperative.go; offsets.storage=zookeeper: consumer_zkoffsets.go.
+// Leader assignment uses the metadata the leader already has. KIP-392: the
+// preferred read replica is kept until metadata.max.age.ms passes, any
+// error from it, or a leader change; no ApiVersions, so a broker that
+// cannot serve follower reads is found out by its errors. KIP-320: a
+// position has a leader epoch only once a record was consumed (committed
+// offsets are committed, and reset positions taken, without one), so only
+// those positions are validated; validation sends one OffsetsForLeaderEpoch
+// per partition; whether the brokers support it is the consumer's
+// kafkasim.truncation.detection (package config defaults it to the
+// brokers' fencing) instead of ApiVersions.
 
 import (
 	"errors"
@@ -83,7 +94,35 @@ var (
 	ErrNoOffset = errors.New("no committed offset and auto.offset.reset=none")
 	// ErrConsumerClosed: the consumer was closed.
 	ErrConsumerClosed = errors.New("consumer is closed")
+	// ErrLogTruncation is Kafka's LogTruncationException (KIP-320): the
+	// log was truncated below the consumer's position after a leader
+	// change, and auto.offset.reset=none. Poll returns a
+	// *LogTruncationError that matches it with errors.Is; the partition is
+	// not fetched again until the application seeks.
+	ErrLogTruncation = errors.New("log truncation detected")
 )
+
+// LogTruncationError is the error Poll returns when KIP-320 validation
+// found the log truncated under the position (auto.offset.reset=none).
+type LogTruncationError struct {
+	TopicPartition
+	// Position is the consumer's position that was validated.
+	Position int64
+	// DivergentOffset is the end offset the leader gave for the epoch of
+	// the last consumed record: the first offset known to diverge. -1
+	// when the leader had no such epoch (undefined).
+	DivergentOffset int64
+}
+
+func (e *LogTruncationError) Error() string {
+	if e.DivergentOffset < 0 {
+		return fmt.Sprintf("%s: %v at position %d: the leader has no end offset for the last consumed epoch", ErrLogTruncation, e.TopicPartition, e.Position)
+	}
+	return fmt.Sprintf("%s: %v at position %d: the log diverges from offset %d", ErrLogTruncation, e.TopicPartition, e.Position, e.DivergentOffset)
+}
+
+// Is makes errors.Is(err, ErrLogTruncation) hold.
+func (e *LogTruncationError) Is(target error) bool { return target == ErrLogTruncation }
 
 // partState is one assigned partition.
 type partState struct {
@@ -99,6 +138,20 @@ type partState struct {
 	lookup        bool                   // OffsetFetch or ListOffsets in flight
 	resetTo       config.AutoOffsetReset // a SeekToBeginning/End target; "" = auto.offset.reset
 	retryAt       sim.Time
+	// KIP-392: the replica the leader said to read from, until the
+	// expiry; -1 for the leader. fetchingFrom is the broker of the fetch
+	// in flight.
+	readReplica       int32
+	readReplicaExpiry sim.Time
+	fetchingFrom      int32
+	fetchFromReplica  bool // the fetch in flight went to a read replica
+	// KIP-320: posEpoch is the leader epoch of the record before position
+	// (-1 when unknown); leaderSeen the leader and epoch the position was
+	// last checked against; validate that the position awaits
+	// OffsetsForLeaderEpoch.
+	posEpoch   int32
+	leaderSeen partitionMeta
+	validate   bool
 }
 
 // Consumer is Kafka's consumer as a library embedded in a node: the node
@@ -108,8 +161,13 @@ type Consumer struct {
 	// CorrelationBase is the first correlation id; default 1<<29 (below
 	// the producer's), so a node can embed both.
 	CorrelationBase int32
-	// MetadataMaxAge is metadata.max.age.ms (300000).
+	// MetadataMaxAge is metadata.max.age.ms (300000); it also bounds how
+	// long a preferred read replica (KIP-392) is used.
 	MetadataMaxAge sim.Duration
+	// OnTruncation, if set, is called when KIP-320 validation finds the log
+	// truncated under the position (divergent is -1 when the leader had no
+	// end offset for the epoch), before the reset or the error.
+	OnTruncation func(ctx *sim.Context, tp TopicPartition, position, divergent int64)
 
 	cfg       config.Consumer
 	bootstrap []int32
@@ -250,7 +308,8 @@ func (c *Consumer) setAssignment(tps []TopicPartition) {
 			parts = append(parts, p)
 			continue
 		}
-		parts = append(parts, &partState{tp: tp, position: -1, fetchPos: -1, needCommitted: c.cfg.GroupID != "", needReset: c.cfg.GroupID == ""})
+		parts = append(parts, &partState{tp: tp, position: -1, fetchPos: -1, needCommitted: c.cfg.GroupID != "", needReset: c.cfg.GroupID == "",
+			readReplica: -1, fetchingFrom: -1, posEpoch: -1, leaderSeen: partitionMeta{leader: -1, epoch: -1}})
 	}
 	c.parts = parts
 }
@@ -275,7 +334,8 @@ func (c *Consumer) Seek(tp TopicPartition, offset int64) error {
 		return fmt.Errorf("client: Seek %v: not assigned to this consumer", tp)
 	}
 	p.position, p.fetchPos, p.buffer = offset, offset, nil
-	p.needCommitted, p.needReset = false, false
+	p.needCommitted, p.needReset, p.lookup, p.validate = false, false, false, false
+	p.posEpoch = -1
 	p.epoch++
 	return nil
 }
@@ -291,7 +351,8 @@ func (c *Consumer) seekTo(tps []TopicPartition, to config.AutoOffsetReset) {
 	for _, p := range c.parts {
 		if len(tps) == 0 || slices.Contains(tps, p.tp) {
 			p.position, p.fetchPos, p.buffer = -1, -1, nil
-			p.needCommitted, p.needReset, p.lookup = false, true, false
+			p.needCommitted, p.needReset, p.lookup, p.validate = false, true, false, false
+			p.posEpoch = -1
 			p.epoch++
 			p.resetTo = to
 		}
@@ -339,6 +400,7 @@ func (c *Consumer) Poll(ctx *sim.Context) ([]ConsumerRecord, error) {
 		}
 		out = append(out, p.buffer[:take]...)
 		p.position = p.buffer[take-1].Offset + 1
+		p.posEpoch = p.buffer[take-1].LeaderEpoch
 		p.buffer = p.buffer[take:]
 	}
 	if n > 0 {
@@ -447,5 +509,6 @@ func (c *Consumer) run(ctx *sim.Context) {
 	}
 	c.sendCommits(ctx)
 	c.lookupOffsets(ctx)
+	c.validatePositions(ctx)
 	c.sendFetches(ctx)
 }

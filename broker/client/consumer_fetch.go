@@ -10,6 +10,14 @@ package client
 // OffsetCommit v7 for commitSync / commitAsync / auto-commit (v0 for both
 // with offsets.storage=zookeeper: consumer_zkoffsets.go).
 //
+// Fetch from follower (KIP-392): every Fetch carries client.rack. When the
+// leader answers a partition with a PreferredReadReplica, the partition is
+// fetched from that broker until metadata.max.age.ms passes, the replica
+// answers with any error (OFFSET_OUT_OF_RANGE included: the position is
+// not reset, the leader is asked again) or does not answer, or the leader
+// changes — as Kafka's SubscriptionState.preferredReadReplica with its
+// expiry and FetchUtils.requestMetadataUpdate, which clears it.
+//
 // A synchronous commit retries retriable errors (COORDINATOR_NOT_AVAILABLE,
 // NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, timeouts) until twice
 // request.timeout.ms has passed; an asynchronous one reports them. A commit
@@ -280,20 +288,21 @@ func (c *Consumer) reset(ctx *sim.Context, p *partState) {
 	})
 }
 
-// sendFetches sends one Fetch per leader for the partitions with a
-// position, nothing buffered and nothing in flight.
+// sendFetches sends one Fetch per broker (the leader, or the preferred read
+// replica) for the partitions with a position, nothing buffered and
+// nothing in flight.
 func (c *Consumer) sendFetches(ctx *sim.Context) {
 	busy := map[int32]bool{}
 	for _, p := range c.parts {
 		if p.fetching {
-			busy[c.meta.leader(p.tp.Topic, p.tp.Partition)] = true
+			busy[p.fetchingFrom] = true
 		}
 	}
 	reqs := map[int32]*kmsg.FetchRequest{}
 	var order []int32
 	var fetched = map[int32][]*partState{}
 	for _, p := range c.parts {
-		if p.fetchPos < 0 || p.fetching || len(p.buffer) > 0 || p.lookup {
+		if p.fetchPos < 0 || p.fetching || len(p.buffer) > 0 || p.lookup || p.validate {
 			continue
 		}
 		leader := c.meta.leader(p.tp.Topic, p.tp.Partition)
@@ -302,18 +311,31 @@ func (c *Consumer) sendFetches(ctx *sim.Context) {
 			c.meta.needUpdate = true
 			continue
 		}
-		if busy[leader] {
+		node := leader
+		if p.readReplica >= 0 {
+			if ctx.Now() < p.readReplicaExpiry {
+				node = p.readReplica
+			} else {
+				c.clearReadReplica(ctx, p, "expired")
+			}
+		}
+		if busy[node] {
 			continue
 		}
-		req := reqs[leader]
+		if p.leaderSeen.leader < 0 {
+			// KIP-320: the position is checked against this leader from now on.
+			p.leaderSeen = c.meta.topics[p.tp.Topic].partitions[p.tp.Partition]
+		}
+		req := reqs[node]
 		if req == nil {
 			req = kmsg.NewPtrFetchRequest()
 			req.Version, req.ReplicaID = 11, -1
 			req.MaxWaitMillis = int32(c.cfg.FetchMaxWait.Milliseconds())
 			req.MinBytes, req.MaxBytes = int32(c.cfg.FetchMinBytes), int32(c.cfg.FetchMaxBytes)
 			req.SessionEpoch = -1
-			reqs[leader] = req
-			order = append(order, leader)
+			req.Rack = c.cfg.ClientRack
+			reqs[node] = req
+			order = append(order, node)
 		}
 		if len(req.Topics) == 0 || req.Topics[len(req.Topics)-1].Topic != p.tp.Topic {
 			req.Topics = append(req.Topics, kmsg.FetchRequestTopic{Topic: p.tp.Topic})
@@ -321,28 +343,37 @@ func (c *Consumer) sendFetches(ctx *sim.Context) {
 		t := &req.Topics[len(req.Topics)-1]
 		fp := kmsg.NewFetchRequestTopicPartition()
 		fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes, fp.LogStartOffset = p.tp.Partition, p.fetchPos, int32(c.cfg.MaxPartitionFetchBytes), -1
-		fp.CurrentLeaderEpoch = c.meta.topics[p.tp.Topic].partitions[p.tp.Partition].epoch
+		fp.CurrentLeaderEpoch = -1 // a pre-2.1 client (Fetch v8 and older) does not send it
+		if c.cfg.TruncationDetection {
+			fp.CurrentLeaderEpoch = c.meta.topics[p.tp.Topic].partitions[p.tp.Partition].epoch
+		}
 		t.Partitions = append(t.Partitions, fp)
-		fetched[leader] = append(fetched[leader], p)
+		fetched[node] = append(fetched[node], p)
 	}
-	for _, leader := range order {
-		parts := fetched[leader]
+	for _, node := range order {
+		parts := fetched[node]
 		epochs := make([]int, len(parts))
 		for i, p := range parts {
-			p.fetching, epochs[i] = true, p.epoch
+			p.fetching, p.fetchingFrom, epochs[i] = true, node, p.epoch
+			p.fetchFromReplica = node != c.meta.leader(p.tp.Topic, p.tp.Partition)
 		}
-		r := c.call(ctx, leader, reqs[leader], func(ctx *sim.Context, resp kmsg.Response, err error) {
+		r := c.call(ctx, node, reqs[node], func(ctx *sim.Context, resp kmsg.Response, err error) {
 			for _, p := range parts {
 				p.fetching = false
 			}
 			fr, _ := resp.(*kmsg.FetchResponse)
 			if err != nil || fr == nil {
 				c.meta.needUpdate = true
+				for _, p := range parts {
+					if p.readReplica == node {
+						c.clearReadReplica(ctx, p, "no-answer")
+					}
+				}
 				return
 			}
 			for i, p := range parts {
 				if c.part(p.tp) == p && p.epoch == epochs[i] {
-					c.handleFetched(ctx, p, fr)
+					c.handleFetched(ctx, p, node, fr)
 				}
 			}
 		})
@@ -350,8 +381,15 @@ func (c *Consumer) sendFetches(ctx *sim.Context) {
 	}
 }
 
-// handleFetched buffers what a fetch answered for p.
-func (c *Consumer) handleFetched(ctx *sim.Context, p *partState, fr *kmsg.FetchResponse) {
+// clearReadReplica sends p's fetches back to the leader.
+func (c *Consumer) clearReadReplica(ctx *sim.Context, p *partState, why string) {
+	ctx.Log("consumer-read-replica-cleared", sim.S("client-id", c.cfg.ClientID), sim.S("partition", p.tp.String()),
+		sim.I("replica", int64(p.readReplica)), sim.S("reason", why))
+	p.readReplica, p.readReplicaExpiry = -1, 0
+}
+
+// handleFetched buffers what a fetch from broker node answered for p.
+func (c *Consumer) handleFetched(ctx *sim.Context, p *partState, node int32, fr *kmsg.FetchResponse) {
 	for _, t := range fr.Topics {
 		if t.Topic != p.tp.Topic {
 			continue
@@ -360,7 +398,19 @@ func (c *Consumer) handleFetched(ctx *sim.Context, p *partState, fr *kmsg.FetchR
 			if rp.Partition != p.tp.Partition {
 				continue
 			}
-			switch e := kerr.ErrorForCode(rp.ErrorCode); e {
+			e := kerr.ErrorForCode(rp.ErrorCode)
+			if e != nil && p.fetchFromReplica {
+				// Any error from the read replica: back to the leader,
+				// which decides (an offset out of range on a lagging
+				// follower may be in range on the leader).
+				if p.readReplica == node {
+					c.clearReadReplica(ctx, p, e.Error())
+				}
+				if e == kerr.OffsetOutOfRange {
+					return
+				}
+			}
+			switch e {
 			case nil:
 			case kerr.OffsetOutOfRange:
 				ctx.Log("consumer-offset-out-of-range", sim.S("client-id", c.cfg.ClientID), sim.S("partition", p.tp.String()), sim.I("offset", p.fetchPos))
@@ -369,6 +419,12 @@ func (c *Consumer) handleFetched(ctx *sim.Context, p *partState, fr *kmsg.FetchR
 			default:
 				c.meta.needUpdate = true
 				return
+			}
+			if rp.PreferredReadReplica >= 0 && rp.PreferredReadReplica != node {
+				p.readReplica, p.readReplicaExpiry = rp.PreferredReadReplica, ctx.Now().Add(c.MetadataMaxAge)
+				ctx.Log("consumer-read-replica", sim.S("client-id", c.cfg.ClientID), sim.S("partition", p.tp.String()),
+					sim.I("replica", int64(rp.PreferredReadReplica)), sim.I("leader", int64(node)))
+				return // Kafka's leader sends no records with a preferred replica
 			}
 			batches, err := storage.DecodeBatches(rp.RecordBatches)
 			if err != nil {

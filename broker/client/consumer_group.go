@@ -138,6 +138,7 @@ func (c *Consumer) applyMetadata(ctx *sim.Context, r *kmsg.MetadataResponse) {
 		}
 		m.topics[*rt.Topic] = t
 	}
+	c.leadersChanged(ctx)
 }
 
 // groupState is the member's view of its group.

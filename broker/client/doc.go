@@ -1,7 +1,8 @@
 // Package client is Kafka's producer (KafkaProducer, Kafka 2.x–3.x) and
 // consumer (KafkaConsumer: consumer*.go, see NewConsumer — subscribe or
 // assign, Poll, Seek, commitSync/commitAsync/auto-commit, rebalance
-// listener, heartbeats, with the group leader running package assignor) as
+// listener, heartbeats, with the group leader running package assignor;
+// fetch from a rack's replica, KIP-392; truncation detection, KIP-320) as
 // libraries a simulation node embeds. The producer has the key partitioner (Murmur2,
 // PartitionForKey — bit-exact with Kafka's Java code), the keyless
 // partitioners (sticky, round-robin, uniform sticky), the record

@@ -129,6 +129,7 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 	}
 	sc.KIP320 = b.LeaderEpochFencing
 	sc.TruncateOnLeaderChangeOnly = b.TruncateOnLeaderChangeOnly
+	sc.RackAwareReplicaSelector = b.ReplicaSelectorClass == config.SelectorRackAware
 	sc.MinInsyncReplicas = b.MinInsyncReplicas
 	sc.UncleanLeaderElection = b.UncleanLeaderElectionEnable
 	unclean := c.Topic.UncleanLeaderElectionEnable

@@ -16,6 +16,10 @@ package config
 // follows the protocol version below 3.0 and is "3.0-IV1" from 3.0;
 // kafkasim.leader.epoch.fencing (KIP-320) is on from 2.1. A property the user
 // sets explicitly always wins over the version's default.
+// replica.selector.class (KIP-392, 2.4+) is null (fetch from the leader only)
+// or Kafka's RackAwareReplicaSelector; a custom selector class cannot be
+// loaded, and a selector below protocol version 2.4 is a Conflict (Fetch
+// v11, which carries the consumer's rack, arrived in 2.4).
 
 import (
 	"math"
@@ -45,7 +49,39 @@ const (
 	PropLeaderEpochFencing = "kafkasim.leader.epoch.fencing"
 	// PropTruncateOnLeaderChangeOnly is the KAFKA-7164 bug switch.
 	PropTruncateOnLeaderChangeOnly = "kafkasim.truncate.on.leader.change.only"
+	// PropReplicaSelectorClass is KIP-392's replica.selector.class.
+	PropReplicaSelectorClass = "replica.selector.class"
 )
+
+// ReplicaSelector is replica.selector.class: which replica a leader tells
+// a consumer (Fetch v11+, with its client.rack) to read from.
+type ReplicaSelector string
+
+// The replica selectors.
+const (
+	// SelectorNone is Kafka's default (null): consumers read from the
+	// leader.
+	SelectorNone ReplicaSelector = ""
+	// SelectorRackAware is Kafka's built-in RackAwareReplicaSelector: a
+	// replica in the consumer's rack, the leader if it is there, else the
+	// most caught-up one.
+	SelectorRackAware ReplicaSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+)
+
+const selectorAllowed = `"" (null: the leader only), org.apache.kafka.common.replica.RackAwareReplicaSelector (or RackAwareReplicaSelector)`
+
+// String returns the property value.
+func (s ReplicaSelector) String() string { return string(s) }
+
+func parseReplicaSelector(s string) (ReplicaSelector, bool) {
+	switch s {
+	case "", "null":
+		return SelectorNone, true
+	case string(SelectorRackAware), "RackAwareReplicaSelector":
+		return SelectorRackAware, true
+	}
+	return "", false
+}
 
 // Broker is the broker configuration. Each field names its Kafka property,
 // unit, default and limits; DefaultBroker returns the defaults of Latest.
@@ -195,6 +231,11 @@ type Broker struct {
 	// leader epoch keeps the same leader). Default false (the fix, PR #5436).
 	// Ignored under HW truncation.
 	TruncateOnLeaderChangeOnly bool
+	// ReplicaSelectorClass is replica.selector.class (KIP-392): SelectorNone
+	// (default: consumers fetch from the leader) or SelectorRackAware
+	// (a consumer with client.rack is sent to a replica in its rack).
+	// Needs inter.broker.protocol.version 2.4 or later.
+	ReplicaSelectorClass ReplicaSelector
 }
 
 // DefaultBroker returns Kafka's defaults for the Latest release.
@@ -305,6 +346,7 @@ var brokerProps = newTable(
 	}, "hw, kip101, kip279"),
 	boolProp(PropLeaderEpochFencing, func(b *Broker) *bool { return &b.LeaderEpochFencing }),
 	boolProp(PropTruncateOnLeaderChangeOnly, func(b *Broker) *bool { return &b.TruncateOnLeaderChangeOnly }),
+	choiceProp(PropReplicaSelectorClass, func(b *Broker) *ReplicaSelector { return &b.ReplicaSelectorClass }, parseReplicaSelector, selectorAllowed),
 )
 
 // BrokerProperties returns every key ParseBroker accepts, sorted.
@@ -379,6 +421,10 @@ func (b Broker) Validate() error {
 				"the message format cannot be newer than the inter-broker protocol below 3.0",
 				"a format version at most "+b.InterBrokerProtocolVersion.String())
 		}
+	}
+	if b.ReplicaSelectorClass != SelectorNone && b.InterBrokerProtocolVersion < V2_4 {
+		return conflict(PropReplicaSelectorClass, b.ReplicaSelectorClass.String(), PropInterBrokerProtocolVersion, b.InterBrokerProtocolVersion.String(),
+			"fetch from follower (KIP-392, Fetch v11) arrived in 2.4", "inter.broker.protocol.version 2.4 or later, or no replica.selector.class")
 	}
 	if b.ReplicaFetchWaitMax > b.ReplicaLagTimeMax {
 		return conflict(PropReplicaFetchWaitMaxMs, ms(b.ReplicaFetchWaitMax), PropReplicaLagTimeMaxMs, ms(b.ReplicaLagTimeMax),

@@ -11,6 +11,14 @@ package config
 // Connect's name for the JoinGroup RebalanceTimeoutMs, which the Java
 // consumer takes from max.poll.interval.ms (its default here too).
 //
+// kafkasim.truncation.detection is not a Kafka property: it says whether
+// the consumer is a KIP-320 client (2.1+) that sends its current leader
+// epoch in Fetch, validates its position with OffsetsForLeaderEpoch after a
+// leader change and detects log truncation.
+// ParseConsumer defaults it to true (a current client); Parse, which sees
+// the brokers too, defaults it to kafkasim.leader.epoch.fencing, so the
+// client's version follows the brokers' unless the key is given.
+//
 // As Kafka does, a consumer without group.id has auto-commit off: setting
 // enable.auto.commit=true explicitly without a group is an error, and the
 // default true becomes false.
@@ -31,7 +39,10 @@ const (
 	PropRebalanceTimeoutMs          = "rebalance.timeout.ms"
 	PropEnableAutoCommit            = "enable.auto.commit"
 	PropPartitionAssignmentStrategy = "partition.assignment.strategy"
-	assignorAllowed                 = "a comma-separated list of range, roundrobin, sticky, cooperative-sticky (or Kafka's class names, e.g. org.apache.kafka.clients.consumer.RangeAssignor)"
+	// PropTruncationDetection is the kafkasim switch for KIP-320 truncation
+	// detection in the consumer.
+	PropTruncationDetection = "kafkasim.truncation.detection"
+	assignorAllowed         = "a comma-separated list of range, roundrobin, sticky, cooperative-sticky (or Kafka's class names, e.g. org.apache.kafka.clients.consumer.RangeAssignor)"
 )
 
 // AutoOffsetReset is auto.offset.reset: where a consumer starts without a
@@ -191,6 +202,13 @@ type Consumer struct {
 	IsolationLevel IsolationLevel
 	// OffsetsStorage is offsets.storage. Default OffsetsKafka.
 	OffsetsStorage OffsetsStorage
+	// TruncationDetection is kafkasim.truncation.detection: KIP-320 position
+	// validation (OffsetsForLeaderEpoch after a leader change; a truncated
+	// log resets the position to the divergence point or, with
+	// auto.offset.reset=none, fails Poll with a log-truncation error).
+	// Default true; Parse defaults it to the brokers'
+	// kafkasim.leader.epoch.fencing.
+	TruncationDetection bool
 }
 
 // DefaultConsumer returns Kafka's defaults for a consumer without a group.
@@ -213,6 +231,7 @@ func DefaultConsumer() Consumer {
 		PartitionAssignmentStrategy: []Assignor{AssignorRange, AssignorCooperativeSticky},
 		IsolationLevel:              ReadUncommitted,
 		OffsetsStorage:              OffsetsKafka,
+		TruncationDetection:         true,
 	}
 }
 
@@ -237,6 +256,7 @@ var consumerProps = newTable(
 	assignorsProp(),
 	choiceProp("isolation.level", func(c *Consumer) *IsolationLevel { return &c.IsolationLevel }, parseIsolation, "read_uncommitted, read_committed"),
 	choiceProp("offsets.storage", func(c *Consumer) *OffsetsStorage { return &c.OffsetsStorage }, parseOffsetsStorage, "kafka, zookeeper"),
+	boolProp(PropTruncationDetection, func(c *Consumer) *bool { return &c.TruncationDetection }),
 )
 
 // ConsumerProperties returns every key ParseConsumer accepts, sorted.

@@ -26,8 +26,10 @@
 // it (0.10.2, 1.1, 3.9), so every other version-dependent default follows;
 // giving both with different protocols is a Conflict naming both.
 // Simulation-only switches live under the kafkasim. prefix:
-// kafkasim.leader.epoch.fencing (KIP-320, on from 2.1) and
-// kafkasim.truncate.on.leader.change.only (the KAFKA-7164 bug, off).
+// kafkasim.leader.epoch.fencing (KIP-320, on from 2.1),
+// kafkasim.truncate.on.leader.change.only (the KAFKA-7164 bug, off) and, for
+// the consumer, kafkasim.truncation.detection (KIP-320 position validation;
+// Parse defaults it to kafkasim.leader.epoch.fencing).
 //
 // Example:
 //

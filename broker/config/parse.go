@@ -158,6 +158,10 @@ func Parse(props map[string]string) (Config, error) {
 	if c.Consumer, err = ParseConsumer(sub[partConsumer]); err != nil {
 		return Config{}, rename(err, written[partConsumer])
 	}
+	if _, set := sub[partConsumer][PropTruncationDetection]; !set {
+		// The client is as old as the brokers: KIP-320 on both sides or neither.
+		c.Consumer.TruncationDetection = c.Broker.LeaderEpochFencing
+	}
 	return c, nil
 }
 
@@ -237,7 +241,9 @@ func (c Config) Pairs() []string {
 // differs from Default()'s: what a replay command needs. Parse reads it back
 // into the same Config.
 func (c Config) NonDefaultPairs() []string {
-	return c.render(c.Broker.NonDefaultPairs(), c.Producer.NonDefaultPairs(), c.Consumer.NonDefaultPairs())
+	d := DefaultConsumer()
+	d.TruncationDetection = c.Broker.LeaderEpochFencing // Parse's default
+	return c.render(c.Broker.NonDefaultPairs(), c.Producer.NonDefaultPairs(), consumerProps.diff(&c.Consumer, &d))
 }
 
 // String renders Pairs one per line.

@@ -43,6 +43,11 @@ type Config struct {
 	// a new leader epoch with the same leader keeps fetching without the
 	// truncation step.
 	TruncateOnLeaderChangeOnly bool
+	// RackAwareReplicaSelector is replica.selector.class =
+	// RackAwareReplicaSelector (KIP-392): the leader sends a consumer whose
+	// Fetch carries a rack to an in-sync replica in that rack. False (Kafka's
+	// null selector): consumers read from the leader.
+	RackAwareReplicaSelector bool
 
 	MinInsyncReplicas     int                      // min.insync.replicas (default 1)
 	UncleanLeaderElection bool                     // unclean.leader.election.enable

@@ -2,17 +2,37 @@ package server
 
 // This file serves Fetch (api key 1) on the leader, for followers
 // (ReplicaID >= 0, read up to the LEO) and consumers (ReplicaID -1, read up
-// to the HW), and holds fetches that found too little data in the delayed
-// fetch purgatory until fetch.min.bytes arrive or fetch.max.wait.ms passes.
+// to the HW), on a follower for consumers that fetch from it (KIP-392),
+// and holds fetches that found too little data in the delayed fetch
+// purgatory until fetch.min.bytes arrive or fetch.max.wait.ms passes.
 //
 // Versions: v4 to v11 answered the same way; CurrentLeaderEpoch (v9+) is
-// checked when KIP-320 fencing is on. A follower's fetch offset is its LEO:
-// the leader records it, may expand the ISR and advance the HW. As in Kafka
-// after KAFKA-7104, the HW in an immediate answer is the one read before
-// this fetch moved it, so the follower learns of a new HW one round later.
-// Simplifications: no fetch sessions, no isolation level (no transactions),
-// no fetch from follower (KIP-392) yet; a delayed fetch completes on bytes
-// or time only, not on a HW change alone (0.11 to 2.x behaviour).
+// checked when KIP-320 fencing is on, on the leader and on a follower
+// serving a consumer. A follower's fetch offset is its LEO: the leader
+// records it, may expand the ISR and advance the HW. As in Kafka after
+// KAFKA-7104, the HW in an immediate answer is the one read before this
+// fetch moved it, so the follower learns of a new HW one round later.
+//
+// KIP-392 (fetch from follower, 2.4+): with replica.selector.class =
+// RackAwareReplicaSelector, the leader answers a consumer's Fetch v11+ that
+// names a rack with PreferredReadReplica and no records when an in-sync
+// replica in that rack other than the leader has the fetch offset (the
+// leader itself when it is in the rack; else the highest LEO, then the
+// most recently caught up, then the highest broker id, as
+// ReplicaView.comparator). A follower answers such a consumer's fetch from
+// its own log up to its own HW: an offset between its HW and its LEO gets
+// no records, one past its LEO or below its log start gets
+// OFFSET_OUT_OF_RANGE (the consumer then goes back to the leader).
+//
+// Simplifications: no fetch sessions, no isolation level (no
+// transactions); a delayed fetch completes on bytes or time only, not on a
+// HW change alone (0.11 to 2.x behaviour). Kafka lets a follower serve any
+// consumer Fetch v11+; here only one that carries a rack (client.rack), so
+// that a rack-less consumer with stale metadata still gets
+// NOT_LEADER_OR_FOLLOWER and refreshes, and default runs read from leaders
+// only. Replicas outside the ISR are never preferred (the KAFKA-14372 fix;
+// 2.4 to 3.4 only required the replica to hold the offset). The selector
+// reads the racks of live brokers from the metadata cache.
 
 import (
 	"errors"
@@ -26,8 +46,8 @@ import (
 
 func (b *Broker) handleFetch(from sim.NodeID, req *wire.Request, body *kmsg.FetchRequest) {
 	follower := body.ReplicaID >= 0
-	resp, bytes, anyErr := b.readForFetch(body, follower, true)
-	if body.MaxWaitMillis <= 0 || bytes >= int(body.MinBytes) || anyErr || len(body.Topics) == 0 {
+	resp, bytes, now := b.readForFetch(body, follower, true)
+	if body.MaxWaitMillis <= 0 || bytes >= int(body.MinBytes) || now || len(body.Topics) == 0 {
 		b.respond(from, req, resp)
 		return
 	}
@@ -35,7 +55,8 @@ func (b *Broker) handleFetch(from sim.NodeID, req *wire.Request, body *kmsg.Fetc
 }
 
 // readForFetch reads every partition of a fetch. On first arrival
-// (update=true) a follower's fetch offsets are recorded.
+// (update=true) a follower's fetch offsets are recorded. The last result
+// says the answer must go now: an error, or a preferred read replica.
 func (b *Broker) readForFetch(body *kmsg.FetchRequest, follower, update bool) (*kmsg.FetchResponse, int, bool) {
 	resp := kmsg.NewPtrFetchResponse()
 	resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(body.Topics))
@@ -52,6 +73,9 @@ func (b *Broker) readForFetch(body *kmsg.FetchRequest, follower, update bool) (*
 				rp.ErrorCode = err.Code
 				anyErr = true
 			}
+			if rp.PreferredReadReplica >= 0 {
+				anyErr = true // Kafka answers at once with a preferred replica
+			}
 			total += len(rp.RecordBatches)
 			rt.Partitions = append(rt.Partitions, rp)
 		}
@@ -63,10 +87,16 @@ func (b *Broker) readForFetch(body *kmsg.FetchRequest, follower, update bool) (*
 // checkLeader returns the error for a request to p that this broker cannot
 // serve as leader, with KIP-320 epoch fencing when on.
 func (b *Broker) checkLeader(p *Partition, currentEpoch int32) *kerr.Error {
+	return b.checkReplica(p, currentEpoch, false)
+}
+
+// checkReplica is checkLeader, letting a follower serve when followerOK
+// (a KIP-392 consumer fetch); the follower fences on its own leader epoch.
+func (b *Broker) checkReplica(p *Partition, currentEpoch int32, followerOK bool) *kerr.Error {
 	if p == nil {
 		return kerr.UnknownTopicOrPartition
 	}
-	if p.role != Leader {
+	if p.role != Leader && !(followerOK && p.role == Follower) {
 		return kerr.NotLeaderForPartition
 	}
 	if b.cfg.KIP320 && currentEpoch >= 0 {
@@ -86,8 +116,19 @@ func (b *Broker) readPartition(tp storage.TopicPartition, body *kmsg.FetchReques
 	if body.Version >= 9 {
 		current = fp.CurrentLeaderEpoch
 	}
-	if err := b.checkLeader(p, current); err != nil {
+	if err := b.checkReplica(p, current, followerRead(body)); err != nil {
 		return err
+	}
+	if p.role == Follower {
+		return b.readAsFollower(p, fp, rp)
+	}
+	if !follower && body.Version >= 11 {
+		if id := b.preferredReadReplica(p, body.Rack, fp.FetchOffset); id >= 0 {
+			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.hw, p.hw, p.log.LogStartOffset()
+			rp.PreferredReadReplica = id
+			b.logp("preferred-read-replica", p, sim.I("replica", int64(id)), sim.S("rack", body.Rack), sim.I("offset", fp.FetchOffset))
+			return nil
+		}
 	}
 	var r *remoteReplica
 	if follower {
@@ -121,4 +162,65 @@ func (b *Broker) readPartition(tp storage.TopicPartition, body *kmsg.FetchReques
 		}
 	}
 	return nil
+}
+
+// followerRead reports whether a fetch may be served by a follower: a
+// consumer's Fetch v11+ that names its rack (KIP-392; see the file comment
+// for why the rack is required here).
+func followerRead(body *kmsg.FetchRequest) bool {
+	return body.ReplicaID < 0 && body.Version >= 11 && body.Rack != ""
+}
+
+// readAsFollower serves a consumer from a follower replica, up to the
+// follower's own HW (Partition.readRecords with fetchOnlyFromLeader=false).
+func (b *Broker) readAsFollower(p *Partition, fp *kmsg.FetchRequestTopicPartition, rp *kmsg.FetchResponseTopicPartition) *kerr.Error {
+	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.hw, p.hw, p.log.LogStartOffset()
+	if fp.FetchOffset < p.log.LogStartOffset() || fp.FetchOffset > p.LogEndOffset() {
+		return kerr.OffsetOutOfRange
+	}
+	data, err := p.log.Read(fp.FetchOffset, int(fp.PartitionMaxBytes), p.hw)
+	if err != nil {
+		if errors.Is(err, storage.ErrOffsetOutOfRange) {
+			return kerr.OffsetOutOfRange
+		}
+		panic(err)
+	}
+	rp.RecordBatches = data
+	return nil
+}
+
+// preferredReadReplica is RackAwareReplicaSelector on the leader: the
+// replica a consumer in rack should read p from at fetchOffset, or -1 for
+// the leader itself (no selector, no rack, the leader in that rack, or no
+// in-sync live replica there that has the offset).
+func (b *Broker) preferredReadReplica(p *Partition, rack string, fetchOffset int64) int32 {
+	if !b.cfg.RackAwareReplicaSelector || rack == "" || b.cfg.Rack == rack {
+		return -1
+	}
+	now := b.ctx.Now()
+	best := (*remoteReplica)(nil)
+	for _, r := range p.remotes { // sorted by id: ties go to the highest id
+		if !p.inISR(r.id) || r.leo < 0 || r.leo < fetchOffset || b.liveRack(r.id) != rack {
+			continue
+		}
+		if best == nil || r.leo > best.leo ||
+			(r.leo == best.leo && now.Sub(r.lastCaughtUp) <= now.Sub(best.lastCaughtUp)) {
+			best = r
+		}
+	}
+	if best == nil {
+		return -1
+	}
+	return best.id
+}
+
+// liveRack returns the rack of a live broker in the metadata cache, "" if
+// it has none or is not live.
+func (b *Broker) liveRack(id int32) string {
+	for _, bi := range b.metadata.brokers {
+		if bi.id == id && bi.rack != nil {
+			return *bi.rack
+		}
+	}
+	return ""
 }

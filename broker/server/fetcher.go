@@ -373,6 +373,9 @@ func (b *Broker) processFetched(f *fetcher, p *Partition, fp *fetchPartition, rp
 	if hw := min(p.LogEndOffset(), rp.HighWatermark); hw != p.hw {
 		b.logp("follower-hw", p, sim.I("hw", hw), sim.I("was", p.hw))
 		p.hw = hw
+		if len(b.fetches) > 0 {
+			b.completeFollowerReads()
+		}
 	}
 	fp.offset = p.LogEndOffset()
 	return true

@@ -7,7 +7,9 @@ package server
 // largest one <= the requested). A log without epoch information answers
 // UNDEFINED_EPOCH_OFFSET (-1) and the follower falls back to its HW.
 // Versions: v0 (KIP-101), v1 (KIP-279), v2 (KIP-320 CurrentLeaderEpoch
-// fencing), v3 (ReplicaID).
+// fencing), v3 (ReplicaID; -1 is a consumer validating its position after
+// a leader change, KIP-320, answered the same way: the end offset for the
+// epoch is not capped at the HW, as in Kafka).
 
 import (
 	"github.com/kafkasim/kafkasim/broker/storage"

@@ -88,10 +88,20 @@ func (b *Broker) completeProduces() {
 }
 
 // completeFetches answers the waiting fetches that now have data.
-func (b *Broker) completeFetches() {
+func (b *Broker) completeFetches() { b.completeFetchesIf(nil) }
+
+// completeFollowerReads answers the waiting KIP-392 consumer fetches that a
+// follower's new HW lets through (ReplicaFetcherThread completes delayed
+// fetches of partitions whose HW moved); the other waiting fetches are left
+// to the leader's events, as before.
+func (b *Broker) completeFollowerReads() {
+	b.completeFetchesIf(func(d *delayedFetch) bool { return followerRead(d.body) })
+}
+
+func (b *Broker) completeFetchesIf(only func(*delayedFetch) bool) {
 	keptF := b.fetches[:0]
 	for _, d := range b.fetches {
-		if !b.fetchMayComplete(d) {
+		if (only != nil && !only(d)) || !b.fetchMayComplete(d) {
 			keptF = append(keptF, d)
 			continue
 		}
@@ -115,7 +125,7 @@ func (b *Broker) fetchMayComplete(d *delayedFetch) bool {
 	for _, t := range d.body.Topics {
 		for _, fp := range t.Partitions {
 			p := b.partitions[storage.TopicPartition{Topic: t.Topic, Partition: fp.Partition}]
-			if p == nil || p.role != Leader {
+			if p == nil || (p.role != Leader && !(p.role == Follower && followerRead(d.body))) {
 				return true
 			}
 			end := p.hw

@@ -1,0 +1,54 @@
+package config
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestReplicaSelectorAndTruncationDetection: replica.selector.class takes
+// null or the rack-aware selector (by its class name, fully qualified or
+// not), refuses others and protocol versions before 2.4; the consumer's
+// kafkasim.truncation.detection follows the brokers' KIP-320 fencing
+// unless given.
+func TestReplicaSelectorAndTruncationDetection(t *testing.T) {
+	for _, v := range []string{"RackAwareReplicaSelector", "org.apache.kafka.common.replica.RackAwareReplicaSelector"} {
+		c, err := Parse(map[string]string{"replica.selector.class": v})
+		if err != nil || c.Broker.ReplicaSelectorClass != SelectorRackAware {
+			t.Errorf("%s: %v %q", v, err, c.Broker.ReplicaSelectorClass)
+		}
+	}
+	if c, err := Parse(nil); err != nil || c.Broker.ReplicaSelectorClass != SelectorNone {
+		t.Errorf("default: %v %q", err, c.Broker.ReplicaSelectorClass)
+	}
+	var e *Error
+	if _, err := Parse(map[string]string{"replica.selector.class": "com.example.MySelector"}); !errors.As(err, &e) || e.Kind != BadValue {
+		t.Errorf("custom selector: %v", err)
+	}
+	if _, err := Parse(map[string]string{"replica.selector.class": "RackAwareReplicaSelector", "inter.broker.protocol.version": "2.3"}); !errors.As(err, &e) || e.Kind != Conflict {
+		t.Errorf("selector at 2.3: %v", err)
+	}
+	for _, tc := range []struct {
+		props map[string]string
+		want  bool
+	}{
+		{nil, true},
+		{map[string]string{"inter.broker.protocol.version": "2.0"}, false},
+		{map[string]string{"kafkasim.leader.epoch.fencing": "false"}, false},
+		{map[string]string{"inter.broker.protocol.version": "2.0", "kafkasim.truncation.detection": "true"}, true},
+		{map[string]string{"consumer.kafkasim.truncation.detection": "false"}, false},
+	} {
+		c, err := Parse(tc.props)
+		if err != nil || c.Consumer.TruncationDetection != tc.want {
+			t.Errorf("%v: detection %v (%v), want %v", tc.props, c.Consumer.TruncationDetection, err, tc.want)
+		}
+		if tc.props == nil && len(c.NonDefaultPairs()) != 0 {
+			t.Errorf("defaults render as %v", c.NonDefaultPairs())
+		}
+	}
+	c, _ := Parse(map[string]string{"inter.broker.protocol.version": "2.0"})
+	for _, kv := range c.NonDefaultPairs() {
+		if kv == "kafkasim.truncation.detection=false" {
+			t.Errorf("the version's default detection is rendered: %v", c.NonDefaultPairs())
+		}
+	}
+}
