@@ -174,6 +174,7 @@ type Consumer struct {
 	enc       wire.Encoder
 	corr      int32
 	requests  map[int32]*consumerRequest
+	backoff   map[sim.NodeID]connBackoff // brokers whose connection was reset
 	meta      metadata
 	metaRetry sim.Time
 
@@ -450,6 +451,7 @@ func (c *Consumer) HandleMessage(ctx *sim.Context, from sim.NodeID, m sim.Messag
 		return true
 	}
 	delete(c.requests, resp.CorrelationID)
+	delete(c.backoff, from)
 	if !c.closed {
 		r.done(ctx, resp.Body, nil)
 		c.run(ctx)
@@ -465,6 +467,7 @@ func (c *Consumer) HandleDisconnect(ctx *sim.Context, node sim.NodeID) {
 	if !c.started || c.closed {
 		return
 	}
+	c.connectionReset(ctx.Now(), node)
 	var due []int32
 	for corr, r := range c.requests {
 		if r.node == node {

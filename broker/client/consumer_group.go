@@ -27,17 +27,23 @@ type consumerRequest struct {
 	broker   int32
 	node     sim.NodeID
 	deadline sim.Time
+	err      error // what it fails with at deadline: ErrRequestTimeout unless set
 	done     func(ctx *sim.Context, resp kmsg.Response, err error)
 }
 
 // call sends body to broker; done runs once with the answer or, after
-// request.timeout.ms, with ErrRequestTimeout.
+// request.timeout.ms, with ErrRequestTimeout (ErrDisconnected, when the
+// broker's connection is backing off after a reset: consumer_conn.go).
 func (c *Consumer) call(ctx *sim.Context, broker int32, body kmsg.Request, done func(*sim.Context, kmsg.Response, error)) *consumerRequest {
 	c.corr++
-	r := &consumerRequest{broker: broker, node: -1, deadline: ctx.Now().Add(c.cfg.RequestTimeout), done: done}
+	r := &consumerRequest{broker: broker, node: -1, deadline: ctx.Now().Add(c.cfg.RequestTimeout), err: ErrRequestTimeout, done: done}
 	if node, ok := ctx.Lookup(nodeName(broker)); ok {
 		r.node = node
-		ctx.Send(node, c.enc.Request(c.corr, body))
+		if until, off := c.backingOff(ctx.Now(), node); off {
+			r.deadline, r.err = until, ErrDisconnected
+		} else {
+			ctx.Send(node, c.enc.Request(c.corr, body))
+		}
 	}
 	c.requests[c.corr] = r
 	return r
@@ -56,7 +62,7 @@ func (c *Consumer) expire(ctx *sim.Context) {
 	for _, corr := range due {
 		r := c.requests[corr]
 		delete(c.requests, corr)
-		r.done(ctx, nil, ErrRequestTimeout)
+		r.done(ctx, nil, r.err)
 	}
 }
 
@@ -313,7 +319,9 @@ func (c *Consumer) join(ctx *sim.Context) {
 		}
 		c.joined(ctx, r)
 	})
-	r.deadline = ctx.Now().Add(c.cfg.RebalanceTimeout + c.cfg.RequestTimeout)
+	if r.err == ErrRequestTimeout { // sent, not held back by a reset
+		r.deadline = ctx.Now().Add(c.cfg.RebalanceTimeout + c.cfg.RequestTimeout)
+	}
 }
 
 func (c *Consumer) joined(ctx *sim.Context, r *kmsg.JoinGroupResponse) {
