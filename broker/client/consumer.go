@@ -131,6 +131,10 @@ type partState struct {
 	fetchPos int64 // next offset to fetch
 	buffer   []ConsumerRecord
 	fetching bool
+	// fetchRetryAt holds the partition's next fetch back for
+	// retry.backoff.ms after a partition error (NOT_LEADER_FOR_PARTITION,
+	// FENCED_LEADER_EPOCH, ...) while fresh metadata is fetched.
+	fetchRetryAt sim.Time
 	epoch    int // bumped by seeks and reassignment: stale answers are dropped
 	// offset lookup state
 	needCommitted bool                   // ask the coordinator for the committed offset

@@ -18,6 +18,11 @@ package client
 // changes — as Kafka's SubscriptionState.preferredReadReplica with its
 // expiry and FetchUtils.requestMetadataUpdate, which clears it.
 //
+// A partition whose fetch fails with a partition error (NOT_LEADER,
+// FENCED_LEADER_EPOCH, ...) asks for metadata and is not fetched again for
+// retry.backoff.ms (simplified: Kafka re-fetches at the next poll, paced
+// only by its metadata refresh).
+//
 // A synchronous commit retries retriable errors (COORDINATOR_NOT_AVAILABLE,
 // NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, timeouts) until twice
 // request.timeout.ms has passed; an asynchronous one reports them. A commit
@@ -302,7 +307,7 @@ func (c *Consumer) sendFetches(ctx *sim.Context) {
 	var order []int32
 	var fetched = map[int32][]*partState{}
 	for _, p := range c.parts {
-		if p.fetchPos < 0 || p.fetching || len(p.buffer) > 0 || p.lookup || p.validate {
+		if p.fetchPos < 0 || p.fetching || len(p.buffer) > 0 || p.lookup || p.validate || ctx.Now() < p.fetchRetryAt {
 			continue
 		}
 		leader := c.meta.leader(p.tp.Topic, p.tp.Partition)
@@ -417,7 +422,9 @@ func (c *Consumer) handleFetched(ctx *sim.Context, p *partState, node int32, fr 
 				p.position, p.fetchPos, p.needReset = -1, -1, true
 				return
 			default:
+				ctx.Log("consumer-fetch-error", sim.S("client-id", c.cfg.ClientID), sim.S("partition", p.tp.String()), sim.I("broker", int64(node)), sim.S("error", e.Error()))
 				c.meta.needUpdate = true
+				p.fetchRetryAt = ctx.Now().Add(c.cfg.RetryBackoff)
 				return
 			}
 			if rp.PreferredReadReplica >= 0 && rp.PreferredReadReplica != node {

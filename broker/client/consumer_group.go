@@ -98,11 +98,13 @@ func (c *Consumer) maybeMetadata(ctx *sim.Context) {
 		req.Topics = append(req.Topics, kmsg.MetadataRequestTopic{Topic: &name})
 	}
 	m.inflight = true
-	c.call(ctx, c.anyBroker(), req, func(ctx *sim.Context, resp kmsg.Response, err error) {
+	to := c.anyBroker()
+	m.cursor++ // NB: spread over the brokers, as leastLoadedNode does: one with stale metadata is not asked forever
+	c.call(ctx, to, req, func(ctx *sim.Context, resp kmsg.Response, err error) {
 		m.inflight = false
 		r, ok := resp.(*kmsg.MetadataResponse)
 		if err != nil || !ok {
-			m.needUpdate, m.cursor, c.metaRetry = true, m.cursor+1, ctx.Now().Add(c.cfg.RetryBackoff)
+			m.needUpdate, c.metaRetry = true, ctx.Now().Add(c.cfg.RetryBackoff)
 			return
 		}
 		c.applyMetadata(ctx, r)
