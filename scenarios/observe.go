@@ -60,6 +60,8 @@ type observer struct {
 	// kept, for replay's per-event view.
 	timeline bool
 	touched  uint64 // the brokers' sim.World.Touched sum at the last observation
+	dirty    []int  // the partitions (indexes into tps) the last event changed
+	snapBuf  [][]checkers.ReplicaState
 	last     map[string]string
 	changes  []StateChange
 	// With timeline set, each replica's log is followed too, so that every
@@ -149,18 +151,20 @@ func (a *replicaSeen) set(alive, unclean bool, p *server.Partition) {
 }
 
 // changed reports whether any replica differs from the last observation,
-// and records the current state.
+// records the current state, and lists the partitions that changed in
+// o.dirty (indexes into o.tps).
 func (o *observer) changed() bool {
-	any := false
+	o.dirty = o.dirty[:0]
 	if o.prev == nil {
 		o.prev = make([][]replicaSeen, len(o.tps))
 		for k := range o.tps {
 			o.prev[k] = make([]replicaSeen, len(o.reps[k]))
+			o.prev[k][0].role = 254 // never a role: the first observation differs
 		}
-		any = true
 	}
 	for k, tp := range o.tps {
 		seen := o.prev[k]
+		diff := false
 		for i, id := range o.reps[k] {
 			b, alive := o.broker(id)
 			var p *server.Partition
@@ -169,11 +173,14 @@ func (o *observer) changed() bool {
 			}
 			if !seen[i].same(alive, o.unclean[id], p) {
 				seen[i].set(alive, o.unclean[id], p)
-				any = true
+				diff = true
 			}
 		}
+		if diff {
+			o.dirty = append(o.dirty, k)
+		}
 	}
-	return any
+	return len(o.dirty) > 0
 }
 
 // observe feeds the invariants monitor the state after an event, when it
@@ -193,9 +200,15 @@ func (o *observer) observe() {
 	if !o.changed() {
 		return
 	}
+	// Only the partitions that changed are snapshot (the monitor takes any
+	// subset), into buffers reused between events.
+	if o.snapBuf == nil {
+		o.snapBuf = make([][]checkers.ReplicaState, len(o.tps))
+	}
 	o.snaps = o.snaps[:0]
-	for k, tp := range o.tps {
-		snap := checkers.PartitionSnapshot{Topic: tp.Topic, Partition: tp.Partition}
+	for _, k := range o.dirty {
+		tp := o.tps[k]
+		snap := checkers.PartitionSnapshot{Topic: tp.Topic, Partition: tp.Partition, Replicas: o.snapBuf[k][:0]}
 		for _, id := range o.reps[k] {
 			b, alive := o.broker(id)
 			var p *server.Partition
@@ -204,6 +217,7 @@ func (o *observer) observe() {
 			}
 			snap.Replicas = append(snap.Replicas, replicaState(id, alive, p, o.unclean[id]))
 		}
+		o.snapBuf[k] = snap.Replicas
 		o.snaps = append(o.snaps, snap)
 		if o.timeline {
 			o.followLogs(tp)
