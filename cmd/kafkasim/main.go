@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 )
 
@@ -33,7 +34,15 @@ type failedError struct{ msg string }
 
 func (e failedError) Error() string { return e.msg }
 
+// gcPercent is the garbage collector's target when GOGC is not set: a
+// simulation allocates fast and keeps little (tens of MB a world), so
+// collecting less often buys 20–40% of run time for a few hundred MB.
+const gcPercent = 400
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
