@@ -2,6 +2,8 @@
 // consumers delivered to their applications (reference checkers.md §2.1).
 //
 // What it checks, over Consume operations that completed OK:
+//   - G1a (aborted read): a delivered value whose Send failed (Fail: the
+//     client was told it was certainly not written);
 //   - inconsistent-offsets: one offset of a partition holding two values
 //     (in deliveries and acknowledged sends);
 //   - duplicate: a value delivered twice to one group;
@@ -140,6 +142,7 @@ func Consumers(h History, f Final) Verdict {
 			}
 		}
 	}
+	anomalies = append(anomalies, abortedReads(h)...)
 	// Per group: duplicates, lost writes, unseen.
 	type delivery struct {
 		op     int
@@ -226,6 +229,41 @@ func Consumers(h History, f Final) Verdict {
 func (cf *consumerFacts) mayDuplicate(process string) bool {
 	s := cf.semantics[process]
 	return s != AtMostOnce && s != ExactlyOnce
+}
+
+// abortedReads finds G1a: values delivered by a Consume although their
+// Send failed. A failed send was answered with an error Kafka returns only
+// before appending (or a request that never left the client), so its
+// value in a log means the answer was wrong (or kafkasim's reading of
+// it): never permitted.
+func abortedReads(h History) []Anomaly {
+	failed := map[string]int{} // value -> index of its failed Send
+	for _, op := range h.Ops {
+		if op.Kind == Send && op.Outcome == Fail {
+			failed[op.Value] = op.Index
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	var out []Anomaly
+	reported := map[string]bool{}
+	for _, op := range h.Ops {
+		if op.Kind != Consume || op.Outcome != OK {
+			continue
+		}
+		for _, r := range op.Records {
+			send, ok := failed[r.Value]
+			if !ok || reported[r.Value] {
+				continue
+			}
+			reported[r.Value] = true
+			out = append(out, Anomaly{Kind: "G1a", Topic: op.Topic, Partition: op.Partition, Value: r.Value,
+				Offsets: []int64{r.Offset}, Ops: []int{send, op.Index},
+				Description: op.Process + " read a value whose send failed (" + h.Ops[send].Error + ")"})
+		}
+	}
+	return out
 }
 
 func (cf *consumerFacts) groupSemantics(g string) string {

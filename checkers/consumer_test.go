@@ -132,6 +132,18 @@ func TestConsumersMustFail(t *testing.T) {
 			h.assign("c2", 2)
 			h.consume("c2", 2, "2:c")
 		}, nil, "lost-write"},
+		{"G1a: a failed send read", AtLeastOnce, func(h *chist) {
+			sends(h, 1)
+			id := h.r.Send(h.tick(), "p", "t", 0, "", "x", -1)
+			h.r.Fail(id, h.tick(), "NOT_ENOUGH_REPLICAS")
+			h.consume("c1", 0, "0:a 1:x")
+		}, nil, "G1a"},
+		{"a failed send never read is fine", AtLeastOnce, func(h *chist) {
+			sends(h, 1)
+			id := h.r.Send(h.tick(), "p", "t", 0, "", "x", -1)
+			h.r.Fail(id, h.tick(), "NOT_ENOUGH_REPLICAS")
+			h.consume("c1", 0, "0:a")
+		}, nil, ""},
 		{"poll-skip", AtLeastOnce, func(h *chist) { sends(h, 3); h.consume("c1", 0, "0:a"); h.consume("c1", 2, "2:c") }, nil, "lost-write poll-skip"},
 		{"nonmonotonic-poll", AtLeastOnce, func(h *chist) {
 			sends(h, 2)
