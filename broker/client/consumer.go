@@ -135,7 +135,7 @@ type partState struct {
 	// retry.backoff.ms after a partition error (NOT_LEADER_FOR_PARTITION,
 	// FENCED_LEADER_EPOCH, ...) while fresh metadata is fetched.
 	fetchRetryAt sim.Time
-	epoch    int // bumped by seeks and reassignment: stale answers are dropped
+	epoch        int // bumped by seeks and reassignment: stale answers are dropped
 	// offset lookup state
 	needCommitted bool                   // ask the coordinator for the committed offset
 	needReset     bool                   // reset by auto.offset.reset (ListOffsets)
