@@ -104,12 +104,18 @@ func anyViolation(r *scenarios.Result) bool {
 
 // WriteVerdictsText writes one line per verdict and its first anomalies.
 func WriteVerdictsText(w io.Writer, verdicts []checkers.Verdict) {
+	WriteVerdictsTextOpts(w, verdicts, 16, false)
+}
+
+// WriteVerdictsTextOpts is WriteVerdictsText with the checker names padded
+// to width, and with notes set, each failed or unknown verdict's notes.
+func WriteVerdictsTextOpts(w io.Writer, verdicts []checkers.Verdict, width int, notes bool) {
 	for _, v := range verdicts {
 		mark := v.Result.String()
 		if v.Result == checkers.ResultViolation && !v.ContractBroken() {
 			mark += " (permitted by Kafka's contract)"
 		}
-		fmt.Fprintf(w, "  %-16s %s\n", v.Checker, mark)
+		fmt.Fprintf(w, "  %-*s %s\n", width, v.Checker, mark)
 		for i, a := range v.Anomalies {
 			if i == maxListed {
 				break
@@ -118,6 +124,11 @@ func WriteVerdictsText(w io.Writer, verdicts []checkers.Verdict) {
 		}
 		if more := v.Omitted + max(0, len(v.Anomalies)-maxListed); more > 0 {
 			fmt.Fprintf(w, "      ... and %d more (-json lists them)\n", more)
+		}
+		if notes && v.Result != checkers.ResultOK {
+			for _, n := range v.Notes {
+				fmt.Fprintf(w, "      note: %s\n", n)
+			}
 		}
 	}
 }

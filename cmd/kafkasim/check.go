@@ -126,32 +126,10 @@ func checkerNames(verdicts []checkers.Verdict) []string {
 	return out
 }
 
-// writeJepsenVerdicts writes one line per verdict, as
-// reports.WriteVerdictsText does but with room for Jepsen's longer names,
-// then its first anomalies and its notes.
+// writeJepsenVerdicts writes the verdicts with room for Jepsen's longer
+// names, and their notes.
 func writeJepsenVerdicts(w io.Writer, verdicts []checkers.Verdict) {
-	const maxListed = 5
-	for _, v := range verdicts {
-		mark := v.Result.String()
-		if v.Result == checkers.ResultViolation && !v.ContractBroken() {
-			mark += " (permitted by Kafka's contract)"
-		}
-		fmt.Fprintf(w, "  %-22s %s\n", v.Checker, mark)
-		for i, a := range v.Anomalies {
-			if i == maxListed {
-				break
-			}
-			fmt.Fprintf(w, "      %s\n", a.String())
-		}
-		if more := v.Omitted + max(0, len(v.Anomalies)-maxListed); more > 0 {
-			fmt.Fprintf(w, "      ... and %d more (-json lists them)\n", more)
-		}
-		if v.Result != checkers.ResultOK {
-			for _, n := range v.Notes {
-				fmt.Fprintf(w, "      note: %s\n", n)
-			}
-		}
-	}
+	reports.WriteVerdictsTextOpts(w, verdicts, 22, true)
 }
 
 // checkExit turns the verdicts into check's exit code, as run's.
