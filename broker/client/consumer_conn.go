@@ -7,15 +7,9 @@ package client
 // a request for it meanwhile fails with ErrDisconnected when the back-off
 // ends, and a reset asks for fresh metadata, as NetworkClient does when a
 // node disconnects. An answer from the broker clears its back-off.
-// Simplifications: Kafka's defaults (50 ms, 1 s) are fixed, not
-// properties, and there is no jitter.
+// Simplification: no jitter (Kafka adds ±20%).
 
 import "github.com/kafkasim/kafkasim/sim"
-
-const (
-	reconnectBackoff    = 50 * sim.Millisecond // reconnect.backoff.ms
-	reconnectBackoffMax = sim.Second           // reconnect.backoff.max.ms
-)
 
 // connBackoff is a reset broker's back-off.
 type connBackoff struct {
@@ -35,12 +29,12 @@ func (c *Consumer) connectionReset(now sim.Time, node sim.NodeID) {
 		c.backoff = map[sim.NodeID]connBackoff{}
 	}
 	b := c.backoff[node]
-	d := reconnectBackoff
-	for i := 0; i < b.failures && d < reconnectBackoffMax; i++ {
+	d, most := c.cfg.ReconnectBackoff, max(c.cfg.ReconnectBackoffMax, c.cfg.ReconnectBackoff)
+	for i := 0; i < b.failures && d < most; i++ {
 		d *= 2
 	}
 	b.failures++
-	b.until = now.Add(min(d, reconnectBackoffMax))
+	b.until = now.Add(min(d, most))
 	c.backoff[node] = b
 	c.meta.needUpdate = true
 }

@@ -194,6 +194,11 @@ type Consumer struct {
 	RequestTimeout sim.Duration
 	// RetryBackoff is retry.backoff.ms. Default 100ms; at least 0.
 	RetryBackoff sim.Duration
+	// ReconnectBackoff and ReconnectBackoffMax are reconnect.backoff.ms
+	// (default 50ms) and reconnect.backoff.max.ms (default 1s): how long a
+	// broker whose connection was reset is left alone, doubling with each
+	// reset in a row up to the maximum.
+	ReconnectBackoff, ReconnectBackoffMax sim.Duration
 	// PartitionAssignmentStrategy is partition.assignment.strategy, in
 	// preference order. Default [range, cooperative-sticky]; at least one,
 	// no repeats.
@@ -228,6 +233,8 @@ func DefaultConsumer() Consumer {
 		MaxPollRecords:              500,
 		RequestTimeout:              sim.Ms(30000),
 		RetryBackoff:                sim.Ms(100),
+		ReconnectBackoff:            sim.Ms(50),
+		ReconnectBackoffMax:         sim.Ms(1000),
 		PartitionAssignmentStrategy: []Assignor{AssignorRange, AssignorCooperativeSticky},
 		IsolationLevel:              ReadUncommitted,
 		OffsetsStorage:              OffsetsKafka,
@@ -253,6 +260,8 @@ var consumerProps = newTable(
 	intProp("max.poll.records", func(c *Consumer) *int { return &c.MaxPollRecords }, 1, maxInt32),
 	msProp("request.timeout.ms", func(c *Consumer) *sim.Duration { return &c.RequestTimeout }, 0, maxInt32),
 	msProp("retry.backoff.ms", func(c *Consumer) *sim.Duration { return &c.RetryBackoff }, 0, math.MaxInt64),
+	msProp("reconnect.backoff.ms", func(c *Consumer) *sim.Duration { return &c.ReconnectBackoff }, 0, math.MaxInt64),
+	msProp("reconnect.backoff.max.ms", func(c *Consumer) *sim.Duration { return &c.ReconnectBackoffMax }, 0, math.MaxInt64),
 	assignorsProp(),
 	choiceProp("isolation.level", func(c *Consumer) *IsolationLevel { return &c.IsolationLevel }, parseIsolation, "read_uncommitted, read_committed"),
 	choiceProp("offsets.storage", func(c *Consumer) *OffsetsStorage { return &c.OffsetsStorage }, parseOffsetsStorage, "kafka, zookeeper"),

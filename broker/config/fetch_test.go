@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"testing"
+
+	"github.com/kafkasim/kafkasim/sim"
 )
 
 // TestReplicaSelectorAndTruncationDetection: replica.selector.class takes
@@ -50,5 +52,24 @@ func TestReplicaSelectorAndTruncationDetection(t *testing.T) {
 		if kv == "kafkasim.truncation.detection=false" {
 			t.Errorf("the version's default detection is rendered: %v", c.NonDefaultPairs())
 		}
+	}
+}
+
+// TestReconnectBackoff: reconnect.backoff.ms and reconnect.backoff.max.ms
+// parse, default to Kafka's 50ms and 1s, and refuse negative values.
+func TestReconnectBackoff(t *testing.T) {
+	c, err := ParseConsumer(map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ReconnectBackoff != sim.Ms(50) || c.ReconnectBackoffMax != sim.Ms(1000) {
+		t.Errorf("defaults %v %v, want 50ms 1s", c.ReconnectBackoff, c.ReconnectBackoffMax)
+	}
+	c, err = ParseConsumer(map[string]string{"reconnect.backoff.ms": "10", "reconnect.backoff.max.ms": "80"})
+	if err != nil || c.ReconnectBackoff != sim.Ms(10) || c.ReconnectBackoffMax != sim.Ms(80) {
+		t.Errorf("got %v %v (%v), want 10ms 80ms", c.ReconnectBackoff, c.ReconnectBackoffMax, err)
+	}
+	if _, err := ParseConsumer(map[string]string{"reconnect.backoff.ms": "-1"}); err == nil {
+		t.Error("reconnect.backoff.ms=-1 accepted")
 	}
 }
