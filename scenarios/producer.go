@@ -35,6 +35,9 @@ func (n *producerNode) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 	n.p.HandleTimer(ctx, id, name)
 }
 
+// Disconnected implements sim.Disconnectable.
+func (n *producerNode) Disconnected(ctx *sim.Context, peer sim.NodeID) { n.p.HandleDisconnect(ctx, peer) }
+
 // send sends one record and records its outcome.
 func (n *producerNode) send(ctx *sim.Context, topic string, part int32) {
 	value := fmt.Sprintf("%s-%d", n.name, n.sent)

@@ -346,6 +346,26 @@ func (p *Producer) expireRequests(ctx *sim.Context) {
 	}
 }
 
+// HandleDisconnect is told that node reset the connection (its process is
+// gone: sim.Disconnectable): everything in flight to it fails at once with
+// ErrDisconnected, retriable, as Kafka's NetworkClient fails the requests
+// of a connection it finds closed.
+func (p *Producer) HandleDisconnect(ctx *sim.Context, node sim.NodeID) {
+	if !p.started {
+		return
+	}
+	broker := int32(-1)
+	for _, r := range p.requests {
+		if r.node == node {
+			broker = r.broker
+			break
+		}
+	}
+	if broker >= 0 {
+		p.disconnect(ctx, broker, ctx.Now())
+	}
+}
+
 // disconnect fails every request in flight to broker, in the order sent.
 func (p *Producer) disconnect(ctx *sim.Context, broker int32, now sim.Time) {
 	var rs []*request
