@@ -36,7 +36,9 @@ func (n *producerNode) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 }
 
 // Disconnected implements sim.Disconnectable.
-func (n *producerNode) Disconnected(ctx *sim.Context, peer sim.NodeID) { n.p.HandleDisconnect(ctx, peer) }
+func (n *producerNode) Disconnected(ctx *sim.Context, peer sim.NodeID) {
+	n.p.HandleDisconnect(ctx, peer)
+}
 
 // send sends one record and records its outcome.
 func (n *producerNode) send(ctx *sim.Context, topic string, part int32) {
