@@ -12,9 +12,20 @@
 //     judge's LEO, and ends at the same LEO. The first difference is reported
 //     ("not-converged").
 //
-// Divergence is never within Kafka's contract (Permitted is always false):
-// even after an unclean election, KIP-279 makes replicas converge. The
-// description mentions an unclean election when one happened.
+// Divergence is within Kafka's contract (Permitted) only when, at some
+// instant, all RF replicas of the partition were down at once and at least
+// one had lost unflushed data — the failure acked-loss's rule 4 names:
+// more than the n-1 failures Kafka guarantees to survive (KIP-101), and a
+// replica back with a shorter log. A restarted leader can then be given
+// its old leader epoch again by a controller that never saw it die (it was
+// the controller, or no broker was left to take over), append other
+// records at offsets its followers still hold in the same epoch, and
+// leader-epoch truncation cannot tell the two logs apart (ZooKeeper-mode
+// Kafka has no fence for this; KRaft's KIP-966 keeps a replica that lost
+// data after an unclean shutdown out of leadership). Otherwise divergence
+// breaks the contract: even after an unclean election, KIP-279 makes
+// replicas converge. The description mentions an unclean election when
+// one happened.
 //
 // What it simplifies: dead replicas are skipped (their in-memory HW is gone;
 // what their disk holds is judged when they come back), and the runner is
@@ -38,6 +49,10 @@ func Divergence(f Final) Verdict {
 			}
 		}
 		extra := uncleanNote(pf, f.Facts)
+		permitted, why := permittedDivergence(pf, f.Facts)
+		if permitted {
+			extra += "; " + why
+		}
 		for i := 0; i < len(live); i++ {
 			for j := i + 1; j < len(live); j++ {
 				a, b := live[i], live[j]
@@ -47,7 +62,7 @@ func Divergence(f Final) Verdict {
 					anomalies = append(anomalies, Anomaly{Kind: "divergent", Topic: pf.Topic, Partition: pf.Partition,
 						Offsets: []int64{off}, Replicas: []int32{a.Broker, b.Broker},
 						Description: describeAt(a, off) + ", " + describeAt(b, off) + "; both HWs (" +
-							strconv.FormatInt(a.HW, 10) + ", " + strconv.FormatInt(b.HW, 10) + ") cover it" + extra})
+							strconv.FormatInt(a.HW, 10) + ", " + strconv.FormatInt(b.HW, 10) + ") cover it" + extra, Permitted: permitted})
 				}
 			}
 		}
@@ -71,7 +86,7 @@ func Divergence(f Final) Verdict {
 			anomalies = append(anomalies, Anomaly{Kind: "not-converged", Topic: pf.Topic, Partition: pf.Partition,
 				Offsets: []int64{off}, Replicas: []int32{judge.Broker, r.Broker},
 				Description: "after healing, " + describeAt(judge, off) + " (LEO " + strconv.FormatInt(judge.LEO, 10) + "), " +
-					describeAt(r, off) + " (LEO " + strconv.FormatInt(r.LEO, 10) + ")" + extra})
+					describeAt(r, off) + " (LEO " + strconv.FormatInt(r.LEO, 10) + ")" + extra, Permitted: permitted})
 		}
 	}
 	if !f.Facts.Healed {
@@ -109,6 +124,24 @@ func describeAt(r Replica, off int64) string {
 		return s + " has nothing at " + strconv.FormatInt(off, 10)
 	}
 	return s + " has " + e.Value + " (epoch " + strconv.Itoa(int(e.LeaderEpoch)) + ") at " + strconv.FormatInt(off, 10)
+}
+
+// permittedDivergence applies the rule in the file header: were all RF
+// replicas of pf down at once, one of them having lost unflushed data?
+func permittedDivergence(pf PartitionFinal, facts Facts) (bool, string) {
+	rf := facts.ReplicationFactor
+	if rf <= 0 {
+		rf = len(pf.Replicas)
+	}
+	for _, fl := range sortedFailures(facts.Failures) {
+		down := lostAt(facts.Failures, pf, fl.Time, false)
+		lost := lostAt(facts.Failures, pf, fl.Time, true)
+		if rf > 0 && len(down) >= rf && len(lost) > 0 {
+			return true, "permitted: " + strconv.Itoa(len(down)) + " replicas " + brokerList(down) + " were down at once at " +
+				fl.Time.String() + ", " + brokerList(lost) + " having lost unflushed data (RF=" + strconv.Itoa(rf) + " covers " + strconv.Itoa(rf-1) + ")"
+		}
+	}
+	return false, ""
 }
 
 func uncleanNote(pf PartitionFinal, facts Facts) string {

@@ -70,3 +70,36 @@ func TestDivergenceConvergence(t *testing.T) {
 		t.Fatalf("anomaly = %s", a)
 	}
 }
+
+// TestDivergencePermittedOnlyAfterAllReplicasDownWithLoss: the same
+// divergence is permitted when every replica was down at once and one of
+// them lost unflushed data, and breaks the contract when one replica stayed
+// up or nobody lost data.
+func TestDivergencePermittedOnlyAfterAllReplicasDownWithLoss(t *testing.T) {
+	div := func(facts Facts) *Anomaly {
+		t.Helper()
+		facts.ReplicationFactor = 2
+		v := Divergence(final1(1, 1, facts,
+			replica(0, Follower, 1, 2, "m1", "m2@1"),
+			replica(1, Leader, 1, 2, "m1", "m3@1")))
+		for i := range v.Anomalies {
+			if v.Anomalies[i].Kind == "divergent" {
+				return &v.Anomalies[i]
+			}
+		}
+		t.Fatalf("no divergent anomaly:\n%s", v)
+		return nil
+	}
+	both := []Failure{{Broker: 0, Kind: Crash, Time: 1000, End: 5000}, {Broker: 1, Kind: PowerLoss, Time: 2000, End: 3000, LostUnflushed: true}}
+	if a := div(Facts{Failures: both}); !a.Permitted || !strings.Contains(a.Description, "were down at once") {
+		t.Errorf("all replicas down, one lost data: permitted=%v %q", a.Permitted, a.Description)
+	}
+	apart := []Failure{{Broker: 0, Kind: Crash, Time: 1000, End: 1500}, {Broker: 1, Kind: PowerLoss, Time: 2000, End: 3000, LostUnflushed: true}}
+	if a := div(Facts{Failures: apart}); a.Permitted {
+		t.Errorf("replicas down at different times: permitted: %q", a.Description)
+	}
+	noLoss := []Failure{{Broker: 0, Kind: Crash, Time: 1000, End: 5000}, {Broker: 1, Kind: Crash, Time: 2000, End: 3000}}
+	if a := div(Facts{Failures: noLoss}); a.Permitted {
+		t.Errorf("nobody lost data: permitted: %q", a.Description)
+	}
+}

@@ -28,7 +28,7 @@ set zookeeper.session.timeout.ms=6000 replica.lag.time.max.ms=10000
 variant kip279-safe truncation=kip279 min.insync.replicas=2 unclean.leader.election.enable=false $acks=all
 variant kip101-safe truncation=kip101 min.insync.replicas=2 unclean.leader.election.enable=false $acks=all
 variant hw-unsafe truncation=hw min.insync.replicas=1 unclean.leader.election.enable=true $acks=1
-expect kip279-safe divergence=ok duplicates=ok
+expect kip279-safe divergence=permitted duplicates=ok
 expect kip101-safe duplicates=ok
 expect hw-unsafe duplicates=ok
 
