@@ -12,20 +12,23 @@
 //     judge's LEO, and ends at the same LEO. The first difference is reported
 //     ("not-converged").
 //
-// Divergence is within Kafka's contract (Permitted) only when, at some
-// instant, all RF replicas of the partition were down at once and at least
-// one had lost unflushed data — the failure acked-loss's rule 4 names:
-// more than the n-1 failures Kafka guarantees to survive (KIP-101), and a
-// replica back with a shorter log. A restarted leader can then be given
-// its old leader epoch again by a controller that never saw it die (it was
-// the controller, or no broker was left to take over), append other
-// records at offsets its followers still hold in the same epoch, and
-// leader-epoch truncation cannot tell the two logs apart (ZooKeeper-mode
-// Kafka has no fence for this; KRaft's KIP-966 keeps a replica that lost
-// data after an unclean shutdown out of leadership). Otherwise divergence
-// breaks the contract: even after an unclean election, KIP-279 makes
-// replicas converge. The description mentions an unclean election when
-// one happened.
+// Divergence is within Kafka's contract (Permitted) only when the two
+// logs show a leader epoch used twice — at some offset both hold a record
+// of the same epoch (a real one: records of the pre-0.11 formats carry
+// none) with different values — and at some instant all RF replicas of
+// the partition were down at once with at least one having lost unflushed
+// data: acked-loss's rule 4, more than the n-1 failures Kafka guarantees
+// to survive (KIP-101). A restarted leader with a shorter log can then be
+// given its old leader epoch again by a controller that never saw it die
+// (it was the controller, or no broker was left to take over) and append
+// other records where its followers still hold that epoch's; leader-epoch
+// truncation compares epochs, not records, so it cannot tell the two
+// lineages apart, at that offset or (the follower's latest epoch matching)
+// at earlier ones. ZooKeeper-mode Kafka has no fence for this; KRaft's
+// KIP-966 keeps a replica that lost data in an unclean shutdown out of
+// leadership. Without a reused epoch, divergence is what KIP-101/KIP-279
+// truncation exists to repair and breaks the contract, even after an
+// unclean election (the description mentions one when it happened).
 //
 // What it simplifies: dead replicas are skipped (their in-memory HW is gone;
 // what their disk holds is judged when they come back), and the runner is
@@ -49,9 +52,17 @@ func Divergence(f Final) Verdict {
 			}
 		}
 		extra := uncleanNote(pf, f.Facts)
-		permitted, why := permittedDivergence(pf, f.Facts)
-		if permitted {
-			extra += "; " + why
+		allDown, why := allReplicasDownWithLoss(pf, f.Facts)
+		// permitted: the rule in the file header, for replicas a and b.
+		permitted := func(a, b Replica) (bool, string) {
+			if !allDown {
+				return false, ""
+			}
+			if epoch, off, ok := reusedEpoch(a, b); ok {
+				return true, "; leader epoch " + strconv.Itoa(int(epoch)) + " holds different records at " +
+					strconv.FormatInt(off, 10) + " (used twice); " + why
+			}
+			return false, ""
 		}
 		for i := 0; i < len(live); i++ {
 			for j := i + 1; j < len(live); j++ {
@@ -59,10 +70,11 @@ func Divergence(f Final) Verdict {
 				limit := min(a.HW, b.HW)
 				from := max(logStart(a), logStart(b))
 				if off, ok := firstMismatch(a, b, from, limit); ok {
+					p, pwhy := permitted(a, b)
 					anomalies = append(anomalies, Anomaly{Kind: "divergent", Topic: pf.Topic, Partition: pf.Partition,
 						Offsets: []int64{off}, Replicas: []int32{a.Broker, b.Broker},
 						Description: describeAt(a, off) + ", " + describeAt(b, off) + "; both HWs (" +
-							strconv.FormatInt(a.HW, 10) + ", " + strconv.FormatInt(b.HW, 10) + ") cover it" + extra, Permitted: permitted})
+							strconv.FormatInt(a.HW, 10) + ", " + strconv.FormatInt(b.HW, 10) + ") cover it" + extra + pwhy, Permitted: p})
 				}
 			}
 		}
@@ -83,10 +95,11 @@ func Divergence(f Final) Verdict {
 			if !ok {
 				continue
 			}
+			p, pwhy := permitted(judge, r)
 			anomalies = append(anomalies, Anomaly{Kind: "not-converged", Topic: pf.Topic, Partition: pf.Partition,
 				Offsets: []int64{off}, Replicas: []int32{judge.Broker, r.Broker},
 				Description: "after healing, " + describeAt(judge, off) + " (LEO " + strconv.FormatInt(judge.LEO, 10) + "), " +
-					describeAt(r, off) + " (LEO " + strconv.FormatInt(r.LEO, 10) + ")" + extra, Permitted: permitted})
+					describeAt(r, off) + " (LEO " + strconv.FormatInt(r.LEO, 10) + ")" + extra + pwhy, Permitted: p})
 		}
 	}
 	if !f.Facts.Healed {
@@ -126,9 +139,22 @@ func describeAt(r Replica, off int64) string {
 	return s + " has " + e.Value + " (epoch " + strconv.Itoa(int(e.LeaderEpoch)) + ") at " + strconv.FormatInt(off, 10)
 }
 
-// permittedDivergence applies the rule in the file header: were all RF
-// replicas of pf down at once, one of them having lost unflushed data?
-func permittedDivergence(pf PartitionFinal, facts Facts) (bool, string) {
+// reusedEpoch finds the first offset where a and b hold records of the
+// same leader epoch (>= 0) with different values.
+func reusedEpoch(a, b Replica) (int32, int64, bool) {
+	for off := max(logStart(a), logStart(b)); off < min(a.LEO, b.LEO); off++ {
+		ea, oka := a.At(off)
+		eb, okb := b.At(off)
+		if oka && okb && ea.LeaderEpoch >= 0 && ea.LeaderEpoch == eb.LeaderEpoch && ea.Value != eb.Value {
+			return ea.LeaderEpoch, off, true
+		}
+	}
+	return 0, 0, false
+}
+
+// allReplicasDownWithLoss reports whether all RF replicas of pf were down
+// at once, one of them having lost unflushed data, and says when.
+func allReplicasDownWithLoss(pf PartitionFinal, facts Facts) (bool, string) {
 	rf := facts.ReplicationFactor
 	if rf <= 0 {
 		rf = len(pf.Replicas)

@@ -71,16 +71,18 @@ func TestDivergenceConvergence(t *testing.T) {
 	}
 }
 
-// TestDivergencePermittedOnlyAfterAllReplicasDownWithLoss: the same
-// divergence is permitted when every replica was down at once and one of
-// them lost unflushed data, and breaks the contract when one replica stayed
-// up or nobody lost data.
+// TestDivergencePermittedOnlyAfterAllReplicasDownWithLoss: two records of
+// one leader epoch at one offset are permitted when every replica was down
+// at once and one of them lost unflushed data (the epoch was reused), and
+// break the contract when one replica stayed up or nobody lost data;
+// records of different epochs (KIP-101 scenario 2) never are.
 func TestDivergencePermittedOnlyAfterAllReplicasDownWithLoss(t *testing.T) {
+	epochOf := "m2@1"
 	div := func(facts Facts) *Anomaly {
 		t.Helper()
 		facts.ReplicationFactor = 2
 		v := Divergence(final1(1, 1, facts,
-			replica(0, Follower, 1, 2, "m1", "m2@1"),
+			replica(0, Follower, 1, 2, "m1", epochOf),
 			replica(1, Leader, 1, 2, "m1", "m3@1")))
 		for i := range v.Anomalies {
 			if v.Anomalies[i].Kind == "divergent" {
@@ -101,5 +103,17 @@ func TestDivergencePermittedOnlyAfterAllReplicasDownWithLoss(t *testing.T) {
 	noLoss := []Failure{{Broker: 0, Kind: Crash, Time: 1000, End: 5000}, {Broker: 1, Kind: Crash, Time: 2000, End: 3000}}
 	if a := div(Facts{Failures: noLoss}); a.Permitted {
 		t.Errorf("nobody lost data: permitted: %q", a.Description)
+	}
+	epochOf = "m2" // epoch 0 against epoch 1: what KIP-101 truncation repairs
+	if a := div(Facts{Failures: both}); a.Permitted {
+		t.Errorf("different epochs: permitted: %q", a.Description)
+	}
+	// Different epochs at the first difference, but epoch 1 used twice
+	// further on: the reuse that made truncation miss the first one.
+	v := Divergence(final1(1, 1, Facts{Failures: both, ReplicationFactor: 2},
+		replica(0, Follower, 1, 3, "m1", "m2", "x@1"),
+		replica(1, Leader, 1, 3, "m1", "m3@1", "y@1")))
+	if len(v.Anomalies) == 0 || !v.Anomalies[0].Permitted || !strings.Contains(v.Anomalies[0].Description, "leader epoch 1 holds different records at 2") {
+		t.Errorf("epoch reused after the first difference: %s", v)
 	}
 }
