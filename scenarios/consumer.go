@@ -324,15 +324,22 @@ func (r *runner) coordinatorOf(group string) (int32, error) {
 	return -1, fmt.Errorf("no live broker leads %s", tp)
 }
 
-// newConsumer executes a 'consumer' step.
-func (r *runner) newConsumer(st Step) error {
+// parseConsumerStep reads a 'consumer' step (its variables substituted):
+// the application's settings and the consumer's configuration, checked
+// against the scenario's topics and the run's broker configuration.
+// Script.Prepare calls it on every consumer step, so that bad input is
+// refused before a run starts.
+func parseConsumerStep(st Step, topics []TopicSpec, run config.Config) (*consumerSettings, error) {
 	name := st.Args[0]
-	if _, ok := r.w.Lookup(name); ok {
-		return fmt.Errorf("%q already names a node", name)
-	}
 	props := map[string]string{}
-	s := &consumerSettings{name: name, pattern: checkers.AtLeastOnce, poll: 100 * sim.Millisecond, process: 20 * sim.Millisecond, rec: r.rec}
-	for k, v := range st.KV {
+	s := &consumerSettings{name: name, pattern: checkers.AtLeastOnce, poll: 100 * sim.Millisecond, process: 20 * sim.Millisecond}
+	keys := make([]string, 0, len(st.KV))
+	for k := range st.KV {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := st.KV[k]
 		var err error
 		switch k {
 		case "topic":
@@ -340,7 +347,7 @@ func (r *runner) newConsumer(st Step) error {
 		case "pattern":
 			s.pattern = v
 			if v != checkers.AtLeastOnce && v != checkers.AtMostOnce && v != patternIdempotentSink && v != "auto" {
-				return fmt.Errorf("pattern=%q: allowed at-least-once, at-most-once, idempotent-sink, auto", v)
+				return nil, fmt.Errorf("pattern=%q: allowed at-least-once, at-most-once, idempotent-sink, auto", v)
 			}
 		case "poll":
 			s.poll, err = ParseDuration(v)
@@ -352,14 +359,14 @@ func (r *runner) newConsumer(st Step) error {
 			props[k] = v
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if s.topic == "" || !slices.ContainsFunc(r.s.Topics, func(t TopicSpec) bool { return t.Name == s.topic }) {
-		return fmt.Errorf("consumer: topic=%q: want a topic of this scenario", s.topic)
+	if s.topic == "" || !slices.ContainsFunc(topics, func(t TopicSpec) bool { return t.Name == s.topic }) {
+		return nil, fmt.Errorf("consumer: topic=%q: want a topic of this scenario", s.topic)
 	}
 	if s.poll <= 0 {
-		return fmt.Errorf("consumer: poll=%v: must be > 0", s.poll)
+		return nil, fmt.Errorf("consumer: poll=%v: must be > 0", s.poll)
 	}
 	if _, ok := props["auto.offset.reset"]; !ok {
 		props["auto.offset.reset"] = "earliest"
@@ -370,24 +377,39 @@ func (r *runner) newConsumer(st Step) error {
 	}
 	cfg, err := config.ParseConsumer(props)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, set := props[config.PropTruncationDetection]; !set {
 		// The client is as old as the brokers (config.Parse's default,
 		// or the scenario's consumer.kafkasim.truncation.detection).
-		cfg.TruncationDetection = r.c.Spec.Config.Consumer.TruncationDetection
+		cfg.TruncationDetection = run.Consumer.TruncationDetection
 	}
 	if cfg.GroupID == "" {
-		return fmt.Errorf("consumer: a group.id is required (group.id=NAME)")
+		return nil, fmt.Errorf("consumer: a group.id is required (group.id=NAME)")
 	}
 	s.cfg = cfg
-	if b := r.c.Spec.Config.Broker; cfg.SessionTimeout < b.GroupMinSessionTimeout || cfg.SessionTimeout > b.GroupMaxSessionTimeout {
-		return fmt.Errorf("consumer: session.timeout.ms=%d outside the brokers' group.min.session.timeout.ms..group.max.session.timeout.ms [%d, %d]: the coordinator would answer INVALID_SESSION_TIMEOUT",
+	if b := run.Broker; cfg.SessionTimeout < b.GroupMinSessionTimeout || cfg.SessionTimeout > b.GroupMaxSessionTimeout {
+		return nil, fmt.Errorf("consumer: session.timeout.ms=%d outside the brokers' group.min.session.timeout.ms..group.max.session.timeout.ms [%d, %d]: the coordinator would answer INVALID_SESSION_TIMEOUT",
 			cfg.SessionTimeout.Milliseconds(), b.GroupMinSessionTimeout.Milliseconds(), b.GroupMaxSessionTimeout.Milliseconds())
 	}
 	if _, err := client.NewConsumer(cfg, []int32{0}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// newConsumer executes a 'consumer' step.
+func (r *runner) newConsumer(st Step) error {
+	name := st.Args[0]
+	if _, ok := r.w.Lookup(name); ok {
+		return fmt.Errorf("%q already names a node", name)
+	}
+	s, err := parseConsumerStep(st, r.s.Topics, r.c.Spec.Config)
+	if err != nil {
 		return err
 	}
+	s.rec = r.rec
+	cfg := s.cfg
 	for i := range r.c.Brokers {
 		s.bootstrap = append(s.bootstrap, int32(i))
 	}

@@ -67,14 +67,18 @@ func BenchmarkConsumerGroupSwarm(b *testing.B) {
 
 // TestConsumerStepErrors: bad consumer steps are refused with a reason.
 func TestConsumerStepErrors(t *testing.T) {
-	cases := []struct{ step, want string }{
-		{"consumer c1 topic=t", "group.id"},
-		{"consumer c1 group.id=g topic=nope", "topic"},
-		{"consumer c1 group.id=g topic=t pattern=exactly-once", "pattern"},
-		{"consumer c1 group.id=g topic=t partition.assignment.strategy=fastest", "assignor"},
-		{"consumer c1 group.id=g topic=t session.timeout.ms=1000", "session.timeout.ms"},
-		{"consumer c1 group.id=g topic=t session.timeout.ms=2000 heartbeat.interval.ms=500", "INVALID_SESSION_TIMEOUT"},
-		{"kill-consumer nobody", "not a consumer"},
+	cases := []struct {
+		step, want string
+		before     bool // refused before the run: bad input
+	}{
+		{"consumer c1 topic=t", "group.id", true},
+		{"consumer c1 group.id=g topic=nope", "topic", true},
+		{"consumer c1 group.id=g topic=t pattern=exactly-once", "pattern", true},
+		{"consumer c1 group.id=g topic=t partition.assignment.strategy=fastest", "assignor", true},
+		{"consumer c1 group.id=g topic=t session.timeout.ms=1000", "session.timeout.ms", true},
+		{"consumer c1 group.id=g topic=t session.timeout.ms=2000 heartbeat.interval.ms=500", "INVALID_SESSION_TIMEOUT", true},
+		{"consumer c1 group.id=g topic=t offsets.storage=redis", "kafka, zookeeper", true},
+		{"kill-consumer nobody", "not a consumer", false},
 	}
 	for _, c := range cases {
 		s := parseInline(t, "bad", "brokers 1\ntopic t\nset offsets.topic.replication.factor=1\nrun 1s\n"+c.step+"\nrun 1s\n")
@@ -88,6 +92,9 @@ func TestConsumerStepErrors(t *testing.T) {
 		}
 		if !strings.Contains(msg, c.want) {
 			t.Errorf("%q: error %q, want one mentioning %q", c.step, msg, c.want)
+		}
+		if c.before && err == nil {
+			t.Errorf("%q: refused during the run (%q), want before it, as bad input", c.step, msg)
 		}
 	}
 }

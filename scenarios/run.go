@@ -219,6 +219,24 @@ func (s *Script) Prepare(variant string, set map[string]string) (Variant, config
 			return v, cfg, fmt.Errorf("topic %s: %w", t.Name, err)
 		}
 	}
+	// Client steps' configurations are checked now: bad input, not a run
+	// that breaks at its step.
+	vars := scriptVars(v, set)
+	for _, st := range s.Steps {
+		var err error
+		switch st.Op {
+		case "consumer":
+			_, err = parseConsumerStep(st.substitute(vars), s.Topics, cfg)
+		case "producer":
+			_, err = config.ParseProducer(st.substitute(vars).KV)
+			if err != nil {
+				err = fmt.Errorf("producer: %w", err)
+			}
+		}
+		if err != nil {
+			return v, cfg, fmt.Errorf("%s:%d: %w", s.File, st.Line, err)
+		}
+	}
 	return v, cfg, nil
 }
 

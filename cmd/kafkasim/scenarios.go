@@ -121,7 +121,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 			return usagef("-history %s: the directory %s does not exist", *history, filepath.Dir(*history))
 		}
 	}
-	worst := 0
+	worst, broken := 0, 0
 	for _, v := range variants {
 		res, err := runOrReplayChoices(s, v.Name, *variant, *choices, scenarios.Options{Seed: seed, Set: set, Timeline: replay || *report != "", KeepTrace: *trace})
 		if err != nil {
@@ -159,11 +159,16 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 			fmt.Fprintf(stderr, "exported the brokers' disks to %s\n", filepath.Join(*export, v.Name))
 		}
 		worst = max(worst, exitFor(res))
+		if res.Failed != "" {
+			broken++
+		}
 	}
-	switch worst {
-	case 1:
+	switch {
+	case broken > 0:
+		return failedError{fmt.Sprintf("%d run(s) broke before the end of the script (RUN FAILED above)", broken)}
+	case worst == 1:
 		return failedError{"a checker found a violation"}
-	case 3:
+	case worst == 3:
 		return exitError{3, "a checker could not decide (unknown)"}
 	}
 	return nil
