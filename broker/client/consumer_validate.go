@@ -121,7 +121,7 @@ func (c *Consumer) completeValidation(ctx *sim.Context, p *partState, position i
 	reset := c.cfg.AutoOffsetReset != config.ResetNone
 	ctx.Log("consumer-truncation-detected", sim.S("client-id", c.cfg.ClientID), sim.S("partition", p.tp.String()),
 		sim.I("position", position), sim.I("epoch", int64(p.posEpoch)), sim.I("end-offset", end), sim.I("end-epoch", int64(epoch)),
-		sim.S("reset", boolStr(reset)))
+		sim.S("reset", boolString(reset)))
 	if c.OnTruncation != nil {
 		c.OnTruncation(ctx, p.tp, position, end)
 	}
@@ -136,11 +136,4 @@ func (c *Consumer) completeValidation(ctx *sim.Context, p *partState, position i
 	default:
 		p.position, p.fetchPos, p.posEpoch = end, end, epoch
 	}
-}
-
-func boolStr(v bool) string {
-	if v {
-		return "true"
-	}
-	return "false"
 }
