@@ -438,6 +438,7 @@ func (r *runner) newConsumer(st Step) error {
 	if err != nil {
 		return err
 	}
+	r.consumers = append(r.consumers, name)
 	return r.w.Inject(sim.Start{Node: id})
 }
 

@@ -201,6 +201,9 @@ type runner struct {
 	vars map[string]string
 	// sinks are the idempotent sinks of the groups, by group id.
 	sinks map[string]map[string]bool
+	// consumers are the consumer nodes' names, in creation order (the
+	// swarm's consumer faults pick among them).
+	consumers []string
 }
 
 // Prepare validates a run's inputs and returns its configuration: errors

@@ -88,6 +88,13 @@ func (r *runner) step(st Step) error {
 				r.obs.recover(int32(i), checkers.Crash, checkers.PowerLoss)
 			}
 		}
+		for _, name := range r.consumers { // and the crashed consumers
+			if id, _ := w.Lookup(name); !w.Up(id) {
+				if err := w.Inject(sim.Restart{Node: id}); err != nil {
+					return err
+				}
+			}
+		}
 	case "pause":
 		id, b, err := r.broker(st.Args[0])
 		if err != nil {

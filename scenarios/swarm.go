@@ -2,7 +2,8 @@ package scenarios
 
 // This file is the randomized ("swarm") scenario: a cluster under a fault
 // schedule drawn from the seed — crashes, power losses, restarts, pauses,
-// network partitions — while clients produce at a steady rate, then a heal
+// network partitions, and with consumer-crash=P crashes and restarts of the
+// script's consumers — while clients produce at a steady rate, then a heal
 // and a quiet period so the replicas can converge. The rates are step
 // arguments; a script variable of the same name ($crash=0.5, from a variant
 // line, -set or a sweep's grid) overrides each of them.
@@ -50,7 +51,7 @@ func Swarm() *Script {
 
 // SwarmKeys are the swarm step's arguments, each overridable by the script
 // variable of the same name ($crash, $fault-every, ...).
-var SwarmKeys = []string{"clients", "interval", "acks", "fault-every", "crash", "power-loss", "pause", "partition", "heal"}
+var SwarmKeys = []string{"clients", "interval", "acks", "fault-every", "crash", "power-loss", "pause", "partition", "heal", "consumer-crash"}
 
 // swarm runs the randomized workload and fault schedule for st.Dur.
 func (r *runner) swarm(st Step) error {
@@ -73,7 +74,7 @@ func (r *runner) swarm(st Step) error {
 		return err
 	}
 	rates := map[string]float64{}
-	for _, k := range []string{"crash", "power-loss", "pause", "partition", "heal"} {
+	for _, k := range []string{"crash", "power-loss", "pause", "partition", "heal", "consumer-crash"} {
 		if v, ok := st.KV[k]; ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if !(err == nil && f >= 0 && f <= 1) {
@@ -124,6 +125,18 @@ func (r *runner) swarm(st Step) error {
 // swarmFault draws at most one fault through the chooser.
 func (r *runner) swarmFault(rates map[string]float64) {
 	w := r.w
+	// Consumer faults are drawn only when asked for, so that runs without
+	// them keep their choices (and traces) as before.
+	if p := rates["consumer-crash"]; p > 0 && len(r.consumers) > 0 && w.Chance(sim.KindFault, p) {
+		name := r.consumers[w.Choose(sim.KindFault, len(r.consumers))]
+		id, _ := w.Lookup(name)
+		op := "kill-consumer"
+		if !w.Up(id) {
+			op = "restart-consumer"
+		}
+		r.step(Step{Op: op, Args: []string{name}})
+		return
+	}
 	b := int32(w.Choose(sim.KindFault, len(r.c.Brokers)))
 	id := r.c.Brokers[b]
 	name := "b" + strconv.Itoa(int(b))

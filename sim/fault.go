@@ -127,6 +127,13 @@ func (f Crash) Apply(w *World) error {
 		n.disk.powerLoss(f.LoseAll)
 	}
 	w.trace.add(w.events, w.now, n.id, n.name, "crash", []Field{S("lose-unsynced", fmt.Sprint(f.LoseUnsynced))})
+	// A process that dies on a running host has its connections reset; a
+	// host that lost power says nothing (network.go).
+	n.hostDown = f.LoseUnsynced
+	if !n.hostDown {
+		w.resetPeers(n)
+	}
+	clear(n.senders)
 	return nil
 }
 

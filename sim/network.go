@@ -93,6 +93,10 @@ func (w *World) send(from, to NodeID, m Message) {
 	l.stats.Sent++
 	l.stats.BytesSent += int64(size)
 	src, dst := w.nodes[from], w.nodes[to]
+	if int(from) >= len(dst.senders) {
+		dst.senders = append(dst.senders, make([]bool, len(w.nodes)-len(dst.senders))...)
+	}
+	dst.senders[from] = true
 	if l.cut {
 		l.stats.Dropped++
 		w.trace.add(w.events, w.now, from, src.name, "drop", []Field{S("to", dst.name), S("msg", m.Kind()), S("reason", "partition")})
@@ -164,13 +168,16 @@ func (w *World) deliver(ev *event) {
 	dst.inst.Receive(&dst.ctx, ev.from, ev.msg)
 }
 
-// Disconnectable is a node that learns when a peer's process refuses its
-// message: a host whose process is not running answers a TCP segment to
-// the dead port with a reset, and a Kafka client fails every request in
-// flight on that connection at once rather than waiting for its timeout.
-// Only nodes implementing it are told (a reset, after the reverse link's
-// minimum latency); a cut link or a sender that crashed meanwhile tells
-// nothing, as an unreachable host does.
+// Disconnectable is a node that learns when its connection to a peer is
+// reset: when the peer's process dies on a running host (a Crash without
+// LoseUnsynced, or a Shutdown), the OS closes its sockets and every node
+// that had sent to it is told; when a message reaches a peer whose process
+// is not running (or is a later incarnation), the host answers with a
+// reset. A Kafka client then fails every request in flight on that
+// connection at once rather than waiting for its timeout. Only nodes
+// implementing it are told (after the reverse link's minimum latency); a
+// cut link, a peer whose host lost power (until it restarts) or a sender
+// that crashed meanwhile tells nothing, as an unreachable host does.
 type Disconnectable interface {
 	Disconnected(ctx *Context, peer NodeID)
 }
@@ -184,15 +191,32 @@ func (*connectionReset) Size() int    { return 0 }
 // refuse answers a message that reached a dead process with a reset, when
 // its sender wants to know (Disconnectable).
 func (w *World) refuse(ev *event) {
-	src := w.nodes[ev.from]
+	if !w.nodes[ev.node].hostDown {
+		w.reset(ev.node, ev.from)
+	}
+}
+
+// resetPeers tells the peers of n's dying process that their connections
+// were reset, in id order.
+func (w *World) resetPeers(n *nodeState) {
+	for id, sent := range n.senders {
+		if sent {
+			w.reset(n.id, NodeID(id))
+		}
+	}
+}
+
+// reset sends a connection reset from peer to node, if node wants to know.
+func (w *World) reset(peer, node NodeID) {
+	src := w.nodes[node]
 	if _, ok := src.inst.(Disconnectable); !ok || !src.up {
 		return
 	}
-	back := w.link(ev.node, ev.from)
+	back := w.link(peer, node)
 	if back.cut {
 		return
 	}
-	w.schedule(event{at: w.now.Add(back.cfg.MinLatency), kind: evDeliver, node: ev.from, from: ev.node, inc: src.inc, msg: &connectionReset{peer: ev.node}})
+	w.schedule(event{at: w.now.Add(back.cfg.MinLatency), kind: evDeliver, node: node, from: peer, inc: src.inc, msg: &connectionReset{peer: peer}})
 }
 
 // SetLink configures the link from -> to.

@@ -224,7 +224,8 @@ func (r *resetter) Disconnected(ctx *sim.Context, peer sim.NodeID) {
 
 // TestRefusedMessageResetsADisconnectableSender: a message reaching a
 // crashed process comes back as a reset to a Disconnectable sender after
-// the reverse link's minimum latency; across a cut link it does not.
+// the reverse link's minimum latency; across a cut link it does not; a
+// process that dies resets its peers; a host that lost power says nothing.
 func TestRefusedMessageResetsADisconnectableSender(t *testing.T) {
 	w, err := sim.New(sim.Config{Seed: 1, Link: sim.LinkConfig{MinLatency: sim.Millisecond, MaxLatency: 3 * sim.Millisecond}})
 	if err != nil {
@@ -260,5 +261,27 @@ func TestRefusedMessageResetsADisconnectableSender(t *testing.T) {
 	w.RunFor(100 * sim.Millisecond)
 	if len(r.resets) != 1 {
 		t.Errorf("a cut link reset the sender: %v", r.resets)
+	}
+	must(w.Inject(sim.Heal{}))
+	// b's process dies with a's connection open: a is told at once.
+	must(w.Inject(sim.Restart{Node: b}))
+	must(w.Act(a, func(ctx *sim.Context) { ctx.Send(b, thePing) }))
+	w.RunFor(100 * sim.Millisecond)
+	n := len(r.resets)
+	must(w.Inject(sim.Crash{Node: b}))
+	w.RunFor(100 * sim.Millisecond)
+	if len(r.resets) != n+1 {
+		t.Errorf("b's process died: %d resets, want %d", len(r.resets), n+1)
+	}
+	// b's host loses power: nothing answers, not even a reset.
+	must(w.Inject(sim.Restart{Node: b}))
+	must(w.Act(a, func(ctx *sim.Context) { ctx.Send(b, thePing) }))
+	w.RunFor(100 * sim.Millisecond)
+	n = len(r.resets)
+	must(w.Inject(sim.Crash{Node: b, LoseUnsynced: true}))
+	must(w.Act(a, func(ctx *sim.Context) { ctx.Send(b, thePing) }))
+	w.RunFor(100 * sim.Millisecond)
+	if len(r.resets) != n {
+		t.Errorf("b lost power: %d resets, want %d", len(r.resets), n)
 	}
 }

@@ -83,9 +83,15 @@ type nodeState struct {
 	inc     uint32 // incarnation: bumped by every crash
 	blocked Time   // nothing is handled before this time (pause, disk latency)
 	touched uint64 // handler runs and crashes so far (World.Touched)
-	disk    *Disk
-	rand    *rand.Rand
-	ctx     Context
+	// senders marks, by node id, the nodes that sent to this incarnation:
+	// its peers, told of a reset when its process dies (network.go).
+	senders []bool
+	// hostDown: the node lost power; its host answers nothing, not even a
+	// reset, until it restarts.
+	hostDown bool
+	disk     *Disk
+	rand     *rand.Rand
+	ctx      Context
 }
 
 // Context is a node's only window on the world. It is valid only during the
@@ -106,6 +112,11 @@ func (c *Context) Now() Time { return c.n.localTime(c.w.now) }
 
 // Send sends m to node to over the virtual network.
 func (c *Context) Send(to NodeID, m Message) { c.w.send(c.n.id, to, m) }
+
+// Refuse resets the connection from peer, as a process that is not
+// listening yet (or any more) does: a Disconnectable peer is told, after
+// the link's minimum latency (network.go).
+func (c *Context) Refuse(peer NodeID) { c.w.reset(c.n.id, peer) }
 
 // SetTimer asks for Timer(name) after d on the node's own clock. A crash
 // cancels all of a node's timers.

@@ -305,6 +305,7 @@ func (w *World) start(n *nodeState) {
 	n.inst = n.factory()
 	n.up = true
 	n.started = true
+	n.hostDown = false
 	n.disk.down = false
 	s := DeriveSeed(w.cfg.Seed, uint64(n.id)<<32|uint64(n.inc))
 	n.rand = rand.New(rand.NewPCG(s, DeriveSeed(s, 1)))

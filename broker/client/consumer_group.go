@@ -264,9 +264,10 @@ func (c *Consumer) revoke(ctx *sim.Context, lost bool) {
 	case c.listener.OnRevoked != nil:
 		c.listener.OnRevoked(ctx, tps)
 	}
-	if lost {
-		c.setAssignment(nil)
-	}
+	// The partitions are given up at once (2.4+ onJoinPrepare's
+	// assignFromSubscribed(empty)): while commits started in OnRevoked
+	// finish and the member rejoins, Poll hands out none of their records.
+	c.setAssignment(nil)
 }
 
 // autoCommitBeforeJoin is onJoinPrepare's commit of the positions when

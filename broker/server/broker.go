@@ -171,8 +171,10 @@ func (b *Broker) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 			// once it is registered: a restarted broker whose old session
 			// still holds its registration must not act on the controller's
 			// requests meant for its previous life (it may have lost data
-			// since; KIP-380 fences those with broker epochs).
+			// since; KIP-380 fences those with broker epochs). Its socket
+			// server is not listening yet: a client is refused at once.
 			b.ctx.Log("request-before-startup", sim.S("api", m.Kind()))
+			b.ctx.Refuse(from)
 			return
 		}
 		b.serve(from, m)

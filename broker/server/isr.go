@@ -7,7 +7,9 @@ package server
 // leader writes the new ISR to the partition's state znode with its
 // zkVersion (a conditional write that fails if the controller changed the
 // state meanwhile) and keeps its leader epoch: in ZooKeeper mode a
-// leader-initiated ISR change does not bump the epoch.
+// leader-initiated ISR change does not bump the epoch. While the write is
+// out, the HW counts the joining follower already (partition.go), so it
+// never joins below the HW.
 
 import (
 	"slices"
@@ -49,15 +51,18 @@ func (b *Broker) updateISR(p *Partition, newISR []int32) {
 		b.isrUpdated(p, newISR, p.zkVersion+1)
 		return
 	}
-	p.isrUpdateInFlight = true
+	p.isrUpdateInFlight, p.pendingISR = true, newISR
 	epoch := p.leaderEpoch
 	b.writePartitionState(p, newISR, func(version int32, ok bool) {
-		p.isrUpdateInFlight = false
+		p.isrUpdateInFlight, p.pendingISR = false, nil
 		if p.role != Leader || p.leaderEpoch != epoch {
 			return // leadership moved on while the write was out
 		}
 		if !ok {
 			b.logp("isr-update-rejected", p, sim.I("zk-version", int64(p.zkVersion)))
+			if p.maybeIncrementHW() { // no longer held back by the joining follower
+				b.hwIncremented(p)
+			}
 			return
 		}
 		b.isrUpdated(p, newISR, version)

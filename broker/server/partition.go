@@ -61,7 +61,10 @@ type Partition struct {
 	leaderEpochStartOffset int64
 	remotes                []*remoteReplica // sorted by id
 	isrUpdateInFlight      bool
-	producers              map[int64]*producerEntry // idempotent producers' state
+	// pendingISR is the ISR being written while isrUpdateInFlight; the HW
+	// counts its members too (maybeIncrementHW).
+	pendingISR []int32
+	producers  map[int64]*producerEntry // idempotent producers' state
 
 	// Topic configuration in force.
 	minISR  int
@@ -127,7 +130,7 @@ func (p *Partition) becomeLeader(self int32, st partitionState, now sim.Time) {
 		p.remotes = append(p.remotes, r)
 	}
 	slices.SortFunc(p.remotes, func(a, b *remoteReplica) int { return int(a.id - b.id) })
-	p.isrUpdateInFlight = false
+	p.isrUpdateInFlight, p.pendingISR = false, nil
 	p.rebuildProducers()
 }
 
@@ -137,7 +140,7 @@ func (p *Partition) becomeFollower(st partitionState) {
 	p.leader = st.leader
 	p.apply(st)
 	p.remotes = p.remotes[:0]
-	p.isrUpdateInFlight = false
+	p.isrUpdateInFlight, p.pendingISR = false, nil
 	p.producers = nil
 }
 
@@ -171,6 +174,15 @@ func (p *Partition) maybeIncrementHW() bool {
 	newHW := p.log.LogEndOffset()
 	for _, id := range p.isr {
 		if r := p.remote(id); r != nil {
+			newHW = min(newHW, r.leo)
+		}
+	}
+	// An ISR expansion being written counts already (KIP-497's "maximal
+	// ISR"; in 2.x the write holds the partition's lock, so the HW cannot
+	// move during it either): a follower joins at an LEO the HW has not
+	// passed.
+	for _, id := range p.pendingISR {
+		if r := p.remote(id); r != nil && !slices.Contains(p.isr, id) {
 			newHW = min(newHW, r.leo)
 		}
 	}
