@@ -11,7 +11,9 @@
 //   - follower-hw-above-leader-hw and follower-leo-above-leader-leo:
 //     follower HW <= leader HW and follower LEO <= leader LEO, for followers
 //     that have settled in the epoch (see below).
-//   - leader-hw-decreased: a leader's HW never decreases within its epoch.
+//   - leader-hw-decreased: a leader's HW never decreases within its epoch
+//     while it stays alive (a restarted broker the controller makes leader
+//     of the same epoch again starts from its HW checkpoint).
 //   - epoch-decreased: a replica's leader epoch never decreases while it
 //     stays alive (a restart starts it over; -1, unknown, is ignored).
 //   - two-leaders-in-epoch: at most one broker is ever leader of a partition
@@ -125,6 +127,14 @@ func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s Pa
 		if !r.Alive {
 			delete(w.epoch, r.Broker)
 			delete(w.settled, r.Broker)
+			// Its HW is in memory only (checkpointed every
+			// replica.high.watermark.checkpoint.interval.ms): restarted and
+			// given its epoch again, it starts from the checkpoint.
+			for lk := range w.hw {
+				if lk.broker == r.Broker {
+					delete(w.hw, lk)
+				}
+			}
 			continue
 		}
 		if r.HW > r.LEO {

@@ -104,6 +104,25 @@ func TestInvariantsLeaderHW(t *testing.T) {
 	}
 }
 
+// TestInvariantsLeaderHWAfterRestart: a leader that crashes and is made
+// leader of the same epoch again starts from its HW checkpoint, lower than
+// its HW before the crash: not a break (its HW is not durable).
+func TestInvariantsLeaderHWAfterRestart(t *testing.T) {
+	dead := rs(0, NoRole, 0, 3, 3)
+	dead.Alive = false
+	m := NewMonitor()
+	observeAll(m,
+		snap(rs(0, Leader, 0, 3, 3, 0)),
+		snap(dead),
+		snap(rs(0, Leader, 0, 3, 1, 0)), // back, epoch 0 again, HW from the checkpoint
+		snap(rs(0, Leader, 0, 3, 0, 0)), // but alive it must not go back
+	)
+	v := m.Verdict()
+	if len(v.Anomalies) != 1 || v.Anomalies[0].Kind != "leader-hw-decreased" || v.Anomalies[0].Times[0] != 4*ms {
+		t.Fatalf("want one leader-hw-decreased at step 4:\n%s", v)
+	}
+}
+
 // TestInvariantsSettling: a new leader's stale HW and a follower's old
 // suffix are normal until the follower settles; afterwards they break.
 func TestInvariantsSettling(t *testing.T) {
