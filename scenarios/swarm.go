@@ -166,6 +166,9 @@ func (r *runner) swarmFault(rates map[string]float64) {
 			for c := range r.clients {
 				rest = append(rest, c)
 			}
+			// The consumers are on the majority side too: a broker cut off
+			// from the cluster is cut off from every client.
+			rest = append(rest, r.consumers...)
 			sortStrings(rest)
 			args := append([]string{name, "|"}, strings.Join(rest, ","))
 			r.step(Step{Op: "partition", Args: args})

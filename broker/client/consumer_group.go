@@ -161,6 +161,9 @@ type groupState struct {
 	synced      bool // the last SyncGroup succeeded
 	needRejoin  bool
 	revoked     bool // OnRevoked ran for this rejoin (onJoinPrepare)
+	// resets counts fencings and leaves: a JoinGroup answered after one is
+	// stale (Kafka's member is no longer PREPARING_REBALANCE and drops it).
+	resets int
 	// lastAssigned and lastGeneration are the last assignment SyncGroup
 	// gave and its generation (the sticky assignor's user data).
 	lastAssigned   []TopicPartition
@@ -294,6 +297,7 @@ func (c *Consumer) fenced(ctx *sim.Context, why string) {
 	ctx.Log("consumer-fenced", sim.S("client-id", c.cfg.ClientID), sim.S("member", g.memberID), sim.I("generation", int64(g.generation)), sim.S("reason", why))
 	c.revoke(ctx, true)
 	g.memberID, g.generation, g.synced, g.needRejoin, g.revoked = "", -1, false, true, true
+	g.resets++
 }
 
 func (c *Consumer) join(ctx *sim.Context) {
@@ -313,8 +317,13 @@ func (c *Consumer) join(ctx *sim.Context) {
 	ctx.Log("consumer-join", sim.S("client-id", c.cfg.ClientID), sim.S("member", g.memberID), sim.I("coordinator", int64(coord)))
 	// NB: a JoinGroup waits for the whole rebalance: the rebalance timeout
 	// bounds it, not request.timeout.ms (Kafka adds the two).
+	resets := g.resets
 	r := c.call(ctx, coord, req, func(ctx *sim.Context, resp kmsg.Response, err error) {
 		g.joining = false
+		if g.resets != resets {
+			ctx.Log("consumer-join-stale", sim.S("client-id", c.cfg.ClientID))
+			return // fenced or left meanwhile: the member joins afresh
+		}
 		r, _ := resp.(*kmsg.JoinGroupResponse)
 		if err != nil || r == nil {
 			c.coordinatorLost(ctx, "JoinGroup: no answer")
@@ -491,4 +500,5 @@ func (c *Consumer) leave(ctx *sim.Context, why string) {
 	c.revoke(ctx, false)
 	c.setAssignment(nil)
 	g.memberID, g.generation, g.synced, g.needRejoin, g.revoked = "", -1, false, true, true
+	g.resets++
 }

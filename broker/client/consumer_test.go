@@ -22,13 +22,17 @@ type consumerApp struct {
 	revoked  int
 	revokes  [][]TopicPartition
 	owned    []TopicPartition // what the callbacks say it owns now
+	brokers  []int32          // bootstrap; b0, b1, b2 when nil
 	commitOK int
 	errs     []error
 }
 
 func (a *consumerApp) Start(ctx *sim.Context) {
 	var err error
-	if a.c, err = NewConsumer(a.cfg, []int32{0, 1, 2}); err != nil {
+	if a.brokers == nil {
+		a.brokers = []int32{0, 1, 2}
+	}
+	if a.c, err = NewConsumer(a.cfg, a.brokers); err != nil {
 		panic(err)
 	}
 	a.c.Start(ctx)
