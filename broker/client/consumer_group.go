@@ -147,6 +147,31 @@ func (c *Consumer) applyMetadata(ctx *sim.Context, r *kmsg.MetadataResponse) {
 		m.topics[*rt.Topic] = t
 	}
 	c.leadersChanged(ctx)
+	c.leaderCheckMetadata(ctx)
+}
+
+// leaderCheckMetadata is the leader's check after a metadata update
+// (ConsumerCoordinator's assignmentSnapshot vs metadataSnapshot): when a
+// subscribed topic's partition count differs from what the last assignment
+// saw — a topic it did not know yet, or new partitions — the group
+// rebalances, so no partition stays unassigned.
+func (c *Consumer) leaderCheckMetadata(ctx *sim.Context) {
+	g := &c.group
+	if g.assignedParts == nil || g.leader != g.memberID || g.memberID == "" || g.needRejoin {
+		return
+	}
+	for _, topic := range c.topics {
+		n := int32(0)
+		if t := c.meta.topics[topic]; t != nil {
+			n = int32(len(t.partitions))
+		}
+		if n != g.assignedParts[topic] {
+			ctx.Log("consumer-metadata-changed", sim.S("client-id", c.cfg.ClientID), sim.S("topic", topic),
+				sim.I("partitions", int64(n)), sim.I("assigned", int64(g.assignedParts[topic])))
+			g.assignedParts, g.needRejoin = nil, true
+			return
+		}
+	}
 }
 
 // groupState is the member's view of its group.
@@ -164,6 +189,9 @@ type groupState struct {
 	// resets counts fencings and leaves: a JoinGroup answered after one is
 	// stale (Kafka's member is no longer PREPARING_REBALANCE and drops it).
 	resets int
+	// assignedParts is, on the leader, the partition count of each topic
+	// its last assignment saw (Kafka's assignmentSnapshot).
+	assignedParts map[string]int32
 	// lastAssigned and lastGeneration are the last assignment SyncGroup
 	// gave and its generation (the sticky assignor's user data).
 	lastAssigned   []TopicPartition
@@ -401,6 +429,7 @@ func (c *Consumer) assign(r *kmsg.JoinGroupResponse) []kmsg.SyncGroupRequestGrou
 			}
 		}
 	}
+	c.group.assignedParts = parts
 	result := as.Assign(members, parts)
 	var out []kmsg.SyncGroupRequestGroupAssignment
 	for _, m := range members {
