@@ -50,6 +50,7 @@ type consumerFacts struct {
 	h         History
 	semantics map[string]string // process -> pattern
 	group     map[string]string // process -> group
+	unfenced  map[string]bool   // groups with a member committing unfenced
 	unclean   map[tp]bool
 	offsets   bool           // some __consumer_offsets partition went through an unclean election
 	known     map[tp][]int64 // sorted known offsets
@@ -60,8 +61,12 @@ type consumerFacts struct {
 func newConsumerFacts(h History, f Final) *consumerFacts {
 	cf := &consumerFacts{h: h, semantics: map[string]string{}, group: map[string]string{}, unclean: map[tp]bool{},
 		known: map[tp][]int64{}, acked: map[tp][]Op{}, values: map[tp]map[int64]map[string]bool{}}
+	cf.unfenced = map[string]bool{}
 	for _, c := range h.Consumers {
 		cf.semantics[c.Process], cf.group[c.Process] = c.Semantics, c.Group
+		if c.UnfencedCommits {
+			cf.unfenced[c.Group] = true
+		}
 	}
 	for _, u := range f.Facts.UncleanElections {
 		cf.unclean[tp{u.Topic, u.Partition}] = true

@@ -28,6 +28,10 @@ type Consumer struct {
 	Group   string
 	// Semantics is AtLeastOnce, AtMostOnce, ExactlyOnce or "" (not judged).
 	Semantics string
+	// UnfencedCommits: the consumer commits with OffsetCommit v0
+	// (offsets.storage=zookeeper), which carries no generation, so the
+	// coordinator cannot refuse a fenced member's stale commit.
+	UnfencedCommits bool `json:",omitempty"`
 }
 
 // Consumer declares a consuming client; declaring a process again

@@ -193,3 +193,27 @@ func TestGroupsUncleanOffsetsPermitted(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestGroupsUnfencedCommitsPermitted: a group whose members commit with
+// OffsetCommit v0 (offsets.storage=zookeeper) cannot fence a stale
+// member's commit: its backwards commit is permitted, and says why.
+func TestGroupsUnfencedCommitsPermitted(t *testing.T) {
+	for _, unfenced := range []bool{false, true} {
+		h := &chist{r: NewRecorder()}
+		h.r.Consumer(Consumer{Process: "c1", Group: "g", Semantics: AtLeastOnce, UnfencedCommits: unfenced})
+		h.r.Consumer(Consumer{Process: "c2", Group: "g", Semantics: AtLeastOnce, UnfencedCommits: unfenced})
+		h.commit("c1", 1, 5, true)
+		h.commit("c2", 2, 3, true)
+		v := Groups(h.r.Finish(h.tick()), Final{})
+		want := "commit-backwards"
+		if unfenced {
+			want += "(permitted)"
+		}
+		if got := kinds(v); got != want {
+			t.Errorf("unfenced=%v: got %q, want %q", unfenced, got, want)
+		}
+		if unfenced && !strings.Contains(v.Anomalies[0].Description, "offsets.storage=zookeeper") {
+			t.Errorf("description %q does not say why", v.Anomalies[0].Description)
+		}
+	}
+}

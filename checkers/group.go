@@ -13,8 +13,10 @@
 //
 // Whether Kafka permits it: commit-backwards and offset-rewind are
 // permitted when a __consumer_offsets partition, or the data partition
-// (whose truncation resets positions), went through an unclean election;
-// double-owner never.
+// (whose truncation resets positions), went through an unclean election,
+// or when a member of the group commits unfenced (offsets.storage=
+// zookeeper: OffsetCommit v0 has no generation, so a member fenced out of
+// the group can still store an older offset); double-owner never.
 //
 // What it simplifies: seeks are not recorded, so a process that seeks
 // backwards must not be judged here (scenarios do not seek in groups).
@@ -69,8 +71,8 @@ func Groups(h History, f Final) Verdict {
 			if ok && op.Offset < prev.Offset {
 				anomalies = append(anomalies, Anomaly{Kind: "commit-backwards", Topic: k.topic, Partition: k.partition,
 					Offsets: []int64{prev.Offset, op.Offset}, Ops: []int{prev.Index, op.Index}, Times: []sim.Time{prev.Complete, op.Complete},
-					Description: "group " + op.Group + " committed " + strconv.FormatInt(op.Offset, 10) + " after " + strconv.FormatInt(prev.Offset, 10),
-					Permitted:   cf.permitted(k)})
+					Description: "group " + op.Group + " committed " + strconv.FormatInt(op.Offset, 10) + " after " + strconv.FormatInt(prev.Offset, 10) + cf.unfencedNote(op.Group),
+					Permitted:   cf.permitted(k) || cf.unfenced[op.Group]})
 			}
 			if !ok || op.Offset >= prev.Offset {
 				maxCommit[key] = op
@@ -93,8 +95,8 @@ func Groups(h History, f Final) Verdict {
 				anomalies = append(anomalies, Anomaly{Kind: "offset-rewind", Topic: k.topic, Partition: k.partition,
 					Offsets: []int64{best, op.FetchOffset}, Ops: []int{bestOp, a.Index, op.Index},
 					Description: op.Process + " resumed group " + a.Group + " at " + strconv.FormatInt(op.FetchOffset, 10) +
-						" below the acknowledged commit " + strconv.FormatInt(best, 10),
-					Permitted: cf.permitted(k)})
+						" below the acknowledged commit " + strconv.FormatInt(best, 10) + cf.unfencedNote(a.Group),
+					Permitted: cf.permitted(k) || cf.unfenced[a.Group]})
 			}
 		}
 	}
@@ -116,4 +118,12 @@ func Groups(h History, f Final) Verdict {
 		}
 	}
 	return verdict(NameGroup, anomalies, false, "judged "+strconv.Itoa(len(order))+" assignment(s)")
+}
+
+// unfencedNote explains a permitted rewind of a group that commits unfenced.
+func (cf *consumerFacts) unfencedNote(group string) string {
+	if cf.unfenced[group] {
+		return " (offsets.storage=zookeeper: OffsetCommit v0 is not fenced by generation, so a stale member's commit lands)"
+	}
+	return ""
 }

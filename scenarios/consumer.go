@@ -433,7 +433,7 @@ func (r *runner) newConsumer(st Step) error {
 		}
 		s.sink = r.sinks[cfg.GroupID]
 	}
-	r.rec.Consumer(checkers.Consumer{Process: name, Group: cfg.GroupID, Semantics: sem})
+	r.rec.Consumer(checkers.Consumer{Process: name, Group: cfg.GroupID, Semantics: sem, UnfencedCommits: cfg.OffsetsStorage == config.OffsetsZookeeper})
 	id, err := r.w.AddNode(name, func() sim.Node { return &consumerNode{s: s} }, sim.NodeOptions{})
 	if err != nil {
 		return err

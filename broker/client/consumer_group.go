@@ -189,6 +189,12 @@ type groupState struct {
 	// resets counts fencings and leaves: a JoinGroup answered after one is
 	// stale (Kafka's member is no longer PREPARING_REBALANCE and drops it).
 	resets int
+	// pendingAssign is a COOPERATIVE assignment SyncGroup gave, installed
+	// at the next Poll (Kafka's onJoinComplete runs inside poll(), on the
+	// application's thread, so its callbacks never overlap the
+	// application's own work).
+	pendingAssign    []TopicPartition
+	hasPendingAssign bool
 	// assignedParts is, on the leader, the partition count of each topic
 	// its last assignment saw (Kafka's assignmentSnapshot).
 	assignedParts map[string]int32
@@ -251,6 +257,13 @@ func (c *Consumer) runGroup(ctx *sim.Context) {
 		c.leave(ctx, "max.poll.interval.ms")
 		c.pollExpiry = true
 		return
+	}
+	if g.hasPendingAssign && c.polling {
+		g.hasPendingAssign = false
+		if c.installAssignment(ctx, g.pendingAssign) {
+			g.needRejoin, g.revoked = true, true // hand the revoked partitions over
+		}
+		g.pendingAssign = nil
 	}
 	if c.pollExpiry || !c.ensureCoordinator(ctx) {
 		return
@@ -326,6 +339,7 @@ func (c *Consumer) fenced(ctx *sim.Context, why string) {
 	c.revoke(ctx, true)
 	g.memberID, g.generation, g.synced, g.needRejoin, g.revoked = "", -1, false, true, true
 	g.resets++
+	g.pendingAssign, g.hasPendingAssign = nil, false
 }
 
 func (c *Consumer) join(ctx *sim.Context) {
@@ -333,6 +347,7 @@ func (c *Consumer) join(ctx *sim.Context) {
 	if !c.cooperative() {
 		c.setAssignment(nil) // eager: everything is revoked before joining
 	}
+	g.pendingAssign, g.hasPendingAssign = nil, false // superseded by this rebalance
 	req := kmsg.NewPtrJoinGroupRequest()
 	req.Version, req.Group, req.MemberID, req.ProtocolType = 5, c.cfg.GroupID, g.memberID, assignor.ProtocolType
 	req.SessionTimeoutMillis = int32(c.cfg.SessionTimeout.Milliseconds())
@@ -466,9 +481,11 @@ func (c *Consumer) synced(ctx *sim.Context, gen int32, r *kmsg.SyncGroupResponse
 	g.nextHeartbeat = ctx.Now().Add(c.cfg.HeartbeatInterval)
 	c.autoNext = ctx.Now().Add(c.cfg.AutoCommitInterval)
 	ctx.Log("consumer-assigned", sim.S("client-id", c.cfg.ClientID), sim.S("member", g.memberID), sim.I("generation", int64(g.generation)), sim.S("partitions", tpList(tps)))
-	if c.installAssignment(ctx, tps) {
-		g.needRejoin, g.revoked = true, true // hand the revoked partitions over
+	if c.cooperative() {
+		g.pendingAssign, g.hasPendingAssign = tps, true
+		return
 	}
+	c.installAssignment(ctx, tps)
 }
 
 func tpList(tps []TopicPartition) string {
@@ -530,4 +547,5 @@ func (c *Consumer) leave(ctx *sim.Context, why string) {
 	c.setAssignment(nil)
 	g.memberID, g.generation, g.synced, g.needRejoin, g.revoked = "", -1, false, true, true
 	g.resets++
+	g.pendingAssign, g.hasPendingAssign = nil, false
 }

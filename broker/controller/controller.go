@@ -79,8 +79,11 @@ type Controller struct {
 	epoch          int32
 	epochZkVersion int32
 
-	live       []int32 // sorted
-	racks      map[int32]string
+	live  []int32 // sorted
+	racks map[int32]string
+	// epochs are the live brokers' broker epochs: the czxid of their
+	// registration znode (KIP-380), which tells a bounced broker apart.
+	epochs     map[int32]int64
 	partitions map[TP]*partition
 	channels   map[int32]*channel
 	// reassigning maps partitions being reassigned to their target replicas.

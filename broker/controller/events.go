@@ -14,12 +14,20 @@ import (
 )
 
 func (c *Controller) onBrokerChange(done func()) {
-	c.readBrokers(func(live []int32) {
-		old := c.live
-		var added, dead []int32
+	c.readBrokers(func(live []int32, epochs map[int32]int64) {
+		old, oldEpochs := c.live, c.epochs
+		c.epochs = epochs
+		var added, dead, bounced []int32
 		for _, id := range live {
-			if !slices.Contains(old, id) {
+			switch e, ok := oldEpochs[id]; {
+			case !slices.Contains(old, id):
 				added = append(added, id)
+			case ok && e != epochs[id]:
+				// KIP-380 (2.2+): registered again since the controller
+				// last looked — it died and came back between two reads of
+				// /brokers/ids. Without broker epochs (KAFKA-1120) the
+				// controller missed it and never told it its partitions.
+				bounced = append(bounced, id)
 			}
 		}
 		for _, id := range old {
@@ -27,30 +35,38 @@ func (c *Controller) onBrokerChange(done func()) {
 				dead = append(dead, id)
 			}
 		}
-		c.live = live
-		if len(added) == 0 && len(dead) == 0 {
+		if len(added) == 0 && len(dead) == 0 && len(bounced) == 0 {
+			c.live = live
 			done()
 			return
 		}
-		c.log("broker-change", sim.S("live", ids(live)), sim.S("added", ids(added)), sim.S("dead", ids(dead)))
-		for _, id := range dead {
-			delete(c.channels, id)
-		}
-		for _, id := range added {
-			delete(c.channels, id) // a restarted broker starts a fresh queue
+		c.log("broker-change", sim.S("live", ids(live)), sim.S("added", ids(added)), sim.S("dead", ids(dead)), sim.S("bounced", ids(bounced)))
+		for _, id := range slices.Concat(dead, added, bounced) {
+			delete(c.channels, id) // a dead broker's queue goes; a restarted one starts fresh
 		}
 		// onBrokerFailure: elect where the leader died, then drop the dead
 		// followers from the ISRs; onBrokerStartup: partitions that had no
-		// live replica may come online.
+		// live replica may come online. A bounced broker fails first, then
+		// starts up.
 		all := c.sortedTPs()
-		c.bringOnline(all, func() {
-			c.writeDecisions(c.removeFromISR(all), func() {
+		fail := func(then func()) {
+			c.bringOnline(all, func() { c.writeDecisions(c.removeFromISR(all), then) })
+		}
+		startup := func() {
+			c.live = live
+			fail(func() {
 				// Every live broker learns the new epochs of its partitions;
 				// the new ones learn everything.
 				c.announce(all)
 				done()
 			})
-		})
+		}
+		if len(bounced) == 0 {
+			startup()
+			return
+		}
+		c.live = slices.DeleteFunc(slices.Clone(live), func(id int32) bool { return slices.Contains(bounced, id) })
+		fail(startup)
 	})
 }
 

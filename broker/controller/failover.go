@@ -53,14 +53,15 @@ func (c *Controller) becomeActive(epoch, zkVersion int32) {
 	c.partitions = map[TP]*partition{}
 	c.channels = map[int32]*channel{}
 	c.racks = map[int32]string{}
+	c.epochs = map[int32]int64{}
 	c.live = nil
 	c.log("elected", sim.I("epoch", int64(epoch)))
 	if c.env.OnBecomeController != nil {
 		c.env.OnBecomeController()
 	}
 	c.enqueue("failover", func(done func()) {
-		c.readBrokers(func(live []int32) {
-			c.live = live
+		c.readBrokers(func(live []int32, epochs map[int32]int64) {
+			c.live, c.epochs = live, epochs
 			// Watch the notification znodes the controller acts on.
 			c.env.ZK.GetChildren(c.ctx, zk.IsrChangeNotificationPath, true, c.guard(func(*zk.Response) {}))
 			c.env.ZK.Exists(c.ctx, zk.PreferredReplicaElectionPath, true, c.guard(func(*zk.Response) {}))
@@ -88,8 +89,10 @@ func (c *Controller) becomeActive(epoch, zkVersion int32) {
 	})
 }
 
-// readBrokers lists /brokers/ids (watching it) and reads each registration.
-func (c *Controller) readBrokers(then func(live []int32)) {
+// readBrokers lists /brokers/ids (watching it) and reads each registration
+// and its broker epoch.
+func (c *Controller) readBrokers(then func(live []int32, epochs map[int32]int64)) {
+	epochs := map[int32]int64{}
 	c.env.ZK.GetChildren(c.ctx, zk.BrokerIDsPath, true, c.guard(func(r *zk.Response) {
 		var ids []int32
 		for _, ch := range r.Children {
@@ -98,13 +101,14 @@ func (c *Controller) readBrokers(then func(live []int32)) {
 			}
 		}
 		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-		next := barrier(len(ids), func() { then(ids) })
+		next := barrier(len(ids), func() { then(ids, epochs) })
 		for _, id := range ids {
 			id := id
 			c.env.ZK.GetData(c.ctx, zk.BrokerIDPath(id), false, c.guard(func(r *zk.Response) {
 				var reg zk.BrokerRegistration
 				if r.Code == zk.Ok && zk.Decode(r.Data, &reg) == nil {
 					c.racks[id] = reg.Rack
+					epochs[id] = r.Stat.Czxid
 				}
 				next()
 			}))
