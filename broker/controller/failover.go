@@ -8,6 +8,7 @@ package controller
 // broker the state with UpdateMetadata and LeaderAndIsr.
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 
@@ -90,10 +91,22 @@ func (c *Controller) becomeActive(epoch, zkVersion int32) {
 }
 
 // readBrokers lists /brokers/ids (watching it) and reads each registration
-// and its broker epoch.
+// and its broker epoch. A lost connection midway starts the read over —
+// KafkaZkClient retries until the session expires, when the controller
+// resigns — rather than reading it as "no brokers". A registration gone
+// between the list and its read is a broker that died.
 func (c *Controller) readBrokers(then func(live []int32, epochs map[int32]int64)) {
-	epochs := map[int32]int64{}
 	c.env.ZK.GetChildren(c.ctx, zk.BrokerIDsPath, true, c.guard(func(r *zk.Response) {
+		switch r.Code {
+		case zk.Ok:
+		case zk.ConnectionLoss:
+			c.log("zk-retry", sim.S("path", zk.BrokerIDsPath), sim.I("code", int64(r.Code)))
+			c.readBrokers(then) // queued until the client reconnects
+			return
+		default: // the session is going: the controller resigns; keep its view meanwhile
+			then(slices.Clone(c.live), c.epochs)
+			return
+		}
 		var ids []int32
 		for _, ch := range r.Children {
 			if id, err := strconv.ParseInt(ch, 10, 32); err == nil {
@@ -101,14 +114,26 @@ func (c *Controller) readBrokers(then func(live []int32, epochs map[int32]int64)
 			}
 		}
 		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-		next := barrier(len(ids), func() { then(ids, epochs) })
+		epochs := map[int32]int64{}
+		failed := false
+		next := barrier(len(ids), func() {
+			if failed {
+				c.readBrokers(then)
+				return
+			}
+			live := slices.DeleteFunc(ids, func(id int32) bool { _, ok := epochs[id]; return !ok })
+			then(live, epochs)
+		})
 		for _, id := range ids {
 			id := id
 			c.env.ZK.GetData(c.ctx, zk.BrokerIDPath(id), false, c.guard(func(r *zk.Response) {
 				var reg zk.BrokerRegistration
-				if r.Code == zk.Ok && zk.Decode(r.Data, &reg) == nil {
+				switch {
+				case r.Code == zk.Ok && zk.Decode(r.Data, &reg) == nil:
 					c.racks[id] = reg.Rack
 					epochs[id] = r.Stat.Czxid
+				case r.Code == zk.ConnectionLoss:
+					failed = true
 				}
 				next()
 			}))
