@@ -81,13 +81,29 @@ func (b *Broker) register() {
 			if session != b.zkSession || b.halted {
 				return
 			}
-			switch r.Code {
-			case zk.Ok:
+			registered := func(ctx *sim.Context) {
 				b.ctx.Log("registered", sim.I("session", session))
 				b.serving = true
 				b.controller.Elect(ctx)
+			}
+			switch r.Code {
+			case zk.Ok:
+				registered(ctx)
 			case zk.NodeExists:
-				b.registerTimer = ctx.SetTimer(sim.Second, timerRegister)
+				// KafkaZkClient.checkedEphemeralCreate: the znode may be
+				// ours already (a create queued in an earlier session and
+				// sent in this one); another session's waits for it to expire.
+				b.zk.Exists(ctx, zk.BrokerIDPath(b.cfg.BrokerID), false, func(ctx *sim.Context, r *zk.Response) {
+					b.ctx = ctx
+					if session != b.zkSession || b.halted {
+						return
+					}
+					if r.Code == zk.Ok && r.Stat.EphemeralOwner == session {
+						registered(ctx)
+						return
+					}
+					b.registerTimer = ctx.SetTimer(sim.Second, timerRegister)
+				})
 			default:
 				b.ctx.Log("register-error", sim.S("code", r.Code.String()))
 				b.registerTimer = ctx.SetTimer(sim.Second, timerRegister)
