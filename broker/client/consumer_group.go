@@ -387,7 +387,10 @@ func (c *Consumer) joined(ctx *sim.Context, r *kmsg.JoinGroupResponse) {
 		g.memberID = r.MemberID
 		return // rejoin at once with the id
 	case kerr.UnknownMemberID, kerr.IllegalGeneration:
-		g.memberID, g.generation = "", -1
+		// The coordinator no longer knows this member: what it still owns
+		// (the cooperative protocol keeps partitions through a rejoin) is
+		// lost, as onJoinPrepare's onPartitionsLost after a reset generation.
+		c.fenced(ctx, "JoinGroup: "+err.Error())
 		return
 	case kerr.NotCoordinator, kerr.CoordinatorNotAvailable:
 		c.coordinatorLost(ctx, "JoinGroup: "+err.Error())
@@ -463,7 +466,7 @@ func (c *Consumer) synced(ctx *sim.Context, gen int32, r *kmsg.SyncGroupResponse
 	case kerr.RebalanceInProgress:
 		return // still needRejoin
 	case kerr.UnknownMemberID, kerr.IllegalGeneration:
-		g.memberID, g.generation = "", -1
+		c.fenced(ctx, "SyncGroup: "+err.Error())
 		return
 	case kerr.NotCoordinator, kerr.CoordinatorNotAvailable:
 		c.coordinatorLost(ctx, "SyncGroup: "+err.Error())
