@@ -9,19 +9,7 @@ import (
 // nonmonotonic poll, every new record delivered); the pre-KIP-320 one
 // skips the new records (lost writes) and never validates.
 func TestConsumerTruncation(t *testing.T) {
-	all, err := Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s *Script
-	for _, x := range all {
-		if x.Name == "consumer-truncation" {
-			s = x
-		}
-	}
-	if s == nil {
-		t.Fatal("no consumer-truncation scenario")
-	}
+	s := builtinScript(t, "consumer-truncation")
 	for _, seed := range []uint64{1, 2, 3} {
 		for _, v := range []string{"kip320", "pre-kip320"} {
 			res, err := s.Run(v, Options{Seed: seed, KeepTrace: true})

@@ -6,6 +6,36 @@ import (
 	"github.com/kafkasim/kafkasim/checkers"
 )
 
+// builtinScript returns the built-in scenario name.
+func builtinScript(t *testing.T, name string) *Script {
+	t.Helper()
+	all, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no %s scenario", name)
+	return nil
+}
+
+// mustBeOK runs scenario/variant at seed and fails unless checker says ok.
+func mustBeOK(t *testing.T, scenario, variant string, seed uint64, checker string) {
+	t.Helper()
+	res, err := builtinScript(t, scenario).Run(variant, Options{Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range res.Verdicts {
+		if v.Checker == checker && v.Result != checkers.ResultOK {
+			t.Errorf("%s/%s seed %d: %s %v: %v", scenario, variant, seed, checker, v.Result, v.Anomalies)
+		}
+	}
+}
+
 // TestCoordinatorFailoverResetsDeadCoordinator: in coordinator-failover,
 // seeds 7 and 8 send a JoinGroup to the crashed coordinator after asking a
 // broker whose metadata still named it. Kafka's client learns of the dead
@@ -15,19 +45,7 @@ import (
 // then backs off the dead broker (reconnect.backoff.ms) instead of
 // re-sending at once.
 func TestCoordinatorFailoverResetsDeadCoordinator(t *testing.T) {
-	all, err := Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s *Script
-	for _, x := range all {
-		if x.Name == "coordinator-failover" {
-			s = x
-		}
-	}
-	if s == nil {
-		t.Fatal("no coordinator-failover scenario")
-	}
+	s := builtinScript(t, "coordinator-failover")
 	for _, seed := range []uint64{7, 8} {
 		res, err := s.Run("default", Options{Seed: seed, KeepTrace: true})
 		if err != nil {
@@ -63,26 +81,7 @@ func TestCoordinatorFailoverResetsDeadCoordinator(t *testing.T) {
 // Kafka 2.4+'s onJoinPrepare, the revoked partitions are given up at once.
 // Seed 341 fails without that (checked by reverting it).
 func TestGroupSwarmNoRecordsAfterRevoke(t *testing.T) {
-	all, err := Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range all {
-		if s.Name != "group-swarm" {
-			continue
-		}
-		res, err := s.Run("eager", Options{Seed: 341})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range res.Verdicts {
-			if v.Checker == checkers.NameGroup && v.Result != checkers.ResultOK {
-				t.Errorf("group %v: %v", v.Result, v.Anomalies)
-			}
-		}
-		return
-	}
-	t.Fatal("no group-swarm scenario")
+	mustBeOK(t, "group-swarm", "eager", 341, checkers.NameGroup)
 }
 
 // TestGroupSwarmRejoinAfterUnknownMember: a cooperative member whose
@@ -91,24 +90,5 @@ func TestGroupSwarmNoRecordsAfterRevoke(t *testing.T) {
 // consuming them at generation -1 next to their new owner, and commits went
 // backwards. Seed 126 fails without that (checked by reverting it).
 func TestGroupSwarmRejoinAfterUnknownMember(t *testing.T) {
-	all, err := Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range all {
-		if s.Name != "group-swarm" {
-			continue
-		}
-		res, err := s.Run("cooperative", Options{Seed: 126})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range res.Verdicts {
-			if v.Checker == checkers.NameGroup && v.Result != checkers.ResultOK {
-				t.Errorf("group %v: %v", v.Result, v.Anomalies)
-			}
-		}
-		return
-	}
-	t.Fatal("no group-swarm scenario")
+	mustBeOK(t, "group-swarm", "cooperative", 126, checkers.NameGroup)
 }

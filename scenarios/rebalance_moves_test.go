@@ -12,19 +12,7 @@ import (
 // different member than range does, now that members send their previous
 // assignment (StickyAssignorUserData, owned partitions and generation).
 func TestRebalanceStormStickyMovesLess(t *testing.T) {
-	all, err := Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s *Script
-	for _, x := range all {
-		if x.Name == "rebalance-storm" {
-			s = x
-		}
-	}
-	if s == nil {
-		t.Fatal("no rebalance-storm scenario")
-	}
+	s := builtinScript(t, "rebalance-storm")
 	moves := map[string]int{}
 	for _, v := range []string{"range", "sticky", "cooperative"} {
 		for seed := uint64(1); seed <= 4; seed++ {
