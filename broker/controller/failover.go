@@ -146,6 +146,10 @@ func (c *Controller) readBrokers(then func(live []int32, epochs map[int32]int64)
 // topics.
 func (c *Controller) readTopics(then func(newTopics []string)) {
 	c.env.ZK.GetChildren(c.ctx, zk.BrokerTopicsPath, true, c.guard(func(r *zk.Response) {
+		if r.Code == zk.ConnectionLoss {
+			c.readTopics(then) // queued until the client reconnects, as in readBrokers
+			return
+		}
 		known := map[string]bool{}
 		for tp := range c.partitions {
 			known[tp.Topic] = true
@@ -165,6 +169,10 @@ func (c *Controller) readTopics(then func(newTopics []string)) {
 
 func (c *Controller) loadTopic(topic string, done func()) {
 	c.env.ZK.GetData(c.ctx, zk.TopicPath(topic), false, c.guard(func(r *zk.Response) {
+		if r.Code == zk.ConnectionLoss {
+			c.loadTopic(topic, done)
+			return
+		}
 		var ta zk.TopicAssignment
 		if r.Code != zk.Ok || zk.Decode(r.Data, &ta) != nil {
 			c.log("bad-topic", sim.S("topic", topic))
@@ -188,6 +196,10 @@ func (c *Controller) loadTopic(topic string, done func()) {
 // readState reads one partition's state znode into the cache.
 func (c *Controller) readState(tp TP, done func()) {
 	c.env.ZK.GetData(c.ctx, zk.TopicPartitionStatePath(tp.Topic, tp.Partition), false, c.guard(func(r *zk.Response) {
+		if r.Code == zk.ConnectionLoss {
+			c.readState(tp, done)
+			return
+		}
 		p := c.partitions[tp]
 		if r.Code == zk.Ok {
 			var st zk.PartitionState
