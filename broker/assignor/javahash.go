@@ -14,9 +14,11 @@ import (
 	"unicode/utf16"
 )
 
-// javaStringHash is Java's String.hashCode: h = 31*h + c over the UTF-16
-// code units.
-func javaStringHash(s string) int32 {
+// JavaStringHashCode is Java's String.hashCode: h = 31*h + c over the
+// string's UTF-16 code units, in wrapping 32-bit arithmetic. The sticky
+// assignor's HashMap order and the group coordinator's placement
+// (coordinator.CoordinatorPartition) both depend on it.
+func JavaStringHashCode(s string) int32 {
 	var h int32
 	for _, c := range utf16.Encode([]rune(s)) {
 		h = 31*h + int32(c)
@@ -26,7 +28,7 @@ func javaStringHash(s string) int32 {
 
 // javaTPHash is TopicPartition.hashCode.
 func javaTPHash(tp TopicPartition) int32 {
-	return 31*(31+tp.Partition) + javaStringHash(tp.Topic)
+	return 31*(31+tp.Partition) + JavaStringHashCode(tp.Topic)
 }
 
 // javaBucket is HashMap's bucket index for hash h in a table of size n.
@@ -61,7 +63,7 @@ func hashMapOrder(ms, members []Member) []int {
 	bucket := make([]int, len(ms))
 	for i, m := range ms {
 		order[i] = i
-		bucket[i] = javaBucket(javaStringHash(m.ID), n)
+		bucket[i] = javaBucket(JavaStringHashCode(m.ID), n)
 	}
 	slices.SortFunc(order, func(a, b int) int {
 		if bucket[a] != bucket[b] {

@@ -369,13 +369,13 @@ func TestCooperativeStickyWithholdsTransfers(t *testing.T) {
 
 // TestJavaHashOrder pins String.hashCode and the HashMap order it gives.
 func TestJavaHashOrder(t *testing.T) {
-	if h := javaStringHash("hello"); h != 99162322 {
+	if h := JavaStringHashCode("hello"); h != 99162322 {
 		t.Errorf("hash(hello) = %d", h)
 	}
-	if h := javaStringHash("Aa"); h != javaStringHash("BB") || h != 2112 {
+	if h := JavaStringHashCode("Aa"); h != JavaStringHashCode("BB") || h != 2112 {
 		t.Errorf("hash(Aa) = %d", h)
 	}
-	if h := javaStringHash("polygenelubricants"); h != -2147483648 {
+	if h := JavaStringHashCode("polygenelubricants"); h != -2147483648 {
 		t.Errorf("hash(polygenelubricants) = %d", h)
 	}
 	if javaTableSize(12) != 16 || javaTableSize(13) != 32 || javaTableSize(100) != 256 {

@@ -25,7 +25,7 @@ func TestCoordinatorPartition(t *testing.T) {
 		{"héllo", 103094734, 34}, {"😀g", 54959972, 22},
 	}
 	for _, c := range cases {
-		if h := JavaStringHashCode(c.group); h != c.hash {
+		if h := assignor.JavaStringHashCode(c.group); h != c.hash {
 			t.Errorf("hashCode(%q) = %d, want %d", c.group, h, c.hash)
 		}
 		if p := CoordinatorPartition(c.group, 50); p != c.p50 {
