@@ -382,7 +382,7 @@ func (c *Consumer) sendFetches(ctx *sim.Context) {
 				}
 			}
 		})
-		r.deadline = r.deadline.Add(c.cfg.FetchMaxWait)
+		r.waitUntil(r.deadline.Add(c.cfg.FetchMaxWait))
 	}
 }
 

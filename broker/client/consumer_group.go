@@ -27,7 +27,8 @@ type consumerRequest struct {
 	broker   int32
 	node     sim.NodeID
 	deadline sim.Time
-	err      error // what it fails with at deadline: ErrRequestTimeout unless set
+	sent     bool  // false: held back by a reset connection's back-off
+	err      error // what it fails with at deadline
 	done     func(ctx *sim.Context, resp kmsg.Response, err error)
 }
 
@@ -43,10 +44,20 @@ func (c *Consumer) call(ctx *sim.Context, broker int32, body kmsg.Request, done 
 			r.deadline, r.err = until, ErrDisconnected
 		} else {
 			ctx.Send(node, c.enc.Request(c.corr, body))
+			r.sent = true
 		}
 	}
 	c.requests[c.corr] = r
 	return r
+}
+
+// waitUntil moves the deadline of a request that was sent and waits on
+// the broker longer than request.timeout.ms (a JoinGroup, a fetch); one
+// held back by a back-off keeps failing when the back-off ends.
+func (r *consumerRequest) waitUntil(t sim.Time) {
+	if r.sent {
+		r.deadline = t
+	}
 }
 
 // expire fails the requests past their deadline, in correlation order.
@@ -374,9 +385,7 @@ func (c *Consumer) join(ctx *sim.Context) {
 		}
 		c.joined(ctx, r)
 	})
-	if r.err == ErrRequestTimeout { // sent, not held back by a reset
-		r.deadline = ctx.Now().Add(c.cfg.RebalanceTimeout + c.cfg.RequestTimeout)
-	}
+	r.waitUntil(ctx.Now().Add(c.cfg.RebalanceTimeout + c.cfg.RequestTimeout))
 }
 
 func (c *Consumer) joined(ctx *sim.Context, r *kmsg.JoinGroupResponse) {
