@@ -10,27 +10,14 @@
 //   - "uncommitted": the value is at its offset but at or above the HW.
 //
 // Every anomaly is a violation; each also says whether Kafka's durability
-// contract permits it (Permitted). The rule, applied in this order, with t0
-// the Send's invocation time:
-//  1. acks=0: permitted (an acks=0 send is never really acknowledged).
-//  2. An unclean election of the partition happened at or after t0.
-//  3. acks=1 and the broker that acknowledged it (Op.Leader; when unknown,
-//     any replica of the partition) failed (crash, power loss, isolation,
-//     pause) at or after t0: the leader may die before followers copy it.
-//  4. At some instant at or after t0, at least RF replicas of the partition
-//     (RF = Facts.ReplicationFactor, or the number of replicas in Final) were
-//     down at once (any failure) and at least one of them had lost unflushed
-//     data: more replicas failed at once than RF-1, which is all Kafka
-//     guarantees to survive (KIP-101: "Kafka guarantees durability for n-1
-//     replicas"), and one came back with less than it acknowledged.
+// contract permits it (Permitted), by the loss facts of contract.go: acks=0,
+// an unclean election, an acks=1 leader failure, or every ISR member down at
+// once with one losing unflushed data (KIP-101's n-1 replicas; KIP-966's
+// last replica standing), each at or after the send's invocation.
 //
 // Otherwise the loss breaks the contract: a protocol bug.
 //
-// What it simplifies: it does not know the ISR when the record was
-// acknowledged, so a loss of an acks=all record whose ISR had shrunk below RF
-// is only permitted when all RF replicas were down at once (rule 4 is
-// strict): KIP-966's "last replica standing" loss, where the others had left
-// the ISR before the last one lost power, is reported as a bug. A
+// What it simplifies: see contract.go. A
 // partition with acknowledged sends but no final state or no live replica
 // makes the verdict Unknown unless some other anomaly was found.
 
@@ -58,6 +45,7 @@ func AckedLoss(h History, f Final) Verdict {
 	var notes []string
 	unknown := false
 	lost := 0
+	c := newContract(f)
 	for _, k := range sortedTPs(byTP) {
 		ops := byTP[k]
 		sort.SliceStable(ops, func(i, j int) bool {
@@ -114,8 +102,8 @@ func AckedLoss(h History, f Final) Verdict {
 			if len(a.Replicas) > 0 {
 				desc += "; still held by " + brokerList(a.Replicas)
 			}
-			var why string
-			a.Permitted, why = permittedLoss(op, pf, f.Facts)
+			why, permitted := c.lossExcuse(op)
+			a.Permitted = permitted
 			a.Description = desc + "; " + why
 			anomalies = append(anomalies, a)
 		}
@@ -136,44 +124,6 @@ func holders(pf PartitionFinal, value string) []int32 {
 		}
 	}
 	return out
-}
-
-// permittedLoss applies the rule in the file header and says why.
-func permittedLoss(op Op, pf PartitionFinal, facts Facts) (bool, string) {
-	if op.Acks == 0 {
-		return true, "permitted: acks=0 promises nothing"
-	}
-	for _, u := range facts.UncleanElections {
-		if u.Topic == op.Topic && u.Partition == op.Partition && u.Time >= op.Invoke {
-			return true, "permitted: unclean election of b" + strconv.Itoa(int(u.Broker)) +
-				" at epoch " + strconv.Itoa(int(u.Epoch)) + " at " + u.Time.String()
-		}
-	}
-	if op.Acks == 1 {
-		for _, fl := range sortedFailures(facts.Failures) {
-			if fl.Time < op.Invoke {
-				continue
-			}
-			if fl.Broker == op.Leader || (op.Leader < 0 && isReplica(pf, fl.Broker)) {
-				return true, "permitted: acks=1 and the leader b" + strconv.Itoa(int(fl.Broker)) +
-					" failed (" + fl.Kind.String() + ") at " + fl.Time.String()
-			}
-		}
-	}
-	rf := facts.ReplicationFactor
-	if rf <= 0 {
-		rf = len(pf.Replicas)
-	}
-	for _, fl := range sortedFailures(facts.Failures) {
-		t := max(fl.Time, op.Invoke)
-		lost := lostAt(facts.Failures, pf, t, true)
-		down := lostAt(facts.Failures, pf, t, false)
-		if rf > 0 && len(down) >= rf && len(lost) > 0 {
-			return true, "permitted: " + strconv.Itoa(len(down)) + " replicas " + brokerList(down) +
-				" were down at once at " + t.String() + ", " + brokerList(lost) + " having lost unflushed data (RF=" + strconv.Itoa(rf) + " covers " + strconv.Itoa(rf-1) + ")"
-		}
-	}
-	return false, "not permitted: no unclean election, no acks=1 leader failure, and never RF replicas down at once with one losing unflushed data"
 }
 
 // lostAt returns the replicas of pf down at t (only those whose failure

@@ -166,7 +166,7 @@ func withUnobservedInfo(h History, rate int) History {
 // outcome and no final polls, porcupine still finishes well within budget.
 func TestUnobservedInfoSendsStayTractable(t *testing.T) {
 	h := withUnobservedInfo(generate(2, 10000, 8).h, 5)
-	mustResult(t, Linearizability(h, 30*time.Second), ResultOK)
+	mustResult(t, Linearizability(h, Final{}, 30*time.Second), ResultOK)
 }
 
 // TestVerdictsAreDeterministic: two checks of one broken run print the same
@@ -212,7 +212,7 @@ func BenchmarkCheckers10k(b *testing.B) {
 	g := generate(1, 10000, 8)
 	b.Run("porcupine", func(b *testing.B) {
 		for b.Loop() {
-			if v := Linearizability(g.h, time.Minute); v.Result != ResultOK {
+			if v := Linearizability(g.h, Final{}, time.Minute); v.Result != ResultOK {
 				b.Fatal(v)
 			}
 		}
@@ -231,7 +231,7 @@ func BenchmarkCheckers10k(b *testing.B) {
 	hard := withUnobservedInfo(g.h, 5)
 	b.Run("porcupine-unobserved-info", func(b *testing.B) {
 		for b.Loop() {
-			if v := Linearizability(hard, time.Minute); v.Result != ResultOK {
+			if v := Linearizability(hard, Final{}, time.Minute); v.Result != ResultOK {
 				b.Fatal(v)
 			}
 		}
@@ -243,7 +243,7 @@ func BenchmarkCheckers10k(b *testing.B) {
 	})
 	b.Run("all", func(b *testing.B) {
 		for b.Loop() {
-			if v := Linearizability(g.h, time.Minute); v.Result != ResultOK {
+			if v := Linearizability(g.h, Final{}, time.Minute); v.Result != ResultOK {
 				b.Fatal(v)
 			}
 			props()

@@ -220,6 +220,18 @@ type Facts struct {
 	// Healed is true when, at the end, every broker is alive and no network
 	// partition remains: the divergence checker then requires convergence.
 	Healed bool
+	// ISRChanges lists every ISR the partitions' state in ZooKeeper (or the
+	// script's manual controller) took, in time order. A partition with no
+	// entry is taken to have all its replicas in the ISR.
+	ISRChanges []ISRChange
+}
+
+// ISRChange is a partition's ISR as recorded from Time on.
+type ISRChange struct {
+	Topic     string
+	Partition int32
+	Time      sim.Time
+	ISR       []int32
 }
 
 // Final is the end state of a run.

@@ -55,12 +55,16 @@ const DefaultBudget = 10 * time.Second
 const never = math.MaxInt64
 
 // Linearizability checks h against the partition-log model with porcupine,
-// within budget of wall time (0 means DefaultBudget).
-func Linearizability(h History, budget time.Duration) Verdict {
+// within budget of wall time (0 means DefaultBudget). A partition the strict
+// model finds non-linearizable is checked again against the contract model
+// (linearizability_contract.go), with the facts of f: if that one holds,
+// the violation is Permitted.
+func Linearizability(h History, f Final, budget time.Duration) Verdict {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
 	parts, keys, notes := porcupineHistory(h)
+	con := newContract(f)
 	m := model.Model()
 	single := m
 	single.Partition = nil
@@ -82,8 +86,19 @@ func Linearizability(h History, budget time.Duration) Verdict {
 		case porcupine.Ok:
 			pe.Result = ResultOK
 		case porcupine.Illegal:
-			pe.Result = ResultViolation
-			anomalies = append(anomalies, explainIllegal(keys[i], ops, info))
+			a := explainIllegal(keys[i], ops, info)
+			switch permitted, why, decided := contractCheck(h, con, keys[i], ops, budget-time.Since(start)); {
+			case !decided:
+				pe.Result = ResultUnknown
+				unknown = true
+				notes = append(notes, keys[i].String()+": the strict log model fails ("+a.Description+"), and the contract model "+why+
+					": whether Kafka's contract permits it is unknown")
+			default:
+				pe.Result = ResultViolation
+				a.Permitted = permitted
+				a.Description += "; " + why
+				anomalies = append(anomalies, a)
+			}
 		default:
 			pe.Result = ResultUnknown
 			unknown = true

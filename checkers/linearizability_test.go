@@ -22,7 +22,7 @@ func TestLinearizabilityOK(t *testing.T) {
 		hwRead(3, "c1", 6*ms, 7*ms, 2),
 		send(4, "p1", "m3", -1, 8*ms, 9*ms, Fail, 0), // not applied
 	}}
-	v := Linearizability(h, time.Second)
+	v := Linearizability(h, Final{}, time.Second)
 	mustResult(t, v, ResultOK)
 	if v.Porcupine == nil || len(v.Porcupine.Partitions) != 1 || v.Porcupine.Partitions[0].Result != ResultOK {
 		t.Fatalf("porcupine evidence = %+v", v.Porcupine)
@@ -39,7 +39,7 @@ func TestLinearizabilityKIP101Scenario1(t *testing.T) {
 		send(2, "p1", "m3", -1, 10*ms, 12*ms, OK, 1),
 		poll(3, "c1", 13*ms, 14*ms, 0, Record{0, "m1"}, Record{1, "m3"}),
 	}}
-	v := Linearizability(h, time.Second)
+	v := Linearizability(h, Final{}, time.Second)
 	mustResult(t, v, ResultViolation)
 	a := onlyAnomaly(t, v)
 	if a.Kind != "nonlinearizable" || a.Topic != "t" || a.Permitted {
@@ -74,7 +74,7 @@ func TestLinearizabilityViolations(t *testing.T) {
 			poll(2, "c1", 2*ms, 3*ms, 0, Record{0, "m1"}, Record{1, "m2"}, Record{2, "m1"}),
 		},
 	} {
-		if v := Linearizability(History{Ops: ops}, time.Second); v.Result != ResultViolation {
+		if v := Linearizability(History{Ops: ops}, Final{}, time.Second); v.Result != ResultViolation {
 			t.Errorf("%s: %s", name, v)
 		}
 	}
@@ -88,14 +88,14 @@ func TestLinearizabilityInfoSends(t *testing.T) {
 		send(1, "p2", "m2", -1, 1*ms, 2*ms, OK, 1),
 		poll(2, "c1", 6*ms, 7*ms, 0, Record{0, "m1"}),
 	}}
-	mustResult(t, Linearizability(seen, time.Second), ResultOK)
+	mustResult(t, Linearizability(seen, Final{}, time.Second), ResultOK)
 
 	gap := History{Ops: []Op{
 		send(0, "p1", "m1", -1, 0, 1*ms, OK, 0),
 		send(1, "p1", "mX", 0, 2*ms, 2*ms, Info, 0), // acks=0, never read
 		send(2, "p1", "m3", -1, 3*ms, 4*ms, OK, 2),
 	}}
-	v := Linearizability(gap, time.Second)
+	v := Linearizability(gap, Final{}, time.Second)
 	mustResult(t, v, ResultOK)
 	if len(v.Notes) != 0 {
 		t.Fatalf("the gap filler was dropped: %v", v.Notes)
@@ -107,7 +107,7 @@ func TestLinearizabilityInfoSends(t *testing.T) {
 		send(2, "p1", "m3", -1, 3*ms, 4*ms, OK, 1),
 		hwRead(3, "c1", 5*ms, 6*ms, 2),
 	}}
-	v = Linearizability(never, time.Second)
+	v = Linearizability(never, Final{}, time.Second)
 	mustResult(t, v, ResultOK)
 	if len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "1 unobserved sends") {
 		t.Fatalf("notes = %v", v.Notes)
@@ -123,7 +123,7 @@ func TestLinearizabilityTimeoutIsUnknown(t *testing.T) {
 		o.Partition = p
 		ops = append(ops, o)
 	}
-	v := Linearizability(History{Ops: ops}, time.Nanosecond)
+	v := Linearizability(History{Ops: ops}, Final{}, time.Nanosecond)
 	mustResult(t, v, ResultUnknown)
 	if !strings.Contains(v.String(), "budget") {
 		t.Fatalf("verdict does not say why: %s", v)
@@ -138,7 +138,7 @@ func TestLinearizabilityMatchesNaiveChecker(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		h := drawHistory(t)
 		want := naiveLinearizable(h)
-		got := Linearizability(h, 10*time.Second)
+		got := Linearizability(h, Final{}, 10*time.Second)
 		if (got.Result == ResultOK) != want || got.Result == ResultUnknown {
 			var b strings.Builder
 			for _, op := range h.Ops {

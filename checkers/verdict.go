@@ -261,7 +261,7 @@ func CheckAll(h History, f Final, monitor *Monitor, opts Options) []Verdict {
 	if opts.SkipLinearizability {
 		lin = verdict(NameLinearizability, nil, true, "skipped")
 	} else {
-		lin = Linearizability(h, opts.LinearizabilityBudget)
+		lin = Linearizability(h, f, opts.LinearizabilityBudget)
 	}
 	inv := verdict(NameInvariants, nil, true, "no monitor observed the run")
 	if monitor != nil {

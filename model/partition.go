@@ -73,6 +73,8 @@ func (k OpKind) String() string {
 		return "read"
 	case HighWatermark:
 		return "hw"
+	case Truncate:
+		return "truncate"
 	}
 	return "op(" + itoa(int64(k)) + ")"
 }
@@ -85,6 +87,9 @@ type Input struct {
 	Value string
 	// Offset is the fetch offset (Read only).
 	Offset int64
+	// Excused are the values a Truncate may remove (contract model only);
+	// Value then names the fact that permits it.
+	Excused map[string]bool
 }
 
 // Record is one (offset, value) pair a read returned.
@@ -234,6 +239,8 @@ func DescribeOperation(in Input, out Output) string {
 		b.WriteByte(']')
 	case HighWatermark:
 		b.WriteString("hw() -> " + itoa(out.HighWatermark))
+	case Truncate:
+		b.WriteString("truncate(" + in.Value + ")")
 	default:
 		b.WriteString(in.Kind.String())
 	}

@@ -7,6 +7,7 @@ package scenarios
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kafkasim/kafkasim/broker/cluster"
@@ -398,6 +399,33 @@ func uncleanElections(recs []sim.Record) []checkers.UncleanElection {
 			}
 		}
 		out = append(out, checkers.UncleanElection{Topic: tp.Topic, Partition: tp.Partition, Broker: int32(leader), Epoch: int32(epoch), Time: r.Time})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time < out[j].Time })
+	return out
+}
+
+// isrChanges adds to manual (the manual controller's decisions) every ISR
+// written to a partition's state: by a leader ("isr") or by the controller
+// ("controller-partition-state"), in time order.
+func isrChanges(manual []checkers.ISRChange, recs []sim.Record) []checkers.ISRChange {
+	out := append([]checkers.ISRChange(nil), manual...)
+	for _, r := range recs {
+		if r.Kind != "isr" && r.Kind != "controller-partition-state" {
+			continue
+		}
+		part, _ := r.Get("partition")
+		tp, ok := storage.ParseTopicPartition(part)
+		isr, _ := r.Get("isr")
+		if !ok || !strings.HasPrefix(isr, "[") || !strings.HasSuffix(isr, "]") {
+			continue
+		}
+		ch := checkers.ISRChange{Topic: tp.Topic, Partition: tp.Partition, Time: r.Time}
+		for _, f := range strings.Split(strings.Trim(isr, "[]"), ",") {
+			if id, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
+				ch.ISR = append(ch.ISR, int32(id))
+			}
+		}
+		out = append(out, ch)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time < out[j].Time })
 	return out

@@ -258,6 +258,7 @@ func (r *runner) judge(res *Result, v Variant, budget time.Duration) {
 	}
 	w := r.w
 	r.obs.facts.UncleanElections = uncleanElections(w.Trace().Records())
+	r.obs.facts.ISRChanges = isrChanges(r.obs.facts.ISRChanges, w.Trace().Records())
 	r.obs.facts.Healed = healed(w, r.c)
 	var ctrl = r.activeController()
 	final := r.obs.final(ctrl, r.manual)

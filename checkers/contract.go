@@ -1,0 +1,261 @@
+// contract.go: Kafka's contract, decided once from the facts of a run, for
+// every checker.
+//
+// What it decides: whether an anomaly is within what Kafka promises under
+// the run's configuration and faults ("permitted") or a protocol bug. Every
+// checker asks the same questions here, so one fact of the run permits the
+// same thing everywhere, and the evidence names that fact:
+//
+//   - May the record of a send be lost (and its offset reused)? The loss
+//     facts of its partition, each excusing the sends invoked at or before
+//     it (lossFacts):
+//     1. acks=0: always (an acks=0 send is never really acknowledged).
+//     2. An unclean election of the partition.
+//     3. acks=1 and the broker that acknowledged it (Op.Leader; when
+//     unknown, any replica) failed: crash, power loss, isolation or pause.
+//     The leader may die before its followers copy the record.
+//     4. Every member of the partition's ISR (Facts.ISRChanges; all
+//     replicas when none is recorded) was down at once, at least one having
+//     lost unflushed data. With all replicas in the ISR this is "more
+//     replicas failed than RF-1", all Kafka guarantees to survive (KIP-101:
+//     "Kafka guarantees durability for n-1 replicas"); with the ISR shrunk
+//     to one member it is KIP-966's "last replica standing": the last ISR
+//     member loses power, comes back as the only eligible leader with a
+//     shorter log, and the others truncate to it. Kafka before eligible
+//     leader replicas (KIP-966, 4.x) has no fence for it.
+//   - May a record be written twice? Only by a producer without
+//     idempotence that retries (KIP-98 sequence numbers deduplicate).
+//   - May a producer's records land out of send order? With retries, more
+//     than one request in flight and no idempotence; or when the earlier
+//     record was lost under a loss fact and its offset was reused.
+//
+// What it simplifies: the ISR is what ZooKeeper recorded, not each
+// broker's view of it; a fact excuses every send invoked at or before it,
+// not only the sends whose records the failed replicas held.
+
+package checkers
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// lossKind is the rule of the file header a loss fact comes from.
+type lossKind uint8
+
+const (
+	lossUnclean       lossKind = iota + 1 // rule 2
+	lossLeaderFailure                     // rule 3: excuses acks<=1 sends only
+	lossISRDown                           // rule 4
+)
+
+// lossFact is one fact of a run that permits losing the records of sends
+// invoked at or before Time.
+type lossFact struct {
+	kind lossKind
+	time sim.Time
+	// broker is the failed broker (lossLeaderFailure).
+	broker int32
+	// why is the evidence: "permitted: ...".
+	why string
+}
+
+// excuses reports whether the fact permits losing op's record.
+func (lf lossFact) excuses(op Op) bool {
+	if op.Acks == 0 {
+		return true
+	}
+	if op.Invoke > lf.time {
+		return false
+	}
+	if lf.kind == lossLeaderFailure {
+		return op.Acks == 1 && (op.Leader < 0 || op.Leader == lf.broker)
+	}
+	return true
+}
+
+// contract answers the checkers' questions about one run.
+type contract struct {
+	facts    Facts
+	replicas map[tp][]int32
+	cache    map[tp][]lossFact
+}
+
+// newContract builds the contract of a run from its final state (for the
+// partitions' replicas) and facts.
+func newContract(f Final) *contract {
+	c := &contract{facts: f.Facts, replicas: map[tp][]int32{}, cache: map[tp][]lossFact{}}
+	for _, pf := range f.Partitions {
+		var ids []int32
+		for _, r := range pf.Replicas {
+			ids = append(ids, r.Broker)
+		}
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		c.replicas[tp{pf.Topic, pf.Partition}] = ids
+	}
+	return c
+}
+
+// lossExcuse returns the first fact that permits losing op's record, as the
+// evidence sentence, or false when none does.
+func (c *contract) lossExcuse(op Op) (string, bool) {
+	if op.Acks == 0 {
+		return "permitted: acks=0 promises nothing", true
+	}
+	for _, lf := range c.lossFacts(tp{op.Topic, op.Partition}) {
+		if lf.excuses(op) {
+			return lf.why, true
+		}
+	}
+	return "not permitted: no unclean election, no acks=1 leader failure, and the ISR never all down at once with one member losing unflushed data", false
+}
+
+// lossFacts returns the loss facts of a partition in time order (unclean
+// elections, then leader failures, then ISR losses at equal times).
+func (c *contract) lossFacts(k tp) []lossFact {
+	if lf, ok := c.cache[k]; ok {
+		return lf
+	}
+	var out []lossFact
+	for _, u := range c.facts.UncleanElections {
+		if u.Topic == k.topic && u.Partition == k.partition {
+			out = append(out, lossFact{kind: lossUnclean, time: u.Time, broker: u.Broker,
+				why: "permitted: unclean election of b" + strconv.Itoa(int(u.Broker)) + " at epoch " + strconv.Itoa(int(u.Epoch)) + " at " + u.Time.String()})
+		}
+	}
+	reps := c.replicas[k]
+	failures := sortedFailures(c.facts.Failures)
+	for _, fl := range failures {
+		if len(reps) == 0 || containsBroker(reps, fl.Broker) {
+			out = append(out, lossFact{kind: lossLeaderFailure, time: fl.Time, broker: fl.Broker,
+				why: "permitted: acks=1 and the leader b" + strconv.Itoa(int(fl.Broker)) + " failed (" + fl.Kind.String() + ") at " + fl.Time.String()})
+		}
+	}
+	out = append(out, c.isrDown(k, failures)...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].time != out[j].time {
+			return out[i].time < out[j].time
+		}
+		return out[i].kind < out[j].kind
+	})
+	c.cache[k] = out
+	return out
+}
+
+// isrDown finds rule 4's instants: the first instant of each stretch of
+// time in which every ISR member of k was down, one having lost unflushed
+// data. The candidates are the failures' starts and the ISR changes.
+func (c *contract) isrDown(k tp, failures []Failure) []lossFact {
+	reps := c.replicas[k]
+	var times []sim.Time
+	for _, fl := range failures {
+		if containsBroker(reps, fl.Broker) {
+			times = append(times, fl.Time)
+		}
+	}
+	for _, ch := range c.facts.ISRChanges {
+		if ch.Topic == k.topic && ch.Partition == k.partition {
+			times = append(times, ch.Time)
+		}
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	var out []lossFact
+	in := false // inside a stretch already reported
+	for i, t := range times {
+		if i > 0 && t == times[i-1] {
+			continue
+		}
+		isr, recorded := c.isrAt(k, t)
+		down, lost := c.downAt(isr, failures, t)
+		if len(isr) == 0 || len(down) < len(isr) || len(lost) == 0 {
+			in = false
+			continue
+		}
+		if in {
+			continue
+		}
+		in = true
+		var why string
+		rf := len(reps)
+		if c.facts.ReplicationFactor > 0 {
+			rf = c.facts.ReplicationFactor
+		}
+		if !recorded || len(isr) >= rf {
+			why = "permitted: " + strconv.Itoa(len(down)) + " replicas " + brokerList(down) + " were down at once at " + t.String() +
+				", " + brokerList(lost) + " having lost unflushed data (RF=" + strconv.Itoa(rf) + " covers " + strconv.Itoa(rf-1) + ")"
+		} else {
+			why = "permitted: the ISR " + brokerList(isr) + " was all down at " + t.String() + ", " + brokerList(lost) +
+				" having lost unflushed data: the last replica standing (no eligible leader replicas before KIP-966)"
+		}
+		out = append(out, lossFact{kind: lossISRDown, time: t, broker: -1, why: why})
+	}
+	return out
+}
+
+// isrAt returns k's ISR at t (the last change at or before t), and whether
+// one was recorded; without one, every replica.
+func (c *contract) isrAt(k tp, t sim.Time) ([]int32, bool) {
+	var isr []int32
+	found := false
+	for _, ch := range c.facts.ISRChanges {
+		if ch.Topic == k.topic && ch.Partition == k.partition && ch.Time <= t {
+			isr, found = ch.ISR, true
+		}
+	}
+	if !found {
+		return c.replicas[k], false
+	}
+	return isr, true
+}
+
+// downAt returns the brokers of ids down at t, and those of them whose
+// failure lost unflushed data, in id order.
+func (c *contract) downAt(ids []int32, failures []Failure, t sim.Time) (down, lost []int32) {
+	for _, fl := range failures {
+		if !fl.down(t) || !containsBroker(ids, fl.Broker) {
+			continue
+		}
+		if !containsBroker(down, fl.Broker) {
+			down = append(down, fl.Broker)
+		}
+		if fl.LostUnflushed && !containsBroker(lost, fl.Broker) {
+			lost = append(lost, fl.Broker)
+		}
+	}
+	sort.Slice(down, func(i, j int) bool { return down[i] < down[j] })
+	sort.Slice(lost, func(i, j int) bool { return lost[i] < lost[j] })
+	return down, lost
+}
+
+// duplicateExcuse says whether process may write a record twice.
+func duplicateExcuse(h History, process string) (string, bool) {
+	p, declared := h.Producer(process)
+	switch {
+	case !declared:
+		return "sent by " + process + " (configuration not declared); not permitted", false
+	case p.Idempotent:
+		return "sent by " + process + " with enable.idempotence=true; not permitted (KIP-98)", false
+	case p.Retries == 0:
+		return "sent by " + process + " with retries=0; not permitted", false
+	}
+	return "sent by " + process + " without idempotence (retries=" + strconv.Itoa(p.Retries) + "); permitted: a retry may write twice", true
+}
+
+// reorderExcuse says whether process's records may land out of send order
+// by retrying (the other excuse, a lost record, is the caller's).
+func reorderExcuse(h History, process string) (string, bool) {
+	p, declared := h.Producer(process)
+	if !declared {
+		return "producer configuration not declared", false
+	}
+	config := producerConfig(p)
+	return config, !p.Idempotent && p.MaxInFlight > 1 && p.Retries > 0
+}
+
+// producerConfig renders a producer's properties under Kafka's names.
+func producerConfig(p Producer) string {
+	return "max.in.flight.requests.per.connection=" + strconv.Itoa(p.MaxInFlight) + " retries=" + strconv.Itoa(p.Retries) +
+		" enable.idempotence=" + strconv.FormatBool(p.Idempotent)
+}
