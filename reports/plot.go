@@ -2,13 +2,22 @@ package reports
 
 // This file draws a sweep's plots with gonum/plot, each as PNG and SVG:
 //
-//   - loss.png: the loss rate against the first numeric axis of the grid
-//     (for example $crash), with 95% Wilson intervals as error bars, one
+//   - loss.png: the acknowledged-record loss rate, pooled over the seeds,
+//     against the first numeric axis of the grid (for example $crash), with
+//     its 95% percentile bootstrap interval over seeds as error bars, one
 //     line per combination of the other axes; when no axis is numeric, a
 //     grouped bar chart: the first axis' values as groups, one bar per
 //     combination of the others.
-//   - tradeoff.png: durability against availability, the loss rate against
-//     the unavailability, one labelled point per configuration.
+//   - p_run_loss.png: the same layout for the probability that a run loses
+//     an acknowledged record, with its 95% Wilson interval over runs.
+//   - tradeoff.png: durability against availability, the pooled loss rate
+//     against the pooled unavailability, one labelled point per
+//     configuration, with the bootstrap intervals of both as error bars.
+//
+// The intervals are over seeds, not records (scenarios/sweep_stats.go says
+// why). A title says what is plotted and which interval, then the scenario
+// and the seeds; it names the sweep's variant only when the grid does not
+// sweep variant (a swept variant is in the legend, not the title).
 //
 // The plots are functions of the rows only, so a merged sweep draws the
 // same bytes as an unsharded one.
@@ -113,26 +122,76 @@ type errPoints struct {
 	plotter.YErrors
 }
 
+// title says what is plotted, then, on a second line, the scenario (and
+// its variant when the grid does not sweep variant) and the seeds.
 func title(sw *scenarios.Sweep, what string) string {
-	return fmt.Sprintf("%s (%s): %s, %d seeds per configuration", sw.Scenario, sw.Variant, what, sw.Seeds)
+	where := sw.Scenario
+	swept := false
+	for _, a := range sw.Grid {
+		swept = swept || a.Key == "variant"
+	}
+	if sw.Variant != "" && !swept {
+		where += ", variant " + sw.Variant
+	}
+	return fmt.Sprintf("%s\nscenario %s, %d seeds per configuration", what, where, sw.Seeds)
 }
 
-const lossLabel = "acknowledged records lost (fraction; bars: 95% Wilson interval)"
+// metric is one quantity of a row that a plot draws, with its interval.
+type metric struct {
+	// name is the file name without extension.
+	name string
+	// quantity and interval name what is plotted, for the title.
+	quantity, interval string
+	label              string
+	// value returns the point and its interval; ok is false when the row
+	// has nothing to draw.
+	value func(r scenarios.Row) (v, lo, hi float64, ok bool)
+}
 
-// LossPlot draws the loss rate against the grid's first numeric axis, one
-// line per combination of the other axes, or a grouped bar chart when no
-// axis is numeric.
+var lossMetric = metric{
+	name:     "loss",
+	quantity: "acknowledged-record loss rate (pooled)",
+	interval: "95% percentile bootstrap interval over seeds",
+	label:    "acknowledged records lost (fraction, pooled over seeds)",
+	value: func(r scenarios.Row) (float64, float64, float64, bool) {
+		return r.LossRate, r.LossLow, r.LossHigh, r.Acked > 0 // nothing acknowledged: no loss rate
+	},
+}
+
+var runLossMetric = metric{
+	name:     "p_run_loss",
+	quantity: "probability that a run loses an acknowledged record",
+	interval: "95% Wilson interval over runs",
+	label:    "runs that lost an acknowledged record (fraction)",
+	value: func(r scenarios.Row) (float64, float64, float64, bool) {
+		return r.PRunLoss, r.PRunLossLow, r.PRunLossHigh, r.Runs > 0
+	},
+}
+
+// LossPlot draws the pooled loss rate against the grid's first numeric
+// axis, one line per combination of the other axes, or a grouped bar
+// chart when no axis is numeric.
 func LossPlot(sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, error) {
+	return metricPlot(lossMetric, sw, rows)
+}
+
+// RunLossPlot draws the probability that a run loses an acknowledged
+// record, laid out as LossPlot.
+func RunLossPlot(sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, error) {
+	return metricPlot(runLossMetric, sw, rows)
+}
+
+func metricPlot(m metric, sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, error) {
 	p := plot.New()
-	p.Y.Label.Text = lossLabel
+	p.Y.Label.Text = m.label
 	p.Y.Min = 0
 	p.Legend.Top = true
 	axis := numericAxis(sw)
 	if axis < 0 {
-		return lossBars(p, sw, rows)
+		return metricBars(p, m, sw, rows)
 	}
 	key := sw.Grid[axis].Key
-	p.Title.Text = title(sw, "loss against "+key)
+	p.Title.Text = title(sw, m.quantity+" against "+key+", "+m.interval)
 	p.X.Label.Text = AxisLabel(key)
 	labels, groups := groupRows(sw, rows, axis)
 	series := 0
@@ -140,11 +199,12 @@ func LossPlot(sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, 
 		var pts errPoints
 		sort.SliceStable(grp, func(i, j int) bool { return num(grp[i].Values[axis]) < num(grp[j].Values[axis]) })
 		for _, r := range grp {
-			if r.Acked == 0 {
-				continue // no acknowledged record: no loss rate to draw
+			v, lo, hi, ok := m.value(r)
+			if !ok {
+				continue
 			}
-			pts.XYs = append(pts.XYs, plotter.XY{X: num(r.Values[axis]), Y: r.LossRate})
-			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{r.LossRate - r.LossLow, r.LossHigh - r.LossRate})
+			pts.XYs = append(pts.XYs, plotter.XY{X: num(r.Values[axis]), Y: v})
+			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{v - lo, hi - v})
 		}
 		if len(pts.XYs) == 0 {
 			continue
@@ -165,7 +225,20 @@ func LossPlot(sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, 
 		p.Legend.Add(labels[g], line, scatter)
 		series++
 	}
-	return p, PlotInfo{Name: "loss", Kind: "lines", Series: series}, nil
+	pad(p, true)
+	return p, PlotInfo{Name: m.name, Kind: "lines", Series: series}, nil
+}
+
+// pad widens the axes around the data (drawn once every plotter is
+// added): 4% on each side of x, when x is numeric, so no error bar sits on
+// the frame, and 15% above y, room for the legend.
+func pad(p *plot.Plot, x bool) {
+	if span := p.X.Max - p.X.Min; x && span > 0 {
+		p.X.Min, p.X.Max = p.X.Min-0.04*span, p.X.Max+0.04*span
+	}
+	if span := p.Y.Max - p.Y.Min; span > 0 {
+		p.Y.Max += 0.15 * span
+	}
 }
 
 func num(s string) float64 {
@@ -173,11 +246,11 @@ func num(s string) float64 {
 	return f
 }
 
-// lossBars draws the grouped bar chart: the first axis' values as groups,
-// one bar series per combination of the other axes.
-func lossBars(p *plot.Plot, sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, error) {
+// metricBars draws the grouped bar chart: the first axis' values as
+// groups, one bar series per combination of the other axes.
+func metricBars(p *plot.Plot, m metric, sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, error) {
 	first := sw.Grid[0]
-	p.Title.Text = title(sw, "loss by "+first.Key)
+	p.Title.Text = title(sw, m.quantity+" by "+first.Key+", "+m.interval)
 	p.X.Label.Text = AxisLabel(first.Key)
 	labels, series := groupRows(sw, rows, 0)
 	n := len(series)
@@ -188,11 +261,12 @@ func lossBars(p *plot.Plot, sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Pl
 		var pts errPoints
 		for _, r := range grp {
 			g := indexOf(first.Values, r.Values[0])
-			vals[g] = r.LossRate
-			if r.Acked > 0 {
+			v, lo, hi, ok := m.value(r)
+			vals[g] = v
+			if ok {
 				x := float64(g) + (float64(s)-float64(n-1)/2)*step
-				pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: r.LossRate})
-				pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{r.LossRate - r.LossLow, r.LossHigh - r.LossRate})
+				pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: v})
+				pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{v - lo, hi - v})
 			}
 		}
 		bc, err := plotter.NewBarChart(vals, width)
@@ -213,7 +287,8 @@ func lossBars(p *plot.Plot, sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Pl
 		p.Legend.Add(labels[s], bc)
 	}
 	p.NominalX(first.Values...)
-	return p, PlotInfo{Name: "loss", Kind: "bars", Series: n}, nil
+	pad(p, false)
+	return p, PlotInfo{Name: m.name, Kind: "bars", Series: n}, nil
 }
 
 func indexOf(xs []string, x string) int {
@@ -225,15 +300,21 @@ func indexOf(xs []string, x string) int {
 	return -1
 }
 
-// TradeoffPlot draws the loss rate against the unavailability, one
-// labelled point per configuration.
+// TradeoffPlot draws the pooled loss rate against the pooled
+// unavailability, one labelled point per configuration, with the bootstrap
+// intervals over seeds of both as error bars.
 func TradeoffPlot(sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, error) {
 	p := plot.New()
-	p.Title.Text = title(sw, "durability against availability")
-	p.X.Label.Text = "unavailability (fraction of produce attempts refused or timed out)"
-	p.Y.Label.Text = lossLabel
+	p.Title.Text = title(sw, "durability against availability: loss rate (pooled) against unavailability (pooled),\n"+
+		"95% percentile bootstrap intervals over seeds on both axes")
+	p.X.Label.Text = "unavailability (fraction of produce attempts refused or timed out, pooled over seeds)"
+	p.Y.Label.Text = lossMetric.label
 	p.X.Min, p.Y.Min = 0, 0
-	var pts errPoints
+	var pts struct {
+		plotter.XYs
+		plotter.XErrors
+		plotter.YErrors
+	}
 	var labels plotter.XYLabels
 	at := map[plotter.XY]int{} // configurations on the same point share one label
 	for _, r := range rows {
@@ -242,6 +323,7 @@ func TradeoffPlot(sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotIn
 		}
 		xy := plotter.XY{X: r.Unavailability, Y: r.LossRate}
 		pts.XYs = append(pts.XYs, xy)
+		pts.XErrors = append(pts.XErrors, struct{ Low, High float64 }{r.Unavailability - r.UnavailLow, r.UnavailHigh - r.Unavailability})
 		pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{r.LossRate - r.LossLow, r.LossHigh - r.LossRate})
 		if i, ok := at[xy]; ok {
 			labels.Labels[i] += "\n" + strings.Join(r.Config, " ")
@@ -264,6 +346,10 @@ func TradeoffPlot(sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotIn
 	if err != nil {
 		return nil, info, err
 	}
+	xb, err := plotter.NewXErrorBars(pts)
+	if err != nil {
+		return nil, info, err
+	}
 	lb, err := plotter.NewLabels(labels)
 	if err != nil {
 		return nil, info, err
@@ -273,15 +359,16 @@ func TradeoffPlot(sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotIn
 		lb.TextStyle[i].XAlign = 0
 		lb.Offset = vg.Point{X: vg.Points(4)}
 	}
-	p.Add(sc, eb, lb)
+	p.Add(sc, eb, xb, lb)
+	pad(p, false)
 	return p, info, nil
 }
 
-// WriteSweepPlots writes the loss and trade-off plots into dir as PNG and
+// WriteSweepPlots writes the loss, run-loss and trade-off plots into dir as PNG and
 // SVG (each file atomically) and says what each holds.
 func WriteSweepPlots(dir string, sw *scenarios.Sweep, rows []scenarios.Row) ([]PlotInfo, error) {
 	var infos []PlotInfo
-	for _, draw := range []func(*scenarios.Sweep, []scenarios.Row) (*plot.Plot, PlotInfo, error){LossPlot, TradeoffPlot} {
+	for _, draw := range []func(*scenarios.Sweep, []scenarios.Row) (*plot.Plot, PlotInfo, error){LossPlot, RunLossPlot, TradeoffPlot} {
 		p, info, err := draw(sw, rows)
 		if err != nil {
 			return nil, err

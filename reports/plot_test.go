@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
+
 	"github.com/kafkasim/kafkasim/scenarios"
 )
 
@@ -23,6 +25,8 @@ func fakeRecords(sw *scenarios.Sweep) []scenarios.RunRecord {
 	}
 	return out
 }
+
+var plotFiles = []string{"loss.png", "loss.svg", "p_run_loss.png", "p_run_loss.svg", "tradeoff.png", "tradeoff.svg"}
 
 func TestPlotsHaveOneSeriesPerOtherConfiguration(t *testing.T) {
 	numeric := &scenarios.Sweep{Scenario: "swarm", Variant: "kip279-safe", Seeds: 3, Grid: []scenarios.Axis{
@@ -41,10 +45,11 @@ func TestPlotsHaveOneSeriesPerOtherConfiguration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(infos) != 2 || infos[0].Kind != c.kind || infos[0].Series != c.series || infos[1].Series != c.tradeoff {
-			t.Errorf("%s: plots %+v, want %s with %d series and %d trade-off points", c.sw.Scenario, infos, c.kind, c.series, c.tradeoff)
+		if len(infos) != 3 || infos[0].Kind != c.kind || infos[0].Series != c.series || infos[1].Name != "p_run_loss" ||
+			infos[1].Kind != c.kind || infos[1].Series != c.series || infos[2].Series != c.tradeoff {
+			t.Errorf("%s: plots %+v, want loss and p_run_loss as %s with %d series and %d trade-off points", c.sw.Scenario, infos, c.kind, c.series, c.tradeoff)
 		}
-		for _, name := range []string{"loss.png", "loss.svg", "tradeoff.png", "tradeoff.svg"} {
+		for _, name := range plotFiles {
 			b, err := os.ReadFile(filepath.Join(dir, name))
 			if err != nil || len(b) < 1000 {
 				t.Errorf("%s: %d bytes, %v", name, len(b), err)
@@ -59,11 +64,48 @@ func TestPlotsHaveOneSeriesPerOtherConfiguration(t *testing.T) {
 		if _, err := WriteSweepPlots(again, c.sw, rows); err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range []string{"loss.png", "loss.svg", "tradeoff.png", "tradeoff.svg"} {
+		for _, name := range plotFiles {
 			a, _ := os.ReadFile(filepath.Join(dir, name))
 			b, _ := os.ReadFile(filepath.Join(again, name))
 			if !bytes.Equal(a, b) {
 				t.Errorf("%s differs between two drawings of the same rows", name)
+			}
+		}
+	}
+}
+
+// TestPlotTitlesNameWhatIsPlotted: a title says what is plotted and which
+// interval, and never names a variant the grid sweeps (it would be the
+// variant of no particular line).
+func TestPlotTitlesNameWhatIsPlotted(t *testing.T) {
+	swept := &scenarios.Sweep{Scenario: "swarm", Variant: "kip279-safe", Seeds: 4, Grid: []scenarios.Axis{
+		{Key: "variant", Values: []string{"kip279-safe", "hw-unsafe"}}, {Key: "$crash", Values: []string{"0.1", "0.3"}}}}
+	fixed := &scenarios.Sweep{Scenario: "swarm", Variant: "kip279-safe", Seeds: 4, Grid: []scenarios.Axis{
+		{Key: "$crash", Values: []string{"0.1", "0.3"}}}}
+	for _, c := range []struct {
+		sw      *scenarios.Sweep
+		variant bool
+	}{{swept, false}, {fixed, true}} {
+		rows := scenarios.Aggregate(c.sw, fakeRecords(c.sw))
+		for _, draw := range []struct {
+			f    func(*scenarios.Sweep, []scenarios.Row) (*plot.Plot, PlotInfo, error)
+			want []string
+		}{
+			{LossPlot, []string{"acknowledged-record loss rate (pooled) against $crash", "95% percentile bootstrap interval over seeds", "4 seeds"}},
+			{RunLossPlot, []string{"probability that a run loses an acknowledged record", "95% Wilson interval over runs"}},
+			{TradeoffPlot, []string{"loss rate (pooled) against unavailability (pooled)", "bootstrap intervals over seeds"}},
+		} {
+			p, info, err := draw.f(c.sw, rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range draw.want {
+				if !strings.Contains(p.Title.Text, w) {
+					t.Errorf("%s title %q lacks %q", info.Name, p.Title.Text, w)
+				}
+			}
+			if strings.Contains(p.Title.Text, "kip279-safe") != c.variant {
+				t.Errorf("%s title %q: names the variant %v, want %v (variant swept: %v)", info.Name, p.Title.Text, !c.variant, c.variant, !c.variant)
 			}
 		}
 	}

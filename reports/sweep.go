@@ -15,14 +15,17 @@ import (
 
 // sweepColumns are the CSV's columns after the grid's keys.
 var sweepColumns = []string{"runs", "runs_failed", "runs_with_loss", "runs_bug", "runs_unknown", "acked", "lost",
-	"loss_rate", "loss_ci_low", "loss_ci_high", "runs_diverged", "divergent_offsets", "attempts", "unavailable",
-	"unavailability", "latency_p50_ms", "latency_p99_ms"}
+	"loss_rate", "loss_ci_low", "loss_ci_high", "p_run_loss", "p_run_loss_low", "p_run_loss_high",
+	"runs_diverged", "divergent_offsets", "attempts", "unavailable",
+	"unavailability", "unavailability_ci_low", "unavailability_ci_high", "latency_p50_ms", "latency_p99_ms"}
 
 func ftoa(f float64, prec int) string { return strconv.FormatFloat(f, 'f', prec, 64) }
 
 // WriteSweepCSV writes one line per configuration: the grid's keys, then
-// the counts, the loss rate and its 95% Wilson interval, the
-// unavailability and the produce latencies (virtual milliseconds).
+// the counts, the pooled loss rate with its 95% bootstrap interval over
+// runs, the probability that a run loses data with its 95% Wilson interval
+// over runs, the pooled unavailability with its bootstrap interval, and
+// the produce latencies (virtual milliseconds). See scenarios/sweep_stats.go.
 func WriteSweepCSV(w io.Writer, sw *scenarios.Sweep, rows []scenarios.Row) error {
 	cw := csv.NewWriter(w)
 	var head []string
@@ -37,8 +40,8 @@ func WriteSweepCSV(w io.Writer, sw *scenarios.Sweep, rows []scenarios.Row) error
 		line = append(line,
 			strconv.Itoa(r.Runs), strconv.Itoa(r.RunsFailed), strconv.Itoa(r.RunsWithLoss), strconv.Itoa(r.RunsBug), strconv.Itoa(r.RunsUnknown),
 			strconv.Itoa(r.Acked), strconv.Itoa(r.Lost), ftoa(r.LossRate, 6), ftoa(r.LossLow, 6), ftoa(r.LossHigh, 6),
-			strconv.Itoa(r.RunsDiverged), strconv.Itoa(r.DivergentOffsets), strconv.Itoa(r.Attempts), strconv.Itoa(r.Unavailable),
-			ftoa(r.Unavailability, 6), ftoa(r.LatencyP50Ms, 3), ftoa(r.LatencyP99Ms, 3))
+			ftoa(r.PRunLoss, 6), ftoa(r.PRunLossLow, 6), ftoa(r.PRunLossHigh, 6), strconv.Itoa(r.RunsDiverged), strconv.Itoa(r.DivergentOffsets), strconv.Itoa(r.Attempts), strconv.Itoa(r.Unavailable),
+			ftoa(r.Unavailability, 6), ftoa(r.UnavailLow, 6), ftoa(r.UnavailHigh, 6), ftoa(r.LatencyP50Ms, 3), ftoa(r.LatencyP99Ms, 3))
 		if err := cw.Write(line); err != nil {
 			return err
 		}

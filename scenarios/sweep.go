@@ -468,17 +468,28 @@ type Row struct {
 	RunsUnknown  int `json:"runs_unknown"`
 	Acked        int `json:"acked"`
 	Lost         int `json:"lost"`
-	// LossRate is Lost/Acked; LossLow and LossHigh its 95% Wilson score
-	// interval (0 and 1 when nothing was acknowledged).
-	LossRate         float64 `json:"loss_rate"`
-	LossLow          float64 `json:"loss_ci_low"`
-	LossHigh         float64 `json:"loss_ci_high"`
+	// LossRate is Lost/Acked pooled over the runs; LossLow and LossHigh
+	// its 95% percentile bootstrap interval over runs (sweep_stats.go: [0,
+	// 1] when fewer than two runs acknowledged anything).
+	LossRate float64 `json:"loss_rate"`
+	LossLow  float64 `json:"loss_ci_low"`
+	LossHigh float64 `json:"loss_ci_high"`
+	// PRunLoss is RunsWithLoss/Runs, the probability that a run loses an
+	// acknowledged record; PRunLossLow and PRunLossHigh its 95% Wilson
+	// score interval over runs ([0, 1] with no run).
+	PRunLoss         float64 `json:"p_run_loss"`
+	PRunLossLow      float64 `json:"p_run_loss_low"`
+	PRunLossHigh     float64 `json:"p_run_loss_high"`
 	RunsDiverged     int     `json:"runs_diverged"`
 	DivergentOffsets int     `json:"divergent_offsets"`
 	Attempts         int     `json:"attempts"`
 	Unavailable      int     `json:"unavailable"`
-	// Unavailability is Unavailable/Attempts.
+	// Unavailability is Unavailable/Attempts pooled over the runs;
+	// UnavailLow and UnavailHigh its 95% percentile bootstrap interval
+	// over runs, as for the loss rate.
 	Unavailability float64 `json:"unavailability"`
+	UnavailLow     float64 `json:"unavailability_ci_low"`
+	UnavailHigh    float64 `json:"unavailability_ci_high"`
 	// LatencyP50Ms and LatencyP99Ms are acknowledged produces' latencies
 	// in virtual milliseconds (0 when nothing was acknowledged).
 	LatencyP50Ms float64 `json:"latency_p50_ms"`
@@ -490,6 +501,7 @@ func Aggregate(sw *Sweep, recs []RunRecord) []Row {
 	points := sw.Points()
 	rows := make([]Row, len(points))
 	hists := make([]Histogram, len(points))
+	samples := make([][]runSample, len(points))
 	for i, p := range points {
 		rows[i] = Row{Config: sw.Pairs(p), Values: p.Values}
 	}
@@ -525,34 +537,16 @@ func Aggregate(sw *Sweep, recs []RunRecord) []Row {
 		row.Attempts += r.Attempts
 		row.Unavailable += r.Unavailable
 		hists[r.Point] = hists[r.Point].Merge(r.Latency)
+		samples[r.Point] = append(samples[r.Point], runSample{seed: r.Seed,
+			loss: Ratio{r.AckedLost, r.Acked}, unavail: Ratio{r.Unavailable, r.Attempts}})
 	}
 	for i := range rows {
 		row := &rows[i]
-		row.LossLow, row.LossHigh = 0, 1
-		if row.Acked > 0 {
-			row.LossRate = float64(row.Lost) / float64(row.Acked)
-			row.LossLow, row.LossHigh = Wilson(row.Lost, row.Acked)
-		}
-		if row.Attempts > 0 {
-			row.Unavailability = float64(row.Unavailable) / float64(row.Attempts)
-		}
+		row.setIntervals(strings.Join(row.Config, " "), samples[i])
 		row.LatencyP50Ms = float64(hists[i].Quantile(0.5)) / 1e6
 		row.LatencyP99Ms = float64(hists[i].Quantile(0.99)) / 1e6
 	}
 	return rows
-}
-
-// Wilson returns the 95% Wilson score interval of k successes in n trials.
-func Wilson(k, n int) (float64, float64) {
-	if n == 0 {
-		return 0, 1
-	}
-	const z = 1.959963984540054
-	p, fn := float64(k)/float64(n), float64(n)
-	den := 1 + z*z/fn
-	centre := (p + z*z/(2*fn)) / den
-	half := z * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn)) / den
-	return math.Max(0, centre-half), math.Min(1, centre+half)
 }
 
 // Histogram is a sparse log-linear histogram of non-negative values

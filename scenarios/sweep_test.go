@@ -113,18 +113,6 @@ func TestSwarmRatesFollowScriptVariables(t *testing.T) {
 	}
 }
 
-func TestWilsonInterval(t *testing.T) {
-	for _, c := range []struct {
-		k, n   int
-		lo, hi float64
-	}{{0, 10, 0, 0.2775}, {5, 10, 0.2366, 0.7634}, {10, 10, 0.7225, 1}, {1, 1000, 0.000177, 0.005643}} {
-		lo, hi := Wilson(c.k, c.n)
-		if math.Abs(lo-c.lo) > 1e-4 || math.Abs(hi-c.hi) > 1e-4 {
-			t.Errorf("Wilson(%d, %d) = [%.6f, %.6f], want [%.4f, %.4f]", c.k, c.n, lo, hi, c.lo, c.hi)
-		}
-	}
-}
-
 // TestHistogramQuantileMatchesSorting: the histogram's quantiles are
 // within a bucket (1/32 of the value) of the exact nearest-rank quantile,
 // and merging equals adding everything to one histogram.

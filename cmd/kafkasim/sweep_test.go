@@ -15,7 +15,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata"
 // configurations × 3 seeds.
 var tinySweep = []string{"sweep", "-scenario", "acks1-leader-crash", "-grid", "acks=1,all", "-grid", "unclean.leader.election.enable=false,true", "-seeds", "3", "-progress", "none"}
 
-var sweepFiles = []string{"sweep.json", "runs.jsonl", "results.csv", "results.json", "loss.png", "loss.svg", "tradeoff.png", "tradeoff.svg"}
+var sweepFiles = []string{"sweep.json", "runs.jsonl", "results.csv", "results.json", "loss.png", "loss.svg", "p_run_loss.png", "p_run_loss.svg", "tradeoff.png", "tradeoff.svg"}
 
 func sweepInto(t *testing.T, dir string, extra ...string) {
 	t.Helper()
