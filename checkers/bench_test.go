@@ -222,7 +222,7 @@ func BenchmarkCheckers10k(b *testing.B) {
 		for i, s := range g.snaps {
 			m.Observe(uint64(i), sim.Time(i), s)
 		}
-		for _, v := range []Verdict{AckedLoss(g.h, g.f), Divergence(g.f), Duplicates(g.h, g.f), Ordering(g.h), m.Verdict()} {
+		for _, v := range []Verdict{AckedLoss(g.h, g.f), Divergence(g.f), Duplicates(g.h, g.f), Ordering(g.h, g.f), m.Verdict()} {
 			if v.Result != ResultOK {
 				b.Fatal(v)
 			}

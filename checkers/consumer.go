@@ -17,9 +17,12 @@
 //     jumps over a known offset: one acknowledged, delivered, or in the
 //     final committed log.
 //
-// Whether Kafka permits it: any anomaly on a partition whose log (or whose
-// group's __consumer_offsets partition) went through an unclean election
-// is permitted; a duplicate is permitted for at-least-once consumers and a
+// Whether Kafka permits it: any anomaly on a partition with a loss fact
+// (contract.go: an unclean election, an acks=1 leader failure, the whole ISR
+// down with one member losing unflushed data — the log was truncated and
+// offsets reused; for a lost write, a fact that excuses that very record),
+// or whose group's __consumer_offsets partition went through an unclean
+// election or lost its whole ISR, is permitted, naming the fact; a duplicate is permitted for at-least-once consumers and a
 // lost write for at-most-once ones (the patterns' own trade); for
 // exactly-once consumers (an idempotent sink) neither is; the rest break
 // the contract.
@@ -51,15 +54,16 @@ type consumerFacts struct {
 	semantics map[string]string // process -> pattern
 	group     map[string]string // process -> group
 	unfenced  map[string]bool   // groups with a member committing unfenced
-	unclean   map[tp]bool
-	offsets   bool           // some __consumer_offsets partition went through an unclean election
+	con       *contract
+	loss      map[tp]string // the first loss fact of a partition that excuses one of its sends
+	offsets   string        // why a __consumer_offsets partition may have lost commits ("" if it may not)
 	known     map[tp][]int64 // sorted known offsets
 	acked     map[tp][]Op    // acknowledged sends
 	values    map[tp]map[int64]map[string]bool
 }
 
 func newConsumerFacts(h History, f Final) *consumerFacts {
-	cf := &consumerFacts{h: h, semantics: map[string]string{}, group: map[string]string{}, unclean: map[tp]bool{},
+	cf := &consumerFacts{h: h, semantics: map[string]string{}, group: map[string]string{}, con: newContract(f), loss: map[tp]string{},
 		known: map[tp][]int64{}, acked: map[tp][]Op{}, values: map[tp]map[int64]map[string]bool{}}
 	cf.unfenced = map[string]bool{}
 	for _, c := range h.Consumers {
@@ -68,12 +72,7 @@ func newConsumerFacts(h History, f Final) *consumerFacts {
 			cf.unfenced[c.Group] = true
 		}
 	}
-	for _, u := range f.Facts.UncleanElections {
-		cf.unclean[tp{u.Topic, u.Partition}] = true
-		if u.Topic == "__consumer_offsets" {
-			cf.offsets = true
-		}
-	}
+	cf.lossFacts(h, f)
 	seen := map[tp]map[int64]bool{}
 	addKnown := func(k tp, off int64, v string) {
 		if seen[k] == nil {
@@ -125,9 +124,52 @@ func (cf *consumerFacts) skipped(k tp, a, b int64) []int64 {
 	return out
 }
 
+// lossFacts fills cf.loss and cf.offsets from the contract.
+func (cf *consumerFacts) lossFacts(h History, f Final) {
+	for _, op := range h.Ops {
+		k := tp{op.Topic, op.Partition}
+		if _, done := cf.loss[k]; done || op.Kind != Send || op.Outcome == Fail {
+			continue
+		}
+		if why, ok := cf.con.lossExcuse(op); ok {
+			cf.loss[k] = why
+		}
+	}
+	var offs []tp
+	for _, u := range f.Facts.UncleanElections {
+		if u.Topic == "__consumer_offsets" {
+			offs = append(offs, tp{u.Topic, u.Partition})
+		}
+	}
+	for _, pf := range f.Partitions {
+		if pf.Topic == "__consumer_offsets" {
+			offs = append(offs, tp{pf.Topic, pf.Partition})
+		}
+	}
+	sort.SliceStable(offs, func(i, j int) bool { return offs[i].less(offs[j]) })
+	for _, k := range offs {
+		for _, lf := range cf.con.lossFacts(k) {
+			if lf.kind != lossLeaderFailure && cf.offsets == "" { // commits are written with acks=all
+				cf.offsets = lf.why + " on " + k.String()
+			}
+		}
+	}
+}
+
 // permitted reports whether an anomaly on k is within the contract because
-// of an unclean election.
-func (cf *consumerFacts) permitted(k tp) bool { return cf.unclean[k] || cf.offsets }
+// k, or a __consumer_offsets partition, may have lost data.
+func (cf *consumerFacts) permitted(k tp) bool { return cf.loss[k] != "" || cf.offsets != "" }
+
+// lossNote is the evidence for permitted(k): "; permitted: ..." or "".
+func (cf *consumerFacts) lossNote(k tp) string {
+	switch {
+	case cf.loss[k] != "":
+		return "; " + cf.loss[k]
+	case cf.offsets != "":
+		return "; " + cf.offsets
+	}
+	return ""
+}
 
 // Consumers checks the deliveries of group consumers.
 func Consumers(h History, f Final) Verdict {
@@ -143,7 +185,7 @@ func Consumers(h History, f Final) Verdict {
 				}
 				slices.Sort(names)
 				anomalies = append(anomalies, Anomaly{Kind: "inconsistent-offsets", Topic: k.topic, Partition: k.partition,
-					Offsets: []int64{off}, Description: "offset holds " + strconv.Itoa(len(names)) + " values: " + joinStrings(names), Permitted: cf.unclean[k]})
+					Offsets: []int64{off}, Description: "offset holds " + strconv.Itoa(len(names)) + " values: " + joinStrings(names) + cf.lossNote(k), Permitted: cf.loss[k] != ""})
 			}
 		}
 	}
@@ -196,7 +238,10 @@ func Consumers(h History, f Final) Verdict {
 					for _, d := range ds {
 						a.Offsets, a.Ops = append(a.Offsets, d.offset), append(a.Ops, d.op)
 					}
-					a.Permitted = cf.permitted(k) || cf.mayDuplicate(h.Ops[ds[0].op].Process) || cf.mayDuplicate(h.Ops[ds[1].op].Process)
+					a.Permitted = cf.mayDuplicate(h.Ops[ds[0].op].Process) || cf.mayDuplicate(h.Ops[ds[1].op].Process)
+					if !a.Permitted && cf.permitted(k) {
+						a.Permitted, a.Description = true, a.Description+cf.lossNote(k)
+					}
 					anomalies = append(anomalies, a)
 				}
 			}
@@ -211,13 +256,25 @@ func Consumers(h History, f Final) Verdict {
 				}
 				a := Anomaly{Kind: "lost-write", Topic: k.topic, Partition: k.partition, Value: s.Value, Offsets: []int64{s.Offset}, Ops: []int{s.Index},
 					Description: "acknowledged, never delivered to group " + g + ", which delivered up to offset " + strconv.FormatInt(bound, 10)}
-				a.Permitted = cf.permitted(k) || cf.groupSemantics(g) == AtMostOnce
+				a.Permitted = cf.groupSemantics(g) == AtMostOnce
+				// The record itself may be lost, or a truncation of the
+				// partition below the group's position (offsets reused)
+				// made the group skip it: before KIP-320 a consumer cannot
+				// tell.
+				if why, ok := cf.con.lossExcuse(s); ok && !a.Permitted {
+					a.Permitted, a.Description = true, a.Description+"; "+why
+				} else if !a.Permitted && cf.permitted(k) {
+					a.Permitted, a.Description = true, a.Description+cf.lossNote(k)
+				}
 				anomalies = append(anomalies, a)
 			}
 			if len(unseen) > 0 {
 				a := Anomaly{Kind: "unseen", Topic: k.topic, Partition: k.partition, Value: unseen[0].Value,
 					Description: strconv.Itoa(len(unseen)) + " acknowledged value(s) past offset " + strconv.FormatInt(bound, 10) + " never delivered to group " + g,
-					Permitted:   cf.permitted(k) || cf.groupSemantics(g) == AtMostOnce}
+					Permitted:   cf.groupSemantics(g) == AtMostOnce}
+				if !a.Permitted && cf.permitted(k) {
+					a.Permitted, a.Description = true, a.Description+cf.lossNote(k)
+				}
 				for _, s := range unseen {
 					a.Offsets, a.Ops = append(a.Offsets, s.Offset), append(a.Ops, s.Index)
 				}
@@ -327,13 +384,16 @@ func (cf *consumerFacts) pollOrder() []Anomaly {
 			if kind == "" {
 				continue
 			}
-			a := Anomaly{Kind: kind, Topic: k.topic, Partition: k.partition, Value: r.Value, Offsets: offs, Ops: []int{op.Index}, Permitted: cf.unclean[k]}
+			a := Anomaly{Kind: kind, Topic: k.topic, Partition: k.partition, Value: r.Value, Offsets: offs, Ops: []int{op.Index}, Permitted: cf.loss[k] != ""}
 			if ext {
 				a.Ops = []int{prev.op, op.Index}
 				a.Description = op.Process + ": offset " + strconv.FormatInt(r.Offset, 10) + " after " + strconv.FormatInt(from, 10) + " in the previous delivery"
 			} else {
 				a.Kind = "int-" + kind
 				a.Description = op.Process + ": offset " + strconv.FormatInt(r.Offset, 10) + " after " + strconv.FormatInt(from, 10) + " in one delivery"
+			}
+			if a.Permitted {
+				a.Description += "; " + cf.loss[k]
 			}
 			out = append(out, a)
 		}

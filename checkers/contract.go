@@ -81,13 +81,19 @@ type contract struct {
 	facts    Facts
 	replicas map[tp][]int32
 	cache    map[tp][]lossFact
+	// committed is each partition's final committed log (Judge's, below
+	// its HW).
+	committed map[tp][]Entry
 }
 
 // newContract builds the contract of a run from its final state (for the
 // partitions' replicas) and facts.
 func newContract(f Final) *contract {
-	c := &contract{facts: f.Facts, replicas: map[tp][]int32{}, cache: map[tp][]lossFact{}}
+	c := &contract{facts: f.Facts, replicas: map[tp][]int32{}, cache: map[tp][]lossFact{}, committed: map[tp][]Entry{}}
 	for _, pf := range f.Partitions {
+		if judge, ok := pf.Judge(); ok {
+			c.committed[tp{pf.Topic, pf.Partition}] = committed(judge)
+		}
 		var ids []int32
 		for _, r := range pf.Replicas {
 			ids = append(ids, r.Broker)
@@ -100,11 +106,18 @@ func newContract(f Final) *contract {
 
 // lossExcuse returns the first fact that permits losing op's record, as the
 // evidence sentence, or false when none does.
-func (c *contract) lossExcuse(op Op) (string, bool) {
+func (c *contract) lossExcuse(op Op) (string, bool) { return c.lossExcuseUntil(op, -1) }
+
+// lossExcuseUntil is lossExcuse with only the facts at or before until
+// (none if until < 0).
+func (c *contract) lossExcuseUntil(op Op, until sim.Time) (string, bool) {
 	if op.Acks == 0 {
 		return "permitted: acks=0 promises nothing", true
 	}
 	for _, lf := range c.lossFacts(tp{op.Topic, op.Partition}) {
+		if until >= 0 && lf.time > until {
+			break
+		}
 		if lf.excuses(op) {
 			return lf.why, true
 		}

@@ -15,10 +15,10 @@
 // Divergence is within Kafka's contract (Permitted) only when the two
 // logs show a leader epoch used twice — at some offset both hold a record
 // of the same epoch (a real one: records of the pre-0.11 formats carry
-// none) with different values — and at some instant all RF replicas of
-// the partition were down at once with at least one having lost unflushed
-// data: acked-loss's rule 4, more than the n-1 failures Kafka guarantees
-// to survive (KIP-101). A restarted leader with a shorter log can then be
+// none) with different values — and at some instant the partition's whole
+// ISR was down at once with at least one member having lost unflushed
+// data (contract.go's rule 4): all RF replicas, more than the n-1 failures
+// Kafka guarantees to survive (KIP-101), or the last replica standing. A restarted leader with a shorter log can then be
 // given its old leader epoch again by a controller that never saw it die
 // (it was the controller, or no broker was left to take over) and append
 // other records where its followers still hold that epoch's; leader-epoch
@@ -42,6 +42,7 @@ import (
 
 // Divergence checks log matching and, if the cluster healed, convergence.
 func Divergence(f Final) Verdict {
+	con := newContract(f)
 	var anomalies []Anomaly
 	var notes []string
 	for _, pf := range f.sortedPartitions() {
@@ -52,7 +53,7 @@ func Divergence(f Final) Verdict {
 			}
 		}
 		extra := uncleanNote(pf, f.Facts)
-		allDown, why := allReplicasDownWithLoss(pf, f.Facts)
+		allDown, why := isrLost(con, pf)
 		// permitted: the rule in the file header, for replicas a and b.
 		permitted := func(a, b Replica) (bool, string) {
 			if !allDown {
@@ -152,19 +153,12 @@ func reusedEpoch(a, b Replica) (int32, int64, bool) {
 	return 0, 0, false
 }
 
-// allReplicasDownWithLoss reports whether all RF replicas of pf were down
-// at once, one of them having lost unflushed data, and says when.
-func allReplicasDownWithLoss(pf PartitionFinal, facts Facts) (bool, string) {
-	rf := facts.ReplicationFactor
-	if rf <= 0 {
-		rf = len(pf.Replicas)
-	}
-	for _, fl := range sortedFailures(facts.Failures) {
-		down := lostAt(facts.Failures, pf, fl.Time, false)
-		lost := lostAt(facts.Failures, pf, fl.Time, true)
-		if rf > 0 && len(down) >= rf && len(lost) > 0 {
-			return true, "permitted: " + strconv.Itoa(len(down)) + " replicas " + brokerList(down) + " were down at once at " +
-				fl.Time.String() + ", " + brokerList(lost) + " having lost unflushed data (RF=" + strconv.Itoa(rf) + " covers " + strconv.Itoa(rf-1) + ")"
+// isrLost reports whether pf's whole ISR was down at once, one member
+// having lost unflushed data (contract.go's rule 4), and says when.
+func isrLost(con *contract, pf PartitionFinal) (bool, string) {
+	for _, lf := range con.lossFacts(tp{pf.Topic, pf.Partition}) {
+		if lf.kind == lossISRDown {
+			return true, lf.why
 		}
 	}
 	return false, ""

@@ -5,12 +5,14 @@
 // every record a poll saw (a value polled at offset 3, lost, and committed
 // again at offset 5 by a retry counts, as Jepsen's :duplicate does).
 //
-// Whether Kafka permits a duplicate: a producer without idempotence may write
-// a record twice when it retries a request whose response was lost, so its
-// duplicates are reported as Permitted; with enable.idempotence=true
-// (KIP-98) any duplicate is a contract break. A value whose producer is not
-// listed in History.Producers is judged strictly (not permitted), as is a
-// value no Send in the history wrote.
+// Whether Kafka permits a duplicate (contract.go): a producer without
+// idempotence may write a record twice when it retries a request whose
+// response was lost, so its duplicates are Permitted. With
+// enable.idempotence=true (KIP-98) a duplicate is permitted only when a copy
+// that a poll saw is no longer in the final committed log and a loss fact
+// permits losing the record: the producer, never told of the first append,
+// wrote it again after the loss. Otherwise it is a contract break, as it is
+// for a producer not listed in History.Producers or a value no Send wrote.
 //
 // What it simplifies: values are compared within one partition only.
 
@@ -18,7 +20,6 @@ package checkers
 
 import (
 	"sort"
-	"strconv"
 )
 
 // Duplicates checks that no value is at two offsets of a partition.
@@ -52,6 +53,27 @@ func Duplicates(h History, f Final) Verdict {
 			}
 		}
 	}
+	con := newContract(f)
+	final := make(map[tp]Replica)
+	for _, pf := range f.Partitions {
+		if judge, ok := pf.Judge(); ok {
+			final[tp{pf.Topic, pf.Partition}] = judge
+		}
+	}
+	// lostCopy reports whether some offset of v is not v's in the final
+	// committed log of k.
+	lostCopy := func(k tp, v string, offs []int64) bool {
+		judge, ok := final[k]
+		if !ok {
+			return false
+		}
+		for _, off := range offs {
+			if e, found := judge.At(off); !found || e.Value != v || off >= judge.HW {
+				return true
+			}
+		}
+		return false
+	}
 	var anomalies []Anomaly
 	for _, k := range sortedTPs(offsets) {
 		var values []string
@@ -72,20 +94,19 @@ func Duplicates(h History, f Final) Verdict {
 			sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
 			a := Anomaly{Kind: "duplicate", Topic: k.topic, Partition: k.partition, Value: v, Offsets: offs}
 			op, ok := sender[v]
-			switch p, declared := h.Producer(op.Process); {
-			case !ok:
+			if !ok {
 				a.Description = "no send in the history wrote " + v + "; not permitted"
-			case !declared:
-				a.Ops = []int{op.Index}
-				a.Description = "sent by " + op.Process + " (configuration not declared); not permitted"
-			case p.Idempotent:
-				a.Ops = []int{op.Index}
-				a.Description = "sent by " + op.Process + " with enable.idempotence=true; not permitted (KIP-98)"
-			default:
-				a.Ops = []int{op.Index}
-				a.Permitted = true
-				a.Description = "sent by " + op.Process + " without idempotence (retries=" + strconv.Itoa(p.Retries) + "); permitted: a retry may write twice"
+				anomalies = append(anomalies, a)
+				continue
 			}
+			a.Ops = []int{op.Index}
+			why, permitted := duplicateExcuse(h, op.Process)
+			if !permitted && lostCopy(k, v, offs) {
+				if lossWhy, lost := con.lossExcuse(op); lost {
+					why, permitted = "sent by "+op.Process+"; a copy a poll saw is not in the final committed log, and "+lossWhy+": written again after the loss", true
+				}
+			}
+			a.Permitted, a.Description = permitted, why
 			anomalies = append(anomalies, a)
 		}
 	}

@@ -43,7 +43,7 @@ func TestOrdering(t *testing.T) {
 		},
 		Producers: []Producer{{Process: "p1", MaxInFlight: 5, Retries: 3}, {Process: "p2", MaxInFlight: 1, Retries: 3}},
 	}
-	v := Ordering(h)
+	v := Ordering(h, Final{})
 	a := onlyAnomaly(t, v)
 	if a.Kind != "reordered" || a.Value != "m2" || !a.Permitted || a.Offsets[0] != 2 || a.Offsets[1] != 1 {
 		t.Fatalf("anomaly = %s", a)
@@ -57,16 +57,16 @@ func TestOrdering(t *testing.T) {
 		{Process: "p1", MaxInFlight: 5, Retries: 0},
 	} {
 		h.Producers[0] = p
-		if a := onlyAnomaly(t, Ordering(h)); a.Permitted {
+		if a := onlyAnomaly(t, Ordering(h, Final{})); a.Permitted {
 			t.Fatalf("reordering permitted for %+v: %s", p, a)
 		}
 	}
 	// In order: nothing to report.
 	h.Ops[0].Offset = 0
-	mustResult(t, Ordering(h), ResultOK)
+	mustResult(t, Ordering(h, Final{}), ResultOK)
 	// Two sends acknowledged at one offset.
 	h.Ops[2].Offset = 1
-	if a := onlyAnomaly(t, Ordering(h)); a.Kind != "same-offset" || a.Permitted {
+	if a := onlyAnomaly(t, Ordering(h, Final{})); a.Kind != "same-offset" || a.Permitted {
 		t.Fatalf("anomaly = %s", a)
 	}
 }

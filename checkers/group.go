@@ -12,8 +12,9 @@
 //     lower start means an acknowledged commit was lost).
 //
 // Whether Kafka permits it: commit-backwards and offset-rewind are
-// permitted when a __consumer_offsets partition, or the data partition
-// (whose truncation resets positions), went through an unclean election,
+// permitted when a __consumer_offsets partition went through an unclean
+// election or lost its whole ISR, or the data partition (whose truncation
+// resets positions) has a loss fact (contract.go),
 // or when a member of the group commits unfenced (offsets.storage=
 // zookeeper: OffsetCommit v0 has no generation, so a member fenced out of
 // the group can still store an older offset); double-owner never.
@@ -71,7 +72,7 @@ func Groups(h History, f Final) Verdict {
 			if ok && op.Offset < prev.Offset {
 				anomalies = append(anomalies, Anomaly{Kind: "commit-backwards", Topic: k.topic, Partition: k.partition,
 					Offsets: []int64{prev.Offset, op.Offset}, Ops: []int{prev.Index, op.Index}, Times: []sim.Time{prev.Complete, op.Complete},
-					Description: "group " + op.Group + " committed " + strconv.FormatInt(op.Offset, 10) + " after " + strconv.FormatInt(prev.Offset, 10) + cf.unfencedNote(op.Group),
+					Description: "group " + op.Group + " committed " + strconv.FormatInt(op.Offset, 10) + " after " + strconv.FormatInt(prev.Offset, 10) + cf.unfencedNote(op.Group) + cf.groupLossNote(k, op.Group),
 					Permitted:   cf.permitted(k) || cf.unfenced[op.Group]})
 			}
 			if !ok || op.Offset >= prev.Offset {
@@ -95,7 +96,7 @@ func Groups(h History, f Final) Verdict {
 				anomalies = append(anomalies, Anomaly{Kind: "offset-rewind", Topic: k.topic, Partition: k.partition,
 					Offsets: []int64{best, op.FetchOffset}, Ops: []int{bestOp, a.Index, op.Index},
 					Description: op.Process + " resumed group " + a.Group + " at " + strconv.FormatInt(op.FetchOffset, 10) +
-						" below the acknowledged commit " + strconv.FormatInt(best, 10) + cf.unfencedNote(a.Group),
+						" below the acknowledged commit " + strconv.FormatInt(best, 10) + cf.unfencedNote(a.Group) + cf.groupLossNote(k, a.Group),
 					Permitted: cf.permitted(k) || cf.unfenced[a.Group]})
 			}
 		}
@@ -118,6 +119,15 @@ func Groups(h History, f Final) Verdict {
 		}
 	}
 	return verdict(NameGroup, anomalies, false, "judged "+strconv.Itoa(len(order))+" assignment(s)")
+}
+
+// groupLossNote is the evidence of a rewind permitted by a loss fact (and
+// not already by unfenced commits).
+func (cf *consumerFacts) groupLossNote(k tp, group string) string {
+	if cf.unfenced[group] {
+		return ""
+	}
+	return cf.lossNote(k)
 }
 
 // unfencedNote explains a permitted rewind of a group that commits unfenced.

@@ -11,7 +11,8 @@
 //     invoked at or before it; for a leader failure only its acks<=1 sends);
 //   - for a producer that may write a record twice (retries without
 //     idempotence), one more append of the value at each other offset a
-//     poll saw it at, which may or may not have happened.
+//     poll saw it at or the final committed log holds it at, which may or
+//     may not have happened.
 //
 // Strict fails and contract holds: permitted, naming the facts. Both fail:
 // a protocol bug. The contract check out of budget: unknown, never either.
@@ -85,6 +86,11 @@ func contractOps(h History, con *contract, k tp) ([]porcupine.Operation, []strin
 					seen[r.Value] = append(seen[r.Value], r.Offset)
 				}
 			}
+		}
+	}
+	for _, e := range con.committed[k] {
+		if !containsOffset(seen[e.Value], e.Offset) {
+			seen[e.Value] = append(seen[e.Value], e.Offset)
 		}
 	}
 	var out []porcupine.Operation

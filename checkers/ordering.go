@@ -6,13 +6,16 @@
 // send acknowledged below an earlier send's offset is "reordered"; two sends
 // acknowledged at one offset are "same-offset".
 //
-// Whether Kafka permits a reordering: with retries > 0 and more than one
-// request in flight (max.in.flight.requests.per.connection > 1) and no
-// idempotence, a failed batch retried after a later one succeeded lands
-// after it, so the reordering is Permitted. With one request in flight,
-// with retries = 0, or with idempotence (KIP-98 sequence numbers keep order
-// for up to 5 in flight) it is a contract break, as is any same-offset pair
-// and any reordering by a producer not listed in History.Producers.
+// Whether Kafka permits it (contract.go): the earlier record's loss is
+// permitted by a loss fact between its invocation and the later one's
+// acknowledgement (the log was truncated below it and the offset reused:
+// both kinds are then permitted); or, for "reordered", retries > 0, more
+// than one request in flight (max.in.flight.requests.per.connection > 1)
+// and no idempotence: a failed batch retried after a later one succeeded
+// lands after it. With one request in flight, with retries = 0, or with
+// idempotence (KIP-98 sequence numbers keep order for up to 5 in flight) a
+// reordering is a contract break, as is any other same-offset pair and any
+// reordering by a producer not listed in History.Producers.
 //
 // What it simplifies: only OK sends count (an info send whose record landed
 // is not placed); sends are ordered by invocation, which is the
@@ -26,7 +29,8 @@ import (
 )
 
 // Ordering checks per-producer, per-partition send order.
-func Ordering(h History) Verdict {
+func Ordering(h History, f Final) Verdict {
+	con := newContract(f)
 	type key struct {
 		process string
 		tp      tp
@@ -58,35 +62,31 @@ func Ordering(h History) Verdict {
 			}
 			return ops[i].Index < ops[j].Index
 		})
-		p, declared := h.Producer(k.process)
-		mayReorder := declared && !p.Idempotent && p.MaxInFlight > 1 && p.Retries > 0
-		var config string
-		switch {
-		case !declared:
-			config = "producer configuration not declared"
-		default:
-			config = "max.in.flight=" + strconv.Itoa(p.MaxInFlight) + " retries=" + strconv.Itoa(p.Retries) +
-				" idempotence=" + strconv.FormatBool(p.Idempotent)
-		}
+		config, mayReorder := reorderExcuse(h, k.process)
 		var top Op
 		for i, op := range ops {
 			if i > 0 && op.Offset <= top.Offset {
 				a := Anomaly{Topic: k.tp.topic, Partition: k.tp.partition, Value: op.Value,
 					Offsets: []int64{top.Offset, op.Offset}, Ops: []int{top.Index, op.Index}}
+				lossWhy, lost := con.lossExcuseUntil(top, op.Complete)
 				if op.Offset == top.Offset {
 					a.Kind = "same-offset"
 					a.Description = k.process + " had " + top.Value + " and " + op.Value + " both acknowledged at offset " +
-						strconv.FormatInt(op.Offset, 10) + "; not permitted"
+						strconv.FormatInt(op.Offset, 10)
 				} else {
 					a.Kind = "reordered"
-					a.Permitted = mayReorder
 					a.Description = k.process + " sent " + top.Value + " before " + op.Value + " but they landed at " +
 						strconv.FormatInt(top.Offset, 10) + " and " + strconv.FormatInt(op.Offset, 10) + " (" + config + ")"
-					if mayReorder {
-						a.Description += "; permitted: a retried batch may land after a later one"
-					} else {
-						a.Description += "; not permitted"
-					}
+				}
+				switch {
+				case lost:
+					a.Permitted = true
+					a.Description += "; " + lossWhy + " (" + top.Value + " may be lost and its offset reused)"
+				case a.Kind == "reordered" && mayReorder:
+					a.Permitted = true
+					a.Description += "; permitted: a retried batch may land after a later one"
+				default:
+					a.Description += "; not permitted"
 				}
 				anomalies = append(anomalies, a)
 			}

@@ -267,7 +267,7 @@ func CheckAll(h History, f Final, monitor *Monitor, opts Options) []Verdict {
 	if monitor != nil {
 		inv = monitor.Verdict()
 	}
-	out := []Verdict{lin, AckedLoss(h, f), Divergence(f), inv, Duplicates(h, f), Ordering(h)}
+	out := []Verdict{lin, AckedLoss(h, f), Divergence(f), inv, Duplicates(h, f), Ordering(h, f)}
 	if len(h.Consumers) > 0 {
 		// The consumer checkers (ConsumerNames) judge runs with group consumers.
 		out = append(out, Consumers(h, f), Groups(h, f))
