@@ -55,8 +55,8 @@ type consumerFacts struct {
 	group     map[string]string // process -> group
 	unfenced  map[string]bool   // groups with a member committing unfenced
 	con       *contract
-	loss      map[tp]string // the first loss fact of a partition that excuses one of its sends
-	offsets   string        // why a __consumer_offsets partition may have lost commits ("" if it may not)
+	loss      map[tp]string  // the first loss fact of a partition that excuses one of its sends
+	offsets   string         // why a __consumer_offsets partition may have lost commits ("" if it may not)
 	known     map[tp][]int64 // sorted known offsets
 	acked     map[tp][]Op    // acknowledged sends
 	values    map[tp]map[int64]map[string]bool
