@@ -23,6 +23,12 @@
 //     member loses power, comes back as the only eligible leader with a
 //     shorter log, and the others truncate to it. Kafka before eligible
 //     leader replicas (KIP-966, 4.x) has no fence for it.
+//     5. A replica lost unflushed data, came back still in the ISR (nobody
+//     removed it while it was down) and was later elected leader: it may
+//     lead with a shorter log than it acknowledged, and the others truncate
+//     to it. KIP-966 names it: nothing keeps a replica that shut down
+//     uncleanly out of the ISR or out of leadership before it catches up.
+//     It excuses the sends invoked before the data was lost.
 //   - May a record be written twice? Only by a producer without
 //     idempotence that retries (KIP-98 sequence numbers deduplicate).
 //   - May a producer's records land out of send order? With retries, more
@@ -49,6 +55,7 @@ const (
 	lossUnclean       lossKind = iota + 1 // rule 2
 	lossLeaderFailure                     // rule 3: excuses acks<=1 sends only
 	lossISRDown                           // rule 4
+	lossUncleanShutdown                   // rule 5
 )
 
 // lossFact is one fact of a run that permits losing the records of sends
@@ -56,7 +63,10 @@ const (
 type lossFact struct {
 	kind lossKind
 	time sim.Time
-	// broker is the failed broker (lossLeaderFailure).
+	// before bounds the sends excused (invoked at or before it): time,
+	// except for lossUncleanShutdown (when the data was lost).
+	before sim.Time
+	// broker is the failed broker (lossLeaderFailure, lossUncleanShutdown).
 	broker int32
 	// why is the evidence: "permitted: ...".
 	why string
@@ -67,7 +77,7 @@ func (lf lossFact) excuses(op Op) bool {
 	if op.Acks == 0 {
 		return true
 	}
-	if op.Invoke > lf.time {
+	if op.Invoke > lf.before {
 		return false
 	}
 	if lf.kind == lossLeaderFailure {
@@ -147,6 +157,12 @@ func (c *contract) lossFacts(k tp) []lossFact {
 		}
 	}
 	out = append(out, c.isrDown(k, failures)...)
+	out = append(out, c.uncleanShutdowns(k, failures)...)
+	for i := range out {
+		if out[i].kind != lossUncleanShutdown {
+			out[i].before = out[i].time
+		}
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].time != out[j].time {
 			return out[i].time < out[j].time
@@ -203,6 +219,34 @@ func (c *contract) isrDown(k tp, failures []Failure) []lossFact {
 				" having lost unflushed data: the last replica standing (no eligible leader replicas before KIP-966)"
 		}
 		out = append(out, lossFact{kind: lossISRDown, time: t, broker: -1, why: why})
+	}
+	return out
+}
+
+// uncleanShutdowns finds rule 5's facts: a replica of k that lost
+// unflushed data, was still in the ISR when it came back, and was elected
+// leader afterwards (the first such election).
+func (c *contract) uncleanShutdowns(k tp, failures []Failure) []lossFact {
+	var out []lossFact
+	for _, fl := range failures {
+		if !fl.LostUnflushed || fl.End == 0 || !containsBroker(c.replicas[k], fl.Broker) {
+			continue
+		}
+		isr, _ := c.isrAt(k, fl.End)
+		if !containsBroker(isr, fl.Broker) {
+			continue
+		}
+		for _, ch := range c.facts.ISRChanges {
+			if ch.Topic != k.topic || ch.Partition != k.partition || ch.Time < fl.End || ch.Leader != fl.Broker {
+				continue
+			}
+			b := "b" + strconv.Itoa(int(fl.Broker))
+			out = append(out, lossFact{kind: lossUncleanShutdown, time: ch.Time, before: fl.Time, broker: fl.Broker,
+				why: "permitted: " + b + " lost unflushed data at " + fl.Time.String() + " (" + fl.Kind.String() + "), came back at " + fl.End.String() +
+					" still in the ISR " + brokerList(isr) + " and was elected leader at " + ch.Time.String() +
+					": nothing keeps a replica that shut down uncleanly out of leadership before it catches up (no fence before KIP-966)"})
+			break
+		}
 	}
 	return out
 }

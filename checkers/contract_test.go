@@ -177,3 +177,20 @@ func TestContractOrderingOffsetReuse(t *testing.T) {
 		t.Fatalf("failure after the reuse: %s", a)
 	}
 }
+
+// TestContractUncleanShutdownReplicaElected (swarm kip279-safe seed 93):
+// b2 loses power with m2 unflushed, comes back still in the ISR and is
+// elected: permitted (KIP-966). Removed from the ISR before it came back,
+// the same loss is a bug.
+func TestContractUncleanShutdownReplicaElected(t *testing.T) {
+	h, f := lastReplicaStanding([]int32{0, 1, 2})
+	f.Facts.ISRChanges = append(f.Facts.ISRChanges, ISRChange{Topic: "t", Partition: 0, Time: 28 * ms, ISR: []int32{1, 2}, Leader: 2})
+	a := onlyAnomaly(t, AckedLoss(h, f))
+	if !a.Permitted || !strings.Contains(a.Description, "still in the ISR [0 1 2] and was elected leader") {
+		t.Fatalf("elected after an unclean shutdown: %s", a)
+	}
+	f.Facts.ISRChanges[1] = ISRChange{Topic: "t", Partition: 0, Time: 22 * ms, ISR: []int32{0, 1}, Leader: 0}
+	if a := onlyAnomaly(t, AckedLoss(h, f)); a.Permitted {
+		t.Fatalf("removed from the ISR while down: %s", a)
+	}
+}

@@ -226,12 +226,14 @@ type Facts struct {
 	ISRChanges []ISRChange
 }
 
-// ISRChange is a partition's ISR as recorded from Time on.
+// ISRChange is a partition's leader and ISR as recorded from Time on.
 type ISRChange struct {
 	Topic     string
 	Partition int32
 	Time      sim.Time
 	ISR       []int32
+	// Leader is the leader of the state written (-1: none, or not known).
+	Leader int32
 }
 
 // Final is the end state of a run.

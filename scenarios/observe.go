@@ -419,7 +419,15 @@ func isrChanges(manual []checkers.ISRChange, recs []sim.Record) []checkers.ISRCh
 		if !ok || !strings.HasPrefix(isr, "[") || !strings.HasSuffix(isr, "]") {
 			continue
 		}
-		ch := checkers.ISRChange{Topic: tp.Topic, Partition: tp.Partition, Time: r.Time}
+		ch := checkers.ISRChange{Topic: tp.Topic, Partition: tp.Partition, Time: r.Time, Leader: -1}
+		if l, ok := r.Get("leader"); ok && r.Kind == "controller-partition-state" {
+			if id, err := strconv.Atoi(l); err == nil {
+				ch.Leader = int32(id)
+			}
+		} else if r.Kind == "isr" && brokerName.MatchString(r.Name) {
+			id, _ := strconv.Atoi(r.Name[1:])
+			ch.Leader = int32(id) // the leader writes its own ISR changes
+		}
 		for _, f := range strings.Split(strings.Trim(isr, "[]"), ",") {
 			if id, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
 				ch.ISR = append(ch.ISR, int32(id))
