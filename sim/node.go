@@ -107,6 +107,12 @@ func (c *Context) ID() NodeID { return c.n.id }
 // Name returns the node's name.
 func (c *Context) Name() string { return c.n.name }
 
+// Incarnation returns which life of the node this is: 0 at the first
+// start, bumped by every crash. A process's connections die with it, so a
+// node can stamp its requests with it and drop answers meant for an earlier
+// life (a restarted Kafka broker never reads the bytes of its old sockets).
+func (c *Context) Incarnation() uint32 { return c.n.inc }
+
 // Now returns the node's own clock, which may be skewed and drift.
 func (c *Context) Now() Time { return c.n.localTime(c.w.now) }
 

@@ -226,6 +226,7 @@ func (c *Consumer) Config() config.Consumer { return c.cfg }
 func (c *Consumer) Start(ctx *sim.Context) {
 	c.started = true
 	c.corr = c.CorrelationBase
+	c.enc.Connection = ctx.Incarnation()
 	c.lastPoll = ctx.Now()
 	ctx.Log("consumer-start", sim.S("client-id", c.cfg.ClientID), sim.S("group", c.cfg.GroupID))
 	c.timer = ctx.SetTimer(consumerTick, timerConsumerTick)
@@ -451,7 +452,10 @@ func (c *Consumer) HandleMessage(ctx *sim.Context, from sim.NodeID, m sim.Messag
 		return false
 	}
 	r, ok := c.requests[resp.CorrelationID]
-	if !ok || r.node != from {
+	if !ok || r.node != from || resp.Connection != c.enc.Connection {
+		// Late, or written to the connection of this node's previous
+		// life: a restarted consumer's correlation ids start over, and
+		// its old sockets died with the old process (wire.Response).
 		return true
 	}
 	delete(c.requests, resp.CorrelationID)

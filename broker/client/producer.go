@@ -130,6 +130,7 @@ func (p *Producer) Config() config.Producer { return p.cfg }
 func (p *Producer) Start(ctx *sim.Context) {
 	p.started = true
 	p.corr = p.CorrelationBase
+	p.enc.Connection = ctx.Incarnation()
 	ctx.Log("producer-start", sim.S("client-id", p.cfg.ClientID), sim.S("acks", p.cfg.Acks.String()),
 		sim.S("idempotence", strconv.FormatBool(p.cfg.EnableIdempotence)))
 	p.run(ctx)
@@ -241,8 +242,10 @@ func (p *Producer) HandleMessage(ctx *sim.Context, from sim.NodeID, m sim.Messag
 		return false
 	}
 	req, ok := p.requests[resp.CorrelationID]
-	if !ok || req.node != from {
-		return true // late (its request failed already) or duplicated
+	if !ok || req.node != from || resp.Connection != p.enc.Connection {
+		// Late (its request failed already), duplicated, or written to the
+		// connection of this node's previous life (wire.Response).
+		return true
 	}
 	delete(p.requests, resp.CorrelationID)
 	p.handleResponse(ctx, req, resp.Body)

@@ -39,7 +39,9 @@ const (
 // pending is a request this broker sent and awaits the answer to.
 type pending struct {
 	to       int32
-	deadline sim.Time // on the broker's clock
+	node     sim.NodeID // the node of broker to
+	key      int16      // the request's API key: only its response answers it
+	deadline sim.Time   // on the broker's clock
 	cb       func(resp kmsg.Response, err error)
 }
 
@@ -124,6 +126,7 @@ func lessTP(a, b storage.TopicPartition) bool {
 // the checkpointed HWs and start the periodic tasks.
 func (b *Broker) Start(ctx *sim.Context) {
 	b.ctx = ctx
+	b.enc.Connection = ctx.Incarnation()
 	b.partitions = map[storage.TopicPartition]*Partition{}
 	b.inflight = map[int32]*pending{}
 	b.nodes = map[int32]sim.NodeID{}
@@ -179,7 +182,7 @@ func (b *Broker) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 		}
 		b.serve(from, m)
 	case *wire.Response:
-		b.handleResponse(m)
+		b.handleResponse(from, m)
 	default:
 		if !b.handleZKMessage(from, m) {
 			panic(fmt.Sprintf("broker %d: unexpected message %s", b.cfg.BrokerID, m.Kind()))
@@ -252,7 +255,7 @@ func (b *Broker) send(to int32, req kmsg.Request, timeout sim.Duration, cb func(
 	b.corr++
 	corr := b.corr
 	deadline := b.ctx.Now().Add(timeout)
-	b.inflight[corr] = &pending{to: to, deadline: deadline, cb: cb}
+	b.inflight[corr] = &pending{to: to, node: n, key: req.Key(), deadline: deadline, cb: cb}
 	b.armSweep(deadline)
 	b.ctx.Send(n, b.enc.Request(corr, req))
 }
@@ -268,12 +271,39 @@ func (b *Broker) armSweep(deadline sim.Time) {
 	b.sweep = b.ctx.SetTimer(deadline.Sub(b.ctx.Now()), timerReqTimeout)
 }
 
-func (b *Broker) handleResponse(m *wire.Response) {
+// handleResponse hands m to the request it answers, as Kafka's
+// NetworkClient does: a response is matched only against the requests in
+// flight on the connection it came back on, by correlation id.
+//
+//   - A response on a connection of this broker's previous life (its
+//     process crashed and restarted since it sent the request) is dropped:
+//     the old socket died with the process, and the new process's
+//     correlation ids start over, so matching it by id alone would hand,
+//     say, a FetchResponse parked in the leader's purgatory to a new
+//     OffsetsForLeaderEpoch request (found by kafkasim explore on
+//     kip101-hw-lag/kip279).
+//   - A response from another broker than the request went to, or whose
+//     id has no request in flight (answered after its timeout), is dropped.
+//   - A response of another API than its request is a broken connection
+//     (NetworkClient.correlate fails it): the request fails, as on a
+//     disconnect, and its sender retries.
+//
+// Invariant: a callback only ever sees the response of its own request.
+func (b *Broker) handleResponse(from sim.NodeID, m *wire.Response) {
+	if m.Connection != b.enc.Connection {
+		b.ctx.Log("stale-response", sim.S("api", m.Kind()), sim.I("correlation-id", int64(m.CorrelationID)), sim.I("connection", int64(m.Connection)))
+		return
+	}
 	p, ok := b.inflight[m.CorrelationID]
-	if !ok {
+	if !ok || p.node != from {
 		return // answered after its timeout: dropped, as a closed connection drops it
 	}
 	delete(b.inflight, m.CorrelationID)
+	if m.Body == nil || m.Body.Key() != p.key {
+		b.ctx.Log("response-mismatch", sim.S("api", m.Kind()), sim.S("want", kmsg.NameForKey(p.key)+"Response"), sim.I("correlation-id", int64(m.CorrelationID)))
+		p.cb(nil, fmt.Errorf("response %d from broker %d is a %s, not a %sResponse", m.CorrelationID, p.to, m.Kind(), kmsg.NameForKey(p.key)))
+		return
+	}
 	p.cb(m.Body, nil)
 }
 
@@ -305,7 +335,7 @@ func (b *Broker) expireRequests() {
 // respond answers a request.
 func (b *Broker) respond(to sim.NodeID, req *wire.Request, resp kmsg.Response) {
 	resp.SetVersion(req.Body.GetVersion())
-	b.ctx.Send(to, b.enc.Response(req.CorrelationID, resp))
+	b.ctx.Send(to, b.enc.Reply(req, resp))
 }
 
 // serve dispatches a request to the file that serves its API.

@@ -220,9 +220,9 @@ func (b *Broker) sendOffsetsForLeaderEpoch(f *fetcher, parts []*fetchPartition) 
 		t.Partitions = append(t.Partitions, kmsg.OffsetForLeaderEpochRequestTopicPartition{Partition: fp.tp.Partition, CurrentLeaderEpoch: fp.epoch, LeaderEpoch: epoch})
 		b.logp("offsets-for-leader-epoch", p, sim.I("leader", int64(f.leader)), sim.I("epoch", int64(epoch)))
 	}
-	b.fetcherSend(f, req, b.cfg.ReplicaSocketTimeout, func(r kmsg.Response) {
+	fetcherSend(b, f, req, b.cfg.ReplicaSocketTimeout, func(r *kmsg.OffsetForLeaderEpochResponse) {
 		failed := false
-		for _, t := range r.(*kmsg.OffsetForLeaderEpochResponse).Topics {
+		for _, t := range r.Topics {
 			for _, rp := range t.Partitions {
 				tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
 				_, fp := f.find(tp)
@@ -314,9 +314,9 @@ func (b *Broker) sendFetch(f *fetcher, parts []*fetchPartition) {
 			LogStartOffset: p.log.LogStartOffset(), PartitionMaxBytes: b.cfg.ReplicaFetchMaxBytes, LastFetchedEpoch: -1,
 		})
 	}
-	b.fetcherSend(f, req, b.cfg.ReplicaSocketTimeout+b.cfg.ReplicaFetchWaitMax, func(r kmsg.Response) {
+	fetcherSend(b, f, req, b.cfg.ReplicaSocketTimeout+b.cfg.ReplicaFetchWaitMax, func(r *kmsg.FetchResponse) {
 		failed := false
-		for _, t := range r.(*kmsg.FetchResponse).Topics {
+		for _, t := range r.Topics {
 			for i := range t.Partitions {
 				rp := &t.Partitions[i]
 				tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
@@ -406,12 +406,13 @@ func (b *Broker) handleOffsetOutOfRange(f *fetcher, p *Partition, fp *fetchParti
 		if _, cur := f.find(p.tp); cur != fp || fp.status != resetting || b.halted {
 			return // the partition moved on meanwhile
 		}
-		if err != nil || len(r.(*kmsg.ListOffsetsResponse).Topics) == 0 {
+		lr, _ := r.(*kmsg.ListOffsetsResponse)
+		if err != nil || lr == nil || len(lr.Topics) == 0 || len(lr.Topics[0].Partitions) == 0 || lr.Topics[0].Partitions[0].ErrorCode != 0 {
 			fp.status = fetching
 			b.backOff(f)
 			return
 		}
-		leaderLEO := r.(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].Offset
+		leaderLEO := lr.Topics[0].Partitions[0].Offset
 		if leaderLEO < p.LogEndOffset() && b.cfg.Truncation == TruncateHW && !p.unclean {
 			b.halt(fmt.Sprintf("exiting because log truncation is not allowed for partition %s: current leader %d's latest offset %d is less than replica %d's latest offset %d",
 				p.tp, f.leader, leaderLEO, b.cfg.BrokerID, p.LogEndOffset()))
@@ -424,9 +425,12 @@ func (b *Broker) handleOffsetOutOfRange(f *fetcher, p *Partition, fp *fetchParti
 }
 
 // fetcherSend sends the fetcher's one request in flight to its leader and
-// hands the response to handle, unless the fetcher was reset meanwhile
-// (its generation moved on) or the request failed, which backs it off.
-func (b *Broker) fetcherSend(f *fetcher, req kmsg.Request, timeout sim.Duration, handle func(kmsg.Response)) {
+// hands the response, of type R, to handle, unless the fetcher was reset
+// meanwhile (its generation moved on: the answer is for a partition set,
+// leader epoch or session that is no longer current) or the request failed,
+// which backs it off. A response of another type than R fails the request
+// too: the fetcher never assumes the answer is of the kind it last sent.
+func fetcherSend[R kmsg.Response](b *Broker, f *fetcher, req kmsg.Request, timeout sim.Duration, handle func(R)) {
 	f.inflight = true
 	gen := f.gen
 	b.send(f.leader, req, timeout, func(r kmsg.Response, err error) {
@@ -434,10 +438,11 @@ func (b *Broker) fetcherSend(f *fetcher, req kmsg.Request, timeout sim.Duration,
 			return
 		}
 		f.inflight = false
-		if err != nil {
+		resp, ok := r.(R)
+		if err != nil || !ok {
 			b.backOff(f)
 			return
 		}
-		handle(r)
+		handle(resp)
 	})
 }

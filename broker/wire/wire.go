@@ -9,6 +9,14 @@
 // real cluster would send. Bodies are immutable once wrapped: the sender
 // must not touch them afterwards, and the receiver must not change them.
 //
+// Connections: a request carries the incarnation of the process that sent
+// it (Connection) and its response echoes it, so the requester can drop an
+// answer written to a connection of its previous life. In Kafka a
+// restarted process opens new sockets and the old ones are gone: a response
+// to a request sent before a crash can never reach the new process, whose
+// correlation ids start again from the same values (NetworkClient matches a
+// response only against the requests in flight on its own connection).
+//
 // Simplification: the body is encoded once, to measure it, but not decoded
 // on the other side; the Go value is handed over as it is. That keeps the
 // simulation fast while every message sent is still valid Kafka.
@@ -21,6 +29,9 @@ type Request struct {
 	// CorrelationID pairs the response with the request, as in Kafka's
 	// request header.
 	CorrelationID int32
+	// Connection identifies the connection the request travels on: the
+	// incarnation of the requesting process (sim.Context.Incarnation).
+	Connection uint32
 	// Body is the request, e.g. *kmsg.FetchRequest.
 	Body kmsg.Request
 	size int
@@ -30,9 +41,12 @@ type Request struct {
 // Response is a Kafka response in flight.
 type Response struct {
 	CorrelationID int32
-	Body          kmsg.Response
-	size          int
-	kind          string
+	// Connection is the request's Connection: a response travels back on
+	// the connection its request came on.
+	Connection uint32
+	Body       kmsg.Response
+	size       int
+	kind       string
 }
 
 // headerBytes approximates the request/response header: length prefix,
@@ -72,7 +86,10 @@ func NewResponse(correlationID int32, body kmsg.Response) *Response {
 // Encoder wraps messages reusing one scratch buffer to measure them. A node
 // keeps one (it is not safe for use by two worlds at once).
 type Encoder struct {
-	buf []byte
+	// Connection is stamped on every request the encoder wraps: a node sets
+	// it to its incarnation when it starts.
+	Connection uint32
+	buf        []byte
 }
 
 func (e *Encoder) measure(m interface{ AppendTo([]byte) []byte }) int {
@@ -82,12 +99,20 @@ func (e *Encoder) measure(m interface{ AppendTo([]byte) []byte }) int {
 
 // Request wraps body, which must have its version set.
 func (e *Encoder) Request(correlationID int32, body kmsg.Request) *Request {
-	return &Request{CorrelationID: correlationID, Body: body, size: headerBytes + e.measure(body), kind: names(body.Key())[0]}
+	return &Request{CorrelationID: correlationID, Connection: e.Connection, Body: body, size: headerBytes + e.measure(body), kind: names(body.Key())[0]}
 }
 
 // Response wraps body, which must have its version set.
 func (e *Encoder) Response(correlationID int32, body kmsg.Response) *Response {
 	return &Response{CorrelationID: correlationID, Body: body, size: 4 + 4 + e.measure(body), kind: names(body.Key())[1]}
+}
+
+// Reply wraps body, which must have its version set, as the response to
+// req: same correlation id, same connection.
+func (e *Encoder) Reply(req *Request, body kmsg.Response) *Response {
+	r := e.Response(req.CorrelationID, body)
+	r.Connection = req.Connection
+	return r
 }
 
 // Kind implements sim.Message: Kafka's API name, e.g. "FetchRequest".

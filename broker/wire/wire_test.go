@@ -22,3 +22,19 @@ func TestKindAndSize(t *testing.T) {
 		t.Fatalf("kind %q", k)
 	}
 }
+
+func TestReplyTravelsOnTheRequestsConnection(t *testing.T) {
+	e := Encoder{Connection: 3}
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 4
+	r := e.Request(9, req)
+	if r.Connection != 3 {
+		t.Fatalf("request connection %d, want the encoder's 3", r.Connection)
+	}
+	var responder Encoder // another node, first life
+	resp := kmsg.NewPtrFetchResponse()
+	resp.Version = 4
+	if a := responder.Reply(r, resp); a.CorrelationID != 9 || a.Connection != 3 {
+		t.Fatalf("reply correlation %d connection %d, want 9 and 3", a.CorrelationID, a.Connection)
+	}
+}
