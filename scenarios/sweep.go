@@ -299,6 +299,10 @@ type RunRecord struct {
 	Point  int      `json:"point"`
 	Config []string `json:"config"`
 	Seed   uint64   `json:"seed"`
+	// Profile is the run's swarm profile ("swarm: crash=0.6 ...", or
+	// "fixed: ..." with the script's rates), when the scenario has a swarm
+	// step.
+	Profile string `json:"profile,omitempty"`
 	// Verdicts are checker=ok|unknown|permitted|bug, in checkers.Names order.
 	Verdicts         []string `json:"verdicts"`
 	Failed           string   `json:"failed,omitempty"`
@@ -330,7 +334,7 @@ func Outcome(v checkers.Verdict) string {
 
 // NewRunRecord summarises a result.
 func NewRunRecord(sw *Sweep, p Point, r *Result) RunRecord {
-	rec := RunRecord{Point: p.Index, Config: sw.Pairs(p), Seed: r.Seed, Failed: r.Failed,
+	rec := RunRecord{Point: p.Index, Config: sw.Pairs(p), Seed: r.Seed, Profile: r.Profile, Failed: r.Failed,
 		Acked: r.Stats.Acked, AckedLost: r.Stats.AckedLost, DivergentOffsets: r.Stats.DivergentOffsets,
 		TraceHash: fmt.Sprintf("%016x", r.TraceHash), Replay: r.Replay, Verdicts: []string{}, Latency: Histogram{}}
 	for _, v := range r.Verdicts {
