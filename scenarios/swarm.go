@@ -165,7 +165,7 @@ func (r *runner) swarm(st Step) error {
 	}
 	var fault func(w *sim.World)
 	fault = func(w *sim.World) {
-		r.swarmFault(prof.rates)
+		r.swarmFault(prof.rates, sp.rates)
 		if at := w.Now().Add(sp.every); at < end {
 			w.At(at, "swarm-fault", fault)
 		}
@@ -174,8 +174,12 @@ func (r *runner) swarm(st Step) error {
 	return r.advance(end)
 }
 
-// swarmFault draws at most one fault through the chooser.
-func (r *runner) swarmFault(rates map[string]float64) {
+// swarmFault draws at most one fault through the chooser, at the rates of
+// the profile. A crash or power-loss drawn for a broker that is down
+// restarts it instead, at the script's rate (base): like heal, restarts
+// stay on whatever the profile, so brokers do not stay down for the rest
+// of the run.
+func (r *runner) swarmFault(rates, base map[string]float64) {
 	w := r.w
 	// Consumer faults are drawn only when asked for, so that runs without
 	// them keep their choices (and traces) as before.
@@ -193,7 +197,11 @@ func (r *runner) swarmFault(rates map[string]float64) {
 	id := r.c.Brokers[b]
 	name := "b" + strconv.Itoa(int(b))
 	for _, kind := range []string{"crash", "power-loss", "pause", "partition", "heal"} {
-		if !w.Chance(sim.KindFault, rates[kind]) {
+		p := rates[kind]
+		if (kind == "crash" || kind == "power-loss") && !w.Up(id) {
+			p = base[kind]
+		}
+		if !w.Chance(sim.KindFault, p) {
 			continue
 		}
 		switch kind {
