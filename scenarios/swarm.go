@@ -80,18 +80,28 @@ func parseSwarm(st Step, vars map[string]string) (swarmSpec, error) {
 	for k, v := range st.KV {
 		kv[k] = v
 	}
-	profileName := "profile"
 	for _, k := range SwarmKeys {
 		if v, ok := vars["$"+k]; ok {
 			kv[k] = v
-			if k == "profile" {
-				profileName = "$profile"
-			}
 		}
+	}
+	// name is how the input named an argument: $crash when a script
+	// variable set it.
+	name := func(k string) string {
+		if _, ok := vars["$"+k]; ok {
+			return "$" + k
+		}
+		return k
 	}
 	sp := swarmSpec{rates: map[string]float64{}, mode: ProfileSwarm}
 	props := map[string]string{}
-	for k, v := range kv {
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sortStrings(keys) // the first unknown argument named is the same every run
+	for _, k := range keys {
+		v := kv[k]
 		switch {
 		case contains(config.ProducerProperties(), k):
 			props[k] = v
@@ -113,19 +123,19 @@ func parseSwarm(st Step, vars map[string]string) (swarmSpec, error) {
 		if v, ok := kv[k]; ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if !(err == nil && f >= 0 && f <= 1) {
-				return sp, fmt.Errorf("%s=%q: want a probability in [0,1]", k, v)
+				return sp, fmt.Errorf("%s=%q: want a probability in [0,1]", name(k), v)
 			}
 			sp.rates[k] = f
 		}
 	}
 	if v, ok := kv["profile"]; ok {
-		if err := checkProfileMode(profileName, v); err != nil {
+		if err := checkProfileMode(name("profile"), v); err != nil {
 			return sp, err
 		}
 		sp.mode = v
 	}
 	if sp.producer, err = config.ParseProducer(props); err != nil {
-		return sp, fmt.Errorf("swarm clients: %w", err)
+		return sp, fmt.Errorf("the clients' producer properties: %w", err)
 	}
 	return sp, nil
 }
