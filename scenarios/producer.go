@@ -5,7 +5,8 @@ package scenarios
 // creates it with producer properties, 'send NAME TOPIC/P COUNT
 // [interval=DUR]' sends COUNT records with unique values, and each record's
 // outcome is recorded in the history as the producer reports it (ok, fail
-// for a certain refusal, info when unknown).
+// for a certain refusal, info when unknown). The swarm step's clients are
+// these nodes too (addProducer).
 
 import (
 	"fmt"
