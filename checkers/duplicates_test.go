@@ -59,7 +59,7 @@ func TestOrdering(t *testing.T) {
 		t.Fatalf("evidence %q does not quote %s", a.Description, want)
 	}
 	h.Producers[0].Acks = "1"
-	if a := onlyAnomaly(t, Ordering(h)); !strings.Contains(a.Description, "(acks=1 max.in.flight.requests.per.connection=5 ") {
+	if a := onlyAnomaly(t, Ordering(h, Final{})); !strings.Contains(a.Description, "(acks=1 max.in.flight.requests.per.connection=5 ") {
 		t.Fatalf("evidence %q does not quote acks", a.Description)
 	}
 	for _, p := range []Producer{
