@@ -293,11 +293,11 @@ func duplicateExcuse(h History, process string) (string, bool) {
 	case !declared:
 		return "sent by " + process + " (configuration not declared); not permitted", false
 	case p.Idempotent:
-		return "sent by " + process + " with enable.idempotence=true; not permitted (KIP-98)", false
+		return "sent by " + process + " (" + p.Properties() + "); not permitted (KIP-98)", false
 	case p.Retries == 0:
-		return "sent by " + process + " with retries=0; not permitted", false
+		return "sent by " + process + " (" + p.Properties() + "); not permitted: retries=0", false
 	}
-	return "sent by " + process + " without idempotence (retries=" + strconv.Itoa(p.Retries) + "); permitted: a retry may write twice", true
+	return "sent by " + process + " without idempotence (" + p.Properties() + "); permitted: a retry may write twice", true
 }
 
 // reorderExcuse says whether process's records may land out of send order
@@ -312,7 +312,4 @@ func reorderExcuse(h History, process string) (string, bool) {
 }
 
 // producerConfig renders a producer's properties under Kafka's names.
-func producerConfig(p Producer) string {
-	return "max.in.flight.requests.per.connection=" + strconv.Itoa(p.MaxInFlight) + " retries=" + strconv.Itoa(p.Retries) +
-		" enable.idempotence=" + strconv.FormatBool(p.Idempotent)
-}
+func producerConfig(p Producer) string { return p.Properties() }

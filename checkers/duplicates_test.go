@@ -1,6 +1,9 @@
 package checkers
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestDuplicates(t *testing.T) {
 	h := History{
@@ -50,6 +53,14 @@ func TestOrdering(t *testing.T) {
 	}
 	if v.ContractBroken() {
 		t.Fatal("permitted reordering counted as a break")
+	}
+	// The evidence quotes the producer's properties by Kafka's names.
+	if want := "(max.in.flight.requests.per.connection=5 retries=3 enable.idempotence=false)"; !strings.Contains(a.Description, want) {
+		t.Fatalf("evidence %q does not quote %s", a.Description, want)
+	}
+	h.Producers[0].Acks = "1"
+	if a := onlyAnomaly(t, Ordering(h, Final{})); !strings.Contains(a.Description, "(acks=1 max.in.flight.requests.per.connection=5 ") {
+		t.Fatalf("evidence %q does not quote acks", a.Description)
 	}
 	for _, p := range []Producer{
 		{Process: "p1", MaxInFlight: 1, Retries: 3},

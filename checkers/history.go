@@ -198,10 +198,15 @@ func (o Op) String() string {
 }
 
 // Producer is the configuration of one producing client that the
-// duplicates and ordering checkers need.
+// duplicates and ordering checkers need, as the producer really has it
+// (after Kafka's implicit adjustments, e.g. idempotence turned off by
+// acks=1 left at its default).
 type Producer struct {
 	// Process is the client's name, as Op.Process.
 	Process string
+	// Acks is acks as the producer's property reads: "all", "1" or "0";
+	// "" when the client has none (each send names its own acks).
+	Acks string `json:",omitempty"`
 	// Idempotent is enable.idempotence.
 	Idempotent bool
 	// MaxInFlight is max.in.flight.requests.per.connection (Kafka's default
@@ -209,6 +214,20 @@ type Producer struct {
 	MaxInFlight int
 	// Retries is retries (0 disables them).
 	Retries int
+}
+
+// Properties renders p as the producer properties that decide ordering and
+// duplicates, in Kafka's names: "acks=all
+// max.in.flight.requests.per.connection=5 retries=2147483647
+// enable.idempotence=true" (acks left out when the client has none).
+func (p Producer) Properties() string {
+	var b strings.Builder
+	if p.Acks != "" {
+		b.WriteString("acks=" + p.Acks + " ")
+	}
+	b.WriteString("max.in.flight.requests.per.connection=" + strconv.Itoa(p.MaxInFlight) +
+		" retries=" + strconv.Itoa(p.Retries) + " enable.idempotence=" + strconv.FormatBool(p.Idempotent))
+	return b.String()
 }
 
 // History is what the clients of a run recorded, in invocation order.

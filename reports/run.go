@@ -25,6 +25,7 @@ type RunJSON struct {
 	Variant    string          `json:"variant"`
 	Seed       uint64          `json:"seed"`
 	Config     []string        `json:"config"`
+	Profile    string          `json:"profile,omitempty"` // the swarm profile, when the scenario has a swarm step
 	TraceHash  string          `json:"trace_hash"`
 	Events     uint64          `json:"events"`
 	SimTimeNs  int64           `json:"sim_time_ns"`
@@ -38,7 +39,7 @@ type RunJSON struct {
 
 // NewRunJSON converts a result.
 func NewRunJSON(r *scenarios.Result) RunJSON {
-	out := RunJSON{Scenario: r.Scenario, Variant: r.Variant, Seed: r.Seed, Config: r.Config,
+	out := RunJSON{Scenario: r.Scenario, Variant: r.Variant, Seed: r.Seed, Config: r.Config, Profile: r.Profile,
 		TraceHash: fmt.Sprintf("%016x", r.TraceHash), Events: r.Events, SimTimeNs: int64(r.SimTime),
 		Stats: r.Stats, Expected: r.OK(), Mismatches: r.Mismatches, Failed: r.Failed, Replay: r.Replay}
 	if out.Config == nil {
@@ -79,6 +80,9 @@ func WriteRunText(w io.Writer, r *scenarios.Result) {
 	fmt.Fprintf(w, "scenario %s, variant %s, seed %d: %d events, %v simulated, trace %016x\n", r.Scenario, r.Variant, r.Seed, r.Events, r.SimTime, r.TraceHash)
 	if len(r.Config) > 0 {
 		fmt.Fprintf(w, "  config: %s\n", strings.Join(r.Config, " "))
+	}
+	if r.Profile != "" {
+		fmt.Fprintf(w, "  profile: %s\n", r.Profile)
 	}
 	WriteVerdictsText(w, r.Verdicts)
 	fmt.Fprintf(w, "  acknowledged %d, acknowledged and lost %d, divergent offsets %d\n", r.Stats.Acked, r.Stats.AckedLost, r.Stats.DivergentOffsets)

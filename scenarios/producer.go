@@ -5,7 +5,8 @@ package scenarios
 // creates it with producer properties, 'send NAME TOPIC/P COUNT
 // [interval=DUR]' sends COUNT records with unique values, and each record's
 // outcome is recorded in the history as the producer reports it (ok, fail
-// for a certain refusal, info when unknown).
+// for a certain refusal, info when unknown). The swarm step's clients are
+// these nodes too (addProducer).
 
 import (
 	"fmt"
@@ -69,27 +70,35 @@ func (n *producerNode) send(ctx *sim.Context, topic string, part int32) {
 
 // newProducer executes a 'producer NAME key=value ...' step.
 func (r *runner) newProducer(st Step) error {
-	name := st.Args[0]
-	if _, ok := r.w.Lookup(name); ok {
-		return fmt.Errorf("%q already names a node", name)
-	}
 	cfg, err := config.ParseProducer(st.KV)
 	if err != nil {
 		return err
+	}
+	_, err = r.addProducer(st.Args[0], cfg)
+	return err
+}
+
+// addProducer starts a producer node named name with cfg, bootstrapped
+// from every broker, and declares its configuration to the history as the
+// producer really has it. The 'producer' step and the swarm's clients
+// both make their producers here.
+func (r *runner) addProducer(name string, cfg config.Producer) (*producerNode, error) {
+	if _, ok := r.w.Lookup(name); ok {
+		return nil, fmt.Errorf("%q already names a node", name)
 	}
 	var bootstrap []int32
 	for i := range r.c.Brokers {
 		bootstrap = append(bootstrap, int32(i))
 	}
-	acks := int16(cfg.Acks)
-	n := &producerNode{name: name, p: client.New(cfg, bootstrap), rec: r.rec, acks: acks}
-	r.rec.Producer(checkers.Producer{Process: name, Idempotent: cfg.EnableIdempotence, MaxInFlight: cfg.MaxInFlightRequestsPerConnection, Retries: cfg.Retries})
+	n := &producerNode{name: name, p: client.New(cfg, bootstrap), rec: r.rec, acks: int16(cfg.Acks)}
+	r.rec.Producer(checkers.Producer{Process: name, Acks: cfg.Acks.String(), Idempotent: cfg.EnableIdempotence,
+		MaxInFlight: cfg.MaxInFlightRequestsPerConnection, Retries: cfg.Retries})
 	id, err := r.w.AddNode(name, func() sim.Node { return n }, sim.NodeOptions{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r.producers[name] = n
-	return r.w.Inject(sim.Start{Node: id})
+	return n, r.w.Inject(sim.Start{Node: id})
 }
 
 // sendRecords executes 'send NAME TOPIC/P COUNT [interval=DUR]'.

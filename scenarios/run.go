@@ -70,6 +70,9 @@ type Result struct {
 	// Mismatches lists the checkers whose verdict did not meet the
 	// variant's expectation.
 	Mismatches []string
+	// Profile is the swarm profile of each swarm step ("swarm: crash=0.6
+	// power-loss=0 ...", "; " between steps); "" without a swarm step.
+	Profile string
 	// Failed is set when the run itself broke: a panic, or an await that
 	// never happened.
 	Failed  string
@@ -204,6 +207,8 @@ type runner struct {
 	// consumers are the consumer nodes' names, in creation order (the
 	// swarm's consumer faults pick among them).
 	consumers []string
+	// profiles are the swarm profiles of the run's swarm steps, rendered.
+	profiles []string
 }
 
 // Prepare validates a run's inputs and returns its configuration: errors
@@ -234,6 +239,11 @@ func (s *Script) Prepare(variant string, set map[string]string) (Variant, config
 			_, err = config.ParseProducer(st.substitute(vars).KV)
 			if err != nil {
 				err = fmt.Errorf("producer: %w", err)
+			}
+		case "swarm":
+			_, err = parseSwarm(st.substitute(vars), vars)
+			if err != nil {
+				err = fmt.Errorf("swarm: %w", err)
 			}
 		}
 		if err != nil {
@@ -277,6 +287,7 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 			res.Failed = err.Error()
 		}
 	}
+	res.Profile = strings.Join(r.profiles, "; ")
 	r.judge(res, v, opts.Budget)
 	res.Changes, res.Truncations = r.obs.changes, r.obs.truncations
 	return res, nil

@@ -3,20 +3,28 @@ package scenarios
 // This file is the randomized ("swarm") scenario: a cluster under a fault
 // schedule drawn from the seed — crashes, power losses, restarts, pauses,
 // network partitions, and with consumer-crash=P crashes and restarts of the
-// script's consumers — while clients produce at a steady rate, then a heal
+// script's consumers — while Kafka producers (package client: batching,
+// retries, delivery.timeout.ms, max.in.flight.requests.per.connection,
+// idempotence; the node of producer.go) send at a steady rate, then a heal
 // and a quiet period so the replicas can converge. The rates are step
 // arguments; a script variable of the same name ($crash=0.5, from a variant
-// line, -set or a sweep's grid) overrides each of them.
+// line, -set or a sweep's grid) overrides each of them, and each seed draws
+// a swarm profile from them (profile.go) unless $profile=fixed. Producer
+// properties given to the step (acks=$acks enable.idempotence=$idempotence)
+// configure every client, with Kafka's defaults for the rest.
 //
-// Simplification: the clients are the scripted ones (one attempt per
-// record, no retries, no batching); the outcome of every record is still
-// exactly known or "unknown", which is what the checkers need.
+// Simplification: the clients send one record at a time to partitions
+// chosen round-robin by the step (not by a partitioner), and are never
+// crashed themselves; each record's outcome is recorded as the producer
+// reports it (ok with its offset, fail for a certain refusal, info when
+// unknown), which is what the checkers need.
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -26,15 +34,15 @@ source kafkasim swarm testing (FoundationDB / TigerBeetle style)
 brokers 3
 topic t partitions=3 rf=3
 set zookeeper.session.timeout.ms=6000 replica.lag.time.max.ms=10000
-variant kip279-safe truncation=kip279 min.insync.replicas=2 unclean.leader.election.enable=false $acks=all
-variant kip101-safe truncation=kip101 min.insync.replicas=2 unclean.leader.election.enable=false $acks=all
-variant hw-unsafe truncation=hw min.insync.replicas=1 unclean.leader.election.enable=true $acks=1
+variant kip279-safe truncation=kip279 min.insync.replicas=2 unclean.leader.election.enable=false $acks=all $idempotence=true
+variant kip101-safe truncation=kip101 min.insync.replicas=2 unclean.leader.election.enable=false $acks=all $idempotence=true
+variant hw-unsafe truncation=hw min.insync.replicas=1 unclean.leader.election.enable=true $acks=1 $idempotence=false
 expect kip279-safe divergence=permitted duplicates=ok
 expect kip101-safe duplicates=ok
 expect hw-unsafe duplicates=ok
 
 run 3s
-swarm 60s clients=2 interval=20ms acks=$acks fault-every=2s crash=0.3 power-loss=0.1 pause=0.1 partition=0.2 heal=0.3
+swarm 60s clients=2 interval=20ms fault-every=2s crash=0.3 power-loss=0.1 pause=0.1 partition=0.2 heal=0.3 acks=$acks enable.idempotence=$idempotence
 heal
 restart-all
 run 30s
@@ -49,81 +57,139 @@ func Swarm() *Script {
 	return s
 }
 
-// SwarmKeys are the swarm step's arguments, each overridable by the script
-// variable of the same name ($crash, $fault-every, ...).
-var SwarmKeys = []string{"clients", "interval", "acks", "fault-every", "crash", "power-loss", "pause", "partition", "heal", "consumer-crash"}
+// SwarmKeys are the swarm step's own arguments, each overridable by the
+// script variable of the same name ($crash, $fault-every, $profile, ...).
+// The step takes producer properties too (acks, enable.idempotence, ...),
+// which configure its clients.
+var SwarmKeys = []string{"clients", "interval", "acks", "fault-every", "crash", "power-loss", "pause", "partition", "heal", "consumer-crash", "profile"}
+
+// swarmSpec is a swarm step's arguments, parsed.
+type swarmSpec struct {
+	clients  int
+	interval sim.Duration
+	every    sim.Duration
+	rates    map[string]float64 // the script's rates, by fault kind
+	mode     string             // ProfileSwarm or ProfileFixed
+	producer config.Producer
+}
+
+// parseSwarm applies the script variables vars to a swarm step's
+// arguments and parses them. Errors are bad input.
+func parseSwarm(st Step, vars map[string]string) (swarmSpec, error) {
+	kv := map[string]string{}
+	for k, v := range st.KV {
+		kv[k] = v
+	}
+	for _, k := range SwarmKeys {
+		if v, ok := vars["$"+k]; ok {
+			kv[k] = v
+		}
+	}
+	// name is how the input named an argument: $crash when a script
+	// variable set it.
+	name := func(k string) string {
+		if _, ok := vars["$"+k]; ok {
+			return "$" + k
+		}
+		return k
+	}
+	sp := swarmSpec{rates: map[string]float64{}, mode: ProfileSwarm}
+	props := map[string]string{}
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sortStrings(keys) // the first unknown argument named is the same every run
+	for _, k := range keys {
+		v := kv[k]
+		switch {
+		case contains(config.ProducerProperties(), k):
+			props[k] = v
+		case !contains(SwarmKeys, k):
+			return sp, fmt.Errorf("unknown argument %q (allowed: %s, or a producer property such as enable.idempotence or delivery.timeout.ms)", k, strings.Join(SwarmKeys, ", "))
+		}
+	}
+	var err error
+	if sp.clients, err = intArg(kv, "clients", 2); err != nil {
+		return sp, err
+	}
+	if sp.interval, err = durArg(kv, "interval", 20*sim.Millisecond); err != nil {
+		return sp, err
+	}
+	if sp.every, err = durArg(kv, "fault-every", 2*sim.Second); err != nil {
+		return sp, err
+	}
+	for _, k := range swarmFaultKinds {
+		if v, ok := kv[k]; ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if !(err == nil && f >= 0 && f <= 1) {
+				return sp, fmt.Errorf("%s=%q: want a probability in [0,1]", name(k), v)
+			}
+			sp.rates[k] = f
+		}
+	}
+	if v, ok := kv["profile"]; ok {
+		if err := checkProfileMode(name("profile"), v); err != nil {
+			return sp, err
+		}
+		sp.mode = v
+	}
+	if sp.producer, err = config.ParseProducer(props); err != nil {
+		return sp, fmt.Errorf("the clients' producer properties: %w", err)
+	}
+	return sp, nil
+}
 
 // swarm runs the randomized workload and fault schedule for st.Dur.
 func (r *runner) swarm(st Step) error {
 	w := r.w
-	for _, k := range SwarmKeys {
-		if v, ok := r.vars["$"+k]; ok {
-			st.KV[k] = v
-		}
-	}
-	clients, err := intArg(st.KV, "clients", 2)
+	sp, err := parseSwarm(st, r.vars)
 	if err != nil {
 		return err
 	}
-	interval, err := durArg(st.KV, "interval", 20*sim.Millisecond)
-	if err != nil {
-		return err
-	}
-	every, err := durArg(st.KV, "fault-every", 2*sim.Second)
-	if err != nil {
-		return err
-	}
-	rates := map[string]float64{}
-	for _, k := range []string{"crash", "power-loss", "pause", "partition", "heal", "consumer-crash"} {
-		if v, ok := st.KV[k]; ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if !(err == nil && f >= 0 && f <= 1) {
-				return fmt.Errorf("%s=%q: want a probability in [0,1]", k, v)
-			}
-			rates[k] = f
-		}
-	}
-	acks := parseAcks(st.KV["acks"])
+	prof := drawProfile(w, sp.mode, sp.rates)
+	r.profiles = append(r.profiles, prof.String())
 	start, end := w.Now(), w.Now().Add(st.Dur)
-	var parts int
-	for _, t := range r.s.Topics {
-		parts += t.Partitions
-	}
 	topic := r.s.Topics[0]
-	for c := 0; c < clients; c++ {
+	for c := 0; c < sp.clients; c++ {
 		name := "p" + strconv.Itoa(c+1)
-		id, cl, err := r.client(name)
+		n, err := r.addProducer(name, sp.producer)
 		if err != nil {
 			return err
 		}
+		id, _ := w.Lookup(name)
 		// Each send schedules the next, so the queue holds one pending
-		// send per client rather than the whole run's.
+		// send per client rather than the whole run's. Client c's record
+		// number k goes to partition k mod partitions.
 		seq := 0
 		var next func(w *sim.World)
 		next = func(w *sim.World) {
-			w.Act(id, func(ctx *sim.Context) {
-				cl.produce(ctx, topic.Name, int32(seq%topic.Partitions), fmt.Sprintf("%s-%d", name, seq), acks, 10*sim.Second)
-			})
+			part := int32(seq % topic.Partitions)
+			w.Act(id, func(ctx *sim.Context) { n.send(ctx, topic.Name, part) })
 			seq++
-			if at := w.Now().Add(interval); at < end {
+			if at := w.Now().Add(sp.interval); at < end {
 				w.At(at, "produce", next)
 			}
 		}
-		w.At(start.Add(sim.Duration(c)*interval/sim.Duration(clients)), "produce", next)
+		w.At(start.Add(sim.Duration(c)*sp.interval/sim.Duration(sp.clients)), "produce", next)
 	}
 	var fault func(w *sim.World)
 	fault = func(w *sim.World) {
-		r.swarmFault(rates)
-		if at := w.Now().Add(every); at < end {
+		r.swarmFault(prof.rates, sp.rates)
+		if at := w.Now().Add(sp.every); at < end {
 			w.At(at, "swarm-fault", fault)
 		}
 	}
-	w.At(start.Add(every), "swarm-fault", fault)
+	w.At(start.Add(sp.every), "swarm-fault", fault)
 	return r.advance(end)
 }
 
-// swarmFault draws at most one fault through the chooser.
-func (r *runner) swarmFault(rates map[string]float64) {
+// swarmFault draws at most one fault through the chooser, at the rates of
+// the profile. A crash or power-loss drawn for a broker that is down
+// restarts it instead, at the script's rate (base): like heal, restarts
+// stay on whatever the profile, so brokers do not stay down for the rest
+// of the run.
+func (r *runner) swarmFault(rates, base map[string]float64) {
 	w := r.w
 	// Consumer faults are drawn only when asked for, so that runs without
 	// them keep their choices (and traces) as before.
@@ -141,7 +207,11 @@ func (r *runner) swarmFault(rates map[string]float64) {
 	id := r.c.Brokers[b]
 	name := "b" + strconv.Itoa(int(b))
 	for _, kind := range []string{"crash", "power-loss", "pause", "partition", "heal"} {
-		if !w.Chance(sim.KindFault, rates[kind]) {
+		p := rates[kind]
+		if (kind == "crash" || kind == "power-loss") && !w.Up(id) {
+			p = base[kind]
+		}
+		if !w.Chance(sim.KindFault, p) {
 			continue
 		}
 		switch kind {
@@ -165,6 +235,9 @@ func (r *runner) swarmFault(rates map[string]float64) {
 			rest = append(rest, "zk")
 			for c := range r.clients {
 				rest = append(rest, c)
+			}
+			for p := range r.producers {
+				rest = append(rest, p)
 			}
 			// The consumers are on the majority side too: a broker cut off
 			// from the cluster is cut off from every client.

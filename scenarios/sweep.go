@@ -144,7 +144,7 @@ func ParseShard(text string) (int, int, error) {
 }
 
 // swarmRates are the swarm arguments that are probabilities.
-var swarmRates = map[string]bool{"crash": true, "power-loss": true, "pause": true, "partition": true, "heal": true}
+var swarmRates = map[string]bool{"crash": true, "power-loss": true, "pause": true, "partition": true, "heal": true, "consumer-crash": true}
 
 // variables returns the script variables a grid may set: those of the
 // variant lines and, when the script has a swarm step, its arguments.
@@ -192,6 +192,8 @@ func checkVariable(name, v string) error {
 		if n, err := strconv.Atoi(v); err != nil || n < 1 {
 			return fmt.Errorf("%s=%q: want a number >= 1", name, v)
 		}
+	case k == "profile":
+		return checkProfileMode(name, v)
 	case k == "acks":
 		if v != "all" && v != "-1" && v != "1" && v != "0" {
 			return fmt.Errorf("%s=%q: allowed 0, 1, -1, all", name, v)
@@ -290,7 +292,24 @@ func (sw *Sweep) runArgs(s *Script, p Point) (string, map[string]string) {
 			set[a.Key] = v
 		}
 	}
+	// A sweep over the swarm's rates compares those rates: unless the grid
+	// sweeps $profile too, each run keeps them as given rather than drawing
+	// a swarm profile from them.
+	if _, ok := set["$profile"]; !ok && vars["$profile"] && sw.sweepsRates() {
+		set["$profile"] = ProfileFixed
+	}
 	return variant, set
+}
+
+// sweepsRates reports whether a grid axis is one of the swarm's rates
+// ($crash, or crash written without the $).
+func (sw *Sweep) sweepsRates() bool {
+	for _, a := range sw.Grid {
+		if swarmRates[strings.TrimPrefix(a.Key, "$")] {
+			return true
+		}
+	}
+	return false
 }
 
 // RunRecord is one run of a sweep, as a line of runs.jsonl: enough to
@@ -299,6 +318,10 @@ type RunRecord struct {
 	Point  int      `json:"point"`
 	Config []string `json:"config"`
 	Seed   uint64   `json:"seed"`
+	// Profile is the run's swarm profile ("swarm: crash=0.6 ...", or
+	// "fixed: ..." with the script's rates), when the scenario has a swarm
+	// step.
+	Profile string `json:"profile,omitempty"`
 	// Verdicts are checker=ok|unknown|permitted|bug, in checkers.Names order.
 	Verdicts         []string `json:"verdicts"`
 	Failed           string   `json:"failed,omitempty"`
@@ -330,7 +353,7 @@ func Outcome(v checkers.Verdict) string {
 
 // NewRunRecord summarises a result.
 func NewRunRecord(sw *Sweep, p Point, r *Result) RunRecord {
-	rec := RunRecord{Point: p.Index, Config: sw.Pairs(p), Seed: r.Seed, Failed: r.Failed,
+	rec := RunRecord{Point: p.Index, Config: sw.Pairs(p), Seed: r.Seed, Profile: r.Profile, Failed: r.Failed,
 		Acked: r.Stats.Acked, AckedLost: r.Stats.AckedLost, DivergentOffsets: r.Stats.DivergentOffsets,
 		TraceHash: fmt.Sprintf("%016x", r.TraceHash), Replay: r.Replay, Verdicts: []string{}, Latency: Histogram{}}
 	for _, v := range r.Verdicts {

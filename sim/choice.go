@@ -25,10 +25,11 @@ const (
 	KindCorrupt               // whether, and where, a read returns a flipped bit
 	KindFault                 // fault timing and placement chosen by a schedule
 	KindWorkload              // workload randomness drawn by a node through its context
+	KindProfile               // a swarm profile: which fault kinds a run enables, at which rates
 	numKinds
 )
 
-var kindNames = [numKinds]string{"order", "latency", "drop", "duplicate", "reorder", "delay", "crash-keep", "tear", "corrupt", "fault", "workload"}
+var kindNames = [numKinds]string{"order", "latency", "drop", "duplicate", "reorder", "delay", "crash-keep", "tear", "corrupt", "fault", "workload", "profile"}
 
 // String returns the kind's name as used in traces and choice files.
 func (k Kind) String() string {

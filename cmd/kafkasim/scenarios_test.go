@@ -103,6 +103,8 @@ func TestScenarioBadInputExitsTwo(t *testing.T) {
 		{"run", "-scenario", "kip101-hw-lag", "-set", "acks=maybe"},
 		{"run", "-scenario", "kip101-hw-lag", "-set", "no.such.property=1"},
 		{"run", "-scenario", "kip101-hw-lag", "-set", "noequals"},
+		{"run", "-scenario", "swarm", "-variant", "kip279-safe", "-set", "$profile=random"},
+		{"run", "-scenario", "swarm", "-set", "$crash=2"},
 		{"suite", "-seeds", "0"},
 		{"suite", "-run", "("},
 		{"suite", "-run", "nothing-matches-this"},
