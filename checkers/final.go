@@ -226,6 +226,9 @@ type Facts struct {
 type Final struct {
 	Partitions []PartitionFinal
 	Facts      Facts
+	// Liveness is what the liveness phase observed (liveness.go), or nil
+	// when the run had none; the liveness verdict is then Unknown.
+	Liveness *Liveness `json:",omitempty"`
 }
 
 // Partition returns the final state of topic-partition, and false if Final

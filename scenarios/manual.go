@@ -85,6 +85,10 @@ func (r *runner) leaderAndISR(st Step) error {
 		r.obs.facts.Failures = append(r.obs.facts.Failures, checkers.Failure{Broker: prev[0], Kind: checkers.Isolated, Time: now, End: now + 1})
 	}
 	r.manual[tp] = [2]int32{leader, int32(epoch)}
+	if r.manualSteps == nil {
+		r.manualSteps = map[storage.TopicPartition]Step{}
+	}
+	r.manualSteps[tp] = st
 	lai := kmsg.NewPtrLeaderAndISRRequest()
 	lai.Version = 1
 	lai.ControllerEpoch = manualControllerEpoch

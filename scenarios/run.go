@@ -116,7 +116,7 @@ func (s *Script) Configuration(v Variant, set map[string]string) map[string]stri
 	props := map[string]string{}
 	for _, m := range []map[string]string{s.Props, v.Props, set} {
 		for k, val := range m {
-			if !strings.HasPrefix(k, "$") {
+			if !strings.HasPrefix(k, "$") && !isRunnerProp(k) {
 				props[k] = val
 			}
 		}
@@ -196,6 +196,10 @@ type runner struct {
 	ctl     sim.NodeID
 	ctlNode *manualController
 	manual  map[storage.TopicPartition][2]int32 // leader, epoch
+	// manualSteps are the last leader-and-isr step of each partition (the
+	// end phase resends it to a broker it restarts, as the controller does
+	// on a broker's startup).
+	manualSteps map[storage.TopicPartition]Step
 	// vars are the script variables of the run (the swarm step reads its
 	// overrides there).
 	vars map[string]string
@@ -204,6 +208,12 @@ type runner struct {
 	// consumers are the consumer nodes' names, in creation order (the
 	// swarm's consumer faults pick among them).
 	consumers []string
+	// lossyLinks are the links a 'lossy' step changed (the end phase's
+	// heal restores them).
+	lossyLinks [][2]sim.NodeID
+	// live is what the liveness phase observed (endphase.go); nil when no
+	// end phase ran (an exploration).
+	live *checkers.Liveness
 }
 
 // Prepare validates a run's inputs and returns its configuration: errors
@@ -215,6 +225,9 @@ func (s *Script) Prepare(variant string, set map[string]string) (Variant, config
 	}
 	cfg, err := config.Parse(s.Configuration(v, set))
 	if err != nil {
+		return v, cfg, err
+	}
+	if _, err := s.endOptions(v, set); err != nil {
 		return v, cfg, err
 	}
 	for _, t := range s.Topics {
@@ -277,6 +290,9 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 			res.Failed = err.Error()
 		}
 	}
+	end, _ := s.endOptions(v, opts.Set) // checked by Prepare
+	end.replay = res.Replay
+	r.endPhase(res, end)
 	r.judge(res, v, opts.Budget)
 	res.Changes, res.Truncations = r.obs.changes, r.obs.truncations
 	return res, nil

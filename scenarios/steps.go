@@ -261,6 +261,7 @@ func (r *runner) judge(res *Result, v Variant, budget time.Duration) {
 	r.obs.facts.Healed = healed(w, r.c)
 	var ctrl = r.activeController()
 	final := r.obs.final(ctrl, r.manual)
+	final.Liveness = r.live
 	hist := r.rec.Finish(w.Now())
 	res.Final, res.History = final, hist
 	res.Verdicts = checkers.CheckAll(hist, final, r.obs.monitor, checkers.Options{LinearizabilityBudget: budget})
