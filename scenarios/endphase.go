@@ -14,8 +14,8 @@ package scenarios
 //     of checkers/liveness.go are sampled: a live leader at the current
 //     epoch for every partition, every assigned replica in its ISR, every
 //     broker running, an acks=all probe produce acknowledged on every
-//     partition (client "checker", recorded in the history like every
-//     send), and every consumer group with a running member Stable with its
+//     partition once its ISR is whole (client "checker", recorded in the
+//     history like every send), and every consumer group with a running member Stable with its
 //     members at the HW.
 //  3. Final reads (finalread.go), unless the script says 'final-read off'.
 //
@@ -249,7 +249,7 @@ func (r *runner) liveness(o endOptions) error {
 			}
 			return r.endMark(sim.S("phase", "liveness-end"), sim.S("outcome", outcome))
 		}
-		// Probe the partitions that have a leader and no probe in flight.
+		// Probe the partitions that are whole and have no probe in flight.
 		for k, tp := range r.obs.tps {
 			p := &probes[k]
 			left := l.Deadline.Sub(now)
@@ -277,8 +277,8 @@ func sameConditions(a, b []checkers.LivenessCondition) bool {
 }
 
 // livenessConditions samples the conditions now: the unmet ones, in a
-// deterministic order, and which partitions have a live leader (ready to
-// be probed).
+// deterministic order, and which partitions have a live leader and every
+// replica in the ISR (ready to be probed).
 func (r *runner) livenessConditions(probes []probe) ([]checkers.LivenessCondition, []bool) {
 	w := r.w
 	var unmet []checkers.LivenessCondition
@@ -331,6 +331,10 @@ func (r *runner) livenessConditions(probes []probe) ([]checkers.LivenessConditio
 		if p == nil {
 			unmet = append(unmet, cond(checkers.LivenessNoLeader, leader, why))
 		} else {
+			// NB: a partition is probed only once its ISR is whole: a write
+			// to a leader whose follower has not rejoined yet can hide what
+			// stops it from rejoining (KAFKA-3410: a follower ahead of its
+			// leader halts; one record later, it would not).
 			ready[k] = true
 			hws[tp] = p.HighWatermark()
 			isr := p.ISR()
@@ -341,13 +345,14 @@ func (r *runner) livenessConditions(probes []probe) ([]checkers.LivenessConditio
 						desc += "; b" + strconv.Itoa(int(id)) + " halted"
 					}
 					unmet = append(unmet, cond(checkers.LivenessNotInISR, id, desc))
+					ready[k] = false
 				}
 			}
 		}
 		if pr := probes[k]; !pr.acked {
-			desc := "no probe sent (no leader)"
+			desc := "none sent: no leader, or its ISR is not whole"
 			if pr.attempts > 0 {
-				desc = strconv.Itoa(pr.attempts) + " probe(s) sent, none acknowledged"
+				desc = strconv.Itoa(pr.attempts) + " sent, none acknowledged"
 			}
 			unmet = append(unmet, cond(checkers.LivenessProbeFailed, -1, desc))
 		}
