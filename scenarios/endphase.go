@@ -19,8 +19,9 @@ package scenarios
 //     members at the HW.
 //  3. Final reads (finalread.go), unless the script says 'final-read off'.
 //
-// What it simplifies: only the scenario's topics are probed and read
-// (__consumer_offsets is judged through its groups); crashed consumers are
+// What it simplifies: __consumer_offsets is neither probed nor read, even
+// when a script declares it (clients cannot produce to it; it is judged
+// through its groups), though its leaders and ISRs are checked; crashed consumers are
 // clients and are not restarted (a group with no running member is not
 // judged); with 'controller manual' nobody elects, so a broker the end
 // phase restarts is sent its partitions' last leader-and-isr step (the
@@ -115,7 +116,13 @@ func (r *runner) endPhase(res *Result, o endOptions) {
 	if o.finalRead {
 		if err := r.finalReads(); err != nil {
 			fail("final reads", err)
+			return
 		}
+	}
+	// Let what the clients started finish (a consumer processing the
+	// records it just polled, a probe's acknowledgement on its way).
+	if err := r.advance(r.w.Now().Add(sim.Second)); err != nil {
+		fail("settle", err)
 	}
 }
 
@@ -253,7 +260,7 @@ func (r *runner) liveness(o endOptions) error {
 		for k, tp := range r.obs.tps {
 			p := &probes[k]
 			left := l.Deadline.Sub(now)
-			if p.acked || !ready[k] || (p.value != "" && !checker.done[p.value]) || left < livenessPeriod {
+			if p.acked || !ready[k] || tp.Topic == coordinator.OffsetsTopic || (p.value != "" && !checker.done[p.value]) || left < livenessPeriod {
 				continue
 			}
 			p.attempts++
@@ -349,7 +356,7 @@ func (r *runner) livenessConditions(probes []probe) ([]checkers.LivenessConditio
 				}
 			}
 		}
-		if pr := probes[k]; !pr.acked {
+		if pr := probes[k]; !pr.acked && tp.Topic != coordinator.OffsetsTopic {
 			desc := "none sent: no leader, or its ISR is not whole"
 			if pr.attempts > 0 {
 				desc = strconv.Itoa(pr.attempts) + " sent, none acknowledged"

@@ -25,6 +25,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/broker/client"
 	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -150,6 +151,9 @@ func (r *runner) finalReads() error {
 		f.bootstrap = append(f.bootstrap, int32(i))
 	}
 	for _, tp := range r.obs.tps {
+		if tp.Topic == coordinator.OffsetsTopic {
+			continue
+		}
 		f.reads = append(f.reads, &finalRead{tp: client.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}, from: -1})
 	}
 	id, err := w.AddNode(finalReaderName, func() sim.Node { return f }, sim.NodeOptions{})
