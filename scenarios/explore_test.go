@@ -155,7 +155,9 @@ func TestShrinkSwarmSeed(t *testing.T) {
 	}
 	var hashes []uint64
 	for i := 0; i < 2; i++ {
-		sh, err := s.Shrink(ShrinkConfig{Variant: "hw-unsafe", Seed: 24, Checker: "divergence", MaxRuns: 16})
+		// NB: seed 50 diverges below both HWs; seed 24, used before the end
+		// phase, only ended before a follower caught up, and converges now.
+		sh, err := s.Shrink(ShrinkConfig{Variant: "hw-unsafe", Seed: 50, Checker: "divergence", MaxRuns: 16})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -103,6 +103,7 @@ func TestScenarioBadInputExitsTwo(t *testing.T) {
 		{"run", "-scenario", "kip101-hw-lag", "-set", "acks=maybe"},
 		{"run", "-scenario", "kip101-hw-lag", "-set", "no.such.property=1"},
 		{"run", "-scenario", "kip101-hw-lag", "-set", "noequals"},
+		{"run", "-scenario", "kip101-hw-lag", "-set", "kafkasim.liveness.timeout.ms=0"},
 		{"suite", "-seeds", "0"},
 		{"suite", "-run", "("},
 		{"suite", "-run", "nothing-matches-this"},
