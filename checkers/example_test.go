@@ -42,4 +42,6 @@ func Example() {
 	//   note: no monitor observed the run
 	// duplicates: ok
 	// ordering: ok
+	// liveness: unknown
+	//   note: no liveness phase was recorded (a history saved before liveness, or a run without an end phase)
 }

@@ -240,6 +240,9 @@ type ISRChange struct {
 type Final struct {
 	Partitions []PartitionFinal
 	Facts      Facts
+	// Liveness is what the liveness phase observed (liveness.go), or nil
+	// when the run had none; the liveness verdict is then Unknown.
+	Liveness *Liveness `json:",omitempty"`
 }
 
 // Partition returns the final state of topic-partition, and false if Final

@@ -12,7 +12,9 @@
 //
 // What it simplifies: the invariants monitor watches a live run event by
 // event, so it cannot be re-run on a file; the run's monitor verdict is
-// saved on the "invariants" line and reported as recorded. Porcupine's
+// saved on the "invariants" line and reported as recorded. The liveness
+// phase's samples travel inside "final" (Final.Liveness) and are judged
+// again; a file without them gets an Unknown liveness verdict. Porcupine's
 // visual evidence is not saved (check recomputes it).
 
 package checkers

@@ -80,6 +80,17 @@ func (r *Recorder) ReadHW(t sim.Time, process, topic string, partition int32) Op
 // SetLeader records the broker a pending Send was sent to.
 func (r *Recorder) SetLeader(id OpID, broker int32) { r.pending(id, "SetLeader").Leader = broker }
 
+// SetFetchOffset records the offset a pending Poll fetches from, once the
+// client knows it (a final read learns its partition's log start after it
+// began).
+func (r *Recorder) SetFetchOffset(id OpID, offset int64) {
+	op := r.pending(id, "SetFetchOffset")
+	if op.Kind != Poll {
+		panic(fmt.Sprintf("checkers: SetFetchOffset of %s, a %s", op, op.Kind))
+	}
+	op.FetchOffset = offset
+}
+
 // SetProducerID records the idempotent-producer identity of a pending Send.
 func (r *Recorder) SetProducerID(id OpID, producerID int64, epoch int16, sequence int32) {
 	op := r.pending(id, "SetProducerID")
@@ -95,6 +106,14 @@ func (r *Recorder) Acked(id OpID, t sim.Time, offset int64) {
 // Polled completes a Poll as OK with the records it saw.
 func (r *Recorder) Polled(id OpID, t sim.Time, records []Record) {
 	op := r.complete(id, t, OK, "", Poll)
+	op.Records = append([]Record(nil), records...)
+}
+
+// PolledInfo completes a Poll as Info (it did not finish: a bounded read
+// that ran out of time) keeping the records it saw, which are still
+// evidence: Jepsen's pollers always emit safe data.
+func (r *Recorder) PolledInfo(id OpID, t sim.Time, records []Record, reason string) {
+	op := r.complete(id, t, Info, reason, Poll)
 	op.Records = append([]Record(nil), records...)
 }
 

@@ -33,7 +33,7 @@ const (
 )
 
 // Names lists the checker names in the order CheckAll returns verdicts.
-var Names = []string{NameLinearizability, NameAckedLoss, NameDivergence, NameInvariants, NameDuplicates, NameOrdering}
+var Names = []string{NameLinearizability, NameAckedLoss, NameDivergence, NameInvariants, NameDuplicates, NameOrdering, NameLiveness}
 
 // Result is a checker's three-valued outcome.
 type Result uint8
@@ -267,7 +267,7 @@ func CheckAll(h History, f Final, monitor *Monitor, opts Options) []Verdict {
 	if monitor != nil {
 		inv = monitor.Verdict()
 	}
-	out := []Verdict{lin, AckedLoss(h, f), Divergence(f), inv, Duplicates(h, f), Ordering(h, f)}
+	out := []Verdict{lin, AckedLoss(h, f), Divergence(f), inv, Duplicates(h, f), Ordering(h, f), CheckLiveness(f.Liveness)}
 	if len(h.Consumers) > 0 {
 		// The consumer checkers (ConsumerNames) judge runs with group consumers.
 		out = append(out, Consumers(h, f), Groups(h, f))

@@ -48,6 +48,7 @@ type scriptClient struct {
 	corr    int32
 	calls   map[int32]*produceCall // by correlation id of the request in flight
 	done    map[string]bool        // values whose operation completed
+	acked   map[string]bool        // values acknowledged (ok)
 	timer   sim.TimerID
 }
 
@@ -56,7 +57,7 @@ func newScriptClient(name string, brokers int, rec *checkers.Recorder) *scriptCl
 	// kept between them), like independent producers: declared as a
 	// producer whose records may be reordered.
 	rec.Producer(checkers.Producer{Process: name, MaxInFlight: 1 << 20, Retries: 1})
-	return &scriptClient{name: name, brokers: brokers, rec: rec, calls: map[int32]*produceCall{}, done: map[string]bool{}}
+	return &scriptClient{name: name, brokers: brokers, rec: rec, calls: map[int32]*produceCall{}, done: map[string]bool{}, acked: map[string]bool{}}
 }
 
 func (c *scriptClient) Start(ctx *sim.Context) {}
@@ -144,6 +145,7 @@ func (c *scriptClient) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message)
 		switch {
 		case p.ErrorCode == 0:
 			c.rec.Acked(call.op, now, p.BaseOffset)
+			c.acked[call.value] = true
 			ctx.Log("client-ack", sim.S("client", c.name), sim.S("value", call.value), sim.I("offset", p.BaseOffset))
 		case definitelyNotWritten[p.ErrorCode] && !(p.ErrorCode == kerr.NotLeaderForPartition.Code && call.acks == -1):
 			// NB: with acks=all, NOT_LEADER_OR_FOLLOWER also answers records

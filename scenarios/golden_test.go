@@ -24,6 +24,7 @@ var storyKinds = map[string]bool{
 	"append": true, "follower-append": true, "truncate": true, "become-leader": true, "become-follower": true,
 	"crash": true, "start": true, "cut": true, "heal": true, "partition": true, "pause": true,
 	"client-ack": true, "epoch-answer": true, "isr": true, "halt": true, "controller-partition-state": true,
+	"end-phase": true, "final-read": true,
 }
 
 func story(r *Result) string {

@@ -86,6 +86,10 @@ func (r *runner) leaderAndISR(st Step) error {
 	}
 	r.manual[tp] = [2]int32{leader, int32(epoch)}
 	r.obs.facts.ISRChanges = append(r.obs.facts.ISRChanges, checkers.ISRChange{Topic: topic, Partition: int32(p), Time: r.w.Now(), ISR: isr, Leader: leader})
+	if r.manualSteps == nil {
+		r.manualSteps = map[storage.TopicPartition]Step{}
+	}
+	r.manualSteps[tp] = st
 	lai := kmsg.NewPtrLeaderAndISRRequest()
 	lai.Version = 1
 	lai.ControllerEpoch = manualControllerEpoch

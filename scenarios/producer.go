@@ -172,10 +172,12 @@ func (r *runner) lossy(st Step) error {
 			if err := r.w.SetLink(a, b, link); err != nil {
 				return err
 			}
+			r.lossyLinks = append(r.lossyLinks, [2]sim.NodeID{a, b})
 			if st.Args[1] == "<->" {
 				if err := r.w.SetLink(b, a, link); err != nil {
 					return err
 				}
+				r.lossyLinks = append(r.lossyLinks, [2]sim.NodeID{b, a})
 			}
 		}
 	}

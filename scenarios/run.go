@@ -119,7 +119,7 @@ func (s *Script) Configuration(v Variant, set map[string]string) map[string]stri
 	props := map[string]string{}
 	for _, m := range []map[string]string{s.Props, v.Props, set} {
 		for k, val := range m {
-			if !strings.HasPrefix(k, "$") {
+			if !strings.HasPrefix(k, "$") && !isRunnerProp(k) {
 				props[k] = val
 			}
 		}
@@ -199,6 +199,10 @@ type runner struct {
 	ctl     sim.NodeID
 	ctlNode *manualController
 	manual  map[storage.TopicPartition][2]int32 // leader, epoch
+	// manualSteps are the last leader-and-isr step of each partition (the
+	// end phase resends it to a broker it restarts, as the controller does
+	// on a broker's startup).
+	manualSteps map[storage.TopicPartition]Step
 	// vars are the script variables of the run (the swarm step reads its
 	// overrides there).
 	vars map[string]string
@@ -209,6 +213,12 @@ type runner struct {
 	consumers []string
 	// profiles are the swarm profiles of the run's swarm steps, rendered.
 	profiles []string
+	// lossyLinks are the links a 'lossy' step changed (the end phase's
+	// heal restores them).
+	lossyLinks [][2]sim.NodeID
+	// live is what the liveness phase observed (endphase.go); nil when no
+	// end phase ran (an exploration).
+	live *checkers.Liveness
 }
 
 // Prepare validates a run's inputs and returns its configuration: errors
@@ -220,6 +230,9 @@ func (s *Script) Prepare(variant string, set map[string]string) (Variant, config
 	}
 	cfg, err := config.Parse(s.Configuration(v, set))
 	if err != nil {
+		return v, cfg, err
+	}
+	if _, err := s.endOptions(v, set); err != nil {
 		return v, cfg, err
 	}
 	for _, t := range s.Topics {
@@ -288,6 +301,9 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 		}
 	}
 	res.Profile = strings.Join(r.profiles, "; ")
+	end, _ := s.endOptions(v, opts.Set) // checked by Prepare
+	end.replay = res.Replay
+	r.endPhase(res, end)
 	r.judge(res, v, opts.Budget)
 	res.Changes, res.Truncations = r.obs.changes, r.obs.truncations
 	return res, nil

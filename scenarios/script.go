@@ -15,6 +15,7 @@ package scenarios
 //	variant kip279 truncation=kip279
 //	expect hw acked-loss=bug
 //	expect kip279 acked-loss=ok
+//	final-read on           # the default; 'off' skips the end phase's reads
 //
 //	run 5s
 //	produce p1 t/0 m1 acks=all
@@ -63,7 +64,7 @@ const (
 var expectations = []Expectation{ExpectOK, ExpectBug, ExpectPermitted, ExpectViolation, ExpectAny}
 
 // Checkers are the checker names a script may set expectations for.
-var Checkers = []string{"linearizability", "acked-loss", "divergence", "invariants", "duplicates", "ordering", "consumer", "group"}
+var Checkers = []string{"linearizability", "acked-loss", "divergence", "invariants", "duplicates", "ordering", "liveness", "consumer", "group"}
 
 // Variant is one configuration a scenario contrasts.
 type Variant struct {
@@ -106,6 +107,10 @@ type Script struct {
 	// controller; leader-and-isr steps take the controller's decisions.
 	Manual bool
 	Steps  []Step
+	// NoFinalRead is set by 'final-read off': the end phase skips the
+	// final reads (a script where a read would disturb what it shows says
+	// why in a comment). The heal and the liveness phase still run.
+	NoFinalRead bool
 }
 
 // SyntaxError is a malformed line.
@@ -162,7 +167,7 @@ func Parse(file, name string, r io.Reader) (*Script, error) {
 			return nil, fail("%v", err)
 		}
 		switch word {
-		case "name", "describe", "source", "brokers", "topic", "set", "variant", "expect", "limit", "controller":
+		case "name", "describe", "source", "brokers", "topic", "set", "variant", "expect", "limit", "controller", "final-read":
 			if inBody {
 				return nil, fail("%q belongs in the header, before the first step", word)
 			}
@@ -230,6 +235,11 @@ func (s *Script) header(word string, rest []string, kv map[string]string, pos []
 			return fmt.Errorf("controller: want 'controller zk' (the default: ZooKeeper and an elected controller) or 'controller manual'")
 		}
 		s.Manual = pos[0] == "manual"
+	case "final-read":
+		if len(rest) != 1 || (rest[0] != "on" && rest[0] != "off") {
+			return fmt.Errorf("final-read: want 'final-read on' (the default: after the last step the healed cluster is read back) or 'final-read off'")
+		}
+		s.NoFinalRead = rest[0] == "off"
 	case "limit":
 		if len(pos) != 1 {
 			return fmt.Errorf("limit: want one duration")

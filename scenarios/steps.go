@@ -262,12 +262,13 @@ func (r *runner) judge(res *Result, v Variant, budget time.Duration) {
 	r.obs.facts.Healed = healed(w, r.c)
 	var ctrl = r.activeController()
 	final := r.obs.final(ctrl, r.manual)
+	final.Liveness = r.live
 	hist := r.rec.Finish(w.Now())
 	res.Final, res.History = final, hist
 	res.Verdicts = checkers.CheckAll(hist, final, r.obs.monitor, checkers.Options{LinearizabilityBudget: budget})
 	res.TraceHash, res.Events, res.SimTime = w.Trace().Hash(), w.Events(), w.Now()
 	for _, op := range hist.Ops {
-		if op.Kind == checkers.Send && op.Outcome == checkers.OK {
+		if op.Kind == checkers.Send && op.Outcome == checkers.OK && op.Process != checkerName { // probes are not the workload
 			res.Stats.Acked++
 		}
 	}

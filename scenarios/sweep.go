@@ -360,7 +360,7 @@ func NewRunRecord(sw *Sweep, p Point, r *Result) RunRecord {
 		rec.Verdicts = append(rec.Verdicts, v.Checker+"="+Outcome(v))
 	}
 	for _, op := range r.History.Ops {
-		if op.Kind != checkers.Send {
+		if op.Kind != checkers.Send || op.Process == checkerName { // the liveness probes are not the workload
 			continue
 		}
 		rec.Attempts++

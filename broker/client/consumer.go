@@ -156,6 +156,9 @@ type partState struct {
 	posEpoch   int32
 	leaderSeen partitionMeta
 	validate   bool
+	// hw is the high watermark the last fetch response reported (-1 until
+	// one did), as Kafka's SubscriptionState keeps it for the lag metrics.
+	hw int64
 }
 
 // Consumer is Kafka's consumer as a library embedded in a node: the node
@@ -315,7 +318,7 @@ func (c *Consumer) setAssignment(tps []TopicPartition) {
 			continue
 		}
 		parts = append(parts, &partState{tp: tp, position: -1, fetchPos: -1, needCommitted: c.cfg.GroupID != "", needReset: c.cfg.GroupID == "",
-			readReplica: -1, fetchingFrom: -1, posEpoch: -1, leaderSeen: partitionMeta{leader: -1, epoch: -1}})
+			readReplica: -1, fetchingFrom: -1, posEpoch: -1, leaderSeen: partitionMeta{leader: -1, epoch: -1}, hw: -1})
 	}
 	c.parts = parts
 }
@@ -328,6 +331,20 @@ func (c *Consumer) Position(tp TopicPartition) (int64, bool) {
 	}
 	return p.position, true
 }
+
+// HighWatermark returns the high watermark of an assigned partition as the
+// last successful fetch response reported it (Kafka keeps it for
+// records-lag and KIP-695's currentLag), and false before any did.
+func (c *Consumer) HighWatermark(tp TopicPartition) (int64, bool) {
+	p := c.part(tp)
+	if p == nil || p.hw < 0 {
+		return -1, false
+	}
+	return p.hw, true
+}
+
+// Closed reports whether Close was called.
+func (c *Consumer) Closed() bool { return c.closed }
 
 // Seek sets the position of an assigned partition; buffered and in-flight
 // data for it is dropped.

@@ -427,6 +427,7 @@ func (c *Consumer) handleFetched(ctx *sim.Context, p *partState, node int32, fr 
 				p.fetchRetryAt = ctx.Now().Add(c.cfg.RetryBackoff)
 				return
 			}
+			p.hw = rp.HighWatermark
 			if rp.PreferredReadReplica >= 0 && rp.PreferredReadReplica != node {
 				p.readReplica, p.readReplicaExpiry = rp.PreferredReadReplica, ctx.Now().Add(c.MetadataMaxAge)
 				ctx.Log("consumer-read-replica", sim.S("client-id", c.cfg.ClientID), sim.S("partition", p.tp.String()),

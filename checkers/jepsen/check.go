@@ -85,6 +85,8 @@ func Unjudged() []checkers.Verdict {
 			"not judged: needs every replica's log, which a Jepsen history does not hold (inconsistent-offsets judges what clients saw)"),
 		checkers.NewVerdict(checkers.NameInvariants, nil, true,
 			"not judged: the invariants monitor watches a live simulated run"),
+		checkers.NewVerdict(checkers.NameLiveness, nil, true,
+			"not judged: needs the cluster's state after the final heal (leaders, ISRs, groups), which a Jepsen history does not hold"),
 		checkers.NewVerdict(NameCycles, nil, true,
 			"not judged: Elle's cycle search over ww/wr dependencies (G0, G1c, PL-1, PL-2) is not implemented"),
 	}

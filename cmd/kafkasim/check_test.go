@@ -129,7 +129,8 @@ func TestCheckJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 1 {
 		t.Fatalf("exit %d, %v:\n%s", code, err, out)
 	}
-	if got.Source != "kafkasim replay -scenario kip101-hw-lag -variant hw -seed 1" || len(got.Verdicts) != 6 || got.Verdicts[1].Checker != "acked-loss" || got.Verdicts[1].Result != "violation" {
+	if got.Source != "kafkasim replay -scenario kip101-hw-lag -variant hw -seed 1" || len(got.Verdicts) != 7 || got.Verdicts[1].Checker != "acked-loss" || got.Verdicts[1].Result != "violation" ||
+		got.Verdicts[6].Checker != "liveness" || got.Verdicts[6].Result != "ok" {
 		t.Fatalf("check -json = %+v", got)
 	}
 }
@@ -184,7 +185,7 @@ func TestCheckJepsenJSON(t *testing.T) {
 		results[v.Checker] = v.Result
 	}
 	if got.Format != "jepsen" || got.Ops != 4 || results["duplicate"] != "violation" || results["lost-write"] != "ok" ||
-		results["acked-loss"] != "unknown" || results["linearizability"] != "unknown" || len(got.NotJudged) != 5 {
+		results["acked-loss"] != "unknown" || results["linearizability"] != "unknown" || results["liveness"] != "unknown" || len(got.NotJudged) != 6 {
 		t.Fatalf("check -json -format jepsen = %+v", got)
 	}
 }

@@ -105,6 +105,7 @@ func TestScenarioBadInputExitsTwo(t *testing.T) {
 		{"run", "-scenario", "kip101-hw-lag", "-set", "noequals"},
 		{"run", "-scenario", "swarm", "-variant", "kip279-safe", "-set", "$profile=random"},
 		{"run", "-scenario", "swarm", "-set", "$crash=2"},
+		{"run", "-scenario", "kip101-hw-lag", "-set", "kafkasim.liveness.timeout.ms=0"},
 		{"suite", "-seeds", "0"},
 		{"suite", "-run", "("},
 		{"suite", "-run", "nothing-matches-this"},

@@ -1,0 +1,103 @@
+package checkers
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+const sec = sim.Time(sim.Second)
+
+func stuckISR(broker int32) LivenessCondition {
+	return LivenessCondition{Kind: LivenessNotInISR, Topic: "t", Partition: 0, Broker: broker, Description: "ISR [1]"}
+}
+
+// TestLivenessHeldIsOK: a phase whose conditions all held at some sample
+// is ok, however long they took within the timeout.
+func TestLivenessHeldIsOK(t *testing.T) {
+	l := &Liveness{Start: 10 * sec, Deadline: 70 * sec, Samples: []LivenessSample{
+		{Time: 10 * sec, Unmet: []LivenessCondition{stuckISR(2)}},
+		{Time: 12 * sec},
+	}}
+	v := CheckLiveness(l)
+	if v.Result != ResultOK || len(v.Notes) == 0 || !strings.Contains(v.Notes[0], "12.000s") {
+		t.Fatalf("%s: want ok, held at 12s", v)
+	}
+}
+
+// TestLivenessStuckIsABug: conditions unmet at the deadline are a
+// violation outside the contract, each naming what stayed stuck and since
+// when (the start of its unbroken unmet run), with the replay command.
+func TestLivenessStuckIsABug(t *testing.T) {
+	probe := LivenessCondition{Kind: LivenessProbeFailed, Topic: "t", Partition: 0, Broker: -1}
+	l := &Liveness{Start: 10 * sec, Deadline: 70 * sec, Replay: "kafkasim replay -scenario x -variant y -seed 1", Samples: []LivenessSample{
+		{Time: 10 * sec, Unmet: []LivenessCondition{stuckISR(2), probe}},
+		{Time: 11 * sec, Unmet: []LivenessCondition{probe}},              // b2 rejoined...
+		{Time: 15 * sec, Unmet: []LivenessCondition{stuckISR(2), probe}}, // ...and fell out again
+		{Time: 70 * sec, Unmet: []LivenessCondition{stuckISR(2), probe}},
+	}}
+	v := CheckLiveness(l)
+	if v.Result != ResultViolation || !v.ContractBroken() || len(v.Anomalies) != 2 {
+		t.Fatalf("%s: want a violation with 2 anomalies outside the contract", v)
+	}
+	a := v.Anomalies[0]
+	if a.Kind != LivenessNotInISR || len(a.Replicas) != 1 || a.Replicas[0] != 2 || a.Times[0] != 15*sec ||
+		!strings.Contains(a.Description, "stuck since 15.000s") || !strings.Contains(a.Description, "b2") {
+		t.Errorf("anomaly %s: want b2 out of the ISR since 15s", a)
+	}
+	if b := v.Anomalies[1]; b.Kind != LivenessProbeFailed || b.Times[0] != 10*sec {
+		t.Errorf("anomaly %s: want the probe unmet since 10s", b)
+	}
+	if !strings.Contains(v.String(), "replay: kafkasim replay -scenario x") {
+		t.Errorf("%s: want the replay command", v)
+	}
+}
+
+// TestLivenessUnknown: no phase, a skipped phase, no sample, or a phase
+// that ended early while still stuck cannot be judged: unknown, never ok.
+func TestLivenessUnknown(t *testing.T) {
+	for name, l := range map[string]*Liveness{
+		"absent":    nil,
+		"skipped":   {Skipped: "the run broke"},
+		"no sample": {Start: sec, Deadline: 61 * sec},
+		"cut short": {Start: sec, Deadline: 61 * sec, Samples: []LivenessSample{{Time: 2 * sec, Unmet: []LivenessCondition{stuckISR(1)}}}},
+	} {
+		if v := CheckLiveness(l); v.Result != ResultUnknown || len(v.Notes) == 0 {
+			t.Errorf("%s: %s: want unknown with a reason", name, v)
+		}
+	}
+}
+
+// TestLivenessTravelsInHistoryFile: the liveness samples are saved inside
+// the final line and judged again by check; a file without them gives an
+// unknown liveness verdict.
+func TestLivenessTravelsInHistoryFile(t *testing.T) {
+	f := HistoryFile{Source: "test", Final: Final{Liveness: &Liveness{Start: sec, Deadline: 61 * sec,
+		Samples: []LivenessSample{{Time: 61 * sec, Unmet: []LivenessCondition{stuckISR(2)}}}}}}
+	var buf bytes.Buffer
+	if err := WriteHistoryFile(&buf, f); err != nil {
+		t.Fatal(err)
+	}
+	g, err := ReadHistoryFile(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := find(CheckFile(g, Options{SkipLinearizability: true}), NameLiveness); v.Result != ResultViolation {
+		t.Errorf("read back: %s: want the violation again", v)
+	}
+	g.Final.Liveness = nil
+	if v := find(CheckFile(g, Options{SkipLinearizability: true}), NameLiveness); v.Result != ResultUnknown {
+		t.Errorf("without samples: %s: want unknown", v)
+	}
+}
+
+func find(vs []Verdict, name string) Verdict {
+	for _, v := range vs {
+		if v.Checker == name {
+			return v
+		}
+	}
+	return Verdict{Checker: name, Result: ResultUnknown, Notes: []string{"missing"}}
+}
