@@ -22,9 +22,14 @@
 // Settling: right after an epoch change a follower may still hold the old
 // epoch's uncommitted suffix (it truncates after OffsetsForLeaderEpoch) and a
 // new leader's HW may lag the true HW (reference §4.1); both are normal
-// Kafka. A follower is settled in an epoch once it has been seen with
-// HW <= leader HW and LEO <= leader LEO in that epoch; only settled
-// followers are held to those two bounds.
+// Kafka. A follower is settled in a leader's tenure — its epoch and its
+// process life: a controller that starts on the restarted leader's broker
+// finds it alive in ZooKeeper and gives it the same epoch again
+// (PartitionStateMachine elects only offline partitions; KIP-380's broker
+// epoch needs a controller that saw the bounce), and Partition.makeLeader
+// starts it from its checkpointed HW — once it has been seen with
+// HW <= leader HW and LEO <= leader LEO; only settled followers are held to
+// those two bounds.
 //
 // Evidence is the step and virtual time at which a break started; a break
 // that persists is reported once, and again only after it cleared. Breaks
@@ -127,6 +132,14 @@ func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s Pa
 		if !r.Alive {
 			delete(w.epoch, r.Broker)
 			delete(w.settled, r.Broker)
+			// A leader's tenure ends with its process: restarted and given
+			// its epoch again, it leads from its HW checkpoint, and its
+			// followers settle again (swarm kip279-safe seeds 113, 196, 299).
+			for b, e := range w.settled {
+				if w.leaderOf[e] == r.Broker {
+					delete(w.settled, b)
+				}
+			}
 			// Its HW is in memory only (checkpointed every
 			// replica.high.watermark.checkpoint.interval.ms): restarted and
 			// given its epoch again, it starts from the checkpoint.

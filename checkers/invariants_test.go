@@ -153,3 +153,27 @@ func TestInvariantsSettling(t *testing.T) {
 func TestInvariantsNothingObserved(t *testing.T) {
 	mustResult(t, NewMonitor().Verdict(), ResultUnknown)
 }
+
+// TestInvariantsLeaderTenure (swarm kip279-safe seeds 113, 196, 299): the
+// leader b1 restarts and is given epoch 0 again, leading from its HW
+// checkpoint (2) while its follower still holds HW 3 from the leader's
+// previous life. A new tenure: the follower settles again, no break. The
+// same HW gap without the restart is a break.
+func TestInvariantsLeaderTenure(t *testing.T) {
+	deadLeader := rs(1, NoRole, 0, 4, 3)
+	deadLeader.Alive = false
+	m := NewMonitor()
+	observeAll(m,
+		snap(rs(0, Follower, 0, 4, 3), rs(1, Leader, 0, 4, 3, 0, 1)),
+		snap(rs(0, Follower, 0, 4, 3), deadLeader),
+		snap(rs(0, Follower, 0, 4, 3), rs(1, Leader, 0, 4, 2, 0, 1)),
+		snap(rs(0, Follower, 0, 4, 2), rs(1, Leader, 0, 4, 4, 0, 1)))
+	mustResult(t, m.Verdict(), ResultOK)
+	m = NewMonitor()
+	observeAll(m,
+		snap(rs(0, Follower, 0, 4, 3), rs(1, Leader, 0, 4, 3, 0, 1)),
+		snap(rs(0, Follower, 0, 4, 4), rs(1, Leader, 0, 4, 3, 0, 1)))
+	if a := onlyAnomaly(t, m.Verdict()); a.Kind != "follower-hw-above-leader-hw" || a.Permitted {
+		t.Fatalf("anomaly = %s", a)
+	}
+}

@@ -45,6 +45,9 @@ func TestExploreStaleFetchResponseAfterRestart(t *testing.T) {
 		t.Errorf("no stale-response dropped: the choices no longer drive the race")
 	}
 	for _, v := range res.Verdicts {
+		if v.Checker == checkers.NameLiveness {
+			continue // an exploration has no end phase: unknown by design
+		}
 		if v.Result != checkers.ResultOK {
 			t.Errorf("%s: %v: %v", v.Checker, v.Result, v.Anomalies)
 		}

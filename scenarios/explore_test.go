@@ -155,11 +155,11 @@ func TestShrinkSwarmSeed(t *testing.T) {
 	}
 	var hashes []uint64
 	for i := 0; i < 2; i++ {
-		sh, err := s.Shrink(ShrinkConfig{Variant: "hw-unsafe", Seed: 7, Checker: "divergence", MaxRuns: 16})
+		sh, err := s.Shrink(ShrinkConfig{Variant: "hw-unsafe", Seed: 5, Checker: "invariants", MaxRuns: 16})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !stillFails(sh.After, "divergence", false) || sh.FaultsAfter > sh.FaultsBefore || sh.DeviatedAfter >= sh.DeviatedBefore {
+		if !stillFails(sh.After, "invariants", false) || sh.FaultsAfter > sh.FaultsBefore || sh.DeviatedAfter >= sh.DeviatedBefore {
 			t.Fatalf("faults %d -> %d, deviations %d -> %d", sh.FaultsBefore, sh.FaultsAfter, sh.DeviatedBefore, sh.DeviatedAfter)
 		}
 		res, err := s.RunChoiceFile(sh.File, nil, Options{})
