@@ -37,9 +37,18 @@ set zookeeper.session.timeout.ms=6000 replica.lag.time.max.ms=10000
 variant kip279-safe truncation=kip279 min.insync.replicas=2 unclean.leader.election.enable=false $acks=all $idempotence=true
 variant kip101-safe truncation=kip101 min.insync.replicas=2 unclean.leader.election.enable=false $acks=all $idempotence=true
 variant hw-unsafe truncation=hw min.insync.replicas=1 unclean.leader.election.enable=true $acks=1 $idempotence=false
-expect kip279-safe divergence=permitted duplicates=ok
-expect kip101-safe duplicates=ok
-expect hw-unsafe duplicates=ok
+# Every checker has an expectation. 'permitted' means no contract break
+# (ok passes too); 'any' is for what a random schedule shows on some seeds
+# and not others. linearizability is 'any': porcupine may run out of its
+# budget on a long swarm history (unknown); TestSuiteMeetsExpectations
+# still fails on any contract break outside the bug variants.
+expect kip279-safe linearizability=any acked-loss=permitted divergence=permitted invariants=permitted duplicates=permitted ordering=permitted liveness=ok
+# KIP-101 without KIP-279 diverges after fast leader changes (KAFKA-6361,
+# seed 34): a protocol bug of Kafka 0.11-1.1, shown on some seeds.
+expect kip101-safe linearizability=any acked-loss=permitted divergence=any invariants=permitted duplicates=permitted ordering=permitted liveness=ok
+# HW truncation (pre-0.11) diverges and breaks the HW invariants on some
+# seeds: the bug KIP-101 fixed.
+expect hw-unsafe linearizability=any acked-loss=permitted divergence=any invariants=any duplicates=permitted ordering=permitted liveness=ok
 
 run 3s
 swarm 60s clients=2 interval=20ms fault-every=2s crash=0.3 power-loss=0.1 pause=0.1 partition=0.2 heal=0.3 acks=$acks enable.idempotence=$idempotence
