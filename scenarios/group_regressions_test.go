@@ -92,3 +92,14 @@ func TestGroupSwarmNoRecordsAfterRevoke(t *testing.T) {
 func TestGroupSwarmRejoinAfterUnknownMember(t *testing.T) {
 	mustBeOK(t, "group-swarm", "cooperative", 126, checkers.NameGroup)
 }
+
+// TestGroupSwarmLeaderAssignsBeforeMetadata: in group-swarm eager seed
+// 274 the restarted leader c2 assigns before its first metadata answer
+// (the topic unknown: every member gets nothing), and the metadata comes
+// while the SyncGroup is in flight. Comparing the snapshot only when
+// metadata arrived, it never rebalanced: the group stayed Stable owning
+// nothing, and liveness caught it. Kafka compares at every poll.
+func TestGroupSwarmLeaderAssignsBeforeMetadata(t *testing.T) {
+	mustBeOK(t, "group-swarm", "eager", 274, checkers.NameLiveness)
+	mustBeOK(t, "group-swarm", "eager", 274, checkers.NameConsumer)
+}

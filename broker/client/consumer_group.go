@@ -161,15 +161,16 @@ func (c *Consumer) applyMetadata(ctx *sim.Context, r *kmsg.MetadataResponse) {
 	c.leaderCheckMetadata(ctx)
 }
 
-// leaderCheckMetadata is the leader's check after a metadata update
-// (ConsumerCoordinator's assignmentSnapshot vs metadataSnapshot): when a
+// leaderCheckMetadata is the leader's check after a metadata update and
+// after each completed join (ConsumerCoordinator's assignmentSnapshot vs
+// metadataSnapshot): when a
 // subscribed topic's partition count differs from what the last assignment
 // saw — a topic it did not know yet, or new partitions — the group
 // rebalances, so no partition stays unassigned.
 func (c *Consumer) leaderCheckMetadata(ctx *sim.Context) {
 	g := &c.group
-	if g.assignedParts == nil || g.leader != g.memberID || g.memberID == "" || g.needRejoin {
-		return
+	if g.assignedParts == nil || g.leader != g.memberID || g.memberID == "" || g.needRejoin || g.joining {
+		return // NB: with a join in flight, synced compares once it completes
 	}
 	for _, topic := range c.topics {
 		n := int32(0)
@@ -490,6 +491,11 @@ func (c *Consumer) synced(ctx *sim.Context, gen int32, r *kmsg.SyncGroupResponse
 		return
 	}
 	g.synced, g.needRejoin, g.revoked = true, false, false
+	// Kafka's rejoinNeededOrPending compares the assignment snapshot with
+	// the metadata at every poll, not only when metadata arrives: metadata
+	// that came while the join was in flight (a leader that assigned before
+	// it knew the topic, group-swarm eager seed 274) still makes it rejoin.
+	defer c.leaderCheckMetadata(ctx)
 	g.nextHeartbeat = ctx.Now().Add(c.cfg.HeartbeatInterval)
 	c.autoNext = ctx.Now().Add(c.cfg.AutoCommitInterval)
 	ctx.Log("consumer-assigned", sim.S("client-id", c.cfg.ClientID), sim.S("member", g.memberID), sim.I("generation", int64(g.generation)), sim.S("partitions", tpList(tps)))
