@@ -12,7 +12,10 @@
 //     judge's LEO, and ends at the same LEO. The first difference is reported
 //     ("not-converged").
 //
-// Divergence is within Kafka's contract (Permitted) only when the two
+// Divergence is within Kafka's contract (Permitted) when the partition's
+// recorded state shows one leader given its old leader epoch again after
+// losing unflushed data (reusedAfterLoss: the two histories of that epoch
+// need not overlap in the final logs); or when the two
 // logs show a leader epoch used twice — at some offset both hold a record
 // of the same epoch (a real one: records of the pre-0.11 formats carry
 // none) with different values — and at some instant the partition's whole
@@ -54,8 +57,12 @@ func Divergence(f Final) Verdict {
 		}
 		extra := uncleanNote(pf, f.Facts)
 		allDown, why := isrLost(con, pf)
+		reused, reusedWhy := reusedAfterLoss(f.Facts, pf)
 		// permitted: the rule in the file header, for replicas a and b.
 		permitted := func(a, b Replica) (bool, string) {
+			if reused {
+				return true, "; " + reusedWhy
+			}
 			if !allDown {
 				return false, ""
 			}
@@ -151,6 +158,37 @@ func reusedEpoch(a, b Replica) (int32, int64, bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// reusedAfterLoss reports whether the partition's state recorded one
+// (leader, leader epoch) twice with that leader losing unflushed data in
+// between: the restarted leader took its old epoch again with a shorter log
+// (swarm kip279-safe seed 199 under the scripted clients), so leader-epoch
+// truncation cannot tell its new records from the old ones of that epoch.
+func reusedAfterLoss(facts Facts, pf PartitionFinal) (bool, string) {
+	var chs []ISRChange
+	for _, ch := range facts.ISRChanges {
+		if ch.Topic == pf.Topic && ch.Partition == pf.Partition && ch.Leader >= 0 && ch.LeaderEpoch >= 0 {
+			chs = append(chs, ch)
+		}
+	}
+	for j, later := range chs {
+		for _, earlier := range chs[:j] {
+			if earlier.Leader != later.Leader || earlier.LeaderEpoch != later.LeaderEpoch {
+				continue
+			}
+			for _, fl := range sortedFailures(facts.Failures) {
+				if fl.Broker == later.Leader && fl.LostUnflushed && fl.Time >= earlier.Time && fl.Time < later.Time {
+					b := "b" + strconv.Itoa(int(later.Leader))
+					return true, "permitted: " + b + " led epoch " + strconv.Itoa(int(later.LeaderEpoch)) + " from " + earlier.Time.String() +
+						", lost unflushed data at " + fl.Time.String() + " (" + fl.Kind.String() + ") and was given epoch " +
+						strconv.Itoa(int(later.LeaderEpoch)) + " again at " + later.Time.String() +
+						": one epoch, two histories, which leader-epoch truncation compares by end offset only (no fence in ZooKeeper mode; KIP-966 keeps such a replica out)"
+				}
+			}
+		}
+	}
+	return false, ""
 }
 
 // isrLost reports whether pf's whole ISR was down at once, one member

@@ -234,6 +234,9 @@ type ISRChange struct {
 	ISR       []int32
 	// Leader is the leader of the state written (-1: none, or not known).
 	Leader int32
+	// LeaderEpoch is the leader epoch of the state written (-1: not known,
+	// as for a leader's own ISR change, which keeps its epoch).
+	LeaderEpoch int32
 }
 
 // Final is the end state of a run.

@@ -225,7 +225,7 @@ func (s *Script) ExploreRun(variant string, p ExploreParams, opts Options, mark 
 	}
 	keep := opts.Timeline || opts.KeepTrace
 	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
-		KeepKinds: map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "explore-action": true}, MaxTime: sim.Time(sim.Hour) * 24,
+		KeepKinds: map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true, "explore-action": true}, MaxTime: sim.Time(sim.Hour) * 24,
 		Link: sim.LinkConfig{MinLatency: exploreLatency, MaxLatency: exploreLatency}})
 	if err != nil {
 		return nil, err

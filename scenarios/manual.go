@@ -85,7 +85,7 @@ func (r *runner) leaderAndISR(st Step) error {
 		r.obs.facts.Failures = append(r.obs.facts.Failures, checkers.Failure{Broker: prev[0], Kind: checkers.Isolated, Time: now, End: now + 1})
 	}
 	r.manual[tp] = [2]int32{leader, int32(epoch)}
-	r.obs.facts.ISRChanges = append(r.obs.facts.ISRChanges, checkers.ISRChange{Topic: topic, Partition: int32(p), Time: r.w.Now(), ISR: isr, Leader: leader})
+	r.obs.facts.ISRChanges = append(r.obs.facts.ISRChanges, checkers.ISRChange{Topic: topic, Partition: int32(p), Time: r.w.Now(), ISR: isr, Leader: leader, LeaderEpoch: int32(epoch)})
 	if r.manualSteps == nil {
 		r.manualSteps = map[storage.TopicPartition]Step{}
 	}

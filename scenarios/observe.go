@@ -405,12 +405,13 @@ func uncleanElections(recs []sim.Record) []checkers.UncleanElection {
 }
 
 // isrChanges adds to manual (the manual controller's decisions) every ISR
-// written to a partition's state: by a leader ("isr") or by the controller
-// ("controller-partition-state"), in time order.
+// written to a partition's state — by a leader ("isr") or by the controller
+// ("controller-partition-state") — and every leadership a broker took
+// ("become-leader", with the epoch and ISR it was given), in time order.
 func isrChanges(manual []checkers.ISRChange, recs []sim.Record) []checkers.ISRChange {
 	out := append([]checkers.ISRChange(nil), manual...)
 	for _, r := range recs {
-		if r.Kind != "isr" && r.Kind != "controller-partition-state" {
+		if r.Kind != "isr" && r.Kind != "controller-partition-state" && r.Kind != "become-leader" {
 			continue
 		}
 		part, _ := r.Get("partition")
@@ -419,14 +420,24 @@ func isrChanges(manual []checkers.ISRChange, recs []sim.Record) []checkers.ISRCh
 		if !ok || !strings.HasPrefix(isr, "[") || !strings.HasSuffix(isr, "]") {
 			continue
 		}
-		ch := checkers.ISRChange{Topic: tp.Topic, Partition: tp.Partition, Time: r.Time, Leader: -1}
+		ch := checkers.ISRChange{Topic: tp.Topic, Partition: tp.Partition, Time: r.Time, Leader: -1, LeaderEpoch: -1}
 		if l, ok := r.Get("leader"); ok && r.Kind == "controller-partition-state" {
 			if id, err := strconv.Atoi(l); err == nil {
 				ch.Leader = int32(id)
 			}
-		} else if r.Kind == "isr" && brokerName.MatchString(r.Name) {
+			if e, ok := r.Get("leader-epoch"); ok {
+				if n, err := strconv.Atoi(e); err == nil {
+					ch.LeaderEpoch = int32(n)
+				}
+			}
+		} else if (r.Kind == "isr" || r.Kind == "become-leader") && brokerName.MatchString(r.Name) {
 			id, _ := strconv.Atoi(r.Name[1:])
 			ch.Leader = int32(id) // the leader writes its own ISR changes
+			if e, ok := r.Get("epoch"); ok && r.Kind == "become-leader" {
+				if n, err := strconv.Atoi(e); err == nil {
+					ch.LeaderEpoch = int32(n)
+				}
+			}
 		}
 		for _, f := range strings.Split(strings.Trim(isr, "[]"), ",") {
 			if id, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {

@@ -277,7 +277,7 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 	// caller wants the timeline; the unclean elections are always kept.
 	keep := opts.Timeline || opts.KeepTrace || s.awaitsTrace()
 	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
-		KeepKinds: map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true}, MaxTime: sim.Time(s.Limit)})
+		KeepKinds: map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true}, MaxTime: sim.Time(s.Limit)})
 	if err != nil {
 		return nil, err
 	}
