@@ -87,7 +87,10 @@ func Linearizability(h History, f Final, budget time.Duration) Verdict {
 			pe.Result = ResultOK
 		case porcupine.Illegal:
 			a := explainIllegal(keys[i], ops, info)
-			switch permitted, why, decided := contractCheck(h, con, keys[i], ops, budget-time.Since(start)); {
+			// The contract check gets a fair share of what is left, so one
+			// partition cannot spend the others' budget.
+			share := (budget - time.Since(start)) / time.Duration(len(parts)-i)
+			switch permitted, why, decided := contractCheck(h, con, keys[i], ops, share); {
 			case !decided:
 				pe.Result = ResultUnknown
 				unknown = true
@@ -313,6 +316,28 @@ func explainIllegal(k model.Key, ops []porcupine.Operation, info porcupine.Linea
 	a.Description = strconv.Itoa(len(best)) + " of " + strconv.Itoa(len(ops)) +
 		" operations linearize, reaching log " + state.String() +
 		"; none of the others can come next: " + strings.Join(stuck, ", ")
+	// Name the committed record the stuck operations contradict: the one
+	// an append or a read finds another value in place of (KIP-101's m2).
+	for _, id := range rest {
+		in, out := ops[id].Input.(model.Input), ops[id].Output.(model.Output)
+		off, other := int64(-1), ""
+		switch {
+		case in.Kind == model.Append && !out.Unknown && out.Offset < state.Len():
+			off, other = out.Offset, in.Value
+		case in.Kind == model.Read:
+			for _, r := range out.Records {
+				if v, ok := state.At(r.Offset); ok && v != r.Value {
+					off, other = r.Offset, r.Value
+					break
+				}
+			}
+		}
+		if v, ok := state.At(off); ok && v != model.Hidden {
+			a.Value, a.Offsets = v, []int64{off}
+			a.Description += "; " + v + " was committed at offset " + strconv.FormatInt(off, 10) + ", where " + other + " is found later"
+			break
+		}
+	}
 	return a
 }
 

@@ -4,30 +4,42 @@
 //
 // What it checks: the same as Model, except that a history may also carry
 // Truncate operations, one per fact of the run that permits a loss (an
-// unclean election, an acks=0/1 leader failure, every ISR member down at
-// once with one losing unflushed data). A Truncate may take effect at any
-// instant after its fact (the caller gives it the fact's time as Call and an
-// infinite Return), and then removes any suffix of the committed log made
-// only of values it excuses (Input.Excused) or of Hidden values: offsets
-// then get reused, as they do in Kafka after such a loss. A value the fact
-// does not excuse (an acks=all record when only an acks=1 leader failed)
-// can never be truncated, so the model still catches a lost or rewritten
-// record that no fact permits.
+// unclean election, an acks=0/1 leader failure, the whole ISR down with one
+// member losing unflushed data, a replica that lost data elected). A
+// Truncate may take effect at any instant after its fact (the caller gives
+// it the fact's time as Call and an infinite Return), and then removes any
+// suffix of the committed log made only of values it excuses
+// (Input.Excused) or of Hidden values: offsets then get reused, as they do
+// in Kafka after such a loss. A value the fact does not excuse (an acks=all
+// record when only an acks=1 leader failed) can never be truncated, so the
+// model still catches a lost or rewritten record that no fact permits.
 //
-// The checker (checkers/linearizability.go) runs the strict model first and
-// this one only on a strict violation: strict fails and contract holds means
-// the violation is permitted; both fail means a protocol bug.
+// The checker (checkers/linearizability_contract.go) runs the strict model
+// first and this one only on a strict violation: strict fails and contract
+// holds means the violation is permitted; both fail means a protocol bug.
 //
-// What it simplifies: one Truncate per fact; a fact whose loss happens in
-// two separate rewinds of the committed log would need two. The model is
-// nondeterministic (a truncation may stop at any excused offset) and is
-// turned into porcupine's deterministic form by its power-set construction
-// (NondeterministicModel.ToModel); the sets stay small because every
-// acknowledged append pins its offset.
+// How it stays deterministic and cheap: a truncation does not pick its
+// length at once. The state is a log and a floor: "any prefix of the log at
+// least floor long" (an interval of candidate logs, all prefixes of one).
+// The next operation that needs a definite length picks it: an append at
+// offset o cuts to o (legal iff floor <= o <= Len); an HW read of h cuts to
+// h; a read narrows the floor above the offsets it saw; a further Truncate
+// lowers the floor. The set of possible logs is then always such an
+// interval, so porcupine needs no power-set construction.
+//
+// What it simplifies: one Truncate per fact (a fact whose loss happens in
+// two separate rewinds would need two); an unobserved append (Hidden) with
+// a cut pending resolves it at the longest prefix it may land at, not at
+// every one.
 
 package model
 
-import "github.com/anishathalye/porcupine"
+import (
+	"sort"
+	"strconv"
+
+	"github.com/anishathalye/porcupine"
+)
 
 // Truncate is the kind of a contract-model operation that may remove a
 // suffix of excused values from the committed log.
@@ -45,47 +57,93 @@ func (l Log) Prefix(n int64) Log {
 	return Log{tail: t}
 }
 
-// ContractStep is the contract model's transition: Model's Step for
-// appends, reads and HW reads (one next state, or none if illegal); for a
-// Truncate, every prefix of log that removes only values in in.Excused or
-// Hidden ones, log itself (no effect) included.
-func ContractStep(log Log, in Input, out Output) []Log {
-	if in.Kind != Truncate {
-		if ok, next := Step(log, in, out); ok {
-			return []Log{next}
-		}
-		return nil
-	}
-	next := []Log{log}
-	for t := log.tail; t != nil; t = t.prev {
-		if t.value != Hidden && !in.Excused[t.value] {
-			break
-		}
-		next = append(next, Log{tail: t.prev})
-	}
-	return next
+// ContractState is a state of the contract model: the committed log is any
+// prefix of Log at least Floor long. Floor == Log.Len() means no cut is
+// pending.
+type ContractState struct {
+	Log   Log
+	Floor int64
 }
 
-// ContractModel returns the porcupine model of the contract: states are
-// sets of Logs (porcupine's power-set construction), inputs and outputs as
-// Model's, plus Truncate inputs. It is partitioned per Key like Model.
-func ContractModel() porcupine.Model {
-	nm := porcupine.NondeterministicModel{
-		Partition: Partition,
-		Init:      func() []any { return []any{Log{}} },
-		Step: func(state, input, output any) []any {
-			next := ContractStep(state.(Log), input.(Input), output.(Output))
-			out := make([]any, len(next))
-			for i, l := range next {
-				out[i] = l
+// Equal reports whether two states stand for the same set of logs.
+func (s ContractState) Equal(o ContractState) bool { return s.Floor == o.Floor && s.Log.Equal(o.Log) }
+
+// String renders the state: the log, and "(cut to >= n pending)" if any.
+func (s ContractState) String() string {
+	if s.Floor >= s.Log.Len() {
+		return s.Log.String()
+	}
+	return s.Log.String() + " (cut to >= " + strconv.FormatInt(s.Floor, 10) + " pending)"
+}
+
+// definite returns the state whose log is l, no cut pending.
+func definite(l Log) ContractState { return ContractState{Log: l, Floor: l.Len()} }
+
+// ContractStep is the contract model's transition: whether (in, out) is
+// legal in state s, and the next state.
+func ContractStep(s ContractState, in Input, out Output) (bool, ContractState) {
+	n := s.Log.Len()
+	switch in.Kind {
+	case Truncate:
+		floor := s.Floor
+		for t := s.Log.Prefix(floor).tail; t != nil && (t.value == Hidden || in.Excused[t.value]); t = t.prev {
+			floor = t.n - 1
+		}
+		return true, ContractState{Log: s.Log, Floor: floor}
+	case Append:
+		switch {
+		case out.Unobserved:
+			// The longest prefix it may land at: a gap, or from Tail on.
+			k := n
+			if k < out.Tail {
+				i := sort.Search(len(out.Gaps), func(i int) bool { return out.Gaps[i] > k }) - 1
+				if i < 0 || out.Gaps[i] < s.Floor {
+					return false, s
+				}
+				k = out.Gaps[i]
 			}
-			return out
+			return true, definite(s.Log.Prefix(k).Append(Hidden))
+		case out.Unknown:
+			return true, definite(s.Log.Append(in.Value))
+		case out.Offset < s.Floor || out.Offset > n:
+			return false, s
+		}
+		return true, definite(s.Log.Prefix(out.Offset).Append(in.Value))
+	case Read:
+		if !s.Log.holds(out.Records) {
+			return false, s
+		}
+		floor := s.Floor
+		for _, r := range out.Records {
+			floor = max(floor, r.Offset+1)
+		}
+		return true, ContractState{Log: s.Log, Floor: floor}
+	case HighWatermark:
+		if out.HighWatermark < s.Floor || out.HighWatermark > n {
+			return false, s
+		}
+		return true, definite(s.Log.Prefix(out.HighWatermark))
+	}
+	return false, s
+}
+
+// ContractModel returns the porcupine model of the contract: states
+// ContractState, inputs and outputs as Model's plus Truncate inputs,
+// partitioned per Key like Model.
+func ContractModel() porcupine.Model {
+	return porcupine.Model{
+		Partition: Partition,
+		Init:      func() any { return ContractState{} },
+		Step: func(state, input, output any) (bool, any) {
+			return ContractStep(state.(ContractState), input.(Input), output.(Output))
 		},
-		Equal:                     func(a, b any) bool { return a.(Log).Equal(b.(Log)) },
-		Hash:                      func(s any) uint64 { return s.(Log).Hash() },
+		Equal: func(a, b any) bool { return a.(ContractState).Equal(b.(ContractState)) },
+		Hash: func(s any) uint64 {
+			cs := s.(ContractState)
+			return cs.Log.Hash() ^ uint64(cs.Floor)*0x9e3779b97f4a7c15
+		},
 		DescribeOperation:         func(in, out any) string { return DescribeOperation(in.(Input), out.(Output)) },
-		DescribeState:             func(s any) string { return DescribeState(s.(Log)) },
+		DescribeState:             func(s any) string { return s.(ContractState).String() },
 		DescribeOperationMetadata: describeMetadata,
 	}
-	return nm.ToModel()
 }

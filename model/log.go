@@ -81,6 +81,29 @@ func (l Log) At(offset int64) (string, bool) {
 	return n.value, true
 }
 
+// holds reports whether every record is committed with its value. Records
+// in ascending offset order (as reads return them) cost one walk back from
+// the tail, O(Len()) in all rather than O(Len()) each.
+func (l Log) holds(recs []Record) bool {
+	n := l.tail
+	for i := len(recs) - 1; i >= 0; i-- {
+		r := recs[i]
+		if r.Offset < 0 || r.Offset >= l.Len() {
+			return false
+		}
+		if n == nil || n.n-1 < r.Offset {
+			n = l.tail // NB: out of order: start again from the tail
+		}
+		for n.n-1 > r.Offset {
+			n = n.prev
+		}
+		if n.value != r.Value {
+			return false
+		}
+	}
+	return true
+}
+
 // Values returns the committed values in offset order, as a new slice.
 func (l Log) Values() []string {
 	out := make([]string, l.Len())
