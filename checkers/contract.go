@@ -294,6 +294,8 @@ func duplicateExcuse(h History, process string) (string, bool) {
 		return "sent by " + process + " (configuration not declared); not permitted", false
 	case p.Idempotent:
 		return "sent by " + process + " (" + p.Properties() + "); not permitted (KIP-98)", false
+	case p.Independent:
+		return "sent by " + process + " (" + p.Properties() + "); not permitted: it never retries", false
 	case p.Retries == 0:
 		return "sent by " + process + " (" + p.Properties() + "); not permitted: retries=0", false
 	}
@@ -308,7 +310,7 @@ func reorderExcuse(h History, process string) (string, bool) {
 		return "producer configuration not declared", false
 	}
 	config := producerConfig(p)
-	return config, !p.Idempotent && p.MaxInFlight > 1 && p.Retries > 0
+	return config, p.Independent || (!p.Idempotent && p.MaxInFlight > 1 && p.Retries > 0)
 }
 
 // producerConfig renders a producer's properties under Kafka's names.

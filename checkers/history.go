@@ -214,6 +214,12 @@ type Producer struct {
 	MaxInFlight int
 	// Retries is retries (0 disables them).
 	Retries int
+	// Independent marks a client that is no Kafka producer: the scripted
+	// client of the KIP traces, which sends each record on its own (its own
+	// metadata lookup and request, one attempt, no order kept between
+	// records). Its records may land in any order; it never writes one
+	// twice. MaxInFlight and Retries are then meaningless.
+	Independent bool `json:",omitempty"`
 }
 
 // Properties renders p as the producer properties that decide ordering and
@@ -221,6 +227,9 @@ type Producer struct {
 // max.in.flight.requests.per.connection=5 retries=2147483647
 // enable.idempotence=true" (acks left out when the client has none).
 func (p Producer) Properties() string {
+	if p.Independent {
+		return "a scripted client: one attempt per record, records sent independently"
+	}
 	var b strings.Builder
 	if p.Acks != "" {
 		b.WriteString("acks=" + p.Acks + " ")

@@ -12,7 +12,8 @@
 // both kinds are then permitted); or, for "reordered", retries > 0, more
 // than one request in flight (max.in.flight.requests.per.connection > 1)
 // and no idempotence: a failed batch retried after a later one succeeded
-// lands after it. With one request in flight, with retries = 0, or with
+// lands after it; or the client is the scripted one, whose records are
+// sent independently (Producer.Independent). With one request in flight, with retries = 0, or with
 // idempotence (KIP-98 sequence numbers keep order for up to 5 in flight) a
 // reordering is a contract break, as is any other same-offset pair and any
 // reordering by a producer not listed in History.Producers.
