@@ -54,7 +54,7 @@ func BenchmarkSafeSwarms(b *testing.B) {
 	if n, err := strconv.Atoi(os.Getenv("KAFKASIM_SEEDS")); err == nil && n > 0 {
 		seeds = n
 	}
-	group := builtinScriptB(b, "group-swarm")
+	group := builtinScript(b, "group-swarm")
 	for i := 0; i < b.N; i++ {
 		for _, c := range []struct {
 			s *Script
@@ -96,19 +96,4 @@ func BenchmarkSafeSwarms(b *testing.B) {
 			b.ReportMetric(float64(stuck), c.v+"-liveness-failures")
 		}
 	}
-}
-
-// builtinScriptB is builtinScript for benchmarks.
-func builtinScriptB(b *testing.B, name string) *Script {
-	all, err := Builtin()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, s := range all {
-		if s.Name == name {
-			return s
-		}
-	}
-	b.Fatalf("no %s scenario", name)
-	return nil
 }

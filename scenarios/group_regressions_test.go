@@ -7,7 +7,7 @@ import (
 )
 
 // builtinScript returns the built-in scenario name.
-func builtinScript(t *testing.T, name string) *Script {
+func builtinScript(t testing.TB, name string) *Script {
 	t.Helper()
 	all, err := Builtin()
 	if err != nil {
