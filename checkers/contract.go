@@ -132,7 +132,7 @@ func (c *contract) lossExcuseUntil(op Op, until sim.Time) (string, bool) {
 			return lf.why, true
 		}
 	}
-	return "not permitted: no unclean election, no acks=1 leader failure, and the ISR never all down at once with one member losing unflushed data", false
+	return "not permitted: no unclean election, no acks=1 leader failure, the ISR never all down at once with one member losing unflushed data, and no replica elected after losing unflushed data while in the ISR", false
 }
 
 // lossFacts returns the loss facts of a partition in time order (unclean

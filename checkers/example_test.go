@@ -35,7 +35,7 @@ func Example() {
 	// linearizability: ok
 	// acked-loss: violation (1 anomaly, 1 listed outside the contract)
 	//   note: 2 acknowledged sends checked, 1 not in the final committed log
-	//   lost t-0 m2 offsets=[1] times=[3.000ms 5.000ms]: acknowledged (acks=-1) at offset 1 at 5.000ms; judged on b0 leader e1 LEO=1 HW=1 ISR=[]: the committed log ends at 1; not permitted: no unclean election, no acks=1 leader failure, and the ISR never all down at once with one member losing unflushed data [contract broken]
+	//   lost t-0 m2 offsets=[1] times=[3.000ms 5.000ms]: acknowledged (acks=-1) at offset 1 at 5.000ms; judged on b0 leader e1 LEO=1 HW=1 ISR=[]: the committed log ends at 1; not permitted: no unclean election, no acks=1 leader failure, the ISR never all down at once with one member losing unflushed data, and no replica elected after losing unflushed data while in the ISR [contract broken]
 	// divergence: ok
 	//   note: the cluster did not heal: convergence not required
 	// invariants: unknown

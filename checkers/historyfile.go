@@ -14,8 +14,12 @@
 // event, so it cannot be re-run on a file; the run's monitor verdict is
 // saved on the "invariants" line and reported as recorded. The liveness
 // phase's samples travel inside "final" (Final.Liveness) and are judged
-// again; a file without them gets an Unknown liveness verdict. Porcupine's
-// visual evidence is not saved (check recomputes it).
+// again; a file without them gets an Unknown liveness verdict. The facts
+// that decide what is permitted (Final.Facts: failures, unclean elections,
+// the ISR history in ISRChanges) travel inside "final" too; a file written
+// before ISRChanges existed is judged as if every replica stayed in the ISR,
+// so KIP-966's losses then read as bugs. Porcupine's visual evidence is not
+// saved (check recomputes it).
 
 package checkers
 
