@@ -34,10 +34,17 @@ func Story(res *Result) []string {
 			}
 		}
 	}
-	produced := 0
+	produced := 0 // records appended by leaders (Kafka's producer logs no client-produce)
 	for _, r := range recs {
-		if r.Kind == "client-produce" {
-			produced++
+		if r.Kind == "append" {
+			first, _ := r.Get("first")
+			last, _ := r.Get("last")
+			a, _ := strconv.Atoi(first)
+			z, err := strconv.Atoi(last)
+			if err != nil || z < a {
+				z = a
+			}
+			produced += z - a + 1
 		}
 	}
 	detail := func(value string) bool { return produced <= storyDetailLimit || involved[value] }
@@ -63,13 +70,23 @@ func Story(res *Result) []string {
 			if logs[b] == nil {
 				logs[b] = map[int64]string{}
 			}
-			v := "a record"
-			if q := pending[b]; len(q) > 0 {
-				v, pending[b] = q[0], q[1:]
+			first, last := num("first"), max(num("last"), num("first"))
+			var vals []string
+			for off := first; off <= last; off++ {
+				v := "offset " + strconv.FormatInt(off, 10)
+				if q := pending[b]; len(q) > 0 {
+					v, pending[b] = q[0], q[1:]
+				}
+				logs[b][off] = v
+				if detail(v) {
+					vals = append(vals, v)
+				}
 			}
-			logs[b][num("first")] = v
-			if detail(v) {
-				add("%s appends %s at offset %d in epoch %s", b, v, num("first"), get("epoch"))
+			switch {
+			case len(vals) == 1 && first == last:
+				add("%s appends %s at offset %d in epoch %s", b, storyValue(vals[0]), first, get("epoch"))
+			case len(vals) > 0:
+				add("%s appends %s in epoch %s", b, summarize(vals), get("epoch"))
 			}
 		case "follower-append":
 			if logs[b] == nil {
@@ -91,7 +108,7 @@ func Story(res *Result) []string {
 				}
 			}
 			if len(vals) > 0 {
-				add("%s fetches %s", b, strings.Join(vals, ", "))
+				add("%s fetches %s", b, summarize(vals))
 			}
 		case "truncate", "truncate-fully":
 			to := num("to")
@@ -150,8 +167,14 @@ func Story(res *Result) []string {
 			add("%s shrinks the ISR to %s", b, get("new-isr"))
 		case "controller-unclean-election":
 			add("the controller elects b%s from outside the ISR (unclean)", get("leader"))
-		case "cut", "partition", "heal", "pause":
-			if r.Name == "world" || r.Kind == "pause" {
+		case "pause":
+			if u := num("until"); u > 0 {
+				add("%s pauses until %s", b, sim.Time(u))
+			} else {
+				add("%s", strings.TrimSpace(r.Kind+" "+fieldsText(r)))
+			}
+		case "cut", "partition", "heal":
+			if r.Name == "world" {
 				add("%s", strings.TrimSpace(r.Kind+" "+fieldsText(r)))
 			}
 		}
@@ -160,7 +183,13 @@ func Story(res *Result) []string {
 		if v.Result != checkers.ResultViolation {
 			continue
 		}
-		for _, a := range v.Anomalies {
+		// The contract breaks tell the story; a checker with only
+		// permitted anomalies is told by its first one.
+		broken := v.Broken()
+		if len(broken) == 0 {
+			broken = v.Anomalies[:1]
+		}
+		for _, a := range broken {
 			switch {
 			case v.Checker == checkers.NameAckedLoss:
 				add("%s is lost", a.Value)
@@ -201,4 +230,38 @@ func sortedLogs(logs map[string]map[int64]string) func(func(string, map[int64]st
 			}
 		}
 	}
+}
+
+// storyValue names a record: its value, or "a record" when only its offset
+// is known.
+func storyValue(v string) string {
+	if strings.HasPrefix(v, "offset ") {
+		return "a record"
+	}
+	return v
+}
+
+// summarize lists values, runs of records known only by offset folded
+// into "offsets 87-240": a fetch of a whole batch is one line, not 150.
+func summarize(vals []string) string {
+	var out []string
+	for i := 0; i < len(vals); {
+		off, ok := strings.CutPrefix(vals[i], "offset ")
+		if !ok {
+			out = append(out, vals[i])
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(vals) && strings.HasPrefix(vals[j], "offset ") {
+			j++
+		}
+		if j-i == 1 {
+			out = append(out, "a record at offset "+off)
+		} else {
+			out = append(out, strconv.Itoa(j-i)+" records at offsets "+off+"-"+strings.TrimPrefix(vals[j-1], "offset "))
+		}
+		i = j
+	}
+	return strings.Join(out, ", ")
 }
