@@ -2,7 +2,7 @@ package checkers
 
 import (
 	"bytes"
-	"reflect"
+	"github.com/google/go-cmp/cmp"
 	"strings"
 	"testing"
 )
@@ -30,11 +30,11 @@ func TestHistoryFileRoundTrip(t *testing.T) {
 	if got.Source != "test seed 1" {
 		t.Fatalf("source = %q", got.Source)
 	}
-	if !reflect.DeepEqual(h, got.History) {
-		t.Fatalf("history differs:\n%+v\n%+v", h, got.History)
+	if diff := cmp.Diff(h, got.History); diff != "" {
+		t.Fatalf("history differs (-wrote +read):\n%s", diff)
 	}
-	if !reflect.DeepEqual(f, got.Final) {
-		t.Fatalf("final differs:\n%+v\n%+v", f, got.Final)
+	if diff := cmp.Diff(f, got.Final); diff != "" {
+		t.Fatalf("final differs (-wrote +read):\n%s", diff)
 	}
 	vs := CheckFile(got, Options{SkipLinearizability: true})
 	byName := map[string]Verdict{}

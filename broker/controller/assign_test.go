@@ -1,7 +1,7 @@
 package controller
 
 import (
-	"reflect"
+	"github.com/google/go-cmp/cmp"
 	"testing"
 )
 
@@ -18,11 +18,11 @@ func TestAssignRackUnawareSeedsExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := [][]int32{{1, 2}, {2, 3}}; !reflect.DeepEqual(t1, want) {
-		t.Errorf("topic 1: %v, want %v", t1, want)
+	if diff := cmp.Diff([][]int32{{1, 2}, {2, 3}}, t1); diff != "" {
+		t.Errorf("topic 1 (-want +got):\n%s", diff)
 	}
-	if want := [][]int32{{3, 4}, {4, 1}}; !reflect.DeepEqual(t2, want) {
-		t.Errorf("topic 2: %v, want %v", t2, want)
+	if diff := cmp.Diff([][]int32{{3, 4}, {4, 1}}, t2); diff != "" {
+		t.Errorf("topic 2 (-want +got):\n%s", diff)
 	}
 }
 
@@ -38,8 +38,8 @@ func TestAssignRackUnawareKafkaVector(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]int32{{0, 1, 2}, {1, 2, 3}, {2, 3, 4}, {3, 4, 0}, {4, 0, 1}, {0, 2, 3}, {1, 3, 4}, {2, 4, 0}, {3, 0, 1}, {4, 1, 2}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %v\nwant %v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 
@@ -52,8 +52,8 @@ func TestAssignRackAware(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]int32{{1, 3}, {3, 2}, {2, 4}, {4, 1}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %v, want %v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 	rack := map[int32]string{1: "r1", 2: "r1", 3: "r2", 4: "r2"}
 	for p, rs := range got {
