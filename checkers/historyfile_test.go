@@ -2,9 +2,10 @@ package checkers
 
 import (
 	"bytes"
-	"github.com/google/go-cmp/cmp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestHistoryFileRoundTrip: a history written and read back judges the

@@ -3,9 +3,9 @@ package scenarios
 import (
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 )
 
@@ -110,8 +110,8 @@ func TestAggregateIntervalsIgnoreRecordOrder(t *testing.T) {
 	rows := Aggregate(sw, recs)
 	shuffled := append([]RunRecord{}, recs...)
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-	if again := Aggregate(sw, shuffled); !reflect.DeepEqual(rows, again) {
-		t.Fatalf("rows differ with the records shuffled:\n%+v\n%+v", rows, again)
+	if diff := cmp.Diff(rows, Aggregate(sw, shuffled)); diff != "" {
+		t.Fatalf("rows differ with the records shuffled (-in order +shuffled):\n%s", diff)
 	}
 	r := rows[1]
 	if r.PRunLoss != 0.25 || math.Abs(r.PRunLossLow-0.0456) > 1e-4 || math.Abs(r.PRunLossHigh-0.6994) > 1e-4 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -357,8 +358,8 @@ func TestRouting(t *testing.T) {
 	want := []string{"cleanup.policy=compact,delete", "consumer.client.id=c1", "consumer.request.timeout.ms=200",
 		"min.insync.replicas=2", "producer.client.id=p1", "producer.request.timeout.ms=100", "retention.ms=1000",
 		"topic.unclean.leader.election.enable=true"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("NonDefaultPairs:\n got %v\nwant %v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("NonDefaultPairs (-want +got):\n%s", diff)
 	}
 	a, err := Parse(map[string]string{"partition.assignment.strategy": "org.apache.kafka.clients.consumer.StickyAssignor, class org.apache.kafka.clients.consumer.RoundRobinAssignor",
 		"partitioner.class": "org.apache.kafka.clients.producer.RoundRobinPartitioner", "acks": "-1", "auto.offset.reset": "EARLIEST"})
@@ -398,8 +399,8 @@ func TestPairsRoundTrip(t *testing.T) {
 				t.Errorf("%v: %s does not parse: %v\n%v", props, name, err, lines)
 				continue
 			}
-			if !reflect.DeepEqual(back, c) {
-				t.Errorf("%v: %s round trip differs:\n got %+v\nwant %+v", props, name, back, c)
+			if diff := cmp.Diff(c, back); diff != "" {
+				t.Errorf("%v: %s round trip differs (-want +got):\n%s", props, name, diff)
 			}
 		}
 	}

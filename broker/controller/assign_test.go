@@ -1,8 +1,9 @@
 package controller
 
 import (
-	"github.com/google/go-cmp/cmp"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // The seeds' example: brokers 1-4, two topics of two partitions, RF 2,

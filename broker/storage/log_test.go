@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -327,8 +328,8 @@ func TestCompaction(t *testing.T) {
 	l.Flush()
 	d.PowerLoss()
 	l2 := openTestLog(t, d, cfg, 0)
-	if after := readAll(t, l2, 0); !reflect.DeepEqual(before, after) {
-		t.Fatalf("compacted log changed across a crash: %d vs %d records", len(before), len(after))
+	if diff := cmp.Diff(before, readAll(t, l2, 0)); diff != "" {
+		t.Fatalf("compacted log changed across a crash (-before +after):\n%s", diff)
 	}
 }
 

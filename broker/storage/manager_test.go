@@ -3,10 +3,10 @@ package storage
 import (
 	"io/fs"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -28,8 +28,8 @@ func TestManagerPlacementAndCheckpoints(t *testing.T) {
 		appendN(t, l, 5, 0, 0)
 		dirs = append(dirs, m.LogDir(tp))
 	}
-	if want := []string{"/d1", "/d2", "/d3", "/d1", "/d2", "/d3", "/d1"}; !reflect.DeepEqual(dirs, want) {
-		t.Fatalf("placement %v, want %v", dirs, want)
+	if diff := cmp.Diff([]string{"/d1", "/d2", "/d3", "/d1", "/d2", "/d3", "/d1"}, dirs); diff != "" {
+		t.Fatalf("placement (-want +got):\n%s", diff)
 	}
 	if err := m.DeleteLog(TopicPartition{"t", 1}); err != nil {
 		t.Fatal(err)

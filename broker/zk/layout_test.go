@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kafkasim/kafkasim/broker/zk"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -71,8 +72,8 @@ func TestZNodeJSONRoundTrip(t *testing.T) {
 	if err := zk.Decode([]byte(`{"version":1,"partitions":{"45":[2,1,3],"4":[3,2,1]}}`), &ta); err != nil {
 		t.Fatal(err)
 	}
-	if want := (zk.TopicAssignment{Version: 1, Partitions: zk.ReplicaAssignment{45: {2, 1, 3}, 4: {3, 2, 1}}}); !reflect.DeepEqual(ta, want) {
-		t.Errorf("decoded %+v, want %+v", ta, want)
+	if diff := cmp.Diff(zk.TopicAssignment{Version: 1, Partitions: zk.ReplicaAssignment{45: {2, 1, 3}, 4: {3, 2, 1}}}, ta); diff != "" {
+		t.Errorf("decoded (-want +got):\n%s", diff)
 	}
 	var st zk.PartitionState
 	if err := zk.Decode([]byte(`{"leader":1,"leader_epoch":6,"isr":[2,1,3],"version":1,"controller_epoch":5}`), &st); err != nil {
@@ -83,8 +84,10 @@ func TestZNodeJSONRoundTrip(t *testing.T) {
 	}
 	var reg zk.BrokerRegistration
 	want := zk.NewBrokerRegistration("b1", 9092, "r1", 0)
-	if err := zk.Decode(zk.Encode(want), &reg); err != nil || !reflect.DeepEqual(reg, want) {
-		t.Errorf("broker registration round trip: %+v, %v", reg, err)
+	if err := zk.Decode(zk.Encode(want), &reg); err != nil {
+		t.Errorf("broker registration round trip: %v", err)
+	} else if diff := cmp.Diff(want, reg); diff != "" {
+		t.Errorf("broker registration round trip (-want +got):\n%s", diff)
 	}
 	if _, err := zk.DecodeControllerEpoch([]byte("x1")); err == nil {
 		t.Errorf("DecodeControllerEpoch accepted %q", "x1")
