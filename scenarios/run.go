@@ -228,6 +228,9 @@ func (s *Script) Prepare(variant string, set map[string]string) (Variant, config
 	if err != nil {
 		return v, config.Config{}, err
 	}
+	if err := s.checkRun(v, set); err != nil { // validate.go: -set's and the steps' script variables
+		return v, config.Config{}, err
+	}
 	cfg, err := config.Parse(s.Configuration(v, set))
 	if err != nil {
 		return v, cfg, err

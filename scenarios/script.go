@@ -162,6 +162,9 @@ func Parse(file, name string, r io.Reader) (*Script, error) {
 			continue
 		}
 		word, rest := fields[0], fields[1:]
+		if err := checkWord(word); err != nil { // validate.go
+			return nil, fail("%v", err)
+		}
 		kv, pos, err := splitKV(rest)
 		if err != nil {
 			return nil, fail("%v", err)
@@ -172,6 +175,9 @@ func Parse(file, name string, r io.Reader) (*Script, error) {
 				return nil, fail("%q belongs in the header, before the first step", word)
 			}
 			if err := s.header(word, rest, kv, pos); err != nil {
+				return nil, fail("%v", err)
+			}
+			if err := s.checkHeaderLine(word, kv); err != nil { // validate.go
 				return nil, fail("%v", err)
 			}
 			continue
@@ -198,6 +204,9 @@ func Parse(file, name string, r io.Reader) (*Script, error) {
 	}
 	if !nameRE.MatchString(s.Name) {
 		return nil, fail("scenario name %q: use lower-case letters, digits, '.', '_' and '-'", s.Name)
+	}
+	if err := s.validate(); err != nil { // validate.go: the steps against the header
+		return nil, err
 	}
 	return s, nil
 }

@@ -233,10 +233,7 @@ func (sw *Sweep) Validate(s *Script) error {
 			case a.Key == "variant":
 				_, err = s.variant(v)
 			case strings.HasPrefix(a.Key, "$"):
-				if !vars[a.Key] {
-					return fmt.Errorf("-grid %s: scenario %s has no script variable %s (its variables: %s)", a.Key, s.Name, a.Key, strings.Join(sortedKeys(vars), ", "))
-				}
-				err = checkVariable(a.Key, v)
+				err = s.checkScriptVariable(a.Key, v) // validate.go
 			case vars["$"+a.Key]:
 				if err = checkVariable(a.Key, v); err == nil && isProperty(a.Key) {
 					_, err = config.Parse(map[string]string{a.Key: v})
