@@ -226,7 +226,7 @@ func (c *checker) step(st Step) error {
 	a := st.Args
 	switch st.Op {
 	case "produce":
-		if err := c.scripted(a[0], st.Line, "produce"); err != nil {
+		if err := c.scripted(a[0], st.Line, "produce step"); err != nil {
 			return err
 		}
 		if err := c.partition(a[1], "/"); err != nil {
@@ -248,7 +248,7 @@ func (c *checker) step(st Step) error {
 		if len(a) > 2 {
 			return fmt.Errorf("%q: after 'await NODE KIND' only field=value pairs and within=DUR (e.g. partition=t-0 hw=2)", a[2])
 		}
-		if err := c.node(a[0], st.Line, false); err != nil {
+		if err := c.node(a[0], st, false); err != nil {
 			return err
 		}
 		if p, ok := st.KV["partition"]; ok {
@@ -265,7 +265,7 @@ func (c *checker) step(st Step) error {
 		}
 	case "cut":
 		for _, n := range []string{a[0], a[2]} {
-			if err := c.node(n, st.Line, true); err != nil {
+			if err := c.node(n, st, true); err != nil {
 				return err
 			}
 		}
@@ -384,7 +384,7 @@ func (c *checker) infra(name string) bool {
 
 // node checks a name where any node may stand. With implicit, a name not
 // yet known becomes a scripted client, as the runner makes it.
-func (c *checker) node(name string, line int, implicit bool) error {
+func (c *checker) node(name string, st Step, implicit bool) error {
 	if isVar(name) || c.infra(name) {
 		return nil
 	}
@@ -406,7 +406,7 @@ func (c *checker) node(name string, line int, implicit bool) error {
 	if !implicit {
 		return fmt.Errorf("no node %q before this line (%s; clients exist once a produce, producer, consumer or swarm step made them)", name, c.brokerRange())
 	}
-	c.clients[name] = declared{kind: kindScripted, line: line, how: "its first mention"}
+	c.clients[name] = declared{kind: kindScripted, line: st.Line, how: st.Op + " step"}
 	return nil
 }
 
@@ -507,7 +507,7 @@ func (c *checker) partitionGroups(st Step) error {
 			if name == "" {
 				continue
 			}
-			if err := c.node(name, st.Line, true); err != nil {
+			if err := c.node(name, st, true); err != nil {
 				return err
 			}
 			n++
@@ -528,7 +528,7 @@ func (c *checker) lossy(st Step) error {
 		if n == "*" {
 			continue
 		}
-		if err := c.node(n, st.Line, true); err != nil {
+		if err := c.node(n, st, true); err != nil {
 			return err
 		}
 	}
