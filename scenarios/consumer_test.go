@@ -78,11 +78,14 @@ func TestConsumerStepErrors(t *testing.T) {
 		{"consumer c1 group.id=g topic=t session.timeout.ms=1000", "session.timeout.ms", true},
 		{"consumer c1 group.id=g topic=t session.timeout.ms=2000 heartbeat.interval.ms=500", "INVALID_SESSION_TIMEOUT", true},
 		{"consumer c1 group.id=g topic=t offsets.storage=redis", "kafka, zookeeper", true},
-		{"kill-consumer nobody", "not a consumer", false},
+		{"kill-consumer nobody", `no consumer "nobody" before this line`, true}, // validate.go, since issue 13
 	}
 	for _, c := range cases {
-		s := parseInline(t, "bad", "brokers 1\ntopic t\nset offsets.topic.replication.factor=1\nrun 1s\n"+c.step+"\nrun 1s\n")
-		res, err := s.Run("", Options{Seed: 1})
+		s, err := Parse("bad.txt", "bad", strings.NewReader("brokers 1\ntopic t\nset offsets.topic.replication.factor=1\nrun 1s\n"+c.step+"\nrun 1s\n"))
+		res := &Result{}
+		if err == nil {
+			res, err = s.Run("", Options{Seed: 1})
+		}
 		msg := ""
 		switch {
 		case err != nil:
