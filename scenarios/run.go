@@ -42,7 +42,7 @@ type Options struct {
 // awaitsTrace reports whether a step waits for a trace record.
 func (s *Script) awaitsTrace() bool {
 	for _, st := range s.Steps {
-		if st.Op == "await" && len(st.Args) > 1 && st.Args[1] != "ack" {
+		if st.Op == "await" && len(st.Args) > 1 && !isClientAwait(st) {
 			return true
 		}
 	}
