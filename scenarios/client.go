@@ -58,7 +58,7 @@ type scriptClient struct {
 // produceOutcome is how one scripted produce ended.
 type produceOutcome struct {
 	outcome checkers.Outcome // OK, Fail (certainly not written) or Info (unknown)
-	err     string           // Kafka's error name or what happened, "" when acknowledged
+	err     string           // one word: Kafka's error name, timeout, no-metadata, acks=0; "" when acknowledged
 	history string           // the history's error text, when not err (Kafka's message too)
 }
 
@@ -81,8 +81,11 @@ func (o produceOutcome) String() string {
 	case checkers.Fail:
 		return "refused: " + o.err + " (certainly not written)"
 	}
-	return "unknown: " + o.err + " (may or may not be written)"
+	return "unknown: " + o.err + " (" + unknownWhy[o.err] + "may or may not be written)"
 }
+
+// unknownWhy explains the client's own unknown outcomes.
+var unknownWhy = map[string]string{"timeout": "no answer before the produce's timeout: ", "acks=0": "acks=0 is never answered: "}
 
 func newScriptClient(name string, brokers int, rec *checkers.Recorder) *scriptClient {
 	// Each record is sent on its own (its own metadata lookup, one
@@ -183,7 +186,7 @@ func (c *scriptClient) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message)
 				c.corr++
 				ctx.Send(n, c.enc.Request(c.corr, req))
 			}
-			c.finish(ctx, call, produceOutcome{outcome: checkers.Info, err: "no acknowledgement with acks=0", history: "acks=0"})
+			c.finish(ctx, call, produceOutcome{outcome: checkers.Info, err: "acks=0"})
 			return
 		}
 		call.produced = true
@@ -224,9 +227,9 @@ func (c *scriptClient) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 		switch {
 		case c.done[call.value]:
 		case call.produced:
-			c.finish(ctx, call, produceOutcome{outcome: checkers.Info, err: "request timed out"})
+			c.finish(ctx, call, produceOutcome{outcome: checkers.Info, err: "timeout", history: "request timed out"})
 		case now >= call.deadline:
-			c.finish(ctx, call, produceOutcome{outcome: checkers.Fail, err: "no metadata: the produce was never sent", history: "no metadata"})
+			c.finish(ctx, call, produceOutcome{outcome: checkers.Fail, err: "no-metadata", history: "no metadata"})
 		default:
 			c.askMetadata(ctx, call) // unanswered for a second: ask another broker
 		}

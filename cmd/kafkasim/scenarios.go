@@ -121,14 +121,26 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 			return usagef("-history %s: the directory %s does not exist", *history, filepath.Dir(*history))
 		}
 	}
-	codes := map[int]int{} // exit code -> runs
+	groups := [][]scenarios.Variant{}
 	for _, v := range variants {
+		groups = append(groups, []scenarios.Variant{v})
+	}
+	if *variant == "" && *choices == "" && len(set) > 0 {
+		// Variants that -set made identical run once.
+		groups = s.IdenticalVariants(set)
+	}
+	codes := map[int]int{} // exit code -> runs
+	for _, g := range groups {
+		v := g[0]
 		res, err := runOrReplayChoices(s, v.Name, *variant, *choices, scenarios.Options{Seed: seed, Set: set, Timeline: replay || *report != "", KeepTrace: *trace})
 		if err != nil {
 			return usageError{err.Error()}
 		}
 		if res == nil {
 			continue // -choices replays the variant it was saved for
+		}
+		for _, same := range g[1:] {
+			res.SameAs = append(res.SameAs, same.Name)
 		}
 		switch {
 		case *asJSON:
