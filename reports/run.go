@@ -28,7 +28,7 @@ type RunJSON struct {
 	Protocol   string          `json:"protocol"`             // inter.broker.protocol.version=V (truncation=RULE)
 	Overridden []string        `json:"overridden,omitempty"` // -set overrides of what the variant sets
 	SameAs     []string        `json:"same_as,omitempty"`    // variants identical to this one under -set, run once
-	Profile    string          `json:"profile,omitempty"` // the swarm profile, when the scenario has a swarm step
+	Profile    string          `json:"profile,omitempty"`    // the swarm profile, when the scenario has a swarm step
 	TraceHash  string          `json:"trace_hash"`
 	Events     uint64          `json:"events"`
 	SimTimeNs  int64           `json:"sim_time_ns"`

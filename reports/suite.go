@@ -20,7 +20,7 @@ type SuiteRow struct {
 	Divergent  int      `json:"runs_diverged"`
 	Unknown    int      `json:"runs_unknown"`
 	RunsFailed int      `json:"runs_failed"` // runs that could not be carried out (an await broke, a panic)
-	Outcomes   []string `json:"outcomes"` // per checker: the worst verdict seen
+	Outcomes   []string `json:"outcomes"`    // per checker: the worst verdict seen
 }
 
 // SuiteRows summarises a suite's cases.
