@@ -25,10 +25,13 @@ type RunJSON struct {
 	Variant    string          `json:"variant"`
 	Seed       uint64          `json:"seed"`
 	Config     []string        `json:"config"`
-	Protocol   string          `json:"protocol"`             // inter.broker.protocol.version=V (truncation=RULE)
-	Overridden []string        `json:"overridden,omitempty"` // -set overrides of what the variant sets
-	SameAs     []string        `json:"same_as,omitempty"`    // variants identical to this one under -set, run once
-	Profile    string          `json:"profile,omitempty"`    // the swarm profile, when the scenario has a swarm step
+	// Protocol is inter.broker.protocol.version=V (truncation=RULE);
+	// Overridden the -set overrides of what the variant sets; SameAs the
+	// variants identical to this one under -set, run once.
+	Protocol   string          `json:"protocol"`
+	Overridden []string        `json:"overridden,omitempty"`
+	SameAs     []string        `json:"same_as,omitempty"`
+	Profile    string          `json:"profile,omitempty"` // the swarm profile, when the scenario has a swarm step
 	TraceHash  string          `json:"trace_hash"`
 	Events     uint64          `json:"events"`
 	SimTimeNs  int64           `json:"sim_time_ns"`

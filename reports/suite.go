@@ -19,8 +19,10 @@ type SuiteRow struct {
 	LossRate   float64  `json:"loss_rate"`
 	Divergent  int      `json:"runs_diverged"`
 	Unknown    int      `json:"runs_unknown"`
-	RunsFailed int      `json:"runs_failed"` // runs that could not be carried out (an await broke, a panic)
-	Outcomes   []string `json:"outcomes"`    // per checker: the worst verdict seen
+	// RunsFailed counts the runs that could not be carried out (an await
+	// broke, a panic).
+	RunsFailed int      `json:"runs_failed"`
+	Outcomes   []string `json:"outcomes"` // per checker: the worst verdict seen
 }
 
 // SuiteRows summarises a suite's cases.
