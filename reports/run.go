@@ -19,15 +19,15 @@ type VerdictJSON struct {
 	Notes     []string `json:"notes,omitempty"`
 }
 
-// RunJSON is one run in JSON output (kafkasim run -json).
+// RunJSON is one run in JSON output (kafkasim run -json). Protocol is
+// "inter.broker.protocol.version=V (truncation=RULE)", Overridden the -set
+// overrides of what the variant sets, SameAs the variants identical to
+// this one under -set (run once, as this one).
 type RunJSON struct {
 	Scenario   string          `json:"scenario"`
 	Variant    string          `json:"variant"`
 	Seed       uint64          `json:"seed"`
 	Config     []string        `json:"config"`
-	// Protocol is inter.broker.protocol.version=V (truncation=RULE);
-	// Overridden the -set overrides of what the variant sets; SameAs the
-	// variants identical to this one under -set, run once.
 	Protocol   string          `json:"protocol"`
 	Overridden []string        `json:"overridden,omitempty"`
 	SameAs     []string        `json:"same_as,omitempty"`

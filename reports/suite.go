@@ -8,7 +8,8 @@ import (
 	"github.com/kafkasim/kafkasim/scenarios"
 )
 
-// SuiteRow summarises one scenario × variant over its seeds.
+// SuiteRow summarises one scenario × variant over its seeds. RunsFailed
+// counts the runs that could not be carried out (an await broke, a panic).
 type SuiteRow struct {
 	Scenario   string   `json:"scenario"`
 	Variant    string   `json:"variant"`
@@ -19,8 +20,6 @@ type SuiteRow struct {
 	LossRate   float64  `json:"loss_rate"`
 	Divergent  int      `json:"runs_diverged"`
 	Unknown    int      `json:"runs_unknown"`
-	// RunsFailed counts the runs that could not be carried out (an await
-	// broke, a panic).
 	RunsFailed int      `json:"runs_failed"`
 	Outcomes   []string `json:"outcomes"` // per checker: the worst verdict seen
 }
