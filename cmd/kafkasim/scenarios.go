@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -40,12 +39,10 @@ func runList(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	all, err := scenarios.Builtin()
+	all, err := scenarios.All()
 	if err != nil {
 		return err
 	}
-	all = append(all, scenarios.Swarm())
-	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	for _, s := range all {
 		var vs []string
 		for _, v := range s.Variants {
@@ -60,9 +57,6 @@ func runList(args []string, stdout, stderr io.Writer) error {
 func loadScenario(name string) (*scenarios.Script, error) {
 	if name == "" {
 		return nil, usagef("-scenario is required (see kafkasim list)")
-	}
-	if name == "swarm" {
-		return scenarios.Swarm(), nil
 	}
 	s, err := scenarios.Load(name)
 	if err != nil {
