@@ -90,7 +90,7 @@ choices) and compares the trace hashes.`,
 one record per run, and plots of data loss with confidence intervals into
 DIR; rerunning the same command resumes. -shard splits the space across
 machines; 'kafkasim merge' joins the shards.`,
-		exits:    "0    the sweep ran (its results are data, not a verdict)\n1    an output could not be written\n2    bad input\n130  interrupted (rerun to resume)",
+		exits: "0    the sweep ran (its results are data, not a verdict)\n1    an output could not be written\n2    bad input\n130  interrupted (rerun to resume)",
 		examples: []string{"kafkasim sweep -scenario acks1-leader-crash -grid '$acks=1,all' -seeds 50 -out out/acks",
 			"kafkasim sweep -scenario swarm -grid 'variant=kip279-safe,hw-unsafe' -grid '$crash=0.1,0.3' -shard 0/4 -out shard-0"},
 	},
@@ -106,7 +106,7 @@ machines; 'kafkasim merge' joins the shards.`,
 of actions (produce, crash, power-loss, restart, elect, partition ...) up
 to -depth, each run from the start with a prefix of choices, visited states
 pruned. Prints the first violation as a step list and saves its choices.`,
-		exits:    "0  no violation within the bound (or within -max-runs)\n1  a violation (its choices are saved)\n2  bad input",
+		exits: "0  no violation within the bound (or within -max-runs)\n1  a violation (its choices are saved)\n2  bad input",
 		examples: []string{"kafkasim explore -scenario kip101-hw-lag -variant hw -depth 9 -faults crash,elect",
 			"kafkasim explore -scenario kip101-hw-lag -variant kip279 -depth 10 -parallel 2 -state kip279.state -max-runs 20000"},
 	},
@@ -116,7 +116,7 @@ pruned. Prints the first violation as a step list and saves its choices.`,
 shrink) to a few steps: sets its choices back to the default chunk by
 chunk, keeping each change under which the same checker still fails; prints
 the steps, saves the choices and the replay command.`,
-		exits:    "0  shrunk\n1  the choice file could not be written\n2  bad input (including a run that fails no checker: nothing to shrink)",
+		exits: "0  shrunk\n1  the choice file could not be written\n2  bad input (including a run that fails no checker: nothing to shrink)",
 		examples: []string{"kafkasim shrink -scenario swarm -variant hw-unsafe -seed 7",
 			"kafkasim shrink -scenario kip101-hw-lag -variant hw -choices explore-kip101-hw-lag-hw.choices -save short.choices"},
 	},
