@@ -42,6 +42,9 @@ type Options struct {
 	// Key identifies the target and its bounds in StateFile: resuming a
 	// file written for another key is an error.
 	Key string
+	// Progress, if set, is called after each batch with the search so far
+	// (Elapsed and Violation unset). It reads no result back.
+	Progress func(Report)
 }
 
 // batchSize is the number of queued prefixes run between two merges. It is
@@ -158,6 +161,9 @@ func Search(run RunFunc, opts Options) (*Report, error) {
 		}
 		if rep.Violation != nil {
 			break
+		}
+		if opts.Progress != nil {
+			opts.Progress(Report{Runs: s.runs, States: len(s.visited), Depth: s.depth})
 		}
 	}
 	rep.Runs, rep.States, rep.Depth = s.runs, len(s.visited), s.depth

@@ -19,12 +19,18 @@ type VerdictJSON struct {
 	Notes     []string `json:"notes,omitempty"`
 }
 
-// RunJSON is one run in JSON output (kafkasim run -json).
+// RunJSON is one run in JSON output (kafkasim run -json). Protocol is
+// "inter.broker.protocol.version=V (truncation=RULE)", Overridden the -set
+// overrides of what the variant sets, SameAs the variants identical to
+// this one under -set (run once, as this one).
 type RunJSON struct {
 	Scenario   string          `json:"scenario"`
 	Variant    string          `json:"variant"`
 	Seed       uint64          `json:"seed"`
 	Config     []string        `json:"config"`
+	Protocol   string          `json:"protocol"`
+	Overridden []string        `json:"overridden,omitempty"`
+	SameAs     []string        `json:"same_as,omitempty"`
 	Profile    string          `json:"profile,omitempty"` // the swarm profile, when the scenario has a swarm step
 	TraceHash  string          `json:"trace_hash"`
 	Events     uint64          `json:"events"`
@@ -41,6 +47,7 @@ type RunJSON struct {
 func NewRunJSON(r *scenarios.Result) RunJSON {
 	out := RunJSON{Scenario: r.Scenario, Variant: r.Variant, Seed: r.Seed, Config: r.Config, Profile: r.Profile,
 		TraceHash: fmt.Sprintf("%016x", r.TraceHash), Events: r.Events, SimTimeNs: int64(r.SimTime),
+		Protocol: r.Protocol, Overridden: r.Overridden, SameAs: r.SameAs,
 		Stats: r.Stats, Expected: r.OK(), Mismatches: r.Mismatches, Failed: r.Failed, Replay: r.Replay}
 	if out.Config == nil {
 		out.Config = []string{}
@@ -78,6 +85,15 @@ const maxListed = 5
 // WriteRunText writes a run's verdicts and counts for people.
 func WriteRunText(w io.Writer, r *scenarios.Result) {
 	fmt.Fprintf(w, "scenario %s, variant %s, seed %d: %d events, %v simulated, trace %016x\n", r.Scenario, r.Variant, r.Seed, r.Events, r.SimTime, r.TraceHash)
+	if len(r.SameAs) > 0 {
+		fmt.Fprintf(w, "  variants %s identical under -set %s: run once\n", strings.Join(append([]string{r.Variant}, r.SameAs...), ", "), scenarios.SetLabel(r.Set))
+	}
+	if len(r.Overridden) > 0 {
+		fmt.Fprintf(w, "  variant %s, overridden: %s\n", r.Variant, strings.Join(r.Overridden, ", "))
+	}
+	if r.Protocol != "" {
+		fmt.Fprintf(w, "  protocol: %s\n", r.Protocol)
+	}
 	if len(r.Config) > 0 {
 		fmt.Fprintf(w, "  config: %s\n", strings.Join(r.Config, " "))
 	}

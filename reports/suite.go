@@ -8,7 +8,8 @@ import (
 	"github.com/kafkasim/kafkasim/scenarios"
 )
 
-// SuiteRow summarises one scenario × variant over its seeds.
+// SuiteRow summarises one scenario × variant over its seeds. RunsFailed
+// counts the runs that could not be carried out (an await broke, a panic).
 type SuiteRow struct {
 	Scenario   string   `json:"scenario"`
 	Variant    string   `json:"variant"`
@@ -19,6 +20,7 @@ type SuiteRow struct {
 	LossRate   float64  `json:"loss_rate"`
 	Divergent  int      `json:"runs_diverged"`
 	Unknown    int      `json:"runs_unknown"`
+	RunsFailed int      `json:"runs_failed"`
 	Outcomes   []string `json:"outcomes"` // per checker: the worst verdict seen
 }
 
@@ -35,6 +37,9 @@ func SuiteRows(cases []*scenarios.CaseResult) []SuiteRow {
 			}
 			if r.Unknown() {
 				row.Unknown++
+			}
+			if r.Failed != "" {
+				row.RunsFailed++
 			}
 			row.Acked += r.Stats.Acked
 			row.Lost += r.Stats.AckedLost
@@ -68,7 +73,13 @@ func WriteSuiteTable(w io.Writer, cases []*scenarios.CaseResult) {
 	fmt.Fprintf(w, "%-22s %-12s %-9s %-9s %-10s %s\n", "SCENARIO", "VARIANT", "EXPECTED", "ACKED", "LOSS", "CHECKERS (worst over seeds)")
 	for _, row := range SuiteRows(cases) {
 		status := fmt.Sprintf("%d/%d", row.AsExpected, row.Runs)
+		outcomes := strings.Join(row.Outcomes, " ")
+		if row.RunsFailed > 0 {
+			// NB: a run that could not be carried out has no verdict worth
+			// reading: say so first.
+			outcomes = fmt.Sprintf("RUN FAILED (%d of %d runs could not be carried out) %s", row.RunsFailed, row.Runs, outcomes)
+		}
 		fmt.Fprintf(w, "%-22s %-12s %-9s %-9d %-10s %s\n", row.Scenario, row.Variant, status, row.Acked,
-			fmt.Sprintf("%.2f%%", 100*row.LossRate), strings.Join(row.Outcomes, " "))
+			fmt.Sprintf("%.2f%%", 100*row.LossRate), outcomes)
 	}
 }

@@ -49,15 +49,51 @@ type scriptClient struct {
 	calls   map[int32]*produceCall // by correlation id of the request in flight
 	done    map[string]bool        // values whose operation completed
 	acked   map[string]bool        // values acknowledged (ok)
-	timer   sim.TimerID
+	// outcomes are the completed operations' outcomes, by value: what an
+	// 'await CLIENT ack VALUE' step reports when it is not an ack.
+	outcomes map[string]produceOutcome
+	timer    sim.TimerID
 }
+
+// produceOutcome is how one scripted produce ended.
+type produceOutcome struct {
+	outcome checkers.Outcome // OK, Fail (certainly not written) or Info (unknown)
+	err     string           // one word: Kafka's error name, timeout, no-metadata, acks=0; "" when acknowledged
+	history string           // the history's error text, when not err (Kafka's message too)
+}
+
+// kafkaOutcome is the outcome of a produce answered with a Kafka error.
+func kafkaOutcome(o checkers.Outcome, code int16) produceOutcome {
+	e := kerr.ErrorForCode(code)
+	name := e.Error()
+	if ke, ok := e.(*kerr.Error); ok {
+		name = ke.Message
+	}
+	return produceOutcome{outcome: o, err: name, history: e.Error()}
+}
+
+// String renders an outcome for an await's error: "refused:
+// NOT_ENOUGH_REPLICAS (certainly not written)".
+func (o produceOutcome) String() string {
+	switch o.outcome {
+	case checkers.OK:
+		return "acknowledged"
+	case checkers.Fail:
+		return "refused: " + o.err + " (certainly not written)"
+	}
+	return "unknown: " + o.err + " (" + unknownWhy[o.err] + "may or may not be written)"
+}
+
+// unknownWhy explains the client's own unknown outcomes.
+var unknownWhy = map[string]string{"timeout": "no answer before the produce's timeout: ", "acks=0": "acks=0 is never answered: "}
 
 func newScriptClient(name string, brokers int, rec *checkers.Recorder) *scriptClient {
 	// Each record is sent on its own (its own metadata lookup, one
 	// attempt, no order kept between them): declared as such, so its
 	// records may land in any order but never twice.
 	rec.Producer(checkers.Producer{Process: name, Independent: true})
-	return &scriptClient{name: name, brokers: brokers, rec: rec, calls: map[int32]*produceCall{}, done: map[string]bool{}, acked: map[string]bool{}}
+	return &scriptClient{name: name, brokers: brokers, rec: rec, calls: map[int32]*produceCall{}, done: map[string]bool{}, acked: map[string]bool{},
+		outcomes: map[string]produceOutcome{}}
 }
 
 func (c *scriptClient) Start(ctx *sim.Context) {}
@@ -91,8 +127,25 @@ func (c *scriptClient) askMetadata(ctx *sim.Context, call *produceCall) {
 	c.send(ctx, call.broker, req, call)
 }
 
-func (c *scriptClient) finish(call *produceCall) {
+// finish records how call ended: in the history (rec), for awaits, and in
+// the trace, so that the timeline shows refused and unknown produces with
+// their error as it shows acknowledgements.
+func (c *scriptClient) finish(ctx *sim.Context, call *produceCall, o produceOutcome) {
+	now := ctx.Now()
+	hist := o.err
+	if o.history != "" {
+		hist = o.history
+	}
+	switch o.outcome {
+	case checkers.Fail:
+		c.rec.Fail(call.op, now, hist)
+		ctx.Log("client-fail", sim.S("client", c.name), sim.S("value", call.value), sim.S("error", o.err))
+	case checkers.Info:
+		c.rec.Info(call.op, now, hist)
+		ctx.Log("client-unknown", sim.S("client", c.name), sim.S("value", call.value), sim.S("error", o.err))
+	}
 	c.done[call.value] = true
+	c.outcomes[call.value] = o
 }
 
 func (c *scriptClient) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
@@ -117,8 +170,7 @@ func (c *scriptClient) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message)
 			}
 		}
 		if leader < 0 {
-			c.rec.Fail(call.op, now, "LEADER_NOT_AVAILABLE")
-			c.finish(call)
+			c.finish(ctx, call, produceOutcome{outcome: checkers.Fail, err: "LEADER_NOT_AVAILABLE"})
 			return
 		}
 		c.rec.SetLeader(call.op, leader)
@@ -134,8 +186,7 @@ func (c *scriptClient) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message)
 				c.corr++
 				ctx.Send(n, c.enc.Request(c.corr, req))
 			}
-			c.rec.Info(call.op, now, "acks=0")
-			c.finish(call)
+			c.finish(ctx, call, produceOutcome{outcome: checkers.Info, err: "acks=0"})
 			return
 		}
 		call.produced = true
@@ -147,14 +198,14 @@ func (c *scriptClient) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message)
 			c.rec.Acked(call.op, now, p.BaseOffset)
 			c.acked[call.value] = true
 			ctx.Log("client-ack", sim.S("client", c.name), sim.S("value", call.value), sim.I("offset", p.BaseOffset))
+			c.finish(ctx, call, produceOutcome{outcome: checkers.OK})
 		case definitelyNotWritten[p.ErrorCode] && !(p.ErrorCode == kerr.NotLeaderForPartition.Code && call.acks == -1):
 			// NB: with acks=all, NOT_LEADER_OR_FOLLOWER also answers records
 			// appended and then abandoned by a leader that lost leadership.
-			c.rec.Fail(call.op, now, kerr.ErrorForCode(p.ErrorCode).Error())
+			c.finish(ctx, call, kafkaOutcome(checkers.Fail, p.ErrorCode))
 		default:
-			c.rec.Info(call.op, now, kerr.ErrorForCode(p.ErrorCode).Error())
+			c.finish(ctx, call, kafkaOutcome(checkers.Info, p.ErrorCode))
 		}
-		c.finish(call)
 	}
 }
 
@@ -176,11 +227,9 @@ func (c *scriptClient) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 		switch {
 		case c.done[call.value]:
 		case call.produced:
-			c.rec.Info(call.op, now, "request timed out")
-			c.finish(call)
+			c.finish(ctx, call, produceOutcome{outcome: checkers.Info, err: "timeout", history: "request timed out"})
 		case now >= call.deadline:
-			c.rec.Fail(call.op, now, "no metadata")
-			c.finish(call)
+			c.finish(ctx, call, produceOutcome{outcome: checkers.Fail, err: "no-metadata", history: "no metadata"})
 		default:
 			c.askMetadata(ctx, call) // unanswered for a second: ask another broker
 		}

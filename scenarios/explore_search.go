@@ -34,6 +34,8 @@ type ExploreConfig struct {
 	// NoOrders keeps simultaneous events in their default order (only the
 	// workload's actions are branched).
 	NoOrders bool
+	// Progress is explore.Options.Progress.
+	Progress func(explore.Report)
 }
 
 // DefaultExploreCheckers are the checkers an exploration judges by default.
@@ -83,7 +85,7 @@ func (s *Script) Explore(cfg ExploreConfig) (*Exploration, error) {
 			return nil, fmt.Errorf("checker %q: allowed %s", c, strings.Join(Checkers, ", "))
 		}
 	}
-	opts := explore.Options{MaxRuns: cfg.MaxRuns, Parallel: cfg.Parallel, StateFile: cfg.StateFile, DepthFirst: cfg.DepthFirst,
+	opts := explore.Options{MaxRuns: cfg.MaxRuns, Parallel: cfg.Parallel, StateFile: cfg.StateFile, DepthFirst: cfg.DepthFirst, Progress: cfg.Progress,
 		Key: fmt.Sprintf("%s/%s %s %s checkers=%s orders=%t dfs=%t", s.Name, v.Name, strings.Join(conf.NonDefaultPairs(), " "), cfg.Params, strings.Join(cfg.Checkers, ","), !cfg.NoOrders, cfg.DepthFirst)}
 	if cfg.NoOrders {
 		opts.Branch = func(k sim.Kind) bool { return k != sim.KindOrder }

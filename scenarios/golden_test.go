@@ -23,7 +23,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden files of TestGolde
 var storyKinds = map[string]bool{
 	"append": true, "follower-append": true, "truncate": true, "become-leader": true, "become-follower": true,
 	"crash": true, "start": true, "cut": true, "heal": true, "partition": true, "pause": true,
-	"client-ack": true, "epoch-answer": true, "isr": true, "halt": true, "controller-partition-state": true,
+	"client-ack": true, "client-fail": true, "client-unknown": true, "epoch-answer": true, "isr": true, "halt": true, "controller-partition-state": true,
 	"end-phase": true, "final-read": true,
 }
 

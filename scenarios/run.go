@@ -42,7 +42,7 @@ type Options struct {
 // awaitsTrace reports whether a step waits for a trace record.
 func (s *Script) awaitsTrace() bool {
 	for _, st := range s.Steps {
-		if st.Op == "await" && len(st.Args) > 1 && st.Args[1] != "ack" {
+		if st.Op == "await" && len(st.Args) > 1 && !isClientAwait(st) {
 			return true
 		}
 	}
@@ -70,6 +70,16 @@ type Result struct {
 	// Mismatches lists the checkers whose verdict did not meet the
 	// variant's expectation.
 	Mismatches []string
+	// Protocol is the run's inter-broker protocol and truncation rule
+	// (ProtocolLabel), defaults included.
+	Protocol string
+	// Overridden are the -set overrides of what the variant sets
+	// (Overridden); SameAs the other variants -set made identical to this
+	// one, run once as this one (set by the caller).
+	Overridden []string
+	SameAs     []string
+	// Set are the -set overrides the run ran under.
+	Set map[string]string
 	// Profile is the swarm profile of each swarm step ("swarm: crash=0.6
 	// power-loss=0 ...", "; " between steps); "" without a swarm step.
 	Profile string
@@ -114,15 +124,19 @@ func (s *Script) variant(name string) (Variant, error) {
 	return Variant{}, fmt.Errorf("scenario %s has no variant %q (allowed: %s)", s.Name, name, strings.Join(names, ", "))
 }
 
-// Configuration returns the properties of a variant with overrides applied.
+// Configuration returns the properties of a variant with overrides applied
+// (the variant's over the script's, set's over both; either name of the
+// truncation rule replaces both names below it: labels.go).
 func (s *Script) Configuration(v Variant, set map[string]string) map[string]string {
 	props := map[string]string{}
 	for _, m := range []map[string]string{s.Props, v.Props, set} {
+		l := map[string]string{}
 		for k, val := range m {
 			if !strings.HasPrefix(k, "$") && !isRunnerProp(k) {
-				props[k] = val
+				l[k] = val
 			}
 		}
+		layer(props, l)
 	}
 	return props
 }
@@ -289,7 +303,7 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
-		Replay: ReplayCommand(s.Name, v.Name, opts.Seed, opts.Set)}
+		Replay: ReplayCommand(s.Name, v.Name, opts.Seed, opts.Set), Protocol: ProtocolLabel(cfg), Overridden: Overridden(v, opts.Set), Set: opts.Set}
 	for _, st := range s.Steps {
 		st = st.substitute(r.vars)
 		if err := r.step(st); err != nil {

@@ -36,8 +36,9 @@ func Builtin() ([]*Script, error) {
 	return out, nil
 }
 
-// Load returns the scenario named name: a built-in one, or a script file
-// when name is a path (users add scenarios without recompiling).
+// Load returns the scenario named name: a built-in one (the swarm
+// included), or a script file when name is a path (users add scenarios
+// without recompiling).
 func Load(name string) (*Script, error) {
 	if strings.HasSuffix(name, ".txt") || strings.ContainsRune(name, os.PathSeparator) {
 		f, err := os.Open(name)
@@ -47,7 +48,7 @@ func Load(name string) (*Script, error) {
 		defer f.Close()
 		return Parse(name, strings.TrimSuffix(filepath.Base(name), ".txt"), f)
 	}
-	all, err := Builtin()
+	all, err := All() // the scripts and the swarm: what 'kafkasim list' shows
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,9 @@ package scenarios
 //	...
 //
 // Steps: run DUR; produce CLIENT TOPIC/P VALUE [acks=all|-1|1|0]
-// [timeout=DUR]; await CLIENT ack VALUE [within=DUR]; await NODE KIND
+// [timeout=DUR]; await CLIENT ack VALUE [within=DUR] (fails the run unless
+// the record is acknowledged); await CLIENT done VALUE [within=DUR] (any
+// outcome); await NODE KIND
 // [FIELD=VALUE ...] [within=DUR]; crash B; power-loss B [keep=none|some|all];
 // shutdown B (a controlled shutdown);
 // restart B;
@@ -399,8 +401,8 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 			st.Dur, err = ParseDuration(w)
 			delete(kv, "within")
 		}
-		if err == nil && pos[1] == "ack" && len(pos) != 3 {
-			err = fmt.Errorf("await: want 'await CLIENT ack VALUE'")
+		if err == nil && (pos[1] == "ack" || pos[1] == "done") && len(pos) != 3 {
+			err = fmt.Errorf("await: want 'await CLIENT %s VALUE'", pos[1])
 		}
 	case "crash", "power-loss", "restart", "shutdown":
 		err = need(1, word+" BROKER")

@@ -32,6 +32,9 @@ type ShrinkConfig struct {
 	Checker string
 	// MaxRuns bounds the candidate runs (0 means 300).
 	MaxRuns int
+	// Progress, if set, is called after each candidate run with the runs
+	// so far and the current best run's faults and off-default choices.
+	Progress func(runs, faults, deviated int)
 }
 
 // Shrunk is the outcome of Shrink.
@@ -199,12 +202,7 @@ func (s *Script) Shrink(cfg ShrinkConfig) (*Shrunk, error) {
 	}
 	out := &Shrunk{Checker: checker, Before: before, Runs: 1, FaultsBefore: countFaults(before), DeviatedBefore: deviated(before.World.Choices())}
 	best, cur := before, before.World.Choices()
-	try := func(cand []sim.Choice) bool {
-		if out.Runs >= cfg.MaxRuns {
-			return false
-		}
-		out.Runs++
-		res, err := run(newGuide(cand))
+	accept := func(res *Result, err error) bool {
 		if err != nil || !stillFails(res, checker, broken) {
 			return false
 		}
@@ -215,6 +213,17 @@ func (s *Script) Shrink(cfg ShrinkConfig) (*Shrunk, error) {
 		}
 		best, cur = res, res.World.Choices()
 		return true
+	}
+	try := func(cand []sim.Choice) bool {
+		if out.Runs >= cfg.MaxRuns {
+			return false
+		}
+		out.Runs++
+		ok := accept(run(newGuide(cand)))
+		if cfg.Progress != nil {
+			cfg.Progress(out.Runs, countFaults(best), deviated(cur))
+		}
+		return ok
 	}
 	for _, group := range shrinkGroups {
 		in := func(k sim.Kind) bool {

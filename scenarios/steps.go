@@ -200,13 +200,16 @@ func (r *runner) hasPartition(topic string, p int32) bool {
 	return false
 }
 
-// await runs until the awaited thing happens, or fails after st.Dur.
+// await runs until the awaited thing happens, or fails after st.Dur. An
+// ack await also fails when the record's produce ended otherwise (refused,
+// or unknown), naming the record and the error.
 func (r *runner) await(st Step) error {
 	deadline := r.w.Now().Add(st.Dur)
 	var cond func() bool
-	if st.Args[1] == "ack" {
-		c, ok := r.clients[st.Args[0]]
-		if !ok {
+	var c *scriptClient
+	if isClientAwait(st) {
+		var ok bool
+		if c, ok = r.clients[st.Args[0]]; !ok {
 			return fmt.Errorf("unknown client %q (a client exists once it produced)", st.Args[0])
 		}
 		value := st.Args[2]
@@ -238,7 +241,20 @@ func (r *runner) await(st Step) error {
 			return err
 		}
 	}
+	// 'await C ack V' is an expectation: the record was acknowledged.
+	// 'await C done V' accepts any outcome.
+	if c != nil && st.Args[1] == "ack" {
+		if o := c.outcomes[st.Args[2]]; o.outcome != checkers.OK {
+			return fmt.Errorf("%s's record %s was not acknowledged: %s (use 'await %s done %s' to accept any outcome)", st.Args[0], st.Args[2], o, st.Args[0], st.Args[2])
+		}
+	}
 	return nil
+}
+
+// isClientAwait reports whether an await step waits for a scripted
+// client's record (ack or done) rather than for a trace record.
+func isClientAwait(st Step) bool {
+	return len(st.Args) == 3 && (st.Args[1] == "ack" || st.Args[1] == "done")
 }
 
 func fieldsMatch(rec sim.Record, want map[string]string) bool {

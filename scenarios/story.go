@@ -145,6 +145,14 @@ func Story(res *Result) []string {
 			if detail(get("value")) {
 				add("%s is acknowledged at offset %s", get("value"), get("offset"))
 			}
+		case "client-fail":
+			if detail(get("value")) {
+				add("%s is refused (%s)", get("value"), get("error"))
+			}
+		case "client-unknown":
+			if detail(get("value")) {
+				add("%s's outcome is unknown (%s)", get("value"), get("error"))
+			}
 		case "become-leader":
 			add("%s becomes leader in epoch %s (ISR %s, LEO %s)", b, get("epoch"), get("isr"), get("leo"))
 		case "become-follower":

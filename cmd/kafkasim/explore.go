@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/explore"
 	"github.com/kafkasim/kafkasim/scenarios"
 )
 
@@ -32,7 +33,11 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	orders := fs.Bool("orders", false, "also branch on the order of events due at the same instant")
 	dfs := fs.Bool("dfs", false, "depth-first instead of breadth-first (breadth-first finds the shortest violation)")
 	save := fs.String("save", "", "write the violating run's choices to FILE (default: explore-<scenario>-<variant>.choices)")
+	progressMode := fs.String("progress", "auto", progressFlagDoc)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkProgressMode(*progressMode); err != nil {
 		return err
 	}
 	s, err := loadScenario(*scenario)
@@ -49,7 +54,12 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 		NoOrders: !*orders, DepthFirst: *dfs,
 		Params: scenarios.ExploreParams{Depth: *depth, Records: *records, Faults: splitList(*faults), Acks: *acks}}
 	cfg.Checkers = splitList(*checks)
+	bar := newProgress(stderr, *progressMode, "explore", *maxRuns, 0)
+	cfg.Progress = func(r explore.Report) {
+		bar.update(r.Runs, fmt.Sprintf("%d distinct states, depth %d of %d", r.States, r.Depth, *depth))
+	}
 	ex, err := s.Explore(cfg)
+	bar.finish()
 	if err != nil {
 		return usageError{err.Error()}
 	}

@@ -1,7 +1,10 @@
 // Command kafkasim runs deterministic simulations of Kafka clusters. Each
 // subcommand lives in its own file; see usage below or `kafkasim help`.
 //
-// Exit codes: 0 success; 1 a run failed or found a violation; 2 bad input.
+// Exit codes: 0 success; 1 a checker found a violation (or a command
+// failed); 2 bad input; 3 a checker could only say unknown; 4 a run could
+// not be carried out (run, replay). 'kafkasim CMD -help' gives each
+// command's own.
 package main
 
 import (
@@ -12,6 +15,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
+	"strings"
 )
 
 // command is one subcommand.
@@ -63,7 +67,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	err := cmd.run(args[1:], stdout, stderr)
 	var ue usageError
 	var ee exitError
+	var hr helpRequest
 	switch {
+	case errors.As(err, &hr):
+		writeHelp(stdout, args[0], hr.fs)
+		return 0
 	case errors.As(err, &ee):
 		fmt.Fprintf(stderr, "kafkasim %s: %v\n", args[0], err)
 		return ee.code
@@ -94,23 +102,35 @@ func usage(w io.Writer) {
 }
 
 // newFlags returns a flag set whose parse errors are usage errors.
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+func newFlags(name string, _ io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("kafkasim "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// NB: the flag package's own messages are silenced: main prints the
+	// error once, and -help prints the command's help (help.go).
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
 }
 
 // parse parses flags, turning their errors into usage errors and refusing
 // stray arguments.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err.Error()}
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+// parseArgs parses flags and leaves positional arguments (merge's shard
+// directories) to the caller; -h and -help become a helpRequest.
+func parseArgs(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return helpRequest{fs}
+		}
+		return usagef("%v (kafkasim %s -help lists the flags)", err, strings.TrimPrefix(fs.Name(), "kafkasim "))
 	}
 	return nil
 }

@@ -9,8 +9,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,11 +19,8 @@ import (
 func runMerge(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("merge", stderr)
 	out := fs.String("out", "", "output directory")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err.Error()}
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	dirs := fs.Args()
 	if *out == "" {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -40,12 +39,10 @@ func runList(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	all, err := scenarios.Builtin()
+	all, err := scenarios.All()
 	if err != nil {
 		return err
 	}
-	all = append(all, scenarios.Swarm())
-	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	for _, s := range all {
 		var vs []string
 		for _, v := range s.Variants {
@@ -60,9 +57,6 @@ func runList(args []string, stdout, stderr io.Writer) error {
 func loadScenario(name string) (*scenarios.Script, error) {
 	if name == "" {
 		return nil, usagef("-scenario is required (see kafkasim list)")
-	}
-	if name == "swarm" {
-		return scenarios.Swarm(), nil
 	}
 	s, err := scenarios.Load(name)
 	if err != nil {
@@ -121,14 +115,26 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 			return usagef("-history %s: the directory %s does not exist", *history, filepath.Dir(*history))
 		}
 	}
-	worst, broken := 0, 0
+	groups := [][]scenarios.Variant{}
 	for _, v := range variants {
+		groups = append(groups, []scenarios.Variant{v})
+	}
+	if *variant == "" && *choices == "" && len(set) > 0 {
+		// Variants that -set made identical run once.
+		groups = s.IdenticalVariants(set)
+	}
+	codes := map[int]int{} // exit code -> runs
+	for _, g := range groups {
+		v := g[0]
 		res, err := runOrReplayChoices(s, v.Name, *variant, *choices, scenarios.Options{Seed: seed, Set: set, Timeline: replay || *report != "", KeepTrace: *trace})
 		if err != nil {
 			return usageError{err.Error()}
 		}
 		if res == nil {
 			continue // -choices replays the variant it was saved for
+		}
+		for _, same := range g[1:] {
+			res.SameAs = append(res.SameAs, same.Name)
 		}
 		switch {
 		case *asJSON:
@@ -158,28 +164,41 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 			}
 			fmt.Fprintf(stderr, "exported the brokers' disks to %s\n", filepath.Join(*export, v.Name))
 		}
-		worst = max(worst, exitFor(res))
-		if res.Failed != "" {
-			broken++
-		}
+		codes[exitFor(res)]++
 	}
+	return runExit(codes)
+}
+
+// runExit is the exit of run and replay over several runs: 4 when some run
+// could not be carried out, else 1 when some checker found a violation
+// (even if another run's checker said unknown), else 3 on an unknown.
+func runExit(codes map[int]int) error {
 	switch {
-	case broken > 0:
-		return failedError{fmt.Sprintf("%d run(s) broke before the end of the script (RUN FAILED above)", broken)}
-	case worst == 1:
+	case codes[exitRunFailed] > 0:
+		return exitError{exitRunFailed, fmt.Sprintf("%d run(s) could not be carried out: a step's expectation broke (RUN FAILED above)", codes[exitRunFailed])}
+	case codes[exitViolation] > 0:
 		return failedError{"a checker found a violation"}
-	case worst == 3:
-		return exitError{3, "a checker could not decide (unknown)"}
+	case codes[exitUnknown] > 0:
+		return exitError{exitUnknown, "a checker could not decide (unknown)"}
 	}
 	return nil
 }
 
-// exitFor is run's exit code for one result: 0 when every checker says ok,
-// 1 on a violation (or a broken run), 3 when a checker could only say
-// unknown.
+// The exit codes of run, replay and check.
+const (
+	exitOK        = 0 // every checker ok
+	exitViolation = 1 // a checker found a violation
+	exitBadInput  = 2 // bad input: flags, scenario, script, choice file
+	exitUnknown   = 3 // a checker could only say unknown
+	exitRunFailed = 4 // the run could not be carried out (an await that never happened or got another outcome, a panic)
+)
+
+// exitFor is run's exit code for one result: 4 when the run could not be
+// carried out, else 1 on a violation, 3 when a checker could only say
+// unknown, 0 when every checker says ok.
 func exitFor(r *scenarios.Result) int {
 	if r.Failed != "" {
-		return 1
+		return exitRunFailed
 	}
 	return exitForVerdicts(r.Verdicts)
 }

@@ -25,7 +25,11 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 	checker := fs.String("checker", "", "the checker that must keep failing (default: the first that breaks the contract)")
 	maxRuns := fs.Int("max-runs", 300, "candidate runs at most")
 	save := fs.String("save", "", "write the shrunk choice list to FILE (default: shrunk-<scenario>-<variant>.choices)")
+	progressMode := fs.String("progress", "auto", progressFlagDoc)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkProgressMode(*progressMode); err != nil {
 		return err
 	}
 	seed, err := strconv.ParseUint(*seedText, 10, 64)
@@ -45,7 +49,12 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 			return usageError{err.Error()}
 		}
 	}
+	bar := newProgress(stderr, *progressMode, "shrink", *maxRuns, 0)
+	cfg.Progress = func(runs, faults, deviated int) {
+		bar.update(runs, fmt.Sprintf("now %d faults, %d choices off the default", faults, deviated))
+	}
 	sh, err := s.Shrink(cfg)
+	bar.finish()
 	if err != nil {
 		return usageError{err.Error()}
 	}

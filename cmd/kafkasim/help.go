@@ -1,0 +1,164 @@
+package main
+
+// This file is each subcommand's help (kafkasim CMD -help, -h): a
+// synopsis, what the command is for, every flag, the exit codes and two
+// examples, on stdout, exit 0.
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// commandDoc is one subcommand's help text.
+type commandDoc struct {
+	synopsis string
+	purpose  string // what it is for: paragraphs, wrapped by hand
+	exits    string // one line per code
+	examples []string
+}
+
+// runExits are the exit codes of run, replay and check.
+const runExits = `0  every checker ok
+1  a checker found a violation
+2  bad input (flags, scenario, script, choice file, history)
+3  a checker could only say unknown
+4  the run could not be carried out: a step's expectation broke (an await
+   that never happened or got another outcome, e.g. a produce refused with
+   NOT_ENOUGH_REPLICAS), a panic`
+
+var docs = map[string]commandDoc{
+	"list": {
+		synopsis: "kafkasim list",
+		purpose: `Lists the built-in scenarios (the scripts and the swarm): for each, what it
+shows, the sources it follows (KIPs, JIRAs, Kafka's documentation) and its
+variants. Use the names with -scenario.`,
+		exits:    "0  listed\n2  bad input (an argument)",
+		examples: []string{"kafkasim list", "kafkasim list | grep -A1 kip101"},
+	},
+	"run": {
+		synopsis: "kafkasim run -scenario NAME|FILE [-variant V] [-seed N | -choices FILE] [-set key=value ...] [-json] [-trace] [-export DIR] [-report DIR] [-history FILE]",
+		purpose: `Runs a scenario once per variant (or the one -variant names) and prints each
+checker's verdict with its evidence, the run's protocol and configuration,
+and on a violation the command that replays it. -set overrides a property
+(what the variant sets, too: the header names the override); without
+-variant, variants that -set makes identical run once.`,
+		exits: runExits,
+		examples: []string{"kafkasim run -scenario kip101-hw-lag",
+			"kafkasim run -scenario kip101-hw-lag -variant kip279 -set inter.broker.protocol.version=0.10.2 -json"},
+	},
+	"replay": {
+		synopsis: "kafkasim replay -scenario NAME|FILE [-variant V] [-seed N | -choices FILE] [-set key=value ...] [-all] [-export DIR] [-report DIR]",
+		purpose: `Re-runs a seed (or a saved choice list) and prints the trace as a timeline:
+every transition the brokers logged, every client outcome (acknowledged,
+refused with its error, unknown) and, after each event that changed them,
+every replica's role, epoch, LEO, HW and ISR; then the verdicts as run
+prints them. -all adds every message and timer.`,
+		exits: runExits,
+		examples: []string{"kafkasim replay -scenario kip101-hw-lag -variant hw -seed 1",
+			"kafkasim replay -scenario swarm -variant hw-unsafe -choices shrunk-swarm-hw-unsafe.choices -report out/"},
+	},
+	"suite": {
+		synopsis: "kafkasim suite [-seeds N] [-run REGEXP] [-parallel P] [-junit FILE] [-json] [-budget DUR] [-report DIR] [-progress MODE]",
+		purpose: `Runs every scenario under each variant over N seeds and prints a table:
+how many seeds showed what the scenario expects, the acknowledged records,
+the loss rate and each checker's worst verdict. A case whose runs could not
+be carried out says RUN FAILED.`,
+		exits:    "0  every run showed what its scenario expects\n1  some run did not (or could not be carried out)\n2  bad input",
+		examples: []string{"kafkasim suite", "kafkasim suite -run 'kip101|kip279' -seeds 20 -junit suite.xml"},
+	},
+	"check": {
+		synopsis: "kafkasim check -history FILE [-format kafkasim|jepsen] [-json] [-budget DUR]",
+		purpose: `Runs the checkers on a history saved by 'kafkasim run -history FILE', or
+recorded by Jepsen's Kafka workload (-format jepsen), and prints the
+verdicts as run does.`,
+		exits:    "0  every checker ok\n1  a checker found a violation\n2  bad input (the line and what was expected)\n3  a checker could only say unknown",
+		examples: []string{"kafkasim check -history run.jsonl", "kafkasim check -format jepsen -history checkers/jepsen/testdata/lost-write.edn -json"},
+	},
+	"kernel": {
+		synopsis: "kafkasim kernel [-seeds N] [-seed S] [-nodes K] [-trace]",
+		purpose: `Checks the simulation kernel's determinism: runs its chaos workload three
+times per seed (recorded, again from the seed, replayed from the recorded
+choices) and compares the trace hashes.`,
+		exits:    "0  every seed's hashes agree\n1  some seed's do not\n2  bad input",
+		examples: []string{"kafkasim kernel", "kafkasim kernel -seeds 100 -nodes 7"},
+	},
+	"sweep": {
+		synopsis: "kafkasim sweep -scenario NAME|FILE [-variant V] -grid key=v1,v2 ... [-seeds N] [-parallel P] [-shard i/n] -out DIR [-budget DUR] [-progress MODE]",
+		purpose: `Runs a scenario over a grid of configurations × seeds and writes CSV, JSON,
+one record per run, and plots of data loss with confidence intervals into
+DIR; rerunning the same command resumes. -shard splits the space across
+machines; 'kafkasim merge' joins the shards.`,
+		exits: "0    the sweep ran (its results are data, not a verdict)\n1    an output could not be written\n2    bad input\n130  interrupted (rerun to resume)",
+		examples: []string{"kafkasim sweep -scenario acks1-leader-crash -grid '$acks=1,all' -seeds 50 -out out/acks",
+			"kafkasim sweep -scenario swarm -grid 'variant=kip279-safe,hw-unsafe' -grid '$crash=0.1,0.3' -shard 0/4 -out shard-0"},
+	},
+	"merge": {
+		synopsis: "kafkasim merge -out DIR SHARD_DIR...",
+		purpose:  `Joins the outputs of a sharded sweep into the files one unsharded sweep writes.`,
+		exits:    "0  merged\n1  a file could not be written\n2  bad input (missing, duplicate or mismatched shards)",
+		examples: []string{"kafkasim merge -out merged shard-0 shard-1 shard-2 shard-3", "kafkasim merge -out /out/merged /out/shard-*"},
+	},
+	"explore": {
+		synopsis: "kafkasim explore -scenario NAME|FILE [-variant V] [-set k=v ...] [-depth D] [-records N] [-faults LIST] [-checkers LIST] [-acks all|1|0] [-max-runs N] [-parallel P] [-state FILE] [-orders] [-dfs] [-save FILE] [-progress MODE]",
+		purpose: `Model-checks the real broker code on a scenario's cluster: every sequence
+of actions (produce, crash, power-loss, restart, elect, partition ...) up
+to -depth, each run from the start with a prefix of choices, visited states
+pruned. Prints the first violation as a step list and saves its choices.`,
+		exits: "0  no violation within the bound (or within -max-runs)\n1  a violation (its choices are saved)\n2  bad input",
+		examples: []string{"kafkasim explore -scenario kip101-hw-lag -variant hw -depth 9 -faults crash,elect",
+			"kafkasim explore -scenario kip101-hw-lag -variant kip279 -depth 10 -parallel 2 -state kip279.state -max-runs 20000"},
+	},
+	"shrink": {
+		synopsis: "kafkasim shrink -scenario NAME|FILE [-variant V] (-seed N | -choices FILE) [-set k=v ...] [-checker NAME] [-max-runs N] [-save FILE] [-progress MODE]",
+		purpose: `Reduces a failing run (a seed, or a choice file from explore or an earlier
+shrink) to a few steps: sets its choices back to the default chunk by
+chunk, keeping each change under which the same checker still fails; prints
+the steps, saves the choices and the replay command.`,
+		exits: "0  shrunk\n1  the choice file could not be written\n2  bad input (including a run that fails no checker: nothing to shrink)",
+		examples: []string{"kafkasim shrink -scenario swarm -variant hw-unsafe -seed 7",
+			"kafkasim shrink -scenario kip101-hw-lag -variant hw -choices explore-kip101-hw-lag-hw.choices -save short.choices"},
+	},
+}
+
+// helpRequest is -h or -help on a subcommand's flags: main prints the
+// command's help on stdout and exits 0.
+type helpRequest struct{ fs *flag.FlagSet }
+
+func (helpRequest) Error() string { return "help requested" }
+func (helpRequest) Unwrap() error { return flag.ErrHelp }
+
+// writeHelp prints a command's help: synopsis, purpose, flags, exit codes,
+// examples.
+func writeHelp(w io.Writer, name string, fs *flag.FlagSet) {
+	d, ok := docs[name]
+	if !ok {
+		d = commandDoc{synopsis: "kafkasim " + name + " [flags]", purpose: commands[name].summary}
+	}
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", d.synopsis, d.purpose)
+	if fs != nil {
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprintln(w, "\nflags:")
+			out := fs.Output()
+			fs.SetOutput(w)
+			fs.PrintDefaults()
+			fs.SetOutput(out)
+		}
+	}
+	if d.exits != "" {
+		fmt.Fprintf(w, "\nexit codes:\n%s\n", indent(d.exits, "  "))
+	}
+	if len(d.examples) > 0 {
+		fmt.Fprintln(w, "\nexamples:")
+		for _, e := range d.examples {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
+}
+
+func indent(s, pre string) string {
+	return pre + strings.ReplaceAll(s, "\n", "\n"+pre)
+}
