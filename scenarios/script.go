@@ -93,7 +93,10 @@ type Step struct {
 
 // Script is a parsed scenario script.
 type Script struct {
-	File        string
+	File string
+	// Path is the absolute path of the script file a replay command names
+	// (Load sets it); "" for a built-in scenario, which is named.
+	Path        string
 	Name        string
 	Description string
 	Source      string
