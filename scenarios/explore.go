@@ -250,11 +250,11 @@ func (s *Script) ExploreRun(variant string, p ExploreParams, opts Options, mark 
 	for i := range e.told {
 		e.told[i] = -1
 	}
-	if err := e.run(mark); err != nil {
+	if err := guard(func() error { return e.run(mark) }); err != nil {
 		res.Failed = err.Error()
 	}
 	if res.Failed == "" {
-		if err := e.settle(); err != nil {
+		if err := guard(e.settle); err != nil {
 			res.Failed = err.Error()
 		}
 	}

@@ -103,11 +103,13 @@ func (s *Script) Explore(cfg ExploreConfig) (*Exploration, error) {
 	out := &Exploration{Report: rep}
 	if rep.Violation != nil {
 		out.Checker = rep.Violation.What
-		out.File = &ChoiceFile{Version: Version, Scenario: s.Name, Variant: v.Name, Seed: exploreSeed, Explore: &cfg.Params, Config: conf.NonDefaultPairs(), Choices: rep.Violation.Choices}
+		out.File = &ChoiceFile{Version: Version, Scenario: s.Name, Variant: v.Name, Seed: exploreSeed, Explore: &cfg.Params, Config: conf.NonDefaultPairs(), Choices: rep.Violation.Choices,
+			Script: s.ReplayName(), Set: cfg.Set}
 		out.Found, err = s.RunChoiceFile(out.File, cfg.Set, Options{KeepTrace: true})
 		if err != nil {
 			return nil, fmt.Errorf("replaying the violation: %w", err)
 		}
+		out.File.TraceHash = out.Found.TraceHash
 	}
 	return out, nil
 }

@@ -139,7 +139,7 @@ func TestSwarmProfileFixedKeepsTheScriptRates(t *testing.T) {
 func TestSwarmProfileReplaysFromAChoiceFile(t *testing.T) {
 	s := parseProfileSwarm(t)
 	res := runOK(t, s, "safe", Options{Seed: 5, RecordChoices: true})
-	f := &ChoiceFile{Version: Version, Scenario: s.Name, Variant: "safe", Seed: 5, Config: res.Config, Choices: res.World.Choices()}
+	f := &ChoiceFile{Version: Version, Scenario: s.Name, Variant: "safe", Seed: 5, Config: res.Config, TraceHash: res.TraceHash, Choices: res.World.Choices()}
 	var buf bytes.Buffer
 	if err := f.Write(&buf); err != nil {
 		t.Fatal(err)

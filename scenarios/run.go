@@ -141,23 +141,29 @@ func (s *Script) Configuration(v Variant, set map[string]string) map[string]stri
 	return props
 }
 
-// ReplayCommand is the command line that repeats a run.
+// ReplayCommand is the command line that repeats a run; scenario is the
+// -scenario argument (Script.ReplayName).
 func ReplayCommand(scenario, variant string, seed uint64, set map[string]string) string {
-	cmd := fmt.Sprintf("kafkasim replay -scenario %s -variant %s -seed %d", scenario, variant, seed)
+	cmd := fmt.Sprintf("kafkasim replay -scenario %s -variant %s -seed %d", shellQuote(scenario), variant, seed)
 	keys := make([]string, 0, len(set))
 	for k := range set {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		kv := k + "=" + set[k]
-		if strings.ContainsAny(kv, "$ '\"\\*?;&|<>()") {
-			// NB: a script variable ($crash=0.3) would be expanded by the shell.
-			kv = "'" + strings.ReplaceAll(kv, "'", `'\''`) + "'"
-		}
-		cmd += " -set " + kv
+		// NB: a script variable ($crash=0.3) would be expanded by the shell.
+		cmd += " -set " + shellQuote(k+"="+set[k])
 	}
 	return cmd
+}
+
+// shellQuote quotes s for a POSIX shell when it holds a character the
+// shell would interpret (a space in a path, a $ in a script variable).
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, "$ '\"\\*?;&|<>()`!#~{}[]\t\n") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // scriptVars returns the variant's script variables ($name=value) with the
@@ -303,10 +309,10 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
-		Replay: ReplayCommand(s.Name, v.Name, opts.Seed, opts.Set), Protocol: ProtocolLabel(cfg), Overridden: Overridden(v, opts.Set), Set: opts.Set}
+		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: ProtocolLabel(cfg), Overridden: Overridden(v, opts.Set), Set: opts.Set}
 	for _, st := range s.Steps {
 		st = st.substitute(r.vars)
-		if err := r.step(st); err != nil {
+		if err := guard(func() error { return r.step(st) }); err != nil {
 			res.Failed = fmt.Sprintf("%s:%d: %s: %v", s.File, st.Line, st.Op, err)
 			break
 		}
@@ -324,6 +330,19 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 	r.judge(res, v, opts.Budget)
 	res.Changes, res.Truncations = r.obs.changes, r.obs.truncations
 	return res, nil
+}
+
+// guard runs f, turning a panic outside the world's events (a swarm step
+// drawing its profile, an exploration picking its action: a replayed
+// choice that does not fit panics there) into an error, so that the run
+// fails instead of the program.
+func guard(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return f()
 }
 
 // newRunner builds the scenario's cluster in w (with the manual controller

@@ -46,7 +46,17 @@ func Load(name string) (*Script, error) {
 			return nil, fmt.Errorf("scenario file: %w", err)
 		}
 		defer f.Close()
-		return Parse(name, strings.TrimSuffix(filepath.Base(name), ".txt"), f)
+		s, err := Parse(name, strings.TrimSuffix(filepath.Base(name), ".txt"), f)
+		if err != nil {
+			return nil, err
+		}
+		if s.Path, err = filepath.Abs(name); err != nil {
+			return nil, fmt.Errorf("scenario file %s: %w", name, err)
+		}
+		if filepath.IsAbs(name) {
+			s.Path = name // as given
+		}
+		return s, nil
 	}
 	all, err := All() // the scripts and the swarm: what 'kafkasim list' shows
 	if err != nil {
@@ -60,4 +70,14 @@ func Load(name string) (*Script, error) {
 		names = append(names, s.Name)
 	}
 	return nil, fmt.Errorf("unknown scenario %q (allowed: %s, or the path of a script file)", name, strings.Join(names, ", "))
+}
+
+// ReplayName is what a replay command passes as -scenario: the script
+// file's absolute path for a file scenario (so that the command runs from
+// any directory), the name for a built-in one.
+func (s *Script) ReplayName() string {
+	if s.Path != "" {
+		return s.Path
+	}
+	return s.Name
 }

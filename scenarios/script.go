@@ -42,6 +42,7 @@ package scenarios
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -95,7 +96,10 @@ type Step struct {
 
 // Script is a parsed scenario script.
 type Script struct {
-	File        string
+	File string
+	// Path is the absolute path of the script file a replay command names
+	// (Load sets it); "" for a built-in scenario, which is named.
+	Path        string
 	Name        string
 	Description string
 	Source      string
@@ -126,8 +130,12 @@ func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
+// MaxDuration is the longest duration a script may give (of simulated
+// time): longer ones would overflow the virtual clock's int64 nanoseconds.
+const MaxDuration = 1000 * sim.Hour
+
 // ParseDuration parses "500ms", "5s", "2m", "1h" (integers only) into a
-// sim.Duration.
+// sim.Duration of at most MaxDuration.
 func ParseDuration(s string) (sim.Duration, error) {
 	units := []struct {
 		suffix string
@@ -135,13 +143,20 @@ func ParseDuration(s string) (sim.Duration, error) {
 	}{{"ms", sim.Millisecond}, {"us", sim.Microsecond}, {"s", sim.Second}, {"m", sim.Minute}, {"h", sim.Hour}}
 	for _, u := range units {
 		if strings.HasSuffix(s, u.suffix) {
-			n, err := strconv.ParseInt(strings.TrimSuffix(s, u.suffix), 10, 64)
-			if err == nil && n >= 0 {
+			digits := strings.TrimSuffix(s, u.suffix)
+			n, err := strconv.ParseInt(digits, 10, 64)
+			if err == nil && n >= 0 && digits[0] != '+' {
+				if n > int64(MaxDuration/u.unit) {
+					return 0, fmt.Errorf("duration %q: at most 1000h of simulated time", s)
+				}
 				return sim.Duration(n) * u.unit, nil
+			}
+			if err != nil && errors.Is(err, strconv.ErrRange) {
+				return 0, fmt.Errorf("duration %q: at most 1000h of simulated time", s)
 			}
 		}
 	}
-	return 0, fmt.Errorf("duration %q: want a non-negative integer with ms, s, m or h (e.g. 500ms, 5s)", s)
+	return 0, fmt.Errorf("duration %q: want a non-negative integer with ms, us, s, m or h (e.g. 500ms, 5s), at most 1000h", s)
 }
 
 // Parse reads a script. name is used when the script has no name line.
@@ -264,9 +279,12 @@ func (s *Script) header(word string, rest []string, kv map[string]string, pos []
 		if len(pos) != 1 {
 			return fmt.Errorf("brokers: want 'brokers N [racks=a,b,...]'")
 		}
+		if s.Brokers != 0 {
+			return fmt.Errorf("brokers: given twice (the topics were checked against the first)")
+		}
 		n, err := strconv.Atoi(pos[0])
-		if err != nil || n < 1 || n > 64 {
-			return fmt.Errorf("brokers %q: want a number in [1, 64]", pos[0])
+		if err != nil || n < 1 || n > MaxBrokers {
+			return fmt.Errorf("brokers %q: want a number in [1, %d]", pos[0], MaxBrokers)
 		}
 		s.Brokers = n
 		if r, ok := kv["racks"]; ok {
@@ -276,36 +294,9 @@ func (s *Script) header(word string, rest []string, kv map[string]string, pos []
 			}
 		}
 	case "topic":
-		if len(pos) != 1 {
-			return fmt.Errorf("topic: want 'topic NAME partitions=N rf=N [assignment=1,0;2,1]'")
-		}
-		t := TopicSpec{Name: pos[0], Partitions: 1, ReplicationFactor: 1}
-		var err error
-		if v, ok := kv["partitions"]; ok {
-			if t.Partitions, err = strconv.Atoi(v); err != nil || t.Partitions < 1 {
-				return fmt.Errorf("partitions=%q: want a number >= 1", v)
-			}
-		}
-		if v, ok := kv["rf"]; ok {
-			if t.ReplicationFactor, err = strconv.Atoi(v); err != nil || t.ReplicationFactor < 1 {
-				return fmt.Errorf("rf=%q: want a number >= 1", v)
-			}
-		}
-		if v, ok := kv["assignment"]; ok {
-			for _, part := range strings.Split(v, ";") {
-				var rs []int32
-				for _, id := range strings.Split(part, ",") {
-					n, err := strconv.Atoi(id)
-					if err != nil || n < 0 {
-						return fmt.Errorf("assignment=%q: want broker ids like 1,0;0,1", v)
-					}
-					rs = append(rs, int32(n))
-				}
-				t.Assignment = append(t.Assignment, rs)
-			}
-			if len(t.Assignment) != t.Partitions {
-				return fmt.Errorf("assignment=%q lists %d partitions, the topic has %d", v, len(t.Assignment), t.Partitions)
-			}
+		t, err := s.topicLine(kv, pos) // topic.go
+		if err != nil {
+			return err
 		}
 		s.Topics = append(s.Topics, t)
 	case "set":

@@ -184,14 +184,21 @@ func (s *Script) Shrink(cfg ShrinkConfig) (*Shrunk, error) {
 	}
 	var first sim.Chooser
 	if cfg.From != nil {
-		first = &strictReplay{choices: cfg.From.Choices}
+		first = newStrictReplay(cfg.From)
 	}
 	before, err := run(first)
 	if err != nil {
 		return nil, err
 	}
-	if sr, ok := first.(*strictReplay); ok && sr.err != nil {
-		return nil, sr.err
+	if sr, ok := first.(*strictReplay); ok {
+		switch {
+		case sr.err != nil:
+			return nil, sr.err
+		case sr.pos != len(sr.choices):
+			return nil, &ChoiceMismatch{fmt.Sprintf("the run made %d choices, the file holds %d", sr.pos, len(sr.choices))}
+		case cfg.From.TraceHash != 0 && before.TraceHash != cfg.From.TraceHash:
+			return nil, &ChoiceReplayError{Path: cfg.From.Path, Got: before.TraceHash, Want: cfg.From.TraceHash, Seed: cfg.From.Seed}
+		}
 	}
 	checker, broken := failingChecker(before, cfg.Checker)
 	if checker == "" {
@@ -272,6 +279,7 @@ func (s *Script) Shrink(cfg ShrinkConfig) (*Shrunk, error) {
 	}
 	out.After = best
 	out.FaultsAfter, out.DeviatedAfter = countFaults(best), deviated(cur)
-	out.File = &ChoiceFile{Version: Version, Scenario: s.Name, Variant: v.Name, Seed: seed, Explore: params, Config: conf.NonDefaultPairs(), Choices: cur}
+	out.File = &ChoiceFile{Version: Version, Scenario: s.Name, Variant: v.Name, Seed: seed, Explore: params, Config: conf.NonDefaultPairs(), Choices: cur,
+		TraceHash: best.TraceHash, Script: s.ReplayName(), Set: cfg.Set}
 	return out, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/kafkasim/kafkasim/explore"
@@ -50,6 +49,15 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	if *parallel < 1 {
 		return usagef("-parallel %d: must be at least 1", *parallel)
 	}
+	if *maxRuns < 0 {
+		return usagef("-max-runs %d: must be 0 (explore the whole bound) or more", *maxRuns)
+	}
+	if len(splitList(*faults)) == 0 {
+		// NB: an empty list does not mean "no faults" (an exploration
+		// without faults has nothing to find); it is refused rather than
+		// silently replaced by the default.
+		return usagef("-faults %q: name at least one of %s (default %s)", *faults, strings.Join(scenarios.FaultNames, ","), strings.Join(scenarios.DefaultFaults, ","))
+	}
 	cfg := scenarios.ExploreConfig{Variant: *variant, Set: set, MaxRuns: *maxRuns, Parallel: *parallel, StateFile: *state,
 		NoOrders: !*orders, DepthFirst: *dfs,
 		Params: scenarios.ExploreParams{Depth: *depth, Records: *records, Faults: splitList(*faults), Acks: *acks}}
@@ -90,7 +98,8 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	for _, st := range scenarios.Story(ex.Found) {
 		fmt.Fprintf(stdout, "  %s\n", st)
 	}
-	fmt.Fprintf(stdout, "choices saved to %s\nreplay: %s\n", path, strings.Replace(ex.Found.Replay, "FILE", filepath.ToSlash(path), 1))
+	ex.Found.Replay = scenarios.ReplayChoicesCommand(ex.File, set) // Save set the file's path
+	fmt.Fprintf(stdout, "choices saved to %s\nreplay: %s\n", path, ex.Found.Replay)
 	return failedError{"explore found a violation of " + ex.Checker}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/kafkasim/kafkasim/sim"
@@ -28,6 +29,9 @@ func runKernel(args []string, stdout, stderr io.Writer) error {
 	}
 	if *seeds < 1 {
 		return usagef("-seeds %d: must be >= 1", *seeds)
+	}
+	if *first > math.MaxUint64-uint64(*seeds-1) {
+		return usagef("-seed %d -seeds %d: the last seed would pass %d (the largest seed)", *first, *seeds, uint64(math.MaxUint64))
 	}
 	if *nodes < 2 || *nodes > 64 {
 		return usagef("-nodes %d: must be in [2, 64]", *nodes)

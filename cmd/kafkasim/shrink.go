@@ -73,6 +73,6 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 	for _, st := range scenarios.Story(sh.After) {
 		fmt.Fprintf(stdout, "  %s\n", st)
 	}
-	fmt.Fprintf(stdout, "choices saved to %s\nreplay: %s\n", path, strings.Replace(scenarios.ReplayChoicesCommand(sh.File, set), "FILE", path, 1))
+	fmt.Fprintf(stdout, "choices saved to %s\nreplay: %s\n", path, scenarios.ReplayChoicesCommand(sh.File, set)) // Save set the file's path
 	return nil
 }

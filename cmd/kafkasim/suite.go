@@ -37,6 +37,9 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	if *parallel < 1 {
 		return usagef("-parallel %d: must be >= 1", *parallel)
 	}
+	if *budget <= 0 {
+		return usagef("-budget %v: must be positive (e.g. 2s)", *budget)
+	}
 	var re *regexp.Regexp
 	if *filter != "" {
 		var err error
