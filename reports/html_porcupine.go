@@ -122,4 +122,3 @@ func (d *htmlReport) porcupine(r *scenarios.Result) error {
 	}
 	return nil
 }
-
