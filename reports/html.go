@@ -17,20 +17,15 @@ package reports
 // record), not the log's content at that moment.
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"io"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/anishathalye/porcupine"
-
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
-	"github.com/kafkasim/kafkasim/sim"
 )
 
 // markKinds are the trace kinds the timeline draws, with their class.
@@ -129,8 +124,20 @@ func (d *htmlReport) cuts(r *scenarios.Result) {
 
 type htmlPorcupine struct {
 	Partition, Result string
-	Ops               int
+	Ops, Height       int
 	Doc               string
+}
+
+// htmlExpect is one checker's expectation in the variant, and the verdict.
+type htmlExpect struct {
+	Checker, Expected, Got string
+	Met                    bool
+}
+
+// htmlStep is one line of the script's body.
+type htmlStep struct {
+	Line int
+	Text string
 }
 
 type htmlReport struct {
@@ -141,8 +148,13 @@ type htmlReport struct {
 	Lanes                                                        []string
 	LaneY                                                        []float64
 	Width, Height, Left                                          float64
-	Ticks                                                        []htmlMark
+	Ticks, Breaks                                                []htmlMark
 	Marks                                                        []htmlMark
+	FailedProduces                                               []htmlProduce
+	FailedOmitted                                                int
+	Description                                                  string
+	Steps                                                        []htmlStep
+	Expect                                                       []htmlExpect
 	Events                                                       []htmlEvent
 	Changes                                                      []scenarios.StateChange
 	ChangesOmitted                                               int
@@ -172,6 +184,8 @@ func WriteHTMLReport(w io.Writer, r *scenarios.Result) error {
 		}
 		d.Verdicts = append(d.Verdicts, hv)
 	}
+	d.script(r)
+	d.failedProduces(r.History)
 	d.timeline(r)
 	d.Changes = r.Changes
 	if len(d.Changes) > maxChanges {
@@ -186,69 +200,55 @@ func WriteHTMLReport(w io.Writer, r *scenarios.Result) error {
 	return reportTemplate.Execute(w, d)
 }
 
-// timeline lays the trace's notable records out on one lane per broker,
-// plus a lane for the network and one for the other nodes.
-func (d *htmlReport) timeline(r *scenarios.Result) {
-	if r.World == nil || len(r.World.Trace().Records()) == 0 {
-		d.NoTrace = true
+// script lists the script's steps and the variant's expectations beside
+// the verdicts.
+func (d *htmlReport) script(r *scenarios.Result) {
+	s := r.Script
+	if s == nil {
 		return
 	}
-	recs := r.World.Trace().Records()
-	lane := map[string]int{}
-	for i := 0; i < r.World.Nodes(); i++ {
-		name := r.World.Name(sim.NodeID(i))
-		if len(name) > 1 && name[0] == 'b' && strings.Trim(name[1:], "0123456789") == "" {
-			lane[name] = len(d.Lanes)
-			d.Lanes = append(d.Lanes, name)
+	d.Description = s.Description
+	for _, st := range s.Steps {
+		d.Steps = append(d.Steps, htmlStep{Line: st.Line, Text: stepText(st)})
+	}
+	var expect map[string]scenarios.Expectation
+	for _, v := range s.Variants {
+		if v.Name == r.Variant {
+			expect = v.Expect
 		}
 	}
-	network := len(d.Lanes)
-	d.Lanes = append(d.Lanes, "network", "other")
-	const laneH = 34
-	for i := range d.Lanes {
-		d.LaneY = append(d.LaneY, 30+float64(i)*laneH)
+	got := map[string]string{}
+	for _, v := range r.Verdicts {
+		got[v.Checker] = scenarios.Outcome(v)
 	}
-	d.Height = 30 + float64(len(d.Lanes))*laneH + 10
-	end := max(r.SimTime, recs[len(recs)-1].Time, 1)
-	span := d.Width - d.Left - 20
-	x := func(t sim.Time) float64 { return math.Round(10*(d.Left+span*float64(t)/float64(end))) / 10 }
-	for i := 0; i <= 10; i++ {
-		t := sim.Time(int64(end) * int64(i) / 10)
-		d.Ticks = append(d.Ticks, htmlMark{X: x(t), Y: 18, Text: t.String()})
+	missed := map[string]bool{}
+	for _, m := range r.Mismatches {
+		missed[strings.SplitN(m, ":", 2)[0]] = true
 	}
-	for _, rec := range recs {
-		class, ok := markKinds[rec.Kind]
-		if !ok || (rec.Kind == "start" && rec.Name == "controller") {
-			continue
-		}
-		if rec.Kind == "start" {
-			if inc, _ := rec.Get("incarnation"); inc == "0" {
-				continue // the first start is no event
+	for _, c := range scenarios.Checkers {
+		if e, ok := expect[c]; ok {
+			g := got[c]
+			if g == "" {
+				g = "not run"
 			}
+			d.Expect = append(d.Expect, htmlExpect{Checker: c, Expected: string(e), Got: g, Met: !missed[c]})
 		}
-		kind := rec.Kind
-		if v, _ := rec.Get("lose-unsynced"); kind == "crash" && v == "true" {
-			kind = "power-loss"
-		}
-		l, ok := lane[rec.Name]
-		switch {
-		case rec.Name == "world":
-			l = network
-		case !ok:
-			l = network + 1
-		}
-		var fields []string
-		for _, f := range rec.Fields {
-			fields = append(fields, f.String())
-		}
-		ev := htmlEvent{Time: rec.Time.String(), Event: rec.Event, Node: rec.Name, Kind: kind, Fields: strings.Join(fields, " "), Class: class}
-		d.Events = append(d.Events, ev)
-		if rec.Kind == "truncate" {
-			d.Truncations = append(d.Truncations, ev)
-		}
-		d.Marks = append(d.Marks, htmlMark{X: x(rec.Time), Y: d.LaneY[l], Class: class, Kind: kind,
-			Text: rec.Time.String() + " " + rec.Name + " " + kind + " " + ev.Fields})
 	}
+}
+
+// stepText renders a step as the script writes it: the command, its
+// arguments, then its key=value pairs in key order.
+func stepText(st scenarios.Step) string {
+	parts := append([]string{st.Op}, st.Args...)
+	keys := make([]string, 0, len(st.KV))
+	for k := range st.KV {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts = append(parts, k+"="+st.KV[k])
+	}
+	return strings.Join(parts, " ")
 }
 
 type tpOffset struct {
@@ -367,53 +367,6 @@ func showOffsets(all []int64, marked func(int64) bool) []int64 {
 	return out
 }
 
-// maxPorcupineOps bounds the size of a partition drawn when nothing is
-// wrong with it.
-const maxPorcupineOps = 400
-
-// porcupine embeds porcupine's visualization of each affected partition
-// (a partition some checker found an anomaly in, or porcupine could not
-// linearize); when none is affected, of the partitions small enough to
-// draw.
-func (d *htmlReport) porcupine(r *scenarios.Result) error {
-	var ev *checkers.PorcupineEvidence
-	affected := map[string]bool{}
-	for _, v := range r.Verdicts {
-		if v.Porcupine != nil {
-			ev = v.Porcupine
-		}
-		for _, a := range v.Anomalies {
-			if a.Topic != "" {
-				affected[a.Topic+"-"+strconv.Itoa(int(a.Partition))] = true
-			}
-		}
-	}
-	if ev == nil {
-		d.PorcupineNote = "The linearizability checker left no porcupine evidence (skipped or no history)."
-		return nil
-	}
-	for _, p := range ev.Partitions {
-		if p.Result != checkers.ResultOK {
-			affected[p.Topic+"-"+strconv.Itoa(int(p.Partition))] = true
-		}
-	}
-	for _, p := range ev.Partitions {
-		tp := p.Topic + "-" + strconv.Itoa(int(p.Partition))
-		if len(affected) > 0 && !affected[tp] || len(affected) == 0 && p.Ops > maxPorcupineOps {
-			continue
-		}
-		var b bytes.Buffer
-		if err := porcupine.Visualize(ev.Model, p.Info, &b); err != nil {
-			return err
-		}
-		d.Porcupine = append(d.Porcupine, htmlPorcupine{Partition: tp, Result: p.Result.String(), Ops: p.Ops, Doc: b.String()})
-	}
-	if len(d.Porcupine) == 0 {
-		d.PorcupineNote = "No partition is affected, and every partition's history is too long to draw here."
-	}
-	return nil
-}
-
 var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -430,18 +383,28 @@ td.lost { background: #ffcdd2; } td.div { background: #ffe0b2; } td.uncommitted 
 tr.gap td { text-align: center; color: #888; border: none; }
 svg text { font-size: 11px; font-family: ui-monospace, monospace; }
 .mark.fault { fill: #cf222e; } .mark.heal { fill: #1a7f37; } .mark.leader { fill: #0969da; } .mark.follower { fill: #8c959f; }
-.mark.isr { fill: #8250df; } .mark.truncate { fill: #bf8700; }
-iframe { width: 100%; height: 600px; border: 1px solid #ccc; }
+.mark.isr { fill: #8250df; } .mark.truncate { fill: #bf8700; } .mark.failed { fill: #e36209; }
+.break { fill: #fff; stroke: #999; stroke-dasharray: 3 3; }
+iframe { width: 100%; border: 1px solid #ccc; }
+ol.steps { font-family: ui-monospace, monospace; font-size: 0.85em; columns: 2; }
 </style>
 </head>
 <body>
 <h1>{{.Scenario}} / {{.Variant}}, seed {{.Seed}}</h1>
+{{if .Description}}<p>{{.Description}}</p>{{end}}
 <p>{{.NumEvents}} events, {{.SimTime}} simulated, trace hash <code>{{.TraceHash}}</code></p>
 <h2>Configuration</h2>
 {{if .Config}}<ul>{{range .Config}}<li><code>{{.}}</code></li>{{end}}</ul>{{else}}<p>Kafka's defaults.</p>{{end}}
 <p>Replay: <code>{{.Replay}}</code></p>
 {{if .Failed}}<p class="bug">Run failed: {{.Failed}}</p>{{end}}
 {{if .Mismatches}}<p class="bug">Not as the scenario expects: {{range .Mismatches}}{{.}}; {{end}}</p>{{end}}
+{{if .Expect}}<h2>What the scenario expects</h2>
+<table><tr><th>checker</th><th>expected</th><th>verdict</th><th></th></tr>
+{{range .Expect}}<tr><td>{{.Checker}}</td><td>{{.Expected}}</td><td class="{{.Got}}">{{.Got}}</td><td>{{if .Met}}<span class="ok">as expected</span>{{else}}<span class="bug">not as expected</span>{{end}}</td></tr>
+{{end}}</table>{{end}}
+{{if .Steps}}<details open><summary>{{len .Steps}} steps of the script</summary>
+<ol class="steps">{{range .Steps}}<li value="{{.Line}}">{{.Text}}</li>{{end}}</ol>
+<p>Numbers are the script's line numbers.</p></details>{{end}}
 <h2>Verdicts</h2>
 <table>
 <tr><th>checker</th><th>verdict</th><th>evidence</th></tr>
@@ -449,9 +412,10 @@ iframe { width: 100%; height: 600px; border: 1px solid #ccc; }
 {{end}}</table>
 <h2>Timeline</h2>
 {{if .NoTrace}}<p>The run kept no trace (run it with replay to see the timeline).</p>{{else}}
-<p>One lane per broker: <span class="bug">faults</span> (crash, power loss, pause, partition, cut, unclean election), <span class="ok">restarts and heals</span>, leader elections (blue), ISR changes (purple), truncations (amber). Hover a mark for the record.</p>
+<p>One lane per broker: <span class="bug">faults</span> (crash, power loss, pause, partition, cut, unclean election), <span class="ok">restarts and heals</span>, leader elections (blue), ISR changes (purple), truncations (amber); <span style="color:#e36209">produces that failed or timed out</span> in the last lane. The axis spans the first to the last mark; a dashed band is a quiet stretch cut out (its length above it). Hover a mark for the record.</p>
 <svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" role="img">
-{{range .Ticks}}<line x1="{{.X}}" x2="{{.X}}" y1="22" y2="{{$.Height}}" stroke="#eee"/><text x="{{.X}}" y="{{.Y}}" text-anchor="middle">{{.Text}}</text>
+{{range .Ticks}}<line x1="{{.X}}" x2="{{.X}}" y1="34" y2="{{$.Height}}" stroke="#e4e4e4"/><text x="{{.X}}" y="{{.Y}}" text-anchor="middle">{{.Text}}</text>
+{{end}}{{range .Breaks}}<rect class="break" x="{{.X}}" y="20" width="24" height="{{$.Height}}" transform="translate(-12,0)"/><text x="{{.X}}" y="{{.Y}}" text-anchor="middle">{{.Text}}</text>
 {{end}}{{range $i, $l := .Lanes}}<text x="4" y="{{index $.LaneY $i}}" dy="4">{{$l}}</text><line x1="{{$.Left}}" x2="{{$.Width}}" y1="{{index $.LaneY $i}}" y2="{{index $.LaneY $i}}" stroke="#bbb"/>
 {{end}}{{range .Marks}}<rect class="mark {{.Class}}" x="{{.X}}" y="{{.Y}}" width="4" height="16" transform="translate(-2,-8)"><title>{{.Text}}</title></rect>
 {{end}}</svg>
@@ -463,6 +427,11 @@ iframe { width: 100%; height: 600px; border: 1px solid #ccc; }
 <pre>{{range .Changes}}{{.Time}} #{{.Event}} {{.State}}
 {{end}}</pre></details>
 {{end}}
+{{if .FailedProduces}}<details><summary>{{len .FailedProduces}} produces failed or timed out{{if .FailedOmitted}} (and {{.FailedOmitted}} more not shown){{end}}</summary>
+<p>failed: Kafka refused the record (it was certainly not written); unknown: it timed out, and may or may not be in the log.</p>
+<table><tr><th>time</th><th>client</th><th>partition</th><th>value</th><th>outcome</th><th>error</th></tr>
+{{range .FailedProduces}}<tr><td class="mono">{{.Time}}</td><td>{{.Process}}</td><td>{{.Partition}}</td><td class="mono">{{.Value}}</td><td>{{.Outcome}}</td><td class="mono">{{.Error}}</td></tr>
+{{end}}</table></details>{{end}}
 <h2>Replica logs at the end</h2>
 <p><span style="background:#ffcdd2">lost</span>: an acknowledged record's offset, <span style="background:#ffe0b2">divergent</span>: replicas disagree; grey: above the replica's HW.</p>
 {{range .Logs}}<h3>{{.Partition}}</h3>
@@ -483,7 +452,7 @@ iframe { width: 100%; height: 600px; border: 1px solid #ccc; }
 <h2>Linearizability (porcupine)</h2>
 {{if .PorcupineNote}}<p>{{.PorcupineNote}}</p>{{end}}
 {{range .Porcupine}}<h3>{{.Partition}}: {{.Result}}, {{.Ops}} operations</h3>
-<iframe title="porcupine {{.Partition}}" sandbox="allow-scripts" srcdoc="{{.Doc}}"></iframe>
+<iframe title="porcupine {{.Partition}}" sandbox="allow-scripts" style="height: {{.Height}}px" srcdoc="{{.Doc}}"></iframe>
 {{end}}
 </body>
 </html>

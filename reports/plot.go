@@ -11,8 +11,13 @@ package reports
 //   - p_run_loss.png: the same layout for the probability that a run loses
 //     an acknowledged record, with its 95% Wilson interval over runs.
 //   - tradeoff.png: durability against availability, the pooled loss rate
-//     against the pooled unavailability, one labelled point per
-//     configuration, with the bootstrap intervals of both as error bars.
+//     against the pooled unavailability, one point per configuration, each
+//     in its own colour and shape and named in a legend right of the frame
+//     (labels beside the points collided), with the bootstrap intervals of
+//     both as error bars.
+//
+// A numeric grid axis is ticked at the grid's values (an integer axis
+// never shows 2.5); every axis is padded so no point sits on the frame.
 //
 // The intervals are over seeds, not records (scenarios/sweep_stats.go says
 // why). A title says what is plotted and which interval, then the scenario
@@ -48,6 +53,9 @@ type PlotInfo struct {
 	// Series is the number of lines or bar series (for a scatter, the
 	// number of points).
 	Series int
+	// labels, when set, are the legend's entries, drawn right of the
+	// frame.
+	labels []string
 }
 
 const plotWidth, plotHeight = 8 * vg.Inch, 5 * vg.Inch
@@ -213,19 +221,21 @@ func metricPlot(m metric, sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot
 		if err != nil {
 			return nil, PlotInfo{}, err
 		}
-		line.Color, scatter.Color = plotutil.Color(g), plotutil.Color(g)
+		line.Color, scatter.Color = seriesColor(g), seriesColor(g)
 		line.Dashes = plotutil.Dashes(g)
 		scatter.Shape = plotutil.Shape(g)
 		bars, err := plotter.NewYErrorBars(pts)
 		if err != nil {
 			return nil, PlotInfo{}, err
 		}
-		bars.Color = plotutil.Color(g)
+		bars.Color = seriesColor(g)
 		p.Add(line, scatter, bars)
 		p.Legend.Add(labels[g], line, scatter)
 		series++
 	}
 	pad(p, true)
+	padBelow(&p.Y)
+	p.X.Tick.Marker = gridTicker(sw.Grid[axis].Values)
 	return p, PlotInfo{Name: m.name, Kind: "lines", Series: series}, nil
 }
 
@@ -273,7 +283,7 @@ func metricBars(p *plot.Plot, m metric, sw *scenarios.Sweep, rows []scenarios.Ro
 		if err != nil {
 			return nil, PlotInfo{}, err
 		}
-		bc.Color = plotutil.Color(s)
+		bc.Color = seriesColor(s)
 		bc.LineStyle.Width = 0
 		bc.XMin = (float64(s) - float64(n-1)/2) * step
 		p.Add(bc)
@@ -310,57 +320,48 @@ func TradeoffPlot(sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotIn
 	p.X.Label.Text = "unavailability (fraction of produce attempts refused or timed out, pooled over seeds)"
 	p.Y.Label.Text = lossMetric.label
 	p.X.Min, p.Y.Min = 0, 0
-	var pts struct {
-		plotter.XYs
-		plotter.XErrors
-		plotter.YErrors
-	}
-	var labels plotter.XYLabels
-	at := map[plotter.XY]int{} // configurations on the same point share one label
+	info := PlotInfo{Name: "tradeoff", Kind: "scatter"}
 	for _, r := range rows {
 		if r.Attempts == 0 {
 			continue
 		}
-		xy := plotter.XY{X: r.Unavailability, Y: r.LossRate}
-		pts.XYs = append(pts.XYs, xy)
-		pts.XErrors = append(pts.XErrors, struct{ Low, High float64 }{r.Unavailability - r.UnavailLow, r.UnavailHigh - r.Unavailability})
-		pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{r.LossRate - r.LossLow, r.LossHigh - r.LossRate})
-		if i, ok := at[xy]; ok {
-			labels.Labels[i] += "\n" + strings.Join(r.Config, " ")
-			continue
+		var pts struct {
+			plotter.XYs
+			plotter.XErrors
+			plotter.YErrors
 		}
-		at[xy] = len(labels.Labels)
-		labels.XYs = append(labels.XYs, xy)
-		labels.Labels = append(labels.Labels, strings.Join(r.Config, " "))
+		pts.XYs = plotter.XYs{{X: r.Unavailability, Y: r.LossRate}}
+		pts.XErrors = plotter.XErrors{{Low: r.Unavailability - r.UnavailLow, High: r.UnavailHigh - r.Unavailability}}
+		pts.YErrors = plotter.YErrors{{Low: r.LossRate - r.LossLow, High: r.LossHigh - r.LossRate}}
+		// Each configuration its own colour and shape (both cycle, at
+		// different lengths), so points on the same spot stay apart.
+		i := info.Series
+		sc, err := plotter.NewScatter(pts.XYs)
+		if err != nil {
+			return nil, info, err
+		}
+		sc.Color, sc.Shape, sc.Radius = seriesColor(i), plotutil.Shape(i%7), vg.Points(4)
+		eb, err := plotter.NewYErrorBars(pts)
+		if err != nil {
+			return nil, info, err
+		}
+		xb, err := plotter.NewXErrorBars(pts)
+		if err != nil {
+			return nil, info, err
+		}
+		eb.Color, xb.Color = seriesColor(i), seriesColor(i)
+		p.Add(eb, xb, sc)
+		label := strings.Join(r.Config, " ")
+		p.Legend.Add(label, sc)
+		info.labels = append(info.labels, label)
+		info.Series++
 	}
-	info := PlotInfo{Name: "tradeoff", Kind: "scatter", Series: len(pts.XYs)}
-	if len(pts.XYs) == 0 {
+	if info.Series == 0 {
 		return p, info, nil
 	}
-	sc, err := plotter.NewScatter(pts.XYs)
-	if err != nil {
-		return nil, info, err
-	}
-	sc.Color = plotutil.Color(0)
-	eb, err := plotter.NewYErrorBars(pts)
-	if err != nil {
-		return nil, info, err
-	}
-	xb, err := plotter.NewXErrorBars(pts)
-	if err != nil {
-		return nil, info, err
-	}
-	lb, err := plotter.NewLabels(labels)
-	if err != nil {
-		return nil, info, err
-	}
-	for i := range lb.TextStyle {
-		lb.TextStyle[i].Font.Size = vg.Points(7)
-		lb.TextStyle[i].XAlign = 0
-		lb.Offset = vg.Point{X: vg.Points(4)}
-	}
-	p.Add(sc, eb, xb, lb)
 	pad(p, false)
+	padBelow(&p.X)
+	padBelow(&p.Y)
 	return p, info, nil
 }
 
@@ -374,12 +375,8 @@ func WriteSweepPlots(dir string, sw *scenarios.Sweep, rows []scenarios.Row) ([]P
 			return nil, err
 		}
 		for _, format := range []string{"png", "svg"} {
-			wt, err := p.WriterTo(plotWidth, plotHeight, format)
-			if err != nil {
-				return nil, err
-			}
 			path := filepath.Join(dir, info.Name+"."+format)
-			if err := WriteFileAtomic(path, func(w io.Writer) error { _, err := wt.WriteTo(w); return err }); err != nil {
+			if err := WriteFileAtomic(path, func(w io.Writer) error { return writePlot(w, p, info.labels, format) }); err != nil {
 				return nil, err
 			}
 		}

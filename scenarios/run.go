@@ -94,6 +94,9 @@ type Result struct {
 	// Truncations are the replicas' logs around each shortening (with
 	// Options.Timeline).
 	Truncations []Truncation
+	// Script is the script that ran (its steps and the variant's
+	// expectations, for a run report); shared, never changed.
+	Script *Script
 }
 
 // OK reports whether the run completed and met every expectation.
@@ -309,7 +312,7 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
-		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: ProtocolLabel(cfg), Overridden: Overridden(v, opts.Set), Set: opts.Set}
+		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: ProtocolLabel(cfg), Overridden: Overridden(v, opts.Set), Set: opts.Set, Script: s}
 	for _, st := range s.Steps {
 		st = st.substitute(r.vars)
 		if err := guard(func() error { return r.step(st) }); err != nil {

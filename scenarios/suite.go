@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/kafkasim/kafkasim/checkers"
 )
 
 // SuiteOptions configure a suite run.
@@ -33,6 +35,24 @@ func (c *CaseResult) Expected() bool {
 		}
 	}
 	return true
+}
+
+// Summarize drops what a suite's table, JSON and JUnit do not read: the
+// world and its trace, the history, the final replica states, the state
+// changes, the truncations and porcupine's evidence (tens of MB for a
+// swarm run). It keeps the verdicts with their anomalies and notes, the
+// counts and the replay command; a report reruns the seed.
+//
+// Invariant: the memory a suite holds grows with its runs by a summary
+// each (a few KB), not by a run's world.
+func (r *Result) Summarize() {
+	r.World, r.History, r.Final, r.Changes, r.Truncations = nil, checkers.History{}, checkers.Final{}, nil, nil
+	vs := make([]checkers.Verdict, len(r.Verdicts))
+	for i, v := range r.Verdicts {
+		v.Porcupine = nil
+		vs[i] = v
+	}
+	r.Verdicts = vs
 }
 
 // All returns every built-in scenario and the swarm scenario.
@@ -96,7 +116,7 @@ func RunSuite(scripts []*Script, o SuiteOptions) ([]*CaseResult, error) {
 				start := time.Now()
 				res, err := j.s.Run(j.v, Options{Seed: j.seed, Budget: o.Budget})
 				if res != nil {
-					res.World = nil // the trace is not needed past the verdicts: free it
+					res.Summarize()
 				}
 				mu.Lock()
 				if err != nil && firstErr == nil {

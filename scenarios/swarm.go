@@ -72,6 +72,10 @@ func Swarm() *Script {
 // which configure its clients.
 var SwarmKeys = []string{"clients", "interval", "acks", "fault-every", "crash", "power-loss", "pause", "partition", "heal", "consumer-crash", "profile"}
 
+// MaxSwarmClients bounds a swarm step's clients: memory and time grow
+// linearly with them (README, "What a run costs").
+const MaxSwarmClients = 100
+
 // swarmSpec is a swarm step's arguments, parsed.
 type swarmSpec struct {
 	clients  int
@@ -121,6 +125,9 @@ func parseSwarm(st Step, vars map[string]string) (swarmSpec, error) {
 	var err error
 	if sp.clients, err = intArg(kv, "clients", 2); err != nil {
 		return sp, err
+	}
+	if sp.clients > MaxSwarmClients {
+		return sp, fmt.Errorf("clients=%d: at most %d (a swarm run costs about 15 MB of memory per client; see the README, \"What a run costs\")", sp.clients, MaxSwarmClients)
 	}
 	if sp.interval, err = durArg(kv, "interval", 20*sim.Millisecond); err != nil {
 		return sp, err

@@ -12,6 +12,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/kafkasim/kafkasim/scenarios"
 )
@@ -34,7 +37,13 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	seen := map[int]string{}
 	shards := 0
 	var recs []scenarios.RunRecord
+	if err := checkDir("-out", *out); err != nil {
+		return err
+	}
 	for _, dir := range dirs {
+		if err := checkDir("shard directory", dir); err != nil {
+			return err
+		}
 		m, ok, err := readManifest(dir)
 		if err != nil {
 			return err
@@ -61,14 +70,9 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 			return usagef("shard %s given twice: %s and %s", m.Shard, prev, dir)
 		}
 		seen[i] = dir
-		runs, err := readRuns(dir)
+		runs, err := shardRuns(dir, m, i, n)
 		if err != nil {
 			return err
-		}
-		runs = scenarios.SortRecords(runs)
-		want := m.Jobs(i, n)
-		if !sameJobs(runs, want) {
-			return usagef("shard %s in %s is incomplete (%d of %d runs): rerun its sweep command to finish it", m.Shard, dir, len(runs), len(want))
 		}
 		recs = append(recs, runs...)
 	}
@@ -95,15 +99,41 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	return writeSweepOutputs(*out, stdout, &sw, scenarios.SortRecords(recs))
 }
 
-// sameJobs reports whether sorted records are exactly the jobs.
-func sameJobs(recs []scenarios.RunRecord, jobs []scenarios.Job) bool {
-	if len(recs) != len(jobs) {
-		return false
+// shardRuns reads shard i of n from dir and checks that its runs are
+// exactly the shard's jobs: a line of another sweep, of another shard or
+// given twice is refused by file and line, before the count is compared.
+func shardRuns(dir string, m manifest, i, n int) ([]scenarios.RunRecord, error) {
+	runs, lines, err := readRuns(dir, true)
+	if err != nil {
+		return nil, err
 	}
-	for i, j := range jobs {
-		if recs[i].Point != j.Point || recs[i].Seed != j.Seed {
-			return false
+	path := filepath.Join(dir, "runs.jsonl")
+	points := m.Points()
+	want := map[scenarios.Job]bool{}
+	for _, j := range m.Jobs(i, n) {
+		want[j] = true
+	}
+	at := map[scenarios.Job]int{}
+	for k, r := range runs {
+		j := scenarios.Job{Point: r.Point, Seed: r.Seed}
+		line := lines[k]
+		switch {
+		case r.Point < 0 || r.Point >= len(points) || r.Seed > uint64(m.Seeds):
+			return nil, usagef("%s:%d: configuration %d seed %d (%s) is not a run of this sweep (%s: %d configurations × %d seeds): the line comes from another sweep",
+				path, line, r.Point, r.Seed, strings.Join(r.Config, " "), describe(m), len(points), m.Seeds)
+		case !slices.Equal(r.Config, m.Pairs(points[r.Point])):
+			return nil, usagef("%s:%d: a run of %s, but configuration %d of this sweep is %s: the line comes from another sweep",
+				path, line, strings.Join(r.Config, " "), r.Point, strings.Join(m.Pairs(points[r.Point]), " "))
+		case !want[j]:
+			k := r.Point*m.Seeds + int(r.Seed) - 1
+			return nil, usagef("%s:%d: %s seed %d belongs to shard %d/%d, not to this shard %s", path, line, strings.Join(r.Config, " "), r.Seed, k%n, n, m.Shard)
+		case at[j] > 0:
+			return nil, usagef("%s:%d: %s seed %d is there twice (first at line %d)", path, line, strings.Join(r.Config, " "), r.Seed, at[j])
 		}
+		at[j] = line
 	}
-	return true
+	if len(runs) < len(want) {
+		return nil, usagef("shard %s in %s is incomplete (%d of %d runs): rerun its sweep command to finish it", m.Shard, dir, len(runs), len(want))
+	}
+	return scenarios.SortRecords(runs), nil
 }

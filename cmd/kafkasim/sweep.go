@@ -83,26 +83,53 @@ func readManifest(dir string) (manifest, bool, error) {
 }
 
 // readRuns reads a runs.jsonl journal; a line that does not parse (a run
-// cut off by an interruption) is dropped.
-func readRuns(dir string) ([]scenarios.RunRecord, error) {
-	f, err := os.Open(filepath.Join(dir, "runs.jsonl"))
+// cut off by an interruption) is dropped. With strict set (merge: a shard
+// is rewritten whole when it completes, so nothing in it is torn) such a
+// line is refused, named by file and line.
+func readRuns(dir string, strict bool) ([]scenarios.RunRecord, []int, error) {
+	path := filepath.Join(dir, "runs.jsonl")
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	var out []scenarios.RunRecord
+	var lines []int
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
 		var r scenarios.RunRecord
-		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Seed > 0 {
-			out = append(out, r)
+		err := json.Unmarshal(sc.Bytes(), &r)
+		if err == nil && r.Seed == 0 {
+			err = errors.New("no seed")
 		}
+		if err != nil {
+			if strict {
+				return nil, nil, usagef("%s:%d: not a run record of kafkasim sweep (%v): %.60q", path, n, err, sc.Text())
+			}
+			continue
+		}
+		out = append(out, r)
+		lines = append(lines, n)
 	}
-	return out, sc.Err()
+	return out, lines, sc.Err()
+}
+
+// checkDir refuses a path that exists and is not a directory (-out FILE,
+// a file given as a shard directory): what to do with it is not ours to
+// guess.
+func checkDir(what, path string) error {
+	fi, err := os.Stat(path)
+	if err == nil && !fi.IsDir() {
+		return usagef("%s %s is a file, not a directory", what, path)
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return usagef("%s %s: %v", what, path, err)
+	}
+	return nil
 }
 
 func runSweep(args []string, stdout, stderr io.Writer) error {
@@ -122,6 +149,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	if *out == "" {
 		return usagef("-out DIR is required")
+	}
+	if err := checkDir("-out", *out); err != nil {
+		return err
 	}
 	if *parallel < 1 {
 		return usagef("-parallel %d: must be >= 1", *parallel)
@@ -222,7 +252,7 @@ func prepareOut(dir string, m manifest, shard, shards int) (map[scenarios.Job]bo
 	if !bytes.Equal(old.encode(), m.encode()) {
 		return nil, nil, usagef("-out %s holds another sweep (%s); resume it with the same arguments, or give another directory", dir, describe(old))
 	}
-	recs, err := readRuns(dir)
+	recs, _, err := readRuns(dir, false)
 	if err != nil {
 		return nil, nil, err
 	}
