@@ -159,10 +159,14 @@ func ParseDuration(s string) (sim.Duration, error) {
 	return 0, fmt.Errorf("duration %q: want a non-negative integer with ms, us, s, m or h (e.g. 500ms, 5s), at most 1000h", s)
 }
 
+// maxScriptLine bounds one line of a script (bufio.Scanner's default, 64 KiB).
+const maxScriptLine = 64 * 1024
+
 // Parse reads a script. name is used when the script has no name line.
 func Parse(file, name string, r io.Reader) (*Script, error) {
 	s := &Script{File: file, Name: name, Props: map[string]string{}, Limit: 10 * sim.Minute}
 	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, maxScriptLine)
 	line := 0
 	fail := func(format string, args ...any) error {
 		return &SyntaxError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
@@ -207,7 +211,11 @@ func Parse(file, name string, r io.Reader) (*Script, error) {
 		s.Steps = append(s.Steps, st)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		line++ // the line the scanner could not read
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fail("line longer than %d bytes: a script line is a step or a header line", maxScriptLine)
+		}
+		return nil, fail("reading the script: %v", err)
 	}
 	line = 0
 	if s.Brokers == 0 {

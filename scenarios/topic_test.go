@@ -58,3 +58,13 @@ func TestTopicLineWithinBounds(t *testing.T) {
 		t.Errorf("limit %v, run %v: want 1000h each", s.Limit, s.Steps[0].Dur)
 	}
 }
+
+// TestScriptLineTooLong: a line past the scanner's bound is named by
+// file:line, not bufio's bare "token too long".
+func TestScriptLineTooLong(t *testing.T) {
+	src := "brokers 2\ntopic t\n# " + strings.Repeat("x", 100_000) + "\nrun 1s\n"
+	_, err := Parse("long.txt", "long", strings.NewReader(src))
+	if err == nil || !strings.Contains(err.Error(), "long.txt:3: line longer than 65536 bytes") {
+		t.Fatalf("error = %v", err)
+	}
+}
