@@ -41,7 +41,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/sweep"
 )
 
 // PlotInfo describes one plot written.
@@ -78,7 +78,7 @@ func AxisLabel(key string) string {
 
 // numericAxis returns the index of the first grid axis with at least two
 // values, all numbers, or -1.
-func numericAxis(sw *scenarios.Sweep) int {
+func numericAxis(sw *sweep.Spec) int {
 	for i, a := range sw.Grid {
 		if a.Key == "variant" || len(a.Values) < 2 {
 			continue
@@ -98,9 +98,9 @@ func numericAxis(sw *scenarios.Sweep) int {
 
 // groupRows splits rows by the values of every axis but axis, in first
 // appearance order (the grid's order), with each group's label.
-func groupRows(sw *scenarios.Sweep, rows []scenarios.Row, axis int) ([]string, [][]scenarios.Row) {
+func groupRows(sw *sweep.Spec, rows []sweep.Row, axis int) ([]string, [][]sweep.Row) {
 	var labels []string
-	var groups [][]scenarios.Row
+	var groups [][]sweep.Row
 	index := map[string]int{}
 	for _, r := range rows {
 		var parts []string
@@ -132,7 +132,7 @@ type errPoints struct {
 
 // title says what is plotted, then, on a second line, the scenario (and
 // its variant when the grid does not sweep variant) and the seeds.
-func title(sw *scenarios.Sweep, what string) string {
+func title(sw *sweep.Spec, what string) string {
 	where := sw.Scenario
 	swept := false
 	for _, a := range sw.Grid {
@@ -153,7 +153,7 @@ type metric struct {
 	label              string
 	// value returns the point and its interval; ok is false when the row
 	// has nothing to draw.
-	value func(r scenarios.Row) (v, lo, hi float64, ok bool)
+	value func(r sweep.Row) (v, lo, hi float64, ok bool)
 }
 
 var lossMetric = metric{
@@ -161,7 +161,7 @@ var lossMetric = metric{
 	quantity: "acknowledged-record loss rate (pooled)",
 	interval: "95% percentile bootstrap interval over seeds",
 	label:    "acknowledged records lost (fraction, pooled over seeds)",
-	value: func(r scenarios.Row) (float64, float64, float64, bool) {
+	value: func(r sweep.Row) (float64, float64, float64, bool) {
 		return r.LossRate, r.LossLow, r.LossHigh, r.Acked > 0 // nothing acknowledged: no loss rate
 	},
 }
@@ -171,7 +171,7 @@ var runLossMetric = metric{
 	quantity: "probability that a run loses an acknowledged record",
 	interval: "95% Wilson interval over runs",
 	label:    "runs that lost an acknowledged record (fraction)",
-	value: func(r scenarios.Row) (float64, float64, float64, bool) {
+	value: func(r sweep.Row) (float64, float64, float64, bool) {
 		return r.PRunLoss, r.PRunLossLow, r.PRunLossHigh, r.Runs > 0
 	},
 }
@@ -179,17 +179,17 @@ var runLossMetric = metric{
 // LossPlot draws the pooled loss rate against the grid's first numeric
 // axis, one line per combination of the other axes, or a grouped bar
 // chart when no axis is numeric.
-func LossPlot(sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, error) {
+func LossPlot(sw *sweep.Spec, rows []sweep.Row) (*plot.Plot, PlotInfo, error) {
 	return metricPlot(lossMetric, sw, rows)
 }
 
 // RunLossPlot draws the probability that a run loses an acknowledged
 // record, laid out as LossPlot.
-func RunLossPlot(sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, error) {
+func RunLossPlot(sw *sweep.Spec, rows []sweep.Row) (*plot.Plot, PlotInfo, error) {
 	return metricPlot(runLossMetric, sw, rows)
 }
 
-func metricPlot(m metric, sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, error) {
+func metricPlot(m metric, sw *sweep.Spec, rows []sweep.Row) (*plot.Plot, PlotInfo, error) {
 	p := plot.New()
 	p.Y.Label.Text = m.label
 	p.Y.Min = 0
@@ -258,7 +258,7 @@ func num(s string) float64 {
 
 // metricBars draws the grouped bar chart: the first axis' values as
 // groups, one bar series per combination of the other axes.
-func metricBars(p *plot.Plot, m metric, sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, error) {
+func metricBars(p *plot.Plot, m metric, sw *sweep.Spec, rows []sweep.Row) (*plot.Plot, PlotInfo, error) {
 	first := sw.Grid[0]
 	p.Title.Text = title(sw, m.quantity+" by "+first.Key+", "+m.interval)
 	p.X.Label.Text = AxisLabel(first.Key)
@@ -313,7 +313,7 @@ func indexOf(xs []string, x string) int {
 // TradeoffPlot draws the pooled loss rate against the pooled
 // unavailability, one labelled point per configuration, with the bootstrap
 // intervals over seeds of both as error bars.
-func TradeoffPlot(sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotInfo, error) {
+func TradeoffPlot(sw *sweep.Spec, rows []sweep.Row) (*plot.Plot, PlotInfo, error) {
 	p := plot.New()
 	p.Title.Text = title(sw, "durability against availability: loss rate (pooled) against unavailability (pooled),\n"+
 		"95% percentile bootstrap intervals over seeds on both axes")
@@ -367,9 +367,9 @@ func TradeoffPlot(sw *scenarios.Sweep, rows []scenarios.Row) (*plot.Plot, PlotIn
 
 // WriteSweepPlots writes the loss, run-loss and trade-off plots into dir as PNG and
 // SVG (each file atomically) and says what each holds.
-func WriteSweepPlots(dir string, sw *scenarios.Sweep, rows []scenarios.Row) ([]PlotInfo, error) {
+func WriteSweepPlots(dir string, sw *sweep.Spec, rows []sweep.Row) ([]PlotInfo, error) {
 	var infos []PlotInfo
-	for _, draw := range []func(*scenarios.Sweep, []scenarios.Row) (*plot.Plot, PlotInfo, error){LossPlot, RunLossPlot, TradeoffPlot} {
+	for _, draw := range []func(*sweep.Spec, []sweep.Row) (*plot.Plot, PlotInfo, error){LossPlot, RunLossPlot, TradeoffPlot} {
 		p, info, err := draw(sw, rows)
 		if err != nil {
 			return nil, err

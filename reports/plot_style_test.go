@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"gonum.org/v1/plot"
 
-	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/sweep"
 )
 
 func tickLabels(a plot.Axis) []string {
@@ -27,8 +27,8 @@ func tickLabels(a plot.Axis) []string {
 // grid's values ($clients=2,4,8: never 2.5), a long integer axis at
 // integers only.
 func TestIntegerAxisGetsIntegerTicks(t *testing.T) {
-	sw := &scenarios.Sweep{Scenario: "swarm", Variant: "kip279-safe", Seeds: 3, Grid: []scenarios.Axis{{Key: "$clients", Values: []string{"2", "4", "8"}}}}
-	p, _, err := LossPlot(sw, scenarios.Aggregate(sw, fakeRecords(sw)))
+	sw := &sweep.Spec{Scenario: "swarm", Variant: "kip279-safe", Seeds: 3, Grid: []sweep.Axis{{Key: "$clients", Values: []string{"2", "4", "8"}}}}
+	p, _, err := LossPlot(sw, sweep.Aggregate(sw, fakeRecords(sw)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,9 +50,9 @@ func TestIntegerAxisGetsIntegerTicks(t *testing.T) {
 // below 0 (a point at 0 loss is not drawn on the frame) without showing a
 // negative tick.
 func TestPointsSitOffTheFrame(t *testing.T) {
-	sw := &scenarios.Sweep{Scenario: "swarm", Variant: "kip279-safe", Seeds: 3, Grid: []scenarios.Axis{{Key: "$crash", Values: []string{"0", "0.1", "0.3"}}}}
-	rows := scenarios.Aggregate(sw, fakeRecords(sw))
-	for _, draw := range []func(*scenarios.Sweep, []scenarios.Row) (*plot.Plot, PlotInfo, error){LossPlot, TradeoffPlot} {
+	sw := &sweep.Spec{Scenario: "swarm", Variant: "kip279-safe", Seeds: 3, Grid: []sweep.Axis{{Key: "$crash", Values: []string{"0", "0.1", "0.3"}}}}
+	rows := sweep.Aggregate(sw, fakeRecords(sw))
+	for _, draw := range []func(*sweep.Spec, []sweep.Row) (*plot.Plot, PlotInfo, error){LossPlot, TradeoffPlot} {
 		p, info, err := draw(sw, rows)
 		if err != nil {
 			t.Fatal(err)
@@ -78,9 +78,9 @@ func TestPointsSitOffTheFrame(t *testing.T) {
 // its own colour and shape and a legend entry (beside the frame, in the
 // files), instead of text labels that collided.
 func TestTradeoffPlotHasALegendAndDistinctColours(t *testing.T) {
-	sw := &scenarios.Sweep{Scenario: "swarm", Variant: "kip279-safe", Seeds: 3, Grid: []scenarios.Axis{
+	sw := &sweep.Spec{Scenario: "swarm", Variant: "kip279-safe", Seeds: 3, Grid: []sweep.Axis{
 		{Key: "variant", Values: []string{"kip279-safe", "kip101-safe", "hw-unsafe"}}, {Key: "$crash", Values: []string{"0", "0.2", "0.4"}}}}
-	rows := scenarios.Aggregate(sw, fakeRecords(sw))
+	rows := sweep.Aggregate(sw, fakeRecords(sw))
 	_, info, err := TradeoffPlot(sw, rows)
 	if err != nil {
 		t.Fatal(err)

@@ -9,16 +9,16 @@ import (
 
 	"gonum.org/v1/plot"
 
-	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/sweep"
 )
 
 // fakeRecords makes records for every run of a sweep: loss grows with the
 // first axis value's index, so every point has a rate and an interval.
-func fakeRecords(sw *scenarios.Sweep) []scenarios.RunRecord {
-	var out []scenarios.RunRecord
+func fakeRecords(sw *sweep.Spec) []sweep.RunRecord {
+	var out []sweep.RunRecord
 	for _, p := range sw.Points() {
 		for s := 1; s <= sw.Seeds; s++ {
-			r := scenarios.RunRecord{Point: p.Index, Config: sw.Pairs(p), Seed: uint64(s), Acked: 100, AckedLost: p.Index * s % 7, Attempts: 120, Unavailable: 20 - p.Index}
+			r := sweep.RunRecord{Point: p.Index, Config: sw.Pairs(p), Seed: uint64(s), Acked: 100, AckedLost: p.Index * s % 7, Attempts: 120, Unavailable: 20 - p.Index}
 			r.Latency.Add(int64(3e6 + s*1e5))
 			out = append(out, r)
 		}
@@ -29,18 +29,18 @@ func fakeRecords(sw *scenarios.Sweep) []scenarios.RunRecord {
 var plotFiles = []string{"loss.png", "loss.svg", "p_run_loss.png", "p_run_loss.svg", "tradeoff.png", "tradeoff.svg"}
 
 func TestPlotsHaveOneSeriesPerOtherConfiguration(t *testing.T) {
-	numeric := &scenarios.Sweep{Scenario: "swarm", Variant: "kip279-safe", Seeds: 3, Grid: []scenarios.Axis{
+	numeric := &sweep.Spec{Scenario: "swarm", Variant: "kip279-safe", Seeds: 3, Grid: []sweep.Axis{
 		{Key: "variant", Values: []string{"kip279-safe", "hw-unsafe"}}, {Key: "$crash", Values: []string{"0", "0.1", "0.3"}}, {Key: "acks", Values: []string{"1", "all"}}}}
-	categorical := &scenarios.Sweep{Scenario: "acks1-leader-crash", Variant: "acks1", Seeds: 3, Grid: []scenarios.Axis{
+	categorical := &sweep.Spec{Scenario: "acks1-leader-crash", Variant: "acks1", Seeds: 3, Grid: []sweep.Axis{
 		{Key: "acks", Values: []string{"1", "all"}}, {Key: "unclean.leader.election.enable", Values: []string{"false", "true"}}, {Key: "variant", Values: []string{"acks1", "acksall"}}}}
 	for _, c := range []struct {
-		sw       *scenarios.Sweep
+		sw       *sweep.Spec
 		kind     string
 		series   int
 		tradeoff int
 	}{{numeric, "lines", 4, 12}, {categorical, "bars", 4, 8}} {
 		dir := t.TempDir()
-		rows := scenarios.Aggregate(c.sw, fakeRecords(c.sw))
+		rows := sweep.Aggregate(c.sw, fakeRecords(c.sw))
 		infos, err := WriteSweepPlots(dir, c.sw, rows)
 		if err != nil {
 			t.Fatal(err)
@@ -78,17 +78,17 @@ func TestPlotsHaveOneSeriesPerOtherConfiguration(t *testing.T) {
 // interval, and never names a variant the grid sweeps (it would be the
 // variant of no particular line).
 func TestPlotTitlesNameWhatIsPlotted(t *testing.T) {
-	swept := &scenarios.Sweep{Scenario: "swarm", Variant: "kip279-safe", Seeds: 4, Grid: []scenarios.Axis{
+	swept := &sweep.Spec{Scenario: "swarm", Variant: "kip279-safe", Seeds: 4, Grid: []sweep.Axis{
 		{Key: "variant", Values: []string{"kip279-safe", "hw-unsafe"}}, {Key: "$crash", Values: []string{"0.1", "0.3"}}}}
-	fixed := &scenarios.Sweep{Scenario: "swarm", Variant: "kip279-safe", Seeds: 4, Grid: []scenarios.Axis{
+	fixed := &sweep.Spec{Scenario: "swarm", Variant: "kip279-safe", Seeds: 4, Grid: []sweep.Axis{
 		{Key: "$crash", Values: []string{"0.1", "0.3"}}}}
 	for _, c := range []struct {
-		sw      *scenarios.Sweep
+		sw      *sweep.Spec
 		variant bool
 	}{{swept, false}, {fixed, true}} {
-		rows := scenarios.Aggregate(c.sw, fakeRecords(c.sw))
+		rows := sweep.Aggregate(c.sw, fakeRecords(c.sw))
 		for _, draw := range []struct {
-			f    func(*scenarios.Sweep, []scenarios.Row) (*plot.Plot, PlotInfo, error)
+			f    func(*sweep.Spec, []sweep.Row) (*plot.Plot, PlotInfo, error)
 			want []string
 		}{
 			{LossPlot, []string{"acknowledged-record loss rate (pooled) against $crash", "95% percentile bootstrap interval over seeds", "4 seeds"}},

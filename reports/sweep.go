@@ -10,7 +10,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/sweep"
 )
 
 // sweepColumns are the CSV's columns after the grid's keys.
@@ -26,7 +26,7 @@ func ftoa(f float64, prec int) string { return strconv.FormatFloat(f, 'f', prec,
 // runs, the probability that a run loses data with its 95% Wilson interval
 // over runs, the pooled unavailability with its bootstrap interval, and
 // the produce latencies (virtual milliseconds). See scenarios/sweep_stats.go.
-func WriteSweepCSV(w io.Writer, sw *scenarios.Sweep, rows []scenarios.Row) error {
+func WriteSweepCSV(w io.Writer, sw *sweep.Spec, rows []sweep.Row) error {
 	cw := csv.NewWriter(w)
 	var head []string
 	for _, a := range sw.Grid {
@@ -52,19 +52,19 @@ func WriteSweepCSV(w io.Writer, sw *scenarios.Sweep, rows []scenarios.Row) error
 
 // SweepJSON is results.json: the sweep and its rows.
 type SweepJSON struct {
-	Sweep *scenarios.Sweep `json:"sweep"`
-	Rows  []scenarios.Row  `json:"rows"`
+	Sweep *sweep.Spec `json:"sweep"`
+	Rows  []sweep.Row `json:"rows"`
 }
 
 // WriteSweepJSON writes results.json, indented.
-func WriteSweepJSON(w io.Writer, sw *scenarios.Sweep, rows []scenarios.Row) error {
+func WriteSweepJSON(w io.Writer, sw *sweep.Spec, rows []sweep.Row) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(SweepJSON{Sweep: sw, Rows: rows})
 }
 
 // WriteRunsJSONL writes one run record per line.
-func WriteRunsJSONL(w io.Writer, recs []scenarios.RunRecord) error {
+func WriteRunsJSONL(w io.Writer, recs []sweep.RunRecord) error {
 	for _, r := range recs {
 		b, err := json.Marshal(r)
 		if err != nil {

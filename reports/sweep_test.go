@@ -7,15 +7,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/sweep"
 )
 
 // TestSweepCSVAndJSONCarryTheIntervals: results.csv and results.json
 // have the run-level columns, with the same values, and are the same
 // bytes when written twice.
 func TestSweepCSVAndJSONCarryTheIntervals(t *testing.T) {
-	sw := &scenarios.Sweep{Scenario: "swarm", Variant: "kip279-safe", Seeds: 4, Grid: []scenarios.Axis{{Key: "$crash", Values: []string{"0.1", "0.3"}}}}
-	rows := scenarios.Aggregate(sw, fakeRecords(sw))
+	sw := &sweep.Spec{Scenario: "swarm", Variant: "kip279-safe", Seeds: 4, Grid: []sweep.Axis{{Key: "$crash", Values: []string{"0.1", "0.3"}}}}
+	rows := sweep.Aggregate(sw, fakeRecords(sw))
 	var c1, c2, j1, j2 bytes.Buffer
 	for _, err := range []error{WriteSweepCSV(&c1, sw, rows), WriteSweepCSV(&c2, sw, rows), WriteSweepJSON(&j1, sw, rows), WriteSweepJSON(&j2, sw, rows)} {
 		if err != nil {

@@ -38,7 +38,7 @@ func runRefused(t *testing.T, await string) *Result {
 func clientOutcomes(r *Result) []string {
 	var out []string
 	for _, rec := range r.World.Trace().Records() {
-		if strings.HasPrefix(rec.Kind, "client-") && rec.Kind != "client-produce" && rec.Name != checkerName {
+		if strings.HasPrefix(rec.Kind, "client-") && rec.Kind != "client-produce" && rec.Name != CheckerClient {
 			out = append(out, rec.Kind+" "+strings.Join(strings.Fields(rec.String())[4:], " "))
 		}
 	}

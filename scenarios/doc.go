@@ -1,6 +1,18 @@
-// Package scenarios holds the named fault scenarios: the cluster, topics,
-// configuration, workload and fault schedule of each, and the verdict
-// expected under each truncation protocol (hw, kip101, kip279). The
-// published failure traces (KIP-101, KIP-279, KAFKA-7164) are scripts in
-// testdata with golden output.
+// Package scenarios is the scenario script language and the harness that
+// runs one script on a world.
+//
+// The language: a script (scripts/*.txt, embedded; Parse, Load, Builtin)
+// names the cluster, topics, configuration, variants and a step list, with
+// the verdict expected under each variant; it is checked whole before
+// anything runs (Validate). The published failure traces (KIP-101,
+// KIP-279, KAFKA-7164) are scripts with golden output in testdata.
+//
+// The harness: Script.Run builds the world of one variant and one seed,
+// drives the scripted and swarm clients, runs the end phase (final reads,
+// liveness) and the checkers, and returns a Result with the verdicts and
+// the command that replays it.
+//
+// The drivers that run many scripts are beside it and import it, never the
+// reverse: package sweep (a grid of configurations over many seeds). The
+// suite, the explore workload and shrink are still here.
 package scenarios

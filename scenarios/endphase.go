@@ -53,9 +53,12 @@ const DefaultLivenessTimeout = 60 * sim.Second
 const (
 	livenessPeriod   = 100 * sim.Millisecond // how often the conditions are sampled
 	probeTimeout     = 10 * sim.Second       // one probe produce's request timeout
-	checkerName      = "checker"             // the client that probes
 	maxLivenessMilli = 86400000              // a day of simulated time
 )
+
+// CheckerClient is the client that probes in the end phase (final reads,
+// liveness); its operations are in the history but are not the workload.
+const CheckerClient = "checker"
 
 // isRunnerProp reports whether a property is the runner's, not Kafka's
 // (config.Parse never sees it).
@@ -129,7 +132,7 @@ func (r *runner) endPhase(res *Result, o endOptions) {
 // endMark writes an "end-phase" record into the trace, from the checker
 // client.
 func (r *runner) endMark(fields ...sim.Field) error {
-	id, _, err := r.client(checkerName)
+	id, _, err := r.client(CheckerClient)
 	if err != nil {
 		return err
 	}
@@ -231,7 +234,7 @@ func (r *runner) liveness(o endOptions) error {
 	if err := r.endMark(sim.S("phase", "liveness"), sim.S("timeout", o.livenessTimeout.String())); err != nil {
 		return err
 	}
-	_, checker, err := r.client(checkerName)
+	_, checker, err := r.client(CheckerClient)
 	if err != nil {
 		return err
 	}
@@ -266,7 +269,7 @@ func (r *runner) liveness(o endOptions) error {
 			p.attempts++
 			p.value = "probe-" + tp.String() + "-" + strconv.Itoa(p.attempts)
 			value, topic, part := p.value, tp.Topic, tp.Partition
-			id, _ := w.Lookup(checkerName)
+			id, _ := w.Lookup(CheckerClient)
 			if err := w.Act(id, func(ctx *sim.Context) { checker.produce(ctx, topic, part, value, -1, min(probeTimeout, left)) }); err != nil {
 				return err
 			}

@@ -168,36 +168,9 @@ func TestSwarmBadProfileIsBadInput(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `$profile="random"`) || !strings.Contains(err.Error(), "swarm") || !strings.Contains(err.Error(), "fixed") {
 		t.Fatalf("got %v, want an error naming $profile and the allowed values swarm and fixed", err)
 	}
-	sw := &Sweep{Scenario: s.Name, Variant: "safe", Seeds: 1, Grid: []Axis{{Key: "$profile", Values: []string{"fixed", "often"}}}}
-	if err := sw.Validate(s); err == nil || !strings.Contains(err.Error(), `$profile="often"`) {
-		t.Fatalf("sweep: got %v, want the bad $profile named", err)
-	}
 	_, _, err = s.Prepare("safe", map[string]string{"$acks": "1"})
 	if err == nil || !strings.Contains(err.Error(), "enable.idempotence") {
 		t.Fatalf("acks=1 with enable.idempotence=true: got %v, want the conflict named", err)
-	}
-}
-
-// TestSwarmSweepOverRatesKeepsThem: a sweep whose grid sets a swarm rate
-// runs it as given ($profile=fixed) unless the grid sweeps $profile too.
-func TestSwarmSweepOverRatesKeepsThem(t *testing.T) {
-	s := parseProfileSwarm(t)
-	rates := &Sweep{Scenario: s.Name, Variant: "safe", Seeds: 1, Grid: []Axis{{Key: "crash", Values: []string{"0", "0.5"}}}}
-	_, set := rates.runArgs(s, rates.Points()[1])
-	if set["$profile"] != ProfileFixed || set["$crash"] != "0.5" {
-		t.Fatalf("a sweep over crash runs with %v, want $crash=0.5 and $profile=fixed", set)
-	}
-	both := &Sweep{Scenario: s.Name, Variant: "safe", Seeds: 1, Grid: []Axis{{Key: "$crash", Values: []string{"0.5"}}, {Key: "$profile", Values: []string{"swarm"}}}}
-	if _, set := both.runArgs(s, both.Points()[0]); set["$profile"] != ProfileSwarm {
-		t.Fatalf("a sweep over $profile runs with %v", set)
-	}
-	other := &Sweep{Scenario: s.Name, Variant: "safe", Seeds: 1, Grid: []Axis{{Key: "min.insync.replicas", Values: []string{"1", "2"}}}}
-	if _, set := other.runArgs(s, other.Points()[0]); set["$profile"] != "" {
-		t.Fatalf("a sweep over no rate runs with %v, want the swarm profile", set)
-	}
-	res := runOK(t, s, "safe", Options{Seed: 1, Set: map[string]string{"$crash": "0.5", "$profile": "fixed"}})
-	if rec := NewRunRecord(rates, rates.Points()[1], res); !strings.HasPrefix(rec.Profile, "fixed: crash=0.5 ") {
-		t.Fatalf("runs.jsonl profile %q", rec.Profile)
 	}
 }
 

@@ -112,8 +112,20 @@ func (r *Result) Unknown() bool {
 	return false
 }
 
-// variant returns the named variant ("" for the first).
-func (s *Script) variant(name string) (Variant, error) {
+// Outcome is a verdict as one word: ok, unknown, permitted (a violation
+// within Kafka's contract) or bug.
+func Outcome(v checkers.Verdict) string {
+	switch {
+	case v.Result == checkers.ResultViolation && v.ContractBroken():
+		return "bug"
+	case v.Result == checkers.ResultViolation:
+		return "permitted"
+	}
+	return v.Result.String()
+}
+
+// Variant returns the named variant ("" for the first).
+func (s *Script) Variant(name string) (Variant, error) {
 	if name == "" {
 		return s.Variants[0], nil
 	}
@@ -247,7 +259,7 @@ type runner struct {
 // Prepare validates a run's inputs and returns its configuration: errors
 // here are bad input (an unknown variant or property).
 func (s *Script) Prepare(variant string, set map[string]string) (Variant, config.Config, error) {
-	v, err := s.variant(variant)
+	v, err := s.Variant(variant)
 	if err != nil {
 		return v, config.Config{}, err
 	}

@@ -74,7 +74,7 @@ func TestExpectationsCanFail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, _ := s.variant("hw")
+	v, _ := s.Variant("hw")
 	v.Expect["acked-loss"] = ExpectOK
 	res, err := s.Run("hw", Options{Seed: 1})
 	if err != nil {

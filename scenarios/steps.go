@@ -284,7 +284,7 @@ func (r *runner) judge(res *Result, v Variant, budget time.Duration) {
 	res.Verdicts = checkers.CheckAll(hist, final, r.obs.monitor, checkers.Options{LinearizabilityBudget: budget})
 	res.TraceHash, res.Events, res.SimTime = w.Trace().Hash(), w.Events(), w.Now()
 	for _, op := range hist.Ops {
-		if op.Kind == checkers.Send && op.Outcome == checkers.OK && op.Process != checkerName { // probes are not the workload
+		if op.Kind == checkers.Send && op.Outcome == checkers.OK && op.Process != CheckerClient { // probes are not the workload
 			res.Stats.Acked++
 		}
 	}

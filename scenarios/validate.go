@@ -38,7 +38,7 @@ package scenarios
 //   - script variables: every $name a step uses is set by some variant line
 //     or is one of the swarm step's; at Prepare, by the variant that runs
 //     (or -set); every -set $name is a variable of the script, with a valid
-//     value (the sweep's checkVariable).
+//     value (CheckValue).
 //
 // What it cannot check statically: what a $variable stands for where the
 // value decides a check (a broker or client named by a variable, a count
@@ -139,7 +139,7 @@ func (s *Script) checkHeaderLine(word string, kv map[string]string) error {
 		v := s.Variants[len(s.Variants)-1]
 		for _, k := range sortedKeys(keySet(v.Props)) {
 			if strings.HasPrefix(k, "$") {
-				if err := checkVariable(k, v.Props[k]); err != nil {
+				if err := CheckValue(k, v.Props[k]); err != nil {
 					return fmt.Errorf("variant %s: %w", v.Name, err)
 				}
 			}
@@ -174,7 +174,7 @@ func keySet(m map[string]string) map[string]bool {
 // validate checks the script's steps in order against its header
 // (validate_steps.go).
 func (s *Script) validate() error {
-	c := &checker{s: s, vars: s.variables(), clients: map[string]declared{}, produced: map[string]map[string]bool{}, groups: map[string]bool{}}
+	c := &checker{s: s, vars: s.Variables(), clients: map[string]declared{}, produced: map[string]map[string]bool{}, groups: map[string]bool{}}
 	for _, st := range s.Steps {
 		if err := c.step(st); err != nil {
 			return &SyntaxError{File: s.File, Line: st.Line, Msg: fmt.Sprintf("%s: %v", st.Op, err)}
@@ -196,7 +196,7 @@ func (s *Script) checkRun(v Variant, set map[string]string) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if isVar(k) {
-			if err := s.checkScriptVariable(k, set[k]); err != nil {
+			if err := s.CheckVariable(k, set[k]); err != nil {
 				return fmt.Errorf("-set %s=%s: %w", k, set[k], err)
 			}
 		}
@@ -216,10 +216,10 @@ func (s *Script) checkRun(v Variant, set map[string]string) error {
 	return nil
 }
 
-// checkScriptVariable checks a $name given from outside the script (-set,
+// CheckVariable checks a $name given from outside the script (-set,
 // a sweep's -grid): a variable of the script, with a valid value.
-func (s *Script) checkScriptVariable(name, value string) error {
-	vars := s.variables()
+func (s *Script) CheckVariable(name, value string) error {
+	vars := s.Variables()
 	if !vars[name] {
 		list := "it has none"
 		if len(vars) > 0 {
@@ -227,5 +227,5 @@ func (s *Script) checkScriptVariable(name, value string) error {
 		}
 		return fmt.Errorf("scenario %s has no script variable %s (%s)", s.Name, name, list)
 	}
-	return checkVariable(name, value)
+	return CheckValue(name, value)
 }

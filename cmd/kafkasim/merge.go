@@ -16,7 +16,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/sweep"
 )
 
 func runMerge(args []string, stdout, stderr io.Writer) error {
@@ -36,7 +36,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	var firstDir string
 	seen := map[int]string{}
 	shards := 0
-	var recs []scenarios.RunRecord
+	var recs []sweep.RunRecord
 	if err := checkDir("-out", *out); err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		if m.Shard == "" {
 			return usagef("%s holds a whole sweep, not a shard (its results are already complete)", dir)
 		}
-		i, n, err := scenarios.ParseShard(m.Shard)
+		i, n, err := sweep.ParseShard(m.Shard)
 		if err != nil {
 			return usagef("%s: %v", dir, err)
 		}
@@ -81,8 +81,8 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 			return usagef("shard %d/%d is missing (given: %d of %d shards)", i, shards, len(seen), shards)
 		}
 	}
-	sw := first.Sweep
-	whole := manifest{Sweep: sw}
+	sw := first.Spec
+	whole := manifest{Spec: sw}
 	if old, ok, err := readManifest(*out); err != nil {
 		return err
 	} else if ok && !bytes.Equal(old.encode(), whole.encode()) {
@@ -96,26 +96,26 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		return usagef("-out %s: %v", *out, err)
 	}
 	fmt.Fprintf(stdout, "merged %d shards of %s\n", shards, describe(whole))
-	return writeSweepOutputs(*out, stdout, &sw, scenarios.SortRecords(recs))
+	return writeSweepOutputs(*out, stdout, &sw, sweep.SortRecords(recs))
 }
 
 // shardRuns reads shard i of n from dir and checks that its runs are
 // exactly the shard's jobs: a line of another sweep, of another shard or
 // given twice is refused by file and line, before the count is compared.
-func shardRuns(dir string, m manifest, i, n int) ([]scenarios.RunRecord, error) {
+func shardRuns(dir string, m manifest, i, n int) ([]sweep.RunRecord, error) {
 	runs, lines, err := readRuns(dir, true)
 	if err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, "runs.jsonl")
 	points := m.Points()
-	want := map[scenarios.Job]bool{}
+	want := map[sweep.Job]bool{}
 	for _, j := range m.Jobs(i, n) {
 		want[j] = true
 	}
-	at := map[scenarios.Job]int{}
+	at := map[sweep.Job]int{}
 	for k, r := range runs {
-		j := scenarios.Job{Point: r.Point, Seed: r.Seed}
+		j := sweep.Job{Point: r.Point, Seed: r.Seed}
 		line := lines[k]
 		switch {
 		case r.Point < 0 || r.Point >= len(points) || r.Seed > uint64(m.Seeds):
@@ -135,5 +135,5 @@ func shardRuns(dir string, m manifest, i, n int) ([]scenarios.RunRecord, error) 
 	if len(runs) < len(want) {
 		return nil, usagef("shard %s in %s is incomplete (%d of %d runs): rerun its sweep command to finish it", m.Shard, dir, len(runs), len(want))
 	}
-	return scenarios.SortRecords(runs), nil
+	return sweep.SortRecords(runs), nil
 }

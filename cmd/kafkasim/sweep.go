@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"github.com/kafkasim/kafkasim/reports"
-	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/sweep"
 )
 
 func init() {
@@ -42,12 +42,12 @@ func init() {
 }
 
 // gridFlags collects repeated -grid key=v1,v2 flags, in order.
-type gridFlags []scenarios.Axis
+type gridFlags []sweep.Axis
 
 func (g *gridFlags) String() string { return "" }
 
 func (g *gridFlags) Set(v string) error {
-	a, err := scenarios.ParseAxis(v)
+	a, err := sweep.ParseAxis(v)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (g *gridFlags) Set(v string) error {
 // manifest is DIR/sweep.json: the sweep, and which shard of it a
 // directory holds ("" for all of it).
 type manifest struct {
-	scenarios.Sweep
+	sweep.Spec
 	Shard string `json:"shard,omitempty"`
 }
 
@@ -86,7 +86,7 @@ func readManifest(dir string) (manifest, bool, error) {
 // cut off by an interruption) is dropped. With strict set (merge: a shard
 // is rewritten whole when it completes, so nothing in it is torn) such a
 // line is refused, named by file and line.
-func readRuns(dir string, strict bool) ([]scenarios.RunRecord, []int, error) {
+func readRuns(dir string, strict bool) ([]sweep.RunRecord, []int, error) {
 	path := filepath.Join(dir, "runs.jsonl")
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -96,12 +96,12 @@ func readRuns(dir string, strict bool) ([]scenarios.RunRecord, []int, error) {
 		return nil, nil, err
 	}
 	defer f.Close()
-	var out []scenarios.RunRecord
+	var out []sweep.RunRecord
 	var lines []int
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for n := 1; sc.Scan(); n++ {
-		var r scenarios.RunRecord
+		var r sweep.RunRecord
 		err := json.Unmarshal(sc.Bytes(), &r)
 		if err == nil && r.Seed == 0 {
 			err = errors.New("no seed")
@@ -162,7 +162,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	shard, shards := 0, 0
 	if *shardText != "" {
 		var err error
-		if shard, shards, err = scenarios.ParseShard(*shardText); err != nil {
+		if shard, shards, err = sweep.ParseShard(*shardText); err != nil {
 			return usageError{err.Error()}
 		}
 	}
@@ -175,14 +175,14 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sw := &scenarios.Sweep{Scenario: s.Name, Variant: *variant, Grid: grid, Seeds: *seeds, BudgetMs: budget.Milliseconds()}
+	sw := &sweep.Spec{Scenario: s.Name, Variant: *variant, Grid: grid, Seeds: *seeds, BudgetMs: budget.Milliseconds()}
 	if sw.Variant == "" {
 		sw.Variant = s.Variants[0].Name
 	}
 	if err := sw.Validate(s); err != nil {
 		return usageError{err.Error()}
 	}
-	m := manifest{Sweep: *sw, Shard: *shardText}
+	m := manifest{Spec: *sw, Shard: *shardText}
 	done, prior, err := prepareOut(*out, m, shard, shards)
 	if err != nil {
 		return err
@@ -197,8 +197,8 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	defer journal.Close()
 	bar := newProgress(stderr, *progress, "sweep", len(jobs), len(prior))
 	recs := prior
-	_, stopped, err := scenarios.RunSweep(s, sw, scenarios.SweepOptions{Parallel: *parallel, Shard: shard, Shards: shards, Done: done, Stop: ctx.Done(),
-		OnRun: func(r scenarios.RunRecord) error {
+	_, stopped, err := sweep.Run(s, sw, sweep.Options{Parallel: *parallel, Shard: shard, Shards: shards, Done: done, Stop: ctx.Done(),
+		OnRun: func(r sweep.RunRecord) error {
 			b, err := json.Marshal(r)
 			if err != nil {
 				return err
@@ -221,7 +221,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return exitError{130, fmt.Sprintf("interrupted: %d of %d runs kept in %s; rerun the same command to resume",
 			len(recs), len(jobs), filepath.Join(*out, "runs.jsonl"))}
 	}
-	recs = scenarios.SortRecords(recs)
+	recs = sweep.SortRecords(recs)
 	if shards > 1 {
 		if err := reports.WriteFileAtomic(filepath.Join(*out, "runs.jsonl"), func(w io.Writer) error { return reports.WriteRunsJSONL(w, recs) }); err != nil {
 			return err
@@ -235,7 +235,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 // prepareOut checks the output directory before anything is written: a
 // directory of another sweep (or of anything else) is refused; one of the
 // same sweep is resumed. It returns the runs already done.
-func prepareOut(dir string, m manifest, shard, shards int) (map[scenarios.Job]bool, []scenarios.RunRecord, error) {
+func prepareOut(dir string, m manifest, shard, shards int) (map[sweep.Job]bool, []sweep.RunRecord, error) {
 	old, ok, err := readManifest(dir)
 	if err != nil {
 		return nil, nil, err
@@ -256,21 +256,21 @@ func prepareOut(dir string, m manifest, shard, shards int) (map[scenarios.Job]bo
 	if err != nil {
 		return nil, nil, err
 	}
-	mine := map[scenarios.Job]bool{}
+	mine := map[sweep.Job]bool{}
 	for _, j := range m.Jobs(shard, shards) {
 		mine[j] = true
 	}
-	done := map[scenarios.Job]bool{}
-	var kept []scenarios.RunRecord
+	done := map[sweep.Job]bool{}
+	var kept []sweep.RunRecord
 	for _, r := range recs {
-		j := scenarios.Job{Point: r.Point, Seed: r.Seed}
+		j := sweep.Job{Point: r.Point, Seed: r.Seed}
 		if mine[j] && !done[j] {
 			done[j] = true
 			kept = append(kept, r)
 		}
 	}
 	// Rewrite the journal without a torn last line before appending to it.
-	kept = scenarios.SortRecords(kept)
+	kept = sweep.SortRecords(kept)
 	err = reports.WriteFileAtomic(filepath.Join(dir, "runs.jsonl"), func(w io.Writer) error { return reports.WriteRunsJSONL(w, kept) })
 	return done, kept, err
 }
@@ -289,13 +289,13 @@ func describe(m manifest) string {
 
 // writeSweepOutputs writes every file of a complete sweep, each
 // atomically, and prints the rows.
-func writeSweepOutputs(dir string, stdout io.Writer, sw *scenarios.Sweep, recs []scenarios.RunRecord) error {
-	rows := scenarios.Aggregate(sw, recs)
+func writeSweepOutputs(dir string, stdout io.Writer, sw *sweep.Spec, recs []sweep.RunRecord) error {
+	rows := sweep.Aggregate(sw, recs)
 	files := []struct {
 		name  string
 		write func(io.Writer) error
 	}{
-		{"sweep.json", func(w io.Writer) error { _, err := w.Write(manifest{Sweep: *sw}.encode()); return err }},
+		{"sweep.json", func(w io.Writer) error { _, err := w.Write(manifest{Spec: *sw}.encode()); return err }},
 		{"runs.jsonl", func(w io.Writer) error { return reports.WriteRunsJSONL(w, recs) }},
 		{"results.csv", func(w io.Writer) error { return reports.WriteSweepCSV(w, sw, rows) }},
 		{"results.json", func(w io.Writer) error { return reports.WriteSweepJSON(w, sw, rows) }},

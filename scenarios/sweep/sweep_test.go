@@ -1,4 +1,4 @@
-package scenarios
+package sweep
 
 import (
 	"math"
@@ -6,24 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkasim/kafkasim/scenarios"
 	"pgregory.net/rapid"
 )
 
-// tinySwarm is the swarm scenario cut to a few seconds, for tests.
-const tinySwarm = `
-brokers 3
-topic t partitions=1 rf=3
-set zookeeper.session.timeout.ms=6000 replica.lag.time.max.ms=10000
-variant safe truncation=kip279 min.insync.replicas=2 $acks=all
-run 3s
-swarm 4s clients=1 interval=50ms acks=$acks fault-every=500ms crash=0.3 power-loss=0 pause=0 partition=0 heal=0.3
-heal
-restart-all
-run 5s
-`
-
 func TestSweepPointsAndShardsCoverTheSpaceOnce(t *testing.T) {
-	sw := &Sweep{Grid: []Axis{{"a", []string{"1", "2", "3"}}, {"b", []string{"x", "y"}}}, Seeds: 5}
+	sw := &Spec{Grid: []Axis{{"a", []string{"1", "2", "3"}}, {"b", []string{"x", "y"}}}, Seeds: 5}
 	pts := sw.Points()
 	if len(pts) != 6 || strings.Join(sw.Pairs(pts[1]), " ") != "a=1 b=y" || strings.Join(sw.Pairs(pts[5]), " ") != "a=3 b=y" {
 		t.Fatalf("points %v: want the first axis slowest", pts)
@@ -57,7 +45,7 @@ func TestParseShardRefusesBadSpecs(t *testing.T) {
 }
 
 func TestSweepValidateNamesTheBadKeyOrValue(t *testing.T) {
-	s, err := Load("acks1-leader-crash")
+	s, err := scenarios.Load("acks1-leader-crash")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,46 +58,18 @@ func TestSweepValidateNamesTheBadKeyOrValue(t *testing.T) {
 		"configuration":       {{"min.insync.replicas", []string{"3"}}}, // more than rf=2
 	}
 	for want, grid := range cases {
-		sw := &Sweep{Scenario: s.Name, Grid: grid, Seeds: 1}
+		sw := &Spec{Scenario: s.Name, Grid: grid, Seeds: 1}
 		if err := sw.Validate(s); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("grid %v: error %v, want it to name %q", grid, err, want)
 		}
 	}
-	sw := &Sweep{Grid: []Axis{{"acks", []string{"1", "all"}}, {"variant", []string{"acks1", "acksall"}}}, Seeds: 1}
+	sw := &Spec{Grid: []Axis{{"acks", []string{"1", "all"}}, {"variant", []string{"acks1", "acksall"}}}, Seeds: 1}
 	if err := sw.Validate(s); err != nil {
 		t.Fatal(err)
 	}
 	v, set := sw.runArgs(s, sw.Points()[1])
 	if v != "acksall" || set["$acks"] != "1" || set["acks"] != "1" {
 		t.Fatalf("runArgs: %s %v: acks must set the scripted clients' $acks too", v, set)
-	}
-}
-
-// TestSwarmRatesFollowScriptVariables: a sweep's $crash reaches the swarm
-// step: no crash at rate 0, crashes at rate 1.
-func TestSwarmRatesFollowScriptVariables(t *testing.T) {
-	s, err := Parse("tiny.txt", "tiny", strings.NewReader(tinySwarm))
-	if err != nil {
-		t.Fatal(err)
-	}
-	crashes := func(rate string) int {
-		res, err := s.Run("safe", Options{Seed: 3, Set: map[string]string{"$crash": rate, "$heal": "0"}, KeepTrace: true})
-		if err != nil || res.Failed != "" {
-			t.Fatal(err, res.Failed)
-		}
-		n := 0
-		for _, r := range res.World.Trace().Records() {
-			if r.Kind == "crash" {
-				n++
-			}
-		}
-		return n
-	}
-	if a, b := crashes("0"), crashes("1"); a != 0 || b == 0 {
-		t.Fatalf("crashes at $crash=0: %d, at $crash=1: %d", a, b)
-	}
-	if got := ReplayCommand("tiny", "safe", 3, map[string]string{"$crash": "1"}); !strings.HasSuffix(got, "-set '$crash=1'") {
-		t.Fatalf("replay command %q: the $ must be quoted for the shell", got)
 	}
 }
 

@@ -1,4 +1,4 @@
-package scenarios
+package sweep
 
 // This file is the sweep's latency histogram (runs.jsonl's "latency",
 // results' percentiles): sparse, log-linear, mergeable across shards.

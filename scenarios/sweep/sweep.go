@@ -1,4 +1,4 @@
-package scenarios
+package sweep
 
 // This file is the sweep engine: one scenario run over the Cartesian product
 // of a grid of configuration properties, script variables (the swarm's fault
@@ -19,7 +19,6 @@ package scenarios
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/scenarios"
 )
 
 // Axis is one swept key with its values (-grid key=v1,v2,...). The key is
@@ -59,9 +59,9 @@ func ParseAxis(text string) (Axis, error) {
 	return a, nil
 }
 
-// Sweep is what decides a sweep's runs: shards of one sweep must agree on
+// Spec is what decides a sweep's runs: shards of one sweep must agree on
 // every field (it is written to DIR/sweep.json and compared by merge).
-type Sweep struct {
+type Spec struct {
 	Scenario string `json:"scenario"`
 	// Variant is the variant every configuration starts from (unless the
 	// grid sweeps "variant").
@@ -79,7 +79,7 @@ type Point struct {
 }
 
 // Pairs returns the point as key=value strings in grid order.
-func (sw *Sweep) Pairs(p Point) []string {
+func (sw *Spec) Pairs(p Point) []string {
 	out := make([]string, len(p.Values))
 	for i, v := range p.Values {
 		out[i] = sw.Grid[i].Key + "=" + v
@@ -89,7 +89,7 @@ func (sw *Sweep) Pairs(p Point) []string {
 
 // Points enumerates the Cartesian product of the grid, the first axis
 // varying slowest.
-func (sw *Sweep) Points() []Point {
+func (sw *Spec) Points() []Point {
 	n := 1
 	for _, a := range sw.Grid {
 		n *= len(a.Values)
@@ -116,7 +116,7 @@ type Job struct {
 
 // Jobs returns the runs of shard i of n (n = 0 or 1: every run), in
 // (configuration, seed) order.
-func (sw *Sweep) Jobs(shard, shards int) []Job {
+func (sw *Spec) Jobs(shard, shards int) []Job {
 	var out []Job
 	k := 0
 	for p := range sw.Points() {
@@ -142,82 +142,23 @@ func ParseShard(text string) (int, int, error) {
 	return i, n, nil
 }
 
-// swarmRates are the swarm arguments that are probabilities.
-var swarmRates = map[string]bool{"crash": true, "power-loss": true, "pause": true, "partition": true, "heal": true, "consumer-crash": true}
-
-// variables returns the script variables a grid may set: those of the
-// variant lines and, when the script has a swarm step, its arguments.
-func (s *Script) variables() map[string]bool {
-	vars := map[string]bool{}
-	for _, v := range s.Variants {
-		for k := range v.Props {
-			if strings.HasPrefix(k, "$") {
-				vars[k] = true
-			}
-		}
-	}
-	for _, st := range s.Steps {
-		if st.Op == "swarm" {
-			for _, k := range SwarmKeys {
-				vars["$"+k] = true
-			}
-		}
-	}
-	return vars
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// checkVariable validates the value of a known script variable.
-func checkVariable(name, v string) error {
-	k := strings.TrimPrefix(name, "$")
-	switch {
-	case swarmRates[k]:
-		if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 || f > 1 || math.IsNaN(f) {
-			return fmt.Errorf("%s=%q: want a probability in [0,1]", name, v)
-		}
-	case k == "interval" || k == "fault-every":
-		if d, err := ParseDuration(v); err != nil || d <= 0 {
-			return fmt.Errorf("%s=%q: want a positive duration such as 20ms or 2s", name, v)
-		}
-	case k == "clients":
-		if n, err := strconv.Atoi(v); err != nil || n < 1 {
-			return fmt.Errorf("%s=%q: want a number >= 1", name, v)
-		}
-	case k == "profile":
-		return checkProfileMode(name, v)
-	case k == "acks":
-		if v != "all" && v != "-1" && v != "1" && v != "0" {
-			return fmt.Errorf("%s=%q: allowed 0, 1, -1, all", name, v)
-		}
-	}
-	return nil
-}
-
 // Validate checks the sweep against its script: every key known, every
 // value valid, every configuration accepted by the cluster (for example
 // min.insync.replicas no larger than the replication factor). Errors are
 // bad input. A key written without $ that names a script variable (acks
 // for the scripted clients' $acks, crash for the swarm's rate) sets the
 // variable too.
-func (sw *Sweep) Validate(s *Script) error {
+func (sw *Spec) Validate(s *scenarios.Script) error {
 	if sw.Seeds < 1 {
 		return fmt.Errorf("-seeds %d: must be >= 1", sw.Seeds)
 	}
 	if len(sw.Grid) == 0 {
 		return fmt.Errorf("no -grid: a sweep needs at least one key=v1,v2,...")
 	}
-	if _, err := s.variant(sw.Variant); err != nil {
+	if _, err := s.Variant(sw.Variant); err != nil {
 		return err
 	}
-	vars := s.variables()
+	vars := s.Variables()
 	seen := map[string]bool{}
 	for _, a := range sw.Grid {
 		if seen[a.Key] {
@@ -231,11 +172,11 @@ func (sw *Sweep) Validate(s *Script) error {
 			var err error
 			switch {
 			case a.Key == "variant":
-				_, err = s.variant(v)
+				_, err = s.Variant(v)
 			case strings.HasPrefix(a.Key, "$"):
-				err = s.checkScriptVariable(a.Key, v) // validate.go
+				err = s.CheckVariable(a.Key, v)
 			case vars["$"+a.Key]:
-				if err = checkVariable(a.Key, v); err == nil && isProperty(a.Key) {
+				if err = scenarios.CheckValue(a.Key, v); err == nil && isProperty(a.Key) {
 					_, err = config.Parse(map[string]string{a.Key: v})
 				}
 			default:
@@ -265,13 +206,13 @@ func isProperty(k string) bool {
 }
 
 // runArgs returns the variant and the -set overrides of a point.
-func (sw *Sweep) runArgs(s *Script, p Point) (string, map[string]string) {
+func (sw *Spec) runArgs(s *scenarios.Script, p Point) (string, map[string]string) {
 	variant := sw.Variant
 	if variant == "" {
 		variant = s.Variants[0].Name
 	}
 	set := map[string]string{}
-	vars := s.variables()
+	vars := s.Variables()
 	for i, a := range sw.Grid {
 		v := p.Values[i]
 		switch {
@@ -292,16 +233,16 @@ func (sw *Sweep) runArgs(s *Script, p Point) (string, map[string]string) {
 	// sweeps $profile too, each run keeps them as given rather than drawing
 	// a swarm profile from them.
 	if _, ok := set["$profile"]; !ok && vars["$profile"] && sw.sweepsRates() {
-		set["$profile"] = ProfileFixed
+		set["$profile"] = scenarios.ProfileFixed
 	}
 	return variant, set
 }
 
 // sweepsRates reports whether a grid axis is one of the swarm's rates
 // ($crash, or crash written without the $).
-func (sw *Sweep) sweepsRates() bool {
+func (sw *Spec) sweepsRates() bool {
 	for _, a := range sw.Grid {
-		if swarmRates[strings.TrimPrefix(a.Key, "$")] {
+		if scenarios.IsSwarmRate(a.Key) {
 			return true
 		}
 	}
@@ -335,28 +276,16 @@ type RunRecord struct {
 	Replay    string    `json:"replay"`
 }
 
-// Outcome is a verdict as one word: ok, unknown, permitted (a violation
-// within Kafka's contract) or bug.
-func Outcome(v checkers.Verdict) string {
-	switch {
-	case v.Result == checkers.ResultViolation && v.ContractBroken():
-		return "bug"
-	case v.Result == checkers.ResultViolation:
-		return "permitted"
-	}
-	return v.Result.String()
-}
-
 // NewRunRecord summarises a result.
-func NewRunRecord(sw *Sweep, p Point, r *Result) RunRecord {
+func NewRunRecord(sw *Spec, p Point, r *scenarios.Result) RunRecord {
 	rec := RunRecord{Point: p.Index, Config: sw.Pairs(p), Seed: r.Seed, Profile: r.Profile, Failed: r.Failed,
 		Acked: r.Stats.Acked, AckedLost: r.Stats.AckedLost, DivergentOffsets: r.Stats.DivergentOffsets,
 		TraceHash: fmt.Sprintf("%016x", r.TraceHash), Replay: r.Replay, Verdicts: []string{}, Latency: Histogram{}}
 	for _, v := range r.Verdicts {
-		rec.Verdicts = append(rec.Verdicts, v.Checker+"="+Outcome(v))
+		rec.Verdicts = append(rec.Verdicts, v.Checker+"="+scenarios.Outcome(v))
 	}
 	for _, op := range r.History.Ops {
-		if op.Kind != checkers.Send || op.Process == checkerName { // the liveness probes are not the workload
+		if op.Kind != checkers.Send || op.Process == scenarios.CheckerClient { // the liveness probes are not the workload
 			continue
 		}
 		rec.Attempts++
@@ -371,8 +300,8 @@ func NewRunRecord(sw *Sweep, p Point, r *Result) RunRecord {
 	return rec
 }
 
-// SweepOptions configure the running of a sweep.
-type SweepOptions struct {
+// Options configure the running of a sweep.
+type Options struct {
 	Parallel      int
 	Shard, Shards int
 	// Done lists the runs already finished (resume): they are skipped.
@@ -385,9 +314,9 @@ type SweepOptions struct {
 	Stop <-chan struct{}
 }
 
-// RunSweep runs the sweep's jobs (of one shard) not yet done. It returns
+// Run runs the sweep's jobs (of one shard) not yet done. It returns
 // the number of runs it made and whether it was stopped before the end.
-func RunSweep(s *Script, sw *Sweep, o SweepOptions) (int, bool, error) {
+func Run(s *scenarios.Script, sw *Spec, o Options) (int, bool, error) {
 	if err := sw.Validate(s); err != nil {
 		return 0, false, err
 	}
@@ -431,7 +360,7 @@ func RunSweep(s *Script, sw *Sweep, o SweepOptions) (int, bool, error) {
 				mu.Unlock()
 				p := points[j.Point]
 				variant, set := sw.runArgs(s, p)
-				res, err := s.Run(variant, Options{Seed: j.Seed, Set: set, Budget: budget})
+				res, err := s.Run(variant, scenarios.Options{Seed: j.Seed, Set: set, Budget: budget})
 				var rec RunRecord
 				if err == nil {
 					res.World = nil
@@ -516,7 +445,7 @@ type Row struct {
 }
 
 // Aggregate builds one row per configuration from the runs' records.
-func Aggregate(sw *Sweep, recs []RunRecord) []Row {
+func Aggregate(sw *Spec, recs []RunRecord) []Row {
 	points := sw.Points()
 	rows := make([]Row, len(points))
 	hists := make([]Histogram, len(points))

@@ -1,4 +1,4 @@
-package scenarios
+package sweep
 
 import (
 	"math"
@@ -96,7 +96,7 @@ func TestBootstrapIsDeterministicAndContainsThePoint(t *testing.T) {
 // TestAggregateIntervalsIgnoreRecordOrder: rows depend on the runs, not on
 // the order their records come in (shards, completion order).
 func TestAggregateIntervalsIgnoreRecordOrder(t *testing.T) {
-	sw := &Sweep{Grid: []Axis{{"$crash", []string{"0.1", "0.3"}}}, Seeds: 4}
+	sw := &Spec{Grid: []Axis{{"$crash", []string{"0.1", "0.3"}}}, Seeds: 4}
 	var recs []RunRecord
 	for _, p := range sw.Points() {
 		for s := 1; s <= sw.Seeds; s++ {

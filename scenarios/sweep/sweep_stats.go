@@ -1,4 +1,4 @@
-package scenarios
+package sweep
 
 // This file computes the 95% intervals of a sweep's rows, over runs (seeds)
 // rather than over records.
