@@ -282,9 +282,12 @@ func LoadChoiceFile(path string) (*ChoiceFile, error) {
 	return f, nil
 }
 
-// strictReplay replays a choice list exactly and remembers the first
-// mismatch (the world also turns the panic into a failed run).
-type strictReplay struct {
+// StrictReplay is a chooser that replays a choice file exactly: a choice
+// of another kind, another number of alternatives or past the file's end
+// panics (the world turns the panic into a failed run) and is remembered
+// for Verify.
+type StrictReplay struct {
+	file    *ChoiceFile
 	choices []sim.Choice
 	lines   []int  // the choices' lines in the file (may be nil)
 	path    string // the file ("" in memory)
@@ -292,12 +295,30 @@ type strictReplay struct {
 	err     *ChoiceMismatch
 }
 
-func newStrictReplay(f *ChoiceFile) *strictReplay {
-	return &strictReplay{choices: f.Choices, lines: f.Lines, path: f.Path}
+// NewStrictReplay returns a chooser that replays f's choices exactly.
+func NewStrictReplay(f *ChoiceFile) *StrictReplay {
+	return &StrictReplay{file: f, choices: f.Choices, lines: f.Lines, path: f.Path}
+}
+
+// Verify reports whether res, the run that used the replay, is the run
+// the file saved: the first choice that did not fit (a *ChoiceMismatch),
+// a choice count other than the file's (a *ChoiceMismatch) or another
+// trace hash (a *ChoiceReplayError); nil if it is.
+func (s *StrictReplay) Verify(res *Result) error {
+	f := s.file
+	switch {
+	case s.err != nil:
+		return s.err
+	case s.pos != len(s.choices):
+		return &ChoiceMismatch{fmt.Sprintf("the run made %d choices, the file holds %d", s.pos, len(s.choices))}
+	case f.TraceHash != 0 && res.TraceHash != f.TraceHash:
+		return &ChoiceReplayError{Path: f.Path, Got: res.TraceHash, Want: f.TraceHash, Seed: f.Seed}
+	}
+	return nil
 }
 
 // where names choice i (0-based) for an error: its number and its line.
-func (s *strictReplay) where(i int) string {
+func (s *StrictReplay) where(i int) string {
 	at := fmt.Sprintf("choice %d", i+1)
 	if i < len(s.lines) {
 		file := s.path
@@ -309,7 +330,7 @@ func (s *strictReplay) where(i int) string {
 	return at
 }
 
-func (s *strictReplay) Choose(k sim.Kind, n int) int {
+func (s *StrictReplay) Choose(k sim.Kind, n int) int {
 	if s.err != nil {
 		panic(s.err)
 	}
@@ -333,7 +354,7 @@ func (s *strictReplay) Choose(k sim.Kind, n int) int {
 	return c.Index
 }
 
-func (s *strictReplay) Chance(k sim.Kind, p float64) bool { return s.Choose(k, 2) == 1 }
+func (s *StrictReplay) Chance(k sim.Kind, p float64) bool { return s.Choose(k, 2) == 1 }
 
 // CheckHeader compares the file's header with the scenario and its
 // configuration under set.
@@ -360,7 +381,7 @@ func (s *Script) RunChoiceFile(f *ChoiceFile, set map[string]string, opts Option
 	if err := s.CheckHeader(f, set); err != nil {
 		return nil, err
 	}
-	rp := newStrictReplay(f)
+	rp := NewStrictReplay(f)
 	opts.Seed, opts.Set, opts.Chooser = f.Seed, set, rp
 	var res *Result
 	var err error
@@ -372,14 +393,8 @@ func (s *Script) RunChoiceFile(f *ChoiceFile, set map[string]string, opts Option
 	if err != nil {
 		return nil, err
 	}
-	if rp.err != nil {
-		return nil, rp.err
-	}
-	if rp.pos != len(rp.choices) {
-		return nil, &ChoiceMismatch{fmt.Sprintf("the run made %d choices, the file holds %d", rp.pos, len(rp.choices))}
-	}
-	if f.TraceHash != 0 && res.TraceHash != f.TraceHash {
-		return nil, &ChoiceReplayError{Path: f.Path, Got: res.TraceHash, Want: f.TraceHash, Seed: f.Seed}
+	if err := rp.Verify(res); err != nil {
+		return nil, err
 	}
 	g := *f
 	g.Script = s.ReplayName()

@@ -13,6 +13,7 @@
 // the command that replays it.
 //
 // The drivers that run many scripts are beside it and import it, never the
-// reverse: package sweep (a grid of configurations over many seeds). The
-// suite, the explore workload and shrink are still here.
+// reverse: package sweep (a grid of configurations over many seeds) and
+// package shrink (delta debugging of a failing run). The suite and the
+// explore workload are still here.
 package scenarios

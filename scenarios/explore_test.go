@@ -3,7 +3,6 @@ package scenarios
 import (
 	"bytes"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
@@ -139,37 +138,6 @@ func TestChoiceFileRoundTripAndMismatch(t *testing.T) {
 		if err := fn(); !errors.As(err, &m) {
 			t.Errorf("%s: got %v, want a *ChoiceMismatch", name, err)
 		}
-	}
-}
-
-// TestShrinkSwarmSeed: a failing swarm seed shrinks to a run that fails the
-// same checker with no more faults, deterministically.
-func TestShrinkSwarmSeed(t *testing.T) {
-	data, err := os.ReadFile("testdata/swarm-short.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Parse("testdata/swarm-short.txt", "swarm-short", bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hashes []uint64
-	for i := 0; i < 2; i++ {
-		sh, err := s.Shrink(ShrinkConfig{Variant: "hw-unsafe", Seed: 5, Checker: "invariants", MaxRuns: 16})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !stillFails(sh.After, "invariants", false) || sh.FaultsAfter > sh.FaultsBefore || sh.DeviatedAfter >= sh.DeviatedBefore {
-			t.Fatalf("faults %d -> %d, deviations %d -> %d", sh.FaultsBefore, sh.FaultsAfter, sh.DeviatedBefore, sh.DeviatedAfter)
-		}
-		res, err := s.RunChoiceFile(sh.File, nil, Options{})
-		if err != nil || res.TraceHash != sh.After.TraceHash {
-			t.Fatalf("the shrunk file does not replay: %v", err)
-		}
-		hashes = append(hashes, sh.After.TraceHash)
-	}
-	if hashes[0] != hashes[1] {
-		t.Fatal("shrinking is not deterministic")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/shrink"
 )
 
 func init() {
@@ -43,7 +44,7 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := scenarios.ShrinkConfig{Variant: *variant, Set: set, Seed: seed, Checker: *checker, MaxRuns: *maxRuns}
+	cfg := shrink.Config{Variant: *variant, Set: set, Seed: seed, Checker: *checker, MaxRuns: *maxRuns}
 	if *choices != "" {
 		if cfg.From, err = scenarios.LoadChoiceFile(*choices); err != nil {
 			return usageError{err.Error()}
@@ -53,7 +54,7 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 	cfg.Progress = func(runs, faults, deviated int) {
 		bar.update(runs, fmt.Sprintf("now %d faults, %d choices off the default", faults, deviated))
 	}
-	sh, err := s.Shrink(cfg)
+	sh, err := shrink.Run(s, cfg)
 	bar.finish()
 	if err != nil {
 		return usageError{err.Error()}

@@ -1,4 +1,4 @@
-package scenarios
+package shrink
 
 // This file shrinks a failing run: it takes the run's recorded choices and
 // sets deviations from the default (alternative 0) back to the default,
@@ -15,18 +15,19 @@ import (
 	"time"
 
 	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
-// ShrinkConfig says what to shrink.
-type ShrinkConfig struct {
+// Config says what to shrink.
+type Config struct {
 	Variant string
 	Set     map[string]string
 	// Seed is the failing run's seed (a random run of the script), unless
 	// From is set.
 	Seed uint64
 	// From is a saved run (an explored violation, or an earlier shrink).
-	From *ChoiceFile
+	From *scenarios.ChoiceFile
 	// Checker is the checker that must keep failing; "" takes the first
 	// whose violation breaks the contract, else the first violation.
 	Checker string
@@ -37,11 +38,11 @@ type ShrinkConfig struct {
 	Progress func(runs, faults, deviated int)
 }
 
-// Shrunk is the outcome of Shrink.
+// Shrunk is the outcome of Run.
 type Shrunk struct {
 	Checker        string
-	Before, After  *Result // the original and the shrunk run (with traces)
-	File           *ChoiceFile
+	Before, After  *scenarios.Result // the original and the shrunk run (with traces)
+	File           *scenarios.ChoiceFile
 	Runs           int
 	FaultsBefore   int // fault records in the trace: crashes, power losses, pauses, cuts, partitions
 	FaultsAfter    int
@@ -85,7 +86,7 @@ var shrinkGroups = [][]sim.Kind{
 }
 
 // countFaults counts the fault records of a run's trace.
-func countFaults(res *Result) int {
+func countFaults(res *scenarios.Result) int {
 	n := 0
 	for _, r := range res.World.Trace().Records() {
 		switch r.Kind {
@@ -107,7 +108,7 @@ func deviated(cs []sim.Choice) int {
 }
 
 // failingChecker picks the checker a shrink keeps failing.
-func failingChecker(res *Result, want string) (string, bool) {
+func failingChecker(res *scenarios.Result, want string) (string, bool) {
 	if res.Failed != "" && want == "" {
 		return "run-failed", true
 	}
@@ -136,7 +137,7 @@ func failingChecker(res *Result, want string) (string, bool) {
 }
 
 // stillFails reports whether res fails checker as the original did.
-func stillFails(res *Result, checker string, broken bool) bool {
+func stillFails(res *scenarios.Result, checker string, broken bool) bool {
 	if checker == "run-failed" {
 		return res.Failed != ""
 	}
@@ -151,14 +152,14 @@ func stillFails(res *Result, checker string, broken bool) bool {
 	return false
 }
 
-// Shrink minimizes a failing run. The error is bad input, or a run that
+// Run minimizes a failing run of s. The error is bad input, or a run that
 // does not fail.
-func (s *Script) Shrink(cfg ShrinkConfig) (*Shrunk, error) {
+func Run(s *scenarios.Script, cfg Config) (*Shrunk, error) {
 	if cfg.MaxRuns == 0 {
 		cfg.MaxRuns = 300
 	}
 	variant, seed := cfg.Variant, cfg.Seed
-	var params *ExploreParams
+	var params *scenarios.ExploreParams
 	if cfg.From != nil {
 		if err := s.CheckHeader(cfg.From, cfg.Set); err != nil {
 			return nil, err
@@ -175,29 +176,26 @@ func (s *Script) Shrink(cfg ShrinkConfig) (*Shrunk, error) {
 	if cfg.Checker == checkers.NameLinearizability {
 		budget = 5 * time.Second
 	}
-	run := func(c sim.Chooser) (*Result, error) {
-		opts := Options{Seed: seed, Set: cfg.Set, Chooser: c, RecordChoices: true, KeepTrace: true, Budget: budget}
+	run := func(c sim.Chooser) (*scenarios.Result, error) {
+		opts := scenarios.Options{Seed: seed, Set: cfg.Set, Chooser: c, RecordChoices: true, KeepTrace: true, Budget: budget}
 		if params != nil {
 			return s.ExploreRun(v.Name, *params, opts, nil)
 		}
 		return s.Run(v.Name, opts)
 	}
 	var first sim.Chooser
+	var strict *scenarios.StrictReplay
 	if cfg.From != nil {
-		first = newStrictReplay(cfg.From)
+		strict = scenarios.NewStrictReplay(cfg.From)
+		first = strict
 	}
 	before, err := run(first)
 	if err != nil {
 		return nil, err
 	}
-	if sr, ok := first.(*strictReplay); ok {
-		switch {
-		case sr.err != nil:
-			return nil, sr.err
-		case sr.pos != len(sr.choices):
-			return nil, &ChoiceMismatch{fmt.Sprintf("the run made %d choices, the file holds %d", sr.pos, len(sr.choices))}
-		case cfg.From.TraceHash != 0 && before.TraceHash != cfg.From.TraceHash:
-			return nil, &ChoiceReplayError{Path: cfg.From.Path, Got: before.TraceHash, Want: cfg.From.TraceHash, Seed: cfg.From.Seed}
+	if strict != nil {
+		if err := strict.Verify(before); err != nil {
+			return nil, err
 		}
 	}
 	checker, broken := failingChecker(before, cfg.Checker)
@@ -209,7 +207,7 @@ func (s *Script) Shrink(cfg ShrinkConfig) (*Shrunk, error) {
 	}
 	out := &Shrunk{Checker: checker, Before: before, Runs: 1, FaultsBefore: countFaults(before), DeviatedBefore: deviated(before.World.Choices())}
 	best, cur := before, before.World.Choices()
-	accept := func(res *Result, err error) bool {
+	accept := func(res *scenarios.Result, err error) bool {
 		if err != nil || !stillFails(res, checker, broken) {
 			return false
 		}
@@ -279,7 +277,7 @@ func (s *Script) Shrink(cfg ShrinkConfig) (*Shrunk, error) {
 	}
 	out.After = best
 	out.FaultsAfter, out.DeviatedAfter = countFaults(best), deviated(cur)
-	out.File = &ChoiceFile{Version: Version, Scenario: s.Name, Variant: v.Name, Seed: seed, Explore: params, Config: conf.NonDefaultPairs(), Choices: cur,
+	out.File = &scenarios.ChoiceFile{Version: scenarios.Version, Scenario: s.Name, Variant: v.Name, Seed: seed, Explore: params, Config: conf.NonDefaultPairs(), Choices: cur,
 		TraceHash: best.TraceHash, Script: s.ReplayName(), Set: cfg.Set}
 	return out, nil
 }
