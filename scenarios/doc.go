@@ -13,7 +13,10 @@
 // the command that replays it.
 //
 // The drivers that run many scripts are beside it and import it, never the
-// reverse: package sweep (a grid of configurations over many seeds) and
-// package shrink (delta debugging of a failing run). The suite and the
-// explore workload are still here.
+// reverse: package sweep (a grid of configurations over many seeds),
+// package shrink (delta debugging of a failing run) and package explore
+// (the model-checking search). The exploration workload itself
+// (ExploreRun, one explored run) stays here: a saved choice file replays
+// through it. The suite (RunSuite), a loop over the scripts' own
+// expectations, is still here too.
 package scenarios

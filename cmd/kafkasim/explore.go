@@ -7,6 +7,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/explore"
 	"github.com/kafkasim/kafkasim/scenarios"
+	kexplore "github.com/kafkasim/kafkasim/scenarios/explore"
 )
 
 func init() {
@@ -14,7 +15,8 @@ func init() {
 }
 
 // runExplore is 'kafkasim explore': stateless model checking of the
-// exploration workload (scenarios/explore.go) on a scenario's cluster.
+// exploration workload (scenarios/explore.go) on a scenario's cluster,
+// searched by scenarios/explore.
 func runExplore(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("explore", stderr)
 	scenario := fs.String("scenario", "", "scenario name (kafkasim list) or path of a script file; its header gives the cluster")
@@ -25,7 +27,7 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	records := fs.Int("records", 2, "records the workload may produce")
 	faults := fs.String("faults", strings.Join(scenarios.DefaultFaults, ","), "fault actions: "+strings.Join(scenarios.FaultNames, ","))
 	acks := fs.String("acks", "all", "the producer's acks: all, 1 or 0")
-	checks := fs.String("checkers", strings.Join(scenarios.DefaultExploreCheckers, ","), "checkers whose contract-breaking violations count")
+	checks := fs.String("checkers", strings.Join(kexplore.DefaultCheckers, ","), "checkers whose contract-breaking violations count")
 	maxRuns := fs.Int("max-runs", 0, "stop after N runs (0: explore the whole bound); resume with -state")
 	parallel := fs.Int("parallel", 1, "runs executed at once (the result does not depend on it)")
 	state := fs.String("state", "", "resume from and save the search (queue and visited states) to FILE")
@@ -58,7 +60,7 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 		// silently replaced by the default.
 		return usagef("-faults %q: name at least one of %s (default %s)", *faults, strings.Join(scenarios.FaultNames, ","), strings.Join(scenarios.DefaultFaults, ","))
 	}
-	cfg := scenarios.ExploreConfig{Variant: *variant, Set: set, MaxRuns: *maxRuns, Parallel: *parallel, StateFile: *state,
+	cfg := kexplore.Config{Variant: *variant, Set: set, MaxRuns: *maxRuns, Parallel: *parallel, StateFile: *state,
 		NoOrders: !*orders, DepthFirst: *dfs,
 		Params: scenarios.ExploreParams{Depth: *depth, Records: *records, Faults: splitList(*faults), Acks: *acks}}
 	cfg.Checkers = splitList(*checks)
@@ -66,7 +68,7 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	cfg.Progress = func(r explore.Report) {
 		bar.update(r.Runs, fmt.Sprintf("%d distinct states, depth %d of %d", r.States, r.Depth, *depth))
 	}
-	ex, err := s.Explore(cfg)
+	ex, err := kexplore.Run(s, cfg)
 	bar.finish()
 	if err != nil {
 		return usageError{err.Error()}

@@ -1,15 +1,18 @@
-package scenarios
+package explore
 
-// This file connects the exploration workload to the model checker of
-// package explore, and judges each explored run.
+// This file connects the exploration workload (scenarios.Script.ExploreRun)
+// to the model checker of the top-level package explore (imported here as
+// engine), and judges each explored run.
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/kafkasim/kafkasim/checkers"
-	"github.com/kafkasim/kafkasim/explore"
+	engine "github.com/kafkasim/kafkasim/explore"
+	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -17,11 +20,11 @@ import (
 // decision the explorer branches on goes through the chooser instead.
 const exploreSeed = 1
 
-// ExploreConfig is one exploration of a scenario's variant.
-type ExploreConfig struct {
+// Config is one exploration of a scenario's variant.
+type Config struct {
 	Variant string
 	Set     map[string]string
-	Params  ExploreParams
+	Params  scenarios.ExploreParams
 	// Checkers are the checkers whose contract-breaking violations count
 	// (default: acked-loss and divergence, the TLA+ models' StrongIsr and
 	// log-divergence properties).
@@ -29,29 +32,29 @@ type ExploreConfig struct {
 	MaxRuns   int
 	Parallel  int
 	StateFile string
-	// DepthFirst searches depth-first (explore.Options.DepthFirst).
+	// DepthFirst searches depth-first (engine.Options.DepthFirst).
 	DepthFirst bool
 	// NoOrders keeps simultaneous events in their default order (only the
 	// workload's actions are branched).
 	NoOrders bool
-	// Progress is explore.Options.Progress.
-	Progress func(explore.Report)
+	// Progress is engine.Options.Progress.
+	Progress func(engine.Report)
 }
 
-// DefaultExploreCheckers are the checkers an exploration judges by default.
-var DefaultExploreCheckers = []string{checkers.NameAckedLoss, checkers.NameDivergence}
+// DefaultCheckers are the checkers an exploration judges by default.
+var DefaultCheckers = []string{checkers.NameAckedLoss, checkers.NameDivergence}
 
-// Exploration is the outcome of Explore.
+// Exploration is the outcome of Run.
 type Exploration struct {
-	*explore.Report
+	*engine.Report
 	// Found is the violating run, replayed with its trace (nil if none).
-	Found   *Result
+	Found   *scenarios.Result
 	Checker string
-	File    *ChoiceFile
+	File    *scenarios.ChoiceFile
 }
 
 // violated returns the first of names whose verdict broke Kafka's contract.
-func violated(res *Result, names []string) string {
+func violated(res *scenarios.Result, names []string) string {
 	if res.Failed != "" {
 		return "run-failed"
 	}
@@ -65,8 +68,8 @@ func violated(res *Result, names []string) string {
 	return ""
 }
 
-// Explore searches every run of the exploration workload up to the bound.
-func (s *Script) Explore(cfg ExploreConfig) (*Exploration, error) {
+// Run searches every run of s's exploration workload up to the bound.
+func Run(s *scenarios.Script, cfg Config) (*Exploration, error) {
 	if err := cfg.Params.Validate(); err != nil {
 		return nil, err
 	}
@@ -78,20 +81,20 @@ func (s *Script) Explore(cfg ExploreConfig) (*Exploration, error) {
 		return nil, err
 	}
 	if len(cfg.Checkers) == 0 {
-		cfg.Checkers = DefaultExploreCheckers
+		cfg.Checkers = DefaultCheckers
 	}
 	for _, c := range cfg.Checkers {
-		if !contains(Checkers, c) {
-			return nil, fmt.Errorf("checker %q: allowed %s", c, strings.Join(Checkers, ", "))
+		if !slices.Contains(scenarios.Checkers, c) {
+			return nil, fmt.Errorf("checker %q: allowed %s", c, strings.Join(scenarios.Checkers, ", "))
 		}
 	}
-	opts := explore.Options{MaxRuns: cfg.MaxRuns, Parallel: cfg.Parallel, StateFile: cfg.StateFile, DepthFirst: cfg.DepthFirst, Progress: cfg.Progress,
+	opts := engine.Options{MaxRuns: cfg.MaxRuns, Parallel: cfg.Parallel, StateFile: cfg.StateFile, DepthFirst: cfg.DepthFirst, Progress: cfg.Progress,
 		Key: fmt.Sprintf("%s/%s %s %s checkers=%s orders=%t dfs=%t", s.Name, v.Name, strings.Join(conf.NonDefaultPairs(), " "), cfg.Params, strings.Join(cfg.Checkers, ","), !cfg.NoOrders, cfg.DepthFirst)}
 	if cfg.NoOrders {
 		opts.Branch = func(k sim.Kind) bool { return k != sim.KindOrder }
 	}
-	rep, err := explore.Search(func(c sim.Chooser, mark func(uint64)) (string, error) {
-		res, err := s.ExploreRun(v.Name, cfg.Params, Options{Seed: exploreSeed, Set: cfg.Set, Chooser: c, Budget: time.Second}, mark)
+	rep, err := engine.Search(func(c sim.Chooser, mark func(uint64)) (string, error) {
+		res, err := s.ExploreRun(v.Name, cfg.Params, scenarios.Options{Seed: exploreSeed, Set: cfg.Set, Chooser: c, Budget: time.Second}, mark)
 		if err != nil {
 			return "", err
 		}
@@ -103,9 +106,9 @@ func (s *Script) Explore(cfg ExploreConfig) (*Exploration, error) {
 	out := &Exploration{Report: rep}
 	if rep.Violation != nil {
 		out.Checker = rep.Violation.What
-		out.File = &ChoiceFile{Version: Version, Scenario: s.Name, Variant: v.Name, Seed: exploreSeed, Explore: &cfg.Params, Config: conf.NonDefaultPairs(), Choices: rep.Violation.Choices,
+		out.File = &scenarios.ChoiceFile{Version: scenarios.Version, Scenario: s.Name, Variant: v.Name, Seed: exploreSeed, Explore: &cfg.Params, Config: conf.NonDefaultPairs(), Choices: rep.Violation.Choices,
 			Script: s.ReplayName(), Set: cfg.Set}
-		out.Found, err = s.RunChoiceFile(out.File, cfg.Set, Options{KeepTrace: true})
+		out.Found, err = s.RunChoiceFile(out.File, cfg.Set, scenarios.Options{KeepTrace: true})
 		if err != nil {
 			return nil, fmt.Errorf("replaying the violation: %w", err)
 		}

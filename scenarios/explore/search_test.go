@@ -1,4 +1,4 @@
-package scenarios
+package explore
 
 import (
 	"bytes"
@@ -6,20 +6,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
 func explore1(t *testing.T, variant, checker string, depth int) *Exploration {
 	t.Helper()
-	s, err := Load("kip101-hw-lag")
+	s, err := scenarios.Load("kip101-hw-lag")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := ExploreConfig{Variant: variant, Params: ExploreParams{Depth: depth, Records: 2}, Parallel: 2, NoOrders: true}
+	cfg := Config{Variant: variant, Params: scenarios.ExploreParams{Depth: depth, Records: 2}, Parallel: 2, NoOrders: true}
 	if checker != "" {
 		cfg.Checkers = []string{checker}
 	}
-	ex, err := s.Explore(cfg)
+	ex, err := Run(s, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestExploreKIP101LossUnderHW(t *testing.T) {
 	if ex.Found == nil || ex.Checker != "acked-loss" || violated(ex.Found, []string{"acked-loss"}) != "acked-loss" {
 		t.Fatalf("no acked-loss found: %+v", ex.Report)
 	}
-	story := strings.Join(Story(ex.Found), "; ")
+	story := strings.Join(scenarios.Story(ex.Found), "; ")
 	if !strings.Contains(story, "truncates to HW=") || !strings.Contains(story, "is lost") {
 		t.Fatalf("the story does not tell the loss: %s", story)
 	}
@@ -67,10 +68,10 @@ func TestExploreKIP279NothingUpToDepth8(t *testing.T) {
 // TestExploreDeterministic: the same search gives the same counts and the
 // same counterexample on 1 and 3 workers.
 func TestExploreDeterministic(t *testing.T) {
-	s, _ := Load("kip101-hw-lag")
+	s, _ := scenarios.Load("kip101-hw-lag")
 	var reps []*Exploration
 	for _, p := range []int{1, 3} {
-		ex, err := s.Explore(ExploreConfig{Variant: "hw", Params: ExploreParams{Depth: 8, Records: 2}, Parallel: p, NoOrders: true})
+		ex, err := Run(s, Config{Variant: "hw", Params: scenarios.ExploreParams{Depth: 8, Records: 2}, Parallel: p, NoOrders: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,55 +87,65 @@ func TestExploreDeterministic(t *testing.T) {
 // a file for another scenario, variant, configuration or version, or whose
 // choices run out, are left over or exceed their ranges, is refused.
 func TestChoiceFileRoundTripAndMismatch(t *testing.T) {
-	s, _ := Load("kip101-hw-lag")
+	s, _ := scenarios.Load("kip101-hw-lag")
 	ex := explore1(t, "hw", "acked-loss", 8)
 	var buf bytes.Buffer
 	if err := ex.File.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	f, err := ReadChoiceFile(bytes.NewReader(buf.Bytes()))
+	f, err := scenarios.ReadChoiceFile(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.RunChoiceFile(f, nil, Options{})
+	res, err := s.RunChoiceFile(f, nil, scenarios.Options{})
 	if err != nil || res.TraceHash != ex.Found.TraceHash {
 		t.Fatalf("replay: %v, hash %x want %x", err, res.TraceHash, ex.Found.TraceHash)
 	}
-	other, _ := Load("kip279-fast-failover")
+	other, _ := scenarios.Load("kip279-fast-failover")
 	bad := map[string]func() error{
-		"scenario": func() error { _, err := other.RunChoiceFile(f, nil, Options{}); return err },
+		"scenario": func() error { _, err := other.RunChoiceFile(f, nil, scenarios.Options{}); return err },
 		"config": func() error {
-			_, err := s.RunChoiceFile(f, map[string]string{"min.insync.replicas": "2"}, Options{})
+			_, err := s.RunChoiceFile(f, map[string]string{"min.insync.replicas": "2"}, scenarios.Options{})
 			return err
 		},
-		"version": func() error { g := *f; g.Version = "0.1"; _, err := s.RunChoiceFile(&g, nil, Options{}); return err },
-		"variant": func() error { g := *f; g.Variant = "kip279"; _, err := s.RunChoiceFile(&g, nil, Options{}); return err },
+		"version": func() error {
+			g := *f
+			g.Version = "0.1"
+			_, err := s.RunChoiceFile(&g, nil, scenarios.Options{})
+			return err
+		},
+		"variant": func() error {
+			g := *f
+			g.Variant = "kip279"
+			_, err := s.RunChoiceFile(&g, nil, scenarios.Options{})
+			return err
+		},
 		"ran out": func() error {
 			g := *f
 			g.Choices = g.Choices[:len(g.Choices)-1]
-			_, err := s.RunChoiceFile(&g, nil, Options{})
+			_, err := s.RunChoiceFile(&g, nil, scenarios.Options{})
 			return err
 		},
 		"left over": func() error {
 			g := *f
 			g.Choices = append(append([]sim.Choice(nil), g.Choices...), sim.Choice{Kind: sim.KindFault, N: 2})
-			_, err := s.RunChoiceFile(&g, nil, Options{})
+			_, err := s.RunChoiceFile(&g, nil, scenarios.Options{})
 			return err
 		},
 		"range": func() error {
 			g := *f
 			g.Choices = append([]sim.Choice(nil), g.Choices...)
 			g.Choices[0].N++
-			_, err := s.RunChoiceFile(&g, nil, Options{})
+			_, err := s.RunChoiceFile(&g, nil, scenarios.Options{})
 			return err
 		},
 		"syntax": func() error {
-			_, err := ReadChoiceFile(strings.NewReader(strings.Replace(buf.String(), "fault:", "nope:", 1)))
+			_, err := scenarios.ReadChoiceFile(strings.NewReader(strings.Replace(buf.String(), "fault:", "nope:", 1)))
 			return err
 		},
 	}
 	for name, fn := range bad {
-		var m *ChoiceMismatch
+		var m *scenarios.ChoiceMismatch
 		if err := fn(); !errors.As(err, &m) {
 			t.Errorf("%s: got %v, want a *ChoiceMismatch", name, err)
 		}
@@ -145,7 +156,7 @@ func TestChoiceFileRoundTripAndMismatch(t *testing.T) {
 // hw still loses an acknowledged record and kip279 loses nothing and
 // converges up to depth 6.
 func TestExplorePartitions(t *testing.T) {
-	s, err := Load("kip101-hw-lag")
+	s, err := scenarios.Load("kip101-hw-lag")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +164,7 @@ func TestExplorePartitions(t *testing.T) {
 		variant string
 		found   bool
 	}{{"hw", true}, {"kip279", false}} {
-		ex, err := s.Explore(ExploreConfig{Variant: c.variant, Params: ExploreParams{Depth: 6, Records: 2, Faults: []string{"crash", "elect", "partition"}}, Parallel: 2, NoOrders: true})
+		ex, err := Run(s, Config{Variant: c.variant, Params: scenarios.ExploreParams{Depth: 6, Records: 2, Faults: []string{"crash", "elect", "partition"}}, Parallel: 2, NoOrders: true})
 		if err != nil {
 			t.Fatal(err)
 		}
