@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/suite"
 )
 
 // SuiteRow summarises one scenario × variant over its seeds. RunsFailed
@@ -25,7 +26,7 @@ type SuiteRow struct {
 }
 
 // SuiteRows summarises a suite's cases.
-func SuiteRows(cases []*scenarios.CaseResult) []SuiteRow {
+func SuiteRows(cases []*suite.Case) []SuiteRow {
 	var rows []SuiteRow
 	for _, c := range cases {
 		row := SuiteRow{Scenario: c.Scenario, Variant: c.Variant, Runs: len(c.Runs)}
@@ -69,7 +70,7 @@ func SuiteRows(cases []*scenarios.CaseResult) []SuiteRow {
 // WriteSuiteTable prints the suite as a table: scenario × variant, whether
 // every seed showed what the scenario expects, loss rate, and the worst
 // verdict of each checker.
-func WriteSuiteTable(w io.Writer, cases []*scenarios.CaseResult) {
+func WriteSuiteTable(w io.Writer, cases []*suite.Case) {
 	fmt.Fprintf(w, "%-22s %-12s %-9s %-9s %-10s %s\n", "SCENARIO", "VARIANT", "EXPECTED", "ACKED", "LOSS", "CHECKERS (worst over seeds)")
 	for _, row := range SuiteRows(cases) {
 		status := fmt.Sprintf("%d/%d", row.AsExpected, row.Runs)

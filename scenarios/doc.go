@@ -13,10 +13,9 @@
 // the command that replays it.
 //
 // The drivers that run many scripts are beside it and import it, never the
-// reverse: package sweep (a grid of configurations over many seeds),
-// package shrink (delta debugging of a failing run) and package explore
-// (the model-checking search). The exploration workload itself
-// (ExploreRun, one explored run) stays here: a saved choice file replays
-// through it. The suite (RunSuite), a loop over the scripts' own
-// expectations, is still here too.
+// reverse: package suite (every scenario against its own expectations),
+// package sweep (a grid of configurations over many seeds), package
+// explore (the model-checking search) and package shrink (delta debugging
+// of a failing run). The exploration workload itself (ExploreRun, one
+// explored run) stays here: a saved choice file replays through it.
 package scenarios

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/suite"
 )
 
 // reportName is a run report's file name.
@@ -35,7 +36,7 @@ func writeRunReport(dir string, r *scenarios.Result, stderr io.Writer) error {
 
 // writeSuiteReports reruns every run of the suite that did not meet its
 // expectations with the timeline kept, and writes its report into dir.
-func writeSuiteReports(dir string, scripts []*scenarios.Script, cases []*scenarios.CaseResult, budget time.Duration, stderr io.Writer) error {
+func writeSuiteReports(dir string, scripts []*scenarios.Script, cases []*suite.Case, budget time.Duration, stderr io.Writer) error {
 	byName := map[string]*scenarios.Script{}
 	for _, s := range scripts {
 		byName[s.Name] = s

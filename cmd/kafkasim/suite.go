@@ -12,6 +12,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/suite"
 )
 
 func init() {
@@ -58,7 +59,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	var bar *progress
-	cases, err := scenarios.RunSuite(all, scenarios.SuiteOptions{Seeds: *seeds, Filter: re, Parallel: *parallel, Budget: *budget,
+	cases, err := suite.Run(all, suite.Options{Seeds: *seeds, Filter: re, Parallel: *parallel, Budget: *budget,
 		Progress: func(done, total int) {
 			if bar == nil {
 				bar = newProgress(stderr, *progressMode, "suite", total, 0)

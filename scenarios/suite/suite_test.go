@@ -1,4 +1,4 @@
-package scenarios
+package suite
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -15,17 +16,17 @@ import (
 // history, final state or porcupine evidence, so its memory stays flat in
 // the number of seeds (suite -seeds 200 used to reach 18 GB).
 func TestSuiteKeepsOnlySummaries(t *testing.T) {
-	s, err := Load("acks1-leader-crash")
+	s, err := scenarios.Load("acks1-leader-crash")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases, err := RunSuite([]*Script{s}, SuiteOptions{Seeds: 2, Parallel: 1})
+	cases, err := Run([]*scenarios.Script{s}, Options{Seeds: 2, Parallel: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cases {
 		for _, r := range c.Runs {
-			full, err := s.Run(c.Variant, Options{Seed: r.Seed})
+			full, err := s.Run(c.Variant, scenarios.Options{Seed: r.Seed})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,8 +37,8 @@ func TestSuiteKeepsOnlySummaries(t *testing.T) {
 				World   *sim.World
 				History checkers.History
 				Final   checkers.Final
-				Changes []StateChange
-				Trunc   []Truncation
+				Changes []scenarios.StateChange
+				Trunc   []scenarios.Truncation
 				Porc    []*checkers.PorcupineEvidence
 			}
 			var porc []*checkers.PorcupineEvidence
