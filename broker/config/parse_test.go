@@ -462,8 +462,8 @@ func TestLevenshtein(t *testing.T) {
 		a, b string
 		d    int
 	}{{"", "", 0}, {"acks", "acks", 0}, {"ack", "acks", 1}, {"kitten", "sitting", 3}, {"", "abc", 3}} {
-		if got := levenshtein(tc.a, tc.b); got != tc.d {
-			t.Errorf("levenshtein(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
+		if got := EditDistance(tc.a, tc.b); got != tc.d {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
 		}
 	}
 	if math.MaxInt32 != maxInt32 {

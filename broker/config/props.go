@@ -219,7 +219,7 @@ func sortedKeys(m map[string]string) []string {
 func unknown(key string, candidates []string) error {
 	best, bestD := "", math.MaxInt
 	for _, c := range candidates {
-		if d := levenshtein(key, c); d < bestD {
+		if d := EditDistance(key, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -227,8 +227,9 @@ func unknown(key string, candidates []string) error {
 		Reason: "not a known property"}
 }
 
-// levenshtein is the edit distance between a and b, by bytes.
-func levenshtein(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, by bytes
+// (for did-you-mean suggestions, here and in the script checker).
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
