@@ -11,25 +11,12 @@ import (
 	"github.com/kafkasim/kafkasim/sim"
 )
 
-// profileSwarm is a short swarm whose rates the profile tests read back.
-const profileSwarm = `
-brokers 3
-topic t partitions=3 rf=3
-set zookeeper.session.timeout.ms=6000 replica.lag.time.max.ms=10000
-variant safe truncation=kip279 min.insync.replicas=2 unclean.leader.election.enable=false $acks=all $idempotence=true
-variant unsafe truncation=hw min.insync.replicas=1 unclean.leader.election.enable=true $acks=1 $idempotence=false
-run 3s
-swarm 6s clients=2 interval=20ms fault-every=500ms crash=0.3 power-loss=0.1 pause=0.1 partition=0.2 heal=0.3 acks=$acks enable.idempotence=$idempotence
-heal
-restart-all
-run 5s
-`
 
 var profileBase = map[string]float64{"crash": 0.3, "power-loss": 0.1, "pause": 0.1, "partition": 0.2, "heal": 0.3}
 
 func parseProfileSwarm(t *testing.T) *Script {
 	t.Helper()
-	s, err := Parse("profile.txt", "profile", strings.NewReader(profileSwarm))
+	s, err := Load("testdata/profile-swarm.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
