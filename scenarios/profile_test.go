@@ -11,7 +11,6 @@ import (
 	"github.com/kafkasim/kafkasim/sim"
 )
 
-
 var profileBase = map[string]float64{"crash": 0.3, "power-loss": 0.1, "pause": 0.1, "partition": 0.2, "heal": 0.3}
 
 func parseProfileSwarm(t *testing.T) *Script {

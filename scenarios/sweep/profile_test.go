@@ -7,7 +7,6 @@ import (
 	"github.com/kafkasim/kafkasim/scenarios"
 )
 
-
 func parseProfileSwarm(t *testing.T) *scenarios.Script {
 	t.Helper()
 	s, err := scenarios.Load("../testdata/profile-swarm.txt")
