@@ -309,9 +309,5 @@ func reorderExcuse(h History, process string) (string, bool) {
 	if !declared {
 		return "producer configuration not declared", false
 	}
-	config := producerConfig(p)
-	return config, p.Independent || (!p.Idempotent && p.MaxInFlight > 1 && p.Retries > 0)
+	return p.Properties(), p.Independent || (!p.Idempotent && p.MaxInFlight > 1 && p.Retries > 0)
 }
-
-// producerConfig renders a producer's properties under Kafka's names.
-func producerConfig(p Producer) string { return p.Properties() }
