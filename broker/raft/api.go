@@ -1,0 +1,109 @@
+package raft
+
+// This file is the package's contract with the nodes that host a quorum
+// member (broker/server: a controller, a combined broker+controller, or a
+// broker as an observer). The exported names below are fixed: the server
+// integration is written against them.
+
+import (
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// MetadataTopic is the name of the metadata log's topic; its one partition
+// is 0 (Kafka's __cluster_metadata-0).
+const MetadataTopic = "__cluster_metadata"
+
+// Config is one quorum member's configuration, from Kafka's properties.
+type Config struct {
+	// NodeID is node.id.
+	NodeID int32
+	// Voters is controller.quorum.voters (static voters), as node ids in
+	// the order given. A node whose id is not among them is an observer.
+	Voters []int32
+	// ClusterID is the cluster.id the storage was formatted with.
+	ClusterID string
+	// Dir is metadata.log.dir: the metadata log lives in
+	// Dir/__cluster_metadata-0 and the quorum-state file there too.
+	Dir string
+	// ElectionTimeout is controller.quorum.election.timeout.ms (1000).
+	ElectionTimeout sim.Duration
+	// FetchTimeout is controller.quorum.fetch.timeout.ms (2000).
+	FetchTimeout sim.Duration
+	// ElectionBackoffMax is controller.quorum.election.backoff.max.ms (1000).
+	ElectionBackoffMax sim.Duration
+	// RequestTimeout is controller.quorum.request.timeout.ms (2000).
+	RequestTimeout sim.Duration
+	// RetryBackoff is controller.quorum.retry.backoff.ms (20).
+	RetryBackoff sim.Duration
+	// FetchMaxWait is how long the leader parks a Fetch that finds no new
+	// data (KafkaRaftClient's fetchMaxWaitMs, 500).
+	FetchMaxWait sim.Duration
+	// SegmentBytes is metadata.log.segment.bytes.
+	SegmentBytes int64
+	// SnapshotBytes is metadata.log.max.record.bytes.between.snapshots:
+	// after this many committed bytes the listener is asked for a snapshot
+	// (see Listener.Snapshot). 0 turns snapshots off.
+	SnapshotBytes int64
+	// PreVote turns on KIP-996 pre-vote (kafkasim.raft.prevote).
+	PreVote bool
+	// CheckQuorum turns on KIP-996 check-quorum: a leader that has not
+	// heard from a majority within the fetch timeout resigns
+	// (kafkasim.raft.check.quorum).
+	CheckQuorum bool
+	// VoteCheckLog is Raft's log up-to-date check on Vote; false is a
+	// planted bug (kafkasim.raft.vote.check.log=false) that explore must
+	// find.
+	VoteCheckLog bool
+}
+
+// Env is what a quorum member needs from the node it runs in.
+type Env struct {
+	// Send sends req to node `to` and calls cb exactly once, with the
+	// response or with an error when it does not come within timeout.
+	Send func(to int32, req kmsg.Request, timeout sim.Duration, cb func(kmsg.Response, error))
+}
+
+// Batch is a committed batch of records, handed to the listener in offset
+// order, each exactly once per process life.
+type Batch struct {
+	BaseOffset int64
+	Epoch      int32 // the leader epoch it was written in
+	// Records are the values of the batch's records (metadata records in
+	// their serialized form). Control batches are not handed over.
+	Records [][]byte
+}
+
+// LastOffset returns the offset of the batch's last record.
+func (b Batch) LastOffset() int64 { return b.BaseOffset + int64(len(b.Records)) - 1 }
+
+// Snapshot is a snapshot's content: the records that rebuild the state of
+// the log up to (not including) EndOffset.
+type Snapshot struct {
+	EndOffset int64
+	Epoch     int32 // the epoch of the record at EndOffset-1
+	Records   [][]byte
+}
+
+// LeaderAndEpoch is the quorum's leader as this member knows it; Leader
+// is -1 when unknown.
+type LeaderAndEpoch struct {
+	Leader int32
+	Epoch  int32
+}
+
+// Listener is the state machine on top of the log (RaftClient.Listener).
+type Listener interface {
+	// HandleCommit is called for every committed batch, in order.
+	HandleCommit(ctx *sim.Context, b Batch)
+	// HandleLoadSnapshot replaces the state with a snapshot's (at start,
+	// or when a follower fetched a snapshot because the leader's log no
+	// longer has what it needs).
+	HandleLoadSnapshot(ctx *sim.Context, s Snapshot)
+	// HandleLeaderChange tells the listener of a new leader or epoch.
+	HandleLeaderChange(ctx *sim.Context, l LeaderAndEpoch)
+	// Snapshot returns the records of the listener's state up to the last
+	// committed batch it handled (asked for when SnapshotBytes have been
+	// committed since the last snapshot).
+	Snapshot() [][]byte
+}
