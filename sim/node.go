@@ -158,6 +158,9 @@ func (c *Context) Log(kind string, fields ...Field) {
 // Lookup returns the id of the node with that name.
 func (c *Context) Lookup(name string) (NodeID, bool) { return c.w.Lookup(name) }
 
+// NameOf returns the name of node id ("" if there is none).
+func (c *Context) NameOf(id NodeID) string { return c.w.Name(id) }
+
 // Stop ends the run after the current event.
 func (c *Context) Stop() { c.w.Stop() }
 

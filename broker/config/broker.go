@@ -236,6 +236,8 @@ type Broker struct {
 	// (a consumer with client.rack is sent to a replica in its rack).
 	// Needs inter.broker.protocol.version 2.4 or later.
 	ReplicaSelectorClass ReplicaSelector
+	// KRaft holds the KRaft properties (kraft.go).
+	KRaft KRaft
 }
 
 // DefaultBroker returns Kafka's defaults for the Latest release.
@@ -284,6 +286,7 @@ func DefaultBrokerFor(v Version) Broker {
 		GroupMaxSessionTimeout:                 sim.Ms(1800000),
 		Truncation:                             TruncationFor(v),
 		LeaderEpochFencing:                     v >= V2_1,
+		KRaft:                                  defaultKRaft(v),
 	}
 	if v < V2_5 {
 		b.ReplicaLagTimeMax = sim.Ms(10000)
@@ -297,57 +300,61 @@ func DefaultBrokerFor(v Version) Broker {
 
 const maxInt32 = math.MaxInt32
 
-var brokerProps = newTable(
-	intProp("broker.id", func(b *Broker) *int { return &b.BrokerID }, -1, maxInt32),
-	stringProp("broker.rack", func(b *Broker) *string { return &b.Rack }),
-	listProp("log.dirs", func(b *Broker) *[]string { return &b.LogDirs }),
-	aliasOf(listProp("log.dir", func(b *Broker) *[]string { return &b.LogDirs }), "log.dirs"),
-	intProp("num.partitions", func(b *Broker) *int { return &b.NumPartitions }, 1, maxInt32),
-	intProp(PropDefaultReplicationFactor, func(b *Broker) *int { return &b.DefaultReplicationFactor }, 1, math.MaxInt16),
-	intProp(PropMinInsyncReplicas, func(b *Broker) *int { return &b.MinInsyncReplicas }, 1, maxInt32),
-	boolProp(PropUncleanLeaderElection, func(b *Broker) *bool { return &b.UncleanLeaderElectionEnable }),
-	msProp(PropReplicaLagTimeMaxMs, func(b *Broker) *sim.Duration { return &b.ReplicaLagTimeMax }, 1, math.MaxInt64),
-	msProp(PropReplicaFetchWaitMaxMs, func(b *Broker) *sim.Duration { return &b.ReplicaFetchWaitMax }, 0, maxInt32),
-	intProp("replica.fetch.min.bytes", func(b *Broker) *int { return &b.ReplicaFetchMinBytes }, 0, maxInt32),
-	intProp("replica.fetch.max.bytes", func(b *Broker) *int { return &b.ReplicaFetchMaxBytes }, 0, maxInt32),
-	msProp("replica.fetch.backoff.ms", func(b *Broker) *sim.Duration { return &b.ReplicaFetchBackoff }, 0, maxInt32),
-	msProp("replica.high.watermark.checkpoint.interval.ms", func(b *Broker) *sim.Duration { return &b.ReplicaHighWatermarkCheckpointInterval }, 1, math.MaxInt64),
-	msProp("zookeeper.session.timeout.ms", func(b *Broker) *sim.Duration { return &b.ZookeeperSessionTimeout }, 1, maxInt32),
-	msProp("controller.socket.timeout.ms", func(b *Broker) *sim.Duration { return &b.ControllerSocketTimeout }, 1, maxInt32),
-	boolProp("auto.leader.rebalance.enable", func(b *Broker) *bool { return &b.AutoLeaderRebalanceEnable }),
-	durProp("leader.imbalance.check.interval.seconds", sim.Second, "seconds", func(b *Broker) *sim.Duration { return &b.LeaderImbalanceCheckInterval }, 1, math.MaxInt64),
-	intProp("leader.imbalance.per.broker.percentage", func(b *Broker) *int { return &b.LeaderImbalancePerBrokerPercentage }, 0, 100),
-	versionProp(),
-	formatVersionProp(PropLogMessageFormatVersion, func(b *Broker) *string { return &b.LogMessageFormatVersion }),
-	intProp("log.segment.bytes", func(b *Broker) *int { return &b.LogSegmentBytes }, 14, maxInt32),
-	msProp("log.roll.ms", func(b *Broker) *sim.Duration { return &b.LogRoll }, 1, math.MaxInt64),
-	aliasOf(durProp("log.roll.hours", sim.Hour, "hours", func(b *Broker) *sim.Duration { return &b.LogRoll }, 1, maxInt32), "log.roll.ms"),
-	intProp("log.index.size.max.bytes", func(b *Broker) *int { return &b.LogIndexSizeMaxBytes }, 8, maxInt32),
-	intProp("log.index.interval.bytes", func(b *Broker) *int { return &b.LogIndexIntervalBytes }, 0, maxInt32),
-	msProp("log.retention.ms", func(b *Broker) *sim.Duration { return &b.LogRetention }, -1, math.MaxInt64),
-	aliasOf(durProp("log.retention.minutes", sim.Minute, "minutes", func(b *Broker) *sim.Duration { return &b.LogRetention }, -1, maxInt32), "log.retention.ms"),
-	aliasOf(durProp("log.retention.hours", sim.Hour, "hours", func(b *Broker) *sim.Duration { return &b.LogRetention }, -1, maxInt32), "log.retention.minutes", "log.retention.ms"),
-	longProp("log.retention.bytes", func(b *Broker) *int64 { return &b.LogRetentionBytes }, -1, math.MaxInt64),
-	msProp("log.retention.check.interval.ms", func(b *Broker) *sim.Duration { return &b.LogRetentionCheckInterval }, 1, math.MaxInt64),
-	longProp("log.flush.interval.messages", func(b *Broker) *int64 { return &b.LogFlushIntervalMessages }, 1, math.MaxInt64),
-	msProp("log.flush.interval.ms", func(b *Broker) *sim.Duration { return &b.LogFlushInterval }, 0, math.MaxInt64),
-	msProp("log.flush.offset.checkpoint.interval.ms", func(b *Broker) *sim.Duration { return &b.LogFlushOffsetCheckpointInterval }, 1, maxInt32),
-	choiceProp("log.cleanup.policy", func(b *Broker) *CleanupPolicy { return &b.LogCleanupPolicy }, parseCleanupPolicy, cleanupAllowed),
-	msProp("log.cleaner.delete.retention.ms", func(b *Broker) *sim.Duration { return &b.LogCleanerDeleteRetention }, 0, math.MaxInt64),
-	msProp("log.cleaner.backoff.ms", func(b *Broker) *sim.Duration { return &b.LogCleanerBackoff }, 0, math.MaxInt64),
-	intProp("offsets.topic.num.partitions", func(b *Broker) *int { return &b.OffsetsTopicNumPartitions }, 1, maxInt32),
-	intProp(PropOffsetsTopicReplicationFactor, func(b *Broker) *int { return &b.OffsetsTopicReplicationFactor }, 1, math.MaxInt16),
-	msProp("group.initial.rebalance.delay.ms", func(b *Broker) *sim.Duration { return &b.GroupInitialRebalanceDelay }, 0, maxInt32),
-	msProp(PropGroupMinSessionTimeoutMs, func(b *Broker) *sim.Duration { return &b.GroupMinSessionTimeout }, 0, maxInt32),
-	msProp(PropGroupMaxSessionTimeoutMs, func(b *Broker) *sim.Duration { return &b.GroupMaxSessionTimeout }, 0, maxInt32),
-	choiceProp(PropTruncation, func(b *Broker) *Truncation { return &b.Truncation }, func(s string) (Truncation, bool) {
-		t, err := ParseTruncation(s)
-		return t, err == nil
-	}, "hw, kip101, kip279"),
-	boolProp(PropLeaderEpochFencing, func(b *Broker) *bool { return &b.LeaderEpochFencing }),
-	boolProp(PropTruncateOnLeaderChangeOnly, func(b *Broker) *bool { return &b.TruncateOnLeaderChangeOnly }),
-	choiceProp(PropReplicaSelectorClass, func(b *Broker) *ReplicaSelector { return &b.ReplicaSelectorClass }, parseReplicaSelector, selectorAllowed),
-)
+var brokerProps = newTable(append(coreBrokerProps(), kraftProps()...)...)
+
+func coreBrokerProps() []property[Broker] {
+	return []property[Broker]{
+		intProp("broker.id", func(b *Broker) *int { return &b.BrokerID }, -1, maxInt32),
+		stringProp("broker.rack", func(b *Broker) *string { return &b.Rack }),
+		listProp("log.dirs", func(b *Broker) *[]string { return &b.LogDirs }),
+		aliasOf(listProp("log.dir", func(b *Broker) *[]string { return &b.LogDirs }), "log.dirs"),
+		intProp("num.partitions", func(b *Broker) *int { return &b.NumPartitions }, 1, maxInt32),
+		intProp(PropDefaultReplicationFactor, func(b *Broker) *int { return &b.DefaultReplicationFactor }, 1, math.MaxInt16),
+		intProp(PropMinInsyncReplicas, func(b *Broker) *int { return &b.MinInsyncReplicas }, 1, maxInt32),
+		boolProp(PropUncleanLeaderElection, func(b *Broker) *bool { return &b.UncleanLeaderElectionEnable }),
+		msProp(PropReplicaLagTimeMaxMs, func(b *Broker) *sim.Duration { return &b.ReplicaLagTimeMax }, 1, math.MaxInt64),
+		msProp(PropReplicaFetchWaitMaxMs, func(b *Broker) *sim.Duration { return &b.ReplicaFetchWaitMax }, 0, maxInt32),
+		intProp("replica.fetch.min.bytes", func(b *Broker) *int { return &b.ReplicaFetchMinBytes }, 0, maxInt32),
+		intProp("replica.fetch.max.bytes", func(b *Broker) *int { return &b.ReplicaFetchMaxBytes }, 0, maxInt32),
+		msProp("replica.fetch.backoff.ms", func(b *Broker) *sim.Duration { return &b.ReplicaFetchBackoff }, 0, maxInt32),
+		msProp("replica.high.watermark.checkpoint.interval.ms", func(b *Broker) *sim.Duration { return &b.ReplicaHighWatermarkCheckpointInterval }, 1, math.MaxInt64),
+		msProp("zookeeper.session.timeout.ms", func(b *Broker) *sim.Duration { return &b.ZookeeperSessionTimeout }, 1, maxInt32),
+		msProp("controller.socket.timeout.ms", func(b *Broker) *sim.Duration { return &b.ControllerSocketTimeout }, 1, maxInt32),
+		boolProp("auto.leader.rebalance.enable", func(b *Broker) *bool { return &b.AutoLeaderRebalanceEnable }),
+		durProp("leader.imbalance.check.interval.seconds", sim.Second, "seconds", func(b *Broker) *sim.Duration { return &b.LeaderImbalanceCheckInterval }, 1, math.MaxInt64),
+		intProp("leader.imbalance.per.broker.percentage", func(b *Broker) *int { return &b.LeaderImbalancePerBrokerPercentage }, 0, 100),
+		versionProp(),
+		formatVersionProp(PropLogMessageFormatVersion, func(b *Broker) *string { return &b.LogMessageFormatVersion }),
+		intProp("log.segment.bytes", func(b *Broker) *int { return &b.LogSegmentBytes }, 14, maxInt32),
+		msProp("log.roll.ms", func(b *Broker) *sim.Duration { return &b.LogRoll }, 1, math.MaxInt64),
+		aliasOf(durProp("log.roll.hours", sim.Hour, "hours", func(b *Broker) *sim.Duration { return &b.LogRoll }, 1, maxInt32), "log.roll.ms"),
+		intProp("log.index.size.max.bytes", func(b *Broker) *int { return &b.LogIndexSizeMaxBytes }, 8, maxInt32),
+		intProp("log.index.interval.bytes", func(b *Broker) *int { return &b.LogIndexIntervalBytes }, 0, maxInt32),
+		msProp("log.retention.ms", func(b *Broker) *sim.Duration { return &b.LogRetention }, -1, math.MaxInt64),
+		aliasOf(durProp("log.retention.minutes", sim.Minute, "minutes", func(b *Broker) *sim.Duration { return &b.LogRetention }, -1, maxInt32), "log.retention.ms"),
+		aliasOf(durProp("log.retention.hours", sim.Hour, "hours", func(b *Broker) *sim.Duration { return &b.LogRetention }, -1, maxInt32), "log.retention.minutes", "log.retention.ms"),
+		longProp("log.retention.bytes", func(b *Broker) *int64 { return &b.LogRetentionBytes }, -1, math.MaxInt64),
+		msProp("log.retention.check.interval.ms", func(b *Broker) *sim.Duration { return &b.LogRetentionCheckInterval }, 1, math.MaxInt64),
+		longProp("log.flush.interval.messages", func(b *Broker) *int64 { return &b.LogFlushIntervalMessages }, 1, math.MaxInt64),
+		msProp("log.flush.interval.ms", func(b *Broker) *sim.Duration { return &b.LogFlushInterval }, 0, math.MaxInt64),
+		msProp("log.flush.offset.checkpoint.interval.ms", func(b *Broker) *sim.Duration { return &b.LogFlushOffsetCheckpointInterval }, 1, maxInt32),
+		choiceProp("log.cleanup.policy", func(b *Broker) *CleanupPolicy { return &b.LogCleanupPolicy }, parseCleanupPolicy, cleanupAllowed),
+		msProp("log.cleaner.delete.retention.ms", func(b *Broker) *sim.Duration { return &b.LogCleanerDeleteRetention }, 0, math.MaxInt64),
+		msProp("log.cleaner.backoff.ms", func(b *Broker) *sim.Duration { return &b.LogCleanerBackoff }, 0, math.MaxInt64),
+		intProp("offsets.topic.num.partitions", func(b *Broker) *int { return &b.OffsetsTopicNumPartitions }, 1, maxInt32),
+		intProp(PropOffsetsTopicReplicationFactor, func(b *Broker) *int { return &b.OffsetsTopicReplicationFactor }, 1, math.MaxInt16),
+		msProp("group.initial.rebalance.delay.ms", func(b *Broker) *sim.Duration { return &b.GroupInitialRebalanceDelay }, 0, maxInt32),
+		msProp(PropGroupMinSessionTimeoutMs, func(b *Broker) *sim.Duration { return &b.GroupMinSessionTimeout }, 0, maxInt32),
+		msProp(PropGroupMaxSessionTimeoutMs, func(b *Broker) *sim.Duration { return &b.GroupMaxSessionTimeout }, 0, maxInt32),
+		choiceProp(PropTruncation, func(b *Broker) *Truncation { return &b.Truncation }, func(s string) (Truncation, bool) {
+			t, err := ParseTruncation(s)
+			return t, err == nil
+		}, "hw, kip101, kip279"),
+		boolProp(PropLeaderEpochFencing, func(b *Broker) *bool { return &b.LeaderEpochFencing }),
+		boolProp(PropTruncateOnLeaderChangeOnly, func(b *Broker) *bool { return &b.TruncateOnLeaderChangeOnly }),
+		choiceProp(PropReplicaSelectorClass, func(b *Broker) *ReplicaSelector { return &b.ReplicaSelectorClass }, parseReplicaSelector, selectorAllowed),
+	}
+}
 
 // BrokerProperties returns every key ParseBroker accepts, sorted.
 func BrokerProperties() []string { return brokerProps.names() }
@@ -435,7 +442,7 @@ func (b Broker) Validate() error {
 		return conflict(PropGroupMinSessionTimeoutMs, ms(b.GroupMinSessionTimeout), PropGroupMaxSessionTimeoutMs, ms(b.GroupMaxSessionTimeout),
 			"the minimum session timeout is above the maximum", "group.min.session.timeout.ms <= group.max.session.timeout.ms")
 	}
-	return nil
+	return b.validateKRaft()
 }
 
 // Pairs renders every broker property as sorted key=value lines.

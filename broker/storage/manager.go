@@ -31,6 +31,10 @@ type Manager struct {
 	lastRetention, lastClean, lastRecoveryCkpt, lastStartCkpt sim.Time
 }
 
+// ClusterMetadataTopic is KRaft's metadata log topic, __cluster_metadata:
+// the raft client owns its directory, the Manager leaves it alone.
+const ClusterMetadataTopic = "__cluster_metadata"
+
 // OpenManager loads every partition of every log directory, recovering
 // each from its checkpointed recovery point unless the directory was shut
 // down cleanly.
@@ -57,7 +61,10 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 		}
 		for _, n := range names {
 			tp, ok := ParseTopicPartition(n)
-			if !ok || !fs.IsDir(path.Join(dir, n)) {
+			if !ok || !fs.IsDir(path.Join(dir, n)) || tp.Topic == ClusterMetadataTopic {
+				// NB: KRaft's metadata log may share a log directory; it
+				// belongs to the raft client, not to the LogManager (Kafka's
+				// LogManager skips it the same way).
 				continue
 			}
 			if other, dup := m.dirOf[tp]; dup {
