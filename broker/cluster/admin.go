@@ -57,8 +57,8 @@ func (a *admin) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 // CreateTopics creates topics in a running cluster, as kafka-topics.sh
 // --create does (or Kafka's auto-creation of __consumer_offsets on the
 // first FindCoordinator): a new admin node writes them to ZooKeeper and the
-// controller's watch makes their replicas. Names already created are
-// refused.
+// controller's watch makes their replicas (in KRaft mode it sends
+// CreateTopics to the controllers). Names already created are refused.
 func (c *Cluster) CreateTopics(topics ...Topic) error {
 	if c.Spec.ManualController {
 		return fmt.Errorf("cluster: CreateTopics needs the ZooKeeper controller")
@@ -91,9 +91,12 @@ func (c *Cluster) CreateTopics(topics ...Topic) error {
 		c.Assignments[t.name] = a
 	}
 	c.admins++
-	id, err := c.World.AddNode(fmt.Sprintf("admin%d", c.admins), func() sim.Node {
-		return &admin{topics: tas, session: c.Spec.Config.Broker.ZookeeperSessionTimeout}
-	}, sim.NodeOptions{})
+	factory := func() sim.Node { return &admin{topics: tas, session: c.Spec.Config.Broker.ZookeeperSessionTimeout} }
+	if c.Spec.KRaft() {
+		voters, _ := c.Spec.voters()
+		factory = func() sim.Node { return &kraftAdmin{topics: tas, voters: voters} }
+	}
+	id, err := c.World.AddNode(fmt.Sprintf("admin%d", c.admins), factory, sim.NodeOptions{})
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,11 @@ type Spec struct {
 	// UpdateMetadata itself, as the TLA+ models and the KIP traces take the
 	// controller's decisions as given steps.
 	ManualController bool
+	// Controllers is the number of dedicated KRaft controller nodes (c0,
+	// c1, ...); 0 in ZooKeeper mode, and in KRaft mode means
+	// DefaultControllers unless the brokers hold the controller role
+	// (kraft.go).
+	Controllers int
 	// OffsetsTopic creates __consumer_offsets (offsets.topic.num.partitions,
 	// offsets.topic.replication.factor, compacted) with the other topics, so
 	// consumer groups find a coordinator; Kafka creates it on the first
@@ -54,7 +59,9 @@ type Cluster struct {
 	ZK      sim.NodeID
 	Admin   sim.NodeID
 	Brokers []sim.NodeID
-	Spec    Spec
+	// Controllers are the dedicated KRaft controller nodes.
+	Controllers []sim.NodeID
+	Spec        Spec
 	// Assignments are each topic's replica lists, preferred leader first.
 	Assignments map[string][][]int32
 
@@ -89,6 +96,9 @@ func (s Spec) Validate() error {
 		if t.Assignment != nil && len(t.Assignment) != t.Partitions {
 			return fmt.Errorf("topic %s: assignment lists %d partitions, want %d", t.Name, len(t.Assignment), t.Partitions)
 		}
+	}
+	if err := s.validateKRaft(); err != nil {
+		return err
 	}
 	if s.OffsetsTopic && !s.ManualController && s.Config.Broker.OffsetsTopicReplicationFactor > s.Brokers {
 		return fmt.Errorf("offsets.topic.replication.factor %d: above the %d brokers, so __consumer_offsets could not be created", s.Config.Broker.OffsetsTopicReplicationFactor, s.Brokers)
@@ -168,7 +178,12 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 	zkServer := zk.ServerConfig{}
 	var err error
 	c.ZK = -1
-	if !spec.ManualController {
+	kraftMode := spec.KRaft()
+	var voters []int32
+	if kraftMode {
+		voters, _ = spec.voters() // checked by Validate
+	}
+	if !spec.ManualController && !kraftMode {
 		if c.ZK, err = w.AddNode(ZKName, func() sim.Node { return zk.NewServer(zkServer) }, sim.NodeOptions{}); err != nil {
 			return nil, err
 		}
@@ -184,8 +199,11 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 		if err != nil {
 			return nil, err
 		}
-		if spec.ManualController {
+		if spec.ManualController || kraftMode {
 			sc.ZooKeeper = ""
+		}
+		if kraftMode {
+			sc.KRaft = kraftConfig(spec.Config, int32(i), spec.Config.Broker.KRaft.ProcessRoles, voters)
 		}
 		f, err := server.New(sc)
 		if err != nil {
@@ -216,7 +234,15 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 	}
 	start := c.Brokers
 	c.Admin = -1
-	if !spec.ManualController {
+	if kraftMode {
+		if err := c.addControllers(voters); err != nil {
+			return nil, err
+		}
+		if c.Admin, err = w.AddNode("admin", func() sim.Node { return &kraftAdmin{topics: topics, voters: voters} }, sim.NodeOptions{}); err != nil {
+			return nil, err
+		}
+		start = append(append(slices.Clone(c.Controllers), c.Brokers...), c.Admin)
+	} else if !spec.ManualController {
 		if c.Admin, err = w.AddNode("admin", func() sim.Node { return &admin{topics: topics, session: spec.Config.Broker.ZookeeperSessionTimeout} }, sim.NodeOptions{}); err != nil {
 			return nil, err
 		}
@@ -268,6 +294,24 @@ func (c *Cluster) ActiveController() int {
 	for i := range c.Brokers {
 		if b := c.Broker(i); b != nil && b.Controller() != nil && b.Controller().Active() && b.Controller().Epoch() > bestEpoch {
 			best, bestEpoch = i, b.Controller().Epoch()
+		}
+	}
+	return best
+}
+
+// ActiveQuorumController returns the node name of the active KRaft
+// controller (the quorum leader with the highest epoch whose controller is
+// active), or "".
+func (c *Cluster) ActiveQuorumController() string {
+	best, bestEpoch := "", int32(-1)
+	nodes := append(slices.Clone(c.Brokers), c.Controllers...)
+	for _, n := range nodes {
+		b, _ := c.World.Node(n).(*server.Broker)
+		if b == nil || b.QuorumController() == nil || !b.QuorumController().Active() {
+			continue
+		}
+		if e := b.QuorumController().Epoch(); e > bestEpoch {
+			best, bestEpoch = c.World.Name(n), e
 		}
 	}
 	return best

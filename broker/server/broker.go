@@ -23,8 +23,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// NodeName returns the simulation node name of broker id: "b<id>".
-func NodeName(id int32) string { return "b" + strconv.Itoa(int(id)) }
+// NodeName returns the simulation node name of node id: "b<id>" for a
+// broker, "c<i>" for the dedicated controller FirstControllerID+i.
+func NodeName(id int32) string {
+	if id >= FirstControllerID {
+		return "c" + strconv.Itoa(int(id-FirstControllerID))
+	}
+	return "b" + strconv.Itoa(int(id))
+}
 
 // Timer names.
 const (
@@ -79,6 +85,8 @@ type Broker struct {
 	controller    *controller.Controller
 
 	group groupHost // the group coordinator
+
+	kraft *kraftState // KRaft mode (kraft.go); nil in ZooKeeper mode
 
 	halted bool
 }
@@ -154,6 +162,7 @@ func (b *Broker) Start(ctx *sim.Context) {
 	ctx.SetTimer(logTickInterval, timerLogTick)
 	b.startCoordinator()
 	b.startZK()
+	b.startKRaft()
 }
 
 // logTickInterval is how often the broker runs time-based log work
@@ -169,7 +178,10 @@ func (b *Broker) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 	}
 	switch m := m.(type) {
 	case *wire.Request:
-		if b.zk != nil && !b.serving {
+		if b.serveKRaft(from, m) {
+			return
+		}
+		if (b.zk != nil || b.kraft != nil) && !b.serving {
 			// NB: as KafkaServer.startup, a broker processes requests only
 			// once it is registered: a restarted broker whose old session
 			// still holds its registration must not act on the controller's
@@ -218,7 +230,7 @@ func (b *Broker) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 	case timerFetchBackoff:
 		b.fetcherBackoffDone(id)
 	default:
-		if !b.handleZKTimer(id, name) && !b.handleGroupTimer(id, name) {
+		if !b.handleZKTimer(id, name) && !b.handleGroupTimer(id, name) && !b.handleKRaftTimer(id, name) {
 			panic(fmt.Sprintf("broker %d: unknown timer %q", b.cfg.BrokerID, name))
 		}
 	}

@@ -42,6 +42,7 @@ func (b *Broker) Shutdown(ctx *sim.Context) {
 	if b.zk != nil {
 		b.zk.Close(ctx)
 	}
+	b.shutdownKRaft()
 	ctx.Log("controlled-shutdown")
 	b.halted = true
 }

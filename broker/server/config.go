@@ -72,6 +72,10 @@ type Config struct {
 	ZooKeeper        string
 	ZKSessionTimeout sim.Duration // zookeeper.session.timeout.ms (18000)
 
+	// KRaft is the node's KRaft configuration (kraft.go); nil in
+	// ZooKeeper mode. ZooKeeper is empty then.
+	KRaft *KRaftConfig
+
 	// Coordinator is the group coordinator's configuration
 	// (offsets.topic.num.partitions, group.*.session.timeout.ms,
 	// group.initial.rebalance.delay.ms).
@@ -133,6 +137,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("replica.high.watermark.checkpoint.interval.ms %d: must be > 0", c.HWCheckpointInterval.Milliseconds())
 	case c.ZooKeeper != "" && c.ZKSessionTimeout <= 0:
 		return fmt.Errorf("zookeeper.session.timeout.ms %d: must be > 0", c.ZKSessionTimeout.Milliseconds())
+	case c.KRaft != nil && c.ZooKeeper != "":
+		return fmt.Errorf("node %d: zookeeper.connect and process.roles: a KRaft node does not use ZooKeeper", c.BrokerID)
 	case c.Truncation > TruncateKIP279:
 		return fmt.Errorf("truncation %d: must be hw, kip101 or kip279", c.Truncation)
 	}

@@ -64,6 +64,14 @@ func (b *Broker) nextProducerID(cb func(int64, *kerr.Error)) {
 		cb(ids.next-1, nil)
 		return
 	}
+	if b.kraftMode() {
+		ids.waiting = append(ids.waiting, cb)
+		if !ids.claiming {
+			ids.claiming = true
+			b.allocateProducerIDs()
+		}
+		return
+	}
 	if b.zk == nil {
 		start := max(ids.end, int64(b.cfg.BrokerID)*1_000_000_000)
 		ids.next, ids.end = start+1, start+producerIDBlockSize

@@ -44,9 +44,14 @@ func (b *Broker) maybeExpandISR(p *Partition, r *remoteReplica) {
 	b.updateISR(p, newISR)
 }
 
-// updateISR writes newISR for p: to ZooKeeper with a version check, or at
-// once when the broker runs without ZooKeeper.
+// updateISR writes newISR for p: to ZooKeeper with a version check, to
+// the KRaft controller (alter_partition.go), or at once when the broker
+// runs without either.
 func (b *Broker) updateISR(p *Partition, newISR []int32) {
+	if b.kraftMode() {
+		b.alterPartition(p, newISR)
+		return
+	}
 	if b.cfg.ZooKeeper == "" {
 		b.isrUpdated(p, newISR, p.zkVersion+1)
 		return

@@ -1,0 +1,179 @@
+package server
+
+// This file is a KRaft broker's metadata listener (Kafka's
+// BrokerMetadataListener and BrokerMetadataPublisher, KIP-500/KIP-631): it
+// replays every committed metadata record into a metadata image and, after
+// each batch, publishes what changed: the metadata cache that answers
+// clients' Metadata requests, and the partitions this broker replicates —
+// becoming leader or follower when a partition's leader epoch grows (what
+// LeaderAndIsr does in ZooKeeper mode; ReplicaManager.applyDelta), taking a
+// new ISR and partition epoch when only the ISR changed.
+//
+// Simplifications: the publisher runs after every committed batch (Kafka
+// batches deltas); a partition this broker no longer replicates is left in
+// place (reassignment is not modelled); the Metadata response's controller
+// id is the lowest unfenced broker (Kafka picks a random live broker, as
+// clients forward admin requests through it, KIP-590).
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kafkasim/kafkasim/broker/metadata"
+	"github.com/kafkasim/kafkasim/broker/raft"
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+type brokerMetadata struct {
+	b      *Broker
+	img    *metadata.Image
+	offset int64 // the offset of the last record applied; -1 before any
+}
+
+func newBrokerMetadata(b *Broker) *brokerMetadata {
+	return &brokerMetadata{b: b, img: metadata.NewImage(), offset: -1}
+}
+
+// Image returns the broker's committed metadata image (nil in ZooKeeper
+// mode or without the broker role).
+func (b *Broker) Image() *metadata.Image {
+	if b.kraft == nil || b.kraft.meta == nil {
+		return nil
+	}
+	return b.kraft.meta.img
+}
+
+func (m *brokerMetadata) HandleCommit(ctx *sim.Context, batch raft.Batch) {
+	m.b.ctx = ctx
+	var touched []storage.TopicPartition
+	brokers := false
+	for _, raw := range batch.Records {
+		r, err := metadata.Decode(raw)
+		if err != nil {
+			panic(fmt.Sprintf("broker %d: metadata record at %d: %v", m.b.cfg.BrokerID, batch.BaseOffset, err))
+		}
+		if err := m.img.Replay(r); err != nil {
+			panic(fmt.Sprintf("broker %d: replaying metadata at %d: %v", m.b.cfg.BrokerID, batch.BaseOffset, err))
+		}
+		if t, p, ok := metadata.PartitionOf(r, m.img); ok {
+			tp := storage.TopicPartition{Topic: t, Partition: p}
+			if !slices.Contains(touched, tp) {
+				touched = append(touched, tp)
+			}
+		} else {
+			brokers = true // broker registrations, fencing, configs, topics
+		}
+	}
+	m.offset = batch.LastOffset()
+	m.publish(touched, brokers)
+}
+
+func (m *brokerMetadata) HandleLoadSnapshot(ctx *sim.Context, s raft.Snapshot) {
+	m.b.ctx = ctx
+	m.img = metadata.NewImage()
+	for _, raw := range s.Records {
+		r, err := metadata.Decode(raw)
+		if err != nil {
+			panic(fmt.Sprintf("broker %d: snapshot record: %v", m.b.cfg.BrokerID, err))
+		}
+		if err := m.img.Replay(r); err != nil {
+			panic(fmt.Sprintf("broker %d: replaying the snapshot: %v", m.b.cfg.BrokerID, err))
+		}
+	}
+	m.offset = s.EndOffset - 1
+	var all []storage.TopicPartition
+	for _, ps := range m.img.Partitions() {
+		all = append(all, storage.TopicPartition{Topic: ps.Topic, Partition: ps.Partition})
+	}
+	m.publish(all, true)
+}
+
+func (m *brokerMetadata) HandleLeaderChange(*sim.Context, raft.LeaderAndEpoch) {}
+
+func (m *brokerMetadata) Snapshot() [][]byte {
+	var out [][]byte
+	for _, r := range m.img.Records() {
+		out = append(out, metadata.Encode(r))
+	}
+	return out
+}
+
+// publish applies the changed partitions and refreshes the metadata cache.
+func (m *brokerMetadata) publish(touched []storage.TopicPartition, brokers bool) {
+	b := m.b
+	c := &b.metadata
+	if brokers || c.partitions == nil {
+		c.brokers = c.brokers[:0]
+		c.controller = -1
+		for _, bs := range m.img.Brokers() {
+			if bs.Fenced {
+				continue
+			}
+			var rack *string
+			if bs.Rack != "" {
+				r := bs.Rack
+				rack = &r
+			}
+			c.brokers = append(c.brokers, brokerInfo{id: bs.ID, rack: rack})
+			if c.controller < 0 {
+				c.controller = bs.ID
+			}
+		}
+	}
+	if c.partitions == nil {
+		c.partitions = map[storage.TopicPartition]kmsg.UpdateMetadataRequestTopicPartition{}
+	}
+	slices.SortFunc(touched, func(x, y storage.TopicPartition) int {
+		switch {
+		case lessTP(x, y):
+			return -1
+		case lessTP(y, x):
+			return 1
+		}
+		return 0
+	})
+	for _, tp := range touched {
+		ps, ok := m.img.Partition(tp.Topic, tp.Partition)
+		if !ok {
+			continue
+		}
+		if _, seen := c.partitions[tp]; !seen {
+			c.sorted, c.unsorted = append(c.sorted, tp), true
+		}
+		var offline []int32
+		for _, r := range ps.Replicas {
+			if bs, ok := m.img.Broker(r); !ok || bs.Fenced {
+				offline = append(offline, r)
+			}
+		}
+		c.partitions[tp] = kmsg.UpdateMetadataRequestTopicPartition{Topic: tp.Topic, Partition: tp.Partition,
+			Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch, ISR: slices.Clone(ps.ISR), ZKVersion: ps.PartitionEpoch,
+			Replicas: slices.Clone(ps.Replicas), OfflineReplicas: offline}
+		if slices.Contains(ps.Replicas, b.cfg.BrokerID) {
+			m.applyPartition(tp, ps)
+		}
+	}
+}
+
+// applyPartition makes this broker's replica of tp follow the image.
+func (m *brokerMetadata) applyPartition(tp storage.TopicPartition, ps metadata.PartitionState) {
+	b := m.b
+	st := partitionState{leader: ps.Leader, leaderEpoch: ps.LeaderEpoch, isr: slices.Clone(ps.ISR),
+		replicas: slices.Clone(ps.Replicas), zkVersion: ps.PartitionEpoch}
+	p, ok := b.partitions[tp]
+	if !ok || p.role == Offline || ps.LeaderEpoch > p.leaderEpoch {
+		b.applyPartitionState(tp, st)
+		return
+	}
+	if ps.LeaderEpoch < p.leaderEpoch || ps.PartitionEpoch <= p.zkVersion {
+		return // older than what the replica has (an AlterPartition answer got here first)
+	}
+	// The same leader epoch, a new partition epoch: an ISR change.
+	if p.role != Leader {
+		p.isr, p.zkVersion = st.isr, ps.PartitionEpoch
+		return
+	}
+	b.isrUpdated(p, st.isr, ps.PartitionEpoch)
+}
