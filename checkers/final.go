@@ -246,6 +246,9 @@ type Final struct {
 	// Liveness is what the liveness phase observed (liveness.go), or nil
 	// when the run had none; the liveness verdict is then Unknown.
 	Liveness *Liveness `json:",omitempty"`
+	// Raft is the metadata quorum's events and final logs on a KRaft run
+	// (raft.go), nil in ZooKeeper mode.
+	Raft *RaftRun `json:",omitempty"`
 }
 
 // Partition returns the final state of topic-partition, and false if Final

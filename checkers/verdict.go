@@ -254,7 +254,8 @@ type Options struct {
 }
 
 // CheckAll runs every checker on a run and returns the verdicts in Names
-// order, then, when the history declares consumers, in ConsumerNames order. monitor is the invariants Monitor fed during the run; nil gives an
+// order, then, when the history declares consumers, in ConsumerNames order,
+// then, on a KRaft run (Final.Raft set), the raft checker. monitor is the invariants Monitor fed during the run; nil gives an
 // Unknown invariants verdict.
 func CheckAll(h History, f Final, monitor *Monitor, opts Options) []Verdict {
 	var lin Verdict
@@ -271,6 +272,9 @@ func CheckAll(h History, f Final, monitor *Monitor, opts Options) []Verdict {
 	if len(h.Consumers) > 0 {
 		// The consumer checkers (ConsumerNames) judge runs with group consumers.
 		out = append(out, Consumers(h, f), Groups(h, f))
+	}
+	if f.Raft != nil {
+		out = append(out, Raft(f.Raft)) // KRaft runs (raft.go)
 	}
 	return out
 }

@@ -1,0 +1,220 @@
+// raft.go: the raft checker, judging KRaft's metadata quorum (KIP-595).
+//
+// What it checks, on every KRaft run, Raft's safety properties as the
+// Raft paper (Figure 3) and Vanlightly's TLA+ specification of KRaft state
+// them:
+//   - Election Safety: at most one leader per epoch;
+//   - Leader Completeness: a node that becomes leader holds every record
+//     committed before (its log end offset is at least the committed end);
+//   - State Machine Safety (Vanlightly's Metadata Log Matching): every node
+//     — voter or observer, in any of its lives — that hands a record at an
+//     offset to its state machine (the controller or the broker's metadata
+//     image) hands over the same record: the same batch, epoch and CRC;
+//   - Log Matching, on the final logs: two logs with an entry of the same
+//     offset and epoch agree on every entry up to it.
+//
+// How it decides: from the raft client's trace records (raft-leader,
+// raft-commit, raft-snapshot), collected by the runner into RaftRun, and the
+// final logs of the quorum's nodes. Every anomaly breaks the contract: Raft
+// promises these properties under every fault the simulation injects
+// (crashes, partitions, message loss, power loss of unflushed data, since
+// the raft log is flushed before it counts).
+//
+// What it simplifies: a batch is identified by its base offset, last
+// offset, epoch and CRC, not by its bytes.
+
+package checkers
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// NameRaft is the raft checker's name.
+const NameRaft = "raft"
+
+// RaftEventKind is what a RaftEvent records.
+type RaftEventKind uint8
+
+// The kinds of raft events.
+const (
+	// RaftBecameLeader: Node became leader of Epoch with log end Offset.
+	RaftBecameLeader RaftEventKind = iota + 1
+	// RaftCommitted: Node handed the batch [Offset, LastOffset] of Epoch,
+	// with CRC, to its state machine.
+	RaftCommitted
+	// RaftLoadedSnapshot: Node replaced its state with a snapshot ending
+	// at Offset (exclusive).
+	RaftLoadedSnapshot
+)
+
+// RaftEvent is one raft trace record, in trace order.
+type RaftEvent struct {
+	Step       uint64
+	Time       sim.Time
+	Node       string
+	Kind       RaftEventKind
+	Epoch      int32
+	Offset     int64
+	LastOffset int64
+	CRC        string
+}
+
+// RaftEntry is one batch of a node's final metadata log.
+type RaftEntry struct {
+	Offset, LastOffset int64
+	Epoch              int32
+	CRC                string
+}
+
+// RaftLog is a node's final metadata log (its voters' and observers').
+type RaftLog struct {
+	Node    string
+	Entries []RaftEntry
+}
+
+// RaftRun is what the raft checker judges.
+type RaftRun struct {
+	Events []RaftEvent
+	Logs   []RaftLog
+}
+
+// Raft judges a KRaft run's quorum.
+func Raft(r *RaftRun) Verdict {
+	if r == nil {
+		return verdict(NameRaft, nil, true, "not a KRaft run")
+	}
+	var out []Anomaly
+	leaders := map[int32]RaftEvent{}
+	byOffset := map[int64]RaftEvent{} // the first batch handed over covering each offset
+	committedEnd := int64(0)
+	var lastCommit RaftEvent
+	commits, elections := 0, 0
+	for _, ev := range r.Events {
+		switch ev.Kind {
+		case RaftBecameLeader:
+			elections++
+			if prev, ok := leaders[ev.Epoch]; ok && prev.Node != ev.Node {
+				out = append(out, raftAnomaly("election-safety", ev, prev,
+					"two leaders in epoch "+strconv.Itoa(int(ev.Epoch))+": "+prev.Node+" and "+ev.Node))
+			} else if !ok {
+				leaders[ev.Epoch] = ev
+			}
+			if ev.Offset < committedEnd {
+				out = append(out, raftAnomaly("leader-completeness", ev, lastCommit,
+					ev.Node+" became leader of epoch "+strconv.Itoa(int(ev.Epoch))+" with log end "+strconv.FormatInt(ev.Offset, 10)+
+						", below the committed end "+strconv.FormatInt(committedEnd, 10)+" ("+lastCommit.Node+" applied up to it): committed records are missing from the new leader"))
+			}
+		case RaftCommitted:
+			commits++
+			for o := ev.Offset; o <= ev.LastOffset; o++ {
+				prev, ok := byOffset[o]
+				if !ok {
+					byOffset[o] = ev
+					continue
+				}
+				if prev.Offset != ev.Offset || prev.LastOffset != ev.LastOffset || prev.Epoch != ev.Epoch || prev.CRC != ev.CRC {
+					out = append(out, raftAnomaly("state-machine-safety", ev, prev,
+						"offset "+strconv.FormatInt(o, 10)+": "+ev.Node+" applied "+batchString(ev)+", "+prev.Node+" applied "+batchString(prev)))
+					break
+				}
+			}
+			if ev.LastOffset+1 > committedEnd {
+				committedEnd, lastCommit = ev.LastOffset+1, ev
+			}
+		}
+	}
+	out = append(out, logMatching(r.Logs)...)
+	notes := []string{strconv.Itoa(elections) + " elections, " + strconv.Itoa(commits) + " batches applied, committed end offset " + strconv.FormatInt(committedEnd, 10)}
+	return verdict(NameRaft, out, false, notes...)
+}
+
+func batchString(ev RaftEvent) string {
+	return "[" + strconv.FormatInt(ev.Offset, 10) + "," + strconv.FormatInt(ev.LastOffset, 10) + "] epoch " + strconv.Itoa(int(ev.Epoch)) + " crc " + ev.CRC
+}
+
+func raftAnomaly(kind string, ev, other RaftEvent, desc string) Anomaly {
+	a := Anomaly{Kind: kind, Topic: "__cluster_metadata", Partition: 0, Description: desc, Offsets: []int64{ev.Offset}}
+	for _, e := range []RaftEvent{other, ev} {
+		if e.Node == "" {
+			continue
+		}
+		if id, ok := raftNodeID(e.Node); ok {
+			a.Replicas = append(a.Replicas, id)
+		}
+		a.Steps = append(a.Steps, e.Step)
+		a.Times = append(a.Times, e.Time)
+	}
+	return a
+}
+
+// raftNodeID maps a node name to its node.id: "b2" is 2, "c1" is 3001
+// (dedicated controllers are numbered from 3000).
+func raftNodeID(name string) (int32, bool) {
+	if len(name) < 2 || (name[0] != 'b' && name[0] != 'c') {
+		return 0, false
+	}
+	n, err := strconv.Atoi(name[1:])
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	if name[0] == 'c' {
+		n += 3000
+	}
+	return int32(n), true
+}
+
+// logMatching checks Raft's Log Matching property on the final logs: if
+// two logs hold a batch with the same base offset and epoch, every batch
+// up to it is the same in both.
+func logMatching(logs []RaftLog) []Anomaly {
+	sorted := append([]RaftLog(nil), logs...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Node < sorted[j].Node })
+	var out []Anomaly
+	for i := range sorted {
+		for j := i + 1; j < len(sorted); j++ {
+			a, b := sorted[i], sorted[j]
+			at := map[int64]RaftEntry{}
+			for _, e := range b.Entries {
+				at[e.Offset] = e
+			}
+			// The last batch both hold with the same offset and epoch.
+			last := -1
+			for k, e := range a.Entries {
+				if o, ok := at[e.Offset]; ok && o.Epoch == e.Epoch {
+					last = k
+				}
+			}
+			for k := 0; k <= last; k++ {
+				e := a.Entries[k]
+				o, ok := at[e.Offset]
+				if ok && o == e {
+					continue
+				}
+				if !ok && e.Offset < firstOffset(b) {
+					continue // below b's log start (a snapshot replaced it)
+				}
+				desc := "logs of " + a.Node + " and " + b.Node + " share batch " + strconv.FormatInt(a.Entries[last].Offset, 10) +
+					" of epoch " + strconv.Itoa(int(a.Entries[last].Epoch)) + " but differ at offset " + strconv.FormatInt(e.Offset, 10)
+				an := Anomaly{Kind: "log-matching", Topic: "__cluster_metadata", Description: desc, Offsets: []int64{e.Offset}}
+				for _, n := range []string{a.Node, b.Node} {
+					if id, ok := raftNodeID(n); ok {
+						an.Replicas = append(an.Replicas, id)
+					}
+				}
+				out = append(out, an)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func firstOffset(l RaftLog) int64 {
+	if len(l.Entries) == 0 {
+		return 0
+	}
+	return l.Entries[0].Offset
+}

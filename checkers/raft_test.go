@@ -1,0 +1,71 @@
+package checkers
+
+import (
+	"strings"
+	"testing"
+)
+
+func leaderEv(step uint64, node string, epoch int32, leo int64) RaftEvent {
+	return RaftEvent{Step: step, Node: node, Kind: RaftBecameLeader, Epoch: epoch, Offset: leo}
+}
+
+func commitEv(step uint64, node string, base, last int64, epoch int32, crc string) RaftEvent {
+	return RaftEvent{Step: step, Node: node, Kind: RaftCommitted, Offset: base, LastOffset: last, Epoch: epoch, CRC: crc}
+}
+
+func TestRaftCheckerPassesAHealthyQuorum(t *testing.T) {
+	run := &RaftRun{
+		Events: []RaftEvent{
+			leaderEv(1, "c0", 1, 0),
+			commitEv(2, "c0", 0, 0, 1, "a"), commitEv(3, "c1", 0, 0, 1, "a"),
+			commitEv(4, "c0", 1, 3, 1, "b"), commitEv(5, "b0", 0, 0, 1, "a"), commitEv(6, "b0", 1, 3, 1, "b"),
+			leaderEv(7, "c1", 2, 4), // a new leader holding everything committed
+			commitEv(8, "c1", 1, 3, 1, "b"), commitEv(9, "c1", 4, 4, 2, "c"),
+			// a restarted node replays the same batches
+			commitEv(10, "c0", 0, 0, 1, "a"),
+		},
+		Logs: []RaftLog{
+			{Node: "c0", Entries: []RaftEntry{{0, 0, 1, "a"}, {1, 3, 1, "b"}, {4, 4, 2, "c"}}},
+			{Node: "c1", Entries: []RaftEntry{{0, 0, 1, "a"}, {1, 3, 1, "b"}, {4, 4, 2, "c"}, {5, 5, 2, "d"}}},
+			{Node: "c2", Entries: []RaftEntry{{0, 0, 1, "a"}, {1, 3, 1, "b"}, {4, 4, 1, "x"}}}, // an uncommitted stale tail
+		},
+	}
+	if v := Raft(run); v.Result != ResultOK {
+		t.Fatalf("healthy quorum: %s", v)
+	}
+}
+
+func TestRaftCheckerFindsEachViolation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  RaftRun
+		kind string
+	}{
+		{"two leaders in one epoch", RaftRun{Events: []RaftEvent{leaderEv(1, "c0", 3, 0), leaderEv(2, "c1", 3, 0)}}, "election-safety"},
+		{"a leader missing committed records", RaftRun{Events: []RaftEvent{
+			leaderEv(1, "c0", 1, 0), commitEv(2, "c0", 0, 4, 1, "a"), commitEv(3, "c1", 0, 4, 1, "a"),
+			leaderEv(4, "c2", 2, 2)}}, "leader-completeness"},
+		{"two nodes apply different records at one offset", RaftRun{Events: []RaftEvent{
+			commitEv(1, "c0", 0, 1, 1, "a"), commitEv(2, "b1", 0, 1, 2, "z")}}, "state-machine-safety"},
+		{"overlapping batches that differ", RaftRun{Events: []RaftEvent{
+			commitEv(1, "c0", 0, 3, 1, "a"), commitEv(2, "c1", 2, 2, 1, "a")}}, "state-machine-safety"},
+		{"final logs agree on an entry but not before it", RaftRun{Logs: []RaftLog{
+			{Node: "c0", Entries: []RaftEntry{{0, 0, 1, "a"}, {1, 1, 2, "b"}}},
+			{Node: "c1", Entries: []RaftEntry{{0, 0, 1, "q"}, {1, 1, 2, "b"}}}}}, "log-matching"},
+	} {
+		v := Raft(&tc.run)
+		if v.Result != ResultViolation || len(v.Anomalies) == 0 || v.Anomalies[0].Kind != tc.kind || v.Anomalies[0].Permitted {
+			t.Errorf("%s: %s; want a %s violation outside the contract", tc.name, v, tc.kind)
+			continue
+		}
+		if !strings.Contains(v.String(), "__cluster_metadata") {
+			t.Errorf("%s: evidence does not name the metadata log: %s", tc.name, v)
+		}
+	}
+}
+
+func TestRaftCheckerUnknownWithoutKRaft(t *testing.T) {
+	if v := Raft(nil); v.Result != ResultUnknown {
+		t.Errorf("no KRaft run: %s, want unknown", v)
+	}
+}
