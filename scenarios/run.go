@@ -85,12 +85,15 @@ type Result struct {
 	Profile string
 	// Failed is set when the run itself broke: a panic, or an await that
 	// never happened.
-	Failed  string
-	Replay  string
-	World   *sim.World
-	Final   checkers.Final
-	History checkers.History
-	Changes []StateChange
+	Failed string
+	Replay string
+	// ScheduleFrom is the variant whose choice file the run replayed, when
+	// it ran under another variant (RunChoiceFileUnder); "" otherwise.
+	ScheduleFrom string
+	World        *sim.World
+	Final        checkers.Final
+	History      checkers.History
+	Changes      []StateChange
 	// Truncations are the replicas' logs around each shortening (with
 	// Options.Timeline).
 	Truncations []Truncation

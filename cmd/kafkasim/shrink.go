@@ -67,6 +67,9 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "shrink %s / %s: %s still fails after %d runs\n", s.Name, sh.File.Variant, sh.Checker, sh.Runs)
+	if cfg.From != nil && sh.File.Variant != cfg.From.Variant {
+		fmt.Fprintf(stdout, "  schedule from variant %s, shrunk under %s (the trace hash of %s is not checked)\n", cfg.From.Variant, sh.File.Variant, *choices)
+	}
 	fmt.Fprintf(stdout, "  faults %d -> %d, choices off the default %d -> %d\n", sh.FaultsBefore, sh.FaultsAfter, sh.DeviatedBefore, sh.DeviatedAfter)
 	if acts := scenarios.ExploreActions(sh.After); len(acts) > 0 {
 		fmt.Fprintf(stdout, "  actions: %s\n", strings.Join(acts, "; "))
