@@ -24,30 +24,33 @@ type VerdictJSON struct {
 // overrides of what the variant sets, SameAs the variants identical to
 // this one under -set (run once, as this one).
 type RunJSON struct {
-	Scenario   string          `json:"scenario"`
-	Variant    string          `json:"variant"`
-	Seed       uint64          `json:"seed"`
-	Config     []string        `json:"config"`
-	Protocol   string          `json:"protocol"`
-	Overridden []string        `json:"overridden,omitempty"`
-	SameAs     []string        `json:"same_as,omitempty"`
-	Profile    string          `json:"profile,omitempty"` // the swarm profile, when the scenario has a swarm step
-	TraceHash  string          `json:"trace_hash"`
-	Events     uint64          `json:"events"`
-	SimTimeNs  int64           `json:"sim_time_ns"`
-	Verdicts   []VerdictJSON   `json:"verdicts"`
-	Stats      scenarios.Stats `json:"stats"`
-	Expected   bool            `json:"expected"` // the run met the variant's expectations
-	Mismatches []string        `json:"mismatches,omitempty"`
-	Failed     string          `json:"failed,omitempty"`
-	Replay     string          `json:"replay"`
+	Scenario   string   `json:"scenario"`
+	Variant    string   `json:"variant"`
+	Seed       uint64   `json:"seed"`
+	Config     []string `json:"config"`
+	Protocol   string   `json:"protocol"`
+	Overridden []string `json:"overridden,omitempty"`
+	SameAs     []string `json:"same_as,omitempty"`
+	Profile    string   `json:"profile,omitempty"` // the swarm profile, when the scenario has a swarm step
+	// ScheduleFrom is the variant whose choice file ran under this one
+	// (replay -choices F -variant OTHER); its trace hash is not checked.
+	ScheduleFrom string          `json:"schedule_from,omitempty"`
+	TraceHash    string          `json:"trace_hash"`
+	Events       uint64          `json:"events"`
+	SimTimeNs    int64           `json:"sim_time_ns"`
+	Verdicts     []VerdictJSON   `json:"verdicts"`
+	Stats        scenarios.Stats `json:"stats"`
+	Expected     bool            `json:"expected"` // the run met the variant's expectations
+	Mismatches   []string        `json:"mismatches,omitempty"`
+	Failed       string          `json:"failed,omitempty"`
+	Replay       string          `json:"replay"`
 }
 
 // NewRunJSON converts a result.
 func NewRunJSON(r *scenarios.Result) RunJSON {
 	out := RunJSON{Scenario: r.Scenario, Variant: r.Variant, Seed: r.Seed, Config: r.Config, Profile: r.Profile,
 		TraceHash: fmt.Sprintf("%016x", r.TraceHash), Events: r.Events, SimTimeNs: int64(r.SimTime),
-		Protocol: r.Protocol, Overridden: r.Overridden, SameAs: r.SameAs,
+		Protocol: r.Protocol, Overridden: r.Overridden, SameAs: r.SameAs, ScheduleFrom: r.ScheduleFrom,
 		Stats: r.Stats, Expected: r.OK(), Mismatches: r.Mismatches, Failed: r.Failed, Replay: r.Replay}
 	if out.Config == nil {
 		out.Config = []string{}
@@ -85,6 +88,9 @@ const maxListed = 5
 // WriteRunText writes a run's verdicts and counts for people.
 func WriteRunText(w io.Writer, r *scenarios.Result) {
 	fmt.Fprintf(w, "scenario %s, variant %s, seed %d: %d events, %v simulated, trace %016x\n", r.Scenario, r.Variant, r.Seed, r.Events, r.SimTime, r.TraceHash)
+	if r.ScheduleFrom != "" {
+		fmt.Fprintf(w, "  schedule from variant %s, run under %s (the trace hash is not checked: the file's is the %s run's)\n", r.ScheduleFrom, r.Variant, r.ScheduleFrom)
+	}
 	if len(r.SameAs) > 0 {
 		fmt.Fprintf(w, "  variants %s identical under -set %s: run once\n", strings.Join(append([]string{r.Variant}, r.SameAs...), ", "), scenarios.SetLabel(r.Set))
 	}

@@ -293,6 +293,10 @@ type StrictReplay struct {
 	path    string // the file ("" in memory)
 	pos     int
 	err     *ChoiceMismatch
+	// under is the variant the schedule runs under when it is not the
+	// file's own (RunChoiceFileUnder): a choice that does not fit is then
+	// named as the schedule not fitting that variant.
+	under string
 }
 
 // NewStrictReplay returns a chooser that replays f's choices exactly.
@@ -303,15 +307,20 @@ func NewStrictReplay(f *ChoiceFile) *StrictReplay {
 // Verify reports whether res, the run that used the replay, is the run
 // the file saved: the first choice that did not fit (a *ChoiceMismatch),
 // a choice count other than the file's (a *ChoiceMismatch) or another
-// trace hash (a *ChoiceReplayError); nil if it is.
+// trace hash (a *ChoiceReplayError); nil if it is. Under another variant
+// (RunChoiceFileUnder) the trace hash is not checked: the file's is the
+// hash of its own variant's run.
 func (s *StrictReplay) Verify(res *Result) error {
 	f := s.file
 	switch {
 	case s.err != nil:
 		return s.err
+	case s.pos != len(s.choices) && s.under != "":
+		return &ChoiceMismatch{fmt.Sprintf("%s: the run under variant %s made %d choices, the schedule from variant %s holds %d (%d left over) — the schedule does not fit this variant",
+			s.pathName(), s.under, s.pos, f.Variant, len(s.choices), len(s.choices)-s.pos)}
 	case s.pos != len(s.choices):
 		return &ChoiceMismatch{fmt.Sprintf("the run made %d choices, the file holds %d", s.pos, len(s.choices))}
-	case f.TraceHash != 0 && res.TraceHash != f.TraceHash:
+	case s.under == "" && f.TraceHash != 0 && res.TraceHash != f.TraceHash:
 		return &ChoiceReplayError{Path: f.Path, Got: res.TraceHash, Want: f.TraceHash, Seed: f.Seed}
 	}
 	return nil
@@ -333,6 +342,9 @@ func (s *StrictReplay) where(i int) string {
 func (s *StrictReplay) Choose(k sim.Kind, n int) int {
 	if s.err != nil {
 		panic(s.err)
+	}
+	if s.under != "" {
+		return s.chooseUnder(k, n)
 	}
 	if s.pos >= len(s.choices) {
 		s.err = &ChoiceMismatch{fmt.Sprintf("the run asked for choice %d (%s of %d) but the file holds only %d", s.pos+1, k, n, len(s.choices))}

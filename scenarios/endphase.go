@@ -62,13 +62,23 @@ const CheckerClient = "checker"
 
 // isRunnerProp reports whether a property is the runner's, not Kafka's
 // (config.Parse never sees it).
-func isRunnerProp(k string) bool { return k == PropLivenessTimeout }
+func isRunnerProp(k string) bool { return k == PropLivenessTimeout || k == PropLinkLatency }
+
+// PropLinkLatency fixes every link's latency, in simulated milliseconds: a
+// kafkasim property, not Kafka's. Unset, each message's latency is drawn
+// from sim.DefaultLink's range (100µs to 1ms); a schedule script written
+// from an exploration sets the explorer's one latency (1ms) with it.
+const PropLinkLatency = "kafkasim.link.latency.ms"
+
+const maxLinkLatencyMilli = 60000 // a minute
 
 // endOptions configure the end phase.
 type endOptions struct {
 	livenessTimeout sim.Duration
-	finalRead       bool
-	replay          string
+	// linkLatency is kafkasim.link.latency.ms (0: the default link).
+	linkLatency sim.Duration
+	finalRead   bool
+	replay      string
 }
 
 // endOptions reads the end phase's settings from the script, the variant
@@ -79,6 +89,16 @@ func (s *Script) endOptions(v Variant, set map[string]string) (endOptions, error
 	for _, m := range []map[string]string{s.Props, v.Props, set} {
 		if x, has := m[PropLivenessTimeout]; has {
 			val, ok = x, true
+		}
+	}
+	for _, m := range []map[string]string{s.Props, v.Props, set} {
+		if x, has := m[PropLinkLatency]; has {
+			n, err := strconv.ParseInt(x, 10, 64)
+			if err != nil || n < 1 || n > maxLinkLatencyMilli {
+				return o, fmt.Errorf("%s=%q: want a positive integer number of milliseconds of simulated time, 1 to %d (unset: each message's latency is drawn from 100us to 1ms)",
+					PropLinkLatency, x, maxLinkLatencyMilli)
+			}
+			o.linkLatency = sim.Duration(n) * sim.Millisecond
 		}
 	}
 	if ok {

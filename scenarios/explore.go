@@ -194,6 +194,9 @@ type explorer struct {
 	// checkpoints are the files a restarted broker reads its HW and its
 	// leader epochs from.
 	checkpoints []string
+	// sched are the steps the run took, at their virtual times
+	// (Result.Schedule).
+	sched []TimedStep
 }
 
 // ExploreActions lists the exploration workload's actions of a run (other
@@ -262,6 +265,7 @@ func (s *Script) ExploreRun(variant string, p ExploreParams, opts Options, mark 
 	if budget == 0 {
 		budget = 2 * time.Second
 	}
+	res.Schedule, res.ScheduleEnd = e.sched, w.Now()
 	r.judge(res, v, budget)
 	res.Changes, res.Truncations = r.obs.changes, r.obs.truncations
 	return res, nil
@@ -390,7 +394,7 @@ func (e *explorer) do(a action) error {
 	case "produce":
 		e.produced++
 		acks := e.p.Acks
-		return r.step(Step{Op: "produce", Args: []string{"p1", e.tp.Topic + "/" + strconv.Itoa(int(e.tp.Partition)), "m" + strconv.Itoa(int(a.b))},
+		return e.exec(Step{Op: "produce", Args: []string{"p1", e.tp.Topic + "/" + strconv.Itoa(int(e.tp.Partition)), "m" + strconv.Itoa(int(a.b))},
 			KV: map[string]string{"acks": acks, "timeout": "10s"}})
 	case "crash", "power-loss":
 		e.down[a.b] = e.brokerHash(a.b)
@@ -399,7 +403,7 @@ func (e *explorer) do(a action) error {
 		if a.op == "power-loss" {
 			kv["keep"] = "none"
 		}
-		if err := r.step(Step{Op: a.op, Args: []string{bname(a.b)}, KV: kv}); err != nil {
+		if err := e.exec(Step{Op: a.op, Args: []string{bname(a.b)}, KV: kv}); err != nil {
 			return err
 		}
 		if a.b == e.leader {
@@ -420,7 +424,7 @@ func (e *explorer) do(a action) error {
 		if err := r.advance(r.w.Now().Add(restartDelay)); err != nil {
 			return err
 		}
-		if err := r.step(Step{Op: "restart", Args: []string{bname(a.b)}}); err != nil {
+		if err := e.exec(Step{Op: "restart", Args: []string{bname(a.b)}}); err != nil {
 			return err
 		}
 		e.told[a.b] = -1
@@ -435,6 +439,7 @@ func (e *explorer) do(a action) error {
 	case "elect", "unclean":
 		e.bump(a.b)
 		if a.op == "unclean" {
+			e.sched = append(e.sched, TimedStep{At: r.w.Now(), Step: Step{Op: opUnclean, Args: []string{bname(a.b)}}})
 			tp := e.tp.String()
 			r.w.Act(r.ctl, func(ctx *sim.Context) {
 				ctx.Log("controller-unclean-election", sim.S("partition", tp), sim.I("leader", int64(a.b)), sim.I("leader-epoch", int64(e.epoch)))
@@ -444,9 +449,9 @@ func (e *explorer) do(a action) error {
 	case "notify":
 		return e.notify(a.b)
 	case "cut":
-		return r.step(Step{Op: "cut", Args: []string{bname(a.b), "->", bname(a.to)}})
+		return e.exec(Step{Op: "cut", Args: []string{bname(a.b), "->", bname(a.to)}})
 	case "heal":
-		return r.step(Step{Op: "heal"})
+		return e.exec(Step{Op: "heal"})
 	}
 	return nil
 }
@@ -474,7 +479,7 @@ func (e *explorer) notify(b int32) error {
 		isr[i] = bname(id)
 	}
 	e.told[b] = e.epoch
-	return e.r.leaderAndISR(Step{Op: "leader-and-isr", Args: []string{e.tp.Topic + "/" + strconv.Itoa(int(e.tp.Partition))},
+	return e.exec(Step{Op: "leader-and-isr", Args: []string{e.tp.Topic + "/" + strconv.Itoa(int(e.tp.Partition))},
 		KV: map[string]string{"leader": bname(e.leader), "epoch": strconv.Itoa(int(e.epoch)), "isr": strings.Join(isr, ","), "to": bname(b)}})
 }
 
@@ -502,7 +507,7 @@ func (e *explorer) next() error {
 // the cluster converge before the checkers judge it.
 func (e *explorer) settle() error {
 	r := e.r
-	if err := r.step(Step{Op: "heal"}); err != nil {
+	if err := e.exec(Step{Op: "heal"}); err != nil {
 		return err
 	}
 	for i, id := range r.c.Brokers {

@@ -85,12 +85,20 @@ type Result struct {
 	Profile string
 	// Failed is set when the run itself broke: a panic, or an await that
 	// never happened.
-	Failed  string
-	Replay  string
-	World   *sim.World
-	Final   checkers.Final
-	History checkers.History
-	Changes []StateChange
+	Failed string
+	Replay string
+	// ScheduleFrom is the variant whose choice file the run replayed, when
+	// it ran under another variant (RunChoiceFileUnder); "" otherwise.
+	ScheduleFrom string
+	// Schedule are the steps an exploration run took, at their virtual
+	// times, and ScheduleEnd the time its settling ended (WriteScheduleScript);
+	// nil for a run of a script's own steps.
+	Schedule    []TimedStep
+	ScheduleEnd sim.Time
+	World       *sim.World
+	Final       checkers.Final
+	History     checkers.History
+	Changes     []StateChange
 	// Truncations are the replicas' logs around each shortening (with
 	// Options.Timeline).
 	Truncations []Truncation
@@ -314,8 +322,13 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 	// The whole trace is kept only when a step awaits a transition or the
 	// caller wants the timeline; the unclean elections are always kept.
 	keep := opts.Timeline || opts.KeepTrace || s.awaitsTrace()
+	end, _ := s.endOptions(v, opts.Set) // checked by Prepare
+	var link sim.LinkConfig             // the zero value is sim.DefaultLink
+	if end.linkLatency > 0 {
+		link = sim.LinkConfig{MinLatency: end.linkLatency, MaxLatency: end.linkLatency}
+	}
 	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
-		KeepKinds: map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true}, MaxTime: sim.Time(s.Limit)})
+		KeepKinds: map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true}, MaxTime: sim.Time(s.Limit), Link: link})
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +352,6 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 		}
 	}
 	res.Profile = strings.Join(r.profiles, "; ")
-	end, _ := s.endOptions(v, opts.Set) // checked by Prepare
 	end.replay = res.Replay
 	r.endPhase(res, end)
 	r.judge(res, v, opts.Budget)

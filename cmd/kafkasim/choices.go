@@ -1,19 +1,22 @@
 package main
 
 // This file is the -choices flag of run and replay: a saved choice list
-// (from explore or shrink) replays a run exactly, in place of the seed.
+// (from explore or shrink) replays a run exactly, in place of the seed, or,
+// with -variant naming another variant of the scenario, replays the same
+// schedule under that variant.
 
 import (
-	"fmt"
-
 	"github.com/kafkasim/kafkasim/scenarios"
 )
 
 // runOrReplayChoices runs variant of s from the seed or, when file is set,
-// replays the saved choice list. With a file, only the variant it was saved
-// for runs: the others return nil. A file that does not match the scenario
-// (header, configuration, version, or choices that run out or exceed their
-// ranges) is an error, which the caller reports as bad input.
+// replays the saved choice list. Without -variant (explicit ""), only the
+// variant the file was saved for runs: the others return nil. With
+// -variant naming another variant, the file's schedule runs under it
+// (scenarios.RunChoiceFileUnder). A file that does not match the scenario
+// (header, configuration, version, or choices that run out, are left over,
+// exceed their ranges or do not fit the other variant) is an error, which
+// the caller reports as bad input.
 func runOrReplayChoices(s *scenarios.Script, variant, explicit, file string, opts scenarios.Options) (*scenarios.Result, error) {
 	if file == "" {
 		return s.Run(variant, opts)
@@ -25,11 +28,8 @@ func runOrReplayChoices(s *scenarios.Script, variant, explicit, file string, opt
 	if err := s.CheckHeader(f, opts.Set); err != nil {
 		return nil, err
 	}
-	if f.Variant != variant {
-		if explicit != "" {
-			return nil, &scenarios.ChoiceMismatch{Msg: fmt.Sprintf("%s was saved for variant %s, not %s", file, f.Variant, variant)}
-		}
+	if f.Variant != variant && explicit == "" {
 		return nil, nil
 	}
-	return s.RunChoiceFile(f, opts.Set, opts)
+	return s.RunChoiceFileUnder(f, variant, opts.Set, opts)
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/kafkasim/kafkasim/explore"
@@ -34,8 +36,12 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	orders := fs.Bool("orders", false, "also branch on the order of events due at the same instant")
 	dfs := fs.Bool("dfs", false, "depth-first instead of breadth-first (breadth-first finds the shortest violation)")
 	save := fs.String("save", "", "write the violating run's choices to FILE (default: explore-<scenario>-<variant>.choices)")
+	script := fs.String("script", "", "also write the violating run as a scenario script to FILE (its faults and controller decisions as timed steps, every variant)")
 	progressMode := fs.String("progress", "auto", progressFlagDoc)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkOutputFile("-script", *script); err != nil {
 		return err
 	}
 	if err := checkProgressMode(*progressMode); err != nil {
@@ -101,8 +107,31 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  %s\n", st)
 	}
 	ex.Found.Replay = scenarios.ReplayChoicesCommand(ex.File, set) // Save set the file's path
-	fmt.Fprintf(stdout, "choices saved to %s\nreplay: %s\n", path, ex.Found.Replay)
+	fmt.Fprintf(stdout, "choices saved to %s\n", path)
+	if *script != "" {
+		if err := scenarios.SaveScheduleScript(*script, s, ex.Found, "kafkasim explore "+strings.Join(args, " "), ex.Checker); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "script saved to %s: kafkasim run -scenario %s [-variant V]\n", *script, *script)
+	}
+	fmt.Fprintf(stdout, "replay: %s\n", ex.Found.Replay)
 	return failedError{"explore found a violation of " + ex.Checker}
+}
+
+// checkOutputFile refuses an output file flag whose directory does not
+// exist or that names a directory, before anything runs: bad input, and
+// no partial output.
+func checkOutputFile(flagName, path string) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return usagef("%s %s: a directory; want the path of a file to write", flagName, path)
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		return usagef("%s %s: the directory %s does not exist", flagName, path, filepath.Dir(path))
+	}
+	return nil
 }
 
 // splitList splits a comma-separated flag value.

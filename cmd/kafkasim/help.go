@@ -43,10 +43,14 @@ variants. Use the names with -scenario.`,
 checker's verdict with its evidence, the run's protocol and configuration,
 and on a violation the command that replays it. -set overrides a property
 (what the variant sets, too: the header names the override); without
--variant, variants that -set makes identical run once.`,
+-variant, variants that -set makes identical run once. -choices FILE
+replays a saved choice list; with -variant naming another variant than the
+file's, the same schedule runs under it where its choices still fit (the
+header says "schedule from variant hw, run under kip101"; the trace hash is
+not checked), and a choice that does not fit is bad input naming it.`,
 		exits: runExits,
 		examples: []string{"kafkasim run -scenario kip101-hw-lag",
-			"kafkasim run -scenario kip101-hw-lag -variant kip279 -set inter.broker.protocol.version=0.10.2 -json"},
+			"kafkasim run -scenario kip101-hw-lag -variant kip101 -choices explore-kip101-hw-lag-hw.choices -json"},
 	},
 	"replay": {
 		synopsis: "kafkasim replay -scenario NAME|FILE [-variant V] [-seed N | -choices FILE] [-set key=value ...] [-all] [-export DIR] [-report DIR]",
@@ -54,7 +58,11 @@ and on a violation the command that replays it. -set overrides a property
 every transition the brokers logged, every client outcome (acknowledged,
 refused with its error, unknown) and, after each event that changed them,
 every replica's role, epoch, LEO, HW and ISR; then the verdicts as run
-prints them. -all adds every message and timer.`,
+prints them. -all adds every message and timer. -choices FILE -variant
+OTHER replays the file's schedule under another variant of its scenario
+(as run does): exit 2 when a choice does not fit, e.g. "choice 23: recorded
+order:0/4, variant kip279 asks order:?/2 — the schedule does not fit this
+variant".`,
 		exits: runExits,
 		examples: []string{"kafkasim replay -scenario kip101-hw-lag -variant hw -seed 1",
 			"kafkasim replay -scenario swarm -variant hw-unsafe -choices shrunk-swarm-hw-unsafe.choices -report out/"},
@@ -101,24 +109,32 @@ machines; 'kafkasim merge' joins the shards.`,
 		examples: []string{"kafkasim merge -out merged shard-0 shard-1 shard-2 shard-3", "kafkasim merge -out /out/merged /out/shard-*"},
 	},
 	"explore": {
-		synopsis: "kafkasim explore -scenario NAME|FILE [-variant V] [-set k=v ...] [-depth D] [-records N] [-faults LIST] [-checkers LIST] [-acks all|1|0] [-max-runs N] [-parallel P] [-state FILE] [-orders] [-dfs] [-save FILE] [-progress MODE]",
+		synopsis: "kafkasim explore -scenario NAME|FILE [-variant V] [-set k=v ...] [-depth D] [-records N] [-faults LIST] [-checkers LIST] [-acks all|1|0] [-max-runs N] [-parallel P] [-state FILE] [-orders] [-dfs] [-save FILE] [-script FILE] [-progress MODE]",
 		purpose: `Model-checks the real broker code on a scenario's cluster: every sequence
 of actions (produce, crash, power-loss, restart, elect, partition ...) up
 to -depth, each run from the start with a prefix of choices, visited states
-pruned. Prints the first violation as a step list and saves its choices.`,
+pruned. Prints the first violation as a step list and saves its choices.
+-script FILE also writes it as a scenario script: the faults, produces and
+controller decisions as steps at their virtual times, with the scenario's
+variants, so 'kafkasim run -scenario FILE -variant kip279' asks whether
+another variant survives it. The order of simultaneous events and where
+within an instant an action fell are not expressed (the script says so).`,
 		exits: "0  no violation within the bound (or within -max-runs)\n1  a violation (its choices are saved)\n2  bad input",
 		examples: []string{"kafkasim explore -scenario kip101-hw-lag -variant hw -depth 9 -faults crash,elect",
-			"kafkasim explore -scenario kip101-hw-lag -variant kip279 -depth 10 -parallel 2 -state kip279.state -max-runs 20000"},
+			"kafkasim explore -scenario kip101-hw-lag -variant hw -depth 8 -checkers acked-loss -script hw-loss.txt; kafkasim run -scenario hw-loss.txt -variant kip279"},
 	},
 	"shrink": {
-		synopsis: "kafkasim shrink -scenario NAME|FILE [-variant V] (-seed N | -choices FILE) [-set k=v ...] [-checker NAME] [-max-runs N] [-save FILE] [-progress MODE]",
+		synopsis: "kafkasim shrink -scenario NAME|FILE [-variant V] (-seed N | -choices FILE) [-set k=v ...] [-checker NAME] [-max-runs N] [-save FILE] [-script FILE] [-progress MODE]",
 		purpose: `Reduces a failing run (a seed, or a choice file from explore or an earlier
 shrink) to a few steps: sets its choices back to the default chunk by
 chunk, keeping each change under which the same checker still fails; prints
-the steps, saves the choices and the replay command.`,
+the steps, saves the choices and the replay command. -choices FILE
+-variant OTHER shrinks the file's schedule under another variant (where
+its choices fit). -script FILE writes the shrunk run as a scenario script
+(for a choice file of an explored run, as explore -script does).`,
 		exits: "0  shrunk\n1  the choice file could not be written\n2  bad input (including a run that fails no checker: nothing to shrink)",
 		examples: []string{"kafkasim shrink -scenario swarm -variant hw-unsafe -seed 7",
-			"kafkasim shrink -scenario kip101-hw-lag -variant hw -choices explore-kip101-hw-lag-hw.choices -save short.choices"},
+			"kafkasim shrink -scenario kip101-hw-lag -choices explore-kip101-hw-lag-hw.choices -save short.choices -script short.txt"},
 	},
 }
 

@@ -26,8 +26,12 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 	checker := fs.String("checker", "", "the checker that must keep failing (default: the first that breaks the contract)")
 	maxRuns := fs.Int("max-runs", 300, "candidate runs at most")
 	save := fs.String("save", "", "write the shrunk choice list to FILE (default: shrunk-<scenario>-<variant>.choices)")
+	script := fs.String("script", "", "also write the shrunk run as a scenario script to FILE (a run from an explore choice file: its faults and controller decisions as timed steps, every variant)")
 	progressMode := fs.String("progress", "auto", progressFlagDoc)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkOutputFile("-script", *script); err != nil {
 		return err
 	}
 	if err := checkProgressMode(*progressMode); err != nil {
@@ -50,6 +54,12 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 			return usageError{err.Error()}
 		}
 	}
+	if *script != "" && (cfg.From == nil || cfg.From.Explore == nil) {
+		// NB: a script scenario's run already is a script (its steps; the
+		// seed draws latencies and event order), and a swarm's drawn faults
+		// interleave with its clients in a way script steps cannot say.
+		return usagef("-script writes the schedule of an explored run: give -choices FILE saved by explore (or by a shrink of one); a run from -seed, or a choice file of a script's own steps, has no explored schedule to write")
+	}
 	bar := newProgress(stderr, *progressMode, "shrink", *maxRuns, 0)
 	cfg.Progress = func(runs, faults, deviated int) {
 		bar.update(runs, fmt.Sprintf("now %d faults, %d choices off the default", faults, deviated))
@@ -67,6 +77,9 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "shrink %s / %s: %s still fails after %d runs\n", s.Name, sh.File.Variant, sh.Checker, sh.Runs)
+	if cfg.From != nil && sh.File.Variant != cfg.From.Variant {
+		fmt.Fprintf(stdout, "  schedule from variant %s, shrunk under %s (the trace hash of %s is not checked)\n", cfg.From.Variant, sh.File.Variant, *choices)
+	}
 	fmt.Fprintf(stdout, "  faults %d -> %d, choices off the default %d -> %d\n", sh.FaultsBefore, sh.FaultsAfter, sh.DeviatedBefore, sh.DeviatedAfter)
 	if acts := scenarios.ExploreActions(sh.After); len(acts) > 0 {
 		fmt.Fprintf(stdout, "  actions: %s\n", strings.Join(acts, "; "))
@@ -74,6 +87,13 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 	for _, st := range scenarios.Story(sh.After) {
 		fmt.Fprintf(stdout, "  %s\n", st)
 	}
-	fmt.Fprintf(stdout, "choices saved to %s\nreplay: %s\n", path, scenarios.ReplayChoicesCommand(sh.File, set)) // Save set the file's path
+	fmt.Fprintf(stdout, "choices saved to %s\n", path)
+	if *script != "" {
+		if err := scenarios.SaveScheduleScript(*script, s, sh.After, "kafkasim shrink "+strings.Join(args, " "), sh.Checker); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "script saved to %s: kafkasim run -scenario %s [-variant V]\n", *script, *script)
+	}
+	fmt.Fprintf(stdout, "replay: %s\n", scenarios.ReplayChoicesCommand(sh.File, set)) // Save set the file's path
 	return nil
 }

@@ -27,6 +27,8 @@ type Config struct {
 	// From is set.
 	Seed uint64
 	// From is a saved run (an explored violation, or an earlier shrink).
+	// With Variant naming another variant than the file's, its schedule is
+	// shrunk under that variant (scenarios.RunChoiceFileUnder).
 	From *scenarios.ChoiceFile
 	// Checker is the checker that must keep failing; "" takes the first
 	// whose violation breaks the contract, else the first violation.
@@ -164,7 +166,10 @@ func Run(s *scenarios.Script, cfg Config) (*Shrunk, error) {
 		if err := s.CheckHeader(cfg.From, cfg.Set); err != nil {
 			return nil, err
 		}
-		variant, seed, params = cfg.From.Variant, cfg.From.Seed, cfg.From.Explore
+		seed, params = cfg.From.Seed, cfg.From.Explore
+		if variant == "" {
+			variant = cfg.From.Variant
+		}
 	}
 	v, conf, err := s.Prepare(variant, cfg.Set)
 	if err != nil {
@@ -186,7 +191,9 @@ func Run(s *scenarios.Script, cfg Config) (*Shrunk, error) {
 	var first sim.Chooser
 	var strict *scenarios.StrictReplay
 	if cfg.From != nil {
-		strict = scenarios.NewStrictReplay(cfg.From)
+		// NB: under another variant than the file's, the schedule must fit
+		// that variant's run, and its trace hash is not checked.
+		strict = scenarios.NewScheduleReplay(cfg.From, v.Name)
 		first = strict
 	}
 	before, err := run(first)
