@@ -85,6 +85,7 @@ func (c *Controller) createTopics(ctx *sim.Context, req *kmsg.CreateTopicsReques
 			resp.Topics = append(resp.Topics, rt)
 			continue
 		}
+		rt.NumPartitions = 0
 		for _, r := range topicRecs {
 			if p, ok := r.(*metadata.PartitionRecord); ok {
 				rt.NumPartitions++
