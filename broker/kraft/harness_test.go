@@ -50,8 +50,8 @@ func (q *fakeQuorum) truncate() { q.log, q.epochs = q.log[:q.hw], q.epochs[:q.hw
 
 type host struct{ c *Controller }
 
-func (h *host) Start(ctx *sim.Context)                             { h.c.Start(ctx) }
-func (h *host) Receive(*sim.Context, sim.NodeID, sim.Message)      {}
+func (h *host) Start(ctx *sim.Context)                              { h.c.Start(ctx) }
+func (h *host) Receive(*sim.Context, sim.NodeID, sim.Message)       {}
 func (h *host) Timer(ctx *sim.Context, id sim.TimerID, name string) { h.c.Timer(ctx, id, name) }
 
 type harness struct {
