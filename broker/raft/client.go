@@ -66,6 +66,8 @@ type Client struct {
 
 	electionTimer, fetchTimer, backoffTimer, checkQuorumTimer, beginTimer, retryTimer sim.TimerID
 
+	electionDeadline sim.Time
+
 	// candidate and prospective
 	granted, rejected map[int32]bool
 	failedElections   int

@@ -91,6 +91,7 @@ func (c *Client) armElection(d sim.Duration) {
 		c.ctx.CancelTimer(c.electionTimer)
 	}
 	c.electionTimer = c.ctx.SetTimer(d, "raft-election")
+	c.electionDeadline = c.ctx.Now().Add(d)
 }
 
 func (c *Client) armFetchTimeout(d sim.Duration) {

@@ -64,8 +64,18 @@ func (c *Client) handleVote(from int32, req *kmsg.VoteRequest) *kmsg.VoteRespons
 		c.logVote(p.CandidateEpoch, p.CandidateID, false, preVote)
 		return voteResponse(req.Version, 0, kerr.FencedLeaderEpoch.Code, c.leader, c.epoch, false)
 	}
+	// Raft's rule: only a granted vote (or a leader) resets the election
+	// timer, so a voter refusing a stale candidate that keeps bumping the
+	// epoch still stands in time.
+	var deadline sim.Time
+	if c.electionTimer != 0 {
+		deadline = c.electionDeadline
+	}
 	if !preVote && p.CandidateEpoch > c.epoch {
 		c.becomeUnattached(p.CandidateEpoch, -1)
+		if deadline > 0 {
+			c.armElection(max(deadline.Sub(c.ctx.Now()), 0))
+		}
 	}
 	upToDate := !c.cfg.VoteCheckLog || c.logUpToDate(p.LastOffsetEpoch, p.LastOffset)
 	granted := c.canGrantVote(p.CandidateID, p.CandidateEpoch, upToDate, preVote)
