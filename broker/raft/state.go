@@ -1,0 +1,319 @@
+package raft
+
+// This file is the election state machine (QuorumState.java and the
+// EpochState classes: UnattachedState, ProspectiveState (KIP-996, Kafka
+// 4.0), CandidateState, LeaderState, FollowerState, ResignedState): every
+// transition persists quorum-state first when the epoch, the vote or the
+// leader changes, logs `raft-state`, and tells the listener of a new leader
+// or epoch. Observers (non-voters) are only ever unattached or following.
+//
+// Simplifications vs Kafka: a prospective that loses its pre-vote returns
+// to following the leader it knew, or to unattached (KIP-996's rule), with
+// the failure counted for the next backoff; election backoff is Kafka's
+// binary exponential one (random multiple of retry.backoff, capped at
+// election.backoff.max).
+
+import (
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+type role uint8
+
+const (
+	roleUnattached role = iota
+	roleProspective
+	roleCandidate
+	roleLeader
+	roleFollower
+	roleResigned
+)
+
+var roleNames = [...]string{"unattached", "prospective", "candidate", "leader", "follower", "resigned"}
+
+func (r role) String() string { return roleNames[r] }
+
+func (c *Client) majority() int { return len(c.voters)/2 + 1 }
+
+func (c *Client) isVoter(id int32) bool {
+	for _, v := range c.voters {
+		if v == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Client) persist() {
+	writeQuorumState(c.ctx.Disk(), c.cfg, c.voters, electionState{epoch: c.epoch, leader: c.leader, votedFor: c.votedFor})
+}
+
+// setRole enters r: a fresh state (timers cancelled, callbacks of the old
+// one dropped), logged, and the listener told of a leader change.
+func (c *Client) setRole(r role) {
+	c.cancelTimers()
+	c.gen++
+	c.fetchInflight = false
+	c.snapFetch = nil
+	wasLeader := c.role == roleLeader
+	c.role = r
+	if wasLeader && r != roleLeader {
+		c.answerParked()
+	}
+	c.ctx.Log("raft-state", sim.S("state", r.String()), sim.I("epoch", int64(c.epoch)),
+		sim.I("leader", int64(c.leader)), sim.I("voted-for", int64(c.votedFor)))
+	c.notifyLeader()
+}
+
+func (c *Client) cancelTimers() {
+	for _, t := range []*sim.TimerID{&c.electionTimer, &c.fetchTimer, &c.backoffTimer, &c.checkQuorumTimer, &c.beginTimer, &c.retryTimer} {
+		if *t != 0 {
+			c.ctx.CancelTimer(*t)
+			*t = 0
+		}
+	}
+}
+
+func (c *Client) randomElectionTimeout() sim.Duration {
+	t := c.cfg.ElectionTimeout
+	return t + sim.Duration(c.ctx.Rand().Int64N(int64(t)))
+}
+
+// electionBackoff is KafkaRaftClient's binaryExponentialElectionBackoffMs.
+func (c *Client) electionBackoff() sim.Duration {
+	n := min(max(c.failedElections, 1), 20)
+	d := c.cfg.RetryBackoff * sim.Duration(c.ctx.Rand().Int64N(int64(2)<<(n-1)))
+	return min(max(d, c.cfg.RetryBackoff), c.cfg.ElectionBackoffMax)
+}
+
+func (c *Client) armElection(d sim.Duration) {
+	if c.electionTimer != 0 {
+		c.ctx.CancelTimer(c.electionTimer)
+	}
+	c.electionTimer = c.ctx.SetTimer(d, "raft-election")
+	c.electionDeadline = c.ctx.Now().Add(d)
+}
+
+func (c *Client) armFetchTimeout(d sim.Duration) {
+	if c.fetchTimer != 0 {
+		c.ctx.CancelTimer(c.fetchTimer)
+	}
+	c.fetchTimer = c.ctx.SetTimer(d, "raft-fetch-timeout")
+}
+
+// becomeUnattached enters unattached in epoch, with votedFor as the vote
+// (kept when the epoch does not change).
+func (c *Client) becomeUnattached(epoch, votedFor int32) {
+	changed := epoch != c.epoch || c.leader != -1 || votedFor != c.votedFor
+	if epoch == c.epoch && votedFor < 0 {
+		votedFor = c.votedFor
+		changed = c.leader != -1
+	}
+	c.epoch, c.leader, c.votedFor = epoch, -1, votedFor
+	if changed {
+		c.persist()
+	}
+	c.setRole(roleUnattached)
+	c.fetchFrom = -1
+	if c.voter {
+		c.armElection(c.randomElectionTimeout())
+	} else {
+		c.maybeFetch()
+	}
+}
+
+// becomeFollower follows leader in epoch.
+func (c *Client) becomeFollower(epoch, leader int32) {
+	if epoch != c.epoch || leader != c.leader {
+		if epoch != c.epoch {
+			c.votedFor = -1
+		}
+		c.epoch, c.leader = epoch, leader
+		c.persist()
+	}
+	c.setRole(roleFollower)
+	c.fetchFrom = leader
+	c.heardLeader = false
+	c.armFetchTimeout(c.cfg.FetchTimeout)
+	c.maybeFetch()
+}
+
+// startElection begins an election: a pre-vote first with KIP-996.
+func (c *Client) startElection() {
+	if !c.voter {
+		return
+	}
+	if c.cfg.PreVote {
+		c.becomeProspective()
+	} else {
+		c.becomeCandidate()
+	}
+}
+
+// becomeProspective asks for pre-votes: no epoch bump, nothing persisted.
+func (c *Client) becomeProspective() {
+	c.setRole(roleProspective)
+	c.granted = map[int32]bool{c.cfg.NodeID: true}
+	c.rejected = map[int32]bool{}
+	c.armElection(c.randomElectionTimeout())
+	if len(c.granted) >= c.majority() {
+		c.becomeCandidate()
+		return
+	}
+	c.sendVotes(true)
+}
+
+// becomeCandidate bumps the epoch, votes for itself (persisted) and asks
+// the other voters.
+func (c *Client) becomeCandidate() {
+	c.epoch++
+	c.leader, c.votedFor = -1, c.cfg.NodeID
+	c.persist()
+	c.setRole(roleCandidate)
+	c.granted = map[int32]bool{c.cfg.NodeID: true}
+	c.rejected = map[int32]bool{}
+	c.armElection(c.randomElectionTimeout())
+	if len(c.granted) >= c.majority() {
+		c.becomeLeader()
+		return
+	}
+	c.sendVotes(false)
+}
+
+// electionLost handles a lost or timed-out election.
+func (c *Client) electionLost() {
+	c.failedElections++
+	switch c.role {
+	case roleProspective:
+		if c.leader >= 0 && c.leader != c.cfg.NodeID {
+			c.becomeFollower(c.epoch, c.leader)
+		} else {
+			c.becomeUnattached(c.epoch, -1)
+		}
+	case roleCandidate:
+		c.cancelTimers()
+		c.backoffTimer = c.ctx.SetTimer(c.electionBackoff(), "raft-backoff")
+	}
+}
+
+// becomeLeader takes the epoch the candidate won: the LeaderChange control
+// batch is written at the epoch's start offset and the voters are told
+// with BeginQuorumEpoch.
+func (c *Client) becomeLeader() {
+	granting := sortedKeys(c.granted)
+	c.failedElections = 0
+	c.leader = c.cfg.NodeID
+	c.persist()
+	lastEpoch := c.log.lastEpoch()
+	if lastEpoch < 0 && c.snap.ok {
+		lastEpoch = c.snap.epoch
+	}
+	c.epochStart = c.log.endOffset()
+	c.replicas = map[int32]*replica{}
+	for _, v := range c.voters {
+		c.replicas[v] = &replica{endOffset: -1}
+	}
+	c.setRole(roleLeader)
+	c.ctx.Log("raft-leader", sim.I("epoch", int64(c.epoch)), sim.I("leo", c.epochStart), sim.I("last-epoch", int64(lastEpoch)))
+	nowMs := sim.Duration(c.ctx.Now()).Milliseconds()
+	c.log.appendLeader(c.ctx.Now(), c.epoch, true, []storage.Record{leaderChangeRecord(nowMs, c.cfg.NodeID, c.voters, granting)})
+	if c.cfg.CheckQuorum {
+		c.checkQuorumTimer = c.ctx.SetTimer(sim.Duration(float64(c.cfg.FetchTimeout)*checkQuorumFactor), "raft-check-quorum")
+	}
+	c.sendBeginQuorumEpoch()
+	c.onLeaderAppend()
+}
+
+// resign gives the epoch up: resigned, EndQuorumEpoch to the voters.
+func (c *Client) resign(why string) {
+	successors := c.preferredSuccessors()
+	c.setRole(roleResigned)
+	c.ctx.Log("raft-resign", sim.S("why", why), sim.I("epoch", int64(c.epoch)))
+	c.sendEndQuorumEpoch(successors)
+	c.armElection(c.randomElectionTimeout())
+}
+
+// observeEpoch moves to a higher epoch, or to following a leader newly
+// learned in the current one, as QuorumState's maybeTransition does for
+// every request and response. It reports whether the state changed.
+func (c *Client) observeEpoch(epoch, leader int32) bool {
+	if leader == c.cfg.NodeID {
+		leader = -1 // never follow oneself
+	}
+	switch {
+	case epoch > c.epoch:
+		if leader >= 0 {
+			c.becomeFollower(epoch, leader)
+		} else {
+			c.becomeUnattached(epoch, -1)
+		}
+		return true
+	case epoch == c.epoch && leader >= 0 && c.leader != leader &&
+		(c.role == roleUnattached || c.role == roleProspective || c.role == roleCandidate):
+		c.becomeFollower(epoch, leader)
+		return true
+	case epoch == c.epoch && leader >= 0 && c.role == roleProspective:
+		c.becomeFollower(epoch, leader)
+		return true
+	}
+	return false
+}
+
+func (c *Client) onElectionTimeout() {
+	switch c.role {
+	case roleUnattached, roleResigned, roleFollower:
+		c.startElection()
+	case roleProspective, roleCandidate:
+		c.electionLost()
+	}
+}
+
+func (c *Client) onBackoff() {
+	if c.role == roleCandidate {
+		c.startElection()
+	}
+}
+
+// onFetchTimeout: a follower that has not heard from its leader stands for
+// election (a voter) or looks for the leader again (an observer).
+func (c *Client) onFetchTimeout() {
+	if c.role != roleFollower {
+		return
+	}
+	if c.voter {
+		c.startElection()
+	} else {
+		c.becomeUnattached(c.epoch, -1)
+	}
+}
+
+// onCheckQuorum is KIP-996's check-quorum: a leader that a majority of
+// voters has not fetched from within the timeout resigns.
+func (c *Client) onCheckQuorum() {
+	if c.role != roleLeader {
+		return
+	}
+	n := 1
+	for _, v := range c.voters {
+		if r := c.replicas[v]; v != c.cfg.NodeID && r.fetched {
+			n++
+		}
+		c.replicas[v].fetched = false
+	}
+	if n < c.majority() {
+		c.resign("check-quorum")
+		return
+	}
+	c.checkQuorumTimer = c.ctx.SetTimer(sim.Duration(float64(c.cfg.FetchTimeout)*checkQuorumFactor), "raft-check-quorum")
+}
+
+func sortedKeys(m map[int32]bool) []int32 {
+	out := make([]int32, 0, len(m))
+	for k, v := range m {
+		if v {
+			out = append(out, k)
+		}
+	}
+	sortInt32(out)
+	return out
+}

@@ -1,0 +1,198 @@
+package raft
+
+// This file is the Vote API (key 52, v2 as Kafka 4.0 sends it; v2 adds
+// PreVote for KIP-996): KafkaRaftClient.handleVoteRequest and
+// handleVoteResponse, and the vote rules of the EpochState classes
+// (canGrantVote): a vote is granted once per epoch, only to a candidate
+// whose log is at least as up to date (last epoch, then end offset) —
+// unless Config.VoteCheckLog is false, the planted bug — and persisted in
+// quorum-state before the answer leaves. A pre-vote changes nothing on the
+// voter; a voter that fetched from a live leader within the fetch timeout
+// refuses it.
+// Simplification: directory ids (KIP-853) are left zero.
+
+import (
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const voteVersion = 2
+
+// lastOffsetEpoch returns the (epoch, end offset) of the local log, the
+// snapshot's epoch when the log is empty past it.
+func (c *Client) lastOffsetEpoch() (int32, int64) {
+	e := c.log.lastEpoch()
+	if e < 0 && c.snap.ok {
+		e = c.snap.epoch
+	}
+	return max(e, 0), c.log.endOffset()
+}
+
+// logUpToDate is Raft's up-to-date check.
+func (c *Client) logUpToDate(lastEpoch int32, endOffset int64) bool {
+	myEpoch, myEnd := c.lastOffsetEpoch()
+	return lastEpoch > myEpoch || (lastEpoch == myEpoch && endOffset >= myEnd)
+}
+
+func voteResponse(version int16, code int16, partCode int16, leader, epoch int32, granted bool) *kmsg.VoteResponse {
+	resp := kmsg.NewPtrVoteResponse()
+	resp.Version = version
+	resp.ErrorCode = code
+	t := kmsg.NewVoteResponseTopic()
+	t.Topic = MetadataTopic
+	p := kmsg.NewVoteResponseTopicPartition()
+	p.ErrorCode, p.LeaderID, p.LeaderEpoch, p.VoteGranted = partCode, leader, epoch, granted
+	t.Partitions = append(t.Partitions, p)
+	resp.Topics = append(resp.Topics, t)
+	return resp
+}
+
+func (c *Client) handleVote(from int32, req *kmsg.VoteRequest) *kmsg.VoteResponse {
+	if req.ClusterID != nil && *req.ClusterID != c.cfg.ClusterID {
+		return voteResponse(req.Version, kerr.InconsistentClusterID.Code, 0, -1, -1, false)
+	}
+	if len(req.Topics) != 1 || req.Topics[0].Topic != MetadataTopic || len(req.Topics[0].Partitions) != 1 {
+		return voteResponse(req.Version, kerr.InvalidRequest.Code, 0, -1, -1, false)
+	}
+	p := req.Topics[0].Partitions[0]
+	if !c.voter || !c.isVoter(p.CandidateID) {
+		return voteResponse(req.Version, 0, kerr.InconsistentVoterSet.Code, c.leader, c.epoch, false)
+	}
+	preVote := req.Version >= 2 && p.PreVote
+	if p.CandidateEpoch < c.epoch {
+		c.logVote(p.CandidateEpoch, p.CandidateID, false, preVote)
+		return voteResponse(req.Version, 0, kerr.FencedLeaderEpoch.Code, c.leader, c.epoch, false)
+	}
+	// Raft's rule: only a granted vote (or a leader) resets the election
+	// timer, so a voter refusing a stale candidate that keeps bumping the
+	// epoch still stands in time.
+	var deadline sim.Time
+	if c.electionTimer != 0 {
+		deadline = c.electionDeadline
+	}
+	if !preVote && p.CandidateEpoch > c.epoch {
+		c.becomeUnattached(p.CandidateEpoch, -1)
+		if deadline > 0 {
+			c.armElection(max(deadline.Sub(c.ctx.Now()), 0))
+		}
+	}
+	upToDate := !c.cfg.VoteCheckLog || c.logUpToDate(p.LastOffsetEpoch, p.LastOffset)
+	granted := c.canGrantVote(p.CandidateID, p.CandidateEpoch, upToDate, preVote)
+	if granted && !preVote && (c.role == roleUnattached || c.role == roleProspective) && c.votedFor != p.CandidateID {
+		// The vote is persisted before the answer leaves.
+		c.votedFor = p.CandidateID
+		c.persist()
+		c.setRole(roleUnattached)
+		c.fetchFrom = -1
+		c.armElection(c.randomElectionTimeout())
+	}
+	c.logVote(p.CandidateEpoch, p.CandidateID, granted, preVote)
+	return voteResponse(req.Version, 0, 0, c.leader, c.epoch, granted)
+}
+
+// canGrantVote is EpochState.canGrantVote for each state.
+func (c *Client) canGrantVote(candidate, candidateEpoch int32, upToDate, preVote bool) bool {
+	if preVote {
+		switch c.role {
+		case roleLeader:
+			return false
+		case roleFollower:
+			// KIP-996: refuse while the leader is alive.
+			recent := c.heardLeader && c.ctx.Now().Sub(c.lastLeaderFetch) < c.cfg.FetchTimeout
+			return !recent && upToDate
+		default:
+			return upToDate
+		}
+	}
+	if candidateEpoch != c.epoch {
+		return false
+	}
+	switch c.role {
+	case roleUnattached, roleProspective:
+		if c.votedFor >= 0 {
+			return c.votedFor == candidate
+		}
+		return upToDate
+	case roleCandidate:
+		return candidate == c.cfg.NodeID
+	}
+	return false
+}
+
+func (c *Client) logVote(epoch, candidate int32, granted, preVote bool) {
+	c.ctx.Log("raft-vote", sim.I("epoch", int64(epoch)), sim.I("candidate", int64(candidate)),
+		sim.S("granted", boolStr(granted)), sim.S("pre-vote", boolStr(preVote)))
+}
+
+func boolStr(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// sendVotes sends a Vote (or pre-vote, for epoch+1) to every other voter.
+func (c *Client) sendVotes(preVote bool) {
+	lastEpoch, end := c.lastOffsetEpoch()
+	epoch := c.epoch
+	if preVote {
+		epoch = c.epoch + 1
+	}
+	gen := c.gen
+	for _, v := range c.voters {
+		if v == c.cfg.NodeID {
+			continue
+		}
+		req := kmsg.NewPtrVoteRequest()
+		req.Version = voteVersion
+		req.ClusterID = &c.cfg.ClusterID
+		req.VoterID = v
+		t := kmsg.NewVoteRequestTopic()
+		t.Topic = MetadataTopic
+		p := kmsg.NewVoteRequestTopicPartition()
+		p.CandidateEpoch, p.CandidateID, p.LastOffsetEpoch, p.LastOffset, p.PreVote = epoch, c.cfg.NodeID, lastEpoch, end, preVote
+		t.Partitions = append(t.Partitions, p)
+		req.Topics = append(req.Topics, t)
+		voter := v
+		c.env.Send(v, req, c.cfg.RequestTimeout, func(r kmsg.Response, err error) {
+			if c.stopped || gen != c.gen {
+				return
+			}
+			resp, _ := r.(*kmsg.VoteResponse)
+			c.handleVoteResponse(voter, resp, err)
+		})
+	}
+}
+
+func (c *Client) handleVoteResponse(from int32, resp *kmsg.VoteResponse, err error) {
+	if err != nil || resp == nil || resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return // the election timer decides; Kafka retries after retry.backoff, here the next round does
+	}
+	p := resp.Topics[0].Partitions[0]
+	if c.observeEpoch(p.LeaderEpoch, p.LeaderID) {
+		return
+	}
+	if p.ErrorCode != 0 {
+		c.rejected[from] = true
+	} else if p.VoteGranted {
+		c.granted[from] = true
+	} else {
+		c.rejected[from] = true
+	}
+	switch {
+	case len(c.granted) >= c.majority():
+		if c.role == roleProspective {
+			c.becomeCandidate()
+		} else if c.role == roleCandidate {
+			c.becomeLeader()
+		}
+	case len(c.rejected) >= len(c.voters)-c.majority()+1:
+		c.electionLost()
+	}
+}
+
+// handleVoteRequest is the Handle entry for Vote.
+func (c *Client) handleVoteRequest(from int32, req *kmsg.VoteRequest, reply func(kmsg.Response)) {
+	reply(c.handleVote(from, req))
+}
