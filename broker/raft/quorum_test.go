@@ -213,6 +213,26 @@ func randomRun(t *testing.T, seed uint64, voters int, checkLog, preVote bool) st
 		}
 		h.checkLogMatching()
 	}
+	// Liveness after healing: a leader, and every node catches up.
+	_ = h.w.Inject(sim.Heal{})
+	for i := sim.NodeID(0); i < sim.NodeID(total); i++ {
+		if !h.w.Up(i) {
+			_ = h.w.Inject(sim.Restart{Node: i})
+		}
+	}
+	h.run(sim.Ms(15000))
+	h.checkLogMatching()
+	if l := h.leader(); h.violation == "" && checkLog {
+		if l == nil {
+			h.fail("liveness: no leader 15s after healing")
+		} else {
+			for _, n := range h.nodes {
+				if n.c.HighWatermark() < l.c.HighWatermark()-40 {
+					h.fail("liveness: node %d HW %d, leader HW %d", n.id, n.c.HighWatermark(), l.c.HighWatermark())
+				}
+			}
+		}
+	}
 	return h.violation
 }
 

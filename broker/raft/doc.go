@@ -1,0 +1,26 @@
+// Package raft is KRaft's metadata quorum (KIP-595, with KIP-996 pre-vote
+// and check-quorum, and KIP-630 snapshots), as Kafka 4.0's KafkaRaftClient
+// runs it, as a pure state machine: every effect goes through *sim.Context
+// (timers named "raft-...", the virtual disk, the trace) and Env.Send.
+//
+// A host node (a controller, a combined node, or a broker as an observer)
+// creates a Client with New, calls Start at every (re)start, routes
+// requests to Handle and its timers to Timer, and appends metadata records
+// through Append while IsLeader:
+//
+//	c, err := raft.New(cfg, raft.Env{Send: send}, listener)
+//	c.Start(ctx)                           // recover log, snapshot, quorum-state
+//	c.Handle(ctx, from, req, reply)        // Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch, FetchSnapshot, DescribeQuorum
+//	c.Timer(ctx, id, name)                 // "raft-election", "raft-fetch-timeout", ...
+//	last, err := c.Append(ctx, records)    // leader only
+//
+// On disk (Dir/__cluster_metadata-0): the log's segments and
+// leader-epoch-checkpoint (package storage), quorum-state (JSON,
+// data_version 0) and <end offset>-<epoch>.checkpoint snapshots.
+//
+// Trace records: raft-state, raft-leader, raft-vote, raft-truncate,
+// raft-commit, raft-snapshot, raft-hw (every advance), raft-resign.
+//
+// Left out: dynamic voters (KIP-853), directory ids, leader endpoints,
+// compression, and fetch sessions.
+package raft
