@@ -167,9 +167,9 @@ func (c *Cluster) addControllers(voters []int32) error {
 // kraftAdminBackoff while the quorum has no leader or the brokers are not
 // yet registered (INVALID_REPLICATION_FACTOR, NOT_CONTROLLER, timeouts).
 type kraftAdmin struct {
-	topics  []topicAssignment
-	voters  []int32
-	next    int // the voter to ask next
+	topics   []topicAssignment
+	voters   []int32
+	next     int // the voter to ask next
 	corr     int32
 	enc      wire.Encoder
 	inflight bool // request corr is out

@@ -67,6 +67,12 @@ func (c *Client) notifyLeader() {
 		return
 	}
 	c.selfNotifyWait = false
+	if cur.Leader == c.cfg.NodeID {
+		// Not the leader (any more): a restarted leader is resigned, then
+		// prospective, in the epoch it led; the listener must not take
+		// that for its own leadership.
+		cur.Leader = -1
+	}
 	if cur != c.notified && c.role != roleResigned {
 		c.notified = cur
 		c.l.HandleLeaderChange(c.ctx, cur)

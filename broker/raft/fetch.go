@@ -156,7 +156,12 @@ func (c *Client) validFetchPosition(offset int64, lastEpoch int32, rp *kmsg.Fetc
 		rp.SnapshotID.EndOffset, rp.SnapshotID.Epoch = c.snap.end, c.snap.epoch
 		return false
 	}
-	if offset < start && c.snap.ok {
+	// KafkaMetadataLog.validateOffsetAndEpoch: below the log start, at it
+	// with another epoch than the snapshot's, or with an epoch older than
+	// the snapshot's, the log cannot say where the follower diverges (the
+	// epochs before the snapshot were deleted with the prefix): send the
+	// snapshot.
+	if c.snap.ok && (offset < start || (offset == start && lastEpoch != c.snap.epoch) || lastEpoch < c.snap.epoch) {
 		return needSnapshot()
 	}
 	if offset == 0 {

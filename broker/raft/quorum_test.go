@@ -241,7 +241,15 @@ func TestRandomQuorumSafety(t *testing.T) {
 	if testing.Short() {
 		seeds = 6
 	}
+	var all []uint64
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		all = append(all, seed)
+	}
+	// Regressions: seeds that broke State Machine Safety before the fixes
+	// for an old-epoch fetch past a snapshot (validFetchPosition) and
+	// late pre-vote grants counted as votes.
+	all = append(all, 105, 116, 135, 202, 207)
+	for _, seed := range all {
 		for _, pv := range []bool{false, true} {
 			voters := 3 + 2*int(seed%2)
 			if v := randomRun(t, seed, voters, true, pv); v != "" {

@@ -252,10 +252,11 @@ func (c *Client) observeEpoch(epoch, leader int32) bool {
 		(c.role == roleUnattached || c.role == roleProspective || c.role == roleCandidate):
 		c.becomeFollower(epoch, leader)
 		return true
-	case epoch == c.epoch && leader >= 0 && c.role == roleProspective:
-		c.becomeFollower(epoch, leader)
-		return true
 	}
+	// NB: a prospective that already knows the leader it came from stays
+	// prospective when a response names that leader again (a granted
+	// pre-vote carries the granter's leader too); it follows it again only
+	// when the pre-vote is lost (electionLost), as KafkaRaftClient does.
 	return false
 }
 

@@ -110,6 +110,12 @@ func (c *Client) canGrantVote(candidate, candidateEpoch int32, upToDate, preVote
 	}
 	switch c.role {
 	case roleUnattached, roleProspective:
+		if c.role == roleProspective && c.leader >= 0 {
+			// A prospective that came from following a leader of this
+			// epoch refuses a vote in it (ProspectiveState.canGrantVote):
+			// the epoch has a leader already.
+			return false
+		}
 		if c.votedFor >= 0 {
 			return c.votedFor == candidate
 		}
@@ -160,17 +166,29 @@ func (c *Client) sendVotes(preVote bool) {
 				return
 			}
 			resp, _ := r.(*kmsg.VoteResponse)
-			c.handleVoteResponse(voter, resp, err)
+			// Only an answer to this very round counts: a pre-vote grant
+			// arriving after the node became candidate (or a vote of an
+			// older round) is not a vote in the current epoch.
+			current := (preVote && c.role == roleProspective && c.epoch+1 == epoch) ||
+				(!preVote && c.role == roleCandidate && c.epoch == epoch)
+			c.handleVoteResponse(voter, resp, err, current)
 		})
 	}
 }
 
-func (c *Client) handleVoteResponse(from int32, resp *kmsg.VoteResponse, err error) {
+func (c *Client) handleVoteResponse(from int32, resp *kmsg.VoteResponse, err error, current bool) {
 	if err != nil || resp == nil || resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		return // the election timer decides; Kafka retries after retry.backoff, here the next round does
 	}
 	p := resp.Topics[0].Partitions[0]
-	if c.observeEpoch(p.LeaderEpoch, p.LeaderID) {
+	if c.observeEpoch(p.LeaderEpoch, p.LeaderID) || !current {
+		return
+	}
+	if c.role == roleProspective && !p.VoteGranted && p.LeaderID >= 0 && p.LeaderID != c.cfg.NodeID && p.LeaderEpoch == c.epoch {
+		// A voter that still follows the leader refuses the pre-vote and
+		// names it: follow it again (KIP-996). A grant naming the same
+		// leader does not stop the pre-vote.
+		c.becomeFollower(p.LeaderEpoch, p.LeaderID)
 		return
 	}
 	if p.ErrorCode != 0 {

@@ -99,6 +99,8 @@ func (b *Broker) startKRaft() {
 	if k.Controller {
 		ctl, err := kraft.New(kraft.Config{
 			NodeID:                   b.cfg.BrokerID,
+			ClusterID:                k.Raft.ClusterID,
+			MetadataVersion:          metadataVersionLevel,
 			SessionTimeout:           k.SessionTimeout,
 			Unclean:                  b.cfg.unclean,
 			DefaultReplicationFactor: k.DefaultReplicationFactor,

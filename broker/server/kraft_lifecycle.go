@@ -164,13 +164,6 @@ func (l *lifecycle) heartbeat() {
 	})
 }
 
-func boolStr(v bool) string {
-	if v {
-		return "true"
-	}
-	return "false"
-}
-
 // errName names a failed request's outcome: the error code's name, or
 // "timeout".
 func errName(code int16, err error) string {
