@@ -375,7 +375,7 @@ func guard(f func() error) (err error) {
 // newRunner builds the scenario's cluster in w (with the manual controller
 // when manual), and the runner with its recorder and observer.
 func (s *Script) newRunner(w *sim.World, cfg config.Config, manual bool, vars map[string]string, timeline bool) (*runner, error) {
-	spec := cluster.Spec{Brokers: s.Brokers, Racks: s.Racks, Config: cfg, ManualController: manual}
+	spec := cluster.Spec{Brokers: s.Brokers, Controllers: s.Controllers, Racks: s.Racks, Config: cfg, ManualController: manual}
 	for _, t := range s.Topics {
 		spec.Topics = append(spec.Topics, cluster.Topic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Assignment: t.Assignment})
 	}

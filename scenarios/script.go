@@ -104,6 +104,9 @@ type Script struct {
 	Description string
 	Source      string
 	Brokers     int
+	// Controllers is the number of dedicated KRaft controllers (header
+	// 'controllers N': nodes c0..cN-1); 0 for none.
+	Controllers int
 	Racks       []string
 	Topics      []TopicSpec
 	Props       map[string]string
@@ -191,7 +194,7 @@ func Parse(file, name string, r io.Reader) (*Script, error) {
 			return nil, fail("%v", err)
 		}
 		switch word {
-		case "name", "describe", "source", "brokers", "topic", "set", "variant", "expect", "limit", "controller", "final-read":
+		case "name", "describe", "source", "brokers", "controllers", "topic", "set", "variant", "expect", "limit", "controller", "final-read":
 			if inBody {
 				return nil, fail("%q belongs in the header, before the first step", word)
 			}
@@ -295,11 +298,33 @@ func (s *Script) header(word string, rest []string, kv map[string]string, pos []
 			return fmt.Errorf("brokers %q: want a number in [1, %d]", pos[0], MaxBrokers)
 		}
 		s.Brokers = n
+		for k := range kv {
+			if k != "racks" && k != "roles" {
+				return fmt.Errorf("brokers: unknown option %q; allowed: racks=a,b,... roles=broker|broker,controller", k)
+			}
+		}
+		if roles, ok := kv["roles"]; ok {
+			// KRaft: the brokers' process.roles (combined mode with
+			// roles=broker,controller).
+			s.Props["process.roles"] = roles
+		}
 		if r, ok := kv["racks"]; ok {
 			s.Racks = strings.Split(r, ",")
 			if len(s.Racks) != n {
 				return fmt.Errorf("racks: %d given for %d brokers", len(s.Racks), n)
 			}
+		}
+	case "controllers":
+		if len(pos) != 1 || len(kv) != 0 {
+			return fmt.Errorf("controllers: want 'controllers N' (dedicated KRaft controllers c0..cN-1)")
+		}
+		n, err := strconv.Atoi(pos[0])
+		if err != nil || n < 1 || n > MaxControllers {
+			return fmt.Errorf("controllers %q: want a number in [1, %d] (KRaft needs a quorum; leave the line out for ZooKeeper mode)", pos[0], MaxControllers)
+		}
+		s.Controllers = n
+		if _, ok := s.Props["process.roles"]; !ok {
+			s.Props["process.roles"] = "broker"
 		}
 	case "topic":
 		t, err := s.topicLine(kv, pos) // topic.go

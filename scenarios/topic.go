@@ -17,6 +17,8 @@ import (
 const (
 	// MaxBrokers is the most brokers a script may ask for.
 	MaxBrokers = 64
+	// MaxControllers is the most dedicated KRaft controllers (cluster.Spec).
+	MaxControllers = 9
 	// MaxPartitions is the most partitions of one topic: each is a log per
 	// replica on the virtual disk, and a run keeps every one in memory.
 	MaxPartitions = 10000

@@ -60,7 +60,7 @@ import (
 )
 
 // headerKeywords are the words that start a header line.
-var headerKeywords = []string{"name", "describe", "source", "brokers", "topic", "set", "variant", "expect", "limit", "controller", "final-read"}
+var headerKeywords = []string{"name", "describe", "source", "brokers", "controllers", "topic", "set", "variant", "expect", "limit", "controller", "final-read"}
 
 // stepWords are the words that start a step.
 var stepWords = []string{"run", "produce", "await", "crash", "power-loss", "shutdown", "restart", "restart-all", "pause", "cut", "partition", "heal",
