@@ -157,9 +157,13 @@ func (b *Broker) Start(ctx *sim.Context) {
 		l, _ := logs.Log(tp)
 		ctx.Log("log-loaded", sim.S("partition", tp.String()), sim.I("leo", l.LogEndOffset()), sim.I("hw-checkpoint", b.hwOnDisk[tp]))
 	}
-	ctx.SetTimer(b.cfg.HWCheckpointInterval, timerHWCheckpoint)
-	ctx.SetTimer(b.cfg.ReplicaLagTimeMax/2, timerISRExpire)
-	ctx.SetTimer(logTickInterval, timerLogTick)
+	if k := b.cfg.KRaft; k == nil || k.Broker {
+		// A dedicated KRaft controller hosts no partitions: no replica
+		// checkpoints, ISR checks or log maintenance.
+		ctx.SetTimer(b.cfg.HWCheckpointInterval, timerHWCheckpoint)
+		ctx.SetTimer(b.cfg.ReplicaLagTimeMax/2, timerISRExpire)
+		ctx.SetTimer(logTickInterval, timerLogTick)
+	}
 	b.startCoordinator()
 	b.startZK()
 	b.startKRaft()

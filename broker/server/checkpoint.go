@@ -35,7 +35,9 @@ func (b *Broker) Shutdown(ctx *sim.Context) {
 	if b.halted {
 		return
 	}
-	b.checkpointHighWatermarks()
+	if k := b.cfg.KRaft; k == nil || k.Broker {
+		b.checkpointHighWatermarks()
+	}
 	if err := b.logs.Close(); err != nil {
 		panic(fmt.Sprintf("broker %d: closing the logs: %v", b.cfg.BrokerID, err))
 	}

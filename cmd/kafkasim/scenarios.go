@@ -251,7 +251,10 @@ func exportDisks(w *sim.World, dir string) error {
 	for i := 0; i < w.Nodes(); i++ {
 		id := sim.NodeID(i)
 		name := w.Name(id)
-		if !strings.HasPrefix(name, "b") {
+		if !strings.HasPrefix(name, "b") && !strings.HasPrefix(name, "c") {
+			continue // brokers and KRaft controllers have disks
+		}
+		if w.Disk(id) == nil {
 			continue
 		}
 		if err := w.Disk(id).Export(filepath.Join(dir, name), false); err != nil {
