@@ -151,7 +151,7 @@ func (c *contract) lossFacts(k tp) []lossFact {
 	reps := c.replicas[k]
 	failures := sortedFailures(c.facts.Failures)
 	for _, fl := range failures {
-		if len(reps) == 0 || containsBroker(reps, fl.Broker) {
+		if !fl.Controller && (len(reps) == 0 || containsBroker(reps, fl.Broker)) {
 			out = append(out, lossFact{kind: lossLeaderFailure, time: fl.Time, broker: fl.Broker,
 				why: "permitted: acks=1 and the leader b" + strconv.Itoa(int(fl.Broker)) + " failed (" + fl.Kind.String() + ") at " + fl.Time.String()})
 		}
