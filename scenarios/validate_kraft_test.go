@@ -20,6 +20,7 @@ func TestKRaftScriptValidationErrors(t *testing.T) {
 		{"restart out of range", k + "restart c9\n", `f.txt:4: restart: "c9" is not a controller`},
 		{"cut out of range", k + "cut c0 <-> c5\n", `f.txt:4: cut: "c5" is not a controller`},
 		{"partition out of range", k + "partition c4 | b0,b1\n", `f.txt:4: partition: "c4" is not a controller`},
+		{"consumer named like a controller", k + "consumer c1 group.id=g topic=t\n", `f.txt:4: consumer: "c1" names a KRaft controller (c0..c2)`},
 		{"zk mode has no cN", "brokers 3\ntopic t rf=3\ncrash c0\n", `f.txt:3: crash: "c0": no dedicated KRaft controllers in this script`},
 	}
 	for _, c := range cases {

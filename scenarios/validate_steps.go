@@ -416,6 +416,9 @@ func (c *checker) declare(st Step) error {
 	if isVar(name) {
 		return nil
 	}
+	if looks, _ := c.isController(name); looks && c.controllers > 0 {
+		return fmt.Errorf("%q names a KRaft controller (c0..c%d); name the %s otherwise (p1, g1, ...)", name, c.controllers-1, st.Op)
+	}
 	if looks, _ := c.isBroker(name); looks || name == "zk" || name == "admin" || name == "controller" {
 		return fmt.Errorf("%q names a broker or a cluster node; name the %s otherwise (p1, c1, ...)", name, st.Op)
 	}
