@@ -109,11 +109,11 @@ type Script struct {
 	// Controllers is the number of dedicated KRaft controllers (header
 	// 'controllers N': nodes c0..cN-1); 0 for none.
 	Controllers int
-	// kraftLines are the header lines that shape the KRaft cluster
+	// KRaftLines are the header lines that shape the KRaft cluster
 	// ('controllers', 'brokers ... roles=', 'controller'), for errors
 	// (validate_kraft.go).
-	kraftLines []int
-	manualLine int // the 'controller' line
+	KRaftLines []int
+	ManualLine int // the 'controller' line
 	Racks      []string
 	Topics     []TopicSpec
 	Props      map[string]string
@@ -212,10 +212,10 @@ func Parse(file, name string, r io.Reader) (*Script, error) {
 				s.Variants[len(s.Variants)-1].Line = line
 			}
 			if word == "controller" {
-				s.manualLine = line
+				s.ManualLine = line
 			}
 			if word == "controllers" || (word == "brokers" && kv["roles"] != "") {
-				s.kraftLines = append(s.kraftLines, line)
+				s.KRaftLines = append(s.KRaftLines, line)
 			}
 			if err := s.checkHeaderLine(word, kv); err != nil { // validate.go
 				return nil, fail("%v", err)

@@ -29,11 +29,11 @@ func (s *Script) kraftShape() (kraftVariant string, controllers int, err error) 
 		spec := cluster.Spec{Brokers: s.Brokers, Controllers: s.Controllers, Config: cfg, ManualController: s.Manual}
 		if verr := spec.Validate(); verr != nil {
 			line := v.Line
-			if !shapesQuorum(v.Props) && len(s.kraftLines) > 0 {
-				line = s.kraftLines[0]
+			if !shapesQuorum(v.Props) && len(s.KRaftLines) > 0 {
+				line = s.KRaftLines[0]
 			}
-			if s.Manual && s.manualLine > 0 {
-				line = s.manualLine
+			if s.Manual && s.ManualLine > 0 {
+				line = s.ManualLine
 			}
 			if line == 0 {
 				line = 1
