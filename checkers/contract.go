@@ -42,6 +42,7 @@
 package checkers
 
 import (
+	"math"
 	"sort"
 	"strconv"
 
@@ -151,15 +152,25 @@ func (c *contract) lossFacts(k tp) []lossFact {
 	reps := c.replicas[k]
 	failures := sortedFailures(c.facts.Failures)
 	for _, fl := range failures {
-		if len(reps) == 0 || containsBroker(reps, fl.Broker) {
-			out = append(out, lossFact{kind: lossLeaderFailure, time: fl.Time, broker: fl.Broker,
-				why: "permitted: acks=1 and the leader b" + strconv.Itoa(int(fl.Broker)) + " failed (" + fl.Kind.String() + ") at " + fl.Time.String()})
+		if !fl.Controller && (len(reps) == 0 || containsBroker(reps, fl.Broker)) {
+			lf := lossFact{kind: lossLeaderFailure, time: fl.Time, broker: fl.Broker,
+				why: "permitted: acks=1 and the leader b" + strconv.Itoa(int(fl.Broker)) + " failed (" + fl.Kind.String() + ") at " + fl.Time.String()}
+			if fl.Kind == Isolated {
+				// NB: an isolated leader keeps acknowledging (a zombie: the
+				// rest of the cluster elected another leader), so the records
+				// it acknowledged while cut off are excused too.
+				lf.before = sim.Time(math.MaxInt64)
+				if fl.End > 0 {
+					lf.before = fl.End
+				}
+			}
+			out = append(out, lf)
 		}
 	}
 	out = append(out, c.isrDown(k, failures)...)
 	out = append(out, c.uncleanShutdowns(k, failures)...)
 	for i := range out {
-		if out[i].kind != lossUncleanShutdown {
+		if out[i].kind != lossUncleanShutdown && out[i].before == 0 {
 			out[i].before = out[i].time
 		}
 	}

@@ -188,6 +188,11 @@ type Failure struct {
 	// LostUnflushed is true when the broker lost data not yet flushed to
 	// disk (a crash or power loss with the page cache dropped).
 	LostUnflushed bool
+	// Controller is set for a dedicated KRaft controller (node.id 3000+,
+	// c0, c1, ...): it holds no partition replica, so its failure is
+	// never a loss fact (contract.go); it is kept for the timeline and for
+	// Healed.
+	Controller bool `json:",omitempty"`
 }
 
 // down reports whether the failure covers instant t.

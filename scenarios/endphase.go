@@ -35,7 +35,6 @@ import (
 	"strings"
 
 	"github.com/kafkasim/kafkasim/broker/client"
-	"github.com/kafkasim/kafkasim/broker/controller"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
@@ -199,6 +198,9 @@ func (r *runner) finalHeal() error {
 			return err
 		}
 	}
+	if err := r.restartControllers(); err != nil { // KRaft's dedicated controllers first
+		return err
+	}
 	for i, id := range r.c.Brokers {
 		name := server.NodeName(int32(i))
 		switch b := r.c.Broker(i); {
@@ -323,7 +325,6 @@ func (r *runner) livenessConditions(probes []probe) ([]checkers.LivenessConditio
 			unmet = append(unmet, checkers.LivenessCondition{Kind: checkers.LivenessBrokerDown, Broker: int32(i), Description: desc})
 		}
 	}
-	ctrl := r.activeController()
 	ready := make([]bool, len(r.obs.tps))
 	hws := map[storage.TopicPartition]int64{}
 	for k, tp := range r.obs.tps {
@@ -331,22 +332,14 @@ func (r *runner) livenessConditions(probes []probe) ([]checkers.LivenessConditio
 			return checkers.LivenessCondition{Kind: kind, Topic: tp.Topic, Partition: tp.Partition, Broker: broker, Description: desc}
 		}
 		leader, epoch, why := int32(-1), int32(-1), ""
-		switch {
-		case r.s.Manual:
+		if r.s.Manual {
 			if m, ok := r.manual[tp]; ok {
 				leader, epoch = m[0], m[1]
 			} else {
 				why = "no leader-and-isr step elected one"
 			}
-		case ctrl == nil:
-			why = "no active controller"
-		default:
-			if st, _, ok := ctrl.PartitionState(controller.TP{Topic: tp.Topic, Partition: tp.Partition}); ok {
-				leader, epoch = st.Leader, st.LeaderEpoch
-			}
-			if leader < 0 {
-				why = "the controller has no leader for it"
-			}
+		} else {
+			leader, epoch, why = r.leaderOf(tp) // kraft.go: the ZooKeeper or the KRaft controller's
 		}
 		var p *server.Partition
 		if why == "" {

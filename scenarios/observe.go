@@ -6,6 +6,7 @@ package scenarios
 // Kafka's contract permits.
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -274,7 +275,8 @@ func (o *observer) followLogs(tp storage.TopicPartition) {
 
 // fail records a fault on a broker for the checkers' facts.
 func (o *observer) fail(broker int32, kind checkers.FailureKind, lost bool) {
-	o.facts.Failures = append(o.facts.Failures, checkers.Failure{Broker: broker, Kind: kind, Time: o.c.World.Now(), LostUnflushed: lost})
+	o.facts.Failures = append(o.facts.Failures, checkers.Failure{Broker: broker, Kind: kind, Time: o.c.World.Now(), LostUnflushed: lost,
+		Controller: broker >= server.FirstControllerID})
 }
 
 // recover closes the open failures of broker of the given kinds.
@@ -355,9 +357,9 @@ func logEntriesFrom(l *storage.Log, from int64) []checkers.Entry {
 // healed reports whether every broker is up and no link among the
 // cluster's nodes is cut.
 func healed(w *sim.World, c *cluster.Cluster) bool {
-	nodes := c.Brokers
+	nodes := append(slices.Clone(c.Brokers), c.Controllers...)
 	if c.ZK >= 0 {
-		nodes = append([]sim.NodeID{c.ZK}, c.Brokers...)
+		nodes = append([]sim.NodeID{c.ZK}, nodes...)
 	}
 	for _, a := range nodes {
 		if !w.Up(a) {

@@ -328,7 +328,7 @@ func (s *Script) Run(variant string, opts Options) (*Result, error) {
 		link = sim.LinkConfig{MinLatency: end.linkLatency, MaxLatency: end.linkLatency}
 	}
 	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
-		KeepKinds: map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true}, MaxTime: sim.Time(s.Limit), Link: link})
+		KeepKinds: keepKinds(map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true}, cfg.Broker.KRaftMode()), MaxTime: sim.Time(s.Limit), Link: link})
 	if err != nil {
 		return nil, err
 	}
@@ -438,6 +438,9 @@ func (r *runner) stepOne() error {
 }
 
 func (r *runner) broker(name string) (sim.NodeID, int32, error) {
+	if name == "controller" && r.c.Spec.KRaft() {
+		return r.quorumController()
+	}
 	if name == "controller" && !r.s.Manual {
 		i := r.c.ActiveController()
 		if i < 0 {
@@ -445,12 +448,15 @@ func (r *runner) broker(name string) (sim.NodeID, int32, error) {
 		}
 		return r.c.Brokers[i], int32(i), nil
 	}
+	if controllerName.MatchString(name) && len(r.c.Controllers) > 0 {
+		return r.controllerNode(name)
+	}
 	if !strings.HasPrefix(name, "b") {
-		return 0, 0, fmt.Errorf("%q is not a broker (brokers are b0..b%d)", name, len(r.c.Brokers)-1)
+		return 0, 0, fmt.Errorf("%q is not a broker (brokers are b0..b%d%s)", name, len(r.c.Brokers)-1, r.controllerRange())
 	}
 	n, err := strconv.Atoi(name[1:])
 	if err != nil || n < 0 || n >= len(r.c.Brokers) {
-		return 0, 0, fmt.Errorf("%q is not a broker (brokers are b0..b%d)", name, len(r.c.Brokers)-1)
+		return 0, 0, fmt.Errorf("%q is not a broker (brokers are b0..b%d%s)", name, len(r.c.Brokers)-1, r.controllerRange())
 	}
 	return r.c.Brokers[n], int32(n), nil
 }
@@ -459,6 +465,10 @@ func (r *runner) broker(name string) (sim.NodeID, int32, error) {
 // A name not yet known that is not a broker's is a client, created on
 // first mention (so a partition can place a client before it produces).
 func (r *runner) node(name string) (sim.NodeID, error) {
+	if name == "controller" && r.c.Spec.KRaft() {
+		id, _, err := r.quorumController()
+		return id, err
+	}
 	if id, ok := r.w.Lookup(name); ok {
 		return id, nil
 	}

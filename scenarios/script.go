@@ -67,10 +67,12 @@ const (
 var expectations = []Expectation{ExpectOK, ExpectBug, ExpectPermitted, ExpectViolation, ExpectAny}
 
 // Checkers are the checker names a script may set expectations for.
-var Checkers = []string{"linearizability", "acked-loss", "divergence", "invariants", "duplicates", "ordering", "liveness", "consumer", "group"}
+var Checkers = []string{"linearizability", "acked-loss", "divergence", "invariants", "duplicates", "ordering", "liveness", "consumer", "group", "raft"}
 
 // Variant is one configuration a scenario contrasts.
 type Variant struct {
+	// Line is the variant's line in the script (0 for the default).
+	Line   int
 	Name   string
 	Props  map[string]string
 	Expect map[string]Expectation // by checker
@@ -107,11 +109,16 @@ type Script struct {
 	// Controllers is the number of dedicated KRaft controllers (header
 	// 'controllers N': nodes c0..cN-1); 0 for none.
 	Controllers int
-	Racks       []string
-	Topics      []TopicSpec
-	Props       map[string]string
-	Variants    []Variant
-	Limit       sim.Duration
+	// KRaftLines are the header lines that shape the KRaft cluster
+	// ('controllers', 'brokers ... roles=', 'controller'), for errors
+	// (validate_kraft.go).
+	KRaftLines []int
+	ManualLine int // the 'controller' line
+	Racks      []string
+	Topics     []TopicSpec
+	Props      map[string]string
+	Variants   []Variant
+	Limit      sim.Duration
 	// Manual is set by 'controller manual': no ZooKeeper and no
 	// controller; leader-and-isr steps take the controller's decisions.
 	Manual bool
@@ -200,6 +207,15 @@ func Parse(file, name string, r io.Reader) (*Script, error) {
 			}
 			if err := s.header(word, rest, kv, pos); err != nil {
 				return nil, fail("%v", err)
+			}
+			if word == "variant" {
+				s.Variants[len(s.Variants)-1].Line = line
+			}
+			if word == "controller" {
+				s.ManualLine = line
+			}
+			if word == "controllers" || (word == "brokers" && kv["roles"] != "") {
+				s.KRaftLines = append(s.KRaftLines, line)
 			}
 			if err := s.checkHeaderLine(word, kv); err != nil { // validate.go
 				return nil, fail("%v", err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -87,6 +88,9 @@ func (r *runner) step(st Step) error {
 				}
 				r.obs.recover(int32(i), checkers.Crash, checkers.PowerLoss)
 			}
+		}
+		if err := r.restartControllers(); err != nil { // KRaft: kraft.go
+			return err
 		}
 		for _, name := range r.consumers { // and the crashed consumers
 			if id, _ := w.Lookup(name); !w.Up(id) {
@@ -177,6 +181,9 @@ func (r *runner) step(st Step) error {
 		}
 		for b := range r.c.Brokers {
 			r.obs.recover(int32(b), checkers.Isolated)
+		}
+		for i := range r.c.Controllers {
+			r.obs.recover(server.FirstControllerID+int32(i), checkers.Isolated)
 		}
 	}
 	return nil
@@ -273,11 +280,20 @@ func (r *runner) judge(res *Result, v Variant, budget time.Duration) {
 		budget = 10 * time.Second
 	}
 	w := r.w
-	r.obs.facts.UncleanElections = uncleanElections(w.Trace().Records())
-	r.obs.facts.ISRChanges = isrChanges(r.obs.facts.ISRChanges, w.Trace().Records())
+	recs := w.Trace().Records()
+	r.obs.facts.UncleanElections = uncleanElections(recs)
+	if r.c.Spec.KRaft() { // kraft.go: the controller's partition-change records
+		r.obs.facts.UncleanElections = append(r.obs.facts.UncleanElections, kraftUncleanElections(recs)...)
+		r.obs.facts.ISRChanges = append(r.obs.facts.ISRChanges, kraftISRChanges(recs)...)
+	}
+	r.obs.facts.ISRChanges = isrChanges(r.obs.facts.ISRChanges, recs)
 	r.obs.facts.Healed = healed(w, r.c)
 	var ctrl = r.activeController()
 	final := r.obs.final(ctrl, r.manual)
+	if r.c.Spec.KRaft() {
+		r.kraftFinalLeaders(&final)
+		final.Raft = raftRun(w, r.c)
+	}
 	final.Liveness = r.live
 	hist := r.rec.Finish(w.Now())
 	res.Final, res.History = final, hist

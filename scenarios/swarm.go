@@ -219,9 +219,11 @@ func (r *runner) swarmFault(rates, base map[string]float64) {
 		r.step(Step{Op: op, Args: []string{name}})
 		return
 	}
-	b := int32(w.Choose(sim.KindFault, len(r.c.Brokers)))
-	id := r.c.Brokers[b]
-	name := "b" + strconv.Itoa(int(b))
+	// NB: in KRaft mode the dedicated controllers are targets too; ZooKeeper
+	// runs draw among the brokers only, as before.
+	targets := r.faultTargets()
+	name := targets[w.Choose(sim.KindFault, len(targets))]
+	id, _ := r.w.Lookup(name)
 	for _, kind := range []string{"crash", "power-loss", "pause", "partition", "heal"} {
 		p := rates[kind]
 		if (kind == "crash" || kind == "power-loss") && !w.Up(id) {
@@ -243,12 +245,14 @@ func (r *runner) swarmFault(rates, base map[string]float64) {
 			}
 		case "partition":
 			var rest []string
-			for i := range r.c.Brokers {
-				if int32(i) != b {
-					rest = append(rest, "b"+strconv.Itoa(i))
+			for _, t := range targets {
+				if t != name {
+					rest = append(rest, t)
 				}
 			}
-			rest = append(rest, "zk")
+			if r.c.ZK >= 0 {
+				rest = append(rest, "zk")
+			}
 			for c := range r.clients {
 				rest = append(rest, c)
 			}

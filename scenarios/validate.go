@@ -154,6 +154,10 @@ func keySet(m map[string]string) map[string]bool {
 // (validate_steps.go).
 func (s *Script) validate() error {
 	c := &checker{s: s, vars: s.Variables(), clients: map[string]declared{}, produced: map[string]map[string]bool{}, groups: map[string]bool{}}
+	var err error
+	if c.kraftVariant, c.controllers, err = s.kraftShape(); err != nil { // validate_kraft.go
+		return err
+	}
 	for _, st := range s.Steps {
 		if err := c.step(st); err != nil {
 			return &SyntaxError{File: s.File, Line: st.Line, Msg: fmt.Sprintf("%s: %v", st.Op, err)}

@@ -37,6 +37,11 @@ type checker struct {
 	// anySwarmClient is set by a swarm step whose client count is a
 	// variable: every pN is then taken as its client.
 	anySwarmClient bool
+	// kraftVariant is the first variant running in KRaft mode ("" for
+	// none), controllers the most dedicated controllers (c0..) a variant
+	// makes (validate_kraft.go).
+	kraftVariant string
+	controllers  int
 }
 
 // step checks one step and records what it declares.
@@ -187,6 +192,9 @@ func (c *checker) broker(name string, allowController bool) error {
 	if isVar(name) || (allowController && name == "controller") {
 		return nil
 	}
+	if looks, _ := c.isController(name); looks && allowController {
+		return c.controllerNodeError(name)
+	}
 	looks, ok := c.isBroker(name)
 	switch {
 	case ok:
@@ -197,6 +205,9 @@ func (c *checker) broker(name string, allowController bool) error {
 	also := ""
 	if allowController {
 		also = ", or controller (the broker that is the controller then)"
+		if c.controllers > 0 {
+			also = fmt.Sprintf(", a KRaft controller c0..c%d, or controller (the active quorum controller then)", c.controllers-1)
+		}
 	}
 	return fmt.Errorf("%q is not a broker (%s%s)", name, c.brokerRange(), also)
 }
@@ -213,8 +224,11 @@ func (c *checker) infra(name string) bool {
 // node checks a name where any node may stand. With implicit, a name not
 // yet known becomes a scripted client, as the runner makes it.
 func (c *checker) node(name string, st Step, implicit bool) error {
-	if isVar(name) || c.infra(name) {
+	if isVar(name) || c.infra(name) || (name == "controller" && c.kraftVariant != "") {
 		return nil
+	}
+	if looks, _ := c.isController(name); looks && (c.controllers > 0 || c.kraftVariant != "") {
+		return c.controllerNodeError(name)
 	}
 	if looks, ok := c.isBroker(name); looks {
 		if !ok {
@@ -365,6 +379,9 @@ func (c *checker) lossy(st Step) error {
 
 // leaderAndISR checks 'leader-and-isr TOPIC/P leader=bN epoch=N isr=... [to=...]'.
 func (c *checker) leaderAndISR(st Step) error {
+	if c.kraftVariant != "" {
+		return fmt.Errorf("leader-and-isr is a ZooKeeper-mode step (the manual controller's LeaderAndIsr), but variant %s runs in KRaft mode, where brokers learn their roles from the metadata log", c.kraftVariant)
+	}
 	if !c.s.Manual {
 		return fmt.Errorf("leader-and-isr needs 'controller manual' in the header (the ZooKeeper controller takes its own decisions)")
 	}
@@ -398,6 +415,9 @@ func (c *checker) declare(st Step) error {
 	name := st.Args[0]
 	if isVar(name) {
 		return nil
+	}
+	if looks, _ := c.isController(name); looks && c.controllers > 0 {
+		return fmt.Errorf("%q names a KRaft controller (c0..c%d); name the %s otherwise (p1, g1, ...)", name, c.controllers-1, st.Op)
 	}
 	if looks, _ := c.isBroker(name); looks || name == "zk" || name == "admin" || name == "controller" {
 		return fmt.Errorf("%q names a broker or a cluster node; name the %s otherwise (p1, c1, ...)", name, st.Op)

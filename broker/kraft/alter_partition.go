@@ -80,7 +80,7 @@ func (c *Controller) alterPartition(ctx *sim.Context, req *kmsg.AlterPartitionRe
 				ch.targetLRS = p.LeaderRecoveryState
 				state := cur
 				if rec := ch.build(); rec != nil {
-					logChange(ctx, cur, rec, "alter-partition")
+					logChange(ctx, cur, rec, "alter-partition", false)
 					if err := c.working.replay(rec, 0); err != nil {
 						panic(fmt.Sprintf("kraft: AlterPartition record does not fit: %v", err))
 					}

@@ -37,6 +37,9 @@ type change struct {
 	unclean    bool
 	targetISR  []int32
 	targetLRS  int8
+	// uncleanElected is set by build when it elected a leader from
+	// outside the ISR.
+	uncleanElected bool
 }
 
 func (c *Controller) newChange(p metadata.PartitionState, acceptable func(int32) bool) *change {
@@ -84,6 +87,7 @@ func (ch *change) build() *metadata.PartitionChangeRecord {
 	if leader, unclean := ch.elect(); leader != ch.p.Leader {
 		rec.Leader = leader
 		if unclean {
+			ch.uncleanElected = true
 			rec.ISR = []int32{leader}
 			if ch.p.LeaderRecoveryState != metadata.Recovering {
 				rec.LeaderRecoveryState = metadata.Recovering
@@ -118,7 +122,7 @@ func (c *Controller) leaderAndISRUpdates(ctx *sim.Context, remove, add int32, pa
 		ch.targetISR = slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == remove })
 		if rec := ch.build(); rec != nil {
 			out = append(out, rec)
-			logChange(ctx, p, rec, reason)
+			logChange(ctx, p, rec, reason, ch.uncleanElected)
 		}
 	}
 	return out
@@ -139,14 +143,20 @@ func (c *Controller) hasLeaderships(id int32) bool {
 	return len(c.partitionsWith(func(p metadata.PartitionState) bool { return p.Leader == id })) > 0
 }
 
-// logChange traces the state a change leads to.
-func logChange(ctx *sim.Context, p metadata.PartitionState, rec *metadata.PartitionChangeRecord, reason string) {
+// logChange traces the state a change leads to; an unclean election
+// (a leader from outside the ISR, unclean.leader.election.enable) carries
+// election=unclean, which the scenarios read as the contract's fact.
+func logChange(ctx *sim.Context, p metadata.PartitionState, rec *metadata.PartitionChangeRecord, reason string, unclean bool) {
 	n := p
 	n.ISR = slices.Clone(p.ISR)
 	metadata.Merge(&n, rec)
-	ctx.Log("partition-change", sim.S("partition", fmt.Sprintf("%s-%d", p.Topic, p.Partition)),
+	fields := []sim.Field{sim.S("partition", fmt.Sprintf("%s-%d", p.Topic, p.Partition)),
 		sim.I("leader", int64(n.Leader)), sim.I("leader-epoch", int64(n.LeaderEpoch)),
-		sim.I("partition-epoch", int64(n.PartitionEpoch)), sim.S("isr", ints(n.ISR)), sim.S("reason", reason))
+		sim.I("partition-epoch", int64(n.PartitionEpoch)), sim.S("isr", ints(n.ISR)), sim.S("reason", reason)}
+	if unclean {
+		fields = append(fields, sim.S("election", "unclean"))
+	}
+	ctx.Log("partition-change", fields...)
 }
 
 func ints(v []int32) string {

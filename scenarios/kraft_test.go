@@ -1,0 +1,175 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/kafkasim/kafkasim/checkers"
+)
+
+// kraftStoryKinds are the KRaft trace kinds a KRaft golden file keeps on
+// top of storyKinds: the quorum's elections and the controller's
+// decisions.
+var kraftStoryKinds = map[string]bool{
+	"raft-leader": true, "raft-resign": true, "partition-change": true, "broker-fenced": true, "broker-unfenced": true,
+}
+
+// kraftStory is story with the KRaft kinds and the raft checker's note
+// (elections, batches applied).
+func kraftStory(r *Result) string {
+	var b strings.Builder
+	b.WriteString("# " + r.Scenario + " / " + r.Variant + ", seed 1 (regenerate: go test ./scenarios -run Golden -rewrite)\n")
+	for _, rec := range r.World.Trace().Records() {
+		if (storyKinds[rec.Kind] || kraftStoryKinds[rec.Kind]) && !(rec.Kind == "start" && rec.Event == 0) {
+			b.WriteString(rec.String() + "\n")
+		}
+	}
+	b.WriteString("# verdicts\n")
+	for _, v := range r.Verdicts {
+		b.WriteString(v.Checker + ": " + v.Result.String())
+		if v.Result == checkers.ResultViolation && !v.ContractBroken() {
+			b.WriteString(" (permitted)")
+		}
+		b.WriteString("\n")
+		if v.Checker == checkers.NameRaft {
+			for _, n := range v.Notes {
+				b.WriteString("  note: " + n + "\n")
+			}
+		}
+		for _, a := range v.Anomalies {
+			b.WriteString("  " + a.Kind + " " + a.Value + "\n")
+		}
+	}
+	return b.String()
+}
+
+// kraftGolden are the KRaft scenarios with golden files (the swarm is
+// judged by the suite).
+var kraftGolden = []string{"kraft-controller-failover", "kraft-quorum-loss", "kraft-disruptive-voter", "kraft-fenced-broker"}
+
+func TestKRaftGolden(t *testing.T) {
+	for _, name := range kraftGolden {
+		s, err := Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range s.Variants {
+			res, err := s.Run(v.Name, Options{Seed: 1, KeepTrace: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.OK() {
+				t.Errorf("%s/%s: %s %v", name, v.Name, res.Failed, res.Mismatches)
+			}
+			got := kraftStory(res)
+			file := filepath.Join("testdata", s.Name+"."+v.Name+".golden")
+			if *rewrite {
+				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run with -rewrite to create it)", err)
+			}
+			if string(want) != got {
+				t.Errorf("%s differs from the run; if the change is intended, regenerate with -rewrite.\n--- got\n%s", file, got)
+			}
+		}
+	}
+}
+
+// TestKRaftSwarmDeterministicAcrossGOMAXPROCS: one seed of kraft-swarm
+// gives the same trace hash twice, and under GOMAXPROCS 1 and 4.
+func TestKRaftSwarmDeterministicAcrossGOMAXPROCS(t *testing.T) {
+	s, err := Load("kraft-swarm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	for _, v := range []string{"kraft-safe", "kraft-unsafe"} {
+		var hashes []uint64
+		for _, procs := range []int{1, 4, 4} {
+			runtime.GOMAXPROCS(procs)
+			res, err := s.Run(v, Options{Seed: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hashes = append(hashes, res.TraceHash)
+		}
+		if hashes[0] != hashes[1] || hashes[1] != hashes[2] {
+			t.Errorf("kraft-swarm/%s seed 7: trace hashes %x (GOMAXPROCS 1, 4, 4) differ", v, hashes)
+		}
+	}
+}
+
+// raftElections counts the quorum's elections and the highest epoch won.
+func raftElections(res *Result) (elections int, epoch int32) {
+	for _, ev := range res.Final.Raft.Events {
+		if ev.Kind == checkers.RaftBecameLeader {
+			elections++
+			epoch = max(epoch, ev.Epoch)
+		}
+	}
+	return elections, epoch
+}
+
+// TestKRaftPreVoteStopsDisruptiveVoter: KIP-996. A voter cut off and
+// brought back bumps the epoch and forces elections without pre-vote and
+// check-quorum; with them it does not, so the same schedule needs fewer
+// elections and ends at a lower epoch. Safety is the same (both variants
+// meet their expectations).
+func TestKRaftPreVoteStopsDisruptiveVoter(t *testing.T) {
+	s, err := Load("kraft-disruptive-voter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		var el [2]int
+		var ep [2]int32
+		for i, v := range []string{"no-prevote", "prevote"} {
+			res, err := s.Run(v, Options{Seed: seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.OK() {
+				t.Errorf("%s seed %d: %s %v", v, seed, res.Failed, res.Mismatches)
+			}
+			el[i], ep[i] = raftElections(res)
+		}
+		t.Logf("seed %d: no-prevote %d elections (epoch %d), prevote %d elections (epoch %d)", seed, el[0], ep[0], el[1], ep[1])
+		if el[0] <= el[1] || ep[0] <= ep[1] {
+			t.Errorf("seed %d: no-prevote %d elections to epoch %d, prevote %d to epoch %d: want more without pre-vote", seed, el[0], ep[0], el[1], ep[1])
+		}
+	}
+}
+
+// TestKRaftZombieAcks1LossIsPermitted: the fenced broker's acks=1 records
+// are lost, and the contract says why: the leader that acknowledged them
+// was cut off (rule 3).
+func TestKRaftZombieAcks1LossIsPermitted(t *testing.T) {
+	s, err := Load("kraft-fenced-broker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run("acks1", Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range res.Verdicts {
+		if v.Checker != "acked-loss" {
+			continue
+		}
+		if v.Result != checkers.ResultViolation || v.ContractBroken() || len(v.Anomalies) == 0 {
+			t.Fatalf("acked-loss: %v; want a permitted loss", v)
+		}
+		if d := v.Anomalies[0].Description; !strings.Contains(d, "acks=1 and the leader b0 failed (isolated)") {
+			t.Errorf("acked-loss evidence %q: want the isolated leader named", d)
+		}
+	}
+}
