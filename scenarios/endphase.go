@@ -145,7 +145,58 @@ func (r *runner) endPhase(res *Result, o endOptions) {
 	// records it just polled, a probe's acknowledgement on its way).
 	if err := r.advance(r.w.Now().Add(sim.Second)); err != nil {
 		fail("settle", err)
+		return
 	}
+	// A producer's backlog flushed at the very end (records retried all
+	// through a partition) may still be on its way to the followers: wait
+	// for the fetch round, so the final state is not taken in its middle.
+	for deadline := r.w.Now().Add(settleMax); !r.replicasCaughtUp() && r.w.Now() < deadline; {
+		if err := r.advance(r.w.Now().Add(settleStep)); err != nil {
+			fail("settle", err)
+			return
+		}
+	}
+}
+
+// settleMax bounds the wait for followers to catch up at the very end;
+// settleStep is how often it looks.
+const (
+	settleMax  = 5 * sim.Second
+	settleStep = 50 * sim.Millisecond
+)
+
+// replicasCaughtUp reports whether every running replica has the log end
+// offset of its partition's leader (the running leader of the highest
+// epoch).
+func (r *runner) replicasCaughtUp() bool {
+	type lead struct {
+		epoch int32
+		leo   int64
+	}
+	leaders := map[storage.TopicPartition]lead{}
+	for i := range r.c.Brokers {
+		b := r.c.Broker(i)
+		if b == nil || b.Halted() {
+			continue
+		}
+		for _, p := range b.Partitions() {
+			if l, ok := leaders[p.TopicPartition()]; p.Role() == server.Leader && (!ok || p.LeaderEpoch() > l.epoch) {
+				leaders[p.TopicPartition()] = lead{p.LeaderEpoch(), p.LogEndOffset()}
+			}
+		}
+	}
+	for i := range r.c.Brokers {
+		b := r.c.Broker(i)
+		if b == nil || b.Halted() {
+			continue
+		}
+		for _, p := range b.Partitions() {
+			if l, ok := leaders[p.TopicPartition()]; ok && p.LogEndOffset() != l.leo {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // endMark writes an "end-phase" record into the trace, from the checker

@@ -121,8 +121,8 @@ func raftElections(res *Result) (elections int, epoch int32) {
 
 // TestKRaftPreVoteStopsDisruptiveVoter: KIP-996. A voter cut off and
 // brought back bumps the epoch and forces elections without pre-vote and
-// check-quorum; with them it does not, so the same schedule needs fewer
-// elections and ends at a lower epoch. Safety is the same (both variants
+// check-quorum; with them it does not, so the same schedule ends at a
+// lower epoch with no more elections. Safety is the same (both variants
 // meet their expectations).
 func TestKRaftPreVoteStopsDisruptiveVoter(t *testing.T) {
 	s, err := Load("kraft-disruptive-voter")
@@ -143,8 +143,11 @@ func TestKRaftPreVoteStopsDisruptiveVoter(t *testing.T) {
 			el[i], ep[i] = raftElections(res)
 		}
 		t.Logf("seed %d: no-prevote %d elections (epoch %d), prevote %d elections (epoch %d)", seed, el[0], ep[0], el[1], ep[1])
-		if el[0] <= el[1] || ep[0] <= ep[1] {
-			t.Errorf("seed %d: no-prevote %d elections to epoch %d, prevote %d to epoch %d: want more without pre-vote", seed, el[0], ep[0], el[1], ep[1])
+		// The disruption is the epoch bumps (a returning voter standing
+		// again and again); the leaders elected may be as many in both,
+		// since cutting the leader itself forces one election either way.
+		if el[0] < el[1] || ep[0] <= ep[1] {
+			t.Errorf("seed %d: no-prevote %d elections to epoch %d, prevote %d to epoch %d: want a higher epoch and no fewer elections without pre-vote", seed, el[0], ep[0], el[1], ep[1])
 		}
 	}
 }
