@@ -52,8 +52,12 @@ func layer(acc, props map[string]string) {
 // truncation rule it selects: "inter.broker.protocol.version=3.9
 // (truncation=kip279)".
 func ProtocolLabel(cfg config.Config) string {
-	return fmt.Sprintf("%s=%s (%s=%s)", config.PropInterBrokerProtocolVersion, cfg.Broker.InterBrokerProtocolVersion,
+	l := fmt.Sprintf("%s=%s (%s=%s)", config.PropInterBrokerProtocolVersion, cfg.Broker.InterBrokerProtocolVersion,
 		config.PropTruncation, cfg.Broker.Truncation)
+	if cfg.Broker.KRaftMode() {
+		l += ", KRaft (" + config.PropProcessRoles + "=" + cfg.Broker.KRaft.ProcessRoles.String() + ")"
+	}
+	return l
 }
 
 // Overridden returns the -set overrides of what variant v sets, each as

@@ -9,8 +9,12 @@ package server
 // LeaderAndIsr does in ZooKeeper mode; ReplicaManager.applyDelta), taking a
 // new ISR and partition epoch when only the ISR changed.
 //
-// Simplifications: the publisher runs after every committed batch (Kafka
-// batches deltas); a partition this broker no longer replicates is left in
+// At start the broker first catches up: records up to the HW it first
+// learns are replayed into the image and published at once, as Kafka's
+// initial catch-up publishes one image.
+//
+// Simplifications: after that the publisher runs after every committed
+// batch (Kafka batches deltas); a partition this broker no longer replicates is left in
 // place (reassignment is not modelled); the Metadata response's controller
 // id is the lowest unfenced broker (Kafka picks a random live broker, as
 // clients forward admin requests through it, KIP-590).
@@ -30,6 +34,15 @@ type brokerMetadata struct {
 	b      *Broker
 	img    *metadata.Image
 	offset int64 // the offset of the last record applied; -1 before any
+
+	// caughtUp is set once the image has reached the quorum's HW as this
+	// process first learned it: until then the records are replayed into
+	// the image but not published (Kafka's initial catch-up), so a
+	// restarted broker never acts on a stale intermediate state (leading
+	// a partition in an epoch its log is already past).
+	caughtUp       bool
+	pending        []storage.TopicPartition
+	pendingBrokers bool
 }
 
 func newBrokerMetadata(b *Broker) *brokerMetadata {
@@ -67,7 +80,19 @@ func (m *brokerMetadata) HandleCommit(ctx *sim.Context, batch raft.Batch) {
 		}
 	}
 	m.offset = batch.LastOffset()
-	m.publish(touched, brokers)
+	for _, tp := range touched {
+		if !slices.Contains(m.pending, tp) {
+			m.pending = append(m.pending, tp)
+		}
+	}
+	m.pendingBrokers = m.pendingBrokers || brokers
+	if !m.caughtUp && m.offset+1 < m.b.kraft.raft.HighWatermark() {
+		return
+	}
+	m.caughtUp = true
+	pending, pb := m.pending, m.pendingBrokers
+	m.pending, m.pendingBrokers = nil, false
+	m.publish(pending, pb)
 }
 
 func (m *brokerMetadata) HandleLoadSnapshot(ctx *sim.Context, s raft.Snapshot) {
