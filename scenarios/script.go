@@ -67,7 +67,7 @@ const (
 var expectations = []Expectation{ExpectOK, ExpectBug, ExpectPermitted, ExpectViolation, ExpectAny}
 
 // Checkers are the checker names a script may set expectations for.
-var Checkers = []string{"linearizability", "acked-loss", "divergence", "invariants", "duplicates", "ordering", "liveness", "consumer", "group"}
+var Checkers = []string{"linearizability", "acked-loss", "divergence", "invariants", "duplicates", "ordering", "liveness", "consumer", "group", "raft"}
 
 // Variant is one configuration a scenario contrasts.
 type Variant struct {
