@@ -122,11 +122,11 @@ within an instant an action fell are not expressed (the script says so).
 On a KRaft cluster (controllers N, process.roles, 4.0+) the real quorum
 controller runs; the actions are next, produce, crash/power-loss/restart of
 controllers and brokers, cut/heal between voters (default -faults
-crash,partition; -checkers raft,acked-loss,divergence).`,
+crash,partition; -checkers raft,acked-loss,divergence), e.g. -set
+kafkasim.raft.vote.check.log=false -depth 4 -records 1.`,
 		exits: "0  no violation within the bound (or within -max-runs)\n1  a violation (its choices are saved)\n2  bad input",
 		examples: []string{"kafkasim explore -scenario kip101-hw-lag -variant hw -depth 9 -faults crash,elect",
-			"kafkasim explore -scenario kip101-hw-lag -variant hw -depth 8 -checkers acked-loss -script hw-loss.txt; kafkasim run -scenario hw-loss.txt -variant kip279",
-			"kafkasim explore -scenario scenarios/testdata/kraft-explore.txt -set kafkasim.raft.vote.check.log=false -depth 4 -records 1"},
+			"kafkasim explore -scenario kip101-hw-lag -variant hw -depth 8 -checkers acked-loss -script hw-loss.txt; kafkasim run -scenario hw-loss.txt -variant kip279"},
 	},
 	"shrink": {
 		synopsis: "kafkasim shrink -scenario NAME|FILE [-variant V] (-seed N | -choices FILE) [-set k=v ...] [-checker NAME] [-max-runs N] [-save FILE] [-script FILE] [-progress MODE]",
