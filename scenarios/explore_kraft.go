@@ -58,8 +58,11 @@ var KRaftDefaultFaults = []string{"crash", "partition"}
 
 // kraftSettleTime is how long the healed, restarted cluster runs before
 // the checkers judge: elections (controller.quorum.election.timeout.ms
-// and the fetch timeout), broker re-registration and a session timeout.
-const kraftSettleTime = 20 * sim.Second
+// and the fetch timeout), broker re-registration, a session timeout, and
+// (in combined mode, where a cut between voters also cuts the brokers'
+// replication) a replica fetch lost in a cut timing out and being retried,
+// as settleTime allows for.
+const kraftSettleTime = settleTime
 
 // kraftSetupLimit bounds the setup: the quorum elects a leader, the
 // brokers register and the topic's partition gets its full ISR.

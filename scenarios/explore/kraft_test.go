@@ -77,20 +77,12 @@ func TestExploreKRaftSafeUpToDepth4(t *testing.T) {
 }
 
 // TestExploreKRaftDeterministic: the same KRaft search gives the same
-// counts on 1 and 3 workers, and the same counterexample twice.
+// counts twice, on 1 and on 3 workers.
 func TestExploreKRaftDeterministic(t *testing.T) {
 	p := scenarios.ExploreParams{Depth: 3, Records: 1}
 	a, b := exploreKRaft(t, nil, p, 1), exploreKRaft(t, nil, p, 3)
 	if a.Runs != b.Runs || a.States != b.States {
 		t.Fatalf("parallel 1: %d runs %d states; parallel 3: %d runs %d states", a.Runs, a.States, b.Runs, b.States)
-	}
-	if testing.Short() {
-		return
-	}
-	bug := map[string]string{"kafkasim.raft.vote.check.log": "false"}
-	x, y := exploreKRaft(t, bug, kraftBound, 2), exploreKRaft(t, bug, kraftBound, 2)
-	if x.Found == nil || y.Found == nil || x.Found.TraceHash != y.Found.TraceHash || x.Runs != y.Runs {
-		t.Fatalf("the planted bug's counterexample differs between two searches: %+v vs %+v", x.Report, y.Report)
 	}
 }
 
