@@ -137,7 +137,8 @@ func ParseExploreParams(s string) (ExploreParams, error) {
 }
 
 // CheckExplorable reports whether the script's cluster is small enough to
-// enumerate: 2 or 3 brokers, one partition.
+// enumerate: 2 or 3 brokers, one partition, at most 3 dedicated KRaft
+// controllers.
 func (s *Script) CheckExplorable() error {
 	parts := 0
 	for _, t := range s.Topics {
@@ -148,6 +149,8 @@ func (s *Script) CheckExplorable() error {
 		return fmt.Errorf("scenario %s has %d brokers: the explorer enumerates clusters of 2 or 3", s.Name, s.Brokers)
 	case parts != 1:
 		return fmt.Errorf("scenario %s has %d partitions: the explorer enumerates one", s.Name, parts)
+	case s.Controllers > 3:
+		return fmt.Errorf("scenario %s has %d controllers: the explorer enumerates quorums of up to 3", s.Name, s.Controllers)
 	}
 	return nil
 }
@@ -212,18 +215,22 @@ func ExploreActions(res *Result) []string {
 	return out
 }
 
-// ExploreRun runs one exploration run of the variant under chooser c:
+// ExploreRun runs one exploration run of the variant under chooser c (on
+// a KRaft configuration, the KRaft workload of explore_kraft.go):
 // mark, when not nil, is called with the state hash after the setup and
 // after each action. The error is bad input only.
 func (s *Script) ExploreRun(variant string, p ExploreParams, opts Options, mark func(uint64)) (*Result, error) {
+	v, cfg, err := s.Prepare(variant, opts.Set)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Broker.KRaftMode() {
+		return s.exploreKRaft(v, cfg, p, opts, mark) // explore_kraft.go
+	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	if err := s.CheckExplorable(); err != nil {
-		return nil, err
-	}
-	v, cfg, err := s.Prepare(variant, opts.Set)
-	if err != nil {
 		return nil, err
 	}
 	keep := opts.Timeline || opts.KeepTrace
@@ -576,24 +583,7 @@ func (e *explorer) brokerHash(id int32) uint64 {
 		e.bbuf = b
 		return fnv64(b)
 	}
-	if p := e.partition(id); p == nil {
-		b = append(b, 'n')
-	} else {
-		b = append(b, 'p', byte(p.Role()))
-		for _, x := range []int64{int64(p.LeaderEpoch()), int64(p.Leader()), p.LogEndOffset(), p.HighWatermark(), p.Log().RecoveryPoint()} {
-			b = binary.AppendVarint(b, x)
-		}
-		for _, x := range p.ISRView() {
-			b = binary.AppendVarint(b, int64(x))
-		}
-		b = append(b, ';')
-		for _, en := range logEntries(p.Log()) {
-			b = binary.AppendVarint(b, en.Offset)
-			b = binary.AppendVarint(b, int64(en.LeaderEpoch))
-			b = append(b, en.Value...)
-			b = append(b, 0)
-		}
-	}
+	b = appendPartitionState(b, e.partition(id))
 	disk := w.Disk(e.r.c.Brokers[id])
 	for _, f := range e.checkpoints {
 		if data, err := disk.ReadFile(f); err == nil {
@@ -603,6 +593,30 @@ func (e *explorer) brokerHash(id int32) uint64 {
 	}
 	e.bbuf = b
 	return fnv64(b)
+}
+
+// appendPartitionState appends a live replica's part of the abstract
+// state: role, leader epoch, leader, LEO, HW, recovery point, ISR and the
+// log's (offset, epoch, value) entries; p nil (no replica) is 'n'.
+func appendPartitionState(b []byte, p *server.Partition) []byte {
+	if p == nil {
+		return append(b, 'n')
+	}
+	b = append(b, 'p', byte(p.Role()))
+	for _, x := range []int64{int64(p.LeaderEpoch()), int64(p.Leader()), p.LogEndOffset(), p.HighWatermark(), p.Log().RecoveryPoint()} {
+		b = binary.AppendVarint(b, x)
+	}
+	for _, x := range p.ISRView() {
+		b = binary.AppendVarint(b, int64(x))
+	}
+	b = append(b, ';')
+	for _, en := range logEntries(p.Log()) {
+		b = binary.AppendVarint(b, en.Offset)
+		b = binary.AppendVarint(b, int64(en.LeaderEpoch))
+		b = append(b, en.Value...)
+		b = append(b, 0)
+	}
+	return b
 }
 
 // fnv64 is FNV-1a over b: a hash that is the same in every process (unlike

@@ -242,6 +242,10 @@ func (c *Client) Leader() LeaderAndEpoch { return LeaderAndEpoch{Leader: c.leade
 // IsLeader reports whether this member leads the current epoch.
 func (c *Client) IsLeader() bool { return c.role == roleLeader }
 
+// VotedFor returns the candidate this member voted for in the current
+// epoch (persisted in quorum-state), or -1.
+func (c *Client) VotedFor() int32 { return c.votedFor }
+
 // IsVoter reports whether this member is among the voters.
 func (c *Client) IsVoter() bool { return c.voter }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,9 +28,9 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
 	depth := fs.Int("depth", 10, "actions per run (the bound)")
 	records := fs.Int("records", 2, "records the workload may produce")
-	faults := fs.String("faults", strings.Join(scenarios.DefaultFaults, ","), "fault actions: "+strings.Join(scenarios.FaultNames, ","))
+	faults := fs.String("faults", strings.Join(scenarios.DefaultFaults, ","), "fault actions: "+strings.Join(scenarios.FaultNames, ",")+" (on a KRaft cluster: crash, power-loss, partition; default "+strings.Join(scenarios.KRaftDefaultFaults, ",")+")")
 	acks := fs.String("acks", "all", "the producer's acks: all, 1 or 0")
-	checks := fs.String("checkers", strings.Join(kexplore.DefaultCheckers, ","), "checkers whose contract-breaking violations count")
+	checks := fs.String("checkers", strings.Join(kexplore.DefaultCheckers, ","), "checkers whose contract-breaking violations count (on a KRaft cluster default "+strings.Join(kexplore.KRaftDefaultCheckers, ",")+")")
 	maxRuns := fs.Int("max-runs", 0, "stop after N runs (0: explore the whole bound); resume with -state")
 	parallel := fs.Int("parallel", 1, "runs executed at once (the result does not depend on it)")
 	state := fs.String("state", "", "resume from and save the search (queue and visited states) to FILE")
@@ -70,6 +71,16 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 		NoOrders: !*orders, DepthFirst: *dfs,
 		Params: scenarios.ExploreParams{Depth: *depth, Records: *records, Faults: splitList(*faults), Acks: *acks}}
 	cfg.Checkers = splitList(*checks)
+	// NB: -faults and -checkers left unset take the defaults of the
+	// cluster's mode (ZooKeeper or KRaft), filled in by kexplore.Run.
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["faults"] {
+		cfg.Params.Faults = nil
+	}
+	if !given["checkers"] {
+		cfg.Checkers = nil
+	}
 	bar := newProgress(stderr, *progressMode, "explore", *maxRuns, 0)
 	cfg.Progress = func(r explore.Report) {
 		bar.update(r.Runs, fmt.Sprintf("%d distinct states, depth %d of %d", r.States, r.Depth, *depth))
@@ -83,7 +94,7 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	if v == "" {
 		v = s.Variants[0].Name
 	}
-	fmt.Fprintf(stdout, "explore %s / %s: %s, checkers %s\n", s.Name, v, cfg.Params, strings.Join(cfg.Checkers, ","))
+	fmt.Fprintf(stdout, "explore %s / %s: %s, checkers %s\n", s.Name, v, ex.Params, strings.Join(ex.Checkers, ","))
 	fmt.Fprintf(stdout, "  runs %d, distinct states %d, depth %d, %v (%.0f runs/s, %.0f states/s)\n", ex.Runs, ex.States, ex.Depth,
 		ex.Elapsed.Round(1e6), float64(ex.Runs)/ex.Elapsed.Seconds(), float64(ex.States)/ex.Elapsed.Seconds())
 	if ex.Found == nil {

@@ -118,7 +118,12 @@ pruned. Prints the first violation as a step list and saves its choices.
 controller decisions as steps at their virtual times, with the scenario's
 variants, so 'kafkasim run -scenario FILE -variant kip279' asks whether
 another variant survives it. The order of simultaneous events and where
-within an instant an action fell are not expressed (the script says so).`,
+within an instant an action fell are not expressed (the script says so).
+On a KRaft cluster (controllers N, process.roles, 4.0+) the real quorum
+controller runs; the actions are next, produce, crash/power-loss/restart of
+controllers and brokers, cut/heal between voters (default -faults
+crash,partition; -checkers raft,acked-loss,divergence), e.g. -set
+kafkasim.raft.vote.check.log=false -depth 4 -records 1.`,
 		exits: "0  no violation within the bound (or within -max-runs)\n1  a violation (its choices are saved)\n2  bad input",
 		examples: []string{"kafkasim explore -scenario kip101-hw-lag -variant hw -depth 9 -faults crash,elect",
 			"kafkasim explore -scenario kip101-hw-lag -variant hw -depth 8 -checkers acked-loss -script hw-loss.txt; kafkasim run -scenario hw-loss.txt -variant kip279"},

@@ -44,9 +44,18 @@ type Config struct {
 // DefaultCheckers are the checkers an exploration judges by default.
 var DefaultCheckers = []string{checkers.NameAckedLoss, checkers.NameDivergence}
 
+// KRaftDefaultCheckers are the checkers an exploration of a KRaft cluster
+// judges by default: the raft checker's properties of the metadata quorum
+// first, then the data's.
+var KRaftDefaultCheckers = []string{checkers.NameRaft, checkers.NameAckedLoss, checkers.NameDivergence}
+
 // Exploration is the outcome of Run.
 type Exploration struct {
 	*engine.Report
+	// Params and Checkers are the bounds and the checkers explored, with
+	// the defaults filled in.
+	Params   scenarios.ExploreParams
+	Checkers []string
 	// Found is the violating run, replayed with its trace (nil if none).
 	Found   *scenarios.Result
 	Checker string
@@ -70,18 +79,28 @@ func violated(res *scenarios.Result, names []string) string {
 
 // Run searches every run of s's exploration workload up to the bound.
 func Run(s *scenarios.Script, cfg Config) (*Exploration, error) {
-	if err := cfg.Params.Validate(); err != nil {
+	v, conf, err := s.Prepare(cfg.Variant, cfg.Set)
+	if err != nil {
+		return nil, err
+	}
+	kraft := conf.Broker.KRaftMode()
+	cfg.Params.Faults = slices.Clone(cfg.Params.Faults)
+	if kraft {
+		err = cfg.Params.ValidateKRaft()
+	} else {
+		err = cfg.Params.Validate()
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := s.CheckExplorable(); err != nil {
 		return nil, err
 	}
-	v, conf, err := s.Prepare(cfg.Variant, cfg.Set)
-	if err != nil {
-		return nil, err
-	}
 	if len(cfg.Checkers) == 0 {
 		cfg.Checkers = DefaultCheckers
+		if kraft {
+			cfg.Checkers = KRaftDefaultCheckers
+		}
 	}
 	for _, c := range cfg.Checkers {
 		if !slices.Contains(scenarios.Checkers, c) {
@@ -103,7 +122,7 @@ func Run(s *scenarios.Script, cfg Config) (*Exploration, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Exploration{Report: rep}
+	out := &Exploration{Report: rep, Params: cfg.Params, Checkers: cfg.Checkers}
 	if rep.Violation != nil {
 		out.Checker = rep.Violation.What
 		out.File = &scenarios.ChoiceFile{Version: scenarios.Version, Scenario: s.Name, Variant: v.Name, Seed: exploreSeed, Explore: &cfg.Params, Config: conf.NonDefaultPairs(), Choices: rep.Violation.Choices,
