@@ -138,8 +138,10 @@ func ParseExploreParams(s string) (ExploreParams, error) {
 
 // CheckExplorable reports whether the script's cluster is small enough to
 // enumerate: 2 or 3 brokers, one partition, at most 3 dedicated KRaft
-// controllers.
-func (s *Script) CheckExplorable() error {
+// controllers. A KRaft script may have more partitions: its exploration
+// keeps only the first partition of its first topic (OnePartition), since
+// the quorum's states, not the partitions', are what it enumerates.
+func (s *Script) CheckExplorable(kraft bool) error {
 	parts := 0
 	for _, t := range s.Topics {
 		parts += t.Partitions
@@ -147,12 +149,29 @@ func (s *Script) CheckExplorable() error {
 	switch {
 	case s.Brokers < 2 || s.Brokers > 3:
 		return fmt.Errorf("scenario %s has %d brokers: the explorer enumerates clusters of 2 or 3", s.Name, s.Brokers)
-	case parts != 1:
+	case parts != 1 && !kraft:
 		return fmt.Errorf("scenario %s has %d partitions: the explorer enumerates one", s.Name, parts)
 	case s.Controllers > 3:
 		return fmt.Errorf("scenario %s has %d controllers: the explorer enumerates quorums of up to 3", s.Name, s.Controllers)
 	}
 	return nil
+}
+
+// OnePartition returns the script with only the first partition of its
+// first topic (the script itself when it has just that): what a KRaft
+// exploration builds.
+func (s *Script) OnePartition() *Script {
+	if len(s.Topics) == 1 && s.Topics[0].Partitions == 1 {
+		return s
+	}
+	c := *s
+	t := s.Topics[0]
+	t.Partitions = 1
+	if t.Assignment != nil {
+		t.Assignment = t.Assignment[:1]
+	}
+	c.Topics = []TopicSpec{t}
+	return &c
 }
 
 // action is one entry of the menu of a step.
@@ -230,7 +249,7 @@ func (s *Script) ExploreRun(variant string, p ExploreParams, opts Options, mark 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if err := s.CheckExplorable(); err != nil {
+	if err := s.CheckExplorable(false); err != nil {
 		return nil, err
 	}
 	keep := opts.Timeline || opts.KeepTrace

@@ -122,9 +122,10 @@ func (s *Script) exploreKRaft(v Variant, cfg config.Config, p ExploreParams, opt
 	if err := p.ValidateKRaft(); err != nil {
 		return nil, err
 	}
-	if err := s.CheckExplorable(); err != nil {
+	if err := s.CheckExplorable(true); err != nil {
 		return nil, err
 	}
+	s = s.OnePartition()
 	keep := opts.Timeline || opts.KeepTrace
 	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
 		KeepKinds: keepKinds(map[string]bool{"isr": true, "become-leader": true, "explore-action": true}, true), MaxTime: sim.Time(sim.Hour) * 24,

@@ -93,7 +93,7 @@ func Run(s *scenarios.Script, cfg Config) (*Exploration, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.CheckExplorable(); err != nil {
+	if err := s.CheckExplorable(kraft); err != nil {
 		return nil, err
 	}
 	if len(cfg.Checkers) == 0 {
