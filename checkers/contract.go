@@ -12,8 +12,10 @@
 //     1. acks=0: always (an acks=0 send is never really acknowledged).
 //     2. An unclean election of the partition.
 //     3. acks=1 and the broker that acknowledged it (Op.Leader; when
-//     unknown, any replica) failed: crash, power loss, isolation or pause.
-//     The leader may die before its followers copy the record.
+//     unknown, any replica) failed: crash, power loss, isolation or pause;
+//     or was deposed (another leader elected in a later epoch, the broker
+//     fenced or its session expired without a fault of its own). The
+//     leader may lose its leadership before its followers copy the record.
 //     4. Every member of the partition's ISR (Facts.ISRChanges; all
 //     replicas when none is recorded) was down at once, at least one having
 //     lost unflushed data. With all replicas in the ISR this is "more
@@ -167,6 +169,7 @@ func (c *contract) lossFacts(k tp) []lossFact {
 			out = append(out, lf)
 		}
 	}
+	out = append(out, c.deposed(k)...)
 	out = append(out, c.isrDown(k, failures)...)
 	out = append(out, c.uncleanShutdowns(k, failures)...)
 	for i := range out {
@@ -181,6 +184,38 @@ func (c *contract) lossFacts(k tp) []lossFact {
 		return out[i].kind < out[j].kind
 	})
 	c.cache[k] = out
+	return out
+}
+
+// deposed finds rule 3's other leader failures: leadership taken from a
+// leader that did not fail itself, as a KRaft controller fences a broker
+// whose heartbeats stopped reaching it, or a ZooKeeper controller whose
+// session with the broker expired. The cluster elects another leader while
+// the deposed one still holds acks=1 records its followers never copied,
+// and it keeps acknowledging until it learns of the change (a zombie):
+// the acks=1 records it acknowledged until it next became leader are
+// excused.
+func (c *contract) deposed(k tp) []lossFact {
+	var out []lossFact
+	leader, epoch := int32(-1), int32(-1)
+	for _, ch := range c.facts.ISRChanges {
+		if ch.Topic != k.topic || ch.Partition != k.partition || ch.LeaderEpoch < 0 || ch.LeaderEpoch <= epoch {
+			continue
+		}
+		if leader >= 0 && ch.Leader != leader {
+			lf := lossFact{kind: lossLeaderFailure, time: ch.Time, broker: leader, before: sim.Time(math.MaxInt64),
+				why: "permitted: acks=1 and the leader b" + strconv.Itoa(int(leader)) + " was deposed (leader epoch " +
+					strconv.Itoa(int(ch.LeaderEpoch)) + " at " + ch.Time.String() + " has leader " + strconv.Itoa(int(ch.Leader)) + ")"}
+			for _, later := range c.facts.ISRChanges {
+				if later.Topic == k.topic && later.Partition == k.partition && later.Time > ch.Time && later.Leader == leader && later.LeaderEpoch > ch.LeaderEpoch {
+					lf.before = later.Time
+					break
+				}
+			}
+			out = append(out, lf)
+		}
+		leader, epoch = ch.Leader, ch.LeaderEpoch
+	}
 	return out
 }
 

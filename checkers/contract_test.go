@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kafkasim/kafkasim/sim"
 )
 
 // lastReplicaStanding is KIP-966's motivating loss (swarm kip279-safe seed
@@ -124,6 +126,42 @@ func TestContractLeaderFailureAcks(t *testing.T) {
 		if a := onlyAnomaly(t, v); a.Permitted {
 			t.Fatalf("acks=all: %s", a)
 		}
+	}
+}
+
+// TestContractDeposedLeaderAcks: a leader that never failed itself is
+// deposed (a KRaft controller fenced it; b1 leads epoch 1 from 10ms) and,
+// a zombie, acknowledges m2 with acks=1 at 12ms; b1's log replaces it.
+// Permitted for acks=1, naming the deposition; a contract break for
+// acks=all; and a record b0 acknowledged after it became leader again is
+// not excused by the old deposition.
+func TestContractDeposedLeaderAcks(t *testing.T) {
+	build := func(acks int16, sent sim.Time) (History, Final) {
+		h := History{Ops: []Op{
+			send(0, "p1", "m1", -1, 0, 2*ms, OK, 0),
+			send(1, "p1", "m2", acks, sent, sent+2*ms, OK, 1),
+			poll(2, "c1", 40*ms, 41*ms, 0, Record{0, "m1"}, Record{1, "m3"}),
+			send(3, "p2", "m3", -1, 30*ms, 32*ms, OK, 1),
+		}}
+		h.Ops[1].Leader = 0
+		f := final1(1, 1, Facts{ISRChanges: []ISRChange{
+			{Topic: "t", Partition: 0, Time: 0, ISR: []int32{0, 1}, Leader: 0, LeaderEpoch: 0},
+			{Topic: "t", Partition: 0, Time: 10 * ms, ISR: []int32{1}, Leader: 1, LeaderEpoch: 1},
+			{Topic: "t", Partition: 0, Time: 20 * ms, ISR: []int32{0, 1}, Leader: 0, LeaderEpoch: 2}}},
+			replica(1, Follower, 2, 2, "m1", "m3@2"), replica(0, Leader, 2, 2, "m1", "m3@2"))
+		return h, f
+	}
+	h, f := build(1, 12*ms)
+	if a := onlyAnomaly(t, AckedLoss(h, f)); !a.Permitted || !strings.Contains(a.Description, "acks=1 and the leader b0 was deposed") {
+		t.Fatalf("acks=1 zombie: %s", a)
+	}
+	h, f = build(-1, 12*ms)
+	if a := onlyAnomaly(t, AckedLoss(h, f)); a.Permitted {
+		t.Fatalf("acks=all zombie: %s", a)
+	}
+	h, f = build(1, 25*ms)
+	if a := onlyAnomaly(t, AckedLoss(h, f)); a.Permitted {
+		t.Fatalf("acks=1 after b0 led again: %s", a)
 	}
 }
 

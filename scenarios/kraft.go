@@ -131,18 +131,34 @@ func (r *runner) kraftFinalLeaders(f *checkers.Final) {
 	}
 }
 
+// committedKey identifies a committed partition state: its partition and
+// partition epoch (every change bumps it).
+func committedKey(r sim.Record) string {
+	p, _ := r.Get("partition")
+	e, _ := r.Get("partition-epoch")
+	return p + "/" + e
+}
+
 // kraftUncleanElections reads the KRaft controller's unclean elections off
-// the trace: its partition-change records with election=unclean
-// (broker/kraft/change.go), when a leader outside the ISR is elected with
-// unclean.leader.election.enable.
+// the trace: its partition-committed records whose leader recovery state
+// is RECOVERING (broker/kraft/change.go), which Kafka sets only when a
+// leader from outside the ISR is elected with
+// unclean.leader.election.enable. Committed records only: a proposal that
+// never committed is not a fact of the run.
 func kraftUncleanElections(recs []sim.Record) []checkers.UncleanElection {
 	var out []checkers.UncleanElection
+	seen := map[string]bool{}
 	for _, r := range recs {
-		if r.Kind != "partition-change" {
+		if r.Kind != "partition-committed" {
 			continue
 		}
-		if e, _ := r.Get("election"); e != "unclean" {
+		if rec, _ := r.Get("recovery"); rec != "1" { // LeaderRecoveryState RECOVERING
 			continue
+		}
+		if key := committedKey(r); seen[key] {
+			continue // another controller, or a later life, replaying it
+		} else {
+			seen[key] = true
 		}
 		part, _ := r.Get("partition")
 		tp, ok := storage.ParseTopicPartition(part)
@@ -159,14 +175,20 @@ func kraftUncleanElections(recs []sim.Record) []checkers.UncleanElection {
 	return out
 }
 
-// kraftISRChanges are the KRaft controller's partition-change records as
-// ISR changes (leader, leader epoch and ISR of the state each change leads
+// kraftISRChanges are the KRaft controllers' partition-committed records
+// (the first sighting of each partition epoch) as ISR changes (leader, leader epoch and ISR of the state each change leads
 // to), as controller-partition-state records are in ZooKeeper mode.
 func kraftISRChanges(recs []sim.Record) []checkers.ISRChange {
 	var out []checkers.ISRChange
+	seen := map[string]bool{}
 	for _, r := range recs {
-		if r.Kind != "partition-change" {
+		if r.Kind != "partition-committed" {
 			continue
+		}
+		if key := committedKey(r); seen[key] {
+			continue // another controller, or a later life, replaying it
+		} else {
+			seen[key] = true
 		}
 		part, _ := r.Get("partition")
 		tp, ok := storage.ParseTopicPartition(part)

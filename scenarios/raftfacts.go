@@ -14,10 +14,11 @@ import (
 )
 
 // raftKinds are the trace kinds the raft checker reads, and the KRaft
-// controller's partition-change (the contract's facts: kraft.go); a KRaft
+// controller's partition-change (for the timeline) and partition-committed
+// (the contract's facts: kraft.go); a KRaft
 // run keeps them (sim.Config.KeepKinds) whether or not it keeps the whole
 // trace.
-var raftKinds = []string{"raft-leader", "raft-commit", "raft-snapshot", "partition-change"}
+var raftKinds = []string{"raft-leader", "raft-commit", "raft-snapshot", "partition-change", "partition-committed"}
 
 // keepKinds returns base plus, for a KRaft cluster, the raft kinds.
 func keepKinds(base map[string]bool, kraft bool) map[string]bool {

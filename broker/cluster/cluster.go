@@ -238,7 +238,7 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 		if err := c.addControllers(voters); err != nil {
 			return nil, err
 		}
-		if c.Admin, err = w.AddNode("admin", func() sim.Node { return &kraftAdmin{topics: topics, voters: voters} }, sim.NodeOptions{}); err != nil {
+		if c.Admin, err = w.AddNode("admin", func() sim.Node { return &kraftAdmin{topics: topics, voters: voters, brokers: spec.Brokers} }, sim.NodeOptions{}); err != nil {
 			return nil, err
 		}
 		start = append(append(slices.Clone(c.Controllers), c.Brokers...), c.Admin)

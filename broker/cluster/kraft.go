@@ -164,11 +164,18 @@ func (c *Cluster) addControllers(voters []int32) error {
 
 // kraftAdmin creates topics through the controllers: CreateTopics to each
 // voter in turn until the active one takes it, retrying every
-// kraftAdminBackoff while the quorum has no leader or the brokers are not
-// yet registered (INVALID_REPLICATION_FACTOR, NOT_CONTROLLER, timeouts).
+// kraftAdminBackoff while the quorum has no leader (NOT_CONTROLLER,
+// timeouts). The cluster's first topics wait until every broker is
+// unfenced (a Metadata answer lists them all), as Kafka's
+// KafkaClusterTestKit waits for ready brokers: otherwise a topic created
+// while one broker is still catching up would start with another leader
+// than its preferred replica, depending on the seed.
 type kraftAdmin struct {
 	topics   []topicAssignment
 	voters   []int32
+	brokers  int // wait until this many brokers are unfenced; 0: do not wait
+	ready    bool
+	ask      int // the broker to ask next
 	next     int // the voter to ask next
 	corr     int32
 	enc      wire.Encoder
@@ -194,6 +201,11 @@ func (a *kraftAdmin) Start(ctx *sim.Context) {
 }
 
 func (a *kraftAdmin) send(ctx *sim.Context) {
+	if !a.ready && a.brokers > 0 {
+		a.askMetadata(ctx)
+		return
+	}
+	a.ready = true
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.Version = 7
 	req.TimeoutMillis = int32(kraftAdminTimeout / sim.Millisecond)
@@ -221,6 +233,23 @@ func (a *kraftAdmin) send(ctx *sim.Context) {
 	a.timeout = ctx.SetTimer(kraftAdminTimeout, timerAdminTimeout)
 }
 
+// askMetadata asks a broker which brokers are unfenced.
+func (a *kraftAdmin) askMetadata(ctx *sim.Context) {
+	to := int32(a.ask % a.brokers)
+	a.ask++
+	node, ok := ctx.Lookup(server.NodeName(to))
+	if !ok {
+		ctx.SetTimer(kraftAdminBackoff, timerAdminRetry)
+		return
+	}
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = 12
+	a.corr++
+	a.inflight = true
+	ctx.Send(node, a.enc.Request(a.corr, req))
+	a.timeout = ctx.SetTimer(kraftAdminTimeout, timerAdminTimeout)
+}
+
 func (a *kraftAdmin) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 	r, ok := m.(*wire.Response)
 	if !ok || r.Connection != a.enc.Connection || !a.inflight || r.CorrelationID != a.corr {
@@ -228,6 +257,15 @@ func (a *kraftAdmin) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 	}
 	a.inflight = false
 	ctx.CancelTimer(a.timeout)
+	if md, ok := r.Body.(*kmsg.MetadataResponse); ok {
+		if len(md.Brokers) >= a.brokers {
+			a.ready = true
+			a.send(ctx)
+		} else {
+			ctx.SetTimer(kraftAdminBackoff, timerAdminRetry)
+		}
+		return
+	}
 	resp, ok := r.Body.(*kmsg.CreateTopicsResponse)
 	if !ok {
 		ctx.SetTimer(kraftAdminBackoff, timerAdminRetry)
@@ -247,10 +285,20 @@ func (a *kraftAdmin) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 	}
 }
 
+// Disconnected implements sim.Disconnectable: a broker not serving yet
+// refuses the connection; ask again after the backoff.
+func (a *kraftAdmin) Disconnected(ctx *sim.Context, peer sim.NodeID) {
+	if a.inflight {
+		a.inflight = false
+		ctx.CancelTimer(a.timeout)
+		ctx.SetTimer(kraftAdminBackoff, timerAdminRetry)
+	}
+}
+
 func (a *kraftAdmin) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 	switch name {
 	case timerAdminRetry:
-		if len(a.left) > 0 && !a.inflight {
+		if (len(a.left) > 0 || !a.ready) && !a.inflight {
 			a.send(ctx)
 		}
 	case timerAdminTimeout:

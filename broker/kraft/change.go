@@ -166,3 +166,23 @@ func ints(v []int32) string {
 	}
 	return "[" + strings.Join(s, ",") + "]"
 }
+
+// logCommitted traces the state a committed partition record leads to
+// ("partition-committed"), on every controller that replays it: the
+// scenarios read the contract's ISR and unclean-election facts from these
+// (a proposed change may never commit, so partition-change records are
+// not facts). An unclean election is the state's leader recovery state
+// RECOVERING, which Kafka sets only for one.
+func logCommitted(ctx *sim.Context, r metadata.Record, img *metadata.Image, offset int64) {
+	t, part, ok := metadata.PartitionOf(r, img)
+	if !ok {
+		return
+	}
+	p, ok := img.Partition(t, part)
+	if !ok {
+		return
+	}
+	ctx.Log("partition-committed", sim.S("partition", fmt.Sprintf("%s-%d", t, part)), sim.I("offset", offset),
+		sim.I("leader", int64(p.Leader)), sim.I("leader-epoch", int64(p.LeaderEpoch)),
+		sim.I("partition-epoch", int64(p.PartitionEpoch)), sim.S("isr", ints(p.ISR)), sim.I("recovery", int64(p.LeaderRecoveryState)))
+}

@@ -189,6 +189,7 @@ func (c *Controller) HandleCommit(ctx *sim.Context, b raft.Batch) {
 			panic(fmt.Sprintf("kraft: node %d: replaying committed record at offset %d: %v", c.cfg.NodeID, off, err))
 		}
 		c.lastCommitted = off
+		logCommitted(ctx, r, c.committed.img, off)
 	}
 	if b.LastOffset() > c.lastCommitted {
 		c.lastCommitted = b.LastOffset()

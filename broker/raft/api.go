@@ -70,12 +70,25 @@ type Batch struct {
 	BaseOffset int64
 	Epoch      int32 // the leader epoch it was written in
 	// Records are the values of the batch's records (metadata records in
-	// their serialized form). Control batches are not handed over.
+	// their serialized form); none for a control batch.
 	Records [][]byte
+	// Control marks a control batch (the LeaderChange record a leader
+	// writes at the start of its epoch, snapshot markers): its records are
+	// not the state machine's, but its commit moves the committed offset
+	// to ControlLastOffset, as Kafka's listeners see control batches too. A
+	// controller answers requests that write nothing once everything
+	// before them has committed, the new leader's LeaderChange included.
+	Control           bool
+	ControlLastOffset int64
 }
 
 // LastOffset returns the offset of the batch's last record.
-func (b Batch) LastOffset() int64 { return b.BaseOffset + int64(len(b.Records)) - 1 }
+func (b Batch) LastOffset() int64 {
+	if b.Control {
+		return b.ControlLastOffset
+	}
+	return b.BaseOffset + int64(len(b.Records)) - 1
+}
 
 // Snapshot is a snapshot's content: the records that rebuild the state of
 // the log up to (not including) EndOffset.
@@ -94,7 +107,8 @@ type LeaderAndEpoch struct {
 
 // Listener is the state machine on top of the log (RaftClient.Listener).
 type Listener interface {
-	// HandleCommit is called for every committed batch, in order.
+	// HandleCommit is called for every committed batch, in order, control
+	// batches included (Batch.Control, with no records).
 	HandleCommit(ctx *sim.Context, b Batch)
 	// HandleLoadSnapshot replaces the state with a snapshot's (at start,
 	// or when a follower fetched a snapshot because the leader's log no

@@ -6,7 +6,8 @@ package raft
 // a record of the leader's own epoch is committed — Raft's rule), the
 // follower's HW from fetch responses, and the hand-over of committed
 // batches (KafkaRaftClient's listener contexts): every batch below the HW,
-// in order, once per process life, control batches skipped; and the
+// in order, once per process life, control batches as Batch.Control with
+// no records; and the
 // leader's own HandleLeaderChange only once every batch below its epoch's
 // start offset was delivered.
 //
@@ -101,6 +102,7 @@ func (c *Client) deliver() {
 				c.nextDeliver = b.NextOffset()
 				progressed = true
 				if b.Attributes&storage.ControlFlagMask != 0 {
+					c.l.HandleCommit(c.ctx, Batch{BaseOffset: b.BaseOffset, Epoch: b.PartitionLeaderEpoch, Control: true, ControlLastOffset: b.LastOffset()})
 					continue
 				}
 				recs := make([][]byte, len(b.Records))

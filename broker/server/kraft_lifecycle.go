@@ -28,6 +28,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// startupHeartbeatInterval is the heartbeat period until the broker is
+// first unfenced (BrokerLifecycleManager's 10 ms in STARTING and RECOVERY).
+const startupHeartbeatInterval = 10 * sim.Millisecond
+
 // lifecycleRetryBackoff is how long the broker waits to resend a request
 // the controller did not take (Kafka's exponential backoff starts near it).
 const lifecycleRetryBackoff = 100 * sim.Millisecond
@@ -147,7 +151,7 @@ func (l *lifecycle) heartbeat() {
 			l.schedule(lifecycleRetryBackoff, timerLifecycleHeartbeat)
 			return
 		}
-		wasCaughtUp, wasFenced := l.caughtUp, l.fenced
+		wasFenced := l.fenced
 		l.caughtUp = l.caughtUp || r.IsCaughtUp
 		l.fenced = r.IsFenced
 		if wasFenced != l.fenced {
@@ -156,8 +160,11 @@ func (l *lifecycle) heartbeat() {
 		if !l.fenced && !b.serving {
 			b.serving = true
 		}
-		if l.caughtUp && !wasCaughtUp {
-			l.heartbeat() // ask to be unfenced at once
+		if !b.serving {
+			// Starting or recovering (not yet unfenced once): Kafka's
+			// BrokerLifecycleManager heartbeats again after only 10 ms,
+			// "so that we start up a bit quicker".
+			l.schedule(startupHeartbeatInterval, timerLifecycleHeartbeat)
 			return
 		}
 		l.schedule(b.cfg.KRaft.HeartbeatInterval, timerLifecycleHeartbeat)
