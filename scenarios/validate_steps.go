@@ -227,7 +227,9 @@ func (c *checker) node(name string, st Step, implicit bool) error {
 	if isVar(name) || c.infra(name) || (name == "controller" && c.kraftVariant != "") {
 		return nil
 	}
-	if looks, _ := c.isController(name); looks && (c.controllers > 0 || c.kraftVariant != "") {
+	if looks, _ := c.isController(name); looks && c.controllers > 0 {
+		// NB: without dedicated controllers (ZooKeeper mode, or KRaft's
+		// combined mode) cN is a client's name like any other.
 		return c.controllerNodeError(name)
 	}
 	if looks, ok := c.isBroker(name); looks {
