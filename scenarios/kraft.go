@@ -7,7 +7,8 @@ package scenarios
 // controller's committed metadata image has them (the end phase and the
 // final state read them there, as they read the ZooKeeper controller's
 // state in ZooKeeper mode), and the contract's facts read off the
-// controller's partition-change records.
+// controllers' partition-committed records (committed states only: a
+// proposal that never commits is not a fact).
 //
 // NB: a dedicated controller is a node of Facts.Failures (with
 // Failure.Controller set, node.id 3000+i) but never a replica: its
