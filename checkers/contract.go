@@ -31,6 +31,12 @@
 //     to it. KIP-966 names it: nothing keeps a replica that shut down
 //     uncleanly out of the ISR or out of leadership before it catches up.
 //     It excuses the sends invoked before the data was lost.
+//     Rule 5, and rule 4 with an ISR smaller than the replication factor
+//     (the last replica standing), hold only before eligible leader
+//     replicas: with Facts.EligibleLeaderReplicas (KRaft,
+//     eligible.leader.replicas.version=1) the strict min ISR rule, the ELR
+//     election and the unclean-shutdown fence protect those records, so
+//     neither excuses their loss. Every replica down at once still does.
 //   - May a record be written twice? Only by a producer without
 //     idempotence that retries (KIP-98 sequence numbers deduplicate).
 //   - May a producer's records land out of send order? With retries, more
@@ -171,7 +177,11 @@ func (c *contract) lossFacts(k tp) []lossFact {
 	}
 	out = append(out, c.deposed(k)...)
 	out = append(out, c.isrDown(k, failures)...)
-	out = append(out, c.uncleanShutdowns(k, failures)...)
+	if !c.facts.EligibleLeaderReplicas {
+		// NB: with ELR on, KIP-966 fences this: a loss under it is a
+		// contract break, not a permitted one.
+		out = append(out, c.uncleanShutdowns(k, failures)...)
+	}
 	for i := range out {
 		if out[i].kind != lossUncleanShutdown && out[i].before == 0 {
 			out[i].before = out[i].time
@@ -257,7 +267,14 @@ func (c *contract) isrDown(k tp, failures []Failure) []lossFact {
 		if c.facts.ReplicationFactor > 0 {
 			rf = c.facts.ReplicationFactor
 		}
-		if !recorded || len(isr) >= rf {
+		lastStanding := recorded && len(isr) < rf
+		if lastStanding && c.facts.EligibleLeaderReplicas {
+			// KIP-966's strict min ISR and ELR election: the replicas out
+			// of the ISR hold what was committed, so this excuses nothing.
+			in = false
+			continue
+		}
+		if !lastStanding {
 			why = "permitted: " + strconv.Itoa(len(down)) + " replicas " + brokerList(down) + " were down at once at " + t.String() +
 				", " + brokerList(lost) + " having lost unflushed data (RF=" + strconv.Itoa(rf) + " covers " + strconv.Itoa(rf-1) + ")"
 		} else {

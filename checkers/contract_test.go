@@ -52,6 +52,22 @@ func TestContractLastReplicaStanding(t *testing.T) {
 	}
 }
 
+// TestContractLastReplicaStandingWithELR: with eligible leader replicas
+// on (KIP-966), the same loss is no longer permitted by rule 4 or rule 5:
+// the fence exists; with them off it is (the test above).
+func TestContractLastReplicaStandingWithELR(t *testing.T) {
+	for _, elr := range []bool{false, true} {
+		h, f := lastReplicaStanding([]int32{2})
+		f.Facts.EligibleLeaderReplicas = elr
+		for _, v := range []Verdict{AckedLoss(h, f), Linearizability(h, f, 5*time.Second), Ordering(h, f)} {
+			mustResult(t, v, ResultViolation)
+			if a := v.Anomalies[0]; a.Permitted == elr {
+				t.Fatalf("ELR %v: %s permitted=%v, want %v\n%s", elr, v.Checker, a.Permitted, !elr, v)
+			}
+		}
+	}
+}
+
 // TestContractAllReplicasDown: the ISR unrecorded means every replica; all
 // three down with one losing data permits the loss, two of three does not.
 func TestContractAllReplicasDown(t *testing.T) {

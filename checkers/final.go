@@ -218,6 +218,11 @@ type Facts struct {
 	MinInsyncReplicas int
 	// UncleanElectionEnabled is unclean.leader.election.enable.
 	UncleanElectionEnabled bool
+	// EligibleLeaderReplicas is KIP-966 part 1 on (KRaft,
+	// eligible.leader.replicas.version=1): the contract's rules 4 and 5
+	// (the last replica standing, an unclean shutdown re-elected) no
+	// longer permit a loss.
+	EligibleLeaderReplicas bool
 	// UncleanElections lists every unclean election that happened.
 	UncleanElections []UncleanElection
 	// Failures lists every broker fault, in any order.

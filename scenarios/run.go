@@ -405,6 +405,7 @@ func (s *Script) newRunner(w *sim.World, cfg config.Config, manual bool, vars ma
 	r.obs.facts.ReplicationFactor = s.Topics[0].ReplicationFactor
 	r.obs.facts.MinInsyncReplicas = cfg.Topic.MinInsyncReplicas
 	r.obs.facts.UncleanElectionEnabled = cfg.Topic.UncleanLeaderElectionEnable
+	r.obs.facts.EligibleLeaderReplicas = cfg.Broker.ELR.Enabled()
 	return r, nil
 }
 

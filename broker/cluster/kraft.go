@@ -136,6 +136,7 @@ func kraftConfig(c config.Config, id int32, roles config.Roles, voters []int32) 
 		HeartbeatInterval:        k.BrokerHeartbeatInterval,
 		DefaultReplicationFactor: c.Broker.DefaultReplicationFactor,
 		NumPartitions:            c.Broker.NumPartitions,
+		ELR:                      c.Broker.ELR.Enabled(),
 	}
 }
 

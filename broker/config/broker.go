@@ -238,6 +238,8 @@ type Broker struct {
 	ReplicaSelectorClass ReplicaSelector
 	// KRaft holds the KRaft properties (kraft.go).
 	KRaft KRaft
+	// ELR is KIP-966's eligible.leader.replicas.version (elr.go).
+	ELR ELR
 }
 
 // DefaultBroker returns Kafka's defaults for the Latest release.
@@ -287,6 +289,7 @@ func DefaultBrokerFor(v Version) Broker {
 		Truncation:                             TruncationFor(v),
 		LeaderEpochFencing:                     v >= V2_1,
 		KRaft:                                  defaultKRaft(v),
+		ELR:                                    defaultELR(v),
 	}
 	if v < V2_5 {
 		b.ReplicaLagTimeMax = sim.Ms(10000)
@@ -300,7 +303,7 @@ func DefaultBrokerFor(v Version) Broker {
 
 const maxInt32 = math.MaxInt32
 
-var brokerProps = newTable(append(coreBrokerProps(), kraftProps()...)...)
+var brokerProps = newTable(append(append(coreBrokerProps(), kraftProps()...), elrProps()...)...)
 
 func coreBrokerProps() []property[Broker] {
 	return []property[Broker]{
@@ -442,7 +445,10 @@ func (b Broker) Validate() error {
 		return conflict(PropGroupMinSessionTimeoutMs, ms(b.GroupMinSessionTimeout), PropGroupMaxSessionTimeoutMs, ms(b.GroupMaxSessionTimeout),
 			"the minimum session timeout is above the maximum", "group.min.session.timeout.ms <= group.max.session.timeout.ms")
 	}
-	return b.validateKRaft()
+	if err := b.validateKRaft(); err != nil {
+		return err
+	}
+	return b.validateELR()
 }
 
 // Pairs renders every broker property as sorted key=value lines.

@@ -6,12 +6,22 @@ package kraft
 // incarnation) starts fenced; the same incarnation registering again keeps
 // its epoch and its fenced / controlled-shutdown state; another
 // incarnation while the old one still has a live session gets
-// DUPLICATE_BROKER_REGISTRATION. PreviousBrokerEpoch (KIP-966) is kept
-// for the ELR work to come.
+// DUPLICATE_BROKER_REGISTRATION.
 //
-// Simplified: features are written as the broker sent them (plus
-// metadata.version at its minimum when missing) and not checked against
-// the finalized levels; log dirs are not required or checked.
+// KIP-966 (ELR on): a new incarnation of a registered broker whose
+// PreviousBrokerEpoch (the epoch its clean-shutdown file kept, else -1) is
+// not the epoch it had shut down uncleanly: before its RegisterBrokerRecord
+// the controller writes the changes that take it out of every ISR and ELR
+// and bar it from leading (handleBrokerUncleanShutdown), since its log may
+// have lost what those lists promise; a clean one leaves the ISRs as a
+// fenced broker does (handleBrokerShutdown).
+//
+// Simplified: with ELR off the re-registration of a new incarnation
+// writes no partition changes (Kafka's handleBrokerShutdown removes it
+// from the ISRs then too; here its fencing does). Features are written as
+// the broker sent them (plus metadata.version at its minimum when missing)
+// and not checked against the finalized levels; log dirs are not required
+// or checked.
 
 import (
 	"github.com/kafkasim/kafkasim/broker/metadata"
@@ -59,6 +69,10 @@ func (c *Controller) brokerRegistration(ctx *sim.Context, req *kmsg.BrokerRegist
 		rec.Features = append(rec.Features, metadata.BrokerFeature{Name: metadata.MetadataVersionFeature, MinSupportedVersion: minKRaftMetadataVersion, MaxSupportedVersion: minKRaftMetadataVersion})
 	}
 	newIncarnation := !had || existing.IncarnationID != req.IncarnationID
+	var recs []metadata.Record
+	if had && newIncarnation && c.cfg.ELR {
+		recs = c.brokerShutdownRecords(ctx, id, req.PreviousBrokerEpoch == existing.Epoch)
+	}
 	if newIncarnation {
 		rec.BrokerEpoch = c.nextWrite
 		rec.Fenced = true
@@ -77,9 +91,23 @@ func (c *Controller) brokerRegistration(ctx *sim.Context, req *kmsg.BrokerRegist
 	}
 	c.armFenceTimer(ctx)
 	epoch := rec.BrokerEpoch
-	c.write(ctx, []metadata.Record{rec}, func() {
+	c.write(ctx, append(recs, rec), func() {
 		ctx.Log("broker-registered", sim.I("broker", int64(id)), sim.I("epoch", epoch))
 		resp.BrokerEpoch = epoch
 		reply(resp)
 	}, fail)
+}
+
+// brokerShutdownRecords are the partition changes for a broker that
+// registers again after a shutdown (ReplicationControlManager.
+// handleBrokerShutdown): unclean, it leaves every ISR and ELR; clean, it
+// leaves the ISRs as if fenced (and stays in the ELRs it is in).
+func (c *Controller) brokerShutdownRecords(ctx *sim.Context, id int32, clean bool) []metadata.Record {
+	if clean {
+		parts := c.partitionsWith(func(p metadata.PartitionState) bool { return contains(p.ISR, id) })
+		return c.leaderAndISRUpdates(ctx, id, -1, parts, "clean-shutdown")
+	}
+	ctx.Log("broker-unclean-shutdown", sim.I("broker", int64(id)))
+	parts := c.partitionsWith(func(p metadata.PartitionState) bool { return contains(p.ISR, id) || contains(p.ELR, id) })
+	return c.generateLeaderAndISRUpdates(ctx, -1, -1, id, parts, "unclean-shutdown")
 }

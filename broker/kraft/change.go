@@ -16,10 +16,21 @@ package kraft
 //     image's Merge bumps it on every leader change, and the partition
 //     epoch on every change.
 //
-// Simplified: ELR (KIP-966) is off, as in a 4.0 cluster by default
-// (eligible.leader.replicas.version=0): the ELR fields are only cleared,
-// never filled. No reassignment (adding/removing replicas), no directory
-// changes, no preferred election.
+// With ELR on (eligible.leader.replicas.version=1, KIP-966 part 1,
+// maybePopulateTargetElr / maybeUpdateRecordElr): a target ISR at or above
+// the partition's min.insync.replicas clears the ELR and the LastKnownELR;
+// below it, the ELR becomes the old ELR plus the old ISR, minus the target
+// ISR and minus a replica that shut down uncleanly, and the LastKnownELR
+// the rest of those candidates (plus the old LastKnownELR) that are in
+// neither. The ISR may become empty. A replica of the ELR may lead when
+// the target ISR is empty; elected, the ISR becomes just it and it leaves
+// the ELR. An unclean election clears both lists.
+//
+// Simplified: no reassignment (adding/removing replicas), no directory
+// changes, no preferred election; the last-known-leader election of
+// KIP-966 part 2 (useLastKnownLeaderInBalancedRecovery) is not modelled:
+// the LastKnownELR keeps the real last known ELR members, and after the
+// ISR and the ELR only an unclean election (if enabled) remains.
 
 import (
 	"fmt"
@@ -37,17 +48,32 @@ type change struct {
 	unclean    bool
 	targetISR  []int32
 	targetLRS  int8
+	// elr is eligible.leader.replicas.version >= 1; minISR the topic's
+	// min.insync.replicas.
+	elr    bool
+	minISR int
+	// uncleanShutdown is a replica whose registration showed an unclean
+	// shutdown (-1 for none): it may not lead and leaves the ELR.
+	uncleanShutdown    int32
+	targetELR          []int32
+	targetLastKnownELR []int32
 	// uncleanElected is set by build when it elected a leader from
-	// outside the ISR.
-	uncleanElected bool
+	// outside the ISR; elrElected when it elected one from the ELR.
+	uncleanElected, elrElected bool
 }
 
 func (c *Controller) newChange(p metadata.PartitionState, acceptable func(int32) bool) *change {
 	if acceptable == nil {
 		acceptable = c.isActive
 	}
-	return &change{p: p, acceptable: acceptable, unclean: c.cfg.Unclean != nil && c.cfg.Unclean(p.Topic),
-		targetISR: slices.Clone(p.ISR), targetLRS: p.LeaderRecoveryState}
+	ch := &change{p: p, acceptable: acceptable, unclean: c.cfg.Unclean != nil && c.cfg.Unclean(p.Topic),
+		targetISR: slices.Clone(p.ISR), targetLRS: p.LeaderRecoveryState,
+		elr: c.cfg.ELR, minISR: 1, uncleanShutdown: -1,
+		targetELR: slices.Clone(p.ELR), targetLastKnownELR: slices.Clone(p.LastKnownELR)}
+	if c.cfg.MinISR != nil {
+		ch.minISR = c.cfg.MinISR(p.Topic)
+	}
+	return ch
 }
 
 // isActive: registered, unfenced and not in controlled shutdown
@@ -57,8 +83,42 @@ func (c *Controller) isActive(id int32) bool {
 	return ok && !b.Fenced && !b.InControlledShutdown
 }
 
+// validLeader: in the target ISR, or in the target ELR when that ISR is
+// empty, and acceptable (isValidNewLeader).
 func (ch *change) validLeader(r int32) bool {
-	return slices.Contains(ch.targetISR, r) && ch.acceptable(r)
+	in := slices.Contains(ch.targetISR, r) || len(ch.targetISR) == 0 && slices.Contains(ch.targetELR, r)
+	return in && ch.acceptable(r) && r != ch.uncleanShutdown
+}
+
+// populateTargetELR is maybePopulateTargetElr (see the file comment).
+func (ch *change) populateTargetELR() {
+	if !ch.elr {
+		return
+	}
+	if len(ch.targetISR) >= ch.minISR {
+		ch.targetELR, ch.targetLastKnownELR = nil, nil
+		return
+	}
+	candidates := sortedUnion(ch.targetELR, ch.p.ISR)
+	var elr []int32
+	for _, r := range candidates {
+		if !slices.Contains(ch.targetISR, r) && r != ch.uncleanShutdown {
+			elr = append(elr, r)
+		}
+	}
+	var lk []int32
+	for _, r := range sortedUnion(candidates, ch.targetLastKnownELR) {
+		if !slices.Contains(ch.targetISR, r) && !slices.Contains(elr, r) {
+			lk = append(lk, r)
+		}
+	}
+	ch.targetELR, ch.targetLastKnownELR = elr, lk
+}
+
+func sortedUnion(a, b []int32) []int32 {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // elect returns the leader and whether the election is unclean.
@@ -73,7 +133,7 @@ func (ch *change) elect() (int32, bool) {
 	}
 	if ch.unclean {
 		for _, r := range ch.p.Replicas {
-			if ch.acceptable(r) {
+			if ch.acceptable(r) && r != ch.uncleanShutdown {
 				return r, true
 			}
 		}
@@ -84,7 +144,13 @@ func (ch *change) elect() (int32, bool) {
 // build returns the record, or nil when nothing changes.
 func (ch *change) build() *metadata.PartitionChangeRecord {
 	rec := metadata.NewPartitionChangeRecord(ch.p.TopicID, ch.p.Partition)
+	ch.populateTargetELR()
 	if leader, unclean := ch.elect(); leader != ch.p.Leader {
+		if slices.Contains(ch.targetELR, leader) {
+			ch.elrElected = true
+			ch.targetISR = []int32{leader}
+			ch.targetELR = slices.DeleteFunc(slices.Clone(ch.targetELR), func(r int32) bool { return r == leader })
+		}
 		rec.Leader = leader
 		if unclean {
 			ch.uncleanElected = true
@@ -94,16 +160,24 @@ func (ch *change) build() *metadata.PartitionChangeRecord {
 			}
 		}
 	}
-	if len(ch.p.ELR) > 0 {
-		rec.EligibleLeaderReplicas = []int32{}
+	// maybeUpdateRecordElr: an unclean election, or ELR off, clears both.
+	if rec.ISR != nil || !ch.elr {
+		ch.targetELR, ch.targetLastKnownELR = nil, nil
 	}
-	if rec.ISR == nil && len(ch.targetISR) > 0 && !slices.Equal(ch.targetISR, ch.p.ISR) {
-		rec.ISR = slices.Clone(ch.targetISR)
+	if !slices.Equal(ch.targetELR, ch.p.ELR) {
+		rec.EligibleLeaderReplicas = append([]int32{}, ch.targetELR...)
+	}
+	if !slices.Equal(ch.targetLastKnownELR, ch.p.LastKnownELR) {
+		rec.LastKnownELR = append([]int32{}, ch.targetLastKnownELR...)
+	}
+	if rec.ISR == nil && (len(ch.targetISR) > 0 || ch.elr) && !slices.Equal(ch.targetISR, ch.p.ISR) {
+		rec.ISR = append([]int32{}, ch.targetISR...)
 	}
 	if ch.targetLRS != ch.p.LeaderRecoveryState {
 		rec.LeaderRecoveryState = ch.targetLRS
 	}
-	if rec.Leader == metadata.NoLeaderChange && rec.ISR == nil && rec.LeaderRecoveryState == metadata.LeaderRecoveryNoChange && rec.EligibleLeaderReplicas == nil {
+	if rec.Leader == metadata.NoLeaderChange && rec.ISR == nil && rec.LeaderRecoveryState == metadata.LeaderRecoveryNoChange &&
+		rec.EligibleLeaderReplicas == nil && rec.LastKnownELR == nil {
 		return nil
 	}
 	return rec
@@ -113,13 +187,21 @@ func (ch *change) build() *metadata.PartitionChangeRecord {
 // remove (-1 for none) leaves the ISRs and broker add (-1 for none) may
 // lead although the image still shows it fenced.
 func (c *Controller) leaderAndISRUpdates(ctx *sim.Context, remove, add int32, parts []metadata.PartitionState, reason string) []metadata.Record {
+	return c.generateLeaderAndISRUpdates(ctx, remove, add, -1, parts, reason)
+}
+
+// generateLeaderAndISRUpdates is leaderAndISRUpdates with a broker that
+// shut down uncleanly (-1 for none): it leaves the ISRs and the ELRs and
+// may not lead (ReplicationControlManager.generateLeaderAndIsrUpdates).
+func (c *Controller) generateLeaderAndISRUpdates(ctx *sim.Context, remove, add, uncleanShutdown int32, parts []metadata.PartitionState, reason string) []metadata.Record {
 	acceptable := func(r int32) bool {
-		return r != remove && (r == add || c.isActive(r))
+		return r != remove && r != uncleanShutdown && (r == add || c.isActive(r))
 	}
 	var out []metadata.Record
 	for _, p := range parts {
 		ch := c.newChange(p, acceptable)
-		ch.targetISR = slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == remove })
+		ch.uncleanShutdown = uncleanShutdown
+		ch.targetISR = slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == remove || r == uncleanShutdown })
 		if rec := ch.build(); rec != nil {
 			out = append(out, rec)
 			logChange(ctx, p, rec, reason, ch.uncleanElected)
@@ -153,6 +235,7 @@ func logChange(ctx *sim.Context, p metadata.PartitionState, rec *metadata.Partit
 	fields := []sim.Field{sim.S("partition", fmt.Sprintf("%s-%d", p.Topic, p.Partition)),
 		sim.I("leader", int64(n.Leader)), sim.I("leader-epoch", int64(n.LeaderEpoch)),
 		sim.I("partition-epoch", int64(n.PartitionEpoch)), sim.S("isr", ints(n.ISR)), sim.S("reason", reason)}
+	fields = appendELR(fields, n)
 	if unclean {
 		fields = append(fields, sim.S("election", "unclean"))
 	}
@@ -182,7 +265,21 @@ func logCommitted(ctx *sim.Context, r metadata.Record, img *metadata.Image, offs
 	if !ok {
 		return
 	}
-	ctx.Log("partition-committed", sim.S("partition", fmt.Sprintf("%s-%d", t, part)), sim.I("offset", offset),
+	fields := []sim.Field{sim.S("partition", fmt.Sprintf("%s-%d", t, part)), sim.I("offset", offset),
 		sim.I("leader", int64(p.Leader)), sim.I("leader-epoch", int64(p.LeaderEpoch)),
-		sim.I("partition-epoch", int64(p.PartitionEpoch)), sim.S("isr", ints(p.ISR)), sim.I("recovery", int64(p.LeaderRecoveryState)))
+		sim.I("partition-epoch", int64(p.PartitionEpoch)), sim.S("isr", ints(p.ISR)), sim.I("recovery", int64(p.LeaderRecoveryState))}
+	ctx.Log("partition-committed", appendELR(fields, p)...)
+}
+
+// appendELR adds the ELR and LastKnownELR to a trace record when they are
+// not empty (they are always empty with ELR off, so those traces keep
+// their form).
+func appendELR(fields []sim.Field, p metadata.PartitionState) []sim.Field {
+	if len(p.ELR) > 0 {
+		fields = append(fields, sim.S("elr", ints(p.ELR)))
+	}
+	if len(p.LastKnownELR) > 0 {
+		fields = append(fields, sim.S("last-known-elr", ints(p.LastKnownELR)))
+	}
+	return fields
 }

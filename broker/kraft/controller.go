@@ -57,6 +57,12 @@ type Config struct {
 	// ProducerIDBlockSize is the block AllocateProducerIds hands out
 	// (ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE, 1000).
 	ProducerIDBlockSize int64
+	// ELR is eligible.leader.replicas.version >= 1 (KIP-966 part 1,
+	// change.go); off by default, as in Kafka 4.0.
+	ELR bool
+	// MinISR is a topic's min.insync.replicas (its config, else the
+	// cluster's), which decides when replicas enter the ELR. Nil means 1.
+	MinISR func(topic string) int
 	// MetadataVersion is the metadata.version level the controller
 	// bootstraps an empty log with (25 = 4.0-IV3).
 	MetadataVersion int16

@@ -47,6 +47,10 @@ type KRaftConfig struct {
 	// default.replication.factor and num.partitions, for the controller's
 	// CreateTopics.
 	DefaultReplicationFactor, NumPartitions int
+	// ELR is eligible.leader.replicas.version >= 1 (KIP-966 part 1): the
+	// controller keeps eligible leader replicas and the partition leaders
+	// follow the strict min ISR rule (Partition.maybeIncrementHW).
+	ELR bool
 }
 
 // kraftState is what a KRaft node holds beside the broker.
@@ -103,6 +107,8 @@ func (b *Broker) startKRaft() {
 			MetadataVersion:          metadataVersionLevel,
 			SessionTimeout:           k.SessionTimeout,
 			Unclean:                  b.cfg.unclean,
+			ELR:                      k.ELR,
+			MinISR:                   b.cfg.minISR,
 			DefaultReplicationFactor: k.DefaultReplicationFactor,
 			NumPartitions:            k.NumPartitions,
 			ProducerIDBlockSize:      producerIDBlockSize,

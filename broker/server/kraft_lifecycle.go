@@ -18,8 +18,13 @@ package server
 // Simplifications: registration errors other than NOT_CONTROLLER and
 // timeouts are retried too (Kafka's broker gives up and exits on some);
 // STALE_BROKER_EPOCH on a heartbeat re-registers (the controller no longer
-// knows this registration); PreviousBrokerEpoch is -1 (KIP-966's clean
-// shutdown detection is the ELR issue's).
+// knows this registration).
+//
+// KIP-966 clean-shutdown detection: the registration carries
+// PreviousBrokerEpoch, the broker epoch the log directories'
+// clean-shutdown markers held at start (-1 after a crash or power loss),
+// and the epoch the controller grants is what a controlled shutdown writes
+// into those markers (Kafka's BrokerLifecycleManager and LogManager).
 
 import (
 	"github.com/kafkasim/kafkasim/broker/storage"
@@ -97,7 +102,7 @@ func (l *lifecycle) register() {
 		rack := b.cfg.Rack
 		req.Rack = &rack
 	}
-	req.PreviousBrokerEpoch = -1
+	req.PreviousBrokerEpoch = b.logs.PreviousBrokerEpoch()
 	l.inflight = true
 	b.send(ctl, req, b.cfg.KRaft.Raft.RequestTimeout, func(resp kmsg.Response, err error) {
 		l.inflight = false
@@ -112,6 +117,7 @@ func (l *lifecycle) register() {
 			return
 		}
 		l.epoch = r.BrokerEpoch
+		b.logs.SetBrokerEpoch(r.BrokerEpoch)
 		b.ctx.Log("broker-registration", sim.I("controller", int64(ctl)), sim.I("broker-epoch", r.BrokerEpoch))
 		l.heartbeat()
 	})

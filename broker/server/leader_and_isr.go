@@ -69,6 +69,7 @@ func (b *Broker) getOrCreatePartition(tp storage.TopicPartition) *Partition {
 	p := &Partition{tp: tp, name: tp.String(), log: l, leader: -1, leaderEpoch: -1, hw: min(b.hwOnDisk[tp], l.LogEndOffset())}
 	p.minISR = b.cfg.minISR(tp.Topic)
 	p.unclean = b.cfg.unclean(tp.Topic)
+	p.strictMinISR = b.cfg.KRaft != nil && b.cfg.KRaft.ELR
 	b.partitions[tp] = p
 	return p
 }

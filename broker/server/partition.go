@@ -69,6 +69,10 @@ type Partition struct {
 	// Topic configuration in force.
 	minISR  int
 	unclean bool
+	// strictMinISR is KIP-966's rule, on with ELR (KRaft,
+	// eligible.leader.replicas.version=1): the HW advances only while the
+	// ISR has at least minISR members.
+	strictMinISR bool
 }
 
 // TopicPartition returns the partition's name.
@@ -169,8 +173,14 @@ func (p *Partition) updateFollowerFetchState(r *remoteReplica, fetchOffset int64
 
 // maybeIncrementHW advances the leader's HW to the minimum LEO of the ISR
 // and reports whether it moved. A follower whose LEO is unknown in this
-// epoch holds it back.
+// epoch holds it back. Under the strict min ISR rule (KIP-966) an ISR below
+// min.insync.replicas holds it where it is: every record below the HW is
+// then on at least min.insync.replicas replicas, which is what makes the
+// ELR safe to elect.
 func (p *Partition) maybeIncrementHW() bool {
+	if p.strictMinISR && len(p.isr) < p.minISR {
+		return false
+	}
 	newHW := p.log.LogEndOffset()
 	for _, id := range p.isr {
 		if r := p.remote(id); r != nil {

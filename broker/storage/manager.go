@@ -13,6 +13,7 @@ package storage
 // scheduler's tasks run when the caller's Tick finds them due.
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"sort"
@@ -29,6 +30,34 @@ type Manager struct {
 	dirOf map[TopicPartition]string
 
 	lastRetention, lastClean, lastRecoveryCkpt, lastStartCkpt sim.Time
+
+	// previousBrokerEpoch is the broker epoch the clean-shutdown markers
+	// held at open (KIP-966, Kafka's CleanShutdownFileHandler), -1 when a
+	// directory had none or none held one; brokerEpoch is what Close
+	// writes into them, -1 for nothing (the empty marker of ZooKeeper mode).
+	previousBrokerEpoch, brokerEpoch int64
+}
+
+// PreviousBrokerEpoch is the broker epoch the clean-shutdown markers held
+// when the Manager opened: the PreviousBrokerEpoch a KRaft broker registers
+// with (BrokerLifecycleManager), -1 after an unclean shutdown.
+func (m *Manager) PreviousBrokerEpoch() int64 { return m.previousBrokerEpoch }
+
+// SetBrokerEpoch sets the broker epoch Close writes into the clean-shutdown
+// markers (a KRaft broker's current registration).
+func (m *Manager) SetBrokerEpoch(epoch int64) { m.brokerEpoch = epoch }
+
+// markerEpoch reads the broker epoch of a clean-shutdown marker
+// ({"version":0,"broker_epoch":N}), -1 for an empty or unreadable one.
+func markerEpoch(data []byte) int64 {
+	var v struct {
+		Version     int   `json:"version"`
+		BrokerEpoch int64 `json:"broker_epoch"`
+	}
+	if len(data) == 0 || json.Unmarshal(data, &v) != nil || v.Version != 0 {
+		return -1
+	}
+	return v.BrokerEpoch
 }
 
 // ClusterMetadataTopic is KRaft's metadata log topic, __cluster_metadata:
@@ -43,10 +72,24 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{fs: fs, cfg: cfg, logs: map[TopicPartition]*Log{}, dirOf: map[TopicPartition]string{},
-		lastRetention: now, lastClean: now, lastRecoveryCkpt: now, lastStartCkpt: now}
-	for _, dir := range cfg.LogDirs {
+		lastRetention: now, lastClean: now, lastRecoveryCkpt: now, lastStartCkpt: now,
+		previousBrokerEpoch: -1, brokerEpoch: -1}
+	for i, dir := range cfg.LogDirs {
 		marker := path.Join(dir, CleanShutdownFile)
 		clean := fs.Exists(marker)
+		epoch := int64(-1)
+		if clean {
+			data, err := fs.ReadFile(marker)
+			if err != nil {
+				return nil, err
+			}
+			epoch = markerEpoch(data)
+		}
+		if i == 0 {
+			m.previousBrokerEpoch = epoch
+		} else if epoch != m.previousBrokerEpoch {
+			m.previousBrokerEpoch = -1
+		}
 		rps, err := readOffsets(fs, path.Join(dir, RecoveryPointFile))
 		if err != nil {
 			return nil, err
@@ -317,8 +360,12 @@ func (m *Manager) Close() error {
 	if err := m.CheckpointLogStartOffsets(); err != nil {
 		return err
 	}
+	var marker []byte
+	if m.brokerEpoch >= 0 {
+		marker = []byte(fmt.Sprintf(`{"version":0,"broker_epoch":%d}`, m.brokerEpoch))
+	}
 	for _, dir := range m.cfg.LogDirs {
-		if err := rewriteFile(m.fs, path.Join(dir, CleanShutdownFile), nil); err != nil {
+		if err := rewriteFile(m.fs, path.Join(dir, CleanShutdownFile), marker); err != nil {
 			return err
 		}
 		if err := m.fs.SyncDir(dir); err != nil {
