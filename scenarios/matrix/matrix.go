@@ -20,15 +20,22 @@ package matrix
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/scenarios/sweep"
 )
+
+// ConsumerSkip is the anomaly of a consumer that silently skipped
+// acknowledged records: the consumer checker's lost-write.
+const ConsumerSkip = checkers.NameConsumer + ":lost-write"
 
 // StatusRan is the status of a cell that ran; any other status starts
 // with "n/a: " and says why.
@@ -104,10 +111,31 @@ func newCell(i int, s *scenarios.Script, r Release) Cell {
 		c.Status = "n/a: a 'controller manual' script (its leader-and-isr steps are the ZooKeeper controller's decisions); KRaft has no such controller"
 		return c
 	}
+	if r.Mode == ModeKRaft && s.Controllers == 0 && namesCNode(s) {
+		// cN is a client of this script (it has no dedicated controllers):
+		// the quorum runs on the brokers instead (combined mode).
+		c.Set[config.PropProcessRoles] = config.RolesCombined.String()
+		c.Release.Mode = ModeKRaftCombined
+	}
 	if _, _, err := s.Prepare(v.Name, c.Set); err != nil {
 		c.Status = "n/a: " + oneLine(err.Error())
 	}
 	return c
+}
+
+var cNode = regexp.MustCompile(`(^|[^A-Za-z0-9_])c[0-9]+($|[^A-Za-z0-9_])`)
+
+// namesCNode reports whether a step of s names a node cN (a client, in a
+// script without dedicated controllers; a controller's name in KRaft).
+func namesCNode(s *scenarios.Script) bool {
+	for _, st := range s.Steps {
+		for _, a := range st.Args {
+			if cNode.MatchString(a) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -153,6 +181,9 @@ func (p *Plan) Jobs(shard, shards int) []Job {
 type RunRecord struct {
 	Scenario string `json:"scenario"`
 	Version  string `json:"version"`
+	// Anomalies are the distinct checker:kind of the run's anomalies
+	// (consumer:lost-write, acked-loss:lost, ...), sorted.
+	Anomalies []string `json:"anomalies"`
 	sweep.RunRecord
 }
 
@@ -160,13 +191,26 @@ type RunRecord struct {
 func NewRunRecord(c Cell, r *scenarios.Result) RunRecord {
 	rec := sweep.NewRunRecord(&sweep.Spec{}, sweep.Point{Index: c.Index}, r)
 	rec.Config = c.SetPairs()
-	return RunRecord{Scenario: c.Scenario, Version: c.Release.Label, RunRecord: rec}
+	kinds := map[string]bool{}
+	for _, v := range r.Verdicts {
+		for _, a := range v.Anomalies {
+			kinds[v.Checker+":"+a.Kind] = true
+		}
+	}
+	an := make([]string, 0, len(kinds))
+	for k := range kinds {
+		an = append(an, k)
+	}
+	sort.Strings(an)
+	return RunRecord{Scenario: c.Scenario, Version: c.Release.Label, Anomalies: an, RunRecord: rec}
 }
 
 // Options configure the running of a matrix.
 type Options struct {
 	Parallel      int
 	Shard, Shards int
+	// Done lists the runs already finished (resume): they are skipped.
+	Done map[Job]bool
 	// OnRun is called for every finished run, from one goroutine at a
 	// time, in completion order; an error stops the matrix.
 	OnRun func(RunRecord) error
@@ -177,7 +221,12 @@ type Options struct {
 // Run runs the plan's jobs (of one shard). It returns the number of runs
 // made and whether it was stopped before the end.
 func (p *Plan) Run(o Options) (int, bool, error) {
-	jobs := p.Jobs(o.Shard, o.Shards)
+	var jobs []Job
+	for _, j := range p.Jobs(o.Shard, o.Shards) {
+		if !o.Done[j] {
+			jobs = append(jobs, j)
+		}
+	}
 	budget := time.Duration(p.Spec.BudgetMs) * time.Millisecond
 	var (
 		mu      sync.Mutex
@@ -285,12 +334,20 @@ type Row struct {
 	RunsLivenessFailed int `json:"runs_liveness_failed"`
 	RunsUnknown        int `json:"runs_unknown"`
 	RunsFailed         int `json:"runs_failed"`
+	// RunsSkipped counts runs in which a consumer silently skipped
+	// acknowledged records (the consumer checker's lost-write: KIP-320's
+	// problem before 2.1).
+	RunsSkipped int `json:"runs_consumer_skipped"`
+	// Anomalies counts runs per checker:kind, as "checker:kind=runs",
+	// sorted.
+	Anomalies []string `json:"anomalies"`
 }
 
 // Aggregate builds one row per cell from the runs' records (sorted).
 func (p *Plan) Aggregate(recs []RunRecord) []Row {
 	rows := make([]Row, len(p.Cells))
 	samples := make([][]sweep.Ratio, len(p.Cells))
+	kinds := make([]map[string]int, len(p.Cells))
 	for i, c := range p.Cells {
 		rows[i] = Row{Scenario: c.Scenario, Version: c.Release.Label, Mode: c.Release.Mode, Variant: c.Variant, Set: c.SetPairs(), Status: c.Status}
 	}
@@ -328,12 +385,26 @@ func (p *Plan) Aggregate(recs []RunRecord) []Row {
 		if unknown {
 			row.RunsUnknown++
 		}
+		if kinds[r.Point] == nil {
+			kinds[r.Point] = map[string]int{}
+		}
+		for _, k := range r.Anomalies {
+			kinds[r.Point][k]++
+			if k == ConsumerSkip {
+				row.RunsSkipped++
+			}
+		}
 		row.Acked += r.Acked
 		row.Lost += r.AckedLost
 		samples[r.Point] = append(samples[r.Point], sweep.Ratio{Num: r.AckedLost, Den: r.Acked})
 	}
 	for i := range rows {
 		row := &rows[i]
+		row.Anomalies = []string{}
+		for k, n := range kinds[i] {
+			row.Anomalies = append(row.Anomalies, k+"="+strconv.Itoa(n))
+		}
+		sort.Strings(row.Anomalies)
 		row.PRunLoss = 0
 		if row.Runs > 0 {
 			row.PRunLoss = float64(row.RunsWithLoss) / float64(row.Runs)
