@@ -52,8 +52,7 @@ func (h heatMap) Plot(c draw.Canvas, p *plot.Plot) {
 			y := float64(n - 1 - j)
 			x0, x1, y0, y1 := tx(float64(i)-0.5), tx(float64(i)+0.5), ty(y-0.5), ty(y+0.5)
 			cell := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
-			fill := naColour
-			var fc color.Color = fill
+			var fc color.Color = naColour
 			if r.Status == matrix.StatusRan {
 				fc = lossColour(r.PRunLoss)
 			}
@@ -67,6 +66,10 @@ func (h heatMap) Plot(c draw.Canvas, p *plot.Plot) {
 			}
 			if r.RunsLivenessFailed > 0 {
 				c.StrokeLines(draw.LineStyle{Color: livenessColour, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}, in)
+			}
+			sty.Color = color.Black
+			if r.Status == matrix.StatusRan && r.PRunLoss > 0.6 {
+				sty.Color = color.White // legible on dark red
 			}
 			c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, MatrixCellText(r))
 		}
@@ -101,8 +104,7 @@ func itoa(n int) string { return ftoa(float64(n), 0) }
 // atomically.
 func WriteMatrixPlots(dir string, sp *matrix.Spec, rows []matrix.Row) error {
 	p := MatrixPlot(sp, rows)
-	_, vers, _ := pivot(rows)
-	scen, _, _ := pivot(rows)
+	scen, vers, _ := pivot(rows)
 	width := vg.Inch * vg.Length(2.5+0.85*float64(len(vers)))
 	height := vg.Inch * vg.Length(1.6+0.45*float64(len(scen)))
 	for _, format := range []string{"png", "svg"} {
