@@ -41,6 +41,9 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	if err := checkDir("-out", *out); err != nil {
 		return err
 	}
+	if err := checkDir("shard directory", dirs[0]); err != nil {
+		return err
+	}
 	if _, isMatrix, err := readMatrixManifest(dirs[0]); err != nil {
 		return err
 	} else if isMatrix {
