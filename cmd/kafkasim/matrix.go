@@ -223,7 +223,7 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	}
 	recs = matrix.SortRecords(recs)
 	// NB: the wall time goes to stderr only: no output file depends on it.
-	fmt.Fprintf(stderr, "kafkasim matrix: %d runs in %.1fs on %d workers\n", len(jobs)-len(prior), time.Since(start).Seconds(), *parallel)
+	fmt.Fprintf(stderr, "kafkasim matrix: %d runs in %.1fs (-parallel %d)\n", len(jobs)-len(prior), time.Since(start).Seconds(), *parallel)
 	if shards > 1 {
 		if err := reports.WriteFileAtomic(filepath.Join(*out, "runs.jsonl"), func(w io.Writer) error { return reports.WriteMatrixRuns(w, recs) }); err != nil {
 			return err
