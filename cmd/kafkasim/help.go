@@ -102,6 +102,27 @@ machines; 'kafkasim merge' joins the shards.`,
 		examples: []string{"kafkasim sweep -scenario acks1-leader-crash -grid '$acks=1,all' -seeds 50 -out out/acks",
 			"kafkasim sweep -scenario swarm -grid 'variant=kip279-safe,hw-unsafe' -grid '$crash=0.1,0.3' -shard 0/4 -out shard-0"},
 	},
+	"matrix": {
+		synopsis: "kafkasim matrix [-scenario NAME|FILE ...] [-versions LIST] [-seeds N] [-parallel P] [-shard i/n] [-progress MODE] -out DIR [-budget DUR]",
+		purpose: `Runs each scenario's workload under each Kafka release, N seeds per cell,
+and prints the table "which Kafka loses what"; writes matrix.csv,
+matrix.json, matrix.md, a heat map (matrix.png/.svg) and runs.jsonl (each
+run's replay command) into DIR. A scenario runs as its first variant with
+the version-selecting properties it pins (inter.broker.protocol.version,
+truncation, process.roles, kafkasim.leader.epoch.fencing,
+consumer.kafkasim.truncation.detection, log.message.format.version,
+kafkasim.raft.prevote) replaced by the release's own. Labels: X.Y
+(ZooKeeper below 4.0), 3.9-zk, 3.9-kraft (process.roles=broker, dedicated
+controllers), 4.0, 4.1 (KRaft). A cell that cannot run on its release
+(a 'controller manual' script on KRaft) is n/a with why. Without -scenario:
+kip101-hw-lag, kip101-power-loss, kip279-fast-failover,
+consumer-truncation, kafka3410-halt, last-replica-standing (when this build
+has it) and swarm. -shard splits the runs; 'kafkasim merge' joins matrix
+shards as it joins sweep shards. Rerunning the same command resumes.`,
+		exits: "0    the matrix ran (its cells are data, not a verdict)\n1    an output could not be written\n2    bad input (an unknown scenario or version label, -versions '', -seeds < 1, no -out, a bad -shard)\n130  interrupted (rerun to resume)",
+		examples: []string{"kafkasim matrix -seeds 5 -parallel 2 -out out/matrix",
+			"kafkasim matrix -scenario kip101-hw-lag -scenario consumer-truncation -versions 0.10.2,1.1,2.0,2.1 -seeds 1 -out m"},
+	},
 	"merge": {
 		synopsis: "kafkasim merge -out DIR SHARD_DIR...",
 		purpose:  `Joins the outputs of a sharded sweep into the files one unsharded sweep writes.`,

@@ -1,7 +1,8 @@
 package main
 
 // This file is `kafkasim merge -out DIR SHARD_DIR...`: it joins the shards
-// of one sweep (each written by `sweep -shard i/n`) into the files an
+// of one sweep (each written by `sweep -shard i/n`; shards of a matrix,
+// recognised by their matrix-spec.json, go to mergeMatrix in matrix.go) into the files an
 // unsharded sweep writes, byte for byte. Every shard is checked before
 // anything is written: all must come from the same sweep (scenario,
 // variant, grid, seeds, budget), the shards 0..n-1 must each be given
@@ -39,6 +40,14 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	var recs []sweep.RunRecord
 	if err := checkDir("-out", *out); err != nil {
 		return err
+	}
+	if err := checkDir("shard directory", dirs[0]); err != nil {
+		return err
+	}
+	if _, isMatrix, err := readMatrixManifest(dirs[0]); err != nil {
+		return err
+	} else if isMatrix {
+		return mergeMatrix(*out, dirs, stdout) // matrix.go
 	}
 	for _, dir := range dirs {
 		if err := checkDir("shard directory", dir); err != nil {

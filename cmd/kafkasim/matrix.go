@@ -1,0 +1,434 @@
+package main
+
+// This file is `kafkasim matrix`: scenarios × Kafka releases, N seeds per
+// cell, in parallel worlds (package scenarios/matrix), writing
+//
+//	DIR/matrix-spec.json  what decides the runs (compared on resume and merge)
+//	DIR/runs.jsonl        one line per run: cell, seed, verdicts, replay
+//	DIR/matrix.csv        one line per (scenario, version)
+//	DIR/matrix.json       the same, with the matrix
+//	DIR/matrix.md         the table "which Kafka loses what" as Markdown
+//	DIR/matrix.{png,svg}  the heat map
+//
+// As for sweep: runs.jsonl is the journal (Ctrl-C keeps the finished runs,
+// rerunning the same command resumes), every other file is written
+// atomically, a shard (-shard i/n) writes only matrix-spec.json and
+// runs.jsonl, and `kafkasim merge` (which recognises a matrix shard by its
+// matrix-spec.json) joins the shards.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kafkasim/kafkasim/reports"
+	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/matrix"
+	"github.com/kafkasim/kafkasim/scenarios/sweep"
+)
+
+func init() {
+	commands["matrix"] = command{"run scenarios under each Kafka release × seeds; write the table which Kafka loses what, CSV, JSON, heat map", runMatrix}
+}
+
+// defaultMatrixScenarios run when no -scenario is given; a name this build
+// does not know is skipped with a note (it appears once merged).
+var defaultMatrixScenarios = []string{"kip101-hw-lag", "kip101-power-loss", "kip279-fast-failover", "consumer-truncation", "kafka3410-halt", "last-replica-standing", "swarm"}
+
+const matrixSpecFile = "matrix-spec.json"
+
+// listFlags collects a repeated flag, in order.
+type listFlags []string
+
+func (l *listFlags) String() string     { return strings.Join(*l, ",") }
+func (l *listFlags) Set(v string) error { *l = append(*l, v); return nil }
+
+// matrixManifest is DIR/matrix-spec.json: the matrix, and which shard of it
+// a directory holds ("" for all of it).
+type matrixManifest struct {
+	matrix.Spec
+	Shard string `json:"shard,omitempty"`
+}
+
+func (m matrixManifest) encode() []byte {
+	b, _ := json.MarshalIndent(m, "", "  ")
+	return append(b, '\n')
+}
+
+func (m matrixManifest) describe() string {
+	s := fmt.Sprintf("scenarios %s, versions %s, %d seeds, budget %dms", strings.Join(m.Scenarios, ","), strings.Join(m.Versions, ","), m.Seeds, m.BudgetMs)
+	if m.Shard != "" {
+		s += ", shard " + m.Shard
+	}
+	return s
+}
+
+func readMatrixManifest(dir string) (matrixManifest, bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, matrixSpecFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return matrixManifest{}, false, nil
+	}
+	if err != nil {
+		return matrixManifest{}, false, err
+	}
+	var m matrixManifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return matrixManifest{}, true, usagef("%s: not a matrix's %s: %v", filepath.Join(dir, matrixSpecFile), matrixSpecFile, err)
+	}
+	return m, true, nil
+}
+
+// readMatrixRuns reads a matrix's runs.jsonl; as readRuns, a torn line is
+// dropped, or with strict set refused by file and line.
+func readMatrixRuns(dir string, strict bool) ([]matrix.RunRecord, []int, error) {
+	path := filepath.Join(dir, "runs.jsonl")
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	var out []matrix.RunRecord
+	var lines []int
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		var r matrix.RunRecord
+		err := json.Unmarshal(sc.Bytes(), &r)
+		if err == nil && (r.Seed == 0 || r.Scenario == "") {
+			err = errors.New("no seed or scenario")
+		}
+		if err != nil {
+			if strict {
+				return nil, nil, usagef("%s:%d: not a run record of kafkasim matrix (%v): %.60q", path, n, err, sc.Text())
+			}
+			continue
+		}
+		out = append(out, r)
+		lines = append(lines, n)
+	}
+	return out, lines, sc.Err()
+}
+
+func runMatrix(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("matrix", stderr)
+	var scens listFlags
+	fs.Var(&scens, "scenario", "scenario name (kafkasim list) or path of a script file (repeatable; default: "+strings.Join(defaultMatrixScenarios, ", ")+")")
+	versions := fs.String("versions", strings.Join(matrix.DefaultVersions, ","), "comma-separated Kafka release labels (X.Y, 3.9-zk, 3.9-kraft, 4.0, 4.1)")
+	seeds := fs.Int("seeds", 5, "seeds per cell (1..N)")
+	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "worlds run at once")
+	shardText := fs.String("shard", "", "run only slice i/n of the (cell, seed) space, 0 <= i < n")
+	out := fs.String("out", "", "output directory")
+	budget := fs.Duration("budget", 2*time.Second, "wall-clock budget of each linearizability check (past it: unknown)")
+	progress := fs.String("progress", "auto", "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines or none")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("-out DIR is required")
+	}
+	if err := checkDir("-out", *out); err != nil {
+		return err
+	}
+	if *parallel < 1 {
+		return usagef("-parallel %d: must be >= 1", *parallel)
+	}
+	if *budget <= 0 {
+		return usagef("-budget %v: must be positive", *budget)
+	}
+	shard, shards := 0, 0
+	if *shardText != "" {
+		var err error
+		if shard, shards, err = sweep.ParseShard(*shardText); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	switch *progress {
+	case "auto", "bar", "lines", "none":
+	default:
+		return usagef("-progress %q: allowed auto, bar, lines, none", *progress)
+	}
+	rels, err := matrix.ParseVersions(*versions)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	sp := &matrix.Spec{Seeds: *seeds, BudgetMs: budget.Milliseconds()}
+	for _, r := range rels {
+		sp.Versions = append(sp.Versions, r.Label)
+	}
+	sp.Scenarios = scens
+	if len(scens) == 0 {
+		sp.Scenarios, sp.Skipped = defaultScenarios()
+		for _, s := range sp.Skipped {
+			fmt.Fprintf(stderr, "kafkasim matrix: skipped %s\n", s)
+		}
+	}
+	plan, err := matrix.NewPlan(sp)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	m := matrixManifest{Spec: *sp, Shard: *shardText}
+	done, prior, err := prepareMatrixOut(*out, m, plan, shard, shards)
+	if err != nil {
+		return err
+	}
+	jobs := plan.Jobs(shard, shards)
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	journal, err := os.OpenFile(filepath.Join(*out, "runs.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer journal.Close()
+	bar := newProgress(stderr, *progress, "matrix", len(jobs), len(prior))
+	recs := prior
+	start := time.Now()
+	_, stopped, err := plan.Run(matrix.Options{Parallel: *parallel, Shard: shard, Shards: shards, Done: done, Stop: ctx.Done(),
+		OnRun: func(r matrix.RunRecord) error {
+			b, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			if _, err := journal.Write(append(b, '\n')); err != nil {
+				return err
+			}
+			recs = append(recs, r)
+			bar.add(1)
+			return nil
+		}})
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	if err := journal.Close(); err != nil {
+		return err
+	}
+	if stopped {
+		return exitError{130, fmt.Sprintf("interrupted: %d of %d runs kept in %s; rerun the same command to resume",
+			len(recs), len(jobs), filepath.Join(*out, "runs.jsonl"))}
+	}
+	recs = matrix.SortRecords(recs)
+	// NB: the wall time goes to stderr only: no output file depends on it.
+	fmt.Fprintf(stderr, "kafkasim matrix: %d runs in %.1fs (-parallel %d)\n", len(jobs)-len(prior), time.Since(start).Seconds(), *parallel)
+	if shards > 1 {
+		if err := reports.WriteFileAtomic(filepath.Join(*out, "runs.jsonl"), func(w io.Writer) error { return reports.WriteMatrixRuns(w, recs) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "shard %s: %d runs in %s; join the shards with: kafkasim merge -out DIR SHARD_DIR...\n", *shardText, len(recs), *out)
+		return nil
+	}
+	return writeMatrixOutputs(*out, stdout, plan, recs)
+}
+
+// defaultScenarios returns the default scenarios this build knows and a
+// note for each it does not.
+func defaultScenarios() (known, skipped []string) {
+	all, err := scenarios.All()
+	names := map[string]bool{}
+	if err == nil {
+		for _, s := range all {
+			names[s.Name] = true
+		}
+	}
+	for _, n := range defaultMatrixScenarios {
+		if names[n] {
+			known = append(known, n)
+		} else {
+			skipped = append(skipped, n+": not a scenario of this build (it joins the default matrix once it exists)")
+		}
+	}
+	return known, skipped
+}
+
+// prepareMatrixOut checks the output directory before anything is written
+// (as prepareOut for a sweep) and returns the runs already done.
+func prepareMatrixOut(dir string, m matrixManifest, plan *matrix.Plan, shard, shards int) (map[matrix.Job]bool, []matrix.RunRecord, error) {
+	old, ok, err := readMatrixManifest(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+			return nil, nil, usagef("-out %s: the directory is not empty and holds no %s; give a new or empty directory", dir, matrixSpecFile)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, nil, usagef("-out %s: %v", dir, err)
+		}
+		return nil, nil, reports.WriteFileAtomic(filepath.Join(dir, matrixSpecFile), func(w io.Writer) error { _, err := w.Write(m.encode()); return err })
+	}
+	if !bytes.Equal(old.encode(), m.encode()) {
+		return nil, nil, usagef("-out %s holds another matrix (%s); resume it with the same arguments, or give another directory", dir, old.describe())
+	}
+	recs, _, err := readMatrixRuns(dir, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	mine := map[matrix.Job]bool{}
+	for _, j := range plan.Jobs(shard, shards) {
+		mine[j] = true
+	}
+	done := map[matrix.Job]bool{}
+	var kept []matrix.RunRecord
+	for _, r := range recs {
+		j := matrix.Job{Cell: r.Point, Seed: r.Seed}
+		if mine[j] && !done[j] {
+			done[j] = true
+			kept = append(kept, r)
+		}
+	}
+	kept = matrix.SortRecords(kept)
+	err = reports.WriteFileAtomic(filepath.Join(dir, "runs.jsonl"), func(w io.Writer) error { return reports.WriteMatrixRuns(w, kept) })
+	return done, kept, err
+}
+
+// writeMatrixOutputs writes every file of a complete matrix, each
+// atomically, and prints the table.
+func writeMatrixOutputs(dir string, stdout io.Writer, plan *matrix.Plan, recs []matrix.RunRecord) error {
+	rows := plan.Aggregate(recs)
+	sp := plan.Spec
+	files := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{matrixSpecFile, func(w io.Writer) error { _, err := w.Write(matrixManifest{Spec: *sp}.encode()); return err }},
+		{"runs.jsonl", func(w io.Writer) error { return reports.WriteMatrixRuns(w, recs) }},
+		{"matrix.csv", func(w io.Writer) error { return reports.WriteMatrixCSV(w, rows) }},
+		{"matrix.json", func(w io.Writer) error { return reports.WriteMatrixJSON(w, sp, rows) }},
+		{"matrix.md", func(w io.Writer) error { return reports.WriteMatrixMarkdown(w, sp, rows) }},
+	}
+	for _, f := range files {
+		if err := reports.WriteFileAtomic(filepath.Join(dir, f.name), f.write); err != nil {
+			return err
+		}
+	}
+	if err := reports.WriteMatrixPlots(dir, sp, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "which Kafka loses what (%d seeds per cell):\n", sp.Seeds)
+	if err := reports.WriteMatrixTable(stdout, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: matrix.csv, matrix.json, matrix.md, matrix.png/.svg, runs.jsonl\n", dir)
+	return nil
+}
+
+// mergeMatrix is `kafkasim merge` over matrix shards: every shard is
+// checked (one matrix, each of 0..n-1 once, complete, every line a run of
+// its shard) before the files of one unsharded matrix are written.
+func mergeMatrix(out string, dirs []string, stdout io.Writer) error {
+	var first matrixManifest
+	var firstDir string
+	var plan *matrix.Plan
+	seen := map[int]string{}
+	shards := 0
+	var recs []matrix.RunRecord
+	for _, dir := range dirs {
+		if err := checkDir("shard directory", dir); err != nil {
+			return err
+		}
+		m, ok, err := readMatrixManifest(dir)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return usagef("%s: no %s: not the output of kafkasim matrix -shard (the first shard is a matrix's)", dir, matrixSpecFile)
+		}
+		if m.Shard == "" {
+			return usagef("%s holds a whole matrix, not a shard (its results are already complete)", dir)
+		}
+		i, n, err := sweep.ParseShard(m.Shard)
+		if err != nil {
+			return usagef("%s: %v", dir, err)
+		}
+		if firstDir == "" {
+			first, firstDir, shards = m, dir, n
+			sp := m.Spec
+			if plan, err = matrix.NewPlan(&sp); err != nil {
+				return usagef("%s: %v", dir, err)
+			}
+		}
+		same, base := m, first
+		same.Shard, base.Shard = "", ""
+		if !bytes.Equal(same.encode(), base.encode()) || n != shards {
+			return usagef("shards from different matrices:\n  %s: %s\n  %s: %s", firstDir, first.describe(), dir, m.describe())
+		}
+		if prev, dup := seen[i]; dup {
+			return usagef("shard %s given twice: %s and %s", m.Shard, prev, dir)
+		}
+		seen[i] = dir
+		runs, err := matrixShardRuns(dir, plan, m.Shard, i, n)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, runs...)
+	}
+	for i := 0; i < shards; i++ {
+		if _, ok := seen[i]; !ok {
+			return usagef("shard %d/%d is missing (given: %d of %d shards)", i, shards, len(seen), shards)
+		}
+	}
+	whole := matrixManifest{Spec: first.Spec}
+	if old, ok, err := readMatrixManifest(out); err != nil {
+		return err
+	} else if ok && !bytes.Equal(old.encode(), whole.encode()) {
+		return usagef("-out %s holds another matrix (%s); give another directory", out, old.describe())
+	} else if !ok {
+		if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
+			return usagef("-out %s: the directory is not empty and holds no %s; give a new or empty directory", out, matrixSpecFile)
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return usagef("-out %s: %v", out, err)
+	}
+	fmt.Fprintf(stdout, "merged %d shards of the matrix %s\n", shards, whole.describe())
+	return writeMatrixOutputs(out, stdout, plan, matrix.SortRecords(recs))
+}
+
+// matrixShardRuns reads shard i of n and checks its lines against the
+// shard's jobs, by file and line.
+func matrixShardRuns(dir string, plan *matrix.Plan, spec string, i, n int) ([]matrix.RunRecord, error) {
+	runs, lines, err := readMatrixRuns(dir, true)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "runs.jsonl")
+	want := map[matrix.Job]bool{}
+	for _, j := range plan.Jobs(i, n) {
+		want[j] = true
+	}
+	at := map[matrix.Job]int{}
+	for k, r := range runs {
+		j := matrix.Job{Cell: r.Point, Seed: r.Seed}
+		line := lines[k]
+		switch {
+		case r.Point < 0 || r.Point >= len(plan.Cells) || r.Seed > uint64(plan.Spec.Seeds):
+			return nil, usagef("%s:%d: cell %d seed %d (%s on %s) is not a run of this matrix: the line comes from another matrix", path, line, r.Point, r.Seed, r.Scenario, r.Version)
+		case r.Scenario != plan.Cells[r.Point].Scenario || r.Version != plan.Cells[r.Point].Release.Label || !slices.Equal(r.Config, plan.Cells[r.Point].SetPairs()):
+			c := plan.Cells[r.Point]
+			return nil, usagef("%s:%d: a run of %s on %s, but cell %d of this matrix is %s on %s: the line comes from another matrix", path, line, r.Scenario, r.Version, r.Point, c.Scenario, c.Release.Label)
+		case !want[j]:
+			return nil, usagef("%s:%d: %s on %s seed %d does not belong to this shard %s", path, line, r.Scenario, r.Version, r.Seed, spec)
+		case at[j] > 0:
+			return nil, usagef("%s:%d: %s on %s seed %d is there twice (first at line %d)", path, line, r.Scenario, r.Version, r.Seed, at[j])
+		}
+		at[j] = line
+	}
+	if len(runs) < len(want) {
+		return nil, usagef("shard %s in %s is incomplete (%d of %d runs): rerun its matrix command to finish it", spec, dir, len(runs), len(want))
+	}
+	return matrix.SortRecords(runs), nil
+}

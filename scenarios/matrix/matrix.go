@@ -1,0 +1,417 @@
+package matrix
+
+// This file is the matrix engine: scenarios × releases, N seeds per cell,
+// in parallel worlds, and the aggregation of the runs into one row per
+// (scenario, release).
+//
+// A scenario runs "under a release" as its FIRST variant, with the
+// version-selecting properties it pins (VersionKeys) replaced by the
+// release's own (Release.Set). A cell that cannot run on its release is not
+// run and says why in its status: a 'controller manual' script on a KRaft
+// release (there is no controller to stand in for), or a configuration
+// the scenario refuses (Script.Prepare's error, e.g. a 'controllers N'
+// header on a ZooKeeper release).
+//
+// Determinism: cells are numbered scenario-major in the order given (the
+// releases in -versions order), seeds are 1..N, and the (cell, seed) space
+// of the runnable cells is numbered cell-major; shard i/n runs the jobs
+// whose number is i modulo n. Runs come back in completion order, but
+// every output is built from records sorted by (cell, seed).
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/sweep"
+)
+
+// ConsumerSkip is the anomaly of a consumer that silently skipped
+// acknowledged records: the consumer checker's lost-write.
+const ConsumerSkip = checkers.NameConsumer + ":lost-write"
+
+// StatusRan is the status of a cell that ran; any other status starts
+// with "n/a: " and says why.
+const StatusRan = "ran"
+
+// Spec is what decides a matrix's runs: shards of one matrix must agree on
+// every field (it is written to DIR/matrix-spec.json and compared by merge).
+type Spec struct {
+	// Scenarios are the -scenario arguments (names or script paths), in order.
+	Scenarios []string `json:"scenarios"`
+	// Skipped are default scenarios not known to this build, with a note.
+	Skipped  []string `json:"skipped,omitempty"`
+	Versions []string `json:"versions"`
+	Seeds    int      `json:"seeds"`
+	// BudgetMs is the linearizability budget of each run, in wall ms.
+	BudgetMs int64 `json:"budget_ms"`
+}
+
+// Cell is one (scenario, release) of a matrix.
+type Cell struct {
+	Index    int
+	Script   *scenarios.Script
+	Scenario string // the script's name
+	Release  Release
+	Variant  string
+	// Set are the -set overrides of the cell's runs.
+	Set    map[string]string
+	Status string
+}
+
+// Plan is a matrix's cells, scenario-major.
+type Plan struct {
+	Spec  *Spec
+	Cells []Cell
+}
+
+// NewPlan validates the spec and builds its cells. Errors are bad input:
+// an unknown scenario or version label, seeds < 1.
+func NewPlan(sp *Spec) (*Plan, error) {
+	if sp.Seeds < 1 {
+		return nil, fmt.Errorf("-seeds %d: must be >= 1", sp.Seeds)
+	}
+	if len(sp.Scenarios) == 0 {
+		return nil, fmt.Errorf("no scenario: give -scenario NAME|FILE (kafkasim list)")
+	}
+	rels, err := ParseVersions(strings.Join(sp.Versions, ","))
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Spec: sp}
+	seen := map[string]bool{}
+	for _, name := range sp.Scenarios {
+		if seen[name] {
+			return nil, fmt.Errorf("-scenario %s given twice", name)
+		}
+		seen[name] = true
+		s, err := scenarios.Load(name)
+		if err != nil {
+			return nil, fmt.Errorf("-scenario: %w", err)
+		}
+		for _, r := range rels {
+			p.Cells = append(p.Cells, newCell(len(p.Cells), s, r))
+		}
+	}
+	return p, nil
+}
+
+func newCell(i int, s *scenarios.Script, r Release) Cell {
+	v := s.Variants[0]
+	c := Cell{Index: i, Script: s, Scenario: s.Name, Release: r, Variant: v.Name, Status: StatusRan}
+	c.Set = r.Set(s.Configuration(v, nil))
+	if s.Manual && r.Mode == ModeKRaft {
+		c.Status = "n/a: a 'controller manual' script (its leader-and-isr steps are the ZooKeeper controller's decisions); KRaft has no such controller"
+		return c
+	}
+	if r.Mode == ModeKRaft && s.Controllers == 0 && namesCNode(s) {
+		// cN is a client of this script (it has no dedicated controllers):
+		// the quorum runs on the brokers instead (combined mode).
+		c.Set[config.PropProcessRoles] = config.RolesCombined.String()
+		c.Release.Mode = ModeKRaftCombined
+	}
+	if _, _, err := s.Prepare(v.Name, c.Set); err != nil {
+		c.Status = "n/a: " + oneLine(err.Error())
+	}
+	return c
+}
+
+var cNode = regexp.MustCompile(`(^|[^A-Za-z0-9_])c[0-9]+($|[^A-Za-z0-9_])`)
+
+// namesCNode reports whether a step of s names a node cN (a client, in a
+// script without dedicated controllers; a controller's name in KRaft).
+func namesCNode(s *scenarios.Script) bool {
+	for _, st := range s.Steps {
+		for _, a := range st.Args {
+			if cNode.MatchString(a) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// SetPairs returns the cell's overrides as sorted key=value strings.
+func (c Cell) SetPairs() []string {
+	out := make([]string, 0, len(c.Set))
+	for k, v := range c.Set {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Job is one run of a matrix.
+type Job struct {
+	Cell int
+	Seed uint64
+}
+
+// Jobs returns the runs of shard i of n (n = 0 or 1: every run), in
+// (cell, seed) order; cells that are n/a have none.
+func (p *Plan) Jobs(shard, shards int) []Job {
+	var out []Job
+	k := 0
+	for _, c := range p.Cells {
+		if c.Status != StatusRan {
+			continue
+		}
+		for s := 1; s <= p.Spec.Seeds; s++ {
+			if shards <= 1 || k%shards == shard {
+				out = append(out, Job{Cell: c.Index, Seed: uint64(s)})
+			}
+			k++
+		}
+	}
+	return out
+}
+
+// RunRecord is one run of a matrix, as a line of runs.jsonl: a sweep's run
+// record (its point is the cell's index, its config the cell's -set
+// overrides) with the cell's scenario and version.
+type RunRecord struct {
+	Scenario string `json:"scenario"`
+	Version  string `json:"version"`
+	// Anomalies are the distinct checker:kind of the run's anomalies
+	// (consumer:lost-write, acked-loss:lost, ...), sorted.
+	Anomalies []string `json:"anomalies"`
+	sweep.RunRecord
+}
+
+// NewRunRecord summarises a result of cell c.
+func NewRunRecord(c Cell, r *scenarios.Result) RunRecord {
+	rec := sweep.NewRunRecord(&sweep.Spec{}, sweep.Point{Index: c.Index}, r)
+	rec.Config = c.SetPairs()
+	kinds := map[string]bool{}
+	for _, v := range r.Verdicts {
+		for _, a := range v.Anomalies {
+			kinds[v.Checker+":"+a.Kind] = true
+		}
+	}
+	an := make([]string, 0, len(kinds))
+	for k := range kinds {
+		an = append(an, k)
+	}
+	sort.Strings(an)
+	return RunRecord{Scenario: c.Scenario, Version: c.Release.Label, Anomalies: an, RunRecord: rec}
+}
+
+// Options configure the running of a matrix.
+type Options struct {
+	Parallel      int
+	Shard, Shards int
+	// Done lists the runs already finished (resume): they are skipped.
+	Done map[Job]bool
+	// OnRun is called for every finished run, from one goroutine at a
+	// time, in completion order; an error stops the matrix.
+	OnRun func(RunRecord) error
+	// Stop, when closed, stops the matrix from starting new runs.
+	Stop <-chan struct{}
+}
+
+// Run runs the plan's jobs (of one shard). It returns the number of runs
+// made and whether it was stopped before the end.
+func (p *Plan) Run(o Options) (int, bool, error) {
+	var jobs []Job
+	for _, j := range p.Jobs(o.Shard, o.Shards) {
+		if !o.Done[j] {
+			jobs = append(jobs, j)
+		}
+	}
+	budget := time.Duration(p.Spec.BudgetMs) * time.Millisecond
+	var (
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		next    int
+		ran     int
+		stopped bool
+		first   error
+	)
+	stop := func() bool {
+		select {
+		case <-o.Stop:
+			return true
+		default:
+			return false
+		}
+	}
+	for w := 0; w < max(o.Parallel, 1); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next >= len(jobs) || first != nil || stopped || stop() {
+					stopped = stopped || (next < len(jobs) && first == nil)
+					mu.Unlock()
+					return
+				}
+				j := jobs[next]
+				next++
+				mu.Unlock()
+				c := p.Cells[j.Cell]
+				res, err := c.Script.Run(c.Variant, scenarios.Options{Seed: j.Seed, Set: c.Set, Budget: budget})
+				var rec RunRecord
+				if err == nil {
+					res.World = nil
+					rec = NewRunRecord(c, res)
+				}
+				mu.Lock()
+				if err == nil && first == nil && o.OnRun != nil {
+					err = o.OnRun(rec)
+				}
+				if err != nil && first == nil {
+					first = fmt.Errorf("%s under %s seed %d: %w", c.Scenario, c.Release.Label, j.Seed, err)
+				}
+				ran++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return ran, stopped, first
+}
+
+// SortRecords sorts records by (cell, seed) and drops repeated runs.
+func SortRecords(recs []RunRecord) []RunRecord {
+	sort.SliceStable(recs, func(i, j int) bool {
+		if recs[i].Point != recs[j].Point {
+			return recs[i].Point < recs[j].Point
+		}
+		return recs[i].Seed < recs[j].Seed
+	})
+	out := recs[:0]
+	for i, r := range recs {
+		if i > 0 && r.Point == recs[i-1].Point && r.Seed == recs[i-1].Seed {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Row is one (scenario, release) of a matrix, aggregated over its seeds.
+type Row struct {
+	Scenario string   `json:"scenario"`
+	Version  string   `json:"version"`
+	Mode     string   `json:"mode"`
+	Variant  string   `json:"variant"`
+	Set      []string `json:"set"`
+	Status   string   `json:"status"`
+	Runs     int      `json:"runs"`
+	// RunsWithLoss counts runs that lost an acknowledged record; PRunLoss
+	// is RunsWithLoss/Runs with its 95% Wilson interval over runs.
+	RunsWithLoss int     `json:"runs_with_loss"`
+	PRunLoss     float64 `json:"p_run_loss"`
+	PRunLossLow  float64 `json:"p_run_loss_low"`
+	PRunLossHigh float64 `json:"p_run_loss_high"`
+	Acked        int     `json:"acked"`
+	Lost         int     `json:"lost"`
+	// LossRate is Lost/Acked pooled over the runs, with its 95% percentile
+	// bootstrap interval over runs (scenarios/sweep: [0, 1] with fewer
+	// than two runs that acknowledged anything).
+	LossRate float64 `json:"loss_rate"`
+	LossLow  float64 `json:"loss_ci_low"`
+	LossHigh float64 `json:"loss_ci_high"`
+	// RunsDiverged counts runs whose replicas ended with divergent
+	// offsets; RunsBug runs with a violation outside Kafka's contract;
+	// RunsPermitted runs with a violation, all within the contract;
+	// RunsLivenessFailed runs whose liveness checker found a violation;
+	// RunsUnknown runs where a checker could not decide; RunsFailed runs
+	// that could not be carried out.
+	RunsDiverged       int `json:"runs_diverged"`
+	RunsBug            int `json:"runs_bug"`
+	RunsPermitted      int `json:"runs_permitted"`
+	RunsLivenessFailed int `json:"runs_liveness_failed"`
+	RunsUnknown        int `json:"runs_unknown"`
+	RunsFailed         int `json:"runs_failed"`
+	// RunsSkipped counts runs in which a consumer silently skipped
+	// acknowledged records (the consumer checker's lost-write: KIP-320's
+	// problem before 2.1).
+	RunsSkipped int `json:"runs_consumer_skipped"`
+	// Anomalies counts runs per checker:kind, as "checker:kind=runs",
+	// sorted.
+	Anomalies []string `json:"anomalies"`
+}
+
+// Aggregate builds one row per cell from the runs' records (sorted).
+func (p *Plan) Aggregate(recs []RunRecord) []Row {
+	rows := make([]Row, len(p.Cells))
+	samples := make([][]sweep.Ratio, len(p.Cells))
+	kinds := make([]map[string]int, len(p.Cells))
+	for i, c := range p.Cells {
+		rows[i] = Row{Scenario: c.Scenario, Version: c.Release.Label, Mode: c.Release.Mode, Variant: c.Variant, Set: c.SetPairs(), Status: c.Status}
+	}
+	for _, r := range recs {
+		if r.Point < 0 || r.Point >= len(rows) {
+			continue
+		}
+		row := &rows[r.Point]
+		row.Runs++
+		if r.AckedLost > 0 {
+			row.RunsWithLoss++
+		}
+		if r.DivergentOffsets > 0 {
+			row.RunsDiverged++
+		}
+		if r.Failed != "" {
+			row.RunsFailed++
+		}
+		var bug, permitted, unknown, live bool
+		for _, v := range r.Verdicts {
+			name, out, _ := strings.Cut(v, "=")
+			bug = bug || out == "bug"
+			permitted = permitted || out == "permitted"
+			unknown = unknown || out == "unknown"
+			live = live || (name == checkers.NameLiveness && (out == "bug" || out == "permitted"))
+		}
+		if bug {
+			row.RunsBug++
+		} else if permitted {
+			row.RunsPermitted++
+		}
+		if live {
+			row.RunsLivenessFailed++
+		}
+		if unknown {
+			row.RunsUnknown++
+		}
+		if kinds[r.Point] == nil {
+			kinds[r.Point] = map[string]int{}
+		}
+		for _, k := range r.Anomalies {
+			kinds[r.Point][k]++
+			if k == ConsumerSkip {
+				row.RunsSkipped++
+			}
+		}
+		row.Acked += r.Acked
+		row.Lost += r.AckedLost
+		samples[r.Point] = append(samples[r.Point], sweep.Ratio{Num: r.AckedLost, Den: r.Acked})
+	}
+	for i := range rows {
+		row := &rows[i]
+		row.Anomalies = []string{}
+		for k, n := range kinds[i] {
+			row.Anomalies = append(row.Anomalies, k+"="+strconv.Itoa(n))
+		}
+		sort.Strings(row.Anomalies)
+		row.PRunLoss = 0
+		if row.Runs > 0 {
+			row.PRunLoss = float64(row.RunsWithLoss) / float64(row.Runs)
+		}
+		row.PRunLossLow, row.PRunLossHigh = sweep.Wilson(row.RunsWithLoss, row.Runs)
+		row.LossRate = sweep.PooledRatio(samples[i])
+		row.LossLow, row.LossHigh = sweep.BootstrapRatio(samples[i], "matrix "+row.Scenario+" "+row.Version+" loss")
+	}
+	return rows
+}
