@@ -7,7 +7,9 @@
 // that is not there is an anomaly of one of three kinds:
 //   - "lost": the value is nowhere in the committed log;
 //   - "moved": the value is committed at another offset;
-//   - "uncommitted": the value is at its offset but at or above the HW.
+//   - "uncommitted": the value is at its offset but at or above the HW
+//     (permitted when the partition is leaderless by design, Facts.Offline:
+//     held, not lost, but nobody may commit it).
 //
 // Every anomaly is a violation; each also says whether Kafka's durability
 // contract permits it (Permitted), by the loss facts of contract.go: acks=0,
@@ -103,6 +105,11 @@ func AckedLoss(h History, f Final) Verdict {
 				desc += "; still held by " + brokerList(a.Replicas)
 			}
 			why, permitted := c.lossExcuse(op)
+			if off := offlineWhy(f.Facts.Offline, k.topic, k.partition); a.Kind == "uncommitted" && off != "" && !permitted {
+				// Not lost: held, but the partition has no leader to commit
+				// it (offline by design, KIP-966).
+				why, permitted = off, true
+			}
 			a.Permitted = permitted
 			a.Description = desc + "; " + why
 			anomalies = append(anomalies, a)

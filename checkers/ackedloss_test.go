@@ -194,3 +194,21 @@ func TestAckedLossAllReplicasDownOneLostData(t *testing.T) {
 		t.Fatalf("crashes that lost no data cannot explain a loss: %v", v)
 	}
 }
+
+// TestAckedLossUncommittedOfflineByDesign: an acknowledged record every
+// replica holds, above the HW of a partition left leaderless by design
+// (KIP-966), is permitted ("uncommitted", not lost); without the fact it
+// breaks the contract.
+func TestAckedLossUncommittedOfflineByDesign(t *testing.T) {
+	h := History{Ops: []Op{send(0, "p1", "m1", -1, 0, 2*ms, OK, 0), send(1, "p1", "m2", -1, 3*ms, 5*ms, OK, 1)}}
+	f := final1(-1, 1, Facts{}, replica(1, Follower, 1, 1, "m1", "m2"), replica(2, Follower, 1, 1, "m1", "m2"))
+	v := AckedLoss(h, f)
+	if len(v.Anomalies) != 1 || v.Anomalies[0].Kind != "uncommitted" || v.Anomalies[0].Permitted {
+		t.Fatalf("without the fact: %s, want one uncommitted contract break", v)
+	}
+	f.Facts.Offline = []OfflinePartition{{Topic: "t", Partition: 0, Why: "permitted: KIP-966 keeps t-0 offline"}}
+	v = AckedLoss(h, f)
+	if len(v.Anomalies) != 1 || !v.Anomalies[0].Permitted || !strings.Contains(v.Anomalies[0].Description, "KIP-966") {
+		t.Fatalf("offline by design: %s, want permitted naming KIP-966", v)
+	}
+}

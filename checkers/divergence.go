@@ -104,6 +104,9 @@ func Divergence(f Final) Verdict {
 				continue
 			}
 			p, pwhy := permitted(judge, r)
+			if why := offlineWhy(f.Facts.Offline, pf.Topic, pf.Partition); why != "" {
+				p, pwhy = true, "; "+why
+			}
 			anomalies = append(anomalies, Anomaly{Kind: "not-converged", Topic: pf.Topic, Partition: pf.Partition,
 				Offsets: []int64{off}, Replicas: []int32{judge.Broker, r.Broker},
 				Description: "after healing, " + describeAt(judge, off) + " (LEO " + strconv.FormatInt(judge.LEO, 10) + "), " +

@@ -117,3 +117,20 @@ func TestDivergencePermittedOnlyAfterAllReplicasDownWithLoss(t *testing.T) {
 		t.Errorf("epoch reused after the first difference: %s", v)
 	}
 }
+
+// TestDivergenceOfflineByDesign: replicas of a partition left leaderless by
+// design (Facts.Offline) cannot converge, and that is permitted; without
+// the fact the same final state is a contract break.
+func TestDivergenceOfflineByDesign(t *testing.T) {
+	f := final1(1, 1, Facts{Healed: true},
+		replica(2, Follower, 0, 1, "m1"), replica(1, Follower, 0, 0))
+	v := Divergence(f)
+	if v.Result != ResultViolation || !v.ContractBroken() {
+		t.Fatalf("without the fact: %s, want a contract break", v)
+	}
+	f.Facts.Offline = []OfflinePartition{{Topic: "t", Partition: 0, Why: "permitted: KIP-966 keeps t-0 offline"}}
+	v = Divergence(f)
+	if v.Result != ResultViolation || v.ContractBroken() || !strings.Contains(v.String(), "KIP-966") {
+		t.Fatalf("offline by design: %s, want permitted naming KIP-966", v)
+	}
+}

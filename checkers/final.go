@@ -223,6 +223,10 @@ type Facts struct {
 	// (the last replica standing, an unclean shutdown re-elected) no
 	// longer permit a loss.
 	EligibleLeaderReplicas bool
+	// Offline lists the partitions left without a leader by design at the
+	// end (KIP-966: no eligible replica, unclean election off): their
+	// replicas need not converge.
+	Offline []OfflinePartition `json:",omitempty"`
 	// UncleanElections lists every unclean election that happened.
 	UncleanElections []UncleanElection
 	// Failures lists every broker fault, in any order.
@@ -303,4 +307,22 @@ func brokerList(ids []int32) string {
 		s += strconv.Itoa(int(id))
 	}
 	return s + "]"
+}
+
+// OfflinePartition is a partition the cluster keeps leaderless by design
+// at the end of a run, and why (the evidence a permitted anomaly names).
+type OfflinePartition struct {
+	Topic     string
+	Partition int32
+	Why       string
+}
+
+// offlineWhy returns why topic-partition is offline by design, or "".
+func offlineWhy(off []OfflinePartition, topic string, partition int32) string {
+	for _, o := range off {
+		if o.Topic == topic && o.Partition == partition {
+			return o.Why
+		}
+	}
+	return ""
 }

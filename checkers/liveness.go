@@ -14,7 +14,9 @@
 // the phase and records, in Final.Liveness, each sample whose set of unmet
 // conditions differs from the previous one (and always the last). The
 // verdict is OK when some sample had no unmet condition; a violation (never
-// permitted: Kafka's contract promises recovery once faults end) naming
+// permitted: Kafka's contract promises recovery once faults end — except
+// for a partition Kafka keeps leaderless by design, Liveness.Offline:
+// KIP-966 with no eligible replica and unclean election off) naming
 // each condition still unmet at the deadline and since when it has been
 // unmet without a break; Unknown when no phase was recorded, it was
 // skipped, or it ended before the deadline without every condition holding.
@@ -83,6 +85,9 @@ type Liveness struct {
 	Skipped string `json:",omitempty"`
 	// Replay is the command that replays the run (named by a violation).
 	Replay string `json:",omitempty"`
+	// Offline lists the partitions the cluster keeps leaderless by design
+	// (Facts.Offline): their conditions are permitted, naming why.
+	Offline []OfflinePartition `json:",omitempty"`
 }
 
 // CheckLiveness judges a run's liveness phase (see the file comment).
@@ -123,6 +128,10 @@ func CheckLiveness(l *Liveness) Verdict {
 		}
 		a.Description = desc + ", stuck since " + since.String() + " until the deadline " + l.Deadline.String() +
 			" (" + timeout.String() + " after the phase began at " + l.Start.String() + ")"
+		if why := offlineWhy(l.Offline, c.Topic, c.Partition); why != "" && c.Topic != "" {
+			a.Description += "; " + why
+			a.Permitted = true
+		}
 		anomalies = append(anomalies, a)
 	}
 	var notes []string

@@ -101,3 +101,26 @@ func find(vs []Verdict, name string) Verdict {
 	}
 	return Verdict{Checker: name, Result: ResultUnknown, Notes: []string{"missing"}}
 }
+
+// TestLivenessOfflineByDesign: a partition Kafka keeps leaderless on
+// purpose (KIP-966: no eligible replica, unclean election off) is a
+// permitted violation naming why; another partition stuck the same way is
+// still a contract break.
+func TestLivenessOfflineByDesign(t *testing.T) {
+	noLeader := func(p int32) LivenessCondition {
+		return LivenessCondition{Kind: LivenessNoLeader, Topic: "t", Partition: p, Broker: -1}
+	}
+	l := &Liveness{Start: 10 * sec, Deadline: 70 * sec,
+		Offline: []OfflinePartition{{Topic: "t", Partition: 0, Why: "permitted: KIP-966 keeps t-0 offline"}},
+		Samples: []LivenessSample{{Time: 70 * sec, Unmet: []LivenessCondition{noLeader(0), noLeader(1)}}}}
+	v := CheckLiveness(l)
+	if v.Result != ResultViolation || len(v.Anomalies) != 2 {
+		t.Fatalf("%s: want two anomalies", v)
+	}
+	if a := v.Anomalies[0]; !a.Permitted || !strings.Contains(a.Description, "KIP-966") {
+		t.Errorf("t-0: %s, want permitted naming KIP-966", a)
+	}
+	if a := v.Anomalies[1]; a.Permitted {
+		t.Errorf("t-1: %s, want a contract break", a)
+	}
+}

@@ -211,3 +211,35 @@ func kraftISRChanges(recs []sim.Record) []checkers.ISRChange {
 	}
 	return out
 }
+
+// kraftOffline lists the partitions KIP-966 keeps offline by design at the
+// end of a run: with eligible leader replicas on and unclean leader
+// election off, a partition whose ISR and ELR are both empty (their members
+// fenced, or removed after an unclean shutdown) has no replica Kafka may
+// elect, and stays leaderless until an operator acts (or unclean recovery,
+// KIP-966 part 2, which is not modelled). Its liveness conditions and its
+// replicas' non-convergence are then what the contract promises, not bugs.
+func (r *runner) kraftOffline() []checkers.OfflinePartition {
+	if !r.c.Spec.KRaft() || !r.obs.facts.EligibleLeaderReplicas || r.obs.facts.UncleanElectionEnabled {
+		return nil
+	}
+	name := r.c.ActiveQuorumController()
+	if name == "" {
+		return nil
+	}
+	id, _ := r.w.Lookup(name)
+	b, _ := r.w.Node(id).(*server.Broker)
+	if b == nil || b.QuorumController() == nil {
+		return nil
+	}
+	var out []checkers.OfflinePartition
+	for _, p := range b.QuorumController().Image().Partitions() {
+		if p.Leader >= 0 || len(p.ISR) > 0 || len(p.ELR) > 0 {
+			continue
+		}
+		out = append(out, checkers.OfflinePartition{Topic: p.Topic, Partition: p.Partition,
+			Why: "permitted: KIP-966 keeps " + p.Topic + "-" + strconv.Itoa(int(p.Partition)) + " offline: its ISR and ELR are empty (last known ELR " +
+				fmt.Sprint(p.LastKnownELR) + ") and unclean.leader.election.enable=false, so no replica may lead until an operator acts"})
+	}
+	return out
+}

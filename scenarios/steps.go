@@ -295,6 +295,12 @@ func (r *runner) judge(res *Result, v Variant, budget time.Duration) {
 		final.Raft = raftRun(w, r.c)
 	}
 	final.Liveness = r.live
+	if off := r.kraftOffline(); len(off) > 0 {
+		final.Facts.Offline = off
+		if r.live != nil {
+			r.live.Offline = off
+		}
+	}
 	hist := r.rec.Finish(w.Now())
 	res.Final, res.History = final, hist
 	res.Verdicts = checkers.CheckAll(hist, final, r.obs.monitor, checkers.Options{LinearizabilityBudget: budget})
