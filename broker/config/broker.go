@@ -8,13 +8,15 @@ package config
 // network, security, quota, KRaft and transaction properties are absent;
 // log.dir is accepted as the single-directory spelling of log.dirs.
 //
-// Version-dependent defaults follow inter.broker.protocol.version, so that
-// setting an old version gives that release's behaviour:
+// Version-dependent defaults follow inter.broker.protocol.version through
+// the releases table (release.go), so that setting an old version gives
+// that release's behaviour:
 // unclean.leader.election.enable is true below 0.11 (KIP-106);
 // replica.lag.time.max.ms is 10000 and zookeeper.session.timeout.ms 6000
 // below 2.5 (KIP-537), 30000 and 18000 from 2.5; log.message.format.version
 // follows the protocol version below 3.0 and is "3.0-IV1" from 3.0;
-// kafkasim.leader.epoch.fencing (KIP-320) is on from 2.1. A property the user
+// kafkasim.leader.epoch.fencing (KIP-320) is on from 2.1;
+// kafkasim.truncation.in.fetch (KAFKA-10554) from 2.7. A property the user
 // sets explicitly always wins over the version's default.
 // replica.selector.class (KIP-392, 2.4+) is null (fetch from the leader only)
 // or Kafka's RackAwareReplicaSelector; a custom selector class cannot be

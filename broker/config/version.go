@@ -1,8 +1,9 @@
 package config
 
 // This file holds inter.broker.protocol.version and what it selects: the
-// truncation protocol (HW, KIP-101, KIP-279) and the version-dependent
-// defaults. Simplified vs Kafka: versions are releases ("0.10.2", "2.0",
+// truncation protocol (HW, KIP-101, KIP-279; which release has which is the
+// releases table, release.go), and metadata.version, KRaft's name for the
+// release. Simplified vs Kafka: versions are releases ("0.10.2", "2.0",
 // "3.9"); Kafka's internal sub-versions ("2.0-IV1") are not distinguished for
 // the inter-broker protocol (they are accepted, and ignored, only in
 // log.message.format.version, as the storage package does). The newest

@@ -148,3 +148,16 @@ func TestLeaderEpochScenariosWithoutTruncationInFetch(t *testing.T) {
 		t.Errorf("KAFKA-6361 at 2.7+: %d DivergingEpoch truncations, want 1\n%s", len(got), tl)
 	}
 }
+
+// KAFKA-7164's bug (no truncation step on a new epoch with the same leader)
+// cannot diverge from 2.7 on: r3's next Fetch carries its last epoch (0),
+// which the leader no longer has, and the DivergingEpoch answer truncates x0.
+func TestKAFKA7164ConvergesWithTruncationInFetch(t *testing.T) {
+	c, r1, r3 := kafka7164(t, true)
+	if !slices.Equal(r1, []string{"y0"}) || !slices.Equal(r3, r1) {
+		t.Fatalf("bug with truncation in Fetch: r1 %v, r3 %v; want both [y0]\n%s", r1, r3, c.timeline())
+	}
+	if got := brokerEvents(c.timeline(), "b0", "diverging-epoch-answer"); len(got) == 0 {
+		t.Errorf("r1 answered no DivergingEpoch")
+	}
+}
