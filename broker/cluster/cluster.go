@@ -138,6 +138,7 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 		sc.Truncation = server.TruncateKIP279
 	}
 	sc.KIP320 = b.LeaderEpochFencing
+	sc.TruncationInFetch = b.TruncationInFetch
 	sc.TruncateOnLeaderChangeOnly = b.TruncateOnLeaderChangeOnly
 	sc.RackAwareReplicaSelector = b.ReplicaSelectorClass == config.SelectorRackAware
 	sc.MinInsyncReplicas = b.MinInsyncReplicas

@@ -8,13 +8,15 @@ package config
 // network, security, quota, KRaft and transaction properties are absent;
 // log.dir is accepted as the single-directory spelling of log.dirs.
 //
-// Version-dependent defaults follow inter.broker.protocol.version, so that
-// setting an old version gives that release's behaviour:
+// Version-dependent defaults follow inter.broker.protocol.version through
+// the releases table (release.go), so that setting an old version gives
+// that release's behaviour:
 // unclean.leader.election.enable is true below 0.11 (KIP-106);
 // replica.lag.time.max.ms is 10000 and zookeeper.session.timeout.ms 6000
 // below 2.5 (KIP-537), 30000 and 18000 from 2.5; log.message.format.version
 // follows the protocol version below 3.0 and is "3.0-IV1" from 3.0;
-// kafkasim.leader.epoch.fencing (KIP-320) is on from 2.1. A property the user
+// kafkasim.leader.epoch.fencing (KIP-320) is on from 2.1;
+// kafkasim.truncation.in.fetch (KAFKA-10554) from 2.7. A property the user
 // sets explicitly always wins over the version's default.
 // replica.selector.class (KIP-392, 2.4+) is null (fetch from the leader only)
 // or Kafka's RackAwareReplicaSelector; a custom selector class cannot be
@@ -51,6 +53,11 @@ const (
 	PropTruncateOnLeaderChangeOnly = "kafkasim.truncate.on.leader.change.only"
 	// PropReplicaSelectorClass is KIP-392's replica.selector.class.
 	PropReplicaSelectorClass = "replica.selector.class"
+	// PropTruncationInFetch is the switch for truncation inside Fetch
+	// (KIP-595's DivergingEpoch for replication, 2.7+, KAFKA-10554).
+	PropTruncationInFetch = "kafkasim.truncation.in.fetch"
+	// PropMetadataVersion is KRaft's metadata.version, naming a release.
+	PropMetadataVersion = "metadata.version"
 )
 
 // ReplicaSelector is replica.selector.class: which replica a leader tells
@@ -236,6 +243,19 @@ type Broker struct {
 	// (a consumer with client.rack is sent to a replica in its rack).
 	// Needs inter.broker.protocol.version 2.4 or later.
 	ReplicaSelectorClass ReplicaSelector
+	// TruncationInFetch is kafkasim.truncation.in.fetch: a follower sends
+	// Fetch v12 with LastFetchedEpoch and truncates on the leader's
+	// DivergingEpoch instead of sending OffsetsForLeaderEpoch first
+	// (KIP-595, KAFKA-10554). Default true from 2.7 (the releases table).
+	// Ignored under HW and KIP101 truncation; set true at 2.0 to 2.6 it is
+	// an experiment Kafka never shipped.
+	TruncationInFetch bool
+	// MetadataVersion is metadata.version, KRaft's feature level naming a
+	// release ("4.0-IV3" or "4.0"). Default "" (follows
+	// inter.broker.protocol.version). Set, it needs KRaft mode and must name
+	// the release of inter.broker.protocol.version when both are given;
+	// alone it selects that release.
+	MetadataVersion string
 	// KRaft holds the KRaft properties (kraft.go).
 	KRaft KRaft
 	// ELR is KIP-966's eligible.leader.replicas.version (elr.go).
@@ -248,13 +268,14 @@ func DefaultBroker() Broker { return DefaultBrokerFor(Latest) }
 // DefaultBrokerFor returns the defaults of release v (see the file comment
 // for what depends on the version).
 func DefaultBrokerFor(v Version) Broker {
+	m := v.Mechanisms()
 	b := Broker{
 		BrokerID:                               -1,
 		LogDirs:                                []string{"/tmp/kafka-logs"},
 		NumPartitions:                          1,
 		DefaultReplicationFactor:               1,
 		MinInsyncReplicas:                      1,
-		UncleanLeaderElectionEnable:            v < V0_11_0,
+		UncleanLeaderElectionEnable:            m.UncleanElectionDefault,
 		ReplicaLagTimeMax:                      sim.Ms(30000),
 		ReplicaFetchWaitMax:                    sim.Ms(500),
 		ReplicaFetchMinBytes:                   1,
@@ -287,15 +308,16 @@ func DefaultBrokerFor(v Version) Broker {
 		GroupMinSessionTimeout:                 sim.Ms(6000),
 		GroupMaxSessionTimeout:                 sim.Ms(1800000),
 		Truncation:                             TruncationFor(v),
-		LeaderEpochFencing:                     v >= V2_1,
+		LeaderEpochFencing:                     m.LeaderEpochFencing,
+		TruncationInFetch:                      m.TruncationInFetch,
 		KRaft:                                  defaultKRaft(v),
 		ELR:                                    defaultELR(v),
 	}
-	if v < V2_5 {
+	if !m.LongerTimeouts {
 		b.ReplicaLagTimeMax = sim.Ms(10000)
 		b.ZookeeperSessionTimeout = sim.Ms(6000)
 	}
-	if v < V3_0 {
+	if m.MessageFormatFollowsProtocol {
 		b.LogMessageFormatVersion = v.String()
 	}
 	return b
@@ -356,6 +378,8 @@ func coreBrokerProps() []property[Broker] {
 		boolProp(PropLeaderEpochFencing, func(b *Broker) *bool { return &b.LeaderEpochFencing }),
 		boolProp(PropTruncateOnLeaderChangeOnly, func(b *Broker) *bool { return &b.TruncateOnLeaderChangeOnly }),
 		choiceProp(PropReplicaSelectorClass, func(b *Broker) *ReplicaSelector { return &b.ReplicaSelectorClass }, parseReplicaSelector, selectorAllowed),
+		boolProp(PropTruncationInFetch, func(b *Broker) *bool { return &b.TruncationInFetch }),
+		metadataVersionProp(),
 	}
 }
 
@@ -396,6 +420,18 @@ func brokerVersion(props map[string]string) (Version, error) {
 			return 0, err
 		}
 	}
+	if ms, hasM := props[PropMetadataVersion]; hasM && strings.TrimSpace(ms) != "" {
+		mv, err := parseMetadataVersion(ms)
+		if err != nil {
+			return 0, err
+		}
+		if hasV && mv != v {
+			return 0, metadataConflict(ms, v)
+		}
+		if !hasV {
+			v, hasV = mv, true
+		}
+	}
 	if !hasT {
 		return v, nil
 	}
@@ -432,7 +468,10 @@ func (b Broker) Validate() error {
 				"a format version at most "+b.InterBrokerProtocolVersion.String())
 		}
 	}
-	if b.ReplicaSelectorClass != SelectorNone && b.InterBrokerProtocolVersion < V2_4 {
+	if err := b.validateRelease(); err != nil {
+		return err
+	}
+	if b.ReplicaSelectorClass != SelectorNone && !b.InterBrokerProtocolVersion.Mechanisms().FetchFromFollower {
 		return conflict(PropReplicaSelectorClass, b.ReplicaSelectorClass.String(), PropInterBrokerProtocolVersion, b.InterBrokerProtocolVersion.String(),
 			"fetch from follower (KIP-392, Fetch v11) arrived in 2.4", "inter.broker.protocol.version 2.4 or later, or no replica.selector.class")
 	}

@@ -20,6 +20,12 @@
 // together). Keys are processed in sorted order, so the first error reported
 // for a map is always the same.
 //
+// What each release has is one table, releases (release.go), read through
+// Version.Mechanisms; every version-dependent default below follows it.
+// ParseMatrixVersion turns a version-matrix label ("3.9-zk", "3.9-kraft",
+// "4.0") into the properties of a run; metadata.version (KRaft only) names
+// the release too and must agree with inter.broker.protocol.version.
+//
 // The truncation protocol follows inter.broker.protocol.version (below 0.11:
 // HW; 0.11 to 1.1: KIP101; 2.0 and later: KIP279). The alias truncation=hw|
 // kip101|kip279 sets it directly by selecting the newest release that uses
@@ -27,7 +33,9 @@
 // giving both with different protocols is a Conflict naming both.
 // Simulation-only switches live under the kafkasim. prefix:
 // kafkasim.leader.epoch.fencing (KIP-320, on from 2.1),
-// kafkasim.truncate.on.leader.change.only (the KAFKA-7164 bug, off) and, for
+// kafkasim.truncate.on.leader.change.only (the KAFKA-7164 bug, off),
+// kafkasim.truncation.in.fetch (DivergingEpoch in Fetch v12, KAFKA-10554, on
+// from 2.7) and, for
 // the consumer, kafkasim.truncation.detection (KIP-320 position validation;
 // Parse defaults it to kafkasim.leader.epoch.fencing).
 //

@@ -36,6 +36,7 @@ func Example() {
 	// hw 0.10.2 10.000s
 	// inter.broker.protocol.version=0.10.2
 	// kafkasim.leader.epoch.fencing=false
+	// kafkasim.truncation.in.fetch=false
 	// log.message.format.version=0.10.2
 	// min.insync.replicas=2
 	// replica.lag.time.max.ms=10000

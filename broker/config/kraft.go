@@ -181,6 +181,7 @@ type KRaft struct {
 }
 
 func defaultKRaft(v Version) KRaft {
+	m := v.Mechanisms()
 	k := KRaft{
 		ElectionTimeout:         sim.Ms(1000),
 		FetchTimeout:            sim.Ms(2000),
@@ -191,11 +192,11 @@ func defaultKRaft(v Version) KRaft {
 		BrokerHeartbeatInterval: sim.Ms(2000),
 		MetadataLogSegmentBytes: 1073741824,
 		MetadataSnapshotBytes:   20971520,
-		PreVote:                 v >= V4_0,
+		PreVote:                 m.PreVote,
 		CheckQuorum:             true,
 		VoteCheckLog:            true,
 	}
-	if v >= FirstKRaftOnly {
+	if !m.ZooKeeper {
 		k.ProcessRoles = RolesBroker
 	}
 	return k
@@ -237,7 +238,7 @@ func (b Broker) validateKRaft() error {
 		return err
 	}
 	if !b.KRaftMode() {
-		if v >= FirstKRaftOnly {
+		if !v.Mechanisms().ZooKeeper {
 			return conflict(PropProcessRoles, "", PropInterBrokerProtocolVersion, v.String(),
 				"Kafka "+v.String()+" runs KRaft only (ZooKeeper was removed in 4.0)", "process.roles=broker or broker,controller, or a release below 4.0")
 		}
@@ -256,7 +257,7 @@ func (b Broker) validateKRaft() error {
 			Reason:  "the cluster's broker nodes must have the broker role (dedicated controllers are the script's controllers header)",
 			Allowed: "broker, broker,controller"}
 	}
-	if v < V3_3 {
+	if !v.Mechanisms().KRaftAvailable {
 		return conflict(PropProcessRoles, k.ProcessRoles.String(), PropInterBrokerProtocolVersion, v.String(),
 			"KRaft is production-ready from 3.3 (KIP-833); kafkasim models it from there", "a release of 3.3 or later")
 	}

@@ -149,9 +149,15 @@ type Producer struct {
 	Partitioner Partitioner
 }
 
-// DefaultProducer returns Kafka's defaults.
-func DefaultProducer() Producer {
-	return Producer{
+// DefaultProducer returns Kafka's defaults (those of Latest).
+func DefaultProducer() Producer { return DefaultProducerFor(Latest) }
+
+// DefaultProducerFor returns the defaults of the producer of release v
+// (the releases table): acks=all and enable.idempotence=true from 3.0
+// (KIP-679), acks=1 and no idempotence before.
+func DefaultProducerFor(v Version) Producer {
+	m := v.Mechanisms()
+	p := Producer{
 		Acks:                             AcksAll,
 		Retries:                          math.MaxInt32,
 		RetryBackoff:                     sim.Ms(100),
@@ -160,9 +166,13 @@ func DefaultProducer() Producer {
 		Linger:                           0,
 		BatchSize:                        16384,
 		MaxInFlightRequestsPerConnection: 5,
-		EnableIdempotence:                true,
+		EnableIdempotence:                m.IdempotenceDefault,
 		Partitioner:                      PartitionerDefault,
 	}
+	if !m.AcksAllDefault {
+		p.Acks = AcksLeader
+	}
+	return p
 }
 
 var producerProps = newTable(
@@ -182,10 +192,18 @@ var producerProps = newTable(
 // ProducerProperties returns every key ParseProducer accepts, sorted.
 func ProducerProperties() []string { return producerProps.names() }
 
-// ParseProducer parses producer properties, keys in sorted order, and
-// validates the result.
+// ParseProducer parses producer properties over the defaults of Latest,
+// keys in sorted order, and validates the result.
 func ParseProducer(props map[string]string) (Producer, error) {
-	p := DefaultProducer()
+	return ParseProducerFor(Latest, props)
+}
+
+// ParseProducerFor is ParseProducer over the defaults of the producer of
+// release v (DefaultProducerFor). Scenario producers use ParseProducer
+// (3.x defaults whatever the brokers' version) so that their outcomes do
+// not move with the version; this is the version-aware path.
+func ParseProducerFor(v Version, props map[string]string) (Producer, error) {
+	p := DefaultProducerFor(v)
 	if err := producerProps.apply(&p, props); err != nil {
 		return Producer{}, err
 	}

@@ -1,8 +1,9 @@
 package config
 
 // This file holds inter.broker.protocol.version and what it selects: the
-// truncation protocol (HW, KIP-101, KIP-279) and the version-dependent
-// defaults. Simplified vs Kafka: versions are releases ("0.10.2", "2.0",
+// truncation protocol (HW, KIP-101, KIP-279; which release has which is the
+// releases table, release.go), and metadata.version, KRaft's name for the
+// release. Simplified vs Kafka: versions are releases ("0.10.2", "2.0",
 // "3.9"); Kafka's internal sub-versions ("2.0-IV1") are not distinguished for
 // the inter-broker protocol (they are accepted, and ignored, only in
 // log.message.format.version, as the storage package does). The newest
@@ -184,30 +185,76 @@ func ParseTruncation(s string) (Truncation, error) {
 		Reason: "not a truncation protocol", Allowed: "hw, kip101, kip279"}
 }
 
-// TruncationFor returns the truncation protocol release v uses: HW below
-// 0.11, KIP101 from 0.11 to 1.1, KIP279 from 2.0 on.
+// TruncationFor returns the truncation protocol release v uses (the
+// releases table): HW below 0.11, KIP101 from 0.11 to 1.1, KIP279 from 2.0
+// on.
 func TruncationFor(v Version) Truncation {
-	switch {
-	case v < V0_11_0:
-		return HW
-	case v < V2_0:
-		return KIP101
+	if !v.Valid() {
+		return KIP279
 	}
-	return KIP279
+	return v.Mechanisms().Truncation
 }
 
-// Version returns the newest release that uses t: 0.10.2 for HW, 1.1 for
-// KIP101, Latest for KIP279. The truncation property alone selects it as
-// inter.broker.protocol.version.
-func (t Truncation) Version() Version {
-	switch t {
-	case HW:
-		return V0_10_2
-	case KIP101:
-		return V1_1
-	}
-	return Latest
-}
+// Version returns the newest release that uses t (the releases table's
+// alias rows): 0.10.2 for HW, 1.1 for KIP101, Latest for KIP279. The
+// truncation property alone selects it as inter.broker.protocol.version.
+func (t Truncation) Version() Version { return aliasVersion(t) }
 
 // truncationRanges says which releases select which protocol, for errors.
 const truncationRanges = "hw needs a version below 0.11, kip101 0.11 to 1.1, kip279 2.0 or later"
+
+// parseMetadataVersion parses metadata.version: a release with an optional
+// -IVn suffix ("4.0-IV3", "3.9").
+func parseMetadataVersion(s string) (Version, error) {
+	v, ok := parseRelease(strings.TrimSpace(s), true)
+	if !ok {
+		return 0, &Error{Kind: BadValue, Property: PropMetadataVersion, Value: s,
+			Reason: "not a known Kafka release", Allowed: metadataAllowed}
+	}
+	return v, nil
+}
+
+const metadataAllowed = "a Kafka release, optionally with an -IVn suffix (4.0-IV3, 3.9)"
+
+func metadataVersionProp() property[Broker] {
+	p := stringProp(PropMetadataVersion, func(b *Broker) *string { return &b.MetadataVersion })
+	set := p.set
+	p.set = func(b *Broker, s string) error {
+		if strings.TrimSpace(s) != "" {
+			if _, err := parseMetadataVersion(s); err != nil {
+				return err
+			}
+		}
+		return set(b, strings.TrimSpace(s))
+	}
+	return p
+}
+
+// metadataConflict is metadata.version naming another release than
+// inter.broker.protocol.version.
+func metadataConflict(mv string, v Version) error {
+	return conflict(PropMetadataVersion, mv, PropInterBrokerProtocolVersion, v.String(),
+		"metadata.version and inter.broker.protocol.version name different releases",
+		"metadata.version "+v.String()+" (or "+v.String()+"-IVn), or set only one of the two")
+}
+
+// validateRelease checks metadata.version: KRaft only, and the release of
+// inter.broker.protocol.version.
+func (b Broker) validateRelease() error {
+	v := b.InterBrokerProtocolVersion
+	if b.MetadataVersion != "" {
+		mv, err := parseMetadataVersion(b.MetadataVersion)
+		if err != nil {
+			return err
+		}
+		if !b.KRaftMode() {
+			return conflict(PropMetadataVersion, b.MetadataVersion, PropProcessRoles, "",
+				"metadata.version is a KRaft feature level, and process.roles is unset (ZooKeeper mode)",
+				"process.roles=broker or broker,controller, or metadata.version unset (inter.broker.protocol.version names the release)")
+		}
+		if mv != v {
+			return metadataConflict(b.MetadataVersion, v)
+		}
+	}
+	return nil
+}

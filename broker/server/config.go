@@ -39,6 +39,12 @@ type Config struct {
 	// KIP320 turns on leader-epoch fencing (FENCED_LEADER_EPOCH,
 	// UNKNOWN_LEADER_EPOCH) and the ISR-join rule of KIP-320 (2.1+).
 	KIP320 bool
+	// TruncationInFetch is truncation inside Fetch (2.7+, KIP-595's
+	// LastFetchedEpoch/DivergingEpoch for replication, KAFKA-10554): the
+	// follower fetches at once with Fetch v12 and truncates on the leader's
+	// DivergingEpoch instead of sending OffsetsForLeaderEpoch first. Only
+	// with TruncateKIP279.
+	TruncationInFetch bool
 	// TruncateOnLeaderChangeOnly reproduces KAFKA-7164: a follower that gets
 	// a new leader epoch with the same leader keeps fetching without the
 	// truncation step.
@@ -98,6 +104,7 @@ func DefaultConfig(id int32) Config {
 		Storage:                            storage.DefaultConfig(),
 		Truncation:                         TruncateKIP279,
 		KIP320:                             true,
+		TruncationInFetch:                  true,
 		MinInsyncReplicas:                  1,
 		ReplicaLagTimeMax:                  30 * sim.Second,
 		ReplicaFetchWaitMax:                500 * sim.Millisecond,

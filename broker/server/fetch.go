@@ -6,12 +6,15 @@ package server
 // and holds fetches that found too little data in the delayed fetch
 // purgatory until fetch.min.bytes arrive or fetch.max.wait.ms passes.
 //
-// Versions: v4 to v11 answered the same way; CurrentLeaderEpoch (v9+) is
+// Versions: v4 to v12 answered the same way; CurrentLeaderEpoch (v9+) is
 // checked when KIP-320 fencing is on, on the leader and on a follower
 // serving a consumer. A follower's fetch offset is its LEO: the leader
 // records it, may expand the ISR and advance the HW. As in Kafka after
 // KAFKA-7104, the HW in an immediate answer is the one read before this
 // fetch moved it, so the follower learns of a new HW one round later.
+// A follower's Fetch v12+ with LastFetchedEpoch is first checked against
+// the leader's epoch cache and may be answered DivergingEpoch
+// (checkDivergence, 2.7+).
 //
 // KIP-392 (fetch from follower, 2.4+): with replica.selector.class =
 // RackAwareReplicaSelector, the leader answers a consumer's Fetch v11+ that
@@ -73,8 +76,8 @@ func (b *Broker) readForFetch(body *kmsg.FetchRequest, follower, update bool) (*
 				rp.ErrorCode = err.Code
 				anyErr = true
 			}
-			if rp.PreferredReadReplica >= 0 {
-				anyErr = true // Kafka answers at once with a preferred replica
+			if rp.PreferredReadReplica >= 0 || rp.DivergingEpoch.EndOffset >= 0 {
+				anyErr = true // Kafka answers at once with a preferred replica or a diverging epoch
 			}
 			total += len(rp.RecordBatches)
 			rt.Partitions = append(rt.Partitions, rp)
@@ -139,6 +142,11 @@ func (b *Broker) readPartition(tp storage.TopicPartition, body *kmsg.FetchReques
 	hwBefore := p.hw
 	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hwBefore, hwBefore, p.log.LogStartOffset()
 	leo := p.LogEndOffset()
+	if follower && body.Version >= 12 && fp.LastFetchedEpoch >= 0 {
+		if diverged, err := b.checkDivergence(p, fp, rp); err != nil || diverged {
+			return err
+		}
+	}
 	if fp.FetchOffset < p.log.LogStartOffset() || fp.FetchOffset > leo {
 		return kerr.OffsetOutOfRange
 	}
@@ -162,6 +170,28 @@ func (b *Broker) readPartition(tp storage.TopicPartition, body *kmsg.FetchReques
 		}
 	}
 	return nil
+}
+
+// checkDivergence is Partition.readRecords's check of a follower's Fetch
+// v12+ (KIP-595 for replication, KAFKA-10554): the end offset of the
+// follower's LastFetchedEpoch in the leader's epoch cache. An unknown epoch
+// or a fetch offset below the log start is OFFSET_OUT_OF_RANGE; an end
+// below the fetch offset, or a largest epoch <= LastFetchedEpoch smaller
+// than it, answers DivergingEpoch with no records, and the follower's
+// fetch state is not updated (ReplicaManager.updateFollowerFetchState skips
+// a diverging read).
+func (b *Broker) checkDivergence(p *Partition, fp *kmsg.FetchRequestTopicPartition, rp *kmsg.FetchResponseTopicPartition) (bool, *kerr.Error) {
+	epoch, end := p.log.EndOffsetForEpoch(fp.LastFetchedEpoch)
+	if epoch < 0 || end < 0 || fp.FetchOffset < p.log.LogStartOffset() {
+		return false, kerr.OffsetOutOfRange
+	}
+	if end >= fp.FetchOffset && epoch >= fp.LastFetchedEpoch {
+		return false, nil
+	}
+	rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = epoch, end
+	b.logp("diverging-epoch-answer", p, sim.I("last-fetched-epoch", int64(fp.LastFetchedEpoch)), sim.I("fetch-offset", fp.FetchOffset),
+		sim.I("epoch", int64(epoch)), sim.I("end-offset", end))
+	return true, nil
 }
 
 // followerRead reports whether a fetch may be served by a follower: a

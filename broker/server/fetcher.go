@@ -15,10 +15,25 @@ package server
 //     end offset); when the follower lacks that epoch it truncates to the end
 //     of its largest smaller epoch and asks again (AbstractFetcherThread.
 //     getOffsetTruncationState).
+//   - kip279 with truncation inside Fetch (2.7 and later, KAFKA-10554):
+//     no OffsetsForLeaderEpoch before fetching. A follower with an epoch
+//     cache starts fetching at its LEO at once; its Fetch v12 carries
+//     LastFetchedEpoch, the epoch of its last record, and when the leader
+//     answers DivergingEpoch (epoch, end offset) the follower truncates as
+//     for an OffsetsForLeaderEpoch answer (the same KIP-279 walk-back:
+//     to min(end offset, its own end offset for that epoch), or to the end
+//     of its largest smaller epoch when it lacks that one) and fetches again
+//     (AbstractFetcherThread.truncateOnFetchResponse). A follower without
+//     epochs still truncates to its HW first, as Kafka's Truncating state
+//     for a log without a latest epoch (partitionFetchState).
 //
 // Simplifications: one request in flight per fetcher (as Kafka's thread);
 // no fetch sessions (every fetch is a full fetch, session epoch -1); errors
-// back off for replica.fetch.backoff.ms on the whole fetcher.
+// back off for replica.fetch.backoff.ms on the whole fetcher. With
+// truncation inside Fetch, LastFetchedEpoch is read from the epoch cache at
+// each send (Kafka carries it in the fetch state, taken from the last
+// appended batch or the cache after truncation: the same value), and
+// Fetch stays at v12 (v13's topic ids are not modelled).
 
 import (
 	"fmt"
@@ -75,7 +90,11 @@ func (f *fetcher) find(tp storage.TopicPartition) (int, *fetchPartition) {
 // the protocol version says.
 func (b *Broker) startTruncation(p *Partition) {
 	fp := &fetchPartition{tp: p.tp, epoch: p.leaderEpoch, status: truncating}
-	if b.cfg.Truncation == TruncateHW || b.latestEpoch(p) < 0 {
+	if b.truncationInFetch() && b.latestEpoch(p) >= 0 {
+		// 2.7+: fetch at once from the LEO; the leader's DivergingEpoch
+		// says whether to truncate (AbstractFetcherThread.partitionFetchState).
+		fp.status, fp.offset = fetching, p.LogEndOffset()
+	} else if b.cfg.Truncation == TruncateHW || b.latestEpoch(p) < 0 {
 		// Pre-0.11, or a follower with no epoch information (an empty or
 		// old-format log): truncate to the HW (0.11's partitionsWithoutEpochs).
 		rule := "hw"
@@ -94,6 +113,12 @@ func (b *Broker) startTruncation(p *Partition) {
 	sort.Slice(f.parts, func(i, j int) bool { return lessTP(f.parts[i].tp, f.parts[j].tp) })
 	f.reset()
 	b.kickFetcher(f)
+}
+
+// truncationInFetch reports whether followers truncate on the leader's
+// DivergingEpoch (2.7+) rather than with OffsetsForLeaderEpoch first.
+func (b *Broker) truncationInFetch() bool {
+	return b.cfg.TruncationInFetch && b.cfg.Truncation == TruncateKIP279
 }
 
 func (b *Broker) latestEpoch(p *Partition) int32 {
@@ -259,22 +284,33 @@ func (b *Broker) applyEpochAnswer(p *Partition, fp *fetchPartition, asked, leade
 		// sees it.
 		b.truncate(p, min(endOffset, leo), "kip101")
 	default:
-		// KIP-279: find the follower's end for the leader's epoch.
-		fEpoch, fEnd := p.log.EndOffsetForEpoch(leaderEpoch)
-		switch {
-		case fEpoch < 0:
-			b.truncate(p, min(endOffset, leo), "kip279")
-		case fEpoch != leaderEpoch:
-			b.truncate(p, min(fEnd, leo), "kip279-walk-back")
-			done = false
-		default:
-			b.truncate(p, min(fEnd, endOffset, leo), "kip279")
-		}
+		done = b.truncateToEpochEnd(p, leaderEpoch, endOffset, "kip279")
 	}
 	b.logp("epoch-answer", p, sim.I("asked", int64(asked)), sim.I("leader-epoch", int64(leaderEpoch)), sim.I("end-offset", endOffset), sim.I("leo", p.LogEndOffset()))
 	if done {
 		fp.status, fp.offset = fetching, p.LogEndOffset()
 	}
+}
+
+// truncateToEpochEnd is KIP-279's rule (AbstractFetcherThread.
+// getOffsetTruncationState) for the leader's (epoch, end offset): truncate
+// to the smaller of the two ends of that epoch, or, when the follower lacks
+// the epoch, to the end of its largest smaller epoch and report that
+// truncation is not complete (the follower asks again). rule names the
+// path in the trace ("kip279", or "diverging-epoch" in Fetch).
+func (b *Broker) truncateToEpochEnd(p *Partition, leaderEpoch int32, endOffset int64, rule string) bool {
+	leo := p.LogEndOffset()
+	fEpoch, fEnd := p.log.EndOffsetForEpoch(leaderEpoch)
+	switch {
+	case fEpoch < 0:
+		b.truncate(p, min(endOffset, leo), rule)
+	case fEpoch != leaderEpoch:
+		b.truncate(p, min(fEnd, leo), rule+"-walk-back")
+		return false
+	default:
+		b.truncate(p, min(fEnd, endOffset, leo), rule)
+	}
+	return true
 }
 
 // topicOf returns the entry for topic in *list, appending one made by mk.
@@ -289,8 +325,12 @@ func topicOf[T any](list *[]T, topic string, mk func(string) T, name func(*T) st
 }
 
 // fetchVersion is the Fetch version a follower sends: v5 (0.11, with log
-// start offsets) or, with KIP-320 fencing, v10 (CurrentLeaderEpoch).
+// start offsets), with KIP-320 fencing v10 (CurrentLeaderEpoch), with
+// truncation inside Fetch v12 (LastFetchedEpoch, DivergingEpoch).
 func (b *Broker) fetchVersion() int16 {
+	if b.truncationInFetch() {
+		return 12
+	}
 	if b.cfg.KIP320 {
 		return 10
 	}
@@ -309,9 +349,13 @@ func (b *Broker) sendFetch(f *fetcher, parts []*fetchPartition) {
 		p := b.partitions[fp.tp]
 		t := topicOf(&req.Topics, fp.tp.Topic, func(n string) kmsg.FetchRequestTopic { return kmsg.FetchRequestTopic{Topic: n} },
 			func(t *kmsg.FetchRequestTopic) string { return t.Topic })
+		last := int32(-1)
+		if req.Version >= 12 {
+			last = b.latestEpoch(p)
+		}
 		t.Partitions = append(t.Partitions, kmsg.FetchRequestTopicPartition{
 			Partition: fp.tp.Partition, CurrentLeaderEpoch: fp.epoch, FetchOffset: fp.offset,
-			LogStartOffset: p.log.LogStartOffset(), PartitionMaxBytes: b.cfg.ReplicaFetchMaxBytes, LastFetchedEpoch: -1,
+			LogStartOffset: p.log.LogStartOffset(), PartitionMaxBytes: b.cfg.ReplicaFetchMaxBytes, LastFetchedEpoch: last,
 		})
 	}
 	fetcherSend(b, f, req, b.cfg.ReplicaSocketTimeout+b.cfg.ReplicaFetchWaitMax, func(r *kmsg.FetchResponse) {
@@ -362,6 +406,14 @@ func (b *Broker) processFetched(f *fetcher, p *Partition, fp *fetchPartition, rp
 	default:
 		b.logp("fetch-error", p, sim.I("leader", int64(f.leader)), sim.S("error", err.Error()))
 		return false
+	}
+	if d := rp.DivergingEpoch; b.truncationInFetch() && d.EndOffset >= 0 {
+		// KAFKA-10554: the leader's log diverges from ours at the end of
+		// epoch d.Epoch; it sent no records.
+		leo := p.LogEndOffset()
+		b.truncateToEpochEnd(p, d.Epoch, d.EndOffset, "diverging-epoch")
+		b.logp("diverging-epoch", p, sim.I("leader", int64(f.leader)), sim.I("epoch", int64(d.Epoch)), sim.I("end-offset", d.EndOffset),
+			sim.I("leo-before", leo), sim.I("leo", p.LogEndOffset()))
 	}
 	if len(rp.RecordBatches) > 0 {
 		info, err := p.log.AppendAsFollower(rp.RecordBatches)

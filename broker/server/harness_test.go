@@ -37,6 +37,18 @@ type cluster struct {
 	cEpoch  int32
 }
 
+// configHook, when set, changes every broker's configuration after the
+// test's own changes (withConfig sets it for one test body; server tests
+// do not run in parallel).
+var configHook func(*Config)
+
+// withConfig runs body with configHook set to hook.
+func withConfig(hook func(*Config), body func()) {
+	configHook = hook
+	defer func() { configHook = nil }()
+	body()
+}
+
 func newCluster(t *testing.T, n int, mod func(*Config)) *cluster {
 	w, err := sim.New(sim.Config{Seed: 1, Chooser: &sim.Prefix{}, KeepTrace: true, Link: sim.LinkConfig{MinLatency: sim.Millisecond, MaxLatency: sim.Millisecond}})
 	if err != nil {
@@ -48,6 +60,9 @@ func newCluster(t *testing.T, n int, mod func(*Config)) *cluster {
 		cfg.Storage.LogDirs = []string{"/kafka-logs"}
 		if mod != nil {
 			mod(&cfg)
+		}
+		if configHook != nil {
+			configHook(&cfg)
 		}
 		f, err := New(cfg)
 		if err != nil {

@@ -1,0 +1,194 @@
+package config
+
+import (
+	"errors"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestReleasesTableRowByRow checks every release against an explicit list
+// of where each mechanism is on: the table must say exactly this.
+func TestReleasesTableRowByRow(t *testing.T) {
+	// first[name] is the first release with the mechanism on, last[name]
+	// the last (0: still on in Newest).
+	type span struct{ first, last Version }
+	on := map[string]span{
+		"HaltOnTruncationFailure":      {V0_8_0, V0_10_2},
+		"UncleanElectionDefault":       {V0_8_0, V0_10_2},
+		"LeaderEpochFencing":           {V2_1, 0},
+		"ConsumerTruncationDetection":  {V2_1, 0},
+		"KAFKA7164Fixed":               {V2_1, 0},
+		"FetchFromFollower":            {V2_4, 0},
+		"LongerTimeouts":               {V2_5, 0},
+		"TruncationInFetch":            {V2_7, 0},
+		"MessageFormatFollowsProtocol": {V0_8_0, V2_8},
+		"IdempotenceDefault":           {V3_0, 0},
+		"AcksAllDefault":               {V3_0, 0},
+		"KRaftAvailable":               {V3_3, 0},
+		"ZooKeeper":                    {V0_8_0, V3_9},
+		"PreVote":                      {V4_0, 0},
+		"ELRAvailable":                 {V4_0, 0},
+		"ELRDefault":                   {V4_1, 0},
+	}
+	truncation := func(v Version) Truncation {
+		switch {
+		case v <= V0_10_2:
+			return HW
+		case v <= V1_1:
+			return KIP101
+		}
+		return KIP279
+	}
+	typ := reflect.TypeOf(Mechanisms{})
+	for i := 0; i < typ.NumField(); i++ {
+		if name := typ.Field(i).Name; name != "Truncation" {
+			if _, ok := on[name]; !ok {
+				t.Errorf("Mechanisms.%s has no expectation in this test", name)
+			}
+		}
+	}
+	for _, v := range Versions() {
+		m := v.Mechanisms()
+		val := reflect.ValueOf(m)
+		if m.Truncation != truncation(v) {
+			t.Errorf("%s: Truncation = %s, want %s", v, m.Truncation, truncation(v))
+		}
+		for name, s := range on {
+			want := v >= s.first && (s.last == 0 || v <= s.last)
+			if got := val.FieldByName(name).Bool(); got != want {
+				t.Errorf("%s: %s = %v, want %v", v, name, got, want)
+			}
+		}
+	}
+	if !sort.SliceIsSorted(releases, func(i, j int) bool { return releases[i].From < releases[j].From }) {
+		t.Error("the releases table is not in release order")
+	}
+	for _, r := range releases {
+		if !strings.Contains(r.Cite, "KIP-") && !strings.Contains(r.Cite, "KAFKA-") {
+			t.Errorf("row %s cites no KIP or JIRA: %q", r.From, r.Cite)
+		}
+	}
+	if (Version(0)).Mechanisms() != (Mechanisms{}) {
+		t.Error("an invalid version has mechanisms")
+	}
+}
+
+// TestDefaultsReadTheTable checks that the version-dependent defaults follow
+// the table.
+func TestDefaultsReadTheTable(t *testing.T) {
+	for _, v := range Versions() {
+		m := v.Mechanisms()
+		b := DefaultBrokerFor(v)
+		if b.Truncation != m.Truncation || TruncationFor(v) != m.Truncation {
+			t.Errorf("%s: truncation %s, table %s", v, b.Truncation, m.Truncation)
+		}
+		if b.LeaderEpochFencing != m.LeaderEpochFencing || b.TruncationInFetch != m.TruncationInFetch ||
+			b.UncleanLeaderElectionEnable != m.UncleanElectionDefault || b.KRaft.PreVote != m.PreVote ||
+			b.KRaftMode() == m.ZooKeeper {
+			t.Errorf("%s: broker defaults %+v do not follow the table %+v", v, b, m)
+		}
+		p := DefaultProducerFor(v)
+		if p.EnableIdempotence != m.IdempotenceDefault || (p.Acks == AcksAll) != m.AcksAllDefault {
+			t.Errorf("%s: producer acks=%s idempotence=%v, table %+v", v, p.Acks, p.EnableIdempotence, m)
+		}
+	}
+	for _, c := range []struct {
+		t    Truncation
+		want Version
+	}{{HW, V0_10_2}, {KIP101, V1_1}, {KIP279, V3_9}} {
+		if got := c.t.Version(); got != c.want {
+			t.Errorf("%s selects %s, want %s", c.t, got, c.want)
+		}
+	}
+	if p, err := ParseProducerFor(V2_8, nil); err != nil || p.Acks != AcksLeader || p.EnableIdempotence {
+		t.Errorf("2.8 producer: %+v, %v; want acks=1, no idempotence", p, err)
+	}
+	if p, err := ParseProducer(nil); err != nil || p != DefaultProducer() || p.Acks != AcksAll || !p.EnableIdempotence {
+		t.Errorf("default producer: %+v, %v; want acks=all with idempotence", p, err)
+	}
+}
+
+func TestParseMatrixVersion(t *testing.T) {
+	good := map[string]map[string]string{
+		"3.9-zk":    {PropInterBrokerProtocolVersion: "3.9"},
+		"3.9-kraft": {PropInterBrokerProtocolVersion: "3.9", PropProcessRoles: "broker"},
+		"3.3-kraft": {PropInterBrokerProtocolVersion: "3.3", PropProcessRoles: "broker"},
+		"2.0":       {PropInterBrokerProtocolVersion: "2.0"},
+		"0.10.2":    {PropInterBrokerProtocolVersion: "0.10.2"},
+		"4.0":       {PropInterBrokerProtocolVersion: "4.0"},
+		" 4.1 ":     {PropInterBrokerProtocolVersion: "4.1"},
+	}
+	for label, want := range good {
+		got, err := ParseMatrixVersion(label)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("ParseMatrixVersion(%q) = %v, %v; want %v", label, got, err, want)
+			continue
+		}
+		c, err := Parse(got)
+		if err != nil {
+			t.Errorf("%q: Parse(%v): %v", label, got, err)
+			continue
+		}
+		if kraft := strings.HasSuffix(strings.TrimSpace(label), "-kraft") || c.Broker.InterBrokerProtocolVersion >= V4_0; c.Broker.KRaftMode() != kraft {
+			t.Errorf("%q: KRaft mode %v, want %v", label, c.Broker.KRaftMode(), kraft)
+		}
+	}
+	for _, bad := range []string{"", "3.9", "2.0-kraft", "4.0-zk", "4.0-kraft", "5.0", "3.9-KRaft", "latest"} {
+		_, err := ParseMatrixVersion(bad)
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != BadValue || !strings.Contains(e.Allowed, "3.9-zk, 3.9-kraft, 4.0, 4.1") {
+			t.Errorf("ParseMatrixVersion(%q) = %v; want a BadValue listing the labels", bad, err)
+		}
+	}
+	labels := MatrixLabels()
+	if labels[0] != "0.8.0" || labels[len(labels)-1] != "4.1" {
+		t.Errorf("labels %v", labels)
+	}
+}
+
+func TestMetadataVersion(t *testing.T) {
+	for _, c := range []struct {
+		props map[string]string
+		want  Version
+	}{
+		{map[string]string{PropMetadataVersion: "4.0-IV3"}, V4_0},
+		{map[string]string{PropMetadataVersion: "4.1"}, V4_1},
+		{map[string]string{PropMetadataVersion: "3.9-IV0", PropProcessRoles: "broker"}, V3_9},
+		{map[string]string{PropMetadataVersion: "4.0-IV1", PropInterBrokerProtocolVersion: "4.0"}, V4_0},
+	} {
+		b, err := ParseBroker(c.props)
+		if err != nil || b.InterBrokerProtocolVersion != c.want || !b.KRaftMode() {
+			t.Errorf("ParseBroker(%v) = %s, KRaft %v, %v; want %s in KRaft mode", c.props, b.InterBrokerProtocolVersion, b.KRaftMode(), err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		props       map[string]string
+		kind        ErrorKind
+		prop, other string
+	}{
+		// ZooKeeper mode: metadata.version is KRaft's.
+		{map[string]string{PropMetadataVersion: "3.9"}, Conflict, PropMetadataVersion, PropProcessRoles},
+		{map[string]string{PropMetadataVersion: "3.5-IV2", PropInterBrokerProtocolVersion: "3.5"}, Conflict, PropMetadataVersion, PropProcessRoles},
+		// Two releases.
+		{map[string]string{PropMetadataVersion: "4.1-IV0", PropInterBrokerProtocolVersion: "4.0"}, Conflict, PropMetadataVersion, PropInterBrokerProtocolVersion},
+		{map[string]string{PropMetadataVersion: "3.9", PropInterBrokerProtocolVersion: "4.0"}, Conflict, PropMetadataVersion, PropInterBrokerProtocolVersion},
+		// Not a release.
+		{map[string]string{PropMetadataVersion: "4.0-IVx"}, BadValue, PropMetadataVersion, ""},
+		{map[string]string{PropMetadataVersion: "9.9"}, BadValue, PropMetadataVersion, ""},
+	} {
+		_, err := ParseBroker(c.props)
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != c.kind || e.Property != c.prop || e.Other != c.other {
+			t.Errorf("ParseBroker(%v) = %v; want %v on %s (other %q)", c.props, err, c.kind, c.prop, c.other)
+		}
+	}
+	// A hand-built broker is checked too.
+	b := DefaultBrokerFor(V4_0)
+	b.MetadataVersion = "3.9"
+	var e *Error
+	if err := b.Validate(); !errors.As(err, &e) || e.Kind != Conflict || e.Other != PropInterBrokerProtocolVersion {
+		t.Errorf("hand-built 4.0 broker with metadata.version 3.9: %v", err)
+	}
+}
