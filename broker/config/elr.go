@@ -38,7 +38,7 @@ func (e ELR) Enabled() bool { return e.Version >= 1 }
 // NB: the release table's owner takes this default over; until then it
 // reads inter.broker.protocol.version.
 func defaultELR(v Version) ELR {
-	if v >= V4_1 {
+	if v.Mechanisms().ELRDefault {
 		return ELR{Version: 1}
 	}
 	return ELR{}
@@ -61,7 +61,7 @@ func (b Broker) validateELR() error {
 			"Eligible Leader Replicas (KIP-966) are a KRaft controller feature, and process.roles is unset (ZooKeeper mode)",
 			"eligible.leader.replicas.version=0 in ZooKeeper mode, or process.roles=broker or broker,controller")
 	}
-	if b.InterBrokerProtocolVersion < V4_0 {
+	if !b.InterBrokerProtocolVersion.Mechanisms().ELRAvailable {
 		return conflict(PropEligibleLeaderReplicasVersion, v, PropInterBrokerProtocolVersion, b.InterBrokerProtocolVersion.String(),
 			"Eligible Leader Replicas (KIP-966 part 1) arrived in Kafka 4.0", "inter.broker.protocol.version 4.0 or later, or eligible.leader.replicas.version=0")
 	}
