@@ -92,7 +92,7 @@ func MatrixCellText(r matrix.Row) string {
 }
 
 // MatrixLegend explains the cells.
-const MatrixLegend = "cell: runs that lost an acknowledged record / runs; S a consumer silently skipped acknowledged records, D diverged, L liveness failed, B a violation outside Kafka's contract, F could not be carried out, ? a checker undecided (each: runs); n/a: the scenario cannot run on that release (matrix.csv says why)"
+const MatrixLegend = "cell: runs that lost an acknowledged record / runs; S a consumer silently skipped acknowledged records the final log holds, D diverged, L liveness failed, B a violation outside Kafka's contract, F could not be carried out, ? a checker undecided (each: runs); n/a: the scenario cannot run on that release (matrix.csv says why)"
 
 // pivot returns the scenarios and versions of rows in order, and the row
 // of each (scenario, version).

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/checkers"
 )
 
 // TestReleaseLabels: each default label maps to its release's properties.
@@ -78,5 +79,20 @@ func TestJobsCoverTheRunnableCellsOnce(t *testing.T) {
 		if seen[j] != 1 {
 			t.Errorf("%v in %d shards", j, seen[j])
 		}
+	}
+}
+
+// TestConsumerSkipNeedsTheRecordInTheLog: a lost-write whose record the
+// final committed log holds is a consumer skip (KIP-320's problem); one
+// whose record the broker lost is not.
+func TestConsumerSkipNeedsTheRecordInTheLog(t *testing.T) {
+	f := checkers.Final{Partitions: []checkers.PartitionFinal{{Topic: "t", Partition: 0, Leader: 1, LeaderEpoch: 1,
+		Replicas: []checkers.Replica{{ReplicaState: checkers.ReplicaState{Broker: 1, Alive: true, Role: checkers.Leader, LeaderEpoch: 1, LEO: 2, HW: 2},
+			Log: []checkers.Entry{{Offset: 0, LeaderEpoch: 0, Value: "m1"}, {Offset: 1, LeaderEpoch: 1, Value: "m3"}}}}}}}
+	if !inFinalLog(f, checkers.Anomaly{Topic: "t", Partition: 0, Value: "m3", Offsets: []int64{1}}) {
+		t.Error("m3 at 1 is in the log: a skip")
+	}
+	if inFinalLog(f, checkers.Anomaly{Topic: "t", Partition: 0, Value: "m2", Offsets: []int64{1}}) {
+		t.Error("m2 at 1 was replaced by m3: not a skip")
 	}
 }
