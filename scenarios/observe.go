@@ -70,6 +70,15 @@ type observer struct {
 	// truncation can show the log before and after it.
 	logs        map[storage.TopicPartition][]replicaLog
 	truncations []Truncation
+	// readTo is how far below its HW each leader's log was read for the
+	// monitor's ever-committed records, per partition, broker and epoch.
+	readTo map[readKey]int64
+}
+
+type readKey struct {
+	tp     int // index into tps
+	broker int32
+	epoch  int32
 }
 
 // replicaLog is what the observer last read of a replica's log.
@@ -218,6 +227,20 @@ func (o *observer) observe() {
 				p, _ = b.Partition(tp)
 			}
 			snap.Replicas = append(snap.Replicas, replicaState(id, alive, p, o.unclean[id]))
+			if p != nil && alive && p.Role() == server.Leader {
+				if o.readTo == nil {
+					o.readTo = map[readKey]int64{}
+				}
+				rk := readKey{k, id, p.LeaderEpoch()}
+				if hw := p.HighWatermark(); hw > o.readTo[rk] {
+					for _, e := range logEntriesFrom(p.Log(), o.readTo[rk]) {
+						if e.Offset < hw {
+							snap.Committed = append(snap.Committed, e)
+						}
+					}
+					o.readTo[rk] = hw
+				}
+			}
 		}
 		o.snapBuf[k] = snap.Replicas
 		o.snaps = append(o.snaps, snap)
