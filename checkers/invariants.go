@@ -337,7 +337,9 @@ func sendsAcks(h History, topic string, partition int32, lo, hi int64) int16 {
 // acknowledged ones; those acked-loss reports already are left out).
 // Permitted like acked-loss, by the contract's loss facts for the send of
 // the value (when the history has none, a send invoked when the record was
-// committed, acks=all).
+// committed, acks=all). Only partitions the history sends to are checked:
+// an internal topic's records (__consumer_offsets, whose unclean election
+// group-unclean-election stages) are the consumer checkers' to judge.
 func (m *Monitor) CommittedLoss(v Verdict, h History, f Final) Verdict {
 	if m == nil {
 		return v
@@ -367,6 +369,11 @@ func (m *Monitor) CommittedLoss(v Verdict, h History, f Final) Verdict {
 	checked, lost := 0, 0
 	var added []Anomaly
 	for _, k := range sortedTPs(m.parts) {
+		if sends[k] == nil {
+			// Only the workload's partitions: an internal topic's records
+			// (__consumer_offsets) are the consumer checkers' to judge.
+			continue
+		}
 		w := m.parts[k]
 		pf, ok := f.Partition(k.topic, k.partition)
 		if !ok {
