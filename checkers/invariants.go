@@ -85,6 +85,7 @@ type partitionWatch struct {
 	trueEpoch, trueBroker int32
 	trueStep              uint64
 	trueAt                sim.Time
+	topEpoch              int32 // highest epoch a leader was seen in
 	committed             []everCommitted
 	seen                  map[Entry]bool
 }
@@ -198,6 +199,7 @@ func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s Pa
 			})
 		} else if !ok {
 			w.leaderOf[r.LeaderEpoch] = r.Broker
+			w.topEpoch = max(w.topEpoch, r.LeaderEpoch)
 			// Leader Candidate Completeness: a new leader holds everything
 			// an earlier epoch's leader committed.
 			if r.LeaderEpoch > w.trueEpoch && r.LEO < w.trueHW {
@@ -212,11 +214,12 @@ func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s Pa
 				w.trueHW = r.LEO
 			}
 		}
-		// (an HW above the LEO, hw-above-leo, commits nothing past the LEO)
-		if hw := min(r.HW, r.LEO); hw > w.trueHW {
+		// (an HW above the LEO, hw-above-leo, commits nothing past the LEO;
+		// a stale leader, below the highest epoch led, commits nothing)
+		if hw := min(r.HW, r.LEO); hw > w.trueHW && r.LeaderEpoch >= w.topEpoch {
 			w.trueHW, w.trueBroker, w.trueStep, w.trueAt = hw, r.Broker, step, t
 		}
-		if min(r.HW, r.LEO) >= w.trueHW && r.LeaderEpoch > w.trueEpoch {
+		if min(r.HW, r.LEO) >= w.trueHW && r.LeaderEpoch > w.trueEpoch && r.LeaderEpoch >= w.topEpoch {
 			w.trueEpoch = r.LeaderEpoch
 		}
 		lk := leaderKey{r.Broker, r.LeaderEpoch}

@@ -73,6 +73,11 @@ type observer struct {
 	// readTo is how far below its HW each leader's log was read for the
 	// monitor's ever-committed records, per partition, broker and epoch.
 	readTo map[readKey]int64
+	// topEpoch is the highest leader epoch a leader of tps[i] was seen in
+	// (+1; 0: none): a leader of a lower epoch is stale (a zombie), and its
+	// HW commits nothing (Vanlightly's inv_true_hwm is the non-stale
+	// leader's).
+	topEpoch []int32
 }
 
 type readKey struct {
@@ -227,7 +232,11 @@ func (o *observer) observe() {
 				p, _ = b.Partition(tp)
 			}
 			snap.Replicas = append(snap.Replicas, replicaState(id, alive, p, o.unclean[id]))
-			if p != nil && alive && p.Role() == server.Leader {
+			if o.topEpoch == nil {
+				o.topEpoch = make([]int32, len(o.tps))
+			}
+			if p != nil && alive && p.Role() == server.Leader && p.LeaderEpoch()+1 >= o.topEpoch[k] {
+				o.topEpoch[k] = p.LeaderEpoch() + 1
 				if o.readTo == nil {
 					o.readTo = map[readKey]int64{}
 				}
