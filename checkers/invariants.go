@@ -18,6 +18,17 @@
 //     stays alive (a restart starts it over; -1, unknown, is ignored).
 //   - two-leaders-in-epoch: at most one broker is ever leader of a partition
 //     in a given epoch.
+//   - leader-candidate-completeness (Vanlightly's
+//     LeaderCandidateCompletenessProperty): a replica first seen leading an
+//     epoch has LEO >= the highest HW a non-stale leader of an earlier epoch
+//     reached (inv_true_hwm); checked on offsets only, at the election.
+//     VerdictWith permits it by the contract's loss facts (contract.go) at
+//     or before the election.
+//
+// It also keeps every (offset, value) a non-stale leader held below its HW
+// (PartitionSnapshot.Committed), for CommittedLoss's "committed-lost" in
+// the acked-loss verdict (NoCommittedRecordLostGlobally, for every
+// committed record, acknowledged or not).
 //
 // Settling: right after an epoch change a follower may still hold the old
 // epoch's uncommitted suffix (it truncates after OffsetsForLeaderEpoch) and a
