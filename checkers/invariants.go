@@ -18,6 +18,17 @@
 //     stays alive (a restart starts it over; -1, unknown, is ignored).
 //   - two-leaders-in-epoch: at most one broker is ever leader of a partition
 //     in a given epoch.
+//   - leader-candidate-completeness (Vanlightly's
+//     LeaderCandidateCompletenessProperty): a replica first seen leading an
+//     epoch has LEO >= the highest HW a non-stale leader of an earlier epoch
+//     reached (inv_true_hwm); checked on offsets only, at the election.
+//     VerdictWith permits it by the contract's loss facts (contract.go) at
+//     or before the election.
+//
+// It also keeps every (offset, value) a non-stale leader held below its HW
+// (PartitionSnapshot.Committed), for CommittedLoss's "committed-lost" in
+// the acked-loss verdict (NoCommittedRecordLostGlobally, for every
+// committed record, acknowledged or not).
 //
 // Settling: right after an epoch change a follower may still hold the old
 // epoch's uncommitted suffix (it truncates after OffsetsForLeaderEpoch) and a
@@ -54,6 +65,10 @@ type PartitionSnapshot struct {
 	Topic     string
 	Partition int32
 	Replicas  []ReplicaState
+	// Committed holds records a live leader's log holds below its HW, read
+	// by the caller (any subset; repeats are ignored): the monitor keeps
+	// every (offset, value) ever committed, for the committed-lost check.
+	Committed []Entry
 }
 
 // Monitor checks replication invariants on a stream of snapshots; it keeps
@@ -73,6 +88,24 @@ type partitionWatch struct {
 	hw       map[leaderKey]int64 // leader's HW within its epoch
 	settled  map[int32]int32     // broker -> epoch it settled in as a follower
 	active   map[breakKey]bool   // breaks currently ongoing
+	// trueHW is the highest HW a leader reached (Vanlightly's
+	// inv_true_hwm), set by a leader of trueEpoch at trueStep/trueAt by
+	// trueBroker; a leader that breaks candidate completeness resets it to
+	// its LEO.
+	trueHW                int64
+	trueEpoch, trueBroker int32
+	trueStep              uint64
+	trueAt                sim.Time
+	topEpoch              int32 // highest epoch a leader was seen in
+	committed             []everCommitted
+	seen                  map[Entry]bool
+}
+
+// everCommitted is a record once below a leader's HW.
+type everCommitted struct {
+	Entry
+	step uint64
+	time sim.Time
 }
 
 type leaderKey struct{ broker, epoch int32 }
@@ -98,7 +131,8 @@ func (m *Monitor) Observe(step uint64, t sim.Time, snaps []PartitionSnapshot) {
 		w := m.parts[k]
 		if w == nil {
 			w = &partitionWatch{epoch: map[int32]int32{}, leaderOf: map[int32]int32{},
-				hw: map[leaderKey]int64{}, settled: map[int32]int32{}, active: map[breakKey]bool{}}
+				hw: map[leaderKey]int64{}, settled: map[int32]int32{}, active: map[breakKey]bool{},
+				trueEpoch: -1, trueBroker: -1, seen: map[Entry]bool{}}
 			m.parts[k] = w
 		}
 		m.observe(k, w, step, t, s)
@@ -125,6 +159,12 @@ func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s Pa
 		}
 		m.add(Anomaly{Kind: bk.kind, Topic: k.topic, Partition: k.partition, Replicas: brokers,
 			Steps: []uint64{step}, Times: []sim.Time{t}, Permitted: permitted, Description: desc()})
+	}
+	for _, e := range s.Committed {
+		if !w.seen[e] {
+			w.seen[e] = true
+			w.committed = append(w.committed, everCommitted{Entry: e, step: step, time: t})
+		}
 	}
 	var leader *ReplicaState
 	for i := range reps {
@@ -170,6 +210,28 @@ func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s Pa
 			})
 		} else if !ok {
 			w.leaderOf[r.LeaderEpoch] = r.Broker
+			w.topEpoch = max(w.topEpoch, r.LeaderEpoch)
+			// Leader Candidate Completeness: a new leader holds everything
+			// an earlier epoch's leader committed.
+			if r.LeaderEpoch > w.trueEpoch && r.LEO < w.trueHW {
+				hw, oldB, oldE, oldStep, oldAt := w.trueHW, w.trueBroker, w.trueEpoch, w.trueStep, w.trueAt
+				m.add(Anomaly{Kind: KindLeaderCandidateCompleteness, Topic: k.topic, Partition: k.partition,
+					Replicas: []int32{r.Broker, oldB}, Offsets: []int64{r.LEO, hw},
+					Steps: []uint64{step, oldStep}, Times: []sim.Time{t, oldAt}, Permitted: r.UncleanRestart,
+					Description: "b" + strconv.Itoa(int(r.Broker)) + " became leader of epoch " + strconv.Itoa(int(r.LeaderEpoch)) +
+						" with LEO=" + strconv.FormatInt(r.LEO, 10) + " but b" + strconv.Itoa(int(oldB)) + " had committed up to HW=" +
+						strconv.FormatInt(hw, 10) + " in epoch " + strconv.Itoa(int(oldE)) + " at " + oldAt.String() + ": offsets [" +
+						strconv.FormatInt(r.LEO, 10) + ", " + strconv.FormatInt(hw, 10) + ") missing; " + r.String()})
+				w.trueHW = r.LEO
+			}
+		}
+		// (an HW above the LEO, hw-above-leo, commits nothing past the LEO;
+		// a stale leader, below the highest epoch led, commits nothing)
+		if hw := min(r.HW, r.LEO); hw > w.trueHW && r.LeaderEpoch >= w.topEpoch {
+			w.trueHW, w.trueBroker, w.trueStep, w.trueAt = hw, r.Broker, step, t
+		}
+		if min(r.HW, r.LEO) >= w.trueHW && r.LeaderEpoch > w.trueEpoch && r.LeaderEpoch >= w.topEpoch {
+			w.trueEpoch = r.LeaderEpoch
 		}
 		lk := leaderKey{r.Broker, r.LeaderEpoch}
 		if prev, ok := w.hw[lk]; ok && r.HW < prev {
@@ -232,4 +294,150 @@ func (m *Monitor) Verdict() Verdict {
 		v.Result = ResultViolation
 	}
 	return v
+}
+
+// Anomaly kinds named after Vanlightly's invariants (reference §1).
+const (
+	// KindLeaderCandidateCompleteness: LeaderCandidateCompletenessProperty,
+	// a new leader lacks offsets an earlier epoch's leader had below its HW.
+	KindLeaderCandidateCompleteness = "leader-candidate-completeness"
+	// KindCommittedLost: NoCommittedRecordLostGlobally for every record ever
+	// below a leader's HW, acknowledged or not (in the acked-loss verdict).
+	KindCommittedLost = "committed-lost"
+)
+
+// VerdictWith is Verdict with the anomalies Vanlightly's invariants report
+// judged by Kafka's contract (contract.go) on the run's history and facts:
+// a candidate lacking committed offsets is permitted by a loss fact of the
+// partition at or before its election that excuses the sends of those
+// offsets.
+func (m *Monitor) VerdictWith(h History, f Final) Verdict {
+	v := m.Verdict()
+	var c *contract
+	for i := range v.Anomalies {
+		a := &v.Anomalies[i]
+		if a.Kind != KindLeaderCandidateCompleteness || a.Permitted {
+			continue
+		}
+		if c == nil {
+			c = newContract(f)
+		}
+		op := Op{Kind: Send, Topic: a.Topic, Partition: a.Partition, Acks: sendsAcks(h, a.Topic, a.Partition, a.Offsets[0], a.Offsets[1]),
+			Invoke: a.Times[1], Leader: -1}
+		why, ok := c.lossExcuseUntil(op, a.Times[0])
+		a.Permitted = ok
+		a.Description += "; " + why
+	}
+	return v
+}
+
+// sendsAcks returns the lowest acks of the sends acknowledged at offsets
+// [lo, hi) of a partition, -1 (all) when there is none.
+func sendsAcks(h History, topic string, partition int32, lo, hi int64) int16 {
+	acks := int16(-1)
+	for _, op := range h.Ops {
+		if op.Kind == Send && op.Outcome == OK && op.Topic == topic && op.Partition == partition && op.Offset >= lo && op.Offset < hi &&
+			op.Acks >= 0 && (acks < 0 || op.Acks < acks) {
+			acks = op.Acks
+		}
+	}
+	return acks
+}
+
+// CommittedLoss adds to the acked-loss verdict v a "committed-lost" anomaly
+// for every record the monitor saw below a leader's HW that is not at its
+// offset in the final committed log (Vanlightly's
+// NoCommittedRecordLostGlobally, for every committed record, not only the
+// acknowledged ones; those acked-loss reports already are left out).
+// Permitted like acked-loss, by the contract's loss facts for the send of
+// the value (when the history has none, a send invoked when the record was
+// committed, acks=all). Only partitions the history sends to are checked:
+// an internal topic's records (__consumer_offsets, whose unclean election
+// group-unclean-election stages) are the consumer checkers' to judge.
+func (m *Monitor) CommittedLoss(v Verdict, h History, f Final) Verdict {
+	if m == nil {
+		return v
+	}
+	reported := map[tp]map[string]bool{}
+	for _, a := range v.Anomalies {
+		k := tp{a.Topic, a.Partition}
+		if reported[k] == nil {
+			reported[k] = map[string]bool{}
+		}
+		reported[k][a.Value] = true
+	}
+	sends := map[tp]map[string]Op{}
+	for _, op := range h.Ops {
+		if op.Kind != Send {
+			continue
+		}
+		k := tp{op.Topic, op.Partition}
+		if sends[k] == nil {
+			sends[k] = map[string]Op{}
+		}
+		if _, dup := sends[k][op.Value]; !dup {
+			sends[k][op.Value] = op
+		}
+	}
+	c := newContract(f)
+	checked, lost := 0, 0
+	var added []Anomaly
+	for _, k := range sortedTPs(m.parts) {
+		if sends[k] == nil {
+			// Only the workload's partitions: an internal topic's records
+			// (__consumer_offsets) are the consumer checkers' to judge.
+			continue
+		}
+		w := m.parts[k]
+		pf, ok := f.Partition(k.topic, k.partition)
+		if !ok {
+			continue
+		}
+		judge, ok := pf.Judge()
+		if !ok {
+			continue
+		}
+		for _, ec := range w.committed {
+			checked++
+			e, found := judge.At(ec.Offset)
+			if found && e.Value == ec.Value && e.Offset < judge.HW {
+				continue
+			}
+			if reported[k][ec.Value] {
+				continue
+			}
+			lost++
+			op, known := sends[k][ec.Value]
+			if !known {
+				op = Op{Kind: Send, Topic: k.topic, Partition: k.partition, Value: ec.Value, Acks: -1, Invoke: ec.time, Leader: -1}
+			}
+			a := Anomaly{Kind: KindCommittedLost, Topic: k.topic, Partition: k.partition, Value: ec.Value,
+				Offsets: []int64{ec.Offset}, Steps: []uint64{ec.step}, Times: []sim.Time{ec.time}, Replicas: holders(pf, ec.Value)}
+			if known {
+				a.Ops = []int{op.Index}
+			}
+			desc := "committed at offset " + strconv.FormatInt(ec.Offset, 10) + " (epoch " + strconv.Itoa(int(ec.LeaderEpoch)) + ") by " +
+				ec.time.String() + "; judged on " + judge.ReplicaState.String()
+			switch {
+			case found && e.Value == ec.Value:
+				desc += ": present but not below the HW"
+			case found:
+				desc += ": offset " + strconv.FormatInt(ec.Offset, 10) + " holds " + e.Value + " (epoch " + strconv.Itoa(int(e.LeaderEpoch)) + ")"
+			default:
+				desc += ": the committed log ends at " + strconv.FormatInt(judge.HW, 10)
+			}
+			why, permitted := c.lossExcuse(op)
+			if off := offlineWhy(f.Facts.Offline, k.topic, k.partition); found && e.Value == ec.Value && off != "" && !permitted {
+				why, permitted = off, true
+			}
+			a.Permitted = permitted
+			a.Description = desc + "; " + why
+			added = append(added, a)
+		}
+	}
+	notes := append(append([]string(nil), v.Notes...), strconv.Itoa(checked)+" ever-committed records checked, "+strconv.Itoa(lost)+" not in the final committed log")
+	anomalies := append(append([]Anomaly(nil), v.Anomalies...), added...)
+	out := verdict(v.Checker, anomalies, v.Result == ResultUnknown, notes...)
+	out.Omitted += v.Omitted
+	return out
 }

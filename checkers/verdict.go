@@ -266,9 +266,9 @@ func CheckAll(h History, f Final, monitor *Monitor, opts Options) []Verdict {
 	}
 	inv := verdict(NameInvariants, nil, true, "no monitor observed the run")
 	if monitor != nil {
-		inv = monitor.Verdict()
+		inv = monitor.VerdictWith(h, f)
 	}
-	out := []Verdict{lin, AckedLoss(h, f), Divergence(f), inv, Duplicates(h, f), Ordering(h, f), CheckLiveness(f.Liveness)}
+	out := []Verdict{lin, monitor.CommittedLoss(AckedLoss(h, f), h, f), Divergence(f), inv, Duplicates(h, f), Ordering(h, f), CheckLiveness(f.Liveness)}
 	if len(h.Consumers) > 0 {
 		// The consumer checkers (ConsumerNames) judge runs with group consumers.
 		out = append(out, Consumers(h, f), Groups(h, f))

@@ -70,6 +70,20 @@ type observer struct {
 	// truncation can show the log before and after it.
 	logs        map[storage.TopicPartition][]replicaLog
 	truncations []Truncation
+	// readTo is how far below its HW each leader's log was read for the
+	// monitor's ever-committed records, per partition, broker and epoch.
+	readTo map[readKey]int64
+	// topEpoch is the highest leader epoch a leader of tps[i] was seen in
+	// (+1; 0: none): a leader of a lower epoch is stale (a zombie), and its
+	// HW commits nothing (Vanlightly's inv_true_hwm is the non-stale
+	// leader's).
+	topEpoch []int32
+}
+
+type readKey struct {
+	tp     int // index into tps
+	broker int32
+	epoch  int32
 }
 
 // replicaLog is what the observer last read of a replica's log.
@@ -218,6 +232,24 @@ func (o *observer) observe() {
 				p, _ = b.Partition(tp)
 			}
 			snap.Replicas = append(snap.Replicas, replicaState(id, alive, p, o.unclean[id]))
+			if o.topEpoch == nil {
+				o.topEpoch = make([]int32, len(o.tps))
+			}
+			if p != nil && alive && p.Role() == server.Leader && p.LeaderEpoch()+1 >= o.topEpoch[k] {
+				o.topEpoch[k] = p.LeaderEpoch() + 1
+				if o.readTo == nil {
+					o.readTo = map[readKey]int64{}
+				}
+				rk := readKey{k, id, p.LeaderEpoch()}
+				if hw := p.HighWatermark(); hw > o.readTo[rk] {
+					for _, e := range logEntriesFrom(p.Log(), o.readTo[rk]) {
+						if e.Offset < hw {
+							snap.Committed = append(snap.Committed, e)
+						}
+					}
+					o.readTo[rk] = hw
+				}
+			}
 		}
 		o.snapBuf[k] = snap.Replicas
 		o.snaps = append(o.snaps, snap)
