@@ -436,6 +436,13 @@ func (m *Monitor) CommittedLoss(v Verdict, h History, f Final) Verdict {
 		}
 	}
 	notes := append(append([]string(nil), v.Notes...), strconv.Itoa(checked)+" ever-committed records checked, "+strconv.Itoa(lost)+" not in the final committed log")
+	// NB: Omitted keeps counting acknowledged records only (run statistics
+	// add it to the listed acked losses): committed-lost anomalies past
+	// the cap are counted in a note instead.
+	if room := max(MaxAnomalies-len(v.Anomalies), 0); len(added) > room {
+		notes = append(notes, strconv.Itoa(len(added)-room)+" more committed-lost records not listed")
+		added = added[:room]
+	}
 	anomalies := append(append([]Anomaly(nil), v.Anomalies...), added...)
 	out := verdict(v.Checker, anomalies, v.Result == ResultUnknown, notes...)
 	out.Omitted += v.Omitted

@@ -313,7 +313,14 @@ func (r *runner) judge(res *Result, v Variant, budget time.Duration) {
 	for _, vd := range res.Verdicts {
 		switch vd.Checker {
 		case "acked-loss":
-			res.Stats.AckedLost = len(vd.Anomalies) + vd.Omitted
+			// Acknowledged records only: committed-lost anomalies (records
+			// below a leader's HW, acknowledged or not) are not counted.
+			res.Stats.AckedLost = vd.Omitted
+			for _, a := range vd.Anomalies {
+				if a.Kind != checkers.KindCommittedLost {
+					res.Stats.AckedLost++
+				}
+			}
 		case "divergence":
 			for _, a := range vd.Anomalies {
 				res.Stats.DivergentOffsets += max(1, len(a.Offsets))
