@@ -24,7 +24,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kafkasim/kafkasim/broker/config"
@@ -254,57 +253,16 @@ func (p *Plan) Run(o Options) (int, bool, error) {
 		}
 	}
 	budget := time.Duration(p.Spec.BudgetMs) * time.Millisecond
-	var (
-		mu      sync.Mutex
-		wg      sync.WaitGroup
-		next    int
-		ran     int
-		stopped bool
-		first   error
-	)
-	stop := func() bool {
-		select {
-		case <-o.Stop:
-			return true
-		default:
-			return false
+	return sweep.RunJobs(len(jobs), o.Parallel, o.Stop, func(i int) (RunRecord, error) {
+		j := jobs[i]
+		c := p.Cells[j.Cell]
+		res, err := c.Script.Run(c.Variant, scenarios.Options{Seed: j.Seed, Set: c.Set, Budget: budget})
+		if err != nil {
+			return RunRecord{}, fmt.Errorf("%s under %s seed %d: %w", c.Scenario, c.Release.Label, j.Seed, err)
 		}
-	}
-	for w := 0; w < max(o.Parallel, 1); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				if next >= len(jobs) || first != nil || stopped || stop() {
-					stopped = stopped || (next < len(jobs) && first == nil)
-					mu.Unlock()
-					return
-				}
-				j := jobs[next]
-				next++
-				mu.Unlock()
-				c := p.Cells[j.Cell]
-				res, err := c.Script.Run(c.Variant, scenarios.Options{Seed: j.Seed, Set: c.Set, Budget: budget})
-				var rec RunRecord
-				if err == nil {
-					res.World = nil
-					rec = NewRunRecord(c, res)
-				}
-				mu.Lock()
-				if err == nil && first == nil && o.OnRun != nil {
-					err = o.OnRun(rec)
-				}
-				if err != nil && first == nil {
-					first = fmt.Errorf("%s under %s seed %d: %w", c.Scenario, c.Release.Label, j.Seed, err)
-				}
-				ran++
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return ran, stopped, first
+		res.World = nil
+		return NewRunRecord(c, res), nil
+	}, o.OnRun)
 }
 
 // SortRecords sorts records by (cell, seed) and drops repeated runs.

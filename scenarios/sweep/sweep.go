@@ -328,6 +328,25 @@ func Run(s *scenarios.Script, sw *Spec, o Options) (int, bool, error) {
 		}
 	}
 	budget := time.Duration(sw.BudgetMs) * time.Millisecond
+	return RunJobs(len(jobs), o.Parallel, o.Stop, func(i int) (RunRecord, error) {
+		j := jobs[i]
+		p := points[j.Point]
+		variant, set := sw.runArgs(s, p)
+		res, err := s.Run(variant, scenarios.Options{Seed: j.Seed, Set: set, Budget: budget})
+		if err != nil {
+			return RunRecord{}, err
+		}
+		res.World = nil
+		return NewRunRecord(sw, p, res), nil
+	}, o.OnRun)
+}
+
+// RunJobs runs jobs 0..n-1 on parallel workers (many worlds at once, never
+// threads inside one), calling onRun (when set) for each finished one from
+// one goroutine at a time, in completion order. It stops taking jobs at the
+// first error or when stop is closed, and reports how many ran, whether it
+// stopped early and the first error. Sweep and matrix share it.
+func RunJobs[T any](n, parallel int, stop <-chan struct{}, run func(i int) (T, error), onRun func(T) error) (int, bool, error) {
 	var (
 		mu      sync.Mutex
 		wg      sync.WaitGroup
@@ -336,39 +355,32 @@ func Run(s *scenarios.Script, sw *Spec, o Options) (int, bool, error) {
 		stopped bool
 		first   error
 	)
-	stop := func() bool {
+	halted := func() bool {
 		select {
-		case <-o.Stop:
+		case <-stop:
 			return true
 		default:
 			return false
 		}
 	}
-	for w := 0; w < max(o.Parallel, 1); w++ {
+	for w := 0; w < max(parallel, 1); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				mu.Lock()
-				if next >= len(jobs) || first != nil || stopped || stop() {
-					stopped = stopped || (next < len(jobs) && first == nil)
+				if next >= n || first != nil || stopped || halted() {
+					stopped = stopped || (next < n && first == nil)
 					mu.Unlock()
 					return
 				}
-				j := jobs[next]
+				i := next
 				next++
 				mu.Unlock()
-				p := points[j.Point]
-				variant, set := sw.runArgs(s, p)
-				res, err := s.Run(variant, scenarios.Options{Seed: j.Seed, Set: set, Budget: budget})
-				var rec RunRecord
-				if err == nil {
-					res.World = nil
-					rec = NewRunRecord(sw, p, res)
-				}
+				rec, err := run(i)
 				mu.Lock()
-				if err == nil && first == nil && o.OnRun != nil {
-					err = o.OnRun(rec)
+				if err == nil && first == nil && onRun != nil {
+					err = onRun(rec)
 				}
 				if err != nil && first == nil {
 					first = err
