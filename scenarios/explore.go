@@ -510,9 +510,12 @@ func (e *explorer) notify(b int32) error {
 }
 
 // next runs events until the abstract state changes, or for nextBound.
-func (e *explorer) next() error {
-	r := e.r
-	before := e.hash()
+func (e *explorer) next() error { return e.r.runUntilChange(e.hash) }
+
+// runUntilChange runs events until state() differs from its value now, or
+// for nextBound: the explorers' "next" action.
+func (r *runner) runUntilChange(state func() uint64) error {
+	before := state()
 	deadline := r.w.Now().Add(nextBound)
 	for {
 		at, ok := r.w.NextEventTime()
@@ -523,7 +526,7 @@ func (e *explorer) next() error {
 		if err := r.stepOne(); err != nil {
 			return err
 		}
-		if e.hash() != before {
+		if state() != before {
 			return nil
 		}
 	}

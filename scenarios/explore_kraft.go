@@ -373,24 +373,7 @@ func (e *kraftExplorer) exec(st Step) error {
 
 // next runs events until the coarse state (milestone) changes, or for
 // nextBound.
-func (e *kraftExplorer) next() error {
-	r := e.r
-	before := e.milestone()
-	deadline := r.w.Now().Add(nextBound)
-	for {
-		at, ok := r.w.NextEventTime()
-		if !ok || at > deadline {
-			r.w.RunUntil(deadline)
-			return nil
-		}
-		if err := r.stepOne(); err != nil {
-			return err
-		}
-		if e.milestone() != before {
-			return nil
-		}
-	}
-}
+func (e *kraftExplorer) next() error { return e.r.runUntilChange(e.milestone) }
 
 // settle heals every link, restarts every node and lets the cluster
 // converge before the checkers judge it.
