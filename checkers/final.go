@@ -60,6 +60,10 @@ type ReplicaState struct {
 	LEO, HW int64
 	// ISR is the leader's view of the in-sync replicas (leaders only).
 	ISR []int32
+	// PendingISR is the ISR a leader's AlterPartition (or ZooKeeper ISR
+	// write) in flight proposes; nil when none is in flight. The leader's
+	// maximal ISR (KIP-497) is ISR ∪ PendingISR.
+	PendingISR []int32
 	// UncleanRestart is true when the broker's last restart followed a failure
 	// that lost unflushed data (power loss): invariant breaks involving it are
 	// marked Permitted.

@@ -24,6 +24,13 @@
 //     reached (inv_true_hwm); checked on offsets only, at the election.
 //     VerdictWith permits it by the contract's loss facts (contract.go) at
 //     or before the election.
+//   - replication-quorum-superset (Vanlightly's
+//     ReplicationQuorumSupersetProperty): the non-stale leader — the one
+//     the controller names, in the controller's leader epoch — has a
+//     maximal ISR (its ISR and any ISR change in flight) that contains
+//     every member of the controller's ISR, so the HW it advances is on
+//     every replica the controller may elect. Checked when the snapshot
+//     carries the controller's view (PartitionSnapshot.Controller).
 //
 // It also keeps every (offset, value) a non-stale leader held below its HW
 // (PartitionSnapshot.Committed), for CommittedLoss's "committed-lost" in
@@ -69,6 +76,18 @@ type PartitionSnapshot struct {
 	// by the caller (any subset; repeats are ignored): the monitor keeps
 	// every (offset, value) ever committed, for the committed-lost check.
 	Committed []Entry
+	// Controller is the controller's committed state of the partition
+	// (ZooKeeper's partition state znode, or the active KRaft
+	// controller's image); nil when unknown.
+	Controller *ControllerView
+}
+
+// ControllerView is the leader, leader epoch and ISR the controller has
+// committed for a partition.
+type ControllerView struct {
+	Leader      int32
+	LeaderEpoch int32
+	ISR         []int32
 }
 
 // Monitor checks replication invariants on a stream of snapshots; it keeps
@@ -246,6 +265,18 @@ func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s Pa
 			leader = r
 		}
 	}
+	if c := s.Controller; leader != nil && c != nil && c.Leader == leader.Broker && c.LeaderEpoch == leader.LeaderEpoch {
+		for _, b := range c.ISR {
+			if containsBroker(leader.ISR, b) || containsBroker(leader.PendingISR, b) {
+				continue
+			}
+			report(breakKey{kind: KindReplicationQuorumSuperset, broker: leader.Broker, other: b, epoch: leader.LeaderEpoch}, leader.UncleanRestart,
+				[]int32{leader.Broker, b}, func() string {
+					return "the controller's ISR " + brokerList(c.ISR) + " of epoch " + strconv.Itoa(int(c.LeaderEpoch)) + " holds b" + strconv.Itoa(int(b)) +
+						", outside leader b" + strconv.Itoa(int(leader.Broker)) + "'s maximal ISR " + brokerList(union(leader.ISR, leader.PendingISR)) + "; " + leader.String()
+				})
+		}
+	}
 	if leader != nil {
 		for i := range reps {
 			f := &reps[i]
@@ -304,7 +335,21 @@ const (
 	// KindCommittedLost: NoCommittedRecordLostGlobally for every record ever
 	// below a leader's HW, acknowledged or not (in the acked-loss verdict).
 	KindCommittedLost = "committed-lost"
+	// KindReplicationQuorumSuperset: ReplicationQuorumSupersetProperty, the
+	// controller's ISR has a member outside the leader's maximal ISR.
+	KindReplicationQuorumSuperset = "replication-quorum-superset"
 )
+
+// union returns a's brokers then b's not in a.
+func union(a, b []int32) []int32 {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !containsBroker(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
 
 // VerdictWith is Verdict with the anomalies Vanlightly's invariants report
 // judged by Kafka's contract (contract.go) on the run's history and facts:

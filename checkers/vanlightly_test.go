@@ -83,3 +83,38 @@ func TestCommittedLost(t *testing.T) {
 		t.Fatalf("anomaly = %s", a)
 	}
 }
+
+// TestReplicationQuorumSuperset: the controller's ISR must sit inside the
+// non-stale leader's maximal ISR (its ISR and any change in flight).
+func TestReplicationQuorumSuperset(t *testing.T) {
+	withController := func(s []PartitionSnapshot, leader, epoch int32, isr ...int32) []PartitionSnapshot {
+		s[0].Controller = &ControllerView{Leader: leader, LeaderEpoch: epoch, ISR: isr}
+		return s
+	}
+	// b0 leads epoch 1 with ISR {0,1}; the controller agrees: ok.
+	m := NewMonitor()
+	observeAll(m, withController(snap(rs(0, Leader, 1, 2, 2, 0, 1), rs(1, Follower, 1, 2, 2)), 0, 1, 0, 1))
+	mustResult(t, m.Verdict(), ResultOK)
+
+	// The controller committed an expansion to {0,1,2} still in flight on
+	// the leader: the maximal ISR covers it.
+	pending := rs(0, Leader, 1, 2, 2, 0, 1)
+	pending.PendingISR = []int32{0, 1, 2}
+	m = NewMonitor()
+	observeAll(m, withController(snap(pending, rs(1, Follower, 1, 2, 2), rs(2, Follower, 1, 1, 1)), 0, 1, 0, 1, 2))
+	mustResult(t, m.Verdict(), ResultOK)
+
+	// The leader dropped b2 while the controller still has it: a break,
+	// naming both.
+	m = NewMonitor()
+	observeAll(m, withController(snap(rs(0, Leader, 1, 2, 2, 0, 1), rs(1, Follower, 1, 2, 2), rs(2, Follower, 1, 1, 1)), 0, 1, 0, 1, 2))
+	a := onlyAnomaly(t, m.Verdict())
+	if a.Kind != KindReplicationQuorumSuperset || a.Permitted || a.Replicas[0] != 0 || a.Replicas[1] != 2 || !strings.Contains(a.Description, "b2") {
+		t.Fatalf("anomaly = %s", a)
+	}
+
+	// A stale leader (the controller names another epoch) is not held to it.
+	m = NewMonitor()
+	observeAll(m, withController(snap(rs(0, Leader, 1, 2, 2, 0), rs(1, Follower, 1, 2, 2)), 1, 2, 1, 2))
+	mustResult(t, m.Verdict(), ResultOK)
+}

@@ -21,7 +21,7 @@ import (
 // matrixColumns are matrix.csv's columns.
 var matrixColumns = []string{"scenario", "version", "mode", "variant", "set", "status", "runs", "runs_with_loss",
 	"p_run_loss", "p_run_loss_low", "p_run_loss_high", "acked", "lost", "loss_rate", "loss_ci_low", "loss_ci_high",
-	"runs_diverged", "runs_bug", "runs_permitted", "runs_liveness_failed", "runs_unknown", "runs_failed", "runs_consumer_skipped", "anomalies"}
+	"runs_diverged", "runs_bug", "runs_permitted", "runs_liveness_failed", "runs_offline_by_design", "runs_unknown", "runs_failed", "runs_consumer_skipped", "runs_committed_lost", "anomalies"}
 
 // WriteMatrixCSV writes one line per (scenario, version).
 func WriteMatrixCSV(w io.Writer, rows []matrix.Row) error {
@@ -34,7 +34,8 @@ func WriteMatrixCSV(w io.Writer, rows []matrix.Row) error {
 			strconv.Itoa(r.Runs), strconv.Itoa(r.RunsWithLoss), ftoa(r.PRunLoss, 6), ftoa(r.PRunLossLow, 6), ftoa(r.PRunLossHigh, 6),
 			strconv.Itoa(r.Acked), strconv.Itoa(r.Lost), ftoa(r.LossRate, 6), ftoa(r.LossLow, 6), ftoa(r.LossHigh, 6),
 			strconv.Itoa(r.RunsDiverged), strconv.Itoa(r.RunsBug), strconv.Itoa(r.RunsPermitted), strconv.Itoa(r.RunsLivenessFailed),
-			strconv.Itoa(r.RunsUnknown), strconv.Itoa(r.RunsFailed), strconv.Itoa(r.RunsSkipped), strings.Join(r.Anomalies, " ")}
+			strconv.Itoa(r.RunsOffline), strconv.Itoa(r.RunsUnknown), strconv.Itoa(r.RunsFailed), strconv.Itoa(r.RunsSkipped),
+			strconv.Itoa(r.RunsCommittedLost), strings.Join(r.Anomalies, " ")}
 		if err := cw.Write(line); err != nil {
 			return err
 		}
@@ -71,8 +72,10 @@ func WriteMatrixRuns(w io.Writer, recs []matrix.RunRecord) error {
 }
 
 // MatrixCellText is a cell as the tables show it: "n/a", or the runs with
-// loss of the runs ("2/5"), then D<k> for k runs that diverged, L<k> for
-// liveness failures, B<k> for violations outside Kafka's contract, F<k> for
+// loss of the runs ("2/5"), then S<k> for k runs whose consumer silently
+// skipped records, C<k> for runs that lost a committed but no acknowledged
+// record, D<k> for runs that diverged, L<k> for liveness failures, O<k> for
+// partitions offline by design (ELR waiting), B<k> for violations outside Kafka's contract, F<k> for
 // runs that could not be carried out, ?<k> for runs a checker could not
 // decide.
 func MatrixCellText(r matrix.Row) string {
@@ -83,7 +86,7 @@ func MatrixCellText(r matrix.Row) string {
 	for _, m := range []struct {
 		tag string
 		n   int
-	}{{"S", r.RunsSkipped}, {"D", r.RunsDiverged}, {"L", r.RunsLivenessFailed}, {"B", r.RunsBug}, {"F", r.RunsFailed}, {"?", r.RunsUnknown}} {
+	}{{"S", r.RunsSkipped}, {"C", r.RunsCommittedLost}, {"D", r.RunsDiverged}, {"L", r.RunsLivenessFailed}, {"O", r.RunsOffline}, {"B", r.RunsBug}, {"F", r.RunsFailed}, {"?", r.RunsUnknown}} {
 		if m.n > 0 {
 			s += " " + m.tag + strconv.Itoa(m.n)
 		}
@@ -92,7 +95,7 @@ func MatrixCellText(r matrix.Row) string {
 }
 
 // MatrixLegend explains the cells.
-const MatrixLegend = "cell: runs that lost an acknowledged record / runs; S a consumer silently skipped acknowledged records the final log holds, D diverged, L liveness failed, B a violation outside Kafka's contract, F could not be carried out, ? a checker undecided (each: runs); n/a: the scenario cannot run on that release (matrix.csv says why)"
+const MatrixLegend = "cell: runs that lost an acknowledged record / runs; S a consumer silently skipped acknowledged records the final log holds, C a committed (never acknowledged) record lost, D diverged, L liveness failed, O a partition offline by design (KIP-966 waits for an eligible replica), B a violation outside Kafka's contract, F could not be carried out, ? a checker undecided (each: runs); n/a: the scenario cannot run on that release (matrix.csv says why)"
 
 // pivot returns the scenarios and versions of rows in order, and the row
 // of each (scenario, version).

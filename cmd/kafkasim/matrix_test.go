@@ -112,6 +112,38 @@ func TestMatrixCellsSayWhatHistorySays(t *testing.T) {
 	}
 }
 
+// TestMatrixELRRows: KAFKA-3410's halted follower fails liveness only
+// under HW truncation (0.10.2); on 4.1 eligible leader replicas keep the
+// partition offline instead (permitted: O, not L). Last replica standing
+// loses committed acknowledged records before ELR (2.0) and not on 4.1; on
+// 0.10.2 unclean election (on by default before KIP-106, 0.11) elects a
+// follower holding every acknowledged record, so only a committed,
+// never-acknowledged one is lost (C).
+func TestMatrixELRRows(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errb := runCmd("matrix", "-scenario", "kafka3410-halt", "-scenario", "last-replica-standing", "-versions", "0.10.2,2.0,4.1",
+		"-seeds", "1", "-progress", "none", "-out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errb)
+	}
+	rows := readMatrixRows(t, dir)
+	num := func(s, v, col string) float64 { return rows[[2]string{s, v}][col].(float64) }
+	for _, v := range []string{"0.10.2", "2.0", "4.1"} {
+		if got := num("kafka3410-halt", v, "runs_liveness_failed") > 0; got != (v == "0.10.2") {
+			t.Errorf("kafka3410-halt on %s: runs_liveness_failed %v, want liveness failing only on 0.10.2", v, num("kafka3410-halt", v, "runs_liveness_failed"))
+		}
+		if got := num("kafka3410-halt", v, "runs_offline_by_design") > 0; got != (v == "4.1") {
+			t.Errorf("kafka3410-halt on %s: runs_offline_by_design %v, want offline by design only on 4.1", v, num("kafka3410-halt", v, "runs_offline_by_design"))
+		}
+		if got := num("last-replica-standing", v, "runs_with_loss") > 0; got != (v == "2.0") {
+			t.Errorf("last-replica-standing on %s: runs_with_loss %v, want acknowledged loss only on 2.0", v, num("last-replica-standing", v, "runs_with_loss"))
+		}
+		if got := num("last-replica-standing", v, "runs_committed_lost") > 0; got != (v == "0.10.2") {
+			t.Errorf("last-replica-standing on %s: runs_committed_lost %v, want a committed, never-acknowledged loss only on 0.10.2", v, num("last-replica-standing", v, "runs_committed_lost"))
+		}
+	}
+}
+
 func asStrings(v any) []string {
 	var out []string
 	xs, _ := v.([]any)

@@ -36,6 +36,10 @@ import (
 // acknowledged records: the consumer checker's lost-write.
 const ConsumerSkip = checkers.NameConsumer + ":lost-write"
 
+// CommittedLost is the anomaly of a record once below a leader's HW that
+// the final log lacks (in the acked-loss verdict).
+const CommittedLost = checkers.NameAckedLoss + ":" + checkers.KindCommittedLost
+
 // ConsumerLostRecord is a lost-write whose record is not in the final
 // committed log: the broker lost it, the consumer skipped nothing.
 const ConsumerLostRecord = checkers.NameConsumer + ":lost-write-not-in-log"
@@ -309,19 +313,28 @@ type Row struct {
 	// RunsDiverged counts runs whose replicas ended with divergent
 	// offsets; RunsBug runs with a violation outside Kafka's contract;
 	// RunsPermitted runs with a violation, all within the contract;
-	// RunsLivenessFailed runs whose liveness checker found a violation;
+	// RunsLivenessFailed runs whose liveness checker found a violation
+	// outside the contract; RunsOffline runs where a partition stayed
+	// offline by design (KIP-966's ELR waits for an eligible replica
+	// rather than elect an unclean one: liveness permitted);
 	// RunsUnknown runs where a checker could not decide; RunsFailed runs
 	// that could not be carried out.
 	RunsDiverged       int `json:"runs_diverged"`
 	RunsBug            int `json:"runs_bug"`
 	RunsPermitted      int `json:"runs_permitted"`
 	RunsLivenessFailed int `json:"runs_liveness_failed"`
+	RunsOffline        int `json:"runs_offline_by_design"`
 	RunsUnknown        int `json:"runs_unknown"`
 	RunsFailed         int `json:"runs_failed"`
 	// RunsSkipped counts runs in which a consumer silently skipped
 	// acknowledged records (the consumer checker's lost-write: KIP-320's
 	// problem before 2.1).
 	RunsSkipped int `json:"runs_consumer_skipped"`
+	// RunsCommittedLost counts runs that lost a committed record
+	// (Vanlightly's "no global loss of committed data") but no
+	// acknowledged one: what an unclean election of a replica holding
+	// every acknowledged record loses.
+	RunsCommittedLost int `json:"runs_committed_lost"`
 	// Anomalies counts runs per checker:kind, as "checker:kind=runs",
 	// sorted.
 	Anomalies []string `json:"anomalies"`
@@ -350,13 +363,14 @@ func (p *Plan) Aggregate(recs []RunRecord) []Row {
 		if r.Failed != "" {
 			row.RunsFailed++
 		}
-		var bug, permitted, unknown, live bool
+		var bug, permitted, unknown, live, offline bool
 		for _, v := range r.Verdicts {
 			name, out, _ := strings.Cut(v, "=")
 			bug = bug || out == "bug"
 			permitted = permitted || out == "permitted"
 			unknown = unknown || out == "unknown"
-			live = live || (name == checkers.NameLiveness && (out == "bug" || out == "permitted"))
+			live = live || (name == checkers.NameLiveness && out == "bug")
+			offline = offline || (name == checkers.NameLiveness && out == "permitted")
 		}
 		if bug {
 			row.RunsBug++
@@ -365,6 +379,9 @@ func (p *Plan) Aggregate(recs []RunRecord) []Row {
 		}
 		if live {
 			row.RunsLivenessFailed++
+		}
+		if offline {
+			row.RunsOffline++
 		}
 		if unknown {
 			row.RunsUnknown++
@@ -376,6 +393,9 @@ func (p *Plan) Aggregate(recs []RunRecord) []Row {
 			kinds[r.Point][k]++
 			if k == ConsumerSkip {
 				row.RunsSkipped++
+			}
+			if k == CommittedLost && r.AckedLost == 0 {
+				row.RunsCommittedLost++
 			}
 		}
 		row.Acked += r.Acked
