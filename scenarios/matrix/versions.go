@@ -4,9 +4,8 @@ package matrix
 // to run "under" that Kafka release, and lists the version-selecting
 // properties a scenario's own variant may pin (they are replaced by the
 // release's own).
-//
-// NB: the label table (Releases, Release) belongs with broker/config's
-// release table; it lives here, in one place, until it moves there.
+// The labels themselves are broker/config's (MatrixLabels,
+// ParseMatrixVersion): one release table.
 
 import (
 	"fmt"
@@ -41,49 +40,37 @@ type Release struct {
 	Props [][2]string
 }
 
-// ParseRelease maps a label to its release (MOVE: broker/config's release
-// table):
+// ParseRelease maps a label to its release, by broker/config's one release
+// table (config.ParseMatrixVersion; config.MatrixLabels lists them):
 //
-//	X.Y        inter.broker.protocol.version=X.Y (ZooKeeper below 4.0)
-//	3.9-zk     inter.broker.protocol.version=3.9 (ZooKeeper)
-//	3.9-kraft  inter.broker.protocol.version=3.9 process.roles=broker: KRaft
-//	           with dedicated controllers (the script's 'controllers N', or
-//	           cluster.DefaultControllers = 3 without that header)
-//	4.0, 4.1   inter.broker.protocol.version=4.0/4.1: KRaft only, Kafka's
-//	           default process.roles=broker, dedicated controllers as above
+//	X.Y        inter.broker.protocol.version=X.Y, a release with one mode
+//	           (ZooKeeper below 3.3; KRaft only from 4.0, Kafka's default
+//	           process.roles=broker with dedicated controllers: the
+//	           script's 'controllers N', or cluster.DefaultControllers = 3)
+//	X.Y-zk     from 3.3 to 3.9, ZooKeeper mode
+//	X.Y-kraft  from 3.3 to 3.9, KRaft mode: process.roles=broker
 //
-// Any release broker/config knows is accepted as X.Y (3.9 alone is 3.9-zk);
-// an unknown label is an error listing the known ones.
+// An unknown label is an error listing the known ones.
 func ParseRelease(label string) (Release, error) {
-	name, suffix, _ := strings.Cut(label, "-")
-	v, err := config.ParseVersion(name)
-	if err != nil || strings.Count(name, ".") != strings.Count(v.String(), ".") {
-		return Release{}, badLabel(label)
+	props, err := config.ParseMatrixVersion(label)
+	if err != nil {
+		return Release{}, fmt.Errorf("-versions: unknown version label %q (allowed: %s, the defaults; every label: %s)",
+			label, strings.Join(DefaultVersions, ", "), strings.Join(config.MatrixLabels(), ", "))
+	}
+	v, err := config.ParseVersion(props[config.PropInterBrokerProtocolVersion])
+	if err != nil {
+		return Release{}, err
 	}
 	r := Release{Label: label, Version: v, Mode: ModeZooKeeper,
 		Props: [][2]string{{config.PropInterBrokerProtocolVersion, v.String()}}}
 	if v >= config.FirstKRaftOnly {
 		r.Mode = ModeKRaft
 	}
-	switch {
-	case suffix == "":
-	case suffix == "zk" && v < config.FirstKRaftOnly:
-	case suffix == "kraft" && v >= config.V3_3 && v < config.FirstKRaftOnly:
+	if roles, ok := props[config.PropProcessRoles]; ok {
 		r.Mode = ModeKRaft
-		r.Props = append(r.Props, [2]string{config.PropProcessRoles, config.RolesBroker.String()})
-	default:
-		return Release{}, badLabel(label)
+		r.Props = append(r.Props, [2]string{config.PropProcessRoles, roles})
 	}
 	return r, nil
-}
-
-func badLabel(label string) error {
-	var all []string
-	for _, v := range config.Versions() {
-		all = append(all, v.String())
-	}
-	return fmt.Errorf("-versions: unknown version label %q (allowed: %s; or any release %s, with -zk for ZooKeeper mode below 4.0 and -kraft for KRaft mode from 3.3 to 3.9)",
-		label, strings.Join(DefaultVersions, ", "), strings.Join(all, ", "))
 }
 
 // ParseVersions parses a comma-separated -versions list.
