@@ -27,10 +27,14 @@ package kraft
 // the ELR. An unclean election clears both lists.
 //
 // Simplified: no reassignment (adding/removing replicas), no directory
-// changes, no preferred election; the last-known-leader election of
-// KIP-966 part 2 (useLastKnownLeaderInBalancedRecovery) is not modelled:
-// the LastKnownELR keeps the real last known ELR members, and after the
-// ISR and the ELR only an unclean election (if enabled) remains.
+// changes, no preferred election. KIP-966 part 2 (unclean recovery:
+// unclean.recovery.strategy, the recovery manager that asks the
+// LastKnownELR for their logs) is not shipped by Kafka through 4.1; what
+// 4.x has is the last-known-leader election behind
+// useLastKnownLeaderInBalancedRecovery, which no release turns on outside
+// its tests — so it is not modelled either: the LastKnownELR keeps the real
+// last known ELR members, and after the ISR and the ELR only an unclean
+// election (if enabled) remains.
 
 import (
 	"fmt"
