@@ -18,23 +18,27 @@ package kraft
 //
 // With ELR on (eligible.leader.replicas.version=1, KIP-966 part 1,
 // maybePopulateTargetElr / maybeUpdateRecordElr): a target ISR at or above
-// the partition's min.insync.replicas clears the ELR and the LastKnownELR;
-// below it, the ELR becomes the old ELR plus the old ISR, minus the target
-// ISR and minus a replica that shut down uncleanly, and the LastKnownELR
-// the rest of those candidates (plus the old LastKnownELR) that are in
-// neither. The ISR may become empty. A replica of the ELR may lead when
-// the target ISR is empty; elected, the ISR becomes just it and it leaves
-// the ELR. An unclean election clears both lists.
+// the partition's min.insync.replicas clears the ELR; below it, the ELR
+// becomes the old ELR plus the old ISR, minus the target ISR and minus a
+// replica that shut down uncleanly. The ISR may become empty. A replica of
+// the ELR may lead when the target ISR is empty; elected, the ISR becomes
+// just it and it leaves the ELR. An unclean election clears the ELR.
 //
 // Simplified: no reassignment (adding/removing replicas), no directory
-// changes, no preferred election. KIP-966 part 2 (unclean recovery:
-// unclean.recovery.strategy, the recovery manager that asks the
-// LastKnownELR for their logs) is not shipped by Kafka through 4.1; what
-// 4.x has is the last-known-leader election behind
-// useLastKnownLeaderInBalancedRecovery, which no release turns on outside
-// its tests — so it is not modelled either: the LastKnownELR keeps the real
-// last known ELR members, and after the ISR and the ELR only an unclean
-// election (if enabled) remains.
+// changes, no preferred election.
+//
+// KIP-966 part 2 as Kafka ships it (4.0, 4.1): the unclean recovery
+// manager (unclean.recovery.strategy, asking the last known ELR for their
+// logs) is not in any release; what is, hard-wired on
+// (useLastKnownLeaderInBalancedRecovery = true in PartitionChangeBuilder,
+// set false only by tests), is the last-known-leader election: when the ISR
+// first becomes empty the LastKnownELR records the partition's last leader
+// (just it), and when both the ISR and the ELR are empty that broker is
+// elected once acceptable — whatever unclean.leader.election.enable says —
+// as an unclean election (ISR just it, LeaderRecoveryState RECOVERING), even
+// after an unclean shutdown took it out of the ELR. KAFKA-19522 (fixed in
+// 4.0.1 and 4.1.0) made Kafka 4.0.0 elect it even while fenced; kafkasim
+// follows the fix. Any leader clears the LastKnownELR.
 
 import (
 	"fmt"
@@ -58,12 +62,12 @@ type change struct {
 	minISR int
 	// uncleanShutdown is a replica whose registration showed an unclean
 	// shutdown (-1 for none): it may not lead and leaves the ELR.
-	uncleanShutdown    int32
-	targetELR          []int32
-	targetLastKnownELR []int32
+	uncleanShutdown int32
+	targetELR       []int32
 	// uncleanElected is set by build when it elected a leader from
-	// outside the ISR; elrElected when it elected one from the ELR.
-	uncleanElected, elrElected bool
+	// outside the ISR; elrElected when it elected one from the ELR;
+	// lastKnownElected when it elected the last known leader.
+	uncleanElected, elrElected, lastKnownElected bool
 }
 
 func (c *Controller) newChange(p metadata.PartitionState, acceptable func(int32) bool) *change {
@@ -73,7 +77,7 @@ func (c *Controller) newChange(p metadata.PartitionState, acceptable func(int32)
 	ch := &change{p: p, acceptable: acceptable, unclean: c.cfg.Unclean != nil && c.cfg.Unclean(p.Topic),
 		targetISR: slices.Clone(p.ISR), targetLRS: p.LeaderRecoveryState,
 		elr: c.cfg.ELR, minISR: 1, uncleanShutdown: -1,
-		targetELR: slices.Clone(p.ELR), targetLastKnownELR: slices.Clone(p.LastKnownELR)}
+		targetELR: slices.Clone(p.ELR)}
 	if c.cfg.MinISR != nil {
 		ch.minISR = c.cfg.MinISR(p.Topic)
 	}
@@ -100,7 +104,7 @@ func (ch *change) populateTargetELR() {
 		return
 	}
 	if len(ch.targetISR) >= ch.minISR {
-		ch.targetELR, ch.targetLastKnownELR = nil, nil
+		ch.targetELR = nil
 		return
 	}
 	candidates := sortedUnion(ch.targetELR, ch.p.ISR)
@@ -110,13 +114,7 @@ func (ch *change) populateTargetELR() {
 			elr = append(elr, r)
 		}
 	}
-	var lk []int32
-	for _, r := range sortedUnion(candidates, ch.targetLastKnownELR) {
-		if !slices.Contains(ch.targetISR, r) && !slices.Contains(elr, r) {
-			lk = append(lk, r)
-		}
-	}
-	ch.targetELR, ch.targetLastKnownELR = elr, lk
+	ch.targetELR = elr
 }
 
 func sortedUnion(a, b []int32) []int32 {
@@ -135,6 +133,10 @@ func (ch *change) elect() (int32, bool) {
 			return r, false
 		}
 	}
+	if ch.canElectLastKnownLeader() {
+		ch.lastKnownElected = true
+		return ch.p.LastKnownELR[0], true
+	}
 	if ch.unclean {
 		for _, r := range ch.p.Replicas {
 			if ch.acceptable(r) && r != ch.uncleanShutdown {
@@ -143,6 +145,13 @@ func (ch *change) elect() (int32, bool) {
 		}
 	}
 	return metadata.NoLeader, false
+}
+
+// canElectLastKnownLeader: ELR on, the target ISR and ELR empty, the
+// LastKnownELR just the last leader, and that broker acceptable
+// (KAFKA-19522).
+func (ch *change) canElectLastKnownLeader() bool {
+	return ch.elr && len(ch.targetISR) == 0 && len(ch.targetELR) == 0 && len(ch.p.LastKnownELR) == 1 && ch.acceptable(ch.p.LastKnownELR[0])
 }
 
 // build returns the record, or nil when nothing changes.
@@ -166,16 +175,23 @@ func (ch *change) build() *metadata.PartitionChangeRecord {
 	}
 	// maybeUpdateRecordElr: an unclean election, or ELR off, clears both.
 	if rec.ISR != nil || !ch.elr {
-		ch.targetELR, ch.targetLastKnownELR = nil, nil
+		ch.targetELR = nil
 	}
 	if !slices.Equal(ch.targetELR, ch.p.ELR) {
 		rec.EligibleLeaderReplicas = append([]int32{}, ch.targetELR...)
 	}
-	if !slices.Equal(ch.targetLastKnownELR, ch.p.LastKnownELR) {
-		rec.LastKnownELR = append([]int32{}, ch.targetLastKnownELR...)
-	}
 	if rec.ISR == nil && (len(ch.targetISR) > 0 || ch.elr) && !slices.Equal(ch.targetISR, ch.p.ISR) {
 		rec.ISR = append([]int32{}, ch.targetISR...)
+	}
+	// maybeUpdateLastKnownLeader: the LastKnownELR holds the last leader
+	// from the change that first empties the ISR; any leader clears it.
+	if ch.elr {
+		switch {
+		case rec.ISR != nil && len(rec.ISR) == 0 && (len(ch.p.LastKnownELR) != 1 || ch.p.LastKnownELR[0] != ch.p.Leader):
+			rec.LastKnownELR = []int32{ch.p.Leader}
+		case (rec.Leader >= 0 || ch.p.Leader != metadata.NoLeader && rec.Leader != metadata.NoLeader) && len(ch.p.LastKnownELR) > 0:
+			rec.LastKnownELR = []int32{}
+		}
 	}
 	if ch.targetLRS != ch.p.LeaderRecoveryState {
 		rec.LeaderRecoveryState = ch.targetLRS

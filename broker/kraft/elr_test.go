@@ -85,7 +85,9 @@ func TestELRElection(t *testing.T) {
 	// Everyone in the ELR and the ISR fenced: no leader, an empty ISR.
 	h.heartbeat(3, ep[3], h.q.hw, true, false)
 	h.heartbeat(2, ep[2], h.q.hw, true, false)
-	h.wantPartition("all fenced", -1, []int32{}, []int32{1, 2, 3}, nil)
+	// The change that empties the ISR records the last leader (2) in the
+	// LastKnownELR; a new leader clears it.
+	h.wantPartition("all fenced", -1, []int32{}, []int32{1, 2, 3}, []int32{2})
 	h.heartbeat(3, ep[3], h.q.hw, false, false) // 3 unfenced: the ELR member leads
 	h.wantPartition("3 back", 3, []int32{3}, []int32{1, 2}, nil)
 
@@ -99,9 +101,8 @@ func TestELRElection(t *testing.T) {
 
 // TestELRUncleanShutdownRegistration: a broker registering again with a
 // PreviousBrokerEpoch that is not its last epoch (it lost power: no
-// clean-shutdown file) leaves every ELR and ISR and may not lead; the
-// replicas it leaves go to the LastKnownELR. With its last epoch (a clean
-// shutdown) it stays in the ELR.
+// clean-shutdown file) leaves every ELR and ISR and may not lead. With its
+// last epoch (a clean shutdown) it stays in the ELR.
 func TestELRUncleanShutdownRegistration(t *testing.T) {
 	for _, clean := range []bool{false, true} {
 		h := newELRHarness(t, true)
@@ -121,17 +122,45 @@ func TestELRUncleanShutdownRegistration(t *testing.T) {
 			h.wantPartition("2 back after a clean shutdown", 1, []int32{1}, []int32{2, 3}, nil)
 			continue
 		}
-		h.wantPartition("2 back after an unclean shutdown", 1, []int32{1}, []int32{3}, []int32{2})
+		h.wantPartition("2 back after an unclean shutdown", 1, []int32{1}, []int32{3}, nil)
 
 		// The leader, the last ISR member, loses power and registers again
 		// (KIP-966's last replica standing): its session expires (it enters
 		// the ELR, fenced), then it registers again and may not lead; 3 is
-		// fenced, so the partition waits for it.
+		// fenced, so the partition waits for it. 1 is the last known leader.
 		h.w.RunFor(10 * sim.Second)
-		h.wantPartition("1 fenced", -1, []int32{}, []int32{1, 3}, []int32{2})
+		h.wantPartition("1 fenced", -1, []int32{}, []int32{1, 3}, []int32{1})
 		h.reregister(1, 2, -1)
-		h.wantPartition("1 back after an unclean shutdown", -1, []int32{}, []int32{3}, []int32{1, 2})
+		h.wantPartition("1 back after an unclean shutdown", -1, []int32{}, []int32{3}, []int32{1})
 		h.heartbeat(3, ep[3], h.q.hw, false, false)
-		h.wantPartition("3 unfenced", 3, []int32{3}, nil, []int32{1, 2})
+		h.wantPartition("3 unfenced", 3, []int32{3}, nil, nil)
+	}
+}
+
+// TestELRLastKnownLeaderElection: KIP-966's last-known-leader election as
+// Kafka 4.x ships it (useLastKnownLeaderInBalancedRecovery): with the ISR
+// and the ELR empty, the last leader is elected once it is unfenced, even
+// after an unclean shutdown and with unclean.leader.election.enable off —
+// an unclean election (ISR just it, RECOVERING). Fenced, it is not
+// (KAFKA-19522).
+func TestELRLastKnownLeaderElection(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.ELR = true
+		c.MinISR = func(string) int { return 1 }
+	})
+	ep := h.up(1, 2)
+	h.createTopic("t", []int32{1, 2})
+	h.alter(1, ep[1], "t", 0, []int32{1}, 0, 0) // 2 leaves at min ISR: not eligible
+	h.wantPartition("shrunk", 1, []int32{1}, nil, nil)
+	h.heartbeat(2, ep[2], h.q.hw, true, false)
+	h.w.RunFor(10 * sim.Second) // 1's session expires: fenced, into the ELR
+	h.wantPartition("1 fenced", -1, []int32{}, []int32{1}, []int32{1})
+	r := h.reregister(1, 2, -1) // an unclean shutdown: 1 leaves the ELR
+	h.wantPartition("1 registered, fenced", -1, []int32{}, nil, []int32{1})
+	h.heartbeat(1, r.BrokerEpoch, h.q.hw, false, false) // unfenced: elected
+	p := h.partition("t", 0)
+	h.wantPartition("1 unfenced", 1, []int32{1}, nil, nil)
+	if p.LeaderRecoveryState != 1 {
+		t.Fatalf("leader recovery state %d, want RECOVERING (1)", p.LeaderRecoveryState)
 	}
 }
