@@ -121,7 +121,7 @@ func (l *Log) swapIn(s *segment, data []byte) (*segment, error) {
 	if err := l.fs.SyncDir(l.dir); err != nil {
 		return nil, err
 	}
-	if err := s.remove(); err != nil {
+	if err := s.removeData(); err != nil {
 		return nil, err
 	}
 	if err := l.fs.Rename(swap, s.log); err != nil {
@@ -129,6 +129,8 @@ func (l *Log) swapIn(s *segment, data []byte) (*segment, error) {
 	}
 	ns := segmentStruct(l.fs, l.dir, s.base, &l.cfg, s.created)
 	ns.size = int64(len(data))
+	// NB: the cleaner keeps transactional batches and markers as they are,
+	// so the aborted-transaction index carries over unchanged.
 	var scratch []byte
 	cut, err := ns.recover(l.cfg.IndexIntervalBytes, &scratch)
 	if err != nil {
