@@ -1,6 +1,5 @@
 package storage
 
-
 // BatchInfo is what a batch's header says, without its records: enough to
 // rebuild producer state (Kafka's ProducerStateManager reads the same
 // fields) or walk a log.
