@@ -1,6 +1,6 @@
 // Package server is a Kafka broker as a simulation node: it serves Produce,
 // Fetch, Metadata, ListOffsets, OffsetsForLeaderEpoch, LeaderAndIsr,
-// UpdateMetadata and StopReplica (one file per API) and hosts the group
+// UpdateMetadata, StopReplica and WriteTxnMarkers (one file per API) and hosts the group
 // coordinator (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
 // LeaveGroup, OffsetCommit, OffsetFetch: group_coordinator.go), replicates partitions
 // as leader or follower with Kafka's HW, ISR and leader-epoch rules, and

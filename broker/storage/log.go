@@ -402,6 +402,9 @@ func (l *Log) TruncateTo(target int64) error {
 			return err
 		}
 	}
+	if !l.producers.txnSeen {
+		return nil // see producer_state.go: nothing transactional to undo
+	}
 	return l.loadProducerState(false)
 }
 

@@ -25,6 +25,10 @@ package storage
 //     a scan of the log at open (Kafka loads the snapshot).
 //   - No producer expiry (transactional.id.expiration.ms,
 //     producer.id.expiration.ms): entries stay as long as the log.
+//   - A truncation of a log that never held a transaction keeps the
+//     entries of plain idempotent producers as they were (Kafka reloads
+//     them from a snapshot): they decide nothing there, and a replay at
+//     every follower truncation would cost a scan of the log.
 //   - Snapshots entries are written sorted by producer id (Kafka writes its
 //     hash map's order).
 //   - A marker of a producer with no ongoing transaction is appended and
@@ -34,7 +38,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"sort"
 )
@@ -123,8 +126,8 @@ func (ps *producerState) check(h batchHeader, data []byte) error {
 		return nil
 	}
 	e := ps.entries[h.producerID]
-	if e == nil {
-		return nil
+	if e == nil || !h.transactional() && !h.control() && e.CurrentTxnFirstOffset < 0 {
+		return nil // an idempotent batch: the broker checks its epoch and sequence
 	}
 	if h.producerEpoch < e.Epoch {
 		return fmt.Errorf("%w: producer %d epoch %d is below the last seen epoch %d", ErrInvalidProducerEpoch, h.producerID, h.producerEpoch, e.Epoch)
@@ -357,6 +360,28 @@ func (l *Log) deleteSnapshotsAfter(offset int64) error {
 	return nil
 }
 
+// deleteSnapshotsBefore removes the snapshots below offset, the first
+// segment's base after retention (ProducerStateManager.deleteSnapshotsBefore).
+func (l *Log) deleteSnapshotsBefore(offset int64) error {
+	offs, err := l.snapshotOffsets()
+	if err != nil {
+		return err
+	}
+	removed := false
+	for _, o := range offs {
+		if o < offset {
+			if err := l.fs.Remove(segmentFile(l.dir, o, SnapshotFileSuffix)); err != nil {
+				return err
+			}
+			removed = true
+		}
+	}
+	if removed {
+		return l.fs.SyncDir(l.dir)
+	}
+	return nil
+}
+
 // loadProducerState rebuilds the producer state at the LEO
 // (ProducerStateManager.truncateAndReload + UnifiedLog.loadProducerState):
 // snapshots past the LEO are deleted, the latest valid one at or below it
@@ -494,9 +519,4 @@ func (l *Log) CollectAbortedTxns(fetchOffset, upperBound int64) []AbortedTxn {
 		}
 	}
 	return out
-}
-
-// snapshotFile is the path of the snapshot at offset, for tests and tools.
-func snapshotFile(dir string, offset int64) string {
-	return path.Join(dir, FilenamePrefixFromOffset(offset)+SnapshotFileSuffix)
 }

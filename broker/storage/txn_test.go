@@ -269,3 +269,46 @@ func TestNoTransactionsNoNewFiles(t *testing.T) {
 		}
 	}
 }
+
+func snapshotFile(dir string, offset int64) string {
+	return segmentFile(dir, offset, SnapshotFileSuffix)
+}
+
+// The cleaner keeps transactional batches and markers whole, so a replay
+// after compaction still ends every transaction.
+func TestCompactionKeepsTransactions(t *testing.T) {
+	d := newDisk(t, nil)
+	cfg := smallConfig()
+	cfg.CleanupPolicy = CleanupCompact
+	l := openTestLog(t, d, cfg, 0)
+	b := NewBatch(0, []Record{{Key: []byte("k"), Value: []byte("txn")}})
+	b.Attributes, b.ProducerID, b.ProducerEpoch, b.BaseSequence = TransactionalFlagMask, 10, 0, 0
+	if _, err := l.AppendBatchAsLeader(&b, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	writeMarker(t, l, 10, 0, 0, false)
+	for len(l.Segments()) < 3 {
+		if _, err := l.AppendAsLeader([]Record{{Key: []byte("k"), Value: []byte("plain")}}, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := l.Compact(0, l.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	data, err := l.Read(0, 1<<20, l.LogEndOffset())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := DecodeBatches(data)
+	if err != nil || len(bs) < 2 || bs[0].Attributes != TransactionalFlagMask || bs[1].Attributes != TransactionalFlagMask|ControlFlagMask {
+		t.Fatalf("after compaction: %d batches, %v", len(bs), err)
+	}
+	if got := l.CollectAbortedTxns(0, l.LogEndOffset()); len(got) != 1 {
+		t.Fatalf("aborted after compaction: %+v", got)
+	}
+	d.PowerLoss()
+	l = openTestLog(t, d, cfg, 0)
+	if _, ok := l.FirstUnstableOffset(); ok {
+		t.Fatal("a transaction left ongoing after compaction and recovery")
+	}
+}
