@@ -130,6 +130,10 @@ type partState struct {
 	position int64 // next offset Poll returns; -1 until known
 	fetchPos int64 // next offset to fetch
 	buffer   []ConsumerRecord
+	// skipTo is the offset after the batches the buffered fetch dropped
+	// (control batches, aborted transactions) past its last record, -1 if
+	// none: the position moves there once the buffer is drained.
+	skipTo   int64
 	fetching bool
 	// fetchRetryAt holds the partition's next fetch back for
 	// retry.backoff.ms after a partition error (NOT_LEADER_FOR_PARTITION,
@@ -425,6 +429,9 @@ func (c *Consumer) Poll(ctx *sim.Context) ([]ConsumerRecord, error) {
 		p.position = p.buffer[take-1].Offset + 1
 		p.posEpoch = p.buffer[take-1].LeaderEpoch
 		p.buffer = p.buffer[take:]
+		if len(p.buffer) == 0 && p.skipTo > p.position {
+			p.position = p.skipTo // past control and aborted batches after the last record
+		}
 	}
 	if n > 0 {
 		c.cursor = (c.cursor + 1) % n

@@ -30,7 +30,9 @@ package client
 // fails with ErrCommitFailed and the member rejoins.
 
 import (
+	"cmp"
 	"errors"
+	"slices"
 
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/storage"
@@ -269,7 +271,7 @@ func (c *Consumer) reset(ctx *sim.Context, p *partState) {
 		ts = storage.EarliestTimestamp
 	}
 	req := kmsg.NewPtrListOffsetsRequest()
-	req.Version, req.ReplicaID = 4, -1
+	req.Version, req.ReplicaID, req.IsolationLevel = 4, -1, c.isolationLevel()
 	rp := kmsg.NewListOffsetsRequestTopicPartition()
 	rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = p.tp.Partition, ts, -1
 	req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: p.tp.Topic, Partitions: []kmsg.ListOffsetsRequestTopicPartition{rp}}}
@@ -339,6 +341,7 @@ func (c *Consumer) sendFetches(ctx *sim.Context) {
 			req.MinBytes, req.MaxBytes = int32(c.cfg.FetchMinBytes), int32(c.cfg.FetchMaxBytes)
 			req.SessionEpoch = -1
 			req.Rack = c.cfg.ClientRack
+			req.IsolationLevel = c.isolationLevel()
 			reqs[node] = req
 			order = append(order, node)
 		}
@@ -438,16 +441,84 @@ func (c *Consumer) handleFetched(ctx *sim.Context, p *partState, node int32, fr 
 			if err != nil {
 				return // a partial batch at the end is normal; corrupt data is refetched
 			}
-			for _, b := range batches {
-				for _, r := range b.Records {
-					if r.Offset < p.fetchPos {
-						continue
-					}
-					p.buffer = append(p.buffer, ConsumerRecord{Topic: p.tp.Topic, Partition: p.tp.Partition, Offset: r.Offset,
-						Timestamp: r.Timestamp, LeaderEpoch: b.PartitionLeaderEpoch, Key: r.Key, Value: r.Value})
-				}
-				p.fetchPos = max(p.fetchPos, b.NextOffset())
-			}
+			c.buffer(ctx, p, batches, rp.AbortedTransactions)
 		}
 	}
+}
+
+// isolationLevel is isolation.level as Fetch and ListOffsets carry it.
+func (c *Consumer) isolationLevel() int8 {
+	if c.cfg.IsolationLevel == config.ReadCommitted {
+		return 1
+	}
+	return 0
+}
+
+// buffer adds the records of fetched batches to p's buffer from its fetch
+// position on. Control batches are never returned; with read_committed
+// the batches of aborted transactions are dropped, as Kafka's
+// CompletedFetch does: an aborted transaction (from the response's
+// AbortedTransactions) applies to its producer's batches from its first
+// offset on, until that producer's ABORT marker. The position moves past
+// what was dropped (at once when nothing is returned, else once Poll has
+// handed out the records before it).
+func (c *Consumer) buffer(ctx *sim.Context, p *partState, batches []storage.RecordBatch, aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction) {
+	committed := c.cfg.IsolationLevel == config.ReadCommitted
+	pending := slices.Clone(aborted)
+	slices.SortStableFunc(pending, func(a, b kmsg.FetchResponseTopicPartitionAbortedTransaction) int {
+		return cmp.Compare(a.FirstOffset, b.FirstOffset)
+	})
+	abortedPIDs := map[int64]bool{}
+	skipped := false
+	p.skipTo = -1
+	for _, b := range batches {
+		next := b.NextOffset()
+		if next <= p.fetchPos {
+			continue
+		}
+		control := b.Attributes&storage.ControlFlagMask != 0
+		if committed && b.ProducerID >= 0 {
+			for len(pending) > 0 && pending[0].FirstOffset <= b.LastOffset() {
+				abortedPIDs[pending[0].ProducerID] = true
+				pending = pending[1:]
+			}
+			switch {
+			case control && isAbortMarker(&b):
+				delete(abortedPIDs, b.ProducerID)
+			case b.Attributes&storage.TransactionalFlagMask != 0 && abortedPIDs[b.ProducerID]:
+				ctx.Log("consumer-aborted-skipped", sim.S("client-id", c.cfg.ClientID), sim.S("partition", p.tp.String()),
+					sim.I("producer", b.ProducerID), sim.I("first", b.BaseOffset), sim.I("last", b.LastOffset()))
+				p.fetchPos, skipped = next, true
+				continue
+			}
+		}
+		if control {
+			p.fetchPos, skipped = next, true
+			continue
+		}
+		for _, r := range b.Records {
+			if r.Offset < p.fetchPos {
+				continue
+			}
+			p.buffer = append(p.buffer, ConsumerRecord{Topic: p.tp.Topic, Partition: p.tp.Partition, Offset: r.Offset,
+				Timestamp: r.Timestamp, LeaderEpoch: b.PartitionLeaderEpoch, Key: r.Key, Value: r.Value})
+		}
+		p.fetchPos = max(p.fetchPos, next)
+	}
+	switch {
+	case !skipped:
+	case len(p.buffer) == 0:
+		p.position = max(p.position, p.fetchPos)
+	default:
+		p.skipTo = p.fetchPos
+	}
+}
+
+// isAbortMarker reports whether control batch b holds an ABORT marker.
+func isAbortMarker(b *storage.RecordBatch) bool {
+	if len(b.Records) == 0 {
+		return false
+	}
+	m, err := storage.ParseEndTxnMarker(b.Records[0].Key, b.Records[0].Value)
+	return err == nil && !m.Commit()
 }

@@ -68,8 +68,9 @@ func parseReset(s string) (AutoOffsetReset, bool) {
 	return "", false
 }
 
-// IsolationLevel is isolation.level. kafkasim has no transactions, so both
-// levels read up to the HW (the last stable offset equals the HW).
+// IsolationLevel is isolation.level (KIP-98): read_uncommitted reads up to
+// the HW; read_committed reads up to the last stable offset and drops the
+// records of aborted transactions.
 type IsolationLevel string
 
 // The isolation levels.
@@ -263,7 +264,7 @@ var consumerProps = newTable(
 	msProp("reconnect.backoff.ms", func(c *Consumer) *sim.Duration { return &c.ReconnectBackoff }, 0, math.MaxInt64),
 	msProp("reconnect.backoff.max.ms", func(c *Consumer) *sim.Duration { return &c.ReconnectBackoffMax }, 0, math.MaxInt64),
 	assignorsProp(),
-	choiceProp("isolation.level", func(c *Consumer) *IsolationLevel { return &c.IsolationLevel }, parseIsolation, "read_uncommitted, read_committed"),
+	choiceProp("isolation.level", func(c *Consumer) *IsolationLevel { return &c.IsolationLevel }, parseIsolation, "read_committed, read_uncommitted"),
 	choiceProp("offsets.storage", func(c *Consumer) *OffsetsStorage { return &c.OffsetsStorage }, parseOffsetsStorage, "kafka, zookeeper"),
 	boolProp(PropTruncationDetection, func(c *Consumer) *bool { return &c.TruncationDetection }),
 )

@@ -1,6 +1,6 @@
 // Package server is a Kafka broker as a simulation node: it serves Produce,
 // Fetch, Metadata, ListOffsets, OffsetsForLeaderEpoch, LeaderAndIsr,
-// UpdateMetadata and StopReplica (one file per API) and hosts the group
+// UpdateMetadata, StopReplica and WriteTxnMarkers (one file per API) and hosts the group
 // coordinator (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
 // LeaveGroup, OffsetCommit, OffsetFetch: group_coordinator.go), replicates partitions
 // as leader or follower with Kafka's HW, ISR and leader-epoch rules, and
@@ -85,6 +85,9 @@ type Broker struct {
 	controller    *controller.Controller
 
 	group groupHost // the group coordinator
+	// txnVerifier is KIP-890's check of a transaction's first batch in a
+	// partition (verify_txn.go); nil accepts at once.
+	txnVerifier TxnVerifier
 
 	kraft *kraftState // KRaft mode (kraft.go); nil in ZooKeeper mode
 
@@ -375,6 +378,8 @@ func (b *Broker) serve(from sim.NodeID, req *wire.Request) {
 		b.handleStopReplica(from, req, body)
 	case *kmsg.InitProducerIDRequest:
 		b.handleInitProducerID(from, req, body)
+	case *kmsg.WriteTxnMarkersRequest:
+		b.handleWriteTxnMarkers(from, req, body)
 	default:
 		if !b.serveMore(from, req) {
 			panic(fmt.Sprintf("broker %d: no handler for %s", b.cfg.BrokerID, req.Kind()))

@@ -27,8 +27,13 @@ package server
 // no records, one past its LEO or below its log start gets
 // OFFSET_OUT_OF_RANGE (the consumer then goes back to the leader).
 //
-// Simplifications: no fetch sessions, no isolation level (no
-// transactions); a delayed fetch completes on bytes or time only, not on a
+// KIP-98 (0.11+): a consumer's Fetch v4+ with isolation_level 1
+// (read_committed) reads only below the LSO and gets the aborted
+// transactions that overlap what it read (from the .txnindex files), so
+// it can drop their records; LastStableOffset is the LSO for either
+// isolation level; read_uncommitted reads to the HW as before.
+//
+// Simplifications: no fetch sessions; a delayed fetch completes on bytes or time only, not on a
 // HW change alone (0.11 to 2.x behaviour). Kafka lets a follower serve any
 // consumer Fetch v11+; here only one that carries a rack (client.rack), so
 // that a rack-less consumer with stale metadata still gets
@@ -123,11 +128,11 @@ func (b *Broker) readPartition(tp storage.TopicPartition, body *kmsg.FetchReques
 		return err
 	}
 	if p.role == Follower {
-		return b.readAsFollower(p, fp, rp)
+		return b.readAsFollower(p, body, fp, rp)
 	}
 	if !follower && body.Version >= 11 {
 		if id := b.preferredReadReplica(p, body.Rack, fp.FetchOffset); id >= 0 {
-			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.hw, p.hw, p.log.LogStartOffset()
+			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.hw, p.LastStableOffset(), p.log.LogStartOffset()
 			rp.PreferredReadReplica = id
 			b.logp("preferred-read-replica", p, sim.I("replica", int64(id)), sim.S("rack", body.Rack), sim.I("offset", fp.FetchOffset))
 			return nil
@@ -140,7 +145,8 @@ func (b *Broker) readPartition(tp storage.TopicPartition, body *kmsg.FetchReques
 		}
 	}
 	hwBefore := p.hw
-	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hwBefore, hwBefore, p.log.LogStartOffset()
+	lso := p.lsoAt(hwBefore)
+	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hwBefore, lso, p.log.LogStartOffset()
 	leo := p.LogEndOffset()
 	if follower && body.Version >= 12 && fp.LastFetchedEpoch >= 0 {
 		if diverged, err := b.checkDivergence(p, fp, rp); err != nil || diverged {
@@ -151,8 +157,12 @@ func (b *Broker) readPartition(tp storage.TopicPartition, body *kmsg.FetchReques
 		return kerr.OffsetOutOfRange
 	}
 	maxOffset := hwBefore
-	if follower {
+	committed := readCommitted(body)
+	switch {
+	case follower:
 		maxOffset = leo
+	case committed:
+		maxOffset = lso
 	}
 	data, err := p.log.Read(fp.FetchOffset, int(fp.PartitionMaxBytes), maxOffset)
 	if err != nil {
@@ -162,6 +172,9 @@ func (b *Broker) readPartition(tp storage.TopicPartition, body *kmsg.FetchReques
 		panic(err)
 	}
 	rp.RecordBatches = data
+	if committed {
+		rp.AbortedTransactions = abortedTxns(p, fp.FetchOffset, data)
+	}
 	if follower && update {
 		p.updateFollowerFetchState(r, fp.FetchOffset, b.ctx.Now())
 		b.maybeExpandISR(p, r)
@@ -203,12 +216,17 @@ func followerRead(body *kmsg.FetchRequest) bool {
 
 // readAsFollower serves a consumer from a follower replica, up to the
 // follower's own HW (Partition.readRecords with fetchOnlyFromLeader=false).
-func (b *Broker) readAsFollower(p *Partition, fp *kmsg.FetchRequestTopicPartition, rp *kmsg.FetchResponseTopicPartition) *kerr.Error {
-	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.hw, p.hw, p.log.LogStartOffset()
+func (b *Broker) readAsFollower(p *Partition, body *kmsg.FetchRequest, fp *kmsg.FetchRequestTopicPartition, rp *kmsg.FetchResponseTopicPartition) *kerr.Error {
+	lso := p.LastStableOffset()
+	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.hw, lso, p.log.LogStartOffset()
 	if fp.FetchOffset < p.log.LogStartOffset() || fp.FetchOffset > p.LogEndOffset() {
 		return kerr.OffsetOutOfRange
 	}
-	data, err := p.log.Read(fp.FetchOffset, int(fp.PartitionMaxBytes), p.hw)
+	maxOffset := p.hw
+	if readCommitted(body) {
+		maxOffset = lso
+	}
+	data, err := p.log.Read(fp.FetchOffset, int(fp.PartitionMaxBytes), maxOffset)
 	if err != nil {
 		if errors.Is(err, storage.ErrOffsetOutOfRange) {
 			return kerr.OffsetOutOfRange
@@ -216,7 +234,41 @@ func (b *Broker) readAsFollower(p *Partition, fp *kmsg.FetchRequestTopicPartitio
 		panic(err)
 	}
 	rp.RecordBatches = data
+	if readCommitted(body) {
+		rp.AbortedTransactions = abortedTxns(p, fp.FetchOffset, data)
+	}
 	return nil
+}
+
+// readCommitted reports whether a fetch is a consumer's read_committed one
+// (isolation_level 1, Fetch v4+).
+func readCommitted(body *kmsg.FetchRequest) bool {
+	return body.ReplicaID < 0 && body.Version >= 4 && body.IsolationLevel == 1
+}
+
+// abortedTxns returns the aborted transactions overlapping the batches
+// data read from fetchOffset on (nil when nothing was read), in the order
+// of their markers.
+func abortedTxns(p *Partition, fetchOffset int64, data []byte) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	if len(data) == 0 {
+		return nil
+	}
+	upper := fetchOffset
+	for rest := data; len(rest) > 0; {
+		h, err := storage.ParseBatchInfo(rest)
+		if err != nil {
+			panic(err) // the log returned it
+		}
+		upper = h.LastOffset + 1
+		rest = rest[h.Size:]
+	}
+	out := []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	for _, a := range p.log.CollectAbortedTxns(fetchOffset, upper) {
+		t := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		t.ProducerID, t.FirstOffset = a.ProducerID, a.FirstOffset
+		out = append(out, t)
+	}
+	return out
 }
 
 // preferredReadReplica is RackAwareReplicaSelector on the leader: the

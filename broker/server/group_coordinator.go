@@ -48,6 +48,10 @@ type groupHost struct {
 	tickAt  sim.Time
 	loads   map[sim.TimerID]groupLoad
 	appends []*groupAppend
+	// onTxnMarker is told of the transaction markers replicated on the
+	// __consumer_offsets partitions led here (write_txn_markers.go); nil
+	// until the coordinator takes transactional offset commits.
+	onTxnMarker TxnMarkerHook
 }
 
 type groupLoad struct {

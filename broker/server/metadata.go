@@ -112,7 +112,8 @@ func (b *Broker) handleMetadata(from sim.NodeID, req *wire.Request, body *kmsg.M
 
 // handleListOffsets serves ListOffsets (api key 2): the earliest offset, the
 // latest (the HW for clients, the LEO for a replica asking with its id), or
-// the first offset at a timestamp. v4+ fences on CurrentLeaderEpoch.
+// the first offset at a timestamp. v4+ fences on CurrentLeaderEpoch; v2+
+// with isolation_level 1 (read_committed) answers the LSO for the latest.
 func (b *Broker) handleListOffsets(from sim.NodeID, req *wire.Request, body *kmsg.ListOffsetsRequest) {
 	resp := kmsg.NewPtrListOffsetsResponse()
 	for _, t := range body.Topics {
@@ -129,6 +130,8 @@ func (b *Broker) handleListOffsets(from sim.NodeID, req *wire.Request, body *kms
 				rp.ErrorCode = err.Code
 			} else {
 				switch {
+				case rq.Timestamp == storage.LatestTimestamp && body.ReplicaID < 0 && body.Version >= 2 && body.IsolationLevel == 1:
+					rp.Offset = p.LastStableOffset() // read_committed (KIP-98)
 				case rq.Timestamp == storage.LatestTimestamp && body.ReplicaID < 0:
 					rp.Offset = p.hw
 				default:

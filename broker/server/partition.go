@@ -99,6 +99,19 @@ func (p *Partition) Replicas() []int32 { return slices.Clone(p.replicas) }
 // HighWatermark returns the replica's HW.
 func (p *Partition) HighWatermark() int64 { return p.hw }
 
+// LastStableOffset returns the LSO: the first offset of the earliest
+// ongoing transaction, or the HW if it is lower or none is ongoing
+// (KIP-98). A read_committed consumer reads below it.
+func (p *Partition) LastStableOffset() int64 { return p.lsoAt(p.hw) }
+
+// lsoAt is the LSO for high watermark hw.
+func (p *Partition) lsoAt(hw int64) int64 {
+	if f, ok := p.log.FirstUnstableOffset(); ok && f < hw {
+		return f
+	}
+	return hw
+}
+
 // LogEndOffset returns the replica's LEO.
 func (p *Partition) LogEndOffset() int64 { return p.log.LogEndOffset() }
 

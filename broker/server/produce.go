@@ -9,11 +9,21 @@ package server
 // ISR is below min.insync.replicas; NOT_ENOUGH_REPLICAS_AFTER_APPEND
 // answers one that was appended but committed with too small an ISR;
 // REQUEST_TIMED_OUT one the HW did not reach within the request's timeout.
-// Simplifications: idempotence and transactions are checked elsewhere (the
-// producer issue); one batch per partition per request, as Kafka's
+// Idempotent sequences are checked in producer_state.go; a transactional
+// batch is checked against the log's producer state: an epoch below the
+// producer's is INVALID_PRODUCER_EPOCH (every version: 2.7 replaced the
+// fatal PRODUCER_FENCED answer with it, KIP-588), a plain batch while the
+// producer's transaction is ongoing INVALID_TXN_STATE, a control batch from
+// a client INVALID_RECORD. KIP-890 part 1 (3.6+,
+// transaction.partition.verification.enable): the first transactional
+// batch of a producer with no ongoing transaction in the partition waits
+// for the TxnVerifier (txn_verify.go) before it is appended.
+// Simplifications: one batch per partition per request, as Kafka's
 // producer sends.
 
 import (
+	"errors"
+
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/sim"
@@ -24,31 +34,74 @@ import (
 func (b *Broker) handleProduce(from sim.NodeID, req *wire.Request, body *kmsg.ProduceRequest) {
 	resp := kmsg.NewPtrProduceResponse()
 	validAcks := body.Acks == 0 || body.Acks == 1 || body.Acks == -1
-	type waiting struct {
-		ti, pi   int
-		required int64
-	}
-	var appended []waiting
+	resp.Topics = make([]kmsg.ProduceResponseTopic, len(body.Topics))
 	for ti, t := range body.Topics {
-		rt := kmsg.ProduceResponseTopic{Topic: t.Topic}
+		rt := &resp.Topics[ti]
+		rt.Topic = t.Topic
+		rt.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(t.Partitions))
 		for pi, pd := range t.Partitions {
 			rp := kmsg.NewProduceResponseTopicPartition()
 			rp.Partition, rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = pd.Partition, -1, -1, -1
-			err := kerr.InvalidRequiredAcks
-			if validAcks {
-				var last int64
-				rp.BaseOffset, last, err = b.appendToLeader(storage.TopicPartition{Topic: t.Topic, Partition: pd.Partition}, body.Acks, pd.Records)
-				if err == nil {
-					appended = append(appended, waiting{ti, pi, last + 1})
-				}
-			}
-			rp.ErrorCode = errCode(err)
-			rt.Partitions = append(rt.Partitions, rp)
+			rt.Partitions[pi] = rp
 		}
-		resp.Topics = append(resp.Topics, rt)
 	}
-	d := &delayedProduce{from: from, req: req, resp: resp}
-	for _, w := range appended {
+	st := &produceState{from: from, req: req, body: body, resp: resp, pending: 1}
+	for ti, t := range body.Topics {
+		for pi, pd := range t.Partitions {
+			rp := &resp.Topics[ti].Partitions[pi]
+			if !validAcks {
+				rp.ErrorCode = kerr.InvalidRequiredAcks.Code
+				continue
+			}
+			tp := storage.TopicPartition{Topic: t.Topic, Partition: pd.Partition}
+			if b.verifyTxn(st, ti, pi, tp, pd.Records, func() { b.produceOne(st, ti, pi) }) {
+				continue
+			}
+			b.produceOne(st, ti, pi)
+		}
+	}
+	b.produceStepDone(st)
+}
+
+// produceState is a Produce request being served: its partitions are
+// appended one by one, some after a KIP-890 verification answers.
+type produceState struct {
+	from     sim.NodeID
+	req      *wire.Request
+	body     *kmsg.ProduceRequest
+	resp     *kmsg.ProduceResponse
+	appended []waitingPartition
+	pending  int // verifications outstanding, +1 while the request is read
+}
+
+type waitingPartition struct {
+	ti, pi   int
+	required int64
+}
+
+// produceOne appends partition (ti, pi) of the request.
+func (b *Broker) produceOne(st *produceState, ti, pi int) {
+	t := &st.body.Topics[ti]
+	pd := &t.Partitions[pi]
+	rp := &st.resp.Topics[ti].Partitions[pi]
+	var last int64
+	var err *kerr.Error
+	rp.BaseOffset, last, err = b.appendToLeader(storage.TopicPartition{Topic: t.Topic, Partition: pd.Partition}, st.body.Acks, pd.Records)
+	if err == nil {
+		st.appended = append(st.appended, waitingPartition{ti, pi, last + 1})
+	}
+	rp.ErrorCode = errCode(err)
+}
+
+// produceStepDone ends one outstanding step of st; after the last it
+// answers or waits in the purgatory.
+func (b *Broker) produceStepDone(st *produceState) {
+	if st.pending--; st.pending > 0 {
+		return
+	}
+	resp := st.resp
+	d := &delayedProduce{from: st.from, req: st.req, resp: resp}
+	for _, w := range st.appended {
 		rt := &resp.Topics[w.ti]
 		d.parts = append(d.parts, &producePartition{
 			tp:       storage.TopicPartition{Topic: rt.Topic, Partition: rt.Partitions[w.pi].Partition},
@@ -56,12 +109,12 @@ func (b *Broker) handleProduce(from sim.NodeID, req *wire.Request, body *kmsg.Pr
 		})
 	}
 	switch {
-	case body.Acks == 0:
+	case st.body.Acks == 0:
 		// No answer, ever: the client does not wait for one.
-	case body.Acks == -1 && len(appended) > 0:
-		b.delayProduce(d, sim.Ms(int64(body.TimeoutMillis)))
+	case st.body.Acks == -1 && len(st.appended) > 0:
+		b.delayProduce(d, sim.Ms(int64(st.body.TimeoutMillis)))
 	default:
-		b.respond(from, req, resp)
+		b.respond(st.from, st.req, resp)
 	}
 }
 
@@ -80,6 +133,9 @@ func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records [
 	if err != nil {
 		return -1, -1, kerr.CorruptMessage
 	}
+	if header.IsControl() {
+		return -1, -1, kerr.InvalidRecord // clients may not write control batches (LogValidator)
+	}
 	if header.ProducerID >= 0 {
 		first, dup, serr := p.checkSequence(header)
 		if serr != nil {
@@ -90,6 +146,10 @@ func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records [
 			b.logp("duplicate", p, sim.I("producer", header.ProducerID), sim.I("seq", int64(header.BaseSequence)), sim.I("offset", first))
 			return first, first + int64(header.Count) - 1, nil
 		}
+		if terr := txnAppendError(p.log.CheckProducerAppend(records)); terr != nil {
+			b.logp("txn-append-error", p, sim.I("producer", header.ProducerID), sim.I("producer-epoch", int64(header.ProducerEpoch)), sim.S("error", terr.Message))
+			return -1, -1, terr
+		}
 	}
 	info, err := p.log.AppendRawAsLeader(records, p.leaderEpoch, b.ctx.Now())
 	if err != nil {
@@ -97,10 +157,31 @@ func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records [
 	}
 	p.recordProducerAppend(header, info.FirstOffset, info.LastOffset)
 	b.logp("append", p, sim.I("first", info.FirstOffset), sim.I("last", info.LastOffset), sim.I("epoch", int64(p.leaderEpoch)), sim.I("acks", int64(acks)))
+	b.leaderAppended(p)
+	return info.FirstOffset, info.LastOffset, nil
+}
+
+// leaderAppended moves the HW after a leader append, or wakes the
+// followers' delayed fetches.
+func (b *Broker) leaderAppended(p *Partition) {
 	if p.maybeIncrementHW() {
 		b.hwIncremented(p)
 	} else {
 		b.completeFetches() // followers' delayed fetches see the new data
 	}
-	return info.FirstOffset, info.LastOffset, nil
+}
+
+// txnAppendError maps the log's producer-state refusal to its Kafka error.
+func txnAppendError(err error) *kerr.Error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, storage.ErrInvalidProducerEpoch):
+		return kerr.InvalidProducerEpoch
+	case errors.Is(err, storage.ErrTransactionCoordinatorFenced):
+		return kerr.TransactionCoordinatorFenced
+	case errors.Is(err, storage.ErrInvalidTxnState):
+		return kerr.InvalidTxnState
+	}
+	return kerr.CorruptMessage
 }

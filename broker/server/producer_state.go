@@ -9,9 +9,12 @@ package server
 // Simplifications, and why: the state is rebuilt from the log's batch
 // headers whenever the replica becomes leader (Kafka keeps it on followers
 // too and snapshots it to disk); the result is the same, the cost is a scan
-// of the log per leader change. No transactions; no UNKNOWN_PRODUCER_ID:
-// a producer with no state may start at any sequence (the "empty state"
-// rule of §4.6).
+// of the log per leader change. No UNKNOWN_PRODUCER_ID: a producer with no
+// state may start at any sequence (the "empty state" rule of §4.6).
+// Transactions (ongoing transactions, markers, the LSO) are the log's
+// producer state (package storage), kept on leaders and followers alike;
+// a marker here only moves the producer to its epoch with no batches, as
+// ProducerStateEntry.maybeUpdateProducerEpoch does.
 
 import (
 	"fmt"
@@ -45,6 +48,10 @@ func (p *Partition) rebuildProducers() {
 	p.producers = map[int64]*producerEntry{}
 	err := p.log.Batches(p.log.LogStartOffset(), func(info storage.BatchInfo) {
 		if info.ProducerID < 0 {
+			return
+		}
+		if info.IsControl() {
+			p.producerMarker(info)
 			return
 		}
 		e := p.producers[info.ProducerID]
@@ -96,10 +103,22 @@ func (p *Partition) recordProducerAppend(info storage.BatchInfo, firstOffset, la
 	if info.ProducerID < 0 || p.producers == nil {
 		return
 	}
+	if info.IsControl() {
+		p.producerMarker(info)
+		return
+	}
 	e := p.producers[info.ProducerID]
 	if e == nil || info.ProducerEpoch > e.epoch {
 		e = &producerEntry{epoch: info.ProducerEpoch}
 		p.producers[info.ProducerID] = e
 	}
 	e.add(producerBatch{info.BaseSequence, info.LastSequence(), firstOffset, lastOffset})
+}
+
+// producerMarker applies a transaction marker: a new epoch starts with no
+// batches; the marker's own sequence (none) is not recorded.
+func (p *Partition) producerMarker(info storage.BatchInfo) {
+	if e := p.producers[info.ProducerID]; e == nil || info.ProducerEpoch > e.epoch {
+		p.producers[info.ProducerID] = &producerEntry{epoch: info.ProducerEpoch}
+	}
 }

@@ -31,6 +31,18 @@ type delayedProduce struct {
 	resp  *kmsg.ProduceResponse
 	parts []*producePartition
 	timer sim.TimerID
+	// onDone, when set, is called instead of answering resp: a
+	// WriteTxnMarkers request waits here for its markers like a produce.
+	onDone func()
+}
+
+// answer sends d's response, or hands it to onDone.
+func (b *Broker) answer(d *delayedProduce) {
+	if d.onDone != nil {
+		d.onDone()
+		return
+	}
+	b.respond(d.from, d.req, d.resp)
 }
 
 type delayedFetch struct {
@@ -78,7 +90,7 @@ func (b *Broker) completeProduces() {
 	for _, d := range b.produces {
 		if b.checkProduce(d) {
 			b.ctx.CancelTimer(d.timer)
-			b.respond(d.from, d.req, d.resp)
+			b.answer(d)
 		} else {
 			kept = append(kept, d)
 		}
@@ -198,7 +210,7 @@ func (b *Broker) expireDelayed(t sim.TimerID) {
 				}
 			}
 			b.produces = append(b.produces[:i], b.produces[i+1:]...)
-			b.respond(d.from, d.req, d.resp)
+			b.answer(d)
 			return
 		}
 	}

@@ -212,7 +212,16 @@ type batchHeader struct {
 	leaderEpoch  int32 // -1 for magic < 2
 	maxTimestamp int64 // -1 for magic 0
 	count        int32 // 1 for magic < 2
+	// The producer fields and attributes of a v2 batch; NoProducerID,
+	// NoProducerEpoch, NoSequence and 0 below magic 2.
+	attrs         int16
+	producerID    int64
+	producerEpoch int16
+	baseSequence  int32
 }
+
+func (h *batchHeader) transactional() bool { return h.attrs&TransactionalFlagMask != 0 }
+func (h *batchHeader) control() bool       { return h.attrs&ControlFlagMask != 0 }
 
 func corrupt(pos int64, format string, args ...any) error {
 	return &CorruptError{Position: pos, Reason: fmt.Sprintf(format, args...)}
@@ -231,6 +240,7 @@ func parseHeader(b []byte) (batchHeader, error) {
 	length := int64(int32(binary.BigEndian.Uint32(b[lengthOffset:])))
 	h.size = LogOverhead + length
 	h.magic = int8(b[magicOffset])
+	h.producerID, h.producerEpoch, h.baseSequence = NoProducerID, NoProducerEpoch, NoSequence
 	if h.baseOffset < 0 {
 		return h, corrupt(0, "negative base offset %d", h.baseOffset)
 	}
@@ -246,6 +256,10 @@ func parseHeader(b []byte) (batchHeader, error) {
 		if c := attrs & CompressionCodecMask; c != 0 {
 			return h, corrupt(attributesOffset, "compression codec %d: compressed batches are not supported", c)
 		}
+		h.attrs = attrs
+		h.producerID = int64(binary.BigEndian.Uint64(b[producerIDOff:]))
+		h.producerEpoch = int16(binary.BigEndian.Uint16(b[producerEpochOff:]))
+		h.baseSequence = int32(binary.BigEndian.Uint32(b[baseSequenceOff:]))
 		delta := int32(binary.BigEndian.Uint32(b[lastOffsetDeltaOff:]))
 		if delta < 0 {
 			return h, corrupt(lastOffsetDeltaOff, "negative last offset delta %d", delta)

@@ -1,7 +1,5 @@
 package storage
 
-import "encoding/binary"
-
 // BatchInfo is what a batch's header says, without its records: enough to
 // rebuild producer state (Kafka's ProducerStateManager reads the same
 // fields) or walk a log.
@@ -14,7 +12,16 @@ type BatchInfo struct {
 	ProducerEpoch          int16
 	BaseSequence           int32
 	Count                  int32
+	Attributes             int16 // 0 below magic 2
 }
+
+// IsTransactional reports attribute bit 4: the batch belongs to a
+// transaction (KIP-98).
+func (b BatchInfo) IsTransactional() bool { return b.Attributes&TransactionalFlagMask != 0 }
+
+// IsControl reports attribute bit 5: the batch holds a control record (a
+// transaction marker), never returned to applications.
+func (b BatchInfo) IsControl() bool { return b.Attributes&ControlFlagMask != 0 }
 
 // LastSequence returns the sequence of the batch's last record, wrapping
 // at the int32 limit as Kafka does.
@@ -35,9 +42,8 @@ func ParseBatchInfo(b []byte) (BatchInfo, error) {
 	info := BatchInfo{BaseOffset: h.baseOffset, LastOffset: h.lastOffset, Size: h.size, Magic: h.magic,
 		LeaderEpoch: h.leaderEpoch, ProducerID: NoProducerID, ProducerEpoch: NoProducerEpoch, BaseSequence: NoSequence, Count: h.count}
 	if h.magic >= MagicV2 {
-		info.ProducerID = int64(binary.BigEndian.Uint64(b[producerIDOff:]))
-		info.ProducerEpoch = int16(binary.BigEndian.Uint16(b[producerEpochOff:]))
-		info.BaseSequence = int32(binary.BigEndian.Uint32(b[baseSequenceOff:]))
+		info.ProducerID, info.ProducerEpoch, info.BaseSequence = h.producerID, h.producerEpoch, h.baseSequence
+		info.Attributes = h.attrs
 	}
 	return info, nil
 }

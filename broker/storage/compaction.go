@@ -13,6 +13,10 @@ package storage
 // result is the same), no min.cleanable.dirty.ratio or compaction lag, no
 // grouping of small segments into one, and the tombstone horizon is the
 // record's own timestamp rather than the segment's modification time.
+// Transactional batches and transaction markers are kept whole and left
+// out of the offset map (Kafka drops aborted transactions' records and,
+// later, their markers): the producer state replayed after a crash then
+// always finds every marker, and the .txnindex stays true.
 
 import (
 	"fmt"
@@ -56,6 +60,9 @@ func (l *Log) Compact(now sim.Time, highWatermark int64) (CleanStats, error) {
 			return st, inFile(err, s.log, 0)
 		}
 		for _, b := range bs {
+			if b.Attributes&(TransactionalFlagMask|ControlFlagMask) != 0 {
+				continue // kept whole, below
+			}
 			for _, r := range b.Records {
 				if r.Key != nil {
 					latest[string(r.Key)] = r.Offset
@@ -69,6 +76,10 @@ func (l *Log) Compact(now sim.Time, highWatermark int64) (CleanStats, error) {
 		var out []byte
 		removed := 0
 		for _, b := range decoded[i] {
+			if b.Attributes&(TransactionalFlagMask|ControlFlagMask) != 0 {
+				out = b.AppendTo(out)
+				continue
+			}
 			kept := b.Records[:0:0]
 			for _, r := range b.Records {
 				if r.Key != nil && latest[string(r.Key)] == r.Offset && (r.Value != nil || r.Timestamp > horizon) {
@@ -121,7 +132,7 @@ func (l *Log) swapIn(s *segment, data []byte) (*segment, error) {
 	if err := l.fs.SyncDir(l.dir); err != nil {
 		return nil, err
 	}
-	if err := s.remove(); err != nil {
+	if err := s.removeData(); err != nil {
 		return nil, err
 	}
 	if err := l.fs.Rename(swap, s.log); err != nil {
@@ -129,6 +140,8 @@ func (l *Log) swapIn(s *segment, data []byte) (*segment, error) {
 	}
 	ns := segmentStruct(l.fs, l.dir, s.base, &l.cfg, s.created)
 	ns.size = int64(len(data))
+	// NB: the cleaner keeps transactional batches and markers as they are,
+	// so the aborted-transaction index carries over unchanged.
 	var scratch []byte
 	cut, err := ns.recover(l.cfg.IndexIntervalBytes, &scratch)
 	if err != nil {

@@ -4,7 +4,10 @@
 // time indexes, reads by offset and by timestamp, truncation, roll,
 // retention, compaction, the flush policy, the checkpoint files, the leader
 // epoch cache (LeaderEpochFileCache), recovery after a crash, and several
-// log directories (LogManager).
+// log directories (LogManager), and the data plane of transactions
+// (KIP-98): control batches (control.go), the aborted-transaction index
+// (txnindex.go) and the producer state with its snapshots, which gives the
+// first unstable offset behind the LSO (producer_state.go).
 //
 // The storage writes through the FS interface, which *sim.Disk satisfies:
 // content is durable only after a sync, so a power loss loses exactly what
@@ -31,7 +34,9 @@
 //
 // On disk, a partition directory "<topic>-<partition>" holds segments named
 // by their 20-digit base offset (00000000000000000000.log, .index,
-// .timeindex) and leader-epoch-checkpoint; each log directory holds
+// .timeindex, and .txnindex once a transaction aborted in the segment),
+// producer-state snapshots <offset>.snapshot (once the log held a
+// transaction) and leader-epoch-checkpoint; each log directory holds
 // recovery-point-offset-checkpoint, log-start-offset-checkpoint and
 // replication-offset-checkpoint. Manager.Export writes them to a real
 // directory for Kafka's kafka-dump-log.sh.

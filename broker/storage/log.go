@@ -17,8 +17,11 @@ package storage
 //     the replication checkers reason about.
 //   - The flush Kafka schedules right after a roll (flushing the rolled
 //     segments and the directory) is done synchronously in the roll.
-//   - No producer state, transactions or LogAppendTime: timestamps are the
-//     records' own (CreateTime).
+//   - No LogAppendTime: timestamps are the records' own (CreateTime).
+//   - The producer state (producer_state.go) follows every append; the
+//     broker validates a client's batch against it (CheckProducerAppend)
+//     before appending, as Kafka's analyzeAndValidateProducerState does
+//     inside the append.
 //   - A truncation that falls inside a batch removes the whole batch and the
 //     LEO becomes that batch's base offset (Kafka sets the LEO to the target
 //     and leaves a gap). Replicas truncate at batch boundaries, so the cases
@@ -51,6 +54,7 @@ type Log struct {
 	now            sim.Time // the latest time the caller passed
 	epochs         *LeaderEpochFileCache
 	recovery       RecoveryInfo
+	producers      producerState
 
 	buf []byte // scratch for encoding leader appends
 }
@@ -254,7 +258,10 @@ func (l *Log) appendBatch(h batchHeader, data []byte) error {
 			return err
 		}
 	}
-	return l.active().append(h, data, l.cfg.IndexIntervalBytes)
+	if err := l.active().append(h, data, l.cfg.IndexIntervalBytes); err != nil {
+		return err
+	}
+	return l.applyProducerState(h, data, l.active())
 }
 
 func (l *Log) maybeFlushMessages() error {
@@ -313,7 +320,10 @@ func (l *Log) roll(base int64) error {
 		return err
 	}
 	l.segments = append(l.segments, ns)
-	return l.flushTo(base)
+	if err := l.flushTo(base); err != nil {
+		return err
+	}
+	return l.takeSnapshot()
 }
 
 // Flush syncs the log up to its end and advances the recovery point.
@@ -388,9 +398,14 @@ func (l *Log) TruncateTo(target int64) error {
 	l.recoveryPoint = min(l.recoveryPoint, leo)
 	l.logStartOffset = min(l.logStartOffset, leo)
 	if l.epochs != nil {
-		return l.epochs.TruncateFromEnd(leo)
+		if err := l.epochs.TruncateFromEnd(leo); err != nil {
+			return err
+		}
 	}
-	return nil
+	if !l.producers.txnSeen {
+		return nil // see producer_state.go: nothing transactional to undo
+	}
+	return l.loadProducerState(false)
 }
 
 // TruncateFullyAndStartAt deletes every segment and restarts the log empty
@@ -413,6 +428,10 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 		return err
 	}
 	l.logStartOffset, l.recoveryPoint = offset, offset
+	if err := l.deleteSnapshotsAfter(-1); err != nil {
+		return err
+	}
+	l.producers = newProducerState()
 	if l.epochs != nil {
 		return l.epochs.Clear()
 	}
@@ -495,4 +514,23 @@ func (l *Log) AppendRawAsLeader(data []byte, epoch int32, now sim.Time) (AppendI
 		return info, err
 	}
 	return info, l.maybeFlushMessages()
+}
+
+// AppendControlAsLeader appends the transaction marker that ends producer
+// pid's transaction (commit or abort), stamped with the leader epoch, after
+// checking it against the producer state: a producer epoch below the
+// producer's gives ErrInvalidProducerEpoch, a coordinator epoch below the
+// last marker's ErrTransactionCoordinatorFenced. The marker's timestamp is
+// now, in milliseconds.
+func (l *Log) AppendControlAsLeader(pid int64, producerEpoch int16, coordinatorEpoch int32, commit bool, epoch int32, now sim.Time) (AppendInfo, error) {
+	if l.magic < MagicV2 {
+		return AppendInfo{}, fmt.Errorf("storage: append a transaction marker to %s: %w: magic v%d has no control batches", l.tp, ErrInvalidRecord, l.magic)
+	}
+	l.tick(now)
+	b := NewControlBatch(pid, producerEpoch, coordinatorEpoch, commit, int64(now)/int64(sim.Millisecond))
+	l.buf = b.AppendTo(l.buf[:0])
+	if err := l.CheckProducerAppend(l.buf); err != nil {
+		return AppendInfo{}, fmt.Errorf("storage: append a transaction marker to %s: %w", l.tp, err)
+	}
+	return l.AppendBatchAsLeader(&b, epoch, now)
 }

@@ -353,6 +353,9 @@ func (m *Manager) Close() error {
 		if err := m.logs[tp].Flush(); err != nil {
 			return err
 		}
+		if err := m.logs[tp].takeSnapshot(); err != nil {
+			return err
+		}
 	}
 	if err := m.CheckpointRecoveryPoints(); err != nil {
 		return err

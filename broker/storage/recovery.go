@@ -8,7 +8,10 @@ package storage
 // (length, magic, CRC, increasing offsets), the segment is cut at the first
 // invalid or torn batch, later segments are deleted, and the indexes are
 // rebuilt. The epoch cache is then reconciled with the log's start and end.
-// Simplifications vs Kafka: no producer state to rebuild; an index that fails
+// The producer state is then loaded from the latest snapshot at or below
+// the LEO and the batches after it replayed (producer_state.go), which
+// re-adds aborted transactions a crash took from the .txnindex files.
+// Simplifications vs Kafka: an index that fails
 // its check below the recovery point is rebuilt (Kafka does the same after
 // sanityCheck) and reported in RecoveryInfo. Unlike Kafka, the repairs are
 // synced before the log is used: Kafka leaves a recovered segment's
@@ -46,7 +49,7 @@ func OpenLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, lo
 		return nil, err
 	}
 	magic, _ := MagicForFormatVersion(cfg.MessageFormatVersion)
-	l := &Log{fs: fs, dir: dir, tp: tp, cfg: cfg, magic: magic, now: now, lastFlush: now}
+	l := &Log{fs: fs, dir: dir, tp: tp, cfg: cfg, magic: magic, now: now, lastFlush: now, producers: newProducerState()}
 	if err := l.cleanLeftovers(); err != nil {
 		return nil, err
 	}
@@ -108,6 +111,9 @@ func OpenLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, lo
 			return nil, err
 		}
 	}
+	if err := l.loadProducerState(recoveryPoint == noRecovery); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 
@@ -136,7 +142,7 @@ func (l *Log) cleanLeftovers() error {
 			// the segment it was cleaned from.
 			target := strings.TrimSuffix(full, SwapFileSuffix)
 			base := strings.TrimSuffix(target, LogFileSuffix)
-			for _, f := range []string{target, base + IndexFileSuffix, base + TimeIndexFileSuffix} {
+			for _, f := range []string{target, base + IndexFileSuffix, base + TimeIndexFileSuffix} { // the .txnindex stays
 				if l.fs.Exists(f) {
 					if err := l.fs.Remove(f); err != nil {
 						return err
@@ -157,7 +163,7 @@ func (l *Log) cleanLeftovers() error {
 		return err
 	}
 	for _, n := range names {
-		for _, suf := range []string{IndexFileSuffix, TimeIndexFileSuffix} {
+		for _, suf := range []string{IndexFileSuffix, TimeIndexFileSuffix, TxnIndexFileSuffix} {
 			if b, ok := offsetFromFilename(n, suf); ok && !l.fs.Exists(segmentFile(l.dir, b, LogFileSuffix)) {
 				if err := l.fs.Remove(path.Join(l.dir, n)); err != nil {
 					return err
@@ -225,6 +231,9 @@ func (s *segment) load() error {
 		return fmt.Errorf("storage: %s: missing index files", s.log)
 	}
 	if err := s.index.load(s.fs, s.size); err != nil {
+		return err
+	}
+	if err := s.txn.load(s.fs); err != nil {
 		return err
 	}
 	if err := s.scanTail(); err != nil {
@@ -304,6 +313,14 @@ func (s *segment) recover(indexInterval int64, scratch *[]byte) (*CorruptError, 
 		if err := s.fs.Truncate(s.log, s.size); err != nil {
 			return nil, err
 		}
+	}
+	// The aborted transactions whose markers survived stay; the producer
+	// state's replay re-adds the ones a crash lost.
+	if err := s.txn.load(s.fs); err != nil {
+		return nil, err
+	}
+	if err := s.txn.truncateTo(s.fs, s.next); err != nil {
+		return nil, err
 	}
 	if err := s.tindex.maybeAppend(s.fs, s.maxTimestamp, s.offsetOfMaxTimestamp, true); err != nil {
 		return nil, err

@@ -74,6 +74,9 @@ func (l *Log) deletePrefix(highWatermark int64, pred func(*segment) bool) (int, 
 		}
 	}
 	l.segments = append(l.segments[:0], l.segments[k:]...)
+	if err := l.deleteSnapshotsBefore(l.segments[0].base); err != nil {
+		return k, err
+	}
 	if b := l.segments[0].base; b > l.logStartOffset {
 		l.logStartOffset = b
 		if l.epochs != nil {

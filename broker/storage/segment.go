@@ -4,8 +4,9 @@ package storage
 // and its two sparse indexes, named by the segment's 20-digit base offset.
 // An offset lookup is a binary search of the .index for the last entry at or
 // below the target, then a scan of batch headers in the .log from there.
-// Simplifications vs Kafka: no .txnindex and no producer-state .snapshot
-// files (transactions and idempotence state are not kept in storage); the
+// The .txnindex (txnindex.go) is created at the segment's first aborted
+// transaction, as Kafka's TransactionIndex opens its file lazily.
+// Simplifications vs Kafka: the
 // segment's creation time, used by log.roll.ms for segments without
 // timestamps, is the virtual time at which it was created or loaded (Kafka
 // uses the file's mtime after a restart).
@@ -26,6 +27,7 @@ type segment struct {
 
 	index  offsetIndex
 	tindex timeIndex
+	txn    txnIndex
 
 	size                 int64
 	next                 int64 // offset after the last batch; base if empty
@@ -50,6 +52,7 @@ func segmentStruct(fs FS, dir string, base int64, cfg *Config, now sim.Time) *se
 		fs: fs, base: base, log: segmentFile(dir, base, LogFileSuffix),
 		index:        offsetIndex{file: segmentFile(dir, base, IndexFileSuffix), base: base, maxEntries: int(cfg.SegmentIndexBytes / IndexEntrySize)},
 		tindex:       timeIndex{file: segmentFile(dir, base, TimeIndexFileSuffix), base: base, maxEntries: int(cfg.SegmentIndexBytes / TimeIndexEntrySize)},
+		txn:          txnIndex{file: segmentFile(dir, base, TxnIndexFileSuffix)},
 		next:         base,
 		maxTimestamp: NoTimestamp, offsetOfMaxTimestamp: base, rollingBase: NoTimestamp,
 		created: now,
@@ -61,6 +64,11 @@ func createSegment(fs FS, dir string, base int64, cfg *Config, now sim.Time) (*s
 	s := segmentStruct(fs, dir, base, cfg, now)
 	for _, f := range []string{s.log, s.index.file, s.tindex.file} {
 		if err := rewriteFile(fs, f, nil); err != nil {
+			return nil, err
+		}
+	}
+	if fs.Exists(s.txn.file) { // a leftover: the index is created lazily
+		if err := fs.Remove(s.txn.file); err != nil {
 			return nil, err
 		}
 	}
@@ -188,6 +196,9 @@ func (s *segment) truncateTo(offset int64) (int64, error) {
 	if err := s.tindex.truncateTo(s.fs, offset); err != nil {
 		return 0, err
 	}
+	if err := s.txn.truncateTo(s.fs, offset); err != nil {
+		return 0, err
+	}
 	if err := s.fs.Truncate(s.log, pos); err != nil {
 		return 0, err
 	}
@@ -239,11 +250,23 @@ func (s *segment) flush() error {
 			return err
 		}
 	}
-	return nil
+	return s.txn.flush(s.fs)
 }
 
 // remove deletes the segment's files.
 func (s *segment) remove() error {
+	if err := s.removeData(); err != nil {
+		return err
+	}
+	if s.fs.Exists(s.txn.file) {
+		return s.fs.Remove(s.txn.file)
+	}
+	return nil
+}
+
+// removeData deletes the segment's .log and offset and time indexes,
+// keeping its .txnindex (a compaction swap keeps the aborted transactions).
+func (s *segment) removeData() error {
 	for _, f := range []string{s.log, s.index.file, s.tindex.file} {
 		if s.fs.Exists(f) {
 			if err := s.fs.Remove(f); err != nil {
