@@ -128,6 +128,8 @@ type analysis struct {
 	// subscribes is true when the history has :subscribe ops: Jepsen then
 	// allows poll-skip and nonmonotonic-poll (rebalances are expected).
 	subscribes bool
+	// wwDeps is Jepsen's :ww-deps option (cycles.go).
+	wwDeps bool
 }
 
 func analyze(h *History) *analysis {

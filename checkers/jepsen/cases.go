@@ -444,9 +444,10 @@ func (a *analysis) permitRebalance(an *checkers.Anomaly) {
 	}
 }
 
-// unseen returns, per key, the values :ok sends acknowledged that no :ok
-// poll or txn read by the end, as notes (Jepsen's final :unseen).
-func (a *analysis) unseen() []string {
+// unseen returns Jepsen's final :unseen, as one anomaly: per key, the
+// values :ok sends acknowledged that no :ok poll or txn read (before or
+// after), with their count; n is the number of such values.
+func (a *analysis) unseen() (an checkers.Anomaly, n int) {
 	type sent struct {
 		op   int
 		pair Pair
@@ -471,7 +472,8 @@ func (a *analysis) unseen() []string {
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].less(keys[j]) })
 	const maxListed = 8
-	var notes []string
+	var counts, parts []string
+	var ops []int
 	for _, k := range keys {
 		var vs []Value
 		for v := range acked[k] {
@@ -483,20 +485,47 @@ func (a *analysis) unseen() []string {
 			continue
 		}
 		sortValues(vs)
-		var parts []string
+		n += len(vs)
+		counts = append(counts, k.String()+" "+strconv.Itoa(len(vs)))
+		var ps []string
 		for i, v := range vs {
 			if i == maxListed {
-				parts = append(parts, "... "+strconv.Itoa(len(vs)-maxListed)+" more")
+				ps = append(ps, "... "+strconv.Itoa(len(vs)-maxListed)+" more")
 				break
 			}
 			s := acked[k][v]
+			ops = append(ops, s.op)
 			p := v.String() + " ("
 			if s.pair.HasOffset {
 				p += "offset " + itoa(s.pair.Offset) + ", "
+				if len(keys) == 1 {
+					an.Offsets = append(an.Offsets, s.pair.Offset)
+				}
 			}
-			parts = append(parts, p+"sent by "+a.ref(s.op)+")")
+			ps = append(ps, p+"sent by "+a.ref(s.op)+")")
 		}
-		notes = append(notes, "key "+k.String()+": "+strconv.Itoa(len(vs))+" acknowledged value(s) never read by an ok poll or txn: "+strings.Join(parts, ", "))
+		parts = append(parts, "key "+k.String()+": "+strings.Join(ps, ", "))
 	}
-	return notes
+	if n == 0 {
+		return an, 0
+	}
+	sort.Ints(ops)
+	seen := map[int]bool{}
+	for _, i := range ops {
+		if id := a.h.Ops[i].ID(); !seen[id] {
+			seen[id] = true
+			an.Ops = append(an.Ops, id)
+		}
+	}
+	an.Kind = NameUnseen
+	an.Value = "unseen={" + strings.Join(counts, ", ") + "}"
+	refs := make([]string, 0, len(an.Ops))
+	for _, i := range ops {
+		if r := a.ref(i); len(refs) == 0 || refs[len(refs)-1] != r {
+			refs = append(refs, r)
+		}
+	}
+	an.Description = plural(n, "acknowledged value") + " never read by an ok poll or txn: " + strings.Join(parts, "; ") +
+		"; lost, or late (sent after the last polls caught up) (ops " + strings.Join(refs, ", ") + ")"
+	return an, n
 }
