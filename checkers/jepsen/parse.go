@@ -278,19 +278,19 @@ func parseLine(text string, line int) (op Op, client bool, err error) {
 	}
 	op.F = string(f)
 	if idx, present := m[edn.Keyword("index")]; present {
-		i, ok := idx.(int64)
+		i, ok := asInt64(idx)
 		if !ok || i < 0 {
 			return op, false, fmt.Errorf(":index %s: want a non-negative integer", ednString(idx))
 		}
 		op.Index = i
 	}
-	switch p := m[edn.Keyword("process")].(type) {
-	case int64:
+	proc := m[edn.Keyword("process")]
+	if p, ok := asInt64(proc); ok {
 		op.Process = p
-	case edn.Keyword:
+	} else if _, ok := proc.(edn.Keyword); ok {
 		return op, false, nil // :nemesis and other non-client processes
-	default:
-		return op, false, fmt.Errorf(":process %s: want an integer (a client) or a keyword such as :nemesis", ednString(p))
+	} else {
+		return op, false, fmt.Errorf(":process %s: want an integer (a client) or a keyword such as :nemesis", ednString(proc))
 	}
 	value := m[edn.Keyword("value")]
 	switch op.F {
@@ -500,12 +500,12 @@ func parsePair(v []any) (Pair, error) {
 		return Pair{}, fmt.Errorf("%s: want [offset v]", ednString(v))
 	}
 	var p Pair
-	switch o := v[0].(type) {
-	case nil:
-	case int64:
+	if v[0] != nil {
+		o, ok := asInt64(v[0])
+		if !ok {
+			return Pair{}, fmt.Errorf("offset %s: want an integer or nil", ednString(v[0]))
+		}
 		p.Offset, p.HasOffset = o, true
-	default:
-		return Pair{}, fmt.Errorf("offset %s: want an integer or nil", ednString(v[0]))
 	}
 	val, err := parseValue(v[1])
 	if err != nil {
@@ -529,18 +529,24 @@ func parseValue(x any) (Value, error) {
 	return Value{S: ednText(x), Str: true, Raw: true}, nil
 }
 
-func parseKey(x any) (Key, error) {
-	switch k := x.(type) {
+// asInt64 returns an integer, or a BigInt (2N) that fits in 64 bits.
+func asInt64(x any) (int64, bool) {
+	switch n := x.(type) {
 	case int64:
-		return Key{N: k}, nil
+		return n, true
 	case big.Int:
-		if k.IsInt64() {
-			return Key{N: k.Int64()}, nil
-		}
+		return n.Int64(), n.IsInt64()
 	case *big.Int:
-		if k.IsInt64() {
-			return Key{N: k.Int64()}, nil
-		}
+		return n.Int64(), n.IsInt64()
+	}
+	return 0, false
+}
+
+func parseKey(x any) (Key, error) {
+	if n, ok := asInt64(x); ok {
+		return Key{N: n}, nil
+	}
+	switch k := x.(type) {
 	case string:
 		return Key{S: k, Str: true}, nil
 	case edn.Keyword:
@@ -633,6 +639,8 @@ func ednText(x any) string {
 		return "#{" + strings.Join(parts, " ") + "}"
 	case *any:
 		return ednText(*v)
+	case edn.Tag:
+		return "#" + v.Tagname + " " + ednText(v.Value)
 	}
 	b, err := edn.Marshal(x)
 	if err != nil {
