@@ -46,8 +46,8 @@
 //     cycle through the first edge of the kind the type needs, not Elle's
 //     breadth-first search of every op; a search past its step budget is
 //     Unknown (Elle's cycle-search-timeout). Elle's cycle-exists fallbacks
-//     (PL-1-cycle-exists, ...) are not reported: Jepsen's kafka checker
-//     ignores them too. :ww-deps is a Jepsen test option a history does
+//     (PL-1-cycle-exists, ...) are not reported: they only restate that
+//     some component has a cycle, which the named cycles show. :ww-deps is a Jepsen test option a history does
 //     not record: on by default (Options, -ww-deps), so G0 and ww-borne
 //     G1c are reported, permitted as Jepsen allows them. G0-process and
 //     G1c-process are kafkasim's addition over each process's ok ops (Elle
