@@ -41,7 +41,8 @@ func Check(h *History) []checkers.Verdict { return CheckWith(h, Options{WWDeps: 
 type Options struct {
 	// WWDeps is Jepsen's :ww-deps: infer ww dependencies from the log
 	// order of writes to a key. Jepsen's default is off (its G0 and
-	// ww-borne G1c cycles then go unseen); Check turns it on.
+	// ww-borne G1c cycles then go unseen, and the cycle verdicts here are
+	// unknown unless a cycle is found); Check turns it on.
 	WWDeps bool
 }
 

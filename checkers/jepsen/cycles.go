@@ -537,6 +537,12 @@ func (a *analysis) cycles() []checkers.Verdict {
 		if undecided {
 			ns = append(ns, "search incomplete: "+why)
 		}
+		if !a.wwDeps {
+			// Without ww edges a cycle through one cannot be seen: none
+			// found is not "none there".
+			undecided = true
+			ns = append(ns, "without :ww-deps (-ww-deps=false) there are no ww edges, so cycles through one are not searched")
+		}
 		out = append(out, checkers.NewVerdict(name, byName[name], undecided, ns...))
 	}
 	if len(gs.main.nodes) == 0 {
