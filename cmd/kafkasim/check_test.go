@@ -218,3 +218,16 @@ func TestCheckJepsenBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckJepsenWWDeps: -ww-deps=false is a Jepsen run without :ww-deps:
+// g0.edn's G0 cannot be seen, so the cycle verdicts are unknown (exit 3).
+func TestCheckJepsenWWDeps(t *testing.T) {
+	code, out, _ := runCmd("check", "-format", "jepsen", "-history", jepsenHistory("g0.edn"))
+	if code != 1 || !strings.Contains(out, "  G0                       violation (permitted by Kafka's contract)\n") {
+		t.Errorf("ww-deps on: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCmd("check", "-format", "jepsen", "-ww-deps=false", "-history", jepsenHistory("g0.edn"))
+	if code != 3 || !strings.Contains(out, "  G0                       unknown\n") || !strings.Contains(out, "without :ww-deps") {
+		t.Errorf("ww-deps off: exit %d\n%s", code, out)
+	}
+}
