@@ -48,8 +48,9 @@
 //     Unknown (Elle's cycle-search-timeout). Elle's cycle-exists fallbacks
 //     (PL-1-cycle-exists, ...) are not reported: they only restate that
 //     some component has a cycle, which the named cycles show. :ww-deps is a Jepsen test option a history does
-//     not record: on by default (Options, -ww-deps), so G0 and ww-borne
-//     G1c are reported, permitted as Jepsen allows them. G0-process and
+//     not record: on by default (Options, -ww-deps), as in jepsen-io/redpanda
+//     (off only with --no-ww-deps), so G0 and ww-borne G1c are reported,
+//     permitted as Jepsen allows them. G0-process and
 //     G1c-process are kafkasim's addition over each process's ok ops (Elle
 //     gives Jepsen only the realtime order, which contains them).
 //     Jepsen's other outputs (realtime-lag, consume-counts, plots) are
