@@ -471,7 +471,9 @@ func (a *analysis) unseen() (an checkers.Anomaly, n int) {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].less(keys[j]) })
-	const maxListed = 8
+	// NB: the values of the first maxKeys keys are listed, with their ops;
+	// every key's count is in Value, as in Jepsen's :unseen.
+	const maxListed, maxKeys = 8, 8
 	var counts, parts []string
 	var ops []int
 	for _, k := range keys {
@@ -487,6 +489,9 @@ func (a *analysis) unseen() (an checkers.Anomaly, n int) {
 		sortValues(vs)
 		n += len(vs)
 		counts = append(counts, k.String()+" "+strconv.Itoa(len(vs)))
+		if len(counts) > maxKeys {
+			continue
+		}
 		var ps []string
 		for i, v := range vs {
 			if i == maxListed {
@@ -517,6 +522,9 @@ func (a *analysis) unseen() (an checkers.Anomaly, n int) {
 			an.Ops = append(an.Ops, id)
 		}
 	}
+	if len(counts) > maxKeys {
+		parts = append(parts, "... "+plural(len(counts)-maxKeys, "more key"))
+	}
 	an.Kind = NameUnseen
 	an.Value = "unseen={" + strings.Join(counts, ", ") + "}"
 	refs := make([]string, 0, len(an.Ops))
@@ -525,7 +533,7 @@ func (a *analysis) unseen() (an checkers.Anomaly, n int) {
 			refs = append(refs, r)
 		}
 	}
-	an.Description = plural(n, "acknowledged value") + " never read by an ok poll or txn: " + strings.Join(parts, "; ") +
+	an.Description = plural(n, "acknowledged value") + " on " + plural(len(counts), "key") + " never read by an ok poll or txn: " + strings.Join(parts, "; ") +
 		"; lost, or late (sent after the last polls caught up) (ops " + strings.Join(refs, ", ") + ")"
 	return an, n
 }

@@ -154,7 +154,7 @@ func TestCheckJepsen(t *testing.T) {
 		{"lost-write.edn", 1, []string{"  lost-write               violation\n", "lost-write key=1 value=2 offsets=[1]:", "  unseen                   violation\n"}},
 		{"G1a.edn", 1, []string{"  G1a                      violation\n", "aborted read"}},
 		{"int-send-skip.edn", 1, []string{"  int-send-skip            violation (permitted by Kafka's contract)\n"}},
-		{"unseen.edn", 1, []string{"  unseen                   violation\n", "unseen unseen={1 1} offsets=[1]: 1 acknowledged value never read", "may be late rather than lost"}},
+		{"unseen.edn", 1, []string{"  unseen                   violation\n", "unseen unseen={1 1} offsets=[1]: 1 acknowledged value on 1 key never read", "may be late rather than lost"}},
 		{"precommitted-read.edn", 1, []string{"  empty-transaction-graph  unknown\n", "Elle has nothing to analyse"}},
 		{"g1c-wr.edn", 1, []string{"  G1c                      violation\n", "G1c offsets=[0 0]: cycle #2 -> #3 -> #2: #2 sent :a to :x at offset 0 which was polled by #3 (wr); #3 sent :b to :y at offset 0 which was polled by #2 (wr)"}},
 	} {
