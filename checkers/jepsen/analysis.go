@@ -22,7 +22,7 @@ import (
 // keyValues are the values an op read from, or sent to, one key, in order.
 type keyValues struct {
 	key    Key
-	values []int64
+	values []Value
 	pairs  []Pair
 }
 
@@ -76,16 +76,16 @@ func sortKV(kvs []keyValues) {
 }
 
 // valueSet is a set of values per key.
-type valueSet map[Key]map[int64]bool
+type valueSet map[Key]map[Value]bool
 
-func (s valueSet) add(k Key, v int64) {
+func (s valueSet) add(k Key, v Value) {
 	if s[k] == nil {
-		s[k] = map[int64]bool{}
+		s[k] = map[Value]bool{}
 	}
 	s[k][v] = true
 }
 
-func (s valueSet) has(k Key, v int64) bool { return s[k][v] }
+func (s valueSet) has(k Key, v Value) bool { return s[k][v] }
 
 // order is the version order of one key.
 type order struct {
@@ -93,19 +93,19 @@ type order struct {
 	// offset of index i is offsets[i].
 	offsets []int64
 	// values maps an offset to its distinct values, ascending.
-	values map[int64][]int64
+	values map[int64][]Value
 	// byIndex is the value at each index (the smallest, if several).
-	byIndex []int64
+	byIndex []Value
 	// byValue is the index of a value of byIndex (the last, if several:
 	// Jepsen's index-seq).
-	byValue map[int64]int
+	byValue map[Value]int
 	// firstIndex and lastIndex are the first and last index at which a
 	// value appears, counting every value of an offset.
-	firstIndex, lastIndex map[int64]int
+	firstIndex, lastIndex map[Value]int
 }
 
 // index returns a value's index in byValue, and false if it has none.
-func (o *order) index(v int64) (int, bool) {
+func (o *order) index(v Value) (int, bool) {
 	if o == nil {
 		return 0, false
 	}
@@ -122,16 +122,18 @@ type analysis struct {
 	failedWrites  valueSet
 	// writerOf is the position in h.Ops of the last completion that sent
 	// each value (Jepsen's writer-of).
-	writerOf map[Key]map[int64]int
+	writerOf map[Key]map[Value]int
 	orders   map[Key]*order
 	keys     []Key // of orders, sorted
 	// subscribes is true when the history has :subscribe ops: Jepsen then
 	// allows poll-skip and nonmonotonic-poll (rebalances are expected).
 	subscribes bool
+	// wwDeps is Jepsen's :ww-deps option (cycles.go).
+	wwDeps bool
 }
 
 func analyze(h *History) *analysis {
-	a := &analysis{h: h, okReads: valueSet{}, failedWrites: valueSet{}, writerOf: map[Key]map[int64]int{},
+	a := &analysis{h: h, okReads: valueSet{}, failedWrites: valueSet{}, writerOf: map[Key]map[Value]int{},
 		orders: map[Key]*order{}}
 	a.reads, a.writes = make([][]keyValues, len(h.Ops)), make([][]keyValues, len(h.Ops))
 	for i := range h.Ops {
@@ -152,7 +154,7 @@ func analyze(h *History) *analysis {
 		}
 		for _, kv := range a.writes[i] {
 			if a.writerOf[kv.key] == nil {
-				a.writerOf[kv.key] = map[int64]int{}
+				a.writerOf[kv.key] = map[Value]int{}
 			}
 			for _, v := range kv.values {
 				a.writerOf[kv.key][v] = i
@@ -211,24 +213,24 @@ func (a *analysis) eachPair(fn func(k Key, p Pair, op int)) {
 }
 
 func (a *analysis) buildOrders() {
-	raw := map[Key]map[int64]map[int64]bool{}
+	raw := map[Key]map[int64]map[Value]bool{}
 	a.eachPair(func(k Key, p Pair, _ int) {
 		if raw[k] == nil {
-			raw[k] = map[int64]map[int64]bool{}
+			raw[k] = map[int64]map[Value]bool{}
 		}
 		if raw[k][p.Offset] == nil {
-			raw[k][p.Offset] = map[int64]bool{}
+			raw[k][p.Offset] = map[Value]bool{}
 		}
 		raw[k][p.Offset][p.Value] = true
 	})
 	for k, offs := range raw {
-		o := &order{values: map[int64][]int64{}, byValue: map[int64]int{}, firstIndex: map[int64]int{}, lastIndex: map[int64]int{}}
+		o := &order{values: map[int64][]Value{}, byValue: map[Value]int{}, firstIndex: map[Value]int{}, lastIndex: map[Value]int{}}
 		for off, vs := range offs {
 			o.offsets = append(o.offsets, off)
 			for v := range vs {
 				o.values[off] = append(o.values[off], v)
 			}
-			sortInts(o.values[off])
+			sortValues(o.values[off])
 		}
 		sortInts(o.offsets)
 		for i, off := range o.offsets {
@@ -251,7 +253,7 @@ func (a *analysis) buildOrders() {
 // naming is an op that put a value at an offset into a version order.
 type naming struct {
 	op    int
-	value int64
+	value Value
 }
 
 // opsAt returns, for each wanted offset of each key, the ops that put a
@@ -272,3 +274,5 @@ func (a *analysis) opsAt(want map[Key]map[int64]bool) map[Key]map[int64][]naming
 }
 
 func sortInts(xs []int64) { sort.Slice(xs, func(i, j int) bool { return xs[i] < xs[j] }) }
+
+func sortValues(vs []Value) { sort.Slice(vs, func(i, j int) bool { return vs[i].less(vs[j]) }) }

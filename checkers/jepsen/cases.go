@@ -42,10 +42,10 @@ func (a *analysis) ref(i int) string { return a.h.Ops[i].Ref() }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
-func joinValues(vs []int64) string {
+func joinValues(vs []Value) string {
 	s := make([]string, len(vs))
 	for i, v := range vs {
-		s[i] = itoa(v)
+		s[i] = v.String()
 	}
 	return strings.Join(s, ", ")
 }
@@ -87,15 +87,15 @@ func (a *analysis) inconsistentOffsets() []checkers.Anomaly {
 func (a *analysis) duplicate() []checkers.Anomaly {
 	type dup struct {
 		k       Key
-		v       int64
+		v       Value
 		offsets []int64
 	}
 	var dups []dup
 	want := map[Key]map[int64]bool{}
 	for _, k := range a.keys {
 		o := a.orders[k]
-		at := map[int64][]int64{}
-		var order []int64
+		at := map[Value][]int64{}
+		var order []Value
 		for _, off := range o.offsets {
 			for _, v := range o.values[off] {
 				if len(at[v]) == 0 {
@@ -128,7 +128,7 @@ func (a *analysis) duplicate() []checkers.Anomaly {
 			}
 		}
 		sort.Ints(ops)
-		out = append(out, a.newAnomaly("duplicate", d.k, itoa(d.v), d.offsets, ops,
+		out = append(out, a.newAnomaly("duplicate", d.k, d.v.String(), d.offsets, ops,
 			"at "+strconv.Itoa(len(d.offsets))+" offsets of the key"))
 	}
 	return out
@@ -148,9 +148,9 @@ func (a *analysis) lostWrite() []checkers.Anomaly {
 		if o == nil {
 			continue // read values without offsets: nothing to bound
 		}
-		bound, boundValue := -1, int64(0)
+		bound, boundValue := -1, Value{}
 		for v := range read {
-			if i, ok := o.firstIndex[v]; ok && (i > bound || i == bound && v < boundValue) {
+			if i, ok := o.firstIndex[v]; ok && (i > bound || i == bound && v.less(boundValue)) {
 				bound, boundValue = i, v
 			}
 		}
@@ -158,7 +158,7 @@ func (a *analysis) lostWrite() []checkers.Anomaly {
 			continue
 		}
 		maxReader := a.firstOKReader(k, boundValue)
-		var lost []int64
+		var lost []Value
 		for v, last := range o.lastIndex {
 			if last <= bound && !read[v] {
 				lost = append(lost, v)
@@ -168,7 +168,7 @@ func (a *analysis) lostWrite() []checkers.Anomaly {
 			if o.firstIndex[lost[i]] != o.firstIndex[lost[j]] {
 				return o.firstIndex[lost[i]] < o.firstIndex[lost[j]]
 			}
-			return lost[i] < lost[j]
+			return lost[i].less(lost[j])
 		})
 		for _, v := range lost {
 			w, ok := a.writerOf[k][v]
@@ -179,13 +179,13 @@ func (a *analysis) lostWrite() []checkers.Anomaly {
 			desc := "sent by " + a.ref(w) + " (" + a.h.Ops[w].Type.String() + ") at offset " + itoa(off) +
 				" (index " + strconv.Itoa(o.firstIndex[v]) + "); "
 			if maxReader >= 0 {
-				desc += a.ref(maxReader) + " read value " + itoa(boundValue) + " at offset " + itoa(o.offsets[bound]) +
+				desc += a.ref(maxReader) + " read value " + boundValue.String() + " at offset " + itoa(o.offsets[bound]) +
 					" (index " + strconv.Itoa(bound) + ")"
 			} else {
 				desc += "ok polls read up to index " + strconv.Itoa(bound)
 			}
 			desc += ", but no ok poll or txn read it"
-			out = append(out, a.newAnomaly("lost-write", k, itoa(v), []int64{off}, []int{w, maxReader}, desc))
+			out = append(out, a.newAnomaly("lost-write", k, v.String(), []int64{off}, []int{w, maxReader}, desc))
 		}
 	}
 	return out
@@ -193,7 +193,7 @@ func (a *analysis) lostWrite() []checkers.Anomaly {
 
 // firstOKReader returns the position of the first :ok op that read v
 // from k, or -1.
-func (a *analysis) firstOKReader(k Key, v int64) int {
+func (a *analysis) firstOKReader(k Key, v Value) int {
 	for i := range a.h.Ops {
 		if a.h.Ops[i].Type != OK {
 			continue
@@ -207,7 +207,7 @@ func (a *analysis) firstOKReader(k Key, v int64) int {
 	return -1
 }
 
-func containsValue(vs []int64, v int64) bool {
+func containsValue(vs []Value, v Value) bool {
 	for _, x := range vs {
 		if x == v {
 			return true
@@ -233,7 +233,7 @@ func (a *analysis) g1a() []checkers.Anomaly {
 				if kv.pairs[j].HasOffset {
 					offs = []int64{kv.pairs[j].Offset}
 				}
-				out = append(out, a.newAnomaly("G1a", kv.key, itoa(v), offs, []int{w, i},
+				out = append(out, a.newAnomaly("G1a", kv.key, v.String(), offs, []int{w, i},
 					a.ref(i)+" read it, but its send "+a.ref(w)+" failed (aborted read)"))
 			}
 		}
@@ -262,7 +262,7 @@ func (a *analysis) precommitted(i int) (checkers.Anomaly, bool) {
 			}
 			for _, v := range r.values {
 				if containsValue(w.values, v) {
-					return a.newAnomaly("precommitted-read", r.key, itoa(v), nil, []int{i},
+					return a.newAnomaly("precommitted-read", r.key, v.String(), nil, []int{i},
 						a.ref(i)+" read a value it sent itself"), true
 				}
 			}
@@ -273,7 +273,7 @@ func (a *analysis) precommitted(i int) (checkers.Anomaly, bool) {
 
 // delta returns the index distance from v1 to v2 in k's version order,
 // and 1 (no anomaly) when either has no index, as Jepsen does.
-func (a *analysis) delta(k Key, v1, v2 int64) (d, i1, i2 int) {
+func (a *analysis) delta(k Key, v1, v2 Value) (d, i1, i2 int) {
 	o := a.orders[k]
 	i1, ok1 := o.index(v1)
 	i2, ok2 := o.index(v2)
@@ -284,9 +284,9 @@ func (a *analysis) delta(k Key, v1, v2 int64) (d, i1, i2 int) {
 }
 
 // between returns the offsets and values strictly between two indexes.
-func (a *analysis) between(k Key, i1, i2 int) ([]int64, []int64) {
+func (a *analysis) between(k Key, i1, i2 int) ([]int64, []Value) {
 	o := a.orders[k]
-	return append([]int64(nil), o.offsets[i1+1:i2]...), append([]int64(nil), o.byIndex[i1+1:i2]...)
+	return append([]int64(nil), o.offsets[i1+1:i2]...), append([]Value(nil), o.byIndex[i1+1:i2]...)
 }
 
 // offsetsOf returns the offsets of two indexes.
@@ -323,7 +323,7 @@ func (a *analysis) internal(sends bool) (skip, nonmonotonic []checkers.Anomaly) 
 				case d > 1:
 					offs, vals := a.between(kv.key, i1, i2)
 					an := a.newAnomaly("int-"+what+"-skip", kv.key, "", offs, []int{i},
-						a.ref(i)+" "+verb+" value "+itoa(v1)+" then "+itoa(v2)+", skipping "+joinValues(vals)+" (delta "+strconv.Itoa(d)+")")
+						a.ref(i)+" "+verb+" value "+v1.String()+" then "+v2.String()+", skipping "+joinValues(vals)+" (delta "+strconv.Itoa(d)+")")
 					if sends {
 						an.Permitted = true
 						an.Description += "; permitted: Kafka has no write isolation, another producer's record may land between (Jepsen always allows int-send-skip)"
@@ -331,7 +331,7 @@ func (a *analysis) internal(sends bool) (skip, nonmonotonic []checkers.Anomaly) 
 					skip = append(skip, an)
 				case d < 1:
 					nonmonotonic = append(nonmonotonic, a.newAnomaly("int-nonmonotonic-"+what, kv.key, "", a.offsetsOf(kv.key, i1, i2), []int{i},
-						a.ref(i)+" "+verb+" value "+itoa(v1)+" then "+itoa(v2)+" (delta "+strconv.Itoa(d)+")"))
+						a.ref(i)+" "+verb+" value "+v1.String()+" then "+v2.String()+" (delta "+strconv.Itoa(d)+")"))
 				}
 			}
 		}
@@ -400,12 +400,12 @@ func (a *analysis) external(sends bool) (skip, nonmonotonic []checkers.Anomaly) 
 			case d > 1 && !sends:
 				offs, vals := a.between(kv.key, i1, i2)
 				an := a.newAnomaly("poll-skip", kv.key, "", offs, []int{prev, i},
-					process+a.ref(prev)+" read up to value "+itoa(v1)+", then "+a.ref(i)+" started at "+itoa(v2)+", skipping "+joinValues(vals)+" (delta "+strconv.Itoa(d)+")")
+					process+a.ref(prev)+" read up to value "+v1.String()+", then "+a.ref(i)+" started at "+v2.String()+", skipping "+joinValues(vals)+" (delta "+strconv.Itoa(d)+")")
 				a.permitRebalance(&an)
 				skip = append(skip, an)
 			case d < 1:
 				an := a.newAnomaly("nonmonotonic-"+what, kv.key, "", a.offsetsOf(kv.key, i1, i2), []int{prev, i},
-					process+a.ref(prev)+" "+verb+" up to value "+itoa(v1)+", then "+a.ref(i)+" started at "+itoa(v2)+" (delta "+strconv.Itoa(d)+")")
+					process+a.ref(prev)+" "+verb+" up to value "+v1.String()+", then "+a.ref(i)+" started at "+v2.String()+" (delta "+strconv.Itoa(d)+")")
 				if !sends {
 					a.permitRebalance(&an)
 				}
@@ -422,7 +422,7 @@ func (a *analysis) external(sends bool) (skip, nonmonotonic []checkers.Anomaly) 
 }
 
 // valuesOf returns what op i read from (or sent to) k.
-func (a *analysis) valuesOf(i int, k Key, sends bool) []int64 {
+func (a *analysis) valuesOf(i int, k Key, sends bool) []Value {
 	kvs := a.reads[i]
 	if sends {
 		kvs = a.writes[i]
@@ -444,21 +444,22 @@ func (a *analysis) permitRebalance(an *checkers.Anomaly) {
 	}
 }
 
-// unseen returns, per key, the values :ok sends acknowledged that no :ok
-// poll or txn read by the end, as notes (Jepsen's final :unseen).
-func (a *analysis) unseen() []string {
+// unseen returns Jepsen's final :unseen, as one anomaly: per key, the
+// values :ok sends acknowledged that no :ok poll or txn read (before or
+// after), with their count; n is the number of such values.
+func (a *analysis) unseen() (an checkers.Anomaly, n int) {
 	type sent struct {
 		op   int
 		pair Pair
 	}
-	acked := map[Key]map[int64]sent{}
+	acked := map[Key]map[Value]sent{}
 	for i := range a.h.Ops {
 		if a.h.Ops[i].Type != OK {
 			continue
 		}
 		for _, kv := range a.writes[i] {
 			if acked[kv.key] == nil {
-				acked[kv.key] = map[int64]sent{}
+				acked[kv.key] = map[Value]sent{}
 			}
 			for j, v := range kv.values {
 				acked[kv.key][v] = sent{i, kv.pairs[j]}
@@ -470,10 +471,13 @@ func (a *analysis) unseen() []string {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].less(keys[j]) })
-	const maxListed = 8
-	var notes []string
+	// NB: the values of the first maxKeys keys are listed, with their ops;
+	// every key's count is in Value, as in Jepsen's :unseen.
+	const maxListed, maxKeys = 8, 8
+	var counts, parts []string
+	var ops []int
 	for _, k := range keys {
-		var vs []int64
+		var vs []Value
 		for v := range acked[k] {
 			if !a.okReads.has(k, v) {
 				vs = append(vs, v)
@@ -482,21 +486,54 @@ func (a *analysis) unseen() []string {
 		if len(vs) == 0 {
 			continue
 		}
-		sortInts(vs)
-		var parts []string
+		sortValues(vs)
+		n += len(vs)
+		counts = append(counts, k.String()+" "+strconv.Itoa(len(vs)))
+		if len(counts) > maxKeys {
+			continue
+		}
+		var ps []string
 		for i, v := range vs {
 			if i == maxListed {
-				parts = append(parts, "... "+strconv.Itoa(len(vs)-maxListed)+" more")
+				ps = append(ps, "... "+strconv.Itoa(len(vs)-maxListed)+" more")
 				break
 			}
 			s := acked[k][v]
-			p := itoa(v) + " ("
+			ops = append(ops, s.op)
+			p := v.String() + " ("
 			if s.pair.HasOffset {
 				p += "offset " + itoa(s.pair.Offset) + ", "
+				if len(keys) == 1 {
+					an.Offsets = append(an.Offsets, s.pair.Offset)
+				}
 			}
-			parts = append(parts, p+"sent by "+a.ref(s.op)+")")
+			ps = append(ps, p+"sent by "+a.ref(s.op)+")")
 		}
-		notes = append(notes, "key "+k.String()+": "+strconv.Itoa(len(vs))+" acknowledged value(s) never read by an ok poll or txn: "+strings.Join(parts, ", "))
+		parts = append(parts, "key "+k.String()+": "+strings.Join(ps, ", "))
 	}
-	return notes
+	if n == 0 {
+		return an, 0
+	}
+	sort.Ints(ops)
+	seen := map[int]bool{}
+	for _, i := range ops {
+		if id := a.h.Ops[i].ID(); !seen[id] {
+			seen[id] = true
+			an.Ops = append(an.Ops, id)
+		}
+	}
+	if len(counts) > maxKeys {
+		parts = append(parts, "... "+plural(len(counts)-maxKeys, "more key"))
+	}
+	an.Kind = NameUnseen
+	an.Value = "unseen={" + strings.Join(counts, ", ") + "}"
+	refs := make([]string, 0, len(an.Ops))
+	for _, i := range ops {
+		if r := a.ref(i); len(refs) == 0 || refs[len(refs)-1] != r {
+			refs = append(refs, r)
+		}
+	}
+	an.Description = plural(n, "acknowledged value") + " on " + plural(len(counts), "key") + " never read by an ok poll or txn: " + strings.Join(parts, "; ") +
+		"; lost, or late (sent after the last polls caught up) (ops " + strings.Join(refs, ", ") + ")"
+	return an, n
 }

@@ -23,21 +23,33 @@ const (
 	NameIntSendSkip         = "int-send-skip"
 	NameIntNonmonotonicSend = "int-nonmonotonic-send"
 	NameUnseen              = "unseen"
-	// NameCycles stands for Elle's cycle anomalies (G0, G1c, ...), which
-	// are not searched.
-	NameCycles = "cycles"
 )
 
-// Names lists the verdicts of Check, in order.
-var Names = []string{NameInconsistentOffsets, NameDuplicate, NameLostWrite, NameG1a, NamePrecommittedRead,
+// Names lists the verdicts of Check, in order: Jepsen's per-key error
+// types, Elle's cycles (CycleNames), empty-transaction-graph, and unseen.
+var Names = append(append([]string{NameInconsistentOffsets, NameDuplicate, NameLostWrite, NameG1a, NamePrecommittedRead,
 	NamePollSkip, NameNonmonotonicPoll, NameNonmonotonicSend, NameIntPollSkip, NameIntNonmonotonicPoll,
-	NameIntSendSkip, NameIntNonmonotonicSend, NameUnseen}
+	NameIntSendSkip, NameIntNonmonotonicSend}, CycleNames...), NameEmptyTransactionGraph, NameUnseen)
 
 // Check runs Jepsen's Kafka analyses on h and returns one verdict per name
-// in Names: Violation with the anomalies found, else OK; unseen is Unknown
-// when acknowledged values were never read (see doc.go).
-func Check(h *History) []checkers.Verdict {
+// in Names: Violation with the anomalies found, else OK; a cycle verdict
+// is Unknown when its search gave up, empty-transaction-graph Unknown
+// when there is nothing to analyse.
+func Check(h *History) []checkers.Verdict { return CheckWith(h, Options{WWDeps: true}) }
+
+// Options are jepsen.tests.kafka's test options that change the analysis.
+type Options struct {
+	// WWDeps is Jepsen's :ww-deps: infer ww dependencies from the log
+	// order of writes to a key. Jepsen's default is off (its G0 and
+	// ww-borne G1c cycles then go unseen, and the cycle verdicts here are
+	// unknown unless a cycle is found); Check turns it on.
+	WWDeps bool
+}
+
+// CheckWith is Check with Jepsen's test options.
+func CheckWith(h *History, opts Options) []checkers.Verdict {
 	a := analyze(h)
+	a.wwDeps = opts.WWDeps
 	intPollSkip, intNMPoll := a.internal(false)
 	intSendSkip, intNMSend := a.internal(true)
 	pollSkip, nmPoll := a.external(false)
@@ -57,23 +69,26 @@ func Check(h *History) []checkers.Verdict {
 		NameIntNonmonotonicSend: intNMSend,
 	}
 	out := make([]checkers.Verdict, 0, len(Names))
-	for _, name := range Names[:len(Names)-1] {
-		out = append(out, checkers.NewVerdict(name, found[name], false))
+	for _, name := range Names {
+		if as, ok := found[name]; ok {
+			out = append(out, checkers.NewVerdict(name, as, false))
+		}
 	}
-	notes := a.unseen()
-	if len(notes) == 0 {
+	out = append(out, a.cycles()...)
+	unseen, n := a.unseen()
+	if n == 0 {
 		out = append(out, checkers.NewVerdict(NameUnseen, nil, false, "every acknowledged value was read by an ok poll or txn"))
 	} else {
-		notes = append([]string{"acknowledged values never read by the end: lost, or sent after the last polls caught up; " +
-			"Jepsen counts :unseen as invalid, but only final polls that read every key to its end can tell, " +
-			"and values below what a poll read are judged by lost-write"}, notes...)
-		out = append(out, checkers.NewVerdict(NameUnseen, nil, true, notes...))
+		out = append(out, checkers.NewVerdict(NameUnseen, []checkers.Anomaly{unseen}, false,
+			"Jepsen counts :unseen as invalid; kafkasim notes that an unseen value may be late rather than lost: "+
+				"sent after the last polls caught up, it could still arrive; only final polls that read every key to its end can tell, "+
+				"and values below what an ok poll read are judged by lost-write"))
 	}
 	return out
 }
 
 // Unjudged returns the verdicts that a Jepsen history cannot give: the
-// kafkasim checkers that need the replicas' state, and Elle's cycles.
+// kafkasim checkers that need the replicas' state.
 // Each is Unknown with the reason; none is ever OK.
 func Unjudged() []checkers.Verdict {
 	return []checkers.Verdict{
@@ -87,8 +102,6 @@ func Unjudged() []checkers.Verdict {
 			"not judged: the invariants monitor watches a live simulated run"),
 		checkers.NewVerdict(checkers.NameLiveness, nil, true,
 			"not judged: needs the cluster's state after the final heal (leaders, ISRs, groups), which a Jepsen history does not hold"),
-		checkers.NewVerdict(NameCycles, nil, true,
-			"not judged: Elle's cycle search over ww/wr dependencies (G0, G1c, PL-1, PL-2) is not implemented"),
 	}
 }
 

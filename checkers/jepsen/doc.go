@@ -10,12 +10,12 @@
 //	{:type :ok, :f :poll, :value [[:poll {3 [[11 4] [12 5]]}]], :process 1, :index 13}
 //
 // ReadHistory parses it (parse.go); Check runs the analyses (analysis.go,
-// cases.go) and returns one checkers.Verdict per Jepsen error type, named as
-// Jepsen names them (lost-write, duplicate, poll-skip, G1a, ...), so exit
-// codes and -json work as for kafkasim's own histories. Unjudged returns
-// the verdicts of the kafkasim checkers that need replica state a Jepsen
-// history does not hold (final logs, a live monitor), and of Elle's
-// cycles: Unknown, with the reason (`kafkasim check` leaves them out of
+// cases.go, cycles.go) and returns one checkers.Verdict per Jepsen error
+// type, named as Jepsen names them (lost-write, duplicate, poll-skip, G1a,
+// G0, G1c, unseen, ...), so exit codes and -json work as for kafkasim's own
+// histories. Unjudged returns the verdicts of the kafkasim checkers that
+// need replica state a Jepsen history does not hold (final logs, a live
+// monitor): Unknown, with the reason (`kafkasim check` leaves them out of
 // its exit code, since they are unknown for every Jepsen history).
 //
 // What follows jepsen.tests.kafka (jepsen-io/jepsen, reference
@@ -26,7 +26,11 @@
 // nonmonotonic-poll, nonmonotonic-send and the int- forms, including
 // Jepsen's quirks (a key polled with no records still becomes the
 // process's last read of that key; :rebalance-log exempts keys from the
-// int-poll checks).
+// int-poll checks); unseen (Jepsen's final :unseen, one anomaly with the
+// count per key); and the dependency graph Jepsen hands Elle (ww from each
+// key's log order with :ww-deps, wr from reads, Elle's realtime order),
+// searched for G0, G1c, G0-realtime and G1c-realtime per strongly
+// connected component in Elle's order, and empty-transaction-graph.
 //
 // What it shares with package checkers: the verdict (checkers.Verdict,
 // Anomaly, Result, NewVerdict), so reports, -json and exit codes are the
@@ -38,27 +42,35 @@
 // built here, with :info and :fail ops counted as above.
 //
 // What it simplifies, and why:
-//   - No Elle: the ww/wr dependency graph and its cycles (G0, G1c, the
-//     PL- anomalies) are not searched. They need Elle's cycle search over
-//     the whole history; the anomalies above are the per-key ones Jepsen
-//     reports without it. The "cycles" verdict of Unjudged says so.
+//   - Elle, in part (cycles.go): per component and type, the shortest
+//     cycle through the first edge of the kind the type needs, not Elle's
+//     breadth-first search of every op; a search past its step budget is
+//     Unknown (Elle's cycle-search-timeout). Elle's cycle-exists fallbacks
+//     (PL-1-cycle-exists, ...) are not reported: they only restate that
+//     some component has a cycle, which the named cycles show. :ww-deps is a Jepsen test option a history does
+//     not record: on by default (Options, -ww-deps), as in jepsen-io/redpanda
+//     (off only with --no-ww-deps), so G0 and ww-borne G1c are reported,
+//     permitted as Jepsen allows them. G0-process and
+//     G1c-process are kafkasim's addition over each process's ok ops (Elle
+//     gives Jepsen only the realtime order, which contains them).
 //     Jepsen's other outputs (realtime-lag, consume-counts, plots) are
 //     measurements, not error types, and are not computed.
-//   - unseen is Unknown, not a violation: Jepsen counts acknowledged values
-//     never polled by the end as invalid, but only the final polls can tell
-//     a lost value from a late one, and a history file does not say
-//     whether they caught up. A value below what some poll read is judged
-//     by lost-write anyway.
+//   - unseen is a violation as in Jepsen, with the note that an unseen
+//     value may be late rather than lost: only final polls that caught up
+//     can tell, and a history file does not say whether they did.
 //   - Where Jepsen picks an arbitrary value (one of several at a
 //     conflicting offset), this package picks the smallest, so output is
 //     deterministic.
-//   - Keys are integers, strings or keywords, values integers (Jepsen's
-//     values are unique integers per key). Ops whose :process is not an
+//   - Keys are integers, strings or keywords; values those (Jepsen's
+//     values are unique integers per key, its tests' keywords) or other
+//     EDN scalars, compared as written (2N is 2). Ops whose :process is not an
 //     integer (:nemesis) are skipped, as Jepsen's client-ops does; :f
 //     other than :send, :poll, :txn, :assign and :subscribe (:crash,
 //     :debug-topic-partitions) take no part.
 //   - What Jepsen allows (allowed-error-types) is marked Permitted:
-//     int-send-skip always, poll-skip and nonmonotonic-poll when the
-//     history subscribes (rebalances are expected). As everywhere in
+//     int-send-skip and G0 always, G1c through a ww edge (Jepsen allows
+//     G1c with :ww-deps; a wr-only one is a read-committed violation),
+//     poll-skip and nonmonotonic-poll when the history subscribes
+//     (rebalances are expected). As everywhere in
 //     kafkasim, a permitted anomaly still makes its verdict a violation.
 package jepsen

@@ -6,8 +6,13 @@
 // Every line is checked before anything is judged: a bad line is an error
 // naming the line and what was expected, never a partial report.
 //
-// What it simplifies: keys are integers, strings or keywords, values
-// integers; other fields (:error, :time, :poll-ms, ...) are ignored.
+// Keys are integers, strings or keywords; values those or any other EDN
+// scalar (BigInts such as 2N equal the integer). Unknown tags (#object,
+// #error, #uuid, ...) are read as tagged values, and a line EDN cannot
+// read back because Jepsen printed a Java object (#object[Cls 0x1f2a ...],
+// the hex hash) is read again with such tokens as strings: one exception
+// in a history does not reject the file. Other fields (:error, :time,
+// :poll-ms, ...) are ignored.
 
 package jepsen
 
@@ -15,6 +20,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,21 +54,31 @@ func (t Type) String() string {
 	return "type(" + strconv.Itoa(int(t)) + ")"
 }
 
+// Atom is a Jepsen key or message value: an integer (a BigInt such as 2N
+// that fits in 64 bits is the integer, as Clojure's = says), a string or a
+// keyword; for a value, also any other EDN scalar or tagged literal, kept
+// as its EDN text (Raw).
+type Atom struct {
+	N int64
+	// S is a string, a keyword with its colon, or Raw EDN text; Str is set
+	// for all three, Keyword or Raw for those.
+	S                 string
+	Str, Keyword, Raw bool
+}
+
 // Key is a Jepsen key: an abstract integer (or, from some harnesses and
 // Jepsen's own tests, a string or a keyword) that the client maps to one
 // topic-partition.
-type Key struct {
-	N int64
-	// S is a string key, or a keyword key with its colon; Str is set for
-	// both, Keyword for a keyword.
-	S            string
-	Str, Keyword bool
-}
+type Key = Atom
 
-// String returns the key as EDN writes it: 3, "t-3" or :x.
-func (k Key) String() string {
+// Value is a message value: Jepsen sends unique integers per key; its own
+// tests send keywords (:a, :b).
+type Value = Atom
+
+// String returns the atom as EDN writes it: 3, "t-3", :x or the raw text.
+func (k Atom) String() string {
 	switch {
-	case k.Keyword:
+	case k.Keyword, k.Raw:
 		return k.S
 	case k.Str:
 		return strconv.Quote(k.S)
@@ -70,19 +86,29 @@ func (k Key) String() string {
 	return strconv.FormatInt(k.N, 10)
 }
 
-// less orders integer keys before string and keyword keys, each in
+// less orders integers before strings, keywords and raw values, each in
 // natural order.
-func (k Key) less(o Key) bool {
+func (k Atom) less(o Atom) bool {
 	if k.Str != o.Str {
 		return !k.Str
 	}
 	if k.Str {
 		if k.S == o.S {
-			return !k.Keyword && o.Keyword
+			return k.rank() < o.rank()
 		}
 		return k.S < o.S
 	}
 	return k.N < o.N
+}
+
+func (k Atom) rank() int {
+	switch {
+	case k.Keyword:
+		return 1
+	case k.Raw:
+		return 2
+	}
+	return 0
 }
 
 // Pair is one [offset value] pair: a poll read, or a send's completion.
@@ -90,7 +116,7 @@ func (k Key) less(o Key) bool {
 type Pair struct {
 	Offset    int64
 	HasOffset bool
-	Value     int64
+	Value     Value
 }
 
 // KeyPairs are the pairs a poll micro-op read from one key, in the order
@@ -208,14 +234,20 @@ const opExample = "one operation map per line, such as {:type :invoke, :f :send,
 
 // parseLine parses one line; client is false for a non-client op.
 func parseLine(text string, line int) (op Op, client bool, err error) {
-	d := edn.NewDecoder(strings.NewReader(text))
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return op, false, fmt.Errorf("malformed EDN (%v): want %s", err, opExample)
+	v, err := decodeLine(text)
+	if err != nil {
+		// Jepsen prints what EDN cannot read back: #object[Cls 0x1f2a "..."]
+		// (a hex identity hash), ##Inf, ratios. Such tokens sit in fields
+		// the analyses ignore (:error, :exception), so they are read again
+		// as strings rather than rejecting the file.
+		if lenient, changed := quoteUnreadable(text); changed {
+			if lv, lerr := decodeLine(lenient); lerr == nil {
+				v, err = lv, nil
+			}
+		}
 	}
-	var rest any
-	if err := d.Decode(&rest); err != io.EOF {
-		return op, false, fmt.Errorf("more than one EDN value on the line: want %s", opExample)
+	if err != nil {
+		return op, false, err
 	}
 	if t, ok := v.(edn.Tag); ok && t.Tagname == "jepsen.history.Op" {
 		v = t.Value
@@ -246,19 +278,19 @@ func parseLine(text string, line int) (op Op, client bool, err error) {
 	}
 	op.F = string(f)
 	if idx, present := m[edn.Keyword("index")]; present {
-		i, ok := idx.(int64)
+		i, ok := asInt64(idx)
 		if !ok || i < 0 {
 			return op, false, fmt.Errorf(":index %s: want a non-negative integer", ednString(idx))
 		}
 		op.Index = i
 	}
-	switch p := m[edn.Keyword("process")].(type) {
-	case int64:
+	proc := m[edn.Keyword("process")]
+	if p, ok := asInt64(proc); ok {
 		op.Process = p
-	case edn.Keyword:
+	} else if _, ok := proc.(edn.Keyword); ok {
 		return op, false, nil // :nemesis and other non-client processes
-	default:
-		return op, false, fmt.Errorf(":process %s: want an integer (a client) or a keyword such as :nemesis", ednString(p))
+	} else {
+		return op, false, fmt.Errorf(":process %s: want an integer (a client) or a keyword such as :nemesis", ednString(proc))
 	}
 	value := m[edn.Keyword("value")]
 	switch op.F {
@@ -277,6 +309,100 @@ func parseLine(text string, line int) (op Op, client bool, err error) {
 		}
 	}
 	return op, true, nil
+}
+
+func decodeLine(text string) (any, error) {
+	d := edn.NewDecoder(strings.NewReader(text))
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, fmt.Errorf("malformed EDN (%v): want %s", err, opExample)
+	}
+	var rest any
+	if err := d.Decode(&rest); err != io.EOF {
+		return nil, fmt.Errorf("more than one EDN value on the line: want %s", opExample)
+	}
+	return v, nil
+}
+
+// quoteUnreadable rewrites, outside strings and character literals, every
+// token that starts like a number but is not an EDN integer or float
+// (0x1f2a, 1/2), every ##Inf-style token, and every quote ('x), as a
+// string; changed says whether it rewrote anything.
+func quoteUnreadable(text string) (string, bool) {
+	var b strings.Builder
+	changed := false
+	delim := func(c byte) bool {
+		return c == ' ' || c == ',' || c == '\t' || c == '\n' || c == '\r' || strings.IndexByte("()[]{}\"", c) >= 0
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		switch {
+		case c == '"':
+			j := i + 1
+			for j < len(text) && text[j] != '"' {
+				if text[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j < len(text) {
+				j++
+			}
+			b.WriteString(text[i:j])
+			i = j
+			continue
+		case c == '\\' && i+1 < len(text):
+			j := i + 2
+			for j < len(text) && !delim(text[j]) {
+				j++
+			}
+			b.WriteString(text[i:j])
+			i = j
+			continue
+		case c == '\'':
+			changed = true
+			i++
+			continue
+		}
+		if delim(c) {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && !delim(text[j]) {
+			j++
+		}
+		tok := text[i:j]
+		if unreadableToken(tok) {
+			b.WriteString(strconv.Quote(tok))
+			changed = true
+		} else {
+			b.WriteString(tok)
+		}
+		i = j
+	}
+	return b.String(), changed
+}
+
+func unreadableToken(tok string) bool {
+	if strings.HasPrefix(tok, "##") {
+		return true
+	}
+	t := strings.TrimLeft(tok, "+-")
+	if t == "" || t[0] < '0' || t[0] > '9' {
+		return false
+	}
+	if _, err := strconv.ParseInt(strings.TrimSuffix(tok, "N"), 10, 64); err == nil {
+		return false
+	}
+	if _, err := strconv.ParseFloat(strings.TrimSuffix(tok, "M"), 64); err == nil {
+		return false
+	}
+	if _, ok := new(big.Int).SetString(strings.TrimSuffix(tok, "N"), 10); ok {
+		return false
+	}
+	return true
 }
 
 func parseMops(value any, t Type) ([]Mop, error) {
@@ -313,15 +439,12 @@ func parseMop(x any) (Mop, error) {
 			return Mop{}, err
 		}
 		m := Mop{Send: true, Key: k}
-		switch sv := v[2].(type) {
-		case int64:
-			m.Pair.Value = sv
-		case []any:
+		if sv, ok := v[2].([]any); ok {
 			if m.Pair, err = parsePair(sv); err != nil {
 				return Mop{}, err
 			}
-		default:
-			return Mop{}, fmt.Errorf("sent value %s: want an integer v or [offset v]", ednString(v[2]))
+		} else if m.Pair.Value, err = parseValue(v[2]); err != nil {
+			return Mop{}, fmt.Errorf("sent %v: want v or [offset v]", err)
 		}
 		return m, nil
 	case edn.Keyword("poll"):
@@ -377,25 +500,53 @@ func parsePair(v []any) (Pair, error) {
 		return Pair{}, fmt.Errorf("%s: want [offset v]", ednString(v))
 	}
 	var p Pair
-	switch o := v[0].(type) {
-	case nil:
-	case int64:
+	if v[0] != nil {
+		o, ok := asInt64(v[0])
+		if !ok {
+			return Pair{}, fmt.Errorf("offset %s: want an integer or nil", ednString(v[0]))
+		}
 		p.Offset, p.HasOffset = o, true
-	default:
-		return Pair{}, fmt.Errorf("offset %s: want an integer or nil", ednString(v[0]))
 	}
-	val, ok := v[1].(int64)
-	if !ok {
-		return Pair{}, fmt.Errorf("value %s: want an integer (Jepsen's values are unique integers)", ednString(v[1]))
+	val, err := parseValue(v[1])
+	if err != nil {
+		return Pair{}, err
 	}
 	p.Value = val
 	return p, nil
 }
 
-func parseKey(x any) (Key, error) {
-	switch k := x.(type) {
+// parseValue reads a message value: what parseKey accepts, and any other
+// scalar or tagged literal (a float, a BigInt past 64 bits, #uuid "..."),
+// kept as its EDN text. Collections, nil and symbols are not values.
+func parseValue(x any) (Value, error) {
+	if v, err := parseKey(x); err == nil {
+		return v, nil
+	}
+	switch x.(type) {
+	case nil, []any, map[any]any, map[any]bool, edn.Symbol:
+		return Value{}, fmt.Errorf("value %s: want an integer, a string or a keyword (Jepsen's values are unique integers per key)", ednString(x))
+	}
+	return Value{S: ednText(x), Str: true, Raw: true}, nil
+}
+
+// asInt64 returns an integer, or a BigInt (2N) that fits in 64 bits.
+func asInt64(x any) (int64, bool) {
+	switch n := x.(type) {
 	case int64:
-		return Key{N: k}, nil
+		return n, true
+	case big.Int:
+		return n.Int64(), n.IsInt64()
+	case *big.Int:
+		return n.Int64(), n.IsInt64()
+	}
+	return 0, false
+}
+
+func parseKey(x any) (Key, error) {
+	if n, ok := asInt64(x); ok {
+		return Key{N: n}, nil
+	}
+	switch k := x.(type) {
 	case string:
 		return Key{S: k, Str: true}, nil
 	case edn.Keyword:
@@ -488,6 +639,8 @@ func ednText(x any) string {
 		return "#{" + strings.Join(parts, " ") + "}"
 	case *any:
 		return ednText(*v)
+	case edn.Tag:
+		return "#" + v.Tagname + " " + ednText(v.Value)
 	}
 	b, err := edn.Marshal(x)
 	if err != nil {

@@ -29,6 +29,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", formatKafkasim, "history format: "+formatKafkasim+" (kafkasim run -history) or "+formatJepsen+" (Jepsen's Kafka workload, EDN)")
 	asJSON := fs.Bool("json", false, "print one JSON object: the file, its source and the verdicts")
 	budget := fs.Duration("budget", checkers.DefaultBudget, "porcupine's wall-time budget; past it linearizability is unknown")
+	wwDeps := fs.Bool("ww-deps", true, "with -format jepsen: infer ww dependencies from log order, as Jepsen's :ww-deps (false: as a Jepsen test run without it)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	defer f.Close()
 	if *format == formatJepsen {
-		return checkJepsen(*path, f, *asJSON, stdout)
+		return checkJepsen(*path, f, jepsen.Options{WWDeps: *wwDeps}, *asJSON, stdout)
 	}
 	hf, err := checkers.ReadHistoryFile(f)
 	if err != nil {
@@ -87,12 +88,12 @@ const (
 // reason). The exit code comes from the Jepsen verdicts alone: the others
 // are unknown for every Jepsen history, so counting them would make exit
 // code 3 say nothing about the history.
-func checkJepsen(path string, r io.Reader, asJSON bool, stdout io.Writer) error {
+func checkJepsen(path string, r io.Reader, opts jepsen.Options, asJSON bool, stdout io.Writer) error {
 	h, err := jepsen.ReadHistory(r)
 	if err != nil {
 		return usagef("%s: %v", path, err)
 	}
-	judged := jepsen.Check(h)
+	judged := jepsen.CheckWith(h, opts)
 	unjudged := jepsen.Unjudged()
 	if asJSON {
 		b, err := json.Marshal(struct {
@@ -129,7 +130,7 @@ func checkerNames(verdicts []checkers.Verdict) []string {
 // writeJepsenVerdicts writes the verdicts with room for Jepsen's longer
 // names, and their notes.
 func writeJepsenVerdicts(w io.Writer, verdicts []checkers.Verdict) {
-	reports.WriteVerdictsTextOpts(w, verdicts, 22, true)
+	reports.WriteVerdictsTextOpts(w, verdicts, 24, true)
 }
 
 // checkExit turns the verdicts into check's exit code, as run's.

@@ -77,7 +77,7 @@ be carried out says RUN FAILED.`,
 		examples: []string{"kafkasim suite", "kafkasim suite -run 'kip101|kip279' -seeds 20 -junit suite.xml"},
 	},
 	"check": {
-		synopsis: "kafkasim check -history FILE [-format kafkasim|jepsen] [-json] [-budget DUR]",
+		synopsis: "kafkasim check -history FILE [-format kafkasim|jepsen] [-json] [-budget DUR] [-ww-deps=false]",
 		purpose: `Runs the checkers on a history saved by 'kafkasim run -history FILE', or
 recorded by Jepsen's Kafka workload (-format jepsen), and prints the
 verdicts as run does.`,
