@@ -443,12 +443,3 @@ func (r *runner) newConsumer(st Step) error {
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
-
-// consumerUsage is each consumer step's syntax, for parse errors.
-var consumerUsage = map[string]string{
-	"consumer":          "consumer NAME group.id=G topic=T [pattern=at-least-once|at-most-once|idempotent-sink|auto] [poll=DUR] [process=DUR] [commit-delay=DUR] [consumer property=value ...]",
-	"kill-consumer":     "kill-consumer NAME",
-	"restart-consumer":  "restart-consumer NAME",
-	"close-consumer":    "close-consumer NAME",
-	"crash-coordinator": "crash-coordinator GROUP",
-}

@@ -29,7 +29,6 @@ package scenarios
 // the script last chose.
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,74 +41,14 @@ import (
 	"github.com/kafkasim/kafkasim/sim"
 )
 
-// PropLivenessTimeout is the liveness phase's bound in simulated
-// milliseconds: a kafkasim property (script 'set' or -set), not Kafka's.
-const PropLivenessTimeout = "kafkasim.liveness.timeout.ms"
-
-// DefaultLivenessTimeout is kafkasim.liveness.timeout.ms's default.
-const DefaultLivenessTimeout = 60 * sim.Second
-
 const (
-	livenessPeriod   = 100 * sim.Millisecond // how often the conditions are sampled
-	probeTimeout     = 10 * sim.Second       // one probe produce's request timeout
-	maxLivenessMilli = 86400000              // a day of simulated time
+	livenessPeriod = 100 * sim.Millisecond // how often the conditions are sampled
+	probeTimeout   = 10 * sim.Second       // one probe produce's request timeout
 )
 
 // CheckerClient is the client that probes in the end phase (final reads,
 // liveness); its operations are in the history but are not the workload.
 const CheckerClient = "checker"
-
-// isRunnerProp reports whether a property is the runner's, not Kafka's
-// (config.Parse never sees it).
-func isRunnerProp(k string) bool { return k == PropLivenessTimeout || k == PropLinkLatency }
-
-// PropLinkLatency fixes every link's latency, in simulated milliseconds: a
-// kafkasim property, not Kafka's. Unset, each message's latency is drawn
-// from sim.DefaultLink's range (100µs to 1ms); a schedule script written
-// from an exploration sets the explorer's one latency (1ms) with it.
-const PropLinkLatency = "kafkasim.link.latency.ms"
-
-const maxLinkLatencyMilli = 60000 // a minute
-
-// endOptions configure the end phase.
-type endOptions struct {
-	livenessTimeout sim.Duration
-	// linkLatency is kafkasim.link.latency.ms (0: the default link).
-	linkLatency sim.Duration
-	finalRead   bool
-	replay      string
-}
-
-// endOptions reads the end phase's settings from the script, the variant
-// and the overrides; an invalid value is bad input.
-func (s *Script) endOptions(v Variant, set map[string]string) (endOptions, error) {
-	o := endOptions{livenessTimeout: DefaultLivenessTimeout, finalRead: !s.NoFinalRead}
-	val, ok := "", false
-	for _, m := range []map[string]string{s.Props, v.Props, set} {
-		if x, has := m[PropLivenessTimeout]; has {
-			val, ok = x, true
-		}
-	}
-	for _, m := range []map[string]string{s.Props, v.Props, set} {
-		if x, has := m[PropLinkLatency]; has {
-			n, err := strconv.ParseInt(x, 10, 64)
-			if err != nil || n < 1 || n > maxLinkLatencyMilli {
-				return o, fmt.Errorf("%s=%q: want a positive integer number of milliseconds of simulated time, 1 to %d (unset: each message's latency is drawn from 100us to 1ms)",
-					PropLinkLatency, x, maxLinkLatencyMilli)
-			}
-			o.linkLatency = sim.Duration(n) * sim.Millisecond
-		}
-	}
-	if ok {
-		n, err := strconv.ParseInt(val, 10, 64)
-		if err != nil || n < 1 || n > maxLivenessMilli {
-			return o, fmt.Errorf("%s=%q: want a positive integer number of milliseconds of simulated time, 1 to %d (default %d)",
-				PropLivenessTimeout, val, maxLivenessMilli, DefaultLivenessTimeout/sim.Millisecond)
-		}
-		o.livenessTimeout = sim.Duration(n) * sim.Millisecond
-	}
-	return o, nil
-}
 
 // endPhase heals the cluster, runs the liveness phase and the final reads.
 // A run that broke before gets no end phase (its liveness is unknown).

@@ -16,7 +16,6 @@ package scenarios
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,8 +26,6 @@ import (
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/sim"
 )
-
-var controllerName = regexp.MustCompile(`^c[0-9]+$`)
 
 // quorumController resolves 'controller' in KRaft mode: the active quorum
 // controller's node and node.id.

@@ -22,18 +22,11 @@ package scenarios
 // to the script as written.
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/kafkasim/kafkasim/sim"
-)
-
-// The values of $profile.
-const (
-	ProfileSwarm = "swarm" // draw the enabled fault kinds and their rates from the seed
-	ProfileFixed = "fixed" // the script's rates, as given
 )
 
 // swarmFaultKinds are the swarm's fault rates, in the order the profile
@@ -51,15 +44,6 @@ var (
 type swarmProfile struct {
 	mode  string
 	rates map[string]float64 // by fault kind; kinds the script does not give are absent
-}
-
-// checkProfileMode validates a $profile value; name is how the input
-// named it ($profile or profile).
-func checkProfileMode(name, v string) error {
-	if v != ProfileSwarm && v != ProfileFixed {
-		return fmt.Errorf("%s=%q: allowed swarm (the fault kinds and rates drawn from the seed, the default) or fixed (the script's rates as given)", name, v)
-	}
-	return nil
 }
 
 // drawProfile returns the profile of a swarm step whose script rates are

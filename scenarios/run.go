@@ -7,7 +7,6 @@ package scenarios
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -132,38 +131,6 @@ func Outcome(v checkers.Verdict) string {
 	return v.Result.String()
 }
 
-// Variant returns the named variant ("" for the first).
-func (s *Script) Variant(name string) (Variant, error) {
-	if name == "" {
-		return s.Variants[0], nil
-	}
-	var names []string
-	for _, v := range s.Variants {
-		if v.Name == name {
-			return v, nil
-		}
-		names = append(names, v.Name)
-	}
-	return Variant{}, fmt.Errorf("scenario %s has no variant %q (allowed: %s)", s.Name, name, strings.Join(names, ", "))
-}
-
-// Configuration returns the properties of a variant with overrides applied
-// (the variant's over the script's, set's over both; either name of the
-// truncation rule replaces both names below it: labels.go).
-func (s *Script) Configuration(v Variant, set map[string]string) map[string]string {
-	props := map[string]string{}
-	for _, m := range []map[string]string{s.Props, v.Props, set} {
-		l := map[string]string{}
-		for k, val := range m {
-			if !strings.HasPrefix(k, "$") && !isRunnerProp(k) {
-				l[k] = val
-			}
-		}
-		layer(props, l)
-	}
-	return props
-}
-
 // ReplayCommand is the command line that repeats a run; scenario is the
 // -scenario argument (Script.ReplayName).
 func ReplayCommand(scenario, variant string, seed uint64, set map[string]string) string {
@@ -188,45 +155,6 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-
-// scriptVars returns the variant's script variables ($name=value) with the
-// $-keys of set (a sweep's grid, or -set) overriding them.
-func scriptVars(v Variant, set map[string]string) map[string]string {
-	vars := map[string]string{}
-	for _, m := range []map[string]string{v.Props, set} {
-		for k, val := range m {
-			if strings.HasPrefix(k, "$") {
-				vars[k] = val
-			}
-		}
-	}
-	return vars
-}
-
-// substitute replaces $name in a step's arguments and values with the
-// variant's script variables ($name=value in a variant line).
-func (st Step) substitute(vars map[string]string) Step {
-	sub := func(s string) string {
-		if strings.HasPrefix(s, "$") {
-			if v, ok := vars[s]; ok {
-				return v
-			}
-		}
-		return s
-	}
-	out := st
-	out.Args = make([]string, len(st.Args))
-	for i, a := range st.Args {
-		out.Args[i] = sub(a)
-	}
-	out.KV = make(map[string]string, len(st.KV))
-	for k, v := range st.KV {
-		out.KV[k] = sub(v)
-	}
-	return out
-}
-
-var brokerName = regexp.MustCompile(`^b[0-9]+$`)
 
 // runner is the state of one run.
 type runner struct {

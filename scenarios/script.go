@@ -483,3 +483,12 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 	}
 	return st, err
 }
+
+// consumerUsage is each consumer step's syntax, for parse errors.
+var consumerUsage = map[string]string{
+	"consumer":          "consumer NAME group.id=G topic=T [pattern=at-least-once|at-most-once|idempotent-sink|auto] [poll=DUR] [process=DUR] [commit-delay=DUR] [consumer property=value ...]",
+	"kill-consumer":     "kill-consumer NAME",
+	"restart-consumer":  "restart-consumer NAME",
+	"close-consumer":    "close-consumer NAME",
+	"crash-coordinator": "crash-coordinator GROUP",
+}

@@ -4,8 +4,6 @@ package scenarios
 // summary of a Result, and the catalogue of every scenario.
 
 import (
-	"sort"
-
 	"github.com/kafkasim/kafkasim/checkers"
 )
 
@@ -25,15 +23,4 @@ func (r *Result) Summarize() {
 		vs[i] = v
 	}
 	r.Verdicts = vs
-}
-
-// All returns every built-in scenario and the swarm scenario.
-func All() ([]*Script, error) {
-	all, err := Builtin()
-	if err != nil {
-		return nil, err
-	}
-	all = append(all, Swarm())
-	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
-	return all, nil
 }

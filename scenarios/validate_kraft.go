@@ -9,6 +9,7 @@ package scenarios
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -84,3 +85,5 @@ func (c *checker) controllerNodeError(name string) error {
 	}
 	return fmt.Errorf("%q is not a controller: the script's KRaft controllers are c0..c%d", name, c.controllers-1)
 }
+
+var controllerName = regexp.MustCompile(`^c[0-9]+$`)

@@ -77,3 +77,18 @@ func CheckValue(name, v string) error {
 	}
 	return nil
 }
+
+// checkProfileMode validates a $profile value; name is how the input
+// named it ($profile or profile).
+func checkProfileMode(name, v string) error {
+	if v != ProfileSwarm && v != ProfileFixed {
+		return fmt.Errorf("%s=%q: allowed swarm (the fault kinds and rates drawn from the seed, the default) or fixed (the script's rates as given)", name, v)
+	}
+	return nil
+}
+
+// The values of $profile.
+const (
+	ProfileSwarm = "swarm" // draw the enabled fault kinds and their rates from the seed
+	ProfileFixed = "fixed" // the script's rates, as given
+)
