@@ -136,7 +136,7 @@ func checkProps(what string, base, over map[string]string) error {
 	if _, err := config.Parse(probe.Configuration(v, nil)); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if _, err := probe.endOptions(v, nil); err != nil {
+	if _, err := probe.EndOptions(v, nil); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
@@ -171,7 +171,7 @@ func isVar(x string) bool { return strings.HasPrefix(x, "$") }
 // checkRun checks a run's script variables: every -set $name is one of
 // the script's, with a valid value, and every $name a step uses is set by
 // the variant or by -set.
-func (s *Script) checkRun(v Variant, set map[string]string) error {
+func (s *Script) CheckRun(v Variant, set map[string]string) error {
 	keys := make([]string, 0, len(set))
 	for k := range set {
 		keys = append(keys, k)
@@ -184,7 +184,7 @@ func (s *Script) checkRun(v Variant, set map[string]string) error {
 			}
 		}
 	}
-	vars := scriptVars(v, set)
+	vars := ScriptVars(v, set)
 	for _, st := range s.Steps {
 		vals := append([]string{}, st.Args...)
 		for _, k := range sortedKeys(keySet(st.KV)) {

@@ -69,7 +69,7 @@ func CheckValue(name, v string) error {
 			return fmt.Errorf("%s=%q: want a number >= 1", name, v)
 		}
 	case k == "profile":
-		return checkProfileMode(name, v)
+		return CheckProfileMode(name, v)
 	case k == "acks":
 		if v != "all" && v != "-1" && v != "1" && v != "0" {
 			return fmt.Errorf("%s=%q: allowed 0, 1, -1, all", name, v)
@@ -80,7 +80,7 @@ func CheckValue(name, v string) error {
 
 // checkProfileMode validates a $profile value; name is how the input
 // named it ($profile or profile).
-func checkProfileMode(name, v string) error {
+func CheckProfileMode(name, v string) error {
 	if v != ProfileSwarm && v != ProfileFixed {
 		return fmt.Errorf("%s=%q: allowed swarm (the fault kinds and rates drawn from the seed, the default) or fixed (the script's rates as given)", name, v)
 	}

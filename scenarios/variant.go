@@ -14,11 +14,11 @@ import (
 // and the end phase's settings the script gives (the kafkasim.* properties,
 // 'final-read'). Validate checks them; the harness runs with them.
 
-var brokerName = regexp.MustCompile(`^b[0-9]+$`)
+var BrokerName = regexp.MustCompile(`^b[0-9]+$`)
 
 // scriptVars returns the variant's script variables ($name=value) with the
 // $-keys of set (a sweep's grid, or -set) overriding them.
-func scriptVars(v Variant, set map[string]string) map[string]string {
+func ScriptVars(v Variant, set map[string]string) map[string]string {
 	vars := map[string]string{}
 	for _, m := range []map[string]string{v.Props, set} {
 		for k, val := range m {
@@ -32,7 +32,7 @@ func scriptVars(v Variant, set map[string]string) map[string]string {
 
 // substitute replaces $name in a step's arguments and values with the
 // variant's script variables ($name=value in a variant line).
-func (st Step) substitute(vars map[string]string) Step {
+func (st Step) Substitute(vars map[string]string) Step {
 	sub := func(s string) string {
 		if strings.HasPrefix(s, "$") {
 			if v, ok := vars[s]; ok {
@@ -98,18 +98,18 @@ const PropLinkLatency = "kafkasim.link.latency.ms"
 const maxLinkLatencyMilli = 60000 // a minute
 
 // endOptions configure the end phase.
-type endOptions struct {
-	livenessTimeout sim.Duration
+type EndOptions struct {
+	LivenessTimeout sim.Duration
 	// linkLatency is kafkasim.link.latency.ms (0: the default link).
-	linkLatency sim.Duration
-	finalRead   bool
-	replay      string
+	LinkLatency sim.Duration
+	FinalRead   bool
+	Replay      string
 }
 
 // endOptions reads the end phase's settings from the script, the variant
 // and the overrides; an invalid value is bad input.
-func (s *Script) endOptions(v Variant, set map[string]string) (endOptions, error) {
-	o := endOptions{livenessTimeout: DefaultLivenessTimeout, finalRead: !s.NoFinalRead}
+func (s *Script) EndOptions(v Variant, set map[string]string) (EndOptions, error) {
+	o := EndOptions{LivenessTimeout: DefaultLivenessTimeout, FinalRead: !s.NoFinalRead}
 	val, ok := "", false
 	for _, m := range []map[string]string{s.Props, v.Props, set} {
 		if x, has := m[PropLivenessTimeout]; has {
@@ -123,7 +123,7 @@ func (s *Script) endOptions(v Variant, set map[string]string) (endOptions, error
 				return o, fmt.Errorf("%s=%q: want a positive integer number of milliseconds of simulated time, 1 to %d (unset: each message's latency is drawn from 100us to 1ms)",
 					PropLinkLatency, x, maxLinkLatencyMilli)
 			}
-			o.linkLatency = sim.Duration(n) * sim.Millisecond
+			o.LinkLatency = sim.Duration(n) * sim.Millisecond
 		}
 	}
 	if ok {
@@ -132,7 +132,7 @@ func (s *Script) endOptions(v Variant, set map[string]string) (endOptions, error
 			return o, fmt.Errorf("%s=%q: want a positive integer number of milliseconds of simulated time, 1 to %d (default %d)",
 				PropLivenessTimeout, val, maxLivenessMilli, DefaultLivenessTimeout/sim.Millisecond)
 		}
-		o.livenessTimeout = sim.Duration(n) * sim.Millisecond
+		o.LivenessTimeout = sim.Duration(n) * sim.Millisecond
 	}
 	return o, nil
 }

@@ -7,6 +7,7 @@ package main
 
 import (
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 // runOrReplayChoices runs variant of s from the seed or, when file is set,
@@ -17,19 +18,19 @@ import (
 // (header, configuration, version, or choices that run out, are left over,
 // exceed their ranges or do not fit the other variant) is an error, which
 // the caller reports as bad input.
-func runOrReplayChoices(s *scenarios.Script, variant, explicit, file string, opts scenarios.Options) (*scenarios.Result, error) {
+func runOrReplayChoices(s *scenarios.Script, variant, explicit, file string, opts harness.Options) (*harness.Result, error) {
 	if file == "" {
-		return s.Run(variant, opts)
+		return harness.Run(s, variant, opts)
 	}
-	f, err := scenarios.LoadChoiceFile(file)
+	f, err := harness.LoadChoiceFile(file)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.CheckHeader(f, opts.Set); err != nil {
+	if err := harness.CheckHeader(s, f, opts.Set); err != nil {
 		return nil, err
 	}
 	if f.Variant != variant && explicit == "" {
 		return nil, nil
 	}
-	return s.RunChoiceFileUnder(f, variant, opts.Set, opts)
+	return harness.RunChoiceFileUnder(s, f, variant, opts.Set, opts)
 }

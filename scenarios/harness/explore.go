@@ -1,0 +1,655 @@
+package harness
+
+// This file is the exploration workload: the scenario's header (brokers,
+// topic, configuration, variants) with the script's steps replaced by a
+// bounded sequence of actions, each one picked through the chooser as a
+// KindFault choice, in the style of the TLA+ models of Kafka replication
+// (reference/checkers.md §1): the explorer plays the controller. At each
+// step the enabled actions are, in this order:
+//
+//	next             run until some replica, the controller or a client changes (alternative 0)
+//	produce mK       the next record, acks=all by default
+//	crash bN         the process dies; the OS keeps its page cache
+//	power-loss bN    the machine dies; every unsynced write is lost
+//	restart bN       a down broker returns, and the controller sends it the current LeaderAndIsr
+//	elect bN         the controller makes bN leader in a new epoch (from its ISR: clean;
+//	                 outside it: unclean, with -faults unclean); only bN is told
+//	notify bN        the controller sends bN the current LeaderAndIsr
+//	cut bA->bB       (with -faults partition) every message from bA to bB is
+//	                 lost until a heal: a one-way partition, and the message
+//	                 drops of a lossy link; two cuts make a full partition
+//	heal             restore every cut link
+//
+// Links have one fixed latency, so message latency is not a choice; events
+// due at the same instant still are (KindOrder). After the last step every
+// broker is restarted and told the controller's state, every link healed,
+// the cluster runs for settleTime, and the checkers judge the run.
+//
+// The abstract state hashed after each step: per replica, up or down (and,
+// down, its state when it went down and whether it lost power), role,
+// leader epoch, leader, LEO, HW, ISR, recovery point, the log's (offset,
+// epoch, value) entries and the checkpoint files; the controller's leader,
+// epoch, ISR and what it told each broker; each record's client outcome.
+// Messages in flight and timers are not part of it; the cut links are.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kafkasim/kafkasim/scenarios"
+
+	"github.com/kafkasim/kafkasim/broker/server"
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// ExploreParams are the bounds and the alphabet of an exploration.
+type ExploreParams struct {
+	// Depth is the number of actions per run (>= 1).
+	Depth int
+	// Records is how many records the workload may produce (m1..mN).
+	Records int
+	// Faults are the fault actions allowed: crash, power-loss, elect,
+	// unclean. restart and notify come with crash/power-loss and elect.
+	Faults []string
+	// Acks is the producer's acks: all (default), 1 or 0.
+	Acks string
+}
+
+// FaultNames are the fault actions an exploration can allow.
+var FaultNames = []string{"crash", "power-loss", "elect", "unclean", "partition"}
+
+// DefaultFaults are the faults explored when none are given: those of the
+// TLA+ models (a crash keeps the page cache; an election is clean).
+var DefaultFaults = []string{"crash", "elect"}
+
+// exploreLatency is every link's one latency during exploration.
+const exploreLatency = sim.Millisecond
+
+// nextBound is how long a "next" runs when nothing changes: longer than
+// replica.lag.time.max.ms and the HW checkpoint interval, so that ISR
+// shrinks and checkpoints are reachable states.
+const nextBound = 15 * sim.Second
+
+// restartDelay is how long a broker stays down at least.
+const restartDelay = sim.Millisecond
+
+// Validate checks the parameters and fills the defaults.
+func (p *ExploreParams) Validate() error {
+	if p.Depth < 1 {
+		return fmt.Errorf("depth %d: must be at least 1 (the number of actions per run)", p.Depth)
+	}
+	if p.Depth > 64 {
+		return fmt.Errorf("depth %d: at most 64", p.Depth)
+	}
+	if p.Records < 0 || p.Records > 9 {
+		return fmt.Errorf("records %d: want 0..9", p.Records)
+	}
+	if len(p.Faults) == 0 {
+		p.Faults = DefaultFaults
+	}
+	for _, f := range p.Faults {
+		if !slices.Contains(FaultNames, f) {
+			return fmt.Errorf("fault %q: allowed %s", f, strings.Join(FaultNames, ", "))
+		}
+	}
+	switch p.Acks {
+	case "":
+		p.Acks = "all"
+	case "all", "-1", "1", "0":
+	default:
+		return fmt.Errorf("acks %q: allowed all, 1, 0", p.Acks)
+	}
+	return nil
+}
+
+// String renders the parameters as the choice file and the state file
+// record them.
+func (p ExploreParams) String() string {
+	return fmt.Sprintf("depth=%d records=%d faults=%s acks=%s", p.Depth, p.Records, strings.Join(p.Faults, ","), p.Acks)
+}
+
+// ParseExploreParams is the inverse of ExploreParams.String.
+func ParseExploreParams(s string) (ExploreParams, error) {
+	var p ExploreParams
+	for _, f := range strings.Fields(s) {
+		k, v, _ := strings.Cut(f, "=")
+		var err error
+		switch k {
+		case "depth":
+			p.Depth, err = strconv.Atoi(v)
+		case "records":
+			p.Records, err = strconv.Atoi(v)
+		case "faults":
+			p.Faults = strings.Split(v, ",")
+		case "acks":
+			p.Acks = v
+		default:
+			err = fmt.Errorf("unknown parameter %q", k)
+		}
+		if err != nil {
+			return p, fmt.Errorf("explore parameters %q: %v", s, err)
+		}
+	}
+	return p, p.Validate()
+}
+
+// CheckExplorable reports whether the script's cluster is small enough to
+// enumerate: 2 or 3 brokers, one partition, at most 3 dedicated KRaft
+// controllers. A KRaft script may have more partitions: its exploration
+// keeps only the first partition of its first topic (OnePartition), since
+// the quorum's states, not the partitions', are what it enumerates.
+func CheckExplorable(s *scenarios.Script, kraft bool) error {
+	parts := 0
+	for _, t := range s.Topics {
+		parts += t.Partitions
+	}
+	switch {
+	case s.Brokers < 2 || s.Brokers > 3:
+		return fmt.Errorf("scenario %s has %d brokers: the explorer enumerates clusters of 2 or 3", s.Name, s.Brokers)
+	case parts != 1 && !kraft:
+		return fmt.Errorf("scenario %s has %d partitions: the explorer enumerates one", s.Name, parts)
+	case s.Controllers > 3:
+		return fmt.Errorf("scenario %s has %d controllers: the explorer enumerates quorums of up to 3", s.Name, s.Controllers)
+	}
+	return nil
+}
+
+// OnePartition returns the script with only the first partition of its
+// first topic (the script itself when it has just that): what a KRaft
+// exploration builds.
+func OnePartition(s *scenarios.Script) *scenarios.Script {
+	if len(s.Topics) == 1 && s.Topics[0].Partitions == 1 {
+		return s
+	}
+	c := *s
+	t := s.Topics[0]
+	t.Partitions = 1
+	if t.Assignment != nil {
+		t.Assignment = t.Assignment[:1]
+	}
+	c.Topics = []scenarios.TopicSpec{t}
+	return &c
+}
+
+// action is one entry of the menu of a step.
+type action struct {
+	op string // next, produce, crash, power-loss, restart, elect, unclean, notify, cut, heal
+	b  int32  // broker, or the record number for produce
+	to int32  // cut: the destination broker
+}
+
+func (a action) String() string {
+	switch a.op {
+	case "next":
+		return "next"
+	case "produce":
+		return "produce m" + strconv.Itoa(int(a.b))
+	case "unclean":
+		return "elect b" + strconv.Itoa(int(a.b)) + " (unclean)"
+	case "cut":
+		return "cut b" + strconv.Itoa(int(a.b)) + "->b" + strconv.Itoa(int(a.to))
+	case "heal":
+		return "heal"
+	}
+	return a.op + " b" + strconv.Itoa(int(a.b))
+}
+
+// explorer is the controller and workload of one exploration run.
+type explorer struct {
+	r        *runner
+	p        ExploreParams
+	faults   map[string]bool
+	tp       storage.TopicPartition
+	replicas []int32
+	leader   int32
+	epoch    int32
+	isr      []int32
+	told     []int32  // per broker: the epoch it was last sent, -1 none
+	down     []uint64 // per broker: its state's hash when it went down
+	lost     []bool   // per broker: it went down losing unsynced writes
+	produced int
+	buf      []byte
+	bbuf     []byte
+	// checkpoints are the files a restarted broker reads its HW and its
+	// leader epochs from.
+	checkpoints []string
+	// sched are the steps the run took, at their virtual times
+	// (Result.Schedule).
+	sched []TimedStep
+}
+
+// ExploreActions lists the exploration workload's actions of a run (other
+// than next), in order.
+func ExploreActions(res *Result) []string {
+	var out []string
+	for _, r := range res.World.Trace().Records() {
+		if r.Kind == "explore-action" {
+			a, _ := r.Get("action")
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// ExploreRun runs one exploration run of the variant under chooser c (on
+// a KRaft configuration, the KRaft workload of explore_kraft.go):
+// mark, when not nil, is called with the state hash after the setup and
+// after each action. The error is bad input only.
+func ExploreRun(s *scenarios.Script, variant string, p ExploreParams, opts Options, mark func(uint64)) (*Result, error) {
+	v, cfg, err := Prepare(s, variant, opts.Set)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Broker.KRaftMode() {
+		return exploreKRaft(s, v, cfg, p, opts, mark) // explore_kraft.go
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := CheckExplorable(s, false); err != nil {
+		return nil, err
+	}
+	keep := opts.Timeline || opts.KeepTrace
+	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
+		KeepKinds: map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true, "explore-action": true}, MaxTime: sim.Time(sim.Hour) * 24,
+		Link: sim.LinkConfig{MinLatency: exploreLatency, MaxLatency: exploreLatency}})
+	if err != nil {
+		return nil, err
+	}
+	r, err := newRunner(s, w, cfg, true, nil, opts.Timeline)
+	if err != nil {
+		return nil, err
+	}
+	r.obs.facts.UncleanElectionEnabled = r.obs.facts.UncleanElectionEnabled || slices.Contains(p.Faults, "unclean")
+	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w}
+	e := &explorer{r: r, p: p, faults: map[string]bool{}}
+	for _, f := range p.Faults {
+		e.faults[f] = true
+	}
+	e.tp = r.obs.tps[0]
+	for _, dir := range cfg.Broker.LogDirs {
+		e.checkpoints = append(e.checkpoints, dir+"/replication-offset-checkpoint", dir+"/"+e.tp.String()+"/leader-epoch-checkpoint")
+	}
+	e.replicas = r.obs.replicas[e.tp]
+	n := len(r.c.Brokers)
+	e.told, e.down, e.lost = make([]int32, n), make([]uint64, n), make([]bool, n)
+	for i := range e.told {
+		e.told[i] = -1
+	}
+	if err := guard(func() error { return e.run(mark) }); err != nil {
+		res.Failed = err.Error()
+	}
+	if res.Failed == "" {
+		if err := guard(e.settle); err != nil {
+			res.Failed = err.Error()
+		}
+	}
+	budget := opts.Budget
+	if budget == 0 {
+		budget = 2 * time.Second
+	}
+	res.Schedule, res.ScheduleEnd = e.sched, w.Now()
+	r.judge(res, v, budget)
+	res.Changes, res.Truncations = r.obs.changes, r.obs.truncations
+	return res, nil
+}
+
+// run is the setup and the Depth actions.
+func (e *explorer) run(mark func(uint64)) error {
+	r := e.r
+	e.leader, e.epoch, e.isr = e.replicas[0], 0, slices.Clone(e.replicas)
+	slices.Sort(e.isr)
+	for _, b := range e.replicas {
+		if err := e.notify(b); err != nil {
+			return err
+		}
+	}
+	if err := r.advance(r.w.Now().Add(100 * sim.Millisecond)); err != nil {
+		return err
+	}
+	if mark != nil {
+		mark(e.hash())
+	}
+	for step := 0; step < e.p.Depth; step++ {
+		menu := e.menu()
+		a := menu[r.w.Choose(sim.KindFault, len(menu))]
+		if a.op != "next" {
+			r.w.Act(r.ctl, func(ctx *sim.Context) { ctx.Log("explore-action", sim.S("action", a.String())) })
+		}
+		if err := e.do(a); err != nil {
+			return fmt.Errorf("step %d (%s): %w", step+1, a, err)
+		}
+		if mark != nil {
+			mark(e.hash())
+		}
+	}
+	return nil
+}
+
+// menu lists the actions enabled now, "next" first.
+func (e *explorer) menu() []action {
+	w := e.r.w
+	e.readISR()
+	menu := []action{{op: "next"}}
+	if e.produced < e.p.Records {
+		menu = append(menu, action{op: "produce", b: int32(e.produced + 1)})
+	}
+	for i, id := range e.r.c.Brokers {
+		b := int32(i)
+		if w.Up(id) {
+			if e.faults["crash"] {
+				menu = append(menu, action{op: "crash", b: b})
+			}
+			if e.faults["power-loss"] {
+				menu = append(menu, action{op: "power-loss", b: b})
+			}
+		} else {
+			menu = append(menu, action{op: "restart", b: b})
+		}
+	}
+	if e.faults["elect"] || e.faults["unclean"] {
+		for _, b := range e.replicas {
+			if b == e.leader || !w.Up(e.r.c.Brokers[b]) {
+				continue
+			}
+			if slices.Contains(e.isr, b) {
+				if e.faults["elect"] {
+					menu = append(menu, action{op: "elect", b: b})
+				}
+			} else if e.faults["unclean"] {
+				menu = append(menu, action{op: "unclean", b: b})
+			}
+		}
+		for _, b := range e.replicas {
+			if w.Up(e.r.c.Brokers[b]) && e.told[b] < e.epoch {
+				menu = append(menu, action{op: "notify", b: b})
+			}
+		}
+	}
+	if e.faults["partition"] {
+		anyCut := false
+		for i, a := range e.r.c.Brokers {
+			for j, b := range e.r.c.Brokers {
+				if i == j {
+					continue
+				}
+				if w.Cut(a, b) {
+					anyCut = true
+				} else {
+					menu = append(menu, action{op: "cut", b: int32(i), to: int32(j)})
+				}
+			}
+		}
+		if anyCut {
+			menu = append(menu, action{op: "heal"})
+		}
+	}
+	return menu
+}
+
+// readISR takes the ISR the current leader wrote (in ZooKeeper mode the
+// leader writes ISR changes to the partition's state znode, which the
+// controller reads).
+func (e *explorer) readISR() {
+	if p := e.partition(e.leader); p != nil && p.Role() == server.Leader && p.LeaderEpoch() == e.epoch {
+		e.isr = slices.Clone(p.ISRView())
+		slices.Sort(e.isr)
+	}
+}
+
+func (e *explorer) partition(b int32) *server.Partition {
+	br, alive := e.r.obs.broker(b)
+	if !alive || !e.r.w.Up(e.r.c.Brokers[b]) {
+		return nil
+	}
+	p, _ := br.Partition(e.tp)
+	return p
+}
+
+func bname(b int32) string { return "b" + strconv.Itoa(int(b)) }
+
+// do performs one action.
+func (e *explorer) do(a action) error {
+	r := e.r
+	switch a.op {
+	case "next":
+		return e.next()
+	case "produce":
+		e.produced++
+		acks := e.p.Acks
+		return e.exec(scenarios.Step{Op: "produce", Args: []string{"p1", e.tp.Topic + "/" + strconv.Itoa(int(e.tp.Partition)), "m" + strconv.Itoa(int(a.b))},
+			KV: map[string]string{"acks": acks, "timeout": "10s"}})
+	case "crash", "power-loss":
+		e.down[a.b] = e.brokerHash(a.b)
+		e.lost[a.b] = a.op == "power-loss"
+		kv := map[string]string{}
+		if a.op == "power-loss" {
+			kv["keep"] = "none"
+		}
+		if err := e.exec(scenarios.Step{Op: a.op, Args: []string{bname(a.b)}, KV: kv}); err != nil {
+			return err
+		}
+		if a.b == e.leader {
+			// Kafka's controller sees the leader's session end and elects
+			// the first live member of the ISR at once; with none, the
+			// partition stays offline until the leader returns.
+			for _, b := range e.isr {
+				if b != a.b && r.w.Up(r.c.Brokers[b]) {
+					e.bump(b)
+					return e.notify(b)
+				}
+			}
+		}
+	case "restart":
+		// A restart takes a moment: the checkers judge outages as
+		// intervals, and one of no length would hide that every replica
+		// was down at once.
+		if err := r.advance(r.w.Now().Add(restartDelay)); err != nil {
+			return err
+		}
+		if err := e.exec(scenarios.Step{Op: "restart", Args: []string{bname(a.b)}}); err != nil {
+			return err
+		}
+		e.told[a.b] = -1
+		if a.b == e.leader {
+			// The leader came back: like Kafka's controller bringing an
+			// offline partition online, it leads a new epoch.
+			e.bump(a.b)
+		}
+		if slices.Contains(e.replicas, a.b) {
+			return e.notify(a.b)
+		}
+	case "elect", "unclean":
+		e.bump(a.b)
+		if a.op == "unclean" {
+			e.sched = append(e.sched, TimedStep{At: r.w.Now(), Step: scenarios.Step{Op: opUnclean, Args: []string{bname(a.b)}}})
+			tp := e.tp.String()
+			r.w.Act(r.ctl, func(ctx *sim.Context) {
+				ctx.Log("controller-unclean-election", sim.S("partition", tp), sim.I("leader", int64(a.b)), sim.I("leader-epoch", int64(e.epoch)))
+			})
+		}
+		return e.notify(a.b)
+	case "notify":
+		return e.notify(a.b)
+	case "cut":
+		return e.exec(scenarios.Step{Op: "cut", Args: []string{bname(a.b), "->", bname(a.to)}})
+	case "heal":
+		return e.exec(scenarios.Step{Op: "heal"})
+	}
+	return nil
+}
+
+// bump makes b the leader of a new epoch, with the live members of the
+// ISR.
+func (e *explorer) bump(b int32) {
+	e.epoch++
+	e.leader = b
+	isr := []int32{b}
+	for _, id := range e.isr {
+		if id != b && e.r.w.Up(e.r.c.Brokers[id]) {
+			isr = append(isr, id)
+		}
+	}
+	slices.Sort(isr)
+	e.isr = isr
+}
+
+// notify sends broker b the controller's current LeaderAndIsr (and every
+// broker the UpdateMetadata).
+func (e *explorer) notify(b int32) error {
+	isr := make([]string, len(e.isr))
+	for i, id := range e.isr {
+		isr[i] = bname(id)
+	}
+	e.told[b] = e.epoch
+	return e.exec(scenarios.Step{Op: "leader-and-isr", Args: []string{e.tp.Topic + "/" + strconv.Itoa(int(e.tp.Partition))},
+		KV: map[string]string{"leader": bname(e.leader), "epoch": strconv.Itoa(int(e.epoch)), "isr": strings.Join(isr, ","), "to": bname(b)}})
+}
+
+// next runs events until the abstract state changes, or for nextBound.
+func (e *explorer) next() error { return e.r.runUntilChange(e.hash) }
+
+// runUntilChange runs events until state() differs from its value now, or
+// for nextBound: the explorers' "next" action.
+func (r *runner) runUntilChange(state func() uint64) error {
+	before := state()
+	deadline := r.w.Now().Add(nextBound)
+	for {
+		at, ok := r.w.NextEventTime()
+		if !ok || at > deadline {
+			r.w.RunUntil(deadline)
+			return nil
+		}
+		if err := r.stepOne(); err != nil {
+			return err
+		}
+		if state() != before {
+			return nil
+		}
+	}
+}
+
+// settle restarts every broker, tells each the controller's state, and lets
+// the cluster converge before the checkers judge it.
+func (e *explorer) settle() error {
+	r := e.r
+	if err := e.exec(scenarios.Step{Op: "heal"}); err != nil {
+		return err
+	}
+	for i, id := range r.c.Brokers {
+		if !r.w.Up(id) {
+			if err := e.do(action{op: "restart", b: int32(i)}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, b := range e.replicas {
+		if e.told[b] < e.epoch {
+			if err := e.notify(b); err != nil {
+				return err
+			}
+		}
+	}
+	// Long enough for a fetch lost in a cut to time out and be retried
+	// (replica.socket.timeout.ms plus replica.fetch.wait.max.ms).
+	return r.advance(r.w.Now().Add(settleTime))
+}
+
+// settleTime is how long the healed cluster runs before the checkers judge.
+const settleTime = 40 * sim.Second
+
+// hash is the abstract state (see the file comment).
+func (e *explorer) hash() uint64 {
+	b := e.buf[:0]
+	for _, id := range e.replicas {
+		b = binary.LittleEndian.AppendUint64(b, e.brokerHash(id))
+	}
+	b = binary.AppendVarint(b, int64(e.leader))
+	b = binary.AppendVarint(b, int64(e.epoch))
+	for _, id := range e.isr {
+		b = binary.AppendVarint(b, int64(id))
+	}
+	b = append(b, '|')
+	for _, t := range e.told {
+		b = binary.AppendVarint(b, int64(t))
+	}
+	b = binary.AppendVarint(b, int64(e.produced))
+	for _, a := range e.r.c.Brokers {
+		for _, c := range e.r.c.Brokers {
+			if a != c && e.r.w.Cut(a, c) {
+				b = append(b, 'x', byte(a), byte(c))
+			}
+		}
+	}
+	for _, op := range e.r.rec.History().Ops { // NB: a copy of a handful of ops
+		b = append(b, byte(op.Outcome))
+		b = binary.AppendVarint(b, op.Offset)
+	}
+	e.buf = b
+	return fnv64(b)
+}
+
+// brokerHash is one broker's part of the abstract state.
+func (e *explorer) brokerHash(id int32) uint64 {
+	w := e.r.w
+	b := e.bbuf[:0]
+	if !w.Up(e.r.c.Brokers[id]) {
+		b = append(b, 'd')
+		if e.lost[id] {
+			b = append(b, 'l')
+		}
+		b = binary.LittleEndian.AppendUint64(b, e.down[id])
+		e.bbuf = b
+		return fnv64(b)
+	}
+	b = appendPartitionState(b, e.partition(id))
+	disk := w.Disk(e.r.c.Brokers[id])
+	for _, f := range e.checkpoints {
+		if data, err := disk.ReadFile(f); err == nil {
+			b = append(b, data...)
+		}
+		b = append(b, 0)
+	}
+	e.bbuf = b
+	return fnv64(b)
+}
+
+// appendPartitionState appends a live replica's part of the abstract
+// state: role, leader epoch, leader, LEO, HW, recovery point, ISR and the
+// log's (offset, epoch, value) entries; p nil (no replica) is 'n'.
+func appendPartitionState(b []byte, p *server.Partition) []byte {
+	if p == nil {
+		return append(b, 'n')
+	}
+	b = append(b, 'p', byte(p.Role()))
+	for _, x := range []int64{int64(p.LeaderEpoch()), int64(p.Leader()), p.LogEndOffset(), p.HighWatermark(), p.Log().RecoveryPoint()} {
+		b = binary.AppendVarint(b, x)
+	}
+	for _, x := range p.ISRView() {
+		b = binary.AppendVarint(b, int64(x))
+	}
+	b = append(b, ';')
+	for _, en := range logEntries(p.Log()) {
+		b = binary.AppendVarint(b, en.Offset)
+		b = binary.AppendVarint(b, int64(en.LeaderEpoch))
+		b = append(b, en.Value...)
+		b = append(b, 0)
+	}
+	return b
+}
+
+// fnv64 is FNV-1a over b: a hash that is the same in every process (unlike
+// hash/maphash), so that saved searches resume.
+func fnv64(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
