@@ -8,6 +8,7 @@ package main
 import (
 	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
+	"github.com/kafkasim/kafkasim/scenarios/replay"
 )
 
 // runOrReplayChoices runs variant of s from the seed or, when file is set,
@@ -22,15 +23,15 @@ func runOrReplayChoices(s *scenarios.Script, variant, explicit, file string, opt
 	if file == "" {
 		return harness.Run(s, variant, opts)
 	}
-	f, err := harness.LoadChoiceFile(file)
+	f, err := replay.LoadChoiceFile(file)
 	if err != nil {
 		return nil, err
 	}
-	if err := harness.CheckHeader(s, f, opts.Set); err != nil {
+	if err := replay.CheckHeader(s, f, opts.Set); err != nil {
 		return nil, err
 	}
 	if f.Variant != variant && explicit == "" {
 		return nil, nil
 	}
-	return harness.RunChoiceFileUnder(s, f, variant, opts.Set, opts)
+	return replay.RunChoiceFileUnder(s, f, variant, opts.Set, opts)
 }

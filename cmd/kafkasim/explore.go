@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/scenarios/replay"
+
 	"github.com/kafkasim/kafkasim/explore"
 	kexplore "github.com/kafkasim/kafkasim/scenarios/explore"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
@@ -117,7 +119,7 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	for _, st := range harness.Story(ex.Found) {
 		fmt.Fprintf(stdout, "  %s\n", st)
 	}
-	ex.Found.Replay = harness.ReplayChoicesCommand(ex.File, set) // Save set the file's path
+	ex.Found.Replay = replay.ReplayChoicesCommand(ex.File, set) // Save set the file's path
 	fmt.Fprintf(stdout, "choices saved to %s\n", path)
 	if *script != "" {
 		if err := harness.SaveScheduleScript(*script, s, ex.Found, "kafkasim explore "+strings.Join(args, " "), ex.Checker); err != nil {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/scenarios/replay"
+
 	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/scenarios/shrink"
 )
@@ -50,7 +52,7 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg := shrink.Config{Variant: *variant, Set: set, Seed: seed, Checker: *checker, MaxRuns: *maxRuns}
 	if *choices != "" {
-		if cfg.From, err = harness.LoadChoiceFile(*choices); err != nil {
+		if cfg.From, err = replay.LoadChoiceFile(*choices); err != nil {
 			return usageError{err.Error()}
 		}
 	}
@@ -94,6 +96,6 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "script saved to %s: kafkasim run -scenario %s [-variant V]\n", *script, *script)
 	}
-	fmt.Fprintf(stdout, "replay: %s\n", harness.ReplayChoicesCommand(sh.File, set)) // Save set the file's path
+	fmt.Fprintf(stdout, "replay: %s\n", replay.ReplayChoicesCommand(sh.File, set)) // Save set the file's path
 	return nil
 }

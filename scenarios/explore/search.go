@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafkasim/kafkasim/scenarios/replay"
+
 	"github.com/kafkasim/kafkasim/checkers"
 	engine "github.com/kafkasim/kafkasim/explore"
 	"github.com/kafkasim/kafkasim/scenarios"
@@ -60,7 +62,7 @@ type Exploration struct {
 	// Found is the violating run, replayed with its trace (nil if none).
 	Found   *harness.Result
 	Checker string
-	File    *harness.ChoiceFile
+	File    *replay.ChoiceFile
 }
 
 // violated returns the first of names whose verdict broke Kafka's contract.
@@ -126,9 +128,9 @@ func Run(s *scenarios.Script, cfg Config) (*Exploration, error) {
 	out := &Exploration{Report: rep, Params: cfg.Params, Checkers: cfg.Checkers}
 	if rep.Violation != nil {
 		out.Checker = rep.Violation.What
-		out.File = &harness.ChoiceFile{Version: harness.Version, Scenario: s.Name, Variant: v.Name, Seed: exploreSeed, Explore: &cfg.Params, Config: conf.NonDefaultPairs(), Choices: rep.Violation.Choices,
+		out.File = &replay.ChoiceFile{Version: replay.Version, Scenario: s.Name, Variant: v.Name, Seed: exploreSeed, Explore: &cfg.Params, Config: conf.NonDefaultPairs(), Choices: rep.Violation.Choices,
 			Script: s.ReplayName(), Set: cfg.Set}
-		out.Found, err = harness.RunChoiceFile(s, out.File, cfg.Set, harness.Options{KeepTrace: true})
+		out.Found, err = replay.RunChoiceFile(s, out.File, cfg.Set, harness.Options{KeepTrace: true})
 		if err != nil {
 			return nil, fmt.Errorf("replaying the violation: %w", err)
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkasim/kafkasim/scenarios/replay"
+
 	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/sim"
@@ -94,59 +96,59 @@ func TestChoiceFileRoundTripAndMismatch(t *testing.T) {
 	if err := ex.File.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	f, err := harness.ReadChoiceFile(bytes.NewReader(buf.Bytes()))
+	f, err := replay.ReadChoiceFile(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := harness.RunChoiceFile(s, f, nil, harness.Options{})
+	res, err := replay.RunChoiceFile(s, f, nil, harness.Options{})
 	if err != nil || res.TraceHash != ex.Found.TraceHash {
 		t.Fatalf("replay: %v, hash %x want %x", err, res.TraceHash, ex.Found.TraceHash)
 	}
 	other, _ := scenarios.Load("kip279-fast-failover")
 	bad := map[string]func() error{
-		"scenario": func() error { _, err := harness.RunChoiceFile(other, f, nil, harness.Options{}); return err },
+		"scenario": func() error { _, err := replay.RunChoiceFile(other, f, nil, harness.Options{}); return err },
 		"config": func() error {
-			_, err := harness.RunChoiceFile(s, f, map[string]string{"min.insync.replicas": "2"}, harness.Options{})
+			_, err := replay.RunChoiceFile(s, f, map[string]string{"min.insync.replicas": "2"}, harness.Options{})
 			return err
 		},
 		"version": func() error {
 			g := *f
 			g.Version = "0.1"
-			_, err := harness.RunChoiceFile(s, &g, nil, harness.Options{})
+			_, err := replay.RunChoiceFile(s, &g, nil, harness.Options{})
 			return err
 		},
 		"variant": func() error {
 			g := *f
 			g.Variant = "kip279"
-			_, err := harness.RunChoiceFile(s, &g, nil, harness.Options{})
+			_, err := replay.RunChoiceFile(s, &g, nil, harness.Options{})
 			return err
 		},
 		"ran out": func() error {
 			g := *f
 			g.Choices = g.Choices[:len(g.Choices)-1]
-			_, err := harness.RunChoiceFile(s, &g, nil, harness.Options{})
+			_, err := replay.RunChoiceFile(s, &g, nil, harness.Options{})
 			return err
 		},
 		"left over": func() error {
 			g := *f
 			g.Choices = append(append([]sim.Choice(nil), g.Choices...), sim.Choice{Kind: sim.KindFault, N: 2})
-			_, err := harness.RunChoiceFile(s, &g, nil, harness.Options{})
+			_, err := replay.RunChoiceFile(s, &g, nil, harness.Options{})
 			return err
 		},
 		"range": func() error {
 			g := *f
 			g.Choices = append([]sim.Choice(nil), g.Choices...)
 			g.Choices[0].N++
-			_, err := harness.RunChoiceFile(s, &g, nil, harness.Options{})
+			_, err := replay.RunChoiceFile(s, &g, nil, harness.Options{})
 			return err
 		},
 		"syntax": func() error {
-			_, err := harness.ReadChoiceFile(strings.NewReader(strings.Replace(buf.String(), "fault:", "nope:", 1)))
+			_, err := replay.ReadChoiceFile(strings.NewReader(strings.Replace(buf.String(), "fault:", "nope:", 1)))
 			return err
 		},
 	}
 	for name, fn := range bad {
-		var m *harness.ChoiceMismatch
+		var m *replay.ChoiceMismatch
 		if err := fn(); !errors.As(err, &m) {
 			t.Errorf("%s: got %v, want a *ChoiceMismatch", name, err)
 		}

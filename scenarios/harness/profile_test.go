@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bytes"
 	"math"
 	"strconv"
 	"strings"
@@ -14,27 +13,6 @@ import (
 )
 
 var profileBase = map[string]float64{"crash": 0.3, "power-loss": 0.1, "pause": 0.1, "partition": 0.2, "heal": 0.3}
-
-func parseProfileSwarm(t *testing.T) *scenarios.Script {
-	t.Helper()
-	s, err := scenarios.Load("../testdata/profile-swarm.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func runOK(t *testing.T, s *scenarios.Script, variant string, opts Options) *Result {
-	t.Helper()
-	res, err := Run(s, variant, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Failed != "" {
-		t.Fatalf("seed %d: %s", opts.Seed, res.Failed)
-	}
-	return res
-}
 
 // parseProfile reads "swarm: crash=0.6 power-loss=0 ..." back.
 func parseProfile(t *testing.T, text string) (string, map[string]float64) {
@@ -122,34 +100,6 @@ func TestSwarmProfileFixedKeepsTheScriptRates(t *testing.T) {
 	}
 }
 
-// TestSwarmProfileReplaysFromAChoiceFile: a saved choice list replays the
-// run's profile and trace exactly.
-func TestSwarmProfileReplaysFromAChoiceFile(t *testing.T) {
-	s := parseProfileSwarm(t)
-	res := runOK(t, s, "safe", Options{Seed: 5, RecordChoices: true})
-	f := &ChoiceFile{Version: Version, Scenario: s.Name, Variant: "safe", Seed: 5, Config: res.Config, TraceHash: res.TraceHash, Choices: res.World.Choices()}
-	var buf bytes.Buffer
-	if err := f.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(buf.String(), "profile:") {
-		t.Fatal("the choice file holds no profile choice")
-	}
-	g, err := ReadChoiceFile(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := RunChoiceFile(s, g, nil, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again.Profile != res.Profile || again.TraceHash != res.TraceHash {
-		t.Fatalf("replayed profile %q (trace %016x), recorded %q (trace %016x)", again.Profile, again.TraceHash, res.Profile, res.TraceHash)
-	}
-}
-
-// TestSwarmBadProfileIsBadInput: $profile other than swarm or fixed is
-// refused before the run, naming the variable and the allowed values.
 func TestSwarmBadProfileIsBadInput(t *testing.T) {
 	s := parseProfileSwarm(t)
 	_, _, err := Prepare(s, "safe", map[string]string{"$profile": "random"})
@@ -201,4 +151,24 @@ func TestSwarmClientsAreKafkaProducers(t *testing.T) {
 			t.Fatalf("%s: %d InitProducerId answers (idempotence %v)", c.variant, inits, idem)
 		}
 	}
+}
+func parseProfileSwarm(t *testing.T) *scenarios.Script {
+	t.Helper()
+	s, err := scenarios.Load("../testdata/profile-swarm.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func runOK(t *testing.T, s *scenarios.Script, variant string, opts Options) *Result {
+	t.Helper()
+	res, err := Run(s, variant, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed != "" {
+		t.Fatalf("seed %d: %s", opts.Seed, res.Failed)
+	}
+	return res
 }

@@ -136,7 +136,7 @@ func Outcome(v checkers.Verdict) string {
 // ReplayCommand is the command line that repeats a run; scenario is the
 // -scenario argument (Script.ReplayName).
 func ReplayCommand(scenario, variant string, seed uint64, set map[string]string) string {
-	cmd := fmt.Sprintf("kafkasim replay -scenario %s -variant %s -seed %d", shellQuote(scenario), variant, seed)
+	cmd := fmt.Sprintf("kafkasim replay -scenario %s -variant %s -seed %d", ShellQuote(scenario), variant, seed)
 	keys := make([]string, 0, len(set))
 	for k := range set {
 		keys = append(keys, k)
@@ -144,14 +144,14 @@ func ReplayCommand(scenario, variant string, seed uint64, set map[string]string)
 	sort.Strings(keys)
 	for _, k := range keys {
 		// NB: a script variable ($crash=0.3) would be expanded by the shell.
-		cmd += " -set " + shellQuote(k+"="+set[k])
+		cmd += " -set " + ShellQuote(k+"="+set[k])
 	}
 	return cmd
 }
 
 // shellQuote quotes s for a POSIX shell when it holds a character the
 // shell would interpret (a space in a path, a $ in a script variable).
-func shellQuote(s string) string {
+func ShellQuote(s string) string {
 	if s != "" && !strings.ContainsAny(s, "$ '\"\\*?;&|<>()`!#~{}[]\t\n") {
 		return s
 	}
@@ -444,4 +444,11 @@ func (r *runner) activeController() *controller.Controller {
 		return r.c.Broker(i).Controller()
 	}
 	return nil
+}
+
+// TimedStep is a step an exploration run took, at the virtual time it
+// took it.
+type TimedStep struct {
+	At   sim.Time
+	Step scenarios.Step
 }

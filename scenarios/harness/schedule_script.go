@@ -34,13 +34,6 @@ import (
 	"github.com/kafkasim/kafkasim/sim"
 )
 
-// TimedStep is a step an exploration run took, at the virtual time it
-// took it.
-type TimedStep struct {
-	At   sim.Time
-	Step scenarios.Step
-}
-
 // opUnclean marks an unclean election in a schedule: a comment in the
 // written script, not a step.
 const opUnclean = "#unclean"

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kafkasim/kafkasim/scenarios/replay"
+
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
@@ -30,7 +32,7 @@ type Config struct {
 	// From is a saved run (an explored violation, or an earlier shrink).
 	// With Variant naming another variant than the file's, its schedule is
 	// shrunk under that variant (scenarios.RunChoiceFileUnder).
-	From *harness.ChoiceFile
+	From *replay.ChoiceFile
 	// Checker is the checker that must keep failing; "" takes the first
 	// whose violation breaks the contract, else the first violation.
 	Checker string
@@ -45,7 +47,7 @@ type Config struct {
 type Shrunk struct {
 	Checker        string
 	Before, After  *harness.Result // the original and the shrunk run (with traces)
-	File           *harness.ChoiceFile
+	File           *replay.ChoiceFile
 	Runs           int
 	FaultsBefore   int // fault records in the trace: crashes, power losses, pauses, cuts, partitions
 	FaultsAfter    int
@@ -164,7 +166,7 @@ func Run(s *scenarios.Script, cfg Config) (*Shrunk, error) {
 	variant, seed := cfg.Variant, cfg.Seed
 	var params *harness.ExploreParams
 	if cfg.From != nil {
-		if err := harness.CheckHeader(s, cfg.From, cfg.Set); err != nil {
+		if err := replay.CheckHeader(s, cfg.From, cfg.Set); err != nil {
 			return nil, err
 		}
 		seed, params = cfg.From.Seed, cfg.From.Explore
@@ -190,11 +192,11 @@ func Run(s *scenarios.Script, cfg Config) (*Shrunk, error) {
 		return harness.Run(s, v.Name, opts)
 	}
 	var first sim.Chooser
-	var strict *harness.StrictReplay
+	var strict *replay.StrictReplay
 	if cfg.From != nil {
 		// NB: under another variant than the file's, the schedule must fit
 		// that variant's run, and its trace hash is not checked.
-		strict = harness.NewScheduleReplay(cfg.From, v.Name)
+		strict = replay.NewScheduleReplay(cfg.From, v.Name)
 		first = strict
 	}
 	before, err := run(first)
@@ -285,7 +287,7 @@ func Run(s *scenarios.Script, cfg Config) (*Shrunk, error) {
 	}
 	out.After = best
 	out.FaultsAfter, out.DeviatedAfter = countFaults(best), deviated(cur)
-	out.File = &harness.ChoiceFile{Version: harness.Version, Scenario: s.Name, Variant: v.Name, Seed: seed, Explore: params, Config: conf.NonDefaultPairs(), Choices: cur,
+	out.File = &replay.ChoiceFile{Version: replay.Version, Scenario: s.Name, Variant: v.Name, Seed: seed, Explore: params, Config: conf.NonDefaultPairs(), Choices: cur,
 		TraceHash: best.TraceHash, Script: s.ReplayName(), Set: cfg.Set}
 	return out, nil
 }

@@ -1,7 +1,9 @@
-package harness
+package replay
 
 import (
 	"testing"
+
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 
 	"github.com/kafkasim/kafkasim/scenarios"
 
@@ -30,7 +32,7 @@ func TestExploreStaleFetchResponseAfterRestart(t *testing.T) {
 	if err := CheckHeader(s, f, nil); err != nil {
 		t.Fatal(err)
 	}
-	res, err := ExploreRun(s, f.Variant, *f.Explore, Options{Seed: f.Seed, Chooser: &sim.Prefix{Choices: f.Choices}, KeepTrace: true}, nil)
+	res, err := harness.ExploreRun(s, f.Variant, *f.Explore, harness.Options{Seed: f.Seed, Chooser: &sim.Prefix{Choices: f.Choices}, KeepTrace: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package harness
+package replay
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 
 	"github.com/kafkasim/kafkasim/scenarios"
 
@@ -34,7 +36,7 @@ func TestReplayCommandOfAFileScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	abs := filepath.Join(dir, "mine.txt")
-	got := map[string]string{"name": s.Name, "path": s.Path, "replay": ReplayCommand(s.ReplayName(), "default", 3, map[string]string{"$x": "1", "acks": "all"})}
+	got := map[string]string{"name": s.Name, "path": s.Path, "replay": harness.ReplayCommand(s.ReplayName(), "default", 3, map[string]string{"$x": "1", "acks": "all"})}
 	want := map[string]string{"name": "mine", "path": abs,
 		"replay": "kafkasim replay -scenario '" + abs + "' -variant default -seed 3 -set '$x=1' -set acks=all"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -55,7 +57,7 @@ func TestReplayCommandOfAFileScenario(t *testing.T) {
 // choice, its line, and what the run asked for.
 func TestChoiceFileOfTheWrongKindInASwarmStep(t *testing.T) {
 	s := parseProfileSwarm(t)
-	res := runOK(t, s, "safe", Options{Seed: 5, RecordChoices: true})
+	res := runOK(t, s, "safe", harness.Options{Seed: 5, RecordChoices: true})
 	choices := res.World.Choices()
 	first := -1
 	for i, c := range choices {
@@ -77,7 +79,7 @@ func TestChoiceFileOfTheWrongKindInASwarmStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = RunChoiceFile(s, g, nil, Options{})
+	_, err = RunChoiceFile(s, g, nil, harness.Options{})
 	var m *ChoiceMismatch
 	if !errors.As(err, &m) {
 		t.Fatalf("got %v, want a *ChoiceMismatch", err)
@@ -87,4 +89,54 @@ func TestChoiceFileOfTheWrongKindInASwarmStep(t *testing.T) {
 			t.Errorf("%v: lacks %q", err, w)
 		}
 	}
+}
+
+// TestSwarmProfileReplaysFromAChoiceFile: a saved choice list replays the
+// run's profile and trace exactly.
+func TestSwarmProfileReplaysFromAChoiceFile(t *testing.T) {
+	s := parseProfileSwarm(t)
+	res := runOK(t, s, "safe", harness.Options{Seed: 5, RecordChoices: true})
+	f := &ChoiceFile{Version: Version, Scenario: s.Name, Variant: "safe", Seed: 5, Config: res.Config, TraceHash: res.TraceHash, Choices: res.World.Choices()}
+	var buf bytes.Buffer
+	if err := f.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "profile:") {
+		t.Fatal("the choice file holds no profile choice")
+	}
+	g, err := ReadChoiceFile(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := RunChoiceFile(s, g, nil, harness.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Profile != res.Profile || again.TraceHash != res.TraceHash {
+		t.Fatalf("replayed profile %q (trace %016x), recorded %q (trace %016x)", again.Profile, again.TraceHash, res.Profile, res.TraceHash)
+	}
+}
+
+// TestSwarmBadProfileIsBadInput: $profile other than swarm or fixed is
+// refused before the run, naming the variable and the allowed values.
+
+func parseProfileSwarm(t *testing.T) *scenarios.Script {
+	t.Helper()
+	s, err := scenarios.Load("../testdata/profile-swarm.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func runOK(t *testing.T, s *scenarios.Script, variant string, opts harness.Options) *harness.Result {
+	t.Helper()
+	res, err := harness.Run(s, variant, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed != "" {
+		t.Fatalf("seed %d: %s", opts.Seed, res.Failed)
+	}
+	return res
 }

@@ -1,4 +1,4 @@
-package harness
+package replay
 
 // This file reads and writes choice files: a saved run as the list of every
 // decision its chooser made, with a header that says what it was a run of.
@@ -36,6 +36,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/scenarios/harness"
+
 	"github.com/kafkasim/kafkasim/scenarios"
 
 	"github.com/kafkasim/kafkasim/explore"
@@ -55,7 +57,7 @@ type ChoiceFile struct {
 	Seed     uint64
 	// Explore is set for a run of the exploration workload; nil for a run
 	// of the script's own steps.
-	Explore *ExploreParams
+	Explore *harness.ExploreParams
 	Config  []string // the non-default configuration, key=value, as Result.Config
 	Version string
 	// TraceHash is the trace hash of the run the choices make: a replay
@@ -222,8 +224,8 @@ func ReadChoiceFile(r io.Reader) (*ChoiceFile, error) {
 		case "header-sum":
 			sum, sumLine = val, line
 		case "explore":
-			var p ExploreParams
-			p, err = ParseExploreParams(val)
+			var p harness.ExploreParams
+			p, err = harness.ParseExploreParams(val)
 			f.Explore = &p
 		case "config":
 			f.Config = strings.Fields(val)
@@ -312,7 +314,7 @@ func NewStrictReplay(f *ChoiceFile) *StrictReplay {
 // trace hash (a *ChoiceReplayError); nil if it is. Under another variant
 // (RunChoiceFileUnder) the trace hash is not checked: the file's is the
 // hash of its own variant's run.
-func (s *StrictReplay) Verify(res *Result) error {
+func (s *StrictReplay) Verify(res *harness.Result) error {
 	f := s.file
 	switch {
 	case s.err != nil:
@@ -379,7 +381,7 @@ func CheckHeader(s *scenarios.Script, f *ChoiceFile, set map[string]string) erro
 	if f.Scenario != s.Name {
 		return &ChoiceMismatch{fmt.Sprintf("saved for scenario %s, not %s", f.Scenario, s.Name)}
 	}
-	_, cfg, err := Prepare(s, f.Variant, set)
+	_, cfg, err := harness.Prepare(s, f.Variant, set)
 	if err != nil {
 		return &ChoiceMismatch{err.Error()}
 	}
@@ -391,18 +393,18 @@ func CheckHeader(s *scenarios.Script, f *ChoiceFile, set map[string]string) erro
 
 // RunChoiceFile replays a saved run exactly. A header or a choice that does
 // not fit is a *ChoiceMismatch.
-func RunChoiceFile(s *scenarios.Script, f *ChoiceFile, set map[string]string, opts Options) (*Result, error) {
+func RunChoiceFile(s *scenarios.Script, f *ChoiceFile, set map[string]string, opts harness.Options) (*harness.Result, error) {
 	if err := CheckHeader(s, f, set); err != nil {
 		return nil, err
 	}
 	rp := NewStrictReplay(f)
 	opts.Seed, opts.Set, opts.Chooser = f.Seed, set, rp
-	var res *Result
+	var res *harness.Result
 	var err error
 	if f.Explore != nil {
-		res, err = ExploreRun(s, f.Variant, *f.Explore, opts, nil)
+		res, err = harness.ExploreRun(s, f.Variant, *f.Explore, opts, nil)
 	} else {
-		res, err = Run(s, f.Variant, opts)
+		res, err = harness.Run(s, f.Variant, opts)
 	}
 	if err != nil {
 		return nil, err
@@ -423,10 +425,10 @@ func ReplayChoicesCommand(f *ChoiceFile, set map[string]string) string {
 	if scenario == "" {
 		scenario = f.Scenario
 	}
-	cmd := ReplayCommand(scenario, f.Variant, f.Seed, set)
+	cmd := harness.ReplayCommand(scenario, f.Variant, f.Seed, set)
 	path := "FILE"
 	if f.Path != "" {
-		path = shellQuote(f.Path)
+		path = harness.ShellQuote(f.Path)
 	}
 	return strings.Replace(cmd, fmt.Sprintf(" -seed %d", f.Seed), "", 1) + " -choices " + path
 }

@@ -1,4 +1,4 @@
-package harness
+package replay
 
 // This file replays a choice file under another variant of its scenario:
 // the same schedule (every decision the recorded run's chooser made, in
@@ -12,6 +12,8 @@ package harness
 
 import (
 	"fmt"
+
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 
 	"github.com/kafkasim/kafkasim/scenarios"
 
@@ -52,25 +54,25 @@ func (s *StrictReplay) pathName() string {
 // choice, what was recorded and what the variant asked for). The result's
 // ScheduleFrom names the file's variant and its Replay command reruns the
 // schedule under variant.
-func RunChoiceFileUnder(s *scenarios.Script, f *ChoiceFile, variant string, set map[string]string, opts Options) (*Result, error) {
+func RunChoiceFileUnder(s *scenarios.Script, f *ChoiceFile, variant string, set map[string]string, opts harness.Options) (*harness.Result, error) {
 	if variant == "" || variant == f.Variant {
 		return RunChoiceFile(s, f, set, opts)
 	}
 	if err := CheckHeader(s, f, set); err != nil {
 		return nil, err
 	}
-	if _, _, err := Prepare(s, variant, set); err != nil {
+	if _, _, err := harness.Prepare(s, variant, set); err != nil {
 		return nil, err
 	}
 	rp := NewStrictReplay(f)
 	rp.under = variant
 	opts.Seed, opts.Set, opts.Chooser = f.Seed, set, rp
-	var res *Result
+	var res *harness.Result
 	var err error
 	if f.Explore != nil {
-		res, err = ExploreRun(s, variant, *f.Explore, opts, nil)
+		res, err = harness.ExploreRun(s, variant, *f.Explore, opts, nil)
 	} else {
-		res, err = Run(s, variant, opts)
+		res, err = harness.Run(s, variant, opts)
 	}
 	if err != nil {
 		return nil, err
