@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/scenarios/workload"
+
 	"github.com/kafkasim/kafkasim/scenarios/replay"
 
 	"github.com/kafkasim/kafkasim/scenarios/harness"
@@ -83,7 +85,7 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  schedule from variant %s, shrunk under %s (the trace hash of %s is not checked)\n", cfg.From.Variant, sh.File.Variant, *choices)
 	}
 	fmt.Fprintf(stdout, "  faults %d -> %d, choices off the default %d -> %d\n", sh.FaultsBefore, sh.FaultsAfter, sh.DeviatedBefore, sh.DeviatedAfter)
-	if acts := harness.ExploreActions(sh.After); len(acts) > 0 {
+	if acts := workload.ExploreActions(sh.After); len(acts) > 0 {
 		fmt.Fprintf(stdout, "  actions: %s\n", strings.Join(acts, "; "))
 	}
 	for _, st := range harness.Story(sh.After) {
@@ -91,7 +93,7 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "choices saved to %s\n", path)
 	if *script != "" {
-		if err := harness.SaveScheduleScript(*script, s, sh.After, "kafkasim shrink "+strings.Join(args, " "), sh.Checker); err != nil {
+		if err := workload.SaveScheduleScript(*script, s, sh.After, "kafkasim shrink "+strings.Join(args, " "), sh.Checker); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "script saved to %s: kafkasim run -scenario %s [-variant V]\n", *script, *script)

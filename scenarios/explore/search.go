@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafkasim/kafkasim/scenarios/workload"
+
 	"github.com/kafkasim/kafkasim/scenarios/replay"
 
 	"github.com/kafkasim/kafkasim/checkers"
@@ -27,7 +29,7 @@ const exploreSeed = 1
 type Config struct {
 	Variant string
 	Set     map[string]string
-	Params  harness.ExploreParams
+	Params  workload.ExploreParams
 	// Checkers are the checkers whose contract-breaking violations count
 	// (default: acked-loss and divergence, the TLA+ models' StrongIsr and
 	// log-divergence properties).
@@ -57,7 +59,7 @@ type Exploration struct {
 	*engine.Report
 	// Params and Checkers are the bounds and the checkers explored, with
 	// the defaults filled in.
-	Params   harness.ExploreParams
+	Params   workload.ExploreParams
 	Checkers []string
 	// Found is the violating run, replayed with its trace (nil if none).
 	Found   *harness.Result
@@ -96,7 +98,7 @@ func Run(s *scenarios.Script, cfg Config) (*Exploration, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := harness.CheckExplorable(s, kraft); err != nil {
+	if err := workload.CheckExplorable(s, kraft); err != nil {
 		return nil, err
 	}
 	if len(cfg.Checkers) == 0 {
@@ -116,7 +118,7 @@ func Run(s *scenarios.Script, cfg Config) (*Exploration, error) {
 		opts.Branch = func(k sim.Kind) bool { return k != sim.KindOrder }
 	}
 	rep, err := engine.Search(func(c sim.Chooser, mark func(uint64)) (string, error) {
-		res, err := harness.ExploreRun(s, v.Name, cfg.Params, harness.Options{Seed: exploreSeed, Set: cfg.Set, Chooser: c, Budget: time.Second}, mark)
+		res, err := workload.ExploreRun(s, v.Name, cfg.Params, harness.Options{Seed: exploreSeed, Set: cfg.Set, Chooser: c, Budget: time.Second}, mark)
 		if err != nil {
 			return "", err
 		}

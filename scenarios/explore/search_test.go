@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkasim/kafkasim/scenarios/workload"
+
 	"github.com/kafkasim/kafkasim/scenarios/replay"
 
 	"github.com/kafkasim/kafkasim/scenarios"
@@ -19,7 +21,7 @@ func explore1(t *testing.T, variant, checker string, depth int) *Exploration {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Variant: variant, Params: harness.ExploreParams{Depth: depth, Records: 2}, Parallel: 2, NoOrders: true}
+	cfg := Config{Variant: variant, Params: workload.ExploreParams{Depth: depth, Records: 2}, Parallel: 2, NoOrders: true}
 	if checker != "" {
 		cfg.Checkers = []string{checker}
 	}
@@ -74,7 +76,7 @@ func TestExploreDeterministic(t *testing.T) {
 	s, _ := scenarios.Load("kip101-hw-lag")
 	var reps []*Exploration
 	for _, p := range []int{1, 3} {
-		ex, err := Run(s, Config{Variant: "hw", Params: harness.ExploreParams{Depth: 8, Records: 2}, Parallel: p, NoOrders: true})
+		ex, err := Run(s, Config{Variant: "hw", Params: workload.ExploreParams{Depth: 8, Records: 2}, Parallel: p, NoOrders: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +169,7 @@ func TestExplorePartitions(t *testing.T) {
 		variant string
 		found   bool
 	}{{"hw", true}, {"kip279", false}} {
-		ex, err := Run(s, Config{Variant: c.variant, Params: harness.ExploreParams{Depth: 6, Records: 2, Faults: []string{"crash", "elect", "partition"}}, Parallel: 2, NoOrders: true})
+		ex, err := Run(s, Config{Variant: c.variant, Params: workload.ExploreParams{Depth: 6, Records: 2, Faults: []string{"crash", "elect", "partition"}}, Parallel: 2, NoOrders: true})
 		if err != nil {
 			t.Fatal(err)
 		}

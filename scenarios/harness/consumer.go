@@ -279,7 +279,7 @@ func errorsIsDefinite(err error) bool {
 }
 
 // consumerStep executes the consumer steps.
-func (r *runner) consumerStep(st scenarios.Step) error {
+func (r *Runner) consumerStep(st scenarios.Step) error {
 	switch st.Op {
 	case "consumer":
 		return r.newConsumer(st)
@@ -288,36 +288,36 @@ func (r *runner) consumerStep(st scenarios.Step) error {
 		if err != nil {
 			return err
 		}
-		return r.step(scenarios.Step{Line: st.Line, Op: "crash", Args: []string{server.NodeName(b)}, KV: map[string]string{}})
+		return r.Step(scenarios.Step{Line: st.Line, Op: "crash", Args: []string{server.NodeName(b)}, KV: map[string]string{}})
 	}
-	id, ok := r.w.Lookup(st.Args[0])
-	if _, isConsumer := r.w.Node(id).(*consumerNode); !ok || (!isConsumer && r.w.Up(id)) {
+	id, ok := r.World.Lookup(st.Args[0])
+	if _, isConsumer := r.World.Node(id).(*consumerNode); !ok || (!isConsumer && r.World.Up(id)) {
 		return fmt.Errorf("%q is not a consumer (create it with a 'consumer' step)", st.Args[0])
 	}
 	switch st.Op {
 	case "kill-consumer":
-		return r.w.Inject(sim.Crash{Node: id})
+		return r.World.Inject(sim.Crash{Node: id})
 	case "restart-consumer":
-		return r.w.Inject(sim.Restart{Node: id})
+		return r.World.Inject(sim.Restart{Node: id})
 	default: // close-consumer
-		n, up := r.w.Node(id).(*consumerNode)
+		n, up := r.World.Node(id).(*consumerNode)
 		if !up {
 			return fmt.Errorf("consumer %q is down", st.Args[0])
 		}
-		return r.w.Act(id, func(ctx *sim.Context) { n.c.Close(ctx) })
+		return r.World.Act(id, func(ctx *sim.Context) { n.c.Close(ctx) })
 	}
 }
 
 // coordinatorOf returns the broker leading group's __consumer_offsets
 // partition now.
-func (r *runner) coordinatorOf(group string) (int32, error) {
-	a, ok := r.c.Assignments[coordinator.OffsetsTopic]
+func (r *Runner) coordinatorOf(group string) (int32, error) {
+	a, ok := r.Cluster.Assignments[coordinator.OffsetsTopic]
 	if !ok {
 		return -1, fmt.Errorf("no %s topic yet (a consumer step creates it)", coordinator.OffsetsTopic)
 	}
 	tp := storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: int32(coordinator.CoordinatorPartition(group, len(a)))}
-	for i := range r.c.Brokers {
-		if b := r.c.Broker(i); b != nil && r.w.Up(r.c.Brokers[i]) {
+	for i := range r.Cluster.Brokers {
+		if b := r.Cluster.Broker(i); b != nil && r.World.Up(r.Cluster.Brokers[i]) {
 			if p, ok := b.Partition(tp); ok && p.Role() == server.Leader {
 				return int32(i), nil
 			}
@@ -401,23 +401,23 @@ func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run conf
 }
 
 // newConsumer executes a 'consumer' step.
-func (r *runner) newConsumer(st scenarios.Step) error {
+func (r *Runner) newConsumer(st scenarios.Step) error {
 	name := st.Args[0]
-	if _, ok := r.w.Lookup(name); ok {
+	if _, ok := r.World.Lookup(name); ok {
 		return fmt.Errorf("%q already names a node", name)
 	}
-	s, err := parseConsumerStep(st, r.s.Topics, r.c.Spec.Config)
+	s, err := parseConsumerStep(st, r.s.Topics, r.Cluster.Spec.Config)
 	if err != nil {
 		return err
 	}
-	s.rec = r.rec
+	s.rec = r.Recorder
 	cfg := s.cfg
-	for i := range r.c.Brokers {
+	for i := range r.Cluster.Brokers {
 		s.bootstrap = append(s.bootstrap, int32(i))
 	}
-	if _, ok := r.c.Assignments[coordinator.OffsetsTopic]; !ok {
-		b := r.c.Spec.Config.Broker
-		if err := r.c.CreateTopics(cluster.Topic{Name: coordinator.OffsetsTopic, Partitions: b.OffsetsTopicNumPartitions, ReplicationFactor: b.OffsetsTopicReplicationFactor}); err != nil {
+	if _, ok := r.Cluster.Assignments[coordinator.OffsetsTopic]; !ok {
+		b := r.Cluster.Spec.Config.Broker
+		if err := r.Cluster.CreateTopics(cluster.Topic{Name: coordinator.OffsetsTopic, Partitions: b.OffsetsTopicNumPartitions, ReplicationFactor: b.OffsetsTopicReplicationFactor}); err != nil {
 			return err
 		}
 	}
@@ -435,13 +435,13 @@ func (r *runner) newConsumer(st scenarios.Step) error {
 		}
 		s.sink = r.sinks[cfg.GroupID]
 	}
-	r.rec.Consumer(checkers.Consumer{Process: name, Group: cfg.GroupID, Semantics: sem, UnfencedCommits: cfg.OffsetsStorage == config.OffsetsZookeeper})
-	id, err := r.w.AddNode(name, func() sim.Node { return &consumerNode{s: s} }, sim.NodeOptions{})
+	r.Recorder.Consumer(checkers.Consumer{Process: name, Group: cfg.GroupID, Semantics: sem, UnfencedCommits: cfg.OffsetsStorage == config.OffsetsZookeeper})
+	id, err := r.World.AddNode(name, func() sim.Node { return &consumerNode{s: s} }, sim.NodeOptions{})
 	if err != nil {
 		return err
 	}
 	r.consumers = append(r.consumers, name)
-	return r.w.Inject(sim.Start{Node: id})
+	return r.World.Inject(sim.Start{Node: id})
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }

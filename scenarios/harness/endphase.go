@@ -54,7 +54,7 @@ const CheckerClient = "checker"
 
 // endPhase heals the cluster, runs the liveness phase and the final reads.
 // A run that broke before gets no end phase (its liveness is unknown).
-func (r *runner) endPhase(res *Result, o scenarios.EndOptions) {
+func (r *Runner) endPhase(res *Result, o scenarios.EndOptions) {
 	if res.Failed != "" {
 		r.live = &checkers.Liveness{Skipped: "the run broke before its end phase: " + res.Failed, Replay: o.Replay}
 		return
@@ -84,15 +84,15 @@ func (r *runner) endPhase(res *Result, o scenarios.EndOptions) {
 	}
 	// Let what the clients started finish (a consumer processing the
 	// records it just polled, a probe's acknowledgement on its way).
-	if err := r.advance(r.w.Now().Add(sim.Second)); err != nil {
+	if err := r.Advance(r.World.Now().Add(sim.Second)); err != nil {
 		fail("settle", err)
 		return
 	}
 	// A producer's backlog flushed at the very end (records retried all
 	// through a partition) may still be on its way to the followers: wait
 	// for the fetch round, so the final state is not taken in its middle.
-	for deadline := r.w.Now().Add(settleMax); !r.replicasCaughtUp() && r.w.Now() < deadline; {
-		if err := r.advance(r.w.Now().Add(settleStep)); err != nil {
+	for deadline := r.World.Now().Add(settleMax); !r.replicasCaughtUp() && r.World.Now() < deadline; {
+		if err := r.Advance(r.World.Now().Add(settleStep)); err != nil {
 			fail("settle", err)
 			return
 		}
@@ -109,14 +109,14 @@ const (
 // replicasCaughtUp reports whether every running replica has the log end
 // offset of its partition's leader (the running leader of the highest
 // epoch).
-func (r *runner) replicasCaughtUp() bool {
+func (r *Runner) replicasCaughtUp() bool {
 	type lead struct {
 		epoch int32
 		leo   int64
 	}
 	leaders := map[storage.TopicPartition]lead{}
-	for i := range r.c.Brokers {
-		b := r.c.Broker(i)
+	for i := range r.Cluster.Brokers {
+		b := r.Cluster.Broker(i)
 		if b == nil || b.Halted() {
 			continue
 		}
@@ -126,8 +126,8 @@ func (r *runner) replicasCaughtUp() bool {
 			}
 		}
 	}
-	for i := range r.c.Brokers {
-		b := r.c.Broker(i)
+	for i := range r.Cluster.Brokers {
+		b := r.Cluster.Broker(i)
 		if b == nil || b.Halted() {
 			continue
 		}
@@ -142,18 +142,18 @@ func (r *runner) replicasCaughtUp() bool {
 
 // endMark writes an "end-phase" record into the trace, from the checker
 // client.
-func (r *runner) endMark(fields ...sim.Field) error {
+func (r *Runner) endMark(fields ...sim.Field) error {
 	id, _, err := r.client(CheckerClient)
 	if err != nil {
 		return err
 	}
-	return r.w.Act(id, func(ctx *sim.Context) { ctx.Log("end-phase", fields...) })
+	return r.World.Act(id, func(ctx *sim.Context) { ctx.Log("end-phase", fields...) })
 }
 
 // finalHeal heals the network, waits out pauses and restarts every broker
 // that is not running.
-func (r *runner) finalHeal() error {
-	w := r.w
+func (r *Runner) finalHeal() error {
+	w := r.World
 	if err := r.endMark(sim.S("phase", "heal")); err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (r *runner) finalHeal() error {
 		}
 	}
 	if cut {
-		if err := r.step(scenarios.Step{Op: "heal"}); err != nil {
+		if err := r.Step(scenarios.Step{Op: "heal"}); err != nil {
 			return err
 		}
 	}
@@ -177,7 +177,7 @@ func (r *runner) finalHeal() error {
 		}
 	}
 	until := w.Now()
-	for _, f := range r.obs.facts.Failures {
+	for _, f := range r.Observer.Facts.Failures {
 		if f.Kind == checkers.Paused && f.End > until {
 			until = f.End
 		}
@@ -186,34 +186,34 @@ func (r *runner) finalHeal() error {
 		if err := r.endMark(sim.S("phase", "resume"), sim.I("until", int64(until))); err != nil {
 			return err
 		}
-		if err := r.advance(until); err != nil {
+		if err := r.Advance(until); err != nil {
 			return err
 		}
 	}
 	if err := r.restartControllers(); err != nil { // KRaft's dedicated controllers first
 		return err
 	}
-	for i, id := range r.c.Brokers {
+	for i, id := range r.Cluster.Brokers {
 		name := server.NodeName(int32(i))
-		switch b := r.c.Broker(i); {
+		switch b := r.Cluster.Broker(i); {
 		case !w.Up(id):
 		case b != nil && b.Halted():
 			// The halted process has exited: it is down until restarted.
 			if err := w.Inject(sim.Crash{Node: id}); err != nil {
 				return err
 			}
-			r.obs.fail(int32(i), checkers.Crash, false)
+			r.Observer.fail(int32(i), checkers.Crash, false)
 		default:
 			continue
 		}
-		if err := r.step(scenarios.Step{Op: "restart", Args: []string{name}}); err != nil {
+		if err := r.Step(scenarios.Step{Op: "restart", Args: []string{name}}); err != nil {
 			return err
 		}
 		if r.s.Manual {
-			for _, tp := range r.obs.tps {
+			for _, tp := range r.Observer.Partitions {
 				if st, ok := r.manualSteps[tp]; ok {
 					st.KV = withKV(st.KV, "to", name)
-					if err := r.leaderAndISR(st); err != nil {
+					if err := r.LeaderAndISR(st); err != nil {
 						return err
 					}
 				}
@@ -241,8 +241,8 @@ type probe struct {
 }
 
 // liveness runs the liveness phase and keeps what it saw in r.live.
-func (r *runner) liveness(o scenarios.EndOptions) error {
-	w := r.w
+func (r *Runner) liveness(o scenarios.EndOptions) error {
+	w := r.World
 	l := &checkers.Liveness{Start: w.Now(), Deadline: w.Now().Add(o.LivenessTimeout), Replay: o.Replay}
 	r.live = l
 	if err := r.endMark(sim.S("phase", "liveness"), sim.S("timeout", o.LivenessTimeout.String())); err != nil {
@@ -252,7 +252,7 @@ func (r *runner) liveness(o scenarios.EndOptions) error {
 	if err != nil {
 		return err
 	}
-	probes := make([]probe, len(r.obs.tps))
+	probes := make([]probe, len(r.Observer.Partitions))
 	var prev []checkers.LivenessCondition
 	for first := true; ; first = false {
 		now := w.Now()
@@ -274,7 +274,7 @@ func (r *runner) liveness(o scenarios.EndOptions) error {
 			return r.endMark(sim.S("phase", "liveness-end"), sim.S("outcome", outcome))
 		}
 		// Probe the partitions that are whole and have no probe in flight.
-		for k, tp := range r.obs.tps {
+		for k, tp := range r.Observer.Partitions {
 			p := &probes[k]
 			left := l.Deadline.Sub(now)
 			if p.acked || !ready[k] || tp.Topic == coordinator.OffsetsTopic || (p.value != "" && !checker.done[p.value]) || left < livenessPeriod {
@@ -288,7 +288,7 @@ func (r *runner) liveness(o scenarios.EndOptions) error {
 				return err
 			}
 		}
-		if err := r.advance(min(now.Add(livenessPeriod), l.Deadline)); err != nil {
+		if err := r.Advance(min(now.Add(livenessPeriod), l.Deadline)); err != nil {
 			return err
 		}
 	}
@@ -303,12 +303,12 @@ func sameConditions(a, b []checkers.LivenessCondition) bool {
 // livenessConditions samples the conditions now: the unmet ones, in a
 // deterministic order, and which partitions have a live leader and every
 // replica in the ISR (ready to be probed).
-func (r *runner) livenessConditions(probes []probe) ([]checkers.LivenessCondition, []bool) {
-	w := r.w
+func (r *Runner) livenessConditions(probes []probe) ([]checkers.LivenessCondition, []bool) {
+	w := r.World
 	var unmet []checkers.LivenessCondition
-	halted := func(i int) bool { b := r.c.Broker(i); return b != nil && b.Halted() }
-	running := func(i int) bool { return w.Up(r.c.Brokers[i]) && !halted(i) }
-	for i := range r.c.Brokers {
+	halted := func(i int) bool { b := r.Cluster.Broker(i); return b != nil && b.Halted() }
+	running := func(i int) bool { return w.Up(r.Cluster.Brokers[i]) && !halted(i) }
+	for i := range r.Cluster.Brokers {
 		if !running(i) {
 			desc := "down"
 			if halted(i) {
@@ -317,9 +317,9 @@ func (r *runner) livenessConditions(probes []probe) ([]checkers.LivenessConditio
 			unmet = append(unmet, checkers.LivenessCondition{Kind: checkers.LivenessBrokerDown, Broker: int32(i), Description: desc})
 		}
 	}
-	ready := make([]bool, len(r.obs.tps))
+	ready := make([]bool, len(r.Observer.Partitions))
 	hws := map[storage.TopicPartition]int64{}
-	for k, tp := range r.obs.tps {
+	for k, tp := range r.Observer.Partitions {
 		cond := func(kind string, broker int32, desc string) checkers.LivenessCondition {
 			return checkers.LivenessCondition{Kind: kind, Topic: tp.Topic, Partition: tp.Partition, Broker: broker, Description: desc}
 		}
@@ -337,7 +337,7 @@ func (r *runner) livenessConditions(probes []probe) ([]checkers.LivenessConditio
 		if why == "" {
 			if !running(int(leader)) {
 				why = "leader b" + strconv.Itoa(int(leader)) + " is not running"
-			} else if q, ok := r.c.Broker(int(leader)).Partition(tp); !ok || q.Role() != server.Leader || q.LeaderEpoch() != epoch {
+			} else if q, ok := r.Cluster.Broker(int(leader)).Partition(tp); !ok || q.Role() != server.Leader || q.LeaderEpoch() != epoch {
 				why = "b" + strconv.Itoa(int(leader)) + " is not leader at epoch " + strconv.Itoa(int(epoch)) + " yet"
 			} else {
 				p = q
@@ -353,7 +353,7 @@ func (r *runner) livenessConditions(probes []probe) ([]checkers.LivenessConditio
 			ready[k] = true
 			hws[tp] = p.HighWatermark()
 			isr := p.ISR()
-			for _, id := range r.obs.replicas[tp] {
+			for _, id := range r.Observer.Replicas[tp] {
 				if !slices.Contains(isr, id) {
 					desc := "leader b" + strconv.Itoa(int(leader)) + " e" + strconv.Itoa(int(epoch)) + " ISR " + brokerSet(isr)
 					if halted(int(id)) {
@@ -387,13 +387,13 @@ func brokerSet(ids []int32) string {
 // member must be Stable, every member in its generation, and every
 // partition of its topic owned by a member whose position is at the HW
 // (hws: the leaders' HWs; a partition without a leader is not judged here).
-func (r *runner) groupConditions(hws map[storage.TopicPartition]int64) []checkers.LivenessCondition {
+func (r *Runner) groupConditions(hws map[storage.TopicPartition]int64) []checkers.LivenessCondition {
 	var groups []string
 	members := map[string][]groupMember{}
 	for _, name := range r.consumers {
-		id, _ := r.w.Lookup(name)
-		n, ok := r.w.Node(id).(*consumerNode)
-		if !ok || !r.w.Up(id) || n.c == nil || n.c.Closed() {
+		id, _ := r.World.Lookup(name)
+		n, ok := r.World.Node(id).(*consumerNode)
+		if !ok || !r.World.Up(id) || n.c == nil || n.c.Closed() {
 			continue
 		}
 		g := n.s.cfg.GroupID
@@ -412,7 +412,7 @@ func (r *runner) groupConditions(hws map[storage.TopicPartition]int64) []checker
 			unstable(err.Error())
 			continue
 		}
-		state, gen, _, ids, ok := r.c.Broker(int(b)).Coordinator().Group(g)
+		state, gen, _, ids, ok := r.Cluster.Broker(int(b)).Coordinator().Group(g)
 		if !ok || state != coordinator.Stable {
 			unstable("coordinator b" + strconv.Itoa(int(b)) + ": " + state.String() + " generation " + strconv.Itoa(int(gen)))
 			continue
@@ -475,7 +475,7 @@ type groupMember struct {
 }
 
 // groupReads reports whether any member consumes topic.
-func (r *runner) groupReads(ms []groupMember, topic string) bool {
+func (r *Runner) groupReads(ms []groupMember, topic string) bool {
 	for _, m := range ms {
 		if m.n.s.topic == topic {
 			return true

@@ -138,19 +138,19 @@ func (f *finalReader) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 
 // finalReads runs the final reads to their end (every partition read, or
 // the deadline).
-func (r *runner) finalReads() error {
-	w := r.w
+func (r *Runner) finalReads() error {
+	w := r.World
 	if err := r.endMark(sim.S("phase", "final-read")); err != nil {
 		return err
 	}
-	cfg := r.c.Spec.Config.Consumer
+	cfg := r.Cluster.Spec.Config.Consumer
 	cfg.GroupID, cfg.ClientID, cfg.ClientRack = "", finalReaderName, ""
 	cfg.AutoOffsetReset, cfg.EnableAutoCommit = config.ResetEarliest, false
-	f := &finalReader{cfg: cfg, rec: r.rec, deadline: w.Now().Add(finalReadTimeout)}
-	for i := range r.c.Brokers {
+	f := &finalReader{cfg: cfg, rec: r.Recorder, deadline: w.Now().Add(finalReadTimeout)}
+	for i := range r.Cluster.Brokers {
 		f.bootstrap = append(f.bootstrap, int32(i))
 	}
-	for _, tp := range r.obs.tps {
+	for _, tp := range r.Observer.Partitions {
 		if tp.Topic == coordinator.OffsetsTopic {
 			continue
 		}
@@ -167,7 +167,7 @@ func (r *runner) finalReads() error {
 		if w.Now() > f.deadline.Add(sim.Second) {
 			return fmt.Errorf("the final reader stopped before its deadline %v", f.deadline)
 		}
-		if err := r.advance(w.Now().Add(finalReadTick)); err != nil {
+		if err := r.Advance(w.Now().Add(finalReadTick)); err != nil {
 			return err
 		}
 	}

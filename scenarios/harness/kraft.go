@@ -31,12 +31,12 @@ import (
 
 // quorumController resolves 'controller' in KRaft mode: the active quorum
 // controller's node and node.id.
-func (r *runner) quorumController() (sim.NodeID, int32, error) {
-	name := r.c.ActiveQuorumController()
+func (r *Runner) quorumController() (sim.NodeID, int32, error) {
+	name := r.Cluster.ActiveQuorumController()
 	if name == "" {
 		return 0, 0, fmt.Errorf("no controller of the KRaft quorum is active now")
 	}
-	id, _ := r.w.Lookup(name)
+	id, _ := r.World.Lookup(name)
 	if scenarios.ControllerName.MatchString(name) {
 		n, _ := strconv.Atoi(name[1:])
 		return id, server.FirstControllerID + int32(n), nil
@@ -46,40 +46,40 @@ func (r *runner) quorumController() (sim.NodeID, int32, error) {
 }
 
 // controllerNode resolves cN, a dedicated controller.
-func (r *runner) controllerNode(name string) (sim.NodeID, int32, error) {
+func (r *Runner) controllerNode(name string) (sim.NodeID, int32, error) {
 	n, err := strconv.Atoi(name[1:])
-	if err != nil || n < 0 || n >= len(r.c.Controllers) {
-		return 0, 0, fmt.Errorf("%q is not a controller (controllers are c0..c%d)", name, len(r.c.Controllers)-1)
+	if err != nil || n < 0 || n >= len(r.Cluster.Controllers) {
+		return 0, 0, fmt.Errorf("%q is not a controller (controllers are c0..c%d)", name, len(r.Cluster.Controllers)-1)
 	}
-	return r.c.Controllers[n], server.FirstControllerID + int32(n), nil
+	return r.Cluster.Controllers[n], server.FirstControllerID + int32(n), nil
 }
 
 // controllerRange names the dedicated controllers for messages.
-func (r *runner) controllerRange() string {
-	if len(r.c.Controllers) == 0 {
+func (r *Runner) controllerRange() string {
+	if len(r.Cluster.Controllers) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; controllers c0..c%d", len(r.c.Controllers)-1)
+	return fmt.Sprintf("; controllers c0..c%d", len(r.Cluster.Controllers)-1)
 }
 
 // faultTargets are the nodes the swarm and restart-all act on: the
 // brokers, then in KRaft mode the dedicated controllers, by name.
-func (r *runner) faultTargets() []string {
+func (r *Runner) faultTargets() []string {
 	var out []string
-	for i := range r.c.Brokers {
+	for i := range r.Cluster.Brokers {
 		out = append(out, "b"+strconv.Itoa(i))
 	}
-	for i := range r.c.Controllers {
+	for i := range r.Cluster.Controllers {
 		out = append(out, "c"+strconv.Itoa(i))
 	}
 	return out
 }
 
 // restartControllers restarts every dedicated controller that is down.
-func (r *runner) restartControllers() error {
-	for i, id := range r.c.Controllers {
-		if !r.w.Up(id) {
-			if err := r.step(scenarios.Step{Op: "restart", Args: []string{"c" + strconv.Itoa(i)}}); err != nil {
+func (r *Runner) restartControllers() error {
+	for i, id := range r.Cluster.Controllers {
+		if !r.World.Up(id) {
+			if err := r.Step(scenarios.Step{Op: "restart", Args: []string{"c" + strconv.Itoa(i)}}); err != nil {
 				return err
 			}
 		}
@@ -91,8 +91,8 @@ func (r *runner) restartControllers() error {
 // controller has them: the active ZooKeeper controller's state, or in
 // KRaft mode the active quorum controller's committed image; why says
 // what is missing when there is none.
-func (r *runner) leaderOf(tp storage.TopicPartition) (leader, epoch int32, why string) {
-	if !r.c.Spec.KRaft() {
+func (r *Runner) leaderOf(tp storage.TopicPartition) (leader, epoch int32, why string) {
+	if !r.Cluster.Spec.KRaft() {
 		ctrl := r.activeController()
 		if ctrl == nil {
 			return -1, -1, "no active controller"
@@ -106,12 +106,12 @@ func (r *runner) leaderOf(tp storage.TopicPartition) (leader, epoch int32, why s
 		}
 		return leader, epoch, ""
 	}
-	name := r.c.ActiveQuorumController()
+	name := r.Cluster.ActiveQuorumController()
 	if name == "" {
 		return -1, -1, "no active KRaft controller"
 	}
-	id, _ := r.w.Lookup(name)
-	b, _ := r.w.Node(id).(*server.Broker)
+	id, _ := r.World.Lookup(name)
+	b, _ := r.World.Node(id).(*server.Broker)
 	p, ok := b.QuorumController().Image().Partition(tp.Topic, tp.Partition)
 	if !ok || p.Leader < 0 {
 		return -1, -1, "the KRaft controller " + name + " has no leader for it"
@@ -121,7 +121,7 @@ func (r *runner) leaderOf(tp storage.TopicPartition) (leader, epoch int32, why s
 
 // kraftFinalLeaders sets each partition's final leader from the active
 // quorum controller's image (KRaft mode).
-func (r *runner) kraftFinalLeaders(f *checkers.Final) {
+func (r *Runner) kraftFinalLeaders(f *checkers.Final) {
 	for i := range f.Partitions {
 		pf := &f.Partitions[i]
 		tp := storage.TopicPartition{Topic: pf.Topic, Partition: pf.Partition}
@@ -218,16 +218,16 @@ func kraftISRChanges(recs []sim.Record) []checkers.ISRChange {
 // elect, and stays leaderless until an operator acts (or unclean recovery,
 // KIP-966 part 2, which is not modelled). Its liveness conditions and its
 // replicas' non-convergence are then what the contract promises, not bugs.
-func (r *runner) kraftOffline() []checkers.OfflinePartition {
-	if !r.c.Spec.KRaft() || !r.obs.facts.EligibleLeaderReplicas || r.obs.facts.UncleanElectionEnabled {
+func (r *Runner) kraftOffline() []checkers.OfflinePartition {
+	if !r.Cluster.Spec.KRaft() || !r.Observer.Facts.EligibleLeaderReplicas || r.Observer.Facts.UncleanElectionEnabled {
 		return nil
 	}
-	name := r.c.ActiveQuorumController()
+	name := r.Cluster.ActiveQuorumController()
 	if name == "" {
 		return nil
 	}
-	id, _ := r.w.Lookup(name)
-	b, _ := r.w.Node(id).(*server.Broker)
+	id, _ := r.World.Lookup(name)
+	b, _ := r.World.Node(id).(*server.Broker)
 	if b == nil || b.QuorumController() == nil {
 		return nil
 	}

@@ -23,21 +23,21 @@ import (
 // manualControllerEpoch is the controller epoch of the manual controller.
 const manualControllerEpoch = 1
 
-type manualController struct {
+type ManualController struct {
 	enc  wire.Encoder
 	corr int32
 }
 
-func (m *manualController) Start(*sim.Context)                            {}
-func (m *manualController) Receive(*sim.Context, sim.NodeID, sim.Message) {}
-func (m *manualController) Timer(*sim.Context, sim.TimerID, string)       {}
-func (m *manualController) send(ctx *sim.Context, to sim.NodeID, req kmsg.Request) {
+func (m *ManualController) Start(*sim.Context)                            {}
+func (m *ManualController) Receive(*sim.Context, sim.NodeID, sim.Message) {}
+func (m *ManualController) Timer(*sim.Context, sim.TimerID, string)       {}
+func (m *ManualController) send(ctx *sim.Context, to sim.NodeID, req kmsg.Request) {
 	m.corr++
 	ctx.Send(to, m.enc.Request(m.corr, req))
 }
 
 // brokerList parses "b0,b1" into ids.
-func (r *runner) brokerList(s string) ([]int32, error) {
+func (r *Runner) brokerList(s string) ([]int32, error) {
 	var out []int32
 	for _, n := range strings.Split(s, ",") {
 		_, id, err := r.broker(n)
@@ -50,7 +50,7 @@ func (r *runner) brokerList(s string) ([]int32, error) {
 }
 
 // leaderAndISR executes a leader-and-isr step.
-func (r *runner) leaderAndISR(st scenarios.Step) error {
+func (r *Runner) LeaderAndISR(st scenarios.Step) error {
 	if !r.s.Manual {
 		return fmt.Errorf("leader-and-isr needs 'controller manual' in the header")
 	}
@@ -72,7 +72,7 @@ func (r *runner) leaderAndISR(st scenarios.Step) error {
 	if err != nil {
 		return err
 	}
-	replicas := r.obs.replicas[tp]
+	replicas := r.Observer.Replicas[tp]
 	to := replicas
 	if t, ok := st.KV["to"]; ok {
 		if to, err = r.brokerList(t); err != nil {
@@ -83,11 +83,11 @@ func (r *runner) leaderAndISR(st scenarios.Step) error {
 		// The controller moved leadership: as far as the cluster is
 		// concerned, the old leader failed (its session expired), which is
 		// what permits the loss of its acks=1 writes.
-		now := r.w.Now()
-		r.obs.facts.Failures = append(r.obs.facts.Failures, checkers.Failure{Broker: prev[0], Kind: checkers.Isolated, Time: now, End: now + 1})
+		now := r.World.Now()
+		r.Observer.Facts.Failures = append(r.Observer.Facts.Failures, checkers.Failure{Broker: prev[0], Kind: checkers.Isolated, Time: now, End: now + 1})
 	}
 	r.manual[tp] = [2]int32{leader, int32(epoch)}
-	r.obs.facts.ISRChanges = append(r.obs.facts.ISRChanges, checkers.ISRChange{Topic: topic, Partition: int32(p), Time: r.w.Now(), ISR: isr, Leader: leader, LeaderEpoch: int32(epoch)})
+	r.Observer.Facts.ISRChanges = append(r.Observer.Facts.ISRChanges, checkers.ISRChange{Topic: topic, Partition: int32(p), Time: r.World.Now(), ISR: isr, Leader: leader, LeaderEpoch: int32(epoch)})
 	if r.manualSteps == nil {
 		r.manualSteps = map[storage.TopicPartition]scenarios.Step{}
 	}
@@ -100,19 +100,19 @@ func (r *runner) leaderAndISR(st scenarios.Step) error {
 	um := kmsg.NewPtrUpdateMetadataRequest()
 	um.Version = 4
 	um.ControllerEpoch = manualControllerEpoch
-	for i := range r.c.Brokers {
+	for i := range r.Cluster.Brokers {
 		um.LiveBrokers = append(um.LiveBrokers, kmsg.UpdateMetadataRequestLiveBroker{ID: int32(i), Host: "b" + strconv.Itoa(i), Port: 9092})
 	}
 	um.PartitionStates = []kmsg.UpdateMetadataRequestTopicPartition{{Topic: topic, Partition: int32(p), ControllerEpoch: manualControllerEpoch,
 		Leader: leader, LeaderEpoch: int32(epoch), ISR: isr, Replicas: replicas}}
-	return r.w.Act(r.ctl, func(ctx *sim.Context) {
+	return r.World.Act(r.Controller, func(ctx *sim.Context) {
 		for _, b := range to {
-			if r.w.Up(r.c.Brokers[b]) {
-				r.ctlNode.send(ctx, r.c.Brokers[b], lai)
+			if r.World.Up(r.Cluster.Brokers[b]) {
+				r.ctlNode.send(ctx, r.Cluster.Brokers[b], lai)
 			}
 		}
-		for _, b := range r.c.Brokers {
-			if r.w.Up(b) {
+		for _, b := range r.Cluster.Brokers {
+			if r.World.Up(b) {
 				r.ctlNode.send(ctx, b, um)
 			}
 		}

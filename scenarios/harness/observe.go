@@ -48,14 +48,14 @@ func replicaState(broker int32, alive bool, p *server.Partition, unclean bool) c
 
 // observer tracks the cluster for the checkers.
 type observer struct {
-	c        *cluster.Cluster
-	tps      []storage.TopicPartition
-	replicas map[storage.TopicPartition][]int32
-	reps     [][]int32 // replicas of tps[i], for the per-event loops
-	monitor  *checkers.Monitor
-	unclean  map[int32]bool // brokers whose last restart followed a power loss
-	facts    checkers.Facts
-	snaps    []checkers.PartitionSnapshot
+	c          *cluster.Cluster
+	Partitions []storage.TopicPartition
+	Replicas   map[storage.TopicPartition][]int32
+	reps       [][]int32 // replicas of tps[i], for the per-event loops
+	monitor    *checkers.Monitor
+	unclean    map[int32]bool // brokers whose last restart followed a power loss
+	Facts      checkers.Facts
+	snaps      []checkers.PartitionSnapshot
 	// prev is what each replica looked like at the last observation: the
 	// monitor is only fed when something changed (most events are pings
 	// and timers that change no replica).
@@ -67,11 +67,11 @@ type observer struct {
 	dirty    []int  // the partitions (indexes into tps) the last event changed
 	snapBuf  [][]checkers.ReplicaState
 	last     map[string]string
-	changes  []StateChange
+	Changes  []StateChange
 	// With timeline set, each replica's log is followed too, so that every
 	// truncation can show the log before and after it.
 	logs        map[storage.TopicPartition][]replicaLog
-	truncations []Truncation
+	Truncations []Truncation
 	// readTo is how far below its HW each leader's log was read for the
 	// monitor's ever-committed records, per partition, broker and epoch.
 	readTo map[readKey]int64
@@ -113,19 +113,19 @@ type StateChange struct {
 }
 
 func newObserver(c *cluster.Cluster, topics []scenarios.TopicSpec, assignments map[string][][]int32) *observer {
-	o := &observer{c: c, replicas: map[storage.TopicPartition][]int32{}, monitor: checkers.NewMonitor(), unclean: map[int32]bool{}}
+	o := &observer{c: c, Replicas: map[storage.TopicPartition][]int32{}, monitor: checkers.NewMonitor(), unclean: map[int32]bool{}}
 	for _, t := range topics {
 		for p := 0; p < t.Partitions; p++ {
 			tp := storage.TopicPartition{Topic: t.Name, Partition: int32(p)}
-			o.tps = append(o.tps, tp)
-			o.replicas[tp] = assignments[t.Name][p]
+			o.Partitions = append(o.Partitions, tp)
+			o.Replicas[tp] = assignments[t.Name][p]
 			o.reps = append(o.reps, assignments[t.Name][p])
 		}
 	}
 	return o
 }
 
-func (o *observer) broker(id int32) (*server.Broker, bool) {
+func (o *observer) Broker(id int32) (*server.Broker, bool) {
 	b := o.c.Broker(int(id))
 	return b, b != nil && !b.Halted()
 }
@@ -174,17 +174,17 @@ func (a *replicaSeen) set(alive, unclean bool, p *server.Partition) {
 func (o *observer) changed() bool {
 	o.dirty = o.dirty[:0]
 	if o.prev == nil {
-		o.prev = make([][]replicaSeen, len(o.tps))
-		for k := range o.tps {
+		o.prev = make([][]replicaSeen, len(o.Partitions))
+		for k := range o.Partitions {
 			o.prev[k] = make([]replicaSeen, len(o.reps[k]))
 			o.prev[k][0].role = 254 // never a role: the first observation differs
 		}
 	}
-	for k, tp := range o.tps {
+	for k, tp := range o.Partitions {
 		seen := o.prev[k]
 		diff := false
 		for i, id := range o.reps[k] {
-			b, alive := o.broker(id)
+			b, alive := o.Broker(id)
 			var p *server.Partition
 			if alive {
 				p, _ = b.Partition(tp)
@@ -221,21 +221,21 @@ func (o *observer) observe() {
 	// Only the partitions that changed are snapshot (the monitor takes any
 	// subset), into buffers reused between events.
 	if o.snapBuf == nil {
-		o.snapBuf = make([][]checkers.ReplicaState, len(o.tps))
+		o.snapBuf = make([][]checkers.ReplicaState, len(o.Partitions))
 	}
 	o.snaps = o.snaps[:0]
 	for _, k := range o.dirty {
-		tp := o.tps[k]
+		tp := o.Partitions[k]
 		snap := checkers.PartitionSnapshot{Topic: tp.Topic, Partition: tp.Partition, Replicas: o.snapBuf[k][:0]}
 		for _, id := range o.reps[k] {
-			b, alive := o.broker(id)
+			b, alive := o.Broker(id)
 			var p *server.Partition
 			if alive {
 				p, _ = b.Partition(tp)
 			}
 			snap.Replicas = append(snap.Replicas, replicaState(id, alive, p, o.unclean[id]))
 			if o.topEpoch == nil {
-				o.topEpoch = make([]int32, len(o.tps))
+				o.topEpoch = make([]int32, len(o.Partitions))
 			}
 			if p != nil && alive && p.Role() == server.Leader && p.LeaderEpoch()+1 >= o.topEpoch[k] {
 				o.topEpoch[k] = p.LeaderEpoch() + 1
@@ -264,7 +264,7 @@ func (o *observer) observe() {
 			line := tp.String() + ": " + strings.Join(parts, " | ")
 			if o.last[tp.String()] != line {
 				o.last[tp.String()] = line
-				o.changes = append(o.changes, StateChange{Event: w.Events(), Time: w.Now(), State: line})
+				o.Changes = append(o.Changes, StateChange{Event: w.Events(), Time: w.Now(), State: line})
 			}
 		}
 	}
@@ -279,12 +279,12 @@ func (o *observer) followLogs(tp storage.TopicPartition) {
 	}
 	logs := o.logs[tp]
 	if logs == nil {
-		logs = make([]replicaLog, len(o.replicas[tp]))
+		logs = make([]replicaLog, len(o.Replicas[tp]))
 		o.logs[tp] = logs
 	}
 	w := o.c.World
-	for i, id := range o.replicas[tp] {
-		b, alive := o.broker(id)
+	for i, id := range o.Replicas[tp] {
+		b, alive := o.Broker(id)
 		if !alive {
 			continue
 		}
@@ -296,8 +296,8 @@ func (o *observer) followLogs(tp storage.TopicPartition) {
 		leo := p.LogEndOffset()
 		switch {
 		case leo < prev.leo:
-			after := logEntries(p.Log())
-			o.truncations = append(o.truncations, Truncation{Event: w.Events(), Time: w.Now(), Partition: tp.String(), Broker: id,
+			after := LogEntries(p.Log())
+			o.Truncations = append(o.Truncations, Truncation{Event: w.Events(), Time: w.Now(), Partition: tp.String(), Broker: id,
 				Before: prev.entries, After: after})
 			prev.entries = after
 		case leo > prev.leo:
@@ -309,14 +309,14 @@ func (o *observer) followLogs(tp storage.TopicPartition) {
 
 // fail records a fault on a broker for the checkers' facts.
 func (o *observer) fail(broker int32, kind checkers.FailureKind, lost bool) {
-	o.facts.Failures = append(o.facts.Failures, checkers.Failure{Broker: broker, Kind: kind, Time: o.c.World.Now(), LostUnflushed: lost,
+	o.Facts.Failures = append(o.Facts.Failures, checkers.Failure{Broker: broker, Kind: kind, Time: o.c.World.Now(), LostUnflushed: lost,
 		Controller: broker >= server.FirstControllerID})
 }
 
 // recover closes the open failures of broker of the given kinds.
 func (o *observer) recover(broker int32, kinds ...checkers.FailureKind) {
-	for i := range o.facts.Failures {
-		f := &o.facts.Failures[i]
+	for i := range o.Facts.Failures {
+		f := &o.Facts.Failures[i]
 		if f.Broker == broker && f.End == 0 {
 			for _, k := range kinds {
 				if f.Kind == k {
@@ -331,8 +331,8 @@ func (o *observer) recover(broker int32, kinds ...checkers.FailureKind) {
 // active controller's, or, with a manual controller, the last one the
 // script elected.
 func (o *observer) final(ctrl *controller.Controller, manual map[storage.TopicPartition][2]int32) checkers.Final {
-	f := checkers.Final{Facts: o.facts}
-	for _, tp := range o.tps {
+	f := checkers.Final{Facts: o.Facts}
+	for _, tp := range o.Partitions {
 		pf := checkers.PartitionFinal{Topic: tp.Topic, Partition: tp.Partition, Leader: -1, LeaderEpoch: -1}
 		if ctrl != nil {
 			if st, _, ok := ctrl.PartitionState(controller.TP{Topic: tp.Topic, Partition: tp.Partition}); ok {
@@ -342,15 +342,15 @@ func (o *observer) final(ctrl *controller.Controller, manual map[storage.TopicPa
 		if m, ok := manual[tp]; ok {
 			pf.Leader, pf.LeaderEpoch = m[0], m[1]
 		}
-		for _, id := range o.replicas[tp] {
-			b, alive := o.broker(id)
+		for _, id := range o.Replicas[tp] {
+			b, alive := o.Broker(id)
 			var p *server.Partition
 			if alive {
 				p, _ = b.Partition(tp)
 			}
 			r := checkers.Replica{ReplicaState: replicaState(id, alive, p, o.unclean[id])}
 			if p != nil && alive {
-				r.Log = logEntries(p.Log())
+				r.Log = LogEntries(p.Log())
 			}
 			pf.Replicas = append(pf.Replicas, r)
 		}
@@ -360,7 +360,7 @@ func (o *observer) final(ctrl *controller.Controller, manual map[storage.TopicPa
 }
 
 // logEntries reads a whole log as (offset, epoch, value) entries.
-func logEntries(l *storage.Log) []checkers.Entry { return logEntriesFrom(l, l.LogStartOffset()) }
+func LogEntries(l *storage.Log) []checkers.Entry { return logEntriesFrom(l, l.LogStartOffset()) }
 
 // logEntriesFrom reads a log's entries from offset from on.
 func logEntriesFrom(l *storage.Log, from int64) []checkers.Entry {

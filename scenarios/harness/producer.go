@@ -71,7 +71,7 @@ func (n *producerNode) send(ctx *sim.Context, topic string, part int32) {
 }
 
 // newProducer executes a 'producer NAME key=value ...' step.
-func (r *runner) newProducer(st scenarios.Step) error {
+func (r *Runner) newProducer(st scenarios.Step) error {
 	cfg, err := config.ParseProducer(st.KV)
 	if err != nil {
 		return err
@@ -84,27 +84,27 @@ func (r *runner) newProducer(st scenarios.Step) error {
 // from every broker, and declares its configuration to the history as the
 // producer really has it. The 'producer' step and the swarm's clients
 // both make their producers here.
-func (r *runner) addProducer(name string, cfg config.Producer) (*producerNode, error) {
-	if _, ok := r.w.Lookup(name); ok {
+func (r *Runner) addProducer(name string, cfg config.Producer) (*producerNode, error) {
+	if _, ok := r.World.Lookup(name); ok {
 		return nil, fmt.Errorf("%q already names a node", name)
 	}
 	var bootstrap []int32
-	for i := range r.c.Brokers {
+	for i := range r.Cluster.Brokers {
 		bootstrap = append(bootstrap, int32(i))
 	}
-	n := &producerNode{name: name, p: client.New(cfg, bootstrap), rec: r.rec, acks: int16(cfg.Acks)}
-	r.rec.Producer(checkers.Producer{Process: name, Acks: cfg.Acks.String(), Idempotent: cfg.EnableIdempotence,
+	n := &producerNode{name: name, p: client.New(cfg, bootstrap), rec: r.Recorder, acks: int16(cfg.Acks)}
+	r.Recorder.Producer(checkers.Producer{Process: name, Acks: cfg.Acks.String(), Idempotent: cfg.EnableIdempotence,
 		MaxInFlight: cfg.MaxInFlightRequestsPerConnection, Retries: cfg.Retries})
-	id, err := r.w.AddNode(name, func() sim.Node { return n }, sim.NodeOptions{})
+	id, err := r.World.AddNode(name, func() sim.Node { return n }, sim.NodeOptions{})
 	if err != nil {
 		return nil, err
 	}
 	r.producers[name] = n
-	return n, r.w.Inject(sim.Start{Node: id})
+	return n, r.World.Inject(sim.Start{Node: id})
 }
 
 // sendRecords executes 'send NAME TOPIC/P COUNT [interval=DUR]'.
-func (r *runner) sendRecords(st scenarios.Step) error {
+func (r *Runner) sendRecords(st scenarios.Step) error {
 	n, ok := r.producers[st.Args[0]]
 	if !ok {
 		return fmt.Errorf("no producer %q (create it with a 'producer' step)", st.Args[0])
@@ -122,7 +122,7 @@ func (r *runner) sendRecords(st scenarios.Step) error {
 	if err != nil {
 		return err
 	}
-	id, _ := r.w.Lookup(st.Args[0])
+	id, _ := r.World.Lookup(st.Args[0])
 	left := count
 	var next func(w *sim.World)
 	next = func(w *sim.World) {
@@ -131,12 +131,12 @@ func (r *runner) sendRecords(st scenarios.Step) error {
 			w.At(w.Now().Add(interval), "send", next)
 		}
 	}
-	return r.w.At(r.w.Now(), "send", next)
+	return r.World.At(r.World.Now(), "send", next)
 }
 
 // lossy executes 'lossy A <-> B drop=P duplicate=P' (A may be "*" for every
 // broker): the links get those fault rates.
-func (r *runner) lossy(st scenarios.Step) error {
+func (r *Runner) lossy(st scenarios.Step) error {
 	link := sim.DefaultLink
 	for k, v := range st.KV {
 		f, err := strconv.ParseFloat(v, 64)
@@ -156,7 +156,7 @@ func (r *runner) lossy(st scenarios.Step) error {
 	}
 	ends := func(name string) ([]sim.NodeID, error) {
 		if name == "*" {
-			return r.c.Brokers, nil
+			return r.Cluster.Brokers, nil
 		}
 		id, err := r.node(name)
 		return []sim.NodeID{id}, err
@@ -171,12 +171,12 @@ func (r *runner) lossy(st scenarios.Step) error {
 	}
 	for _, a := range as {
 		for _, b := range bs {
-			if err := r.w.SetLink(a, b, link); err != nil {
+			if err := r.World.SetLink(a, b, link); err != nil {
 				return err
 			}
 			r.lossyLinks = append(r.lossyLinks, [2]sim.NodeID{a, b})
 			if st.Args[1] == "<->" {
-				if err := r.w.SetLink(b, a, link); err != nil {
+				if err := r.World.SetLink(b, a, link); err != nil {
 					return err
 				}
 				r.lossyLinks = append(r.lossyLinks, [2]sim.NodeID{b, a})

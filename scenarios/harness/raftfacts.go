@@ -21,7 +21,7 @@ import (
 var raftKinds = []string{"raft-leader", "raft-commit", "raft-snapshot", "partition-change", "partition-committed"}
 
 // keepKinds returns base plus, for a KRaft cluster, the raft kinds.
-func keepKinds(base map[string]bool, kraft bool) map[string]bool {
+func KeepKinds(base map[string]bool, kraft bool) map[string]bool {
 	if !kraft {
 		return base
 	}
@@ -37,7 +37,7 @@ func keepKinds(base map[string]bool, kraft bool) map[string]bool {
 
 // raftRun builds the raft checker's input from the world's trace and the
 // nodes' final logs; nil in ZooKeeper mode.
-func raftRun(w *sim.World, c *cluster.Cluster) *checkers.RaftRun {
+func RaftRun(w *sim.World, c *cluster.Cluster) *checkers.RaftRun {
 	if !c.Spec.KRaft() {
 		return nil
 	}

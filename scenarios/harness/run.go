@@ -159,19 +159,19 @@ func ShellQuote(s string) string {
 }
 
 // runner is the state of one run.
-type runner struct {
+type Runner struct {
 	s         *scenarios.Script
-	w         *sim.World
-	c         *cluster.Cluster
-	obs       *observer
-	rec       *checkers.Recorder
+	World     *sim.World
+	Cluster   *cluster.Cluster
+	Observer  *observer
+	Recorder  *checkers.Recorder
 	clients   map[string]*scriptClient
 	producers map[string]*producerNode
 	seen      int // trace records already scanned by await
 	// The manual controller ('controller manual') and what it decided.
-	ctl     sim.NodeID
-	ctlNode *manualController
-	manual  map[storage.TopicPartition][2]int32 // leader, epoch
+	Controller sim.NodeID
+	ctlNode    *ManualController
+	manual     map[storage.TopicPartition][2]int32 // leader, epoch
 	// manualSteps are the last leader-and-isr step of each partition (the
 	// end phase resends it to a broker it restarts, as the controller does
 	// on a broker's startup).
@@ -258,11 +258,11 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 		link = sim.LinkConfig{MinLatency: end.LinkLatency, MaxLatency: end.LinkLatency}
 	}
 	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
-		KeepKinds: keepKinds(map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true}, cfg.Broker.KRaftMode()), MaxTime: sim.Time(s.Limit), Link: link})
+		KeepKinds: KeepKinds(map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true}, cfg.Broker.KRaftMode()), MaxTime: sim.Time(s.Limit), Link: link})
 	if err != nil {
 		return nil, err
 	}
-	r, err := newRunner(s, w, cfg, s.Manual, scenarios.ScriptVars(v, opts.Set), opts.Timeline)
+	r, err := NewRunner(s, w, cfg, s.Manual, scenarios.ScriptVars(v, opts.Set), opts.Timeline)
 	if err != nil {
 		return nil, err
 	}
@@ -270,22 +270,22 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s}
 	for _, st := range s.Steps {
 		st = st.Substitute(r.vars)
-		if err := guard(func() error { return r.step(st) }); err != nil {
+		if err := Guard(func() error { return r.Step(st) }); err != nil {
 			res.Failed = fmt.Sprintf("%s:%d: %s: %v", s.File, st.Line, st.Op, err)
 			break
 		}
 	}
 	if res.Failed == "" {
 		// Let operations still in flight finish (or time out).
-		if err := r.advance(w.Now().Add(sim.Second)); err != nil {
+		if err := r.Advance(w.Now().Add(sim.Second)); err != nil {
 			res.Failed = err.Error()
 		}
 	}
 	res.Profile = strings.Join(r.profiles, "; ")
 	end.Replay = res.Replay
 	r.endPhase(res, end)
-	r.judge(res, v, opts.Budget)
-	res.Changes, res.Truncations = r.obs.changes, r.obs.truncations
+	r.Judge(res, v, opts.Budget)
+	res.Changes, res.Truncations = r.Observer.Changes, r.Observer.Truncations
 	return res, nil
 }
 
@@ -293,7 +293,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 // drawing its profile, an exploration picking its action: a replayed
 // choice that does not fit panics there) into an error, so that the run
 // fails instead of the program.
-func guard(f func() error) (err error) {
+func Guard(f func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("panic: %v", v)
@@ -304,7 +304,7 @@ func guard(f func() error) (err error) {
 
 // newRunner builds the scenario's cluster in w (with the manual controller
 // when manual), and the runner with its recorder and observer.
-func newRunner(s *scenarios.Script, w *sim.World, cfg config.Config, manual bool, vars map[string]string, timeline bool) (*runner, error) {
+func NewRunner(s *scenarios.Script, w *sim.World, cfg config.Config, manual bool, vars map[string]string, timeline bool) (*Runner, error) {
 	spec := cluster.Spec{Brokers: s.Brokers, Controllers: s.Controllers, Racks: s.Racks, Config: cfg, ManualController: manual}
 	for _, t := range s.Topics {
 		spec.Topics = append(spec.Topics, cluster.Topic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Assignment: t.Assignment})
@@ -319,42 +319,42 @@ func newRunner(s *scenarios.Script, w *sim.World, cfg config.Config, manual bool
 		m.Manual = true
 		script = &m
 	}
-	r := &runner{s: script, w: w, c: c, rec: checkers.NewRecorder(), clients: map[string]*scriptClient{}, producers: map[string]*producerNode{},
+	r := &Runner{s: script, World: w, Cluster: c, Recorder: checkers.NewRecorder(), clients: map[string]*scriptClient{}, producers: map[string]*producerNode{},
 		manual: map[storage.TopicPartition][2]int32{}, vars: vars}
 	if manual {
-		r.ctlNode = &manualController{}
-		if r.ctl, err = w.AddNode("controller", func() sim.Node { return r.ctlNode }, sim.NodeOptions{}); err != nil {
+		r.ctlNode = &ManualController{}
+		if r.Controller, err = w.AddNode("controller", func() sim.Node { return r.ctlNode }, sim.NodeOptions{}); err != nil {
 			return nil, err
 		}
-		if err := w.Inject(sim.Start{Node: r.ctl}); err != nil {
+		if err := w.Inject(sim.Start{Node: r.Controller}); err != nil {
 			return nil, err
 		}
 	}
-	r.obs = newObserver(c, s.Topics, c.Assignments)
-	r.obs.timeline, r.obs.last = timeline, map[string]string{}
-	r.obs.facts.ReplicationFactor = s.Topics[0].ReplicationFactor
-	r.obs.facts.MinInsyncReplicas = cfg.Topic.MinInsyncReplicas
-	r.obs.facts.UncleanElectionEnabled = cfg.Topic.UncleanLeaderElectionEnable
-	r.obs.facts.EligibleLeaderReplicas = cfg.Broker.ELR.Enabled()
+	r.Observer = newObserver(c, s.Topics, c.Assignments)
+	r.Observer.timeline, r.Observer.last = timeline, map[string]string{}
+	r.Observer.Facts.ReplicationFactor = s.Topics[0].ReplicationFactor
+	r.Observer.Facts.MinInsyncReplicas = cfg.Topic.MinInsyncReplicas
+	r.Observer.Facts.UncleanElectionEnabled = cfg.Topic.UncleanLeaderElectionEnable
+	r.Observer.Facts.EligibleLeaderReplicas = cfg.Broker.ELR.Enabled()
 	return r, nil
 }
 
 // advance runs every event up to until, observing after each.
-func (r *runner) advance(until sim.Time) error {
+func (r *Runner) Advance(until sim.Time) error {
 	for {
-		next, ok := r.w.NextEventTime()
+		next, ok := r.World.NextEventTime()
 		if !ok || next > until {
-			r.w.RunUntil(until)
+			r.World.RunUntil(until)
 			return nil
 		}
-		if err := r.stepOne(); err != nil {
+		if err := r.StepOne(); err != nil {
 			return err
 		}
 	}
 }
 
-func (r *runner) stepOne() error {
-	res, ok := r.w.Step()
+func (r *Runner) StepOne() error {
+	res, ok := r.World.Step()
 	if !ok {
 		switch res.Reason {
 		case sim.Panicked:
@@ -364,67 +364,67 @@ func (r *runner) stepOne() error {
 		}
 		return nil
 	}
-	r.obs.observe()
+	r.Observer.observe()
 	return nil
 }
 
-func (r *runner) broker(name string) (sim.NodeID, int32, error) {
-	if name == "controller" && r.c.Spec.KRaft() {
+func (r *Runner) broker(name string) (sim.NodeID, int32, error) {
+	if name == "controller" && r.Cluster.Spec.KRaft() {
 		return r.quorumController()
 	}
 	if name == "controller" && !r.s.Manual {
-		i := r.c.ActiveController()
+		i := r.Cluster.ActiveController()
 		if i < 0 {
 			return 0, 0, fmt.Errorf("no broker is the controller now")
 		}
-		return r.c.Brokers[i], int32(i), nil
+		return r.Cluster.Brokers[i], int32(i), nil
 	}
-	if scenarios.ControllerName.MatchString(name) && len(r.c.Controllers) > 0 {
+	if scenarios.ControllerName.MatchString(name) && len(r.Cluster.Controllers) > 0 {
 		return r.controllerNode(name)
 	}
 	if !strings.HasPrefix(name, "b") {
-		return 0, 0, fmt.Errorf("%q is not a broker (brokers are b0..b%d%s)", name, len(r.c.Brokers)-1, r.controllerRange())
+		return 0, 0, fmt.Errorf("%q is not a broker (brokers are b0..b%d%s)", name, len(r.Cluster.Brokers)-1, r.controllerRange())
 	}
 	n, err := strconv.Atoi(name[1:])
-	if err != nil || n < 0 || n >= len(r.c.Brokers) {
-		return 0, 0, fmt.Errorf("%q is not a broker (brokers are b0..b%d%s)", name, len(r.c.Brokers)-1, r.controllerRange())
+	if err != nil || n < 0 || n >= len(r.Cluster.Brokers) {
+		return 0, 0, fmt.Errorf("%q is not a broker (brokers are b0..b%d%s)", name, len(r.Cluster.Brokers)-1, r.controllerRange())
 	}
-	return r.c.Brokers[n], int32(n), nil
+	return r.Cluster.Brokers[n], int32(n), nil
 }
 
 // node resolves any node name of the world (brokers, zk, clients).
 // A name not yet known that is not a broker's is a client, created on
 // first mention (so a partition can place a client before it produces).
-func (r *runner) node(name string) (sim.NodeID, error) {
-	if name == "controller" && r.c.Spec.KRaft() {
+func (r *Runner) node(name string) (sim.NodeID, error) {
+	if name == "controller" && r.Cluster.Spec.KRaft() {
 		id, _, err := r.quorumController()
 		return id, err
 	}
-	if id, ok := r.w.Lookup(name); ok {
+	if id, ok := r.World.Lookup(name); ok {
 		return id, nil
 	}
 	if scenarios.BrokerName.MatchString(name) || name == "zk" || name == "controller" || name == "admin" {
-		return 0, fmt.Errorf("unknown node %q (brokers are b0..b%d)", name, len(r.c.Brokers)-1)
+		return 0, fmt.Errorf("unknown node %q (brokers are b0..b%d)", name, len(r.Cluster.Brokers)-1)
 	}
 	id, _, err := r.client(name)
 	return id, err
 }
 
-func (r *runner) client(name string) (sim.NodeID, *scriptClient, error) {
+func (r *Runner) client(name string) (sim.NodeID, *scriptClient, error) {
 	if c, ok := r.clients[name]; ok {
-		id, _ := r.w.Lookup(name)
+		id, _ := r.World.Lookup(name)
 		return id, c, nil
 	}
-	if _, ok := r.w.Lookup(name); ok {
+	if _, ok := r.World.Lookup(name); ok {
 		return 0, nil, fmt.Errorf("%q names a broker or ZooKeeper, not a client", name)
 	}
-	c := newScriptClient(name, len(r.c.Brokers), r.rec)
-	id, err := r.w.AddNode(name, func() sim.Node { return c }, sim.NodeOptions{})
+	c := newScriptClient(name, len(r.Cluster.Brokers), r.Recorder)
+	id, err := r.World.AddNode(name, func() sim.Node { return c }, sim.NodeOptions{})
 	if err != nil {
 		return 0, nil, err
 	}
 	r.clients[name] = c
-	return id, c, r.w.Inject(sim.Start{Node: id})
+	return id, c, r.World.Inject(sim.Start{Node: id})
 }
 
 func parseAcks(s string) int16 {
@@ -439,9 +439,9 @@ func parseAcks(s string) int16 {
 
 // activeController returns the controller with the highest epoch among
 // the live brokers, or nil.
-func (r *runner) activeController() *controller.Controller {
-	if i := r.c.ActiveController(); i >= 0 {
-		return r.c.Broker(i).Controller()
+func (r *Runner) activeController() *controller.Controller {
+	if i := r.Cluster.ActiveController(); i >= 0 {
+		return r.Cluster.Broker(i).Controller()
 	}
 	return nil
 }

@@ -14,11 +14,11 @@ import (
 )
 
 // step executes one script step.
-func (r *runner) step(st scenarios.Step) error {
-	w := r.w
+func (r *Runner) Step(st scenarios.Step) error {
+	w := r.World
 	switch st.Op {
 	case "run":
-		return r.advance(w.Now().Add(st.Dur))
+		return r.Advance(w.Now().Add(st.Dur))
 	case "produce":
 		_, c, err := r.client(st.Args[0])
 		if err != nil {
@@ -61,9 +61,9 @@ func (r *runner) step(st scenarios.Step) error {
 		kind := checkers.Crash
 		if lose {
 			kind = checkers.PowerLoss
-			r.obs.unclean[b] = true
+			r.Observer.unclean[b] = true
 		}
-		r.obs.fail(b, kind, lose)
+		r.Observer.fail(b, kind, lose)
 	case "shutdown":
 		id, b, err := r.broker(st.Args[0])
 		if err != nil {
@@ -72,7 +72,7 @@ func (r *runner) step(st scenarios.Step) error {
 		if err := w.Inject(sim.Shutdown{Node: id}); err != nil {
 			return err
 		}
-		r.obs.fail(b, checkers.Crash, false)
+		r.Observer.fail(b, checkers.Crash, false)
 	case "restart":
 		id, b, err := r.broker(st.Args[0])
 		if err != nil {
@@ -81,14 +81,14 @@ func (r *runner) step(st scenarios.Step) error {
 		if err := w.Inject(sim.Restart{Node: id}); err != nil {
 			return err
 		}
-		r.obs.recover(b, checkers.Crash, checkers.PowerLoss)
+		r.Observer.recover(b, checkers.Crash, checkers.PowerLoss)
 	case "restart-all":
-		for i, id := range r.c.Brokers {
+		for i, id := range r.Cluster.Brokers {
 			if !w.Up(id) {
 				if err := w.Inject(sim.Restart{Node: id}); err != nil {
 					return err
 				}
-				r.obs.recover(int32(i), checkers.Crash, checkers.PowerLoss)
+				r.Observer.recover(int32(i), checkers.Crash, checkers.PowerLoss)
 			}
 		}
 		if err := r.restartControllers(); err != nil { // KRaft: kraft.go
@@ -109,7 +109,7 @@ func (r *runner) step(st scenarios.Step) error {
 		if err := w.Inject(sim.Pause{Node: id, For: st.Dur}); err != nil {
 			return err
 		}
-		r.obs.facts.Failures = append(r.obs.facts.Failures, checkers.Failure{Broker: b, Kind: checkers.Paused, Time: w.Now(), End: w.Now().Add(st.Dur)})
+		r.Observer.Facts.Failures = append(r.Observer.Facts.Failures, checkers.Failure{Broker: b, Kind: checkers.Paused, Time: w.Now(), End: w.Now().Add(st.Dur)})
 	case "cut":
 		from, err := r.node(st.Args[0])
 		if err != nil {
@@ -166,7 +166,7 @@ func (r *runner) step(st scenarios.Step) error {
 			}
 		}
 	case "leader-and-isr":
-		return r.leaderAndISR(st)
+		return r.LeaderAndISR(st)
 	case "consumer", "kill-consumer", "restart-consumer", "close-consumer", "crash-coordinator":
 		return r.consumerStep(st)
 	case "swarm":
@@ -181,26 +181,26 @@ func (r *runner) step(st scenarios.Step) error {
 		if err := w.Inject(sim.Heal{}); err != nil {
 			return err
 		}
-		for b := range r.c.Brokers {
-			r.obs.recover(int32(b), checkers.Isolated)
+		for b := range r.Cluster.Brokers {
+			r.Observer.recover(int32(b), checkers.Isolated)
 		}
-		for i := range r.c.Controllers {
-			r.obs.recover(server.FirstControllerID+int32(i), checkers.Isolated)
+		for i := range r.Cluster.Controllers {
+			r.Observer.recover(server.FirstControllerID+int32(i), checkers.Isolated)
 		}
 	}
 	return nil
 }
 
 // isolated records brokers among names as cut off.
-func (r *runner) isolated(names ...string) {
+func (r *Runner) isolated(names ...string) {
 	for _, n := range names {
 		if _, b, err := r.broker(n); err == nil {
-			r.obs.fail(b, checkers.Isolated, false)
+			r.Observer.fail(b, checkers.Isolated, false)
 		}
 	}
 }
 
-func (r *runner) hasPartition(topic string, p int32) bool {
+func (r *Runner) hasPartition(topic string, p int32) bool {
 	for _, t := range r.s.Topics {
 		if t.Name == topic && int(p) < t.Partitions {
 			return true
@@ -212,8 +212,8 @@ func (r *runner) hasPartition(topic string, p int32) bool {
 // await runs until the awaited thing happens, or fails after st.Dur. An
 // ack await also fails when the record's produce ended otherwise (refused,
 // or unknown), naming the record and the error.
-func (r *runner) await(st scenarios.Step) error {
-	deadline := r.w.Now().Add(st.Dur)
+func (r *Runner) await(st scenarios.Step) error {
+	deadline := r.World.Now().Add(st.Dur)
 	var cond func() bool
 	var c *scriptClient
 	if isClientAwait(st) {
@@ -228,9 +228,9 @@ func (r *runner) await(st scenarios.Step) error {
 		if _, err := r.node(node); err != nil {
 			return err
 		}
-		r.seen = len(r.w.Trace().Records())
+		r.seen = len(r.World.Trace().Records())
 		cond = func() bool {
-			recs := r.w.Trace().Records()
+			recs := r.World.Trace().Records()
 			for ; r.seen < len(recs); r.seen++ {
 				if rec := recs[r.seen]; rec.Name == node && rec.Kind == kind && fieldsMatch(rec, st.KV) {
 					r.seen++
@@ -241,12 +241,12 @@ func (r *runner) await(st scenarios.Step) error {
 		}
 	}
 	for !cond() {
-		next, ok := r.w.NextEventTime()
+		next, ok := r.World.NextEventTime()
 		if !ok || next > deadline {
-			r.w.RunUntil(deadline)
+			r.World.RunUntil(deadline)
 			return fmt.Errorf("not satisfied within %v", st.Dur)
 		}
-		if err := r.stepOne(); err != nil {
+		if err := r.StepOne(); err != nil {
 			return err
 		}
 	}
@@ -277,24 +277,24 @@ func fieldsMatch(rec sim.Record, want map[string]string) bool {
 }
 
 // judge runs the checkers and compares them with the expectations.
-func (r *runner) judge(res *Result, v scenarios.Variant, budget time.Duration) {
+func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 	if budget == 0 {
 		budget = 10 * time.Second
 	}
-	w := r.w
+	w := r.World
 	recs := w.Trace().Records()
-	r.obs.facts.UncleanElections = uncleanElections(recs)
-	if r.c.Spec.KRaft() { // kraft.go: the controller's partition-change records
-		r.obs.facts.UncleanElections = append(r.obs.facts.UncleanElections, kraftUncleanElections(recs)...)
-		r.obs.facts.ISRChanges = append(r.obs.facts.ISRChanges, kraftISRChanges(recs)...)
+	r.Observer.Facts.UncleanElections = uncleanElections(recs)
+	if r.Cluster.Spec.KRaft() { // kraft.go: the controller's partition-change records
+		r.Observer.Facts.UncleanElections = append(r.Observer.Facts.UncleanElections, kraftUncleanElections(recs)...)
+		r.Observer.Facts.ISRChanges = append(r.Observer.Facts.ISRChanges, kraftISRChanges(recs)...)
 	}
-	r.obs.facts.ISRChanges = isrChanges(r.obs.facts.ISRChanges, recs)
-	r.obs.facts.Healed = healed(w, r.c)
+	r.Observer.Facts.ISRChanges = isrChanges(r.Observer.Facts.ISRChanges, recs)
+	r.Observer.Facts.Healed = healed(w, r.Cluster)
 	var ctrl = r.activeController()
-	final := r.obs.final(ctrl, r.manual)
-	if r.c.Spec.KRaft() {
+	final := r.Observer.final(ctrl, r.manual)
+	if r.Cluster.Spec.KRaft() {
 		r.kraftFinalLeaders(&final)
-		final.Raft = raftRun(w, r.c)
+		final.Raft = RaftRun(w, r.Cluster)
 	}
 	final.Liveness = r.live
 	if off := r.kraftOffline(); len(off) > 0 {
@@ -303,9 +303,9 @@ func (r *runner) judge(res *Result, v scenarios.Variant, budget time.Duration) {
 			r.live.Offline = off
 		}
 	}
-	hist := r.rec.Finish(w.Now())
+	hist := r.Recorder.Finish(w.Now())
 	res.Final, res.History = final, hist
-	res.Verdicts = checkers.CheckAll(hist, final, r.obs.monitor, checkers.Options{LinearizabilityBudget: budget})
+	res.Verdicts = checkers.CheckAll(hist, final, r.Observer.monitor, checkers.Options{LinearizabilityBudget: budget})
 	res.TraceHash, res.Events, res.SimTime = w.Trace().Hash(), w.Events(), w.Now()
 	for _, op := range hist.Ops {
 		if op.Kind == checkers.Send && op.Outcome == checkers.OK && op.Process != CheckerClient { // probes are not the workload

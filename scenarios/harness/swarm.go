@@ -112,8 +112,8 @@ func parseSwarm(st scenarios.Step, vars map[string]string) (swarmSpec, error) {
 }
 
 // swarm runs the randomized workload and fault schedule for st.Dur.
-func (r *runner) swarm(st scenarios.Step) error {
-	w := r.w
+func (r *Runner) swarm(st scenarios.Step) error {
+	w := r.World
 	sp, err := parseSwarm(st, r.vars)
 	if err != nil {
 		return err
@@ -152,7 +152,7 @@ func (r *runner) swarm(st scenarios.Step) error {
 		}
 	}
 	w.At(start.Add(sp.every), "swarm-fault", fault)
-	return r.advance(end)
+	return r.Advance(end)
 }
 
 // swarmFault draws at most one fault through the chooser, at the rates of
@@ -160,8 +160,8 @@ func (r *runner) swarm(st scenarios.Step) error {
 // restarts it instead, at the script's rate (base): like heal, restarts
 // stay on whatever the profile, so brokers do not stay down for the rest
 // of the run.
-func (r *runner) swarmFault(rates, base map[string]float64) {
-	w := r.w
+func (r *Runner) swarmFault(rates, base map[string]float64) {
+	w := r.World
 	// Consumer faults are drawn only when asked for, so that runs without
 	// them keep their choices (and traces) as before.
 	if p := rates["consumer-crash"]; p > 0 && len(r.consumers) > 0 && w.Chance(sim.KindFault, p) {
@@ -171,14 +171,14 @@ func (r *runner) swarmFault(rates, base map[string]float64) {
 		if !w.Up(id) {
 			op = "restart-consumer"
 		}
-		r.step(scenarios.Step{Op: op, Args: []string{name}})
+		r.Step(scenarios.Step{Op: op, Args: []string{name}})
 		return
 	}
 	// NB: in KRaft mode the dedicated controllers are targets too; ZooKeeper
 	// runs draw among the brokers only, as before.
 	targets := r.faultTargets()
 	name := targets[w.Choose(sim.KindFault, len(targets))]
-	id, _ := r.w.Lookup(name)
+	id, _ := r.World.Lookup(name)
 	for _, kind := range []string{"crash", "power-loss", "pause", "partition", "heal"} {
 		p := rates[kind]
 		if (kind == "crash" || kind == "power-loss") && !w.Up(id) {
@@ -190,13 +190,13 @@ func (r *runner) swarmFault(rates, base map[string]float64) {
 		switch kind {
 		case "crash", "power-loss":
 			if !w.Up(id) {
-				r.step(scenarios.Step{Op: "restart", Args: []string{name}})
+				r.Step(scenarios.Step{Op: "restart", Args: []string{name}})
 				return
 			}
-			r.step(scenarios.Step{Op: kind, Args: []string{name}, KV: map[string]string{}})
+			r.Step(scenarios.Step{Op: kind, Args: []string{name}, KV: map[string]string{}})
 		case "pause":
 			if w.Up(id) {
-				r.step(scenarios.Step{Op: "pause", Args: []string{name}, Dur: 3 * sim.Second})
+				r.Step(scenarios.Step{Op: "pause", Args: []string{name}, Dur: 3 * sim.Second})
 			}
 		case "partition":
 			var rest []string
@@ -205,7 +205,7 @@ func (r *runner) swarmFault(rates, base map[string]float64) {
 					rest = append(rest, t)
 				}
 			}
-			if r.c.ZK >= 0 {
+			if r.Cluster.ZK >= 0 {
 				rest = append(rest, "zk")
 			}
 			for c := range r.clients {
@@ -219,9 +219,9 @@ func (r *runner) swarmFault(rates, base map[string]float64) {
 			rest = append(rest, r.consumers...)
 			sortStrings(rest)
 			args := append([]string{name, "|"}, strings.Join(rest, ","))
-			r.step(scenarios.Step{Op: "partition", Args: args})
+			r.Step(scenarios.Step{Op: "partition", Args: args})
 		case "heal":
-			r.step(scenarios.Step{Op: "heal"})
+			r.Step(scenarios.Step{Op: "heal"})
 		}
 		return
 	}

@@ -36,6 +36,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/scenarios/workload"
+
 	"github.com/kafkasim/kafkasim/scenarios/harness"
 
 	"github.com/kafkasim/kafkasim/scenarios"
@@ -57,7 +59,7 @@ type ChoiceFile struct {
 	Seed     uint64
 	// Explore is set for a run of the exploration workload; nil for a run
 	// of the script's own steps.
-	Explore *harness.ExploreParams
+	Explore *workload.ExploreParams
 	Config  []string // the non-default configuration, key=value, as Result.Config
 	Version string
 	// TraceHash is the trace hash of the run the choices make: a replay
@@ -224,8 +226,8 @@ func ReadChoiceFile(r io.Reader) (*ChoiceFile, error) {
 		case "header-sum":
 			sum, sumLine = val, line
 		case "explore":
-			var p harness.ExploreParams
-			p, err = harness.ParseExploreParams(val)
+			var p workload.ExploreParams
+			p, err = workload.ParseExploreParams(val)
 			f.Explore = &p
 		case "config":
 			f.Config = strings.Fields(val)
@@ -402,7 +404,7 @@ func RunChoiceFile(s *scenarios.Script, f *ChoiceFile, set map[string]string, op
 	var res *harness.Result
 	var err error
 	if f.Explore != nil {
-		res, err = harness.ExploreRun(s, f.Variant, *f.Explore, opts, nil)
+		res, err = workload.ExploreRun(s, f.Variant, *f.Explore, opts, nil)
 	} else {
 		res, err = harness.Run(s, f.Variant, opts)
 	}

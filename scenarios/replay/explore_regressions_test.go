@@ -3,6 +3,8 @@ package replay
 import (
 	"testing"
 
+	"github.com/kafkasim/kafkasim/scenarios/workload"
+
 	"github.com/kafkasim/kafkasim/scenarios/harness"
 
 	"github.com/kafkasim/kafkasim/scenarios"
@@ -32,7 +34,7 @@ func TestExploreStaleFetchResponseAfterRestart(t *testing.T) {
 	if err := CheckHeader(s, f, nil); err != nil {
 		t.Fatal(err)
 	}
-	res, err := harness.ExploreRun(s, f.Variant, *f.Explore, harness.Options{Seed: f.Seed, Chooser: &sim.Prefix{Choices: f.Choices}, KeepTrace: true}, nil)
+	res, err := workload.ExploreRun(s, f.Variant, *f.Explore, harness.Options{Seed: f.Seed, Chooser: &sim.Prefix{Choices: f.Choices}, KeepTrace: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ package replay
 import (
 	"fmt"
 
+	"github.com/kafkasim/kafkasim/scenarios/workload"
+
 	"github.com/kafkasim/kafkasim/scenarios/harness"
 
 	"github.com/kafkasim/kafkasim/scenarios"
@@ -70,7 +72,7 @@ func RunChoiceFileUnder(s *scenarios.Script, f *ChoiceFile, variant string, set 
 	var res *harness.Result
 	var err error
 	if f.Explore != nil {
-		res, err = harness.ExploreRun(s, variant, *f.Explore, opts, nil)
+		res, err = workload.ExploreRun(s, variant, *f.Explore, opts, nil)
 	} else {
 		res, err = harness.Run(s, variant, opts)
 	}

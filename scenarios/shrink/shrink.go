@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kafkasim/kafkasim/scenarios/workload"
+
 	"github.com/kafkasim/kafkasim/scenarios/replay"
 
 	"github.com/kafkasim/kafkasim/checkers"
@@ -164,7 +166,7 @@ func Run(s *scenarios.Script, cfg Config) (*Shrunk, error) {
 		cfg.MaxRuns = 300
 	}
 	variant, seed := cfg.Variant, cfg.Seed
-	var params *harness.ExploreParams
+	var params *workload.ExploreParams
 	if cfg.From != nil {
 		if err := replay.CheckHeader(s, cfg.From, cfg.Set); err != nil {
 			return nil, err
@@ -187,7 +189,7 @@ func Run(s *scenarios.Script, cfg Config) (*Shrunk, error) {
 	run := func(c sim.Chooser) (*harness.Result, error) {
 		opts := harness.Options{Seed: seed, Set: cfg.Set, Chooser: c, RecordChoices: true, KeepTrace: true, Budget: budget}
 		if params != nil {
-			return harness.ExploreRun(s, v.Name, *params, opts, nil)
+			return workload.ExploreRun(s, v.Name, *params, opts, nil)
 		}
 		return harness.Run(s, v.Name, opts)
 	}

@@ -1,4 +1,4 @@
-package harness
+package workload
 
 // This file writes the schedule of an exploration run as a scenario script:
 // the scenario's header (cluster, configuration, variants) with
@@ -29,6 +29,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/scenarios/harness"
+
 	"github.com/kafkasim/kafkasim/scenarios"
 
 	"github.com/kafkasim/kafkasim/sim"
@@ -40,11 +42,11 @@ const opUnclean = "#unclean"
 
 // exec records a step in the schedule and takes it.
 func (e *explorer) exec(st scenarios.Step) error {
-	e.sched = append(e.sched, TimedStep{At: e.r.w.Now(), Step: st})
+	e.sched = append(e.sched, harness.TimedStep{At: e.r.World.Now(), Step: st})
 	if st.Op == "leader-and-isr" {
-		return e.r.leaderAndISR(st)
+		return e.r.LeaderAndISR(st)
 	}
-	return e.r.step(st)
+	return e.r.Step(st)
 }
 
 // ScheduleGaps is the opening comment of a written schedule script: what
@@ -66,7 +68,7 @@ const ScheduleGaps = `# What this script does not express (it reproduces the fau
 // WriteScheduleScript writes res, an exploration run of s, as a scenario
 // script (see the file comment). origin is the command that found the run
 // and checker the checker it violated, for the opening comment.
-func WriteScheduleScript(w io.Writer, s *scenarios.Script, res *Result, origin, checker string) error {
+func WriteScheduleScript(w io.Writer, s *scenarios.Script, res *harness.Result, origin, checker string) error {
 	if res.Schedule == nil {
 		return fmt.Errorf("run of %s/%s is not an exploration run: its schedule is the script's own steps", res.Scenario, res.Variant)
 	}
@@ -142,7 +144,7 @@ func WriteScheduleScript(w io.Writer, s *scenarios.Script, res *Result, origin, 
 
 // SaveScheduleScript writes the script to path whole or not at all
 // (through a temporary file renamed into place).
-func SaveScheduleScript(path string, s *scenarios.Script, res *Result, origin, checker string) error {
+func SaveScheduleScript(path string, s *scenarios.Script, res *harness.Result, origin, checker string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package harness
+package workload
 
 // This file is the exploration workload on a KRaft cluster (KIP-500,
 // KIP-595): the scenario's header (brokers, controllers, topic,
@@ -42,6 +42,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 
 	"github.com/kafkasim/kafkasim/scenarios"
 
@@ -91,7 +93,7 @@ func (p *ExploreParams) ValidateKRaft() error {
 // IsKRaft reports whether the variant's configuration (under set) runs
 // KRaft: a controllers header, process.roles, or a release of 4.0 or later.
 func IsKRaft(s *scenarios.Script, variant string, set map[string]string) (bool, error) {
-	_, cfg, err := Prepare(s, variant, set)
+	_, cfg, err := harness.Prepare(s, variant, set)
 	if err != nil {
 		return false, err
 	}
@@ -100,7 +102,7 @@ func IsKRaft(s *scenarios.Script, variant string, set map[string]string) (bool, 
 
 // kraftExplorer is the workload of one KRaft exploration run.
 type kraftExplorer struct {
-	r      *runner
+	r      *harness.Runner
 	p      ExploreParams
 	faults map[string]bool
 	tp     storage.TopicPartition
@@ -114,13 +116,13 @@ type kraftExplorer struct {
 	checkpoints []string
 	// act is the explorer's own node, which logs the actions.
 	act   sim.NodeID
-	sched []TimedStep
+	sched []harness.TimedStep
 	buf   []byte
 	nbuf  []byte
 }
 
 // exploreKRaft is ExploreRun on a KRaft cluster.
-func exploreKRaft(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p ExploreParams, opts Options, mark func(uint64)) (*Result, error) {
+func exploreKRaft(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p ExploreParams, opts harness.Options, mark func(uint64)) (*harness.Result, error) {
 	if err := p.ValidateKRaft(); err != nil {
 		return nil, err
 	}
@@ -130,17 +132,17 @@ func exploreKRaft(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p
 	s = OnePartition(s)
 	keep := opts.Timeline || opts.KeepTrace
 	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
-		KeepKinds: keepKinds(map[string]bool{"isr": true, "become-leader": true, "explore-action": true}, true), MaxTime: sim.Time(sim.Hour) * 24,
+		KeepKinds: harness.KeepKinds(map[string]bool{"isr": true, "become-leader": true, "explore-action": true}, true), MaxTime: sim.Time(sim.Hour) * 24,
 		Link: sim.LinkConfig{MinLatency: exploreLatency, MaxLatency: exploreLatency}})
 	if err != nil {
 		return nil, err
 	}
-	r, err := newRunner(s, w, cfg, false, nil, opts.Timeline)
+	r, err := harness.NewRunner(s, w, cfg, false, nil, opts.Timeline)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w}
-	e := &kraftExplorer{r: r, p: p, faults: map[string]bool{}, tp: r.obs.tps[0]}
+	res := &harness.Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w}
+	e := &kraftExplorer{r: r, p: p, faults: map[string]bool{}, tp: r.Observer.Partitions[0]}
 	for _, f := range p.Faults {
 		e.faults[f] = true
 	}
@@ -148,28 +150,28 @@ func exploreKRaft(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p
 		e.checkpoints = append(e.checkpoints, dir+"/replication-offset-checkpoint", dir+"/"+e.tp.String()+"/leader-epoch-checkpoint")
 	}
 	combined := cfg.Broker.KRaft.ProcessRoles.Controller()
-	for _, id := range r.c.Controllers {
+	for _, id := range r.Cluster.Controllers {
 		e.voters = append(e.voters, len(e.nodes))
 		e.nodes, e.broker = append(e.nodes, id), append(e.broker, -1)
 	}
-	for i, id := range r.c.Brokers {
+	for i, id := range r.Cluster.Brokers {
 		if combined {
 			e.voters = append(e.voters, len(e.nodes))
 		}
 		e.nodes, e.broker = append(e.nodes, id), append(e.broker, int32(i))
 	}
 	e.down, e.lost = make([]uint64, len(e.nodes)), make([]bool, len(e.nodes))
-	if e.act, err = w.AddNode("explorer", func() sim.Node { return &manualController{} }, sim.NodeOptions{}); err != nil {
+	if e.act, err = w.AddNode("explorer", func() sim.Node { return &harness.ManualController{} }, sim.NodeOptions{}); err != nil {
 		return nil, err
 	}
 	if err := w.Inject(sim.Start{Node: e.act}); err != nil {
 		return nil, err
 	}
-	if err := guard(func() error { return e.run(mark) }); err != nil {
+	if err := harness.Guard(func() error { return e.run(mark) }); err != nil {
 		res.Failed = err.Error()
 	}
 	if res.Failed == "" {
-		if err := guard(e.settle); err != nil {
+		if err := harness.Guard(e.settle); err != nil {
 			res.Failed = err.Error()
 		}
 	}
@@ -178,11 +180,11 @@ func exploreKRaft(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p
 		budget = 2 * time.Second
 	}
 	res.Schedule, res.ScheduleEnd = e.sched, w.Now()
-	r.judge(res, v, budget)
+	r.Judge(res, v, budget)
 	if !slices.ContainsFunc(res.Verdicts, func(vd checkers.Verdict) bool { return vd.Checker == checkers.NameRaft }) {
-		res.Verdicts = append(res.Verdicts, checkers.Raft(raftRun(w, r.c)))
+		res.Verdicts = append(res.Verdicts, checkers.Raft(harness.RaftRun(w, r.Cluster)))
 	}
-	res.Changes, res.Truncations = r.obs.changes, r.obs.truncations
+	res.Changes, res.Truncations = r.Observer.Changes, r.Observer.Truncations
 	return res, nil
 }
 
@@ -190,10 +192,10 @@ func exploreKRaft(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p
 func (e *kraftExplorer) run(mark func(uint64)) error {
 	r := e.r
 	for !e.ready() {
-		if r.w.Now() > sim.Time(kraftSetupLimit) {
+		if r.World.Now() > sim.Time(kraftSetupLimit) {
 			return fmt.Errorf("the KRaft cluster was not ready (a quorum leader, every replica of %s in the ISR) after %v", e.tp, kraftSetupLimit)
 		}
-		if err := r.advance(r.w.Now().Add(100 * sim.Millisecond)); err != nil {
+		if err := r.Advance(r.World.Now().Add(100 * sim.Millisecond)); err != nil {
 			return err
 		}
 	}
@@ -202,10 +204,10 @@ func (e *kraftExplorer) run(mark func(uint64)) error {
 	}
 	for step := 0; step < e.p.Depth; step++ {
 		menu := e.menu()
-		a := menu[r.w.Choose(sim.KindFault, len(menu))]
+		a := menu[r.World.Choose(sim.KindFault, len(menu))]
 		if a.op != "next" {
 			desc := e.describe(a)
-			if err := r.w.Act(e.act, func(ctx *sim.Context) { ctx.Log("explore-action", sim.S("action", desc)) }); err != nil {
+			if err := r.World.Act(e.act, func(ctx *sim.Context) { ctx.Log("explore-action", sim.S("action", desc)) }); err != nil {
 				return err
 			}
 		}
@@ -231,8 +233,8 @@ func (e *kraftExplorer) ready() bool {
 	if !leader {
 		return false
 	}
-	rf := len(e.r.obs.replicas[e.tp])
-	for _, b := range e.r.obs.replicas[e.tp] {
+	rf := len(e.r.Observer.Replicas[e.tp])
+	for _, b := range e.r.Observer.Replicas[e.tp] {
 		if p := e.partition(b); p != nil && p.Role() == server.Leader && len(p.ISRView()) == rf {
 			return true
 		}
@@ -242,10 +244,10 @@ func (e *kraftExplorer) ready() bool {
 
 // raft returns node i's quorum client, nil while it is down.
 func (e *kraftExplorer) raft(i int) *raft.Client {
-	if !e.r.w.Up(e.nodes[i]) {
+	if !e.r.World.Up(e.nodes[i]) {
 		return nil
 	}
-	b, _ := e.r.w.Node(e.nodes[i]).(*server.Broker)
+	b, _ := e.r.World.Node(e.nodes[i]).(*server.Broker)
 	if b == nil {
 		return nil
 	}
@@ -255,11 +257,11 @@ func (e *kraftExplorer) raft(i int) *raft.Client {
 // partition returns broker b's replica of the partition, nil while b is
 // down or has none.
 func (e *kraftExplorer) partition(b int32) *server.Partition {
-	id := e.r.c.Brokers[b]
-	if !e.r.w.Up(id) {
+	id := e.r.Cluster.Brokers[b]
+	if !e.r.World.Up(id) {
 		return nil
 	}
-	br, _ := e.r.w.Node(id).(*server.Broker)
+	br, _ := e.r.World.Node(id).(*server.Broker)
 	if br == nil {
 		return nil
 	}
@@ -268,7 +270,7 @@ func (e *kraftExplorer) partition(b int32) *server.Partition {
 }
 
 // name is node i's name (c0, b1, ...).
-func (e *kraftExplorer) name(i int32) string { return e.r.w.Name(e.nodes[i]) }
+func (e *kraftExplorer) name(i int32) string { return e.r.World.Name(e.nodes[i]) }
 
 // describe renders an action with the nodes' names; a.b and a.to index
 // e.nodes (the record number for produce).
@@ -286,7 +288,7 @@ func (e *kraftExplorer) describe(a action) string {
 
 // menu lists the actions enabled now, "next" first.
 func (e *kraftExplorer) menu() []action {
-	w := e.r.w
+	w := e.r.World
 	menu := []action{{op: "next"}}
 	if e.produced < e.p.Records {
 		menu = append(menu, action{op: "produce", b: int32(e.produced + 1)})
@@ -346,19 +348,19 @@ func (e *kraftExplorer) do(a action) error {
 		}
 		// A dedicated controller is not a broker the script's steps name:
 		// the fault is injected directly (and still scheduled).
-		e.sched = append(e.sched, TimedStep{At: r.w.Now(), Step: st})
-		return r.w.Inject(sim.Crash{Node: e.nodes[a.b], LoseUnsynced: a.op == "power-loss", LoseAll: a.op == "power-loss"})
+		e.sched = append(e.sched, harness.TimedStep{At: r.World.Now(), Step: st})
+		return r.World.Inject(sim.Crash{Node: e.nodes[a.b], LoseUnsynced: a.op == "power-loss", LoseAll: a.op == "power-loss"})
 	case "restart":
 		// A restart takes a moment (see explorer.do).
-		if err := r.advance(r.w.Now().Add(restartDelay)); err != nil {
+		if err := r.Advance(r.World.Now().Add(restartDelay)); err != nil {
 			return err
 		}
 		st := scenarios.Step{Op: "restart", Args: []string{e.name(a.b)}}
 		if e.broker[a.b] >= 0 {
 			return e.exec(st)
 		}
-		e.sched = append(e.sched, TimedStep{At: r.w.Now(), Step: st})
-		return r.w.Inject(sim.Restart{Node: e.nodes[a.b]})
+		e.sched = append(e.sched, harness.TimedStep{At: r.World.Now(), Step: st})
+		return r.World.Inject(sim.Restart{Node: e.nodes[a.b]})
 	case "cut":
 		return e.exec(scenarios.Step{Op: "cut", Args: []string{e.name(a.b), "->", e.name(a.to)}})
 	case "heal":
@@ -369,13 +371,13 @@ func (e *kraftExplorer) do(a action) error {
 
 // exec runs a script step and schedules it.
 func (e *kraftExplorer) exec(st scenarios.Step) error {
-	e.sched = append(e.sched, TimedStep{At: e.r.w.Now(), Step: st})
-	return e.r.step(st)
+	e.sched = append(e.sched, harness.TimedStep{At: e.r.World.Now(), Step: st})
+	return e.r.Step(st)
 }
 
 // next runs events until the coarse state (milestone) changes, or for
 // nextBound.
-func (e *kraftExplorer) next() error { return e.r.runUntilChange(e.milestone) }
+func (e *kraftExplorer) next() error { return runUntilChange(e.r, e.milestone) }
 
 // settle heals every link, restarts every node and lets the cluster
 // converge before the checkers judge it.
@@ -385,13 +387,13 @@ func (e *kraftExplorer) settle() error {
 		return err
 	}
 	for i, id := range e.nodes {
-		if !r.w.Up(id) {
+		if !r.World.Up(id) {
 			if err := e.do(action{op: "restart", b: int32(i)}); err != nil {
 				return err
 			}
 		}
 	}
-	return r.advance(r.w.Now().Add(kraftSettleTime))
+	return r.Advance(r.World.Now().Add(kraftSettleTime))
 }
 
 // milestone is the coarse state a "next" runs until it changes: per node
@@ -422,7 +424,7 @@ func (e *kraftExplorer) milestone() uint64 {
 		}
 		b = append(b, '|')
 	}
-	for _, op := range e.r.rec.History().Ops {
+	for _, op := range e.r.Recorder.History().Ops {
 		b = append(b, byte(op.Outcome))
 	}
 	e.nbuf = b
@@ -438,12 +440,12 @@ func (e *kraftExplorer) hash() uint64 {
 	b = binary.AppendVarint(b, int64(e.produced))
 	for i, x := range e.nodes {
 		for j, y := range e.nodes {
-			if i != j && e.r.w.Cut(x, y) {
+			if i != j && e.r.World.Cut(x, y) {
 				b = append(b, 'x', byte(i), byte(j))
 			}
 		}
 	}
-	for _, op := range e.r.rec.History().Ops {
+	for _, op := range e.r.Recorder.History().Ops {
 		b = append(b, byte(op.Outcome))
 		b = binary.AppendVarint(b, op.Offset)
 	}
@@ -453,7 +455,7 @@ func (e *kraftExplorer) hash() uint64 {
 
 // nodeHash is node i's part of the abstract state.
 func (e *kraftExplorer) nodeHash(i int) uint64 {
-	w := e.r.w
+	w := e.r.World
 	var b []byte
 	if !w.Up(e.nodes[i]) {
 		b = append(b, 'd')

@@ -1,4 +1,4 @@
-package harness
+package workload
 
 // This file is the exploration workload: the scenario's header (brokers,
 // topic, configuration, variants) with the script's steps replaced by a
@@ -39,6 +39,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 
 	"github.com/kafkasim/kafkasim/scenarios"
 
@@ -201,7 +203,7 @@ func (a action) String() string {
 
 // explorer is the controller and workload of one exploration run.
 type explorer struct {
-	r        *runner
+	r        *harness.Runner
 	p        ExploreParams
 	faults   map[string]bool
 	tp       storage.TopicPartition
@@ -220,12 +222,12 @@ type explorer struct {
 	checkpoints []string
 	// sched are the steps the run took, at their virtual times
 	// (Result.Schedule).
-	sched []TimedStep
+	sched []harness.TimedStep
 }
 
 // ExploreActions lists the exploration workload's actions of a run (other
 // than next), in order.
-func ExploreActions(res *Result) []string {
+func ExploreActions(res *harness.Result) []string {
 	var out []string
 	for _, r := range res.World.Trace().Records() {
 		if r.Kind == "explore-action" {
@@ -240,8 +242,8 @@ func ExploreActions(res *Result) []string {
 // a KRaft configuration, the KRaft workload of explore_kraft.go):
 // mark, when not nil, is called with the state hash after the setup and
 // after each action. The error is bad input only.
-func ExploreRun(s *scenarios.Script, variant string, p ExploreParams, opts Options, mark func(uint64)) (*Result, error) {
-	v, cfg, err := Prepare(s, variant, opts.Set)
+func ExploreRun(s *scenarios.Script, variant string, p ExploreParams, opts harness.Options, mark func(uint64)) (*harness.Result, error) {
+	v, cfg, err := harness.Prepare(s, variant, opts.Set)
 	if err != nil {
 		return nil, err
 	}
@@ -261,31 +263,31 @@ func ExploreRun(s *scenarios.Script, variant string, p ExploreParams, opts Optio
 	if err != nil {
 		return nil, err
 	}
-	r, err := newRunner(s, w, cfg, true, nil, opts.Timeline)
+	r, err := harness.NewRunner(s, w, cfg, true, nil, opts.Timeline)
 	if err != nil {
 		return nil, err
 	}
-	r.obs.facts.UncleanElectionEnabled = r.obs.facts.UncleanElectionEnabled || slices.Contains(p.Faults, "unclean")
-	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w}
+	r.Observer.Facts.UncleanElectionEnabled = r.Observer.Facts.UncleanElectionEnabled || slices.Contains(p.Faults, "unclean")
+	res := &harness.Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w}
 	e := &explorer{r: r, p: p, faults: map[string]bool{}}
 	for _, f := range p.Faults {
 		e.faults[f] = true
 	}
-	e.tp = r.obs.tps[0]
+	e.tp = r.Observer.Partitions[0]
 	for _, dir := range cfg.Broker.LogDirs {
 		e.checkpoints = append(e.checkpoints, dir+"/replication-offset-checkpoint", dir+"/"+e.tp.String()+"/leader-epoch-checkpoint")
 	}
-	e.replicas = r.obs.replicas[e.tp]
-	n := len(r.c.Brokers)
+	e.replicas = r.Observer.Replicas[e.tp]
+	n := len(r.Cluster.Brokers)
 	e.told, e.down, e.lost = make([]int32, n), make([]uint64, n), make([]bool, n)
 	for i := range e.told {
 		e.told[i] = -1
 	}
-	if err := guard(func() error { return e.run(mark) }); err != nil {
+	if err := harness.Guard(func() error { return e.run(mark) }); err != nil {
 		res.Failed = err.Error()
 	}
 	if res.Failed == "" {
-		if err := guard(e.settle); err != nil {
+		if err := harness.Guard(e.settle); err != nil {
 			res.Failed = err.Error()
 		}
 	}
@@ -294,8 +296,8 @@ func ExploreRun(s *scenarios.Script, variant string, p ExploreParams, opts Optio
 		budget = 2 * time.Second
 	}
 	res.Schedule, res.ScheduleEnd = e.sched, w.Now()
-	r.judge(res, v, budget)
-	res.Changes, res.Truncations = r.obs.changes, r.obs.truncations
+	r.Judge(res, v, budget)
+	res.Changes, res.Truncations = r.Observer.Changes, r.Observer.Truncations
 	return res, nil
 }
 
@@ -309,7 +311,7 @@ func (e *explorer) run(mark func(uint64)) error {
 			return err
 		}
 	}
-	if err := r.advance(r.w.Now().Add(100 * sim.Millisecond)); err != nil {
+	if err := r.Advance(r.World.Now().Add(100 * sim.Millisecond)); err != nil {
 		return err
 	}
 	if mark != nil {
@@ -317,9 +319,9 @@ func (e *explorer) run(mark func(uint64)) error {
 	}
 	for step := 0; step < e.p.Depth; step++ {
 		menu := e.menu()
-		a := menu[r.w.Choose(sim.KindFault, len(menu))]
+		a := menu[r.World.Choose(sim.KindFault, len(menu))]
 		if a.op != "next" {
-			r.w.Act(r.ctl, func(ctx *sim.Context) { ctx.Log("explore-action", sim.S("action", a.String())) })
+			r.World.Act(r.Controller, func(ctx *sim.Context) { ctx.Log("explore-action", sim.S("action", a.String())) })
 		}
 		if err := e.do(a); err != nil {
 			return fmt.Errorf("step %d (%s): %w", step+1, a, err)
@@ -333,13 +335,13 @@ func (e *explorer) run(mark func(uint64)) error {
 
 // menu lists the actions enabled now, "next" first.
 func (e *explorer) menu() []action {
-	w := e.r.w
+	w := e.r.World
 	e.readISR()
 	menu := []action{{op: "next"}}
 	if e.produced < e.p.Records {
 		menu = append(menu, action{op: "produce", b: int32(e.produced + 1)})
 	}
-	for i, id := range e.r.c.Brokers {
+	for i, id := range e.r.Cluster.Brokers {
 		b := int32(i)
 		if w.Up(id) {
 			if e.faults["crash"] {
@@ -354,7 +356,7 @@ func (e *explorer) menu() []action {
 	}
 	if e.faults["elect"] || e.faults["unclean"] {
 		for _, b := range e.replicas {
-			if b == e.leader || !w.Up(e.r.c.Brokers[b]) {
+			if b == e.leader || !w.Up(e.r.Cluster.Brokers[b]) {
 				continue
 			}
 			if slices.Contains(e.isr, b) {
@@ -366,15 +368,15 @@ func (e *explorer) menu() []action {
 			}
 		}
 		for _, b := range e.replicas {
-			if w.Up(e.r.c.Brokers[b]) && e.told[b] < e.epoch {
+			if w.Up(e.r.Cluster.Brokers[b]) && e.told[b] < e.epoch {
 				menu = append(menu, action{op: "notify", b: b})
 			}
 		}
 	}
 	if e.faults["partition"] {
 		anyCut := false
-		for i, a := range e.r.c.Brokers {
-			for j, b := range e.r.c.Brokers {
+		for i, a := range e.r.Cluster.Brokers {
+			for j, b := range e.r.Cluster.Brokers {
 				if i == j {
 					continue
 				}
@@ -403,8 +405,8 @@ func (e *explorer) readISR() {
 }
 
 func (e *explorer) partition(b int32) *server.Partition {
-	br, alive := e.r.obs.broker(b)
-	if !alive || !e.r.w.Up(e.r.c.Brokers[b]) {
+	br, alive := e.r.Observer.Broker(b)
+	if !alive || !e.r.World.Up(e.r.Cluster.Brokers[b]) {
 		return nil
 	}
 	p, _ := br.Partition(e.tp)
@@ -439,7 +441,7 @@ func (e *explorer) do(a action) error {
 			// the first live member of the ISR at once; with none, the
 			// partition stays offline until the leader returns.
 			for _, b := range e.isr {
-				if b != a.b && r.w.Up(r.c.Brokers[b]) {
+				if b != a.b && r.World.Up(r.Cluster.Brokers[b]) {
 					e.bump(b)
 					return e.notify(b)
 				}
@@ -449,7 +451,7 @@ func (e *explorer) do(a action) error {
 		// A restart takes a moment: the checkers judge outages as
 		// intervals, and one of no length would hide that every replica
 		// was down at once.
-		if err := r.advance(r.w.Now().Add(restartDelay)); err != nil {
+		if err := r.Advance(r.World.Now().Add(restartDelay)); err != nil {
 			return err
 		}
 		if err := e.exec(scenarios.Step{Op: "restart", Args: []string{bname(a.b)}}); err != nil {
@@ -467,9 +469,9 @@ func (e *explorer) do(a action) error {
 	case "elect", "unclean":
 		e.bump(a.b)
 		if a.op == "unclean" {
-			e.sched = append(e.sched, TimedStep{At: r.w.Now(), Step: scenarios.Step{Op: opUnclean, Args: []string{bname(a.b)}}})
+			e.sched = append(e.sched, harness.TimedStep{At: r.World.Now(), Step: scenarios.Step{Op: opUnclean, Args: []string{bname(a.b)}}})
 			tp := e.tp.String()
-			r.w.Act(r.ctl, func(ctx *sim.Context) {
+			r.World.Act(r.Controller, func(ctx *sim.Context) {
 				ctx.Log("controller-unclean-election", sim.S("partition", tp), sim.I("leader", int64(a.b)), sim.I("leader-epoch", int64(e.epoch)))
 			})
 		}
@@ -491,7 +493,7 @@ func (e *explorer) bump(b int32) {
 	e.leader = b
 	isr := []int32{b}
 	for _, id := range e.isr {
-		if id != b && e.r.w.Up(e.r.c.Brokers[id]) {
+		if id != b && e.r.World.Up(e.r.Cluster.Brokers[id]) {
 			isr = append(isr, id)
 		}
 	}
@@ -512,20 +514,20 @@ func (e *explorer) notify(b int32) error {
 }
 
 // next runs events until the abstract state changes, or for nextBound.
-func (e *explorer) next() error { return e.r.runUntilChange(e.hash) }
+func (e *explorer) next() error { return runUntilChange(e.r, e.hash) }
 
 // runUntilChange runs events until state() differs from its value now, or
 // for nextBound: the explorers' "next" action.
-func (r *runner) runUntilChange(state func() uint64) error {
+func runUntilChange(r *harness.Runner, state func() uint64) error {
 	before := state()
-	deadline := r.w.Now().Add(nextBound)
+	deadline := r.World.Now().Add(nextBound)
 	for {
-		at, ok := r.w.NextEventTime()
+		at, ok := r.World.NextEventTime()
 		if !ok || at > deadline {
-			r.w.RunUntil(deadline)
+			r.World.RunUntil(deadline)
 			return nil
 		}
-		if err := r.stepOne(); err != nil {
+		if err := r.StepOne(); err != nil {
 			return err
 		}
 		if state() != before {
@@ -541,8 +543,8 @@ func (e *explorer) settle() error {
 	if err := e.exec(scenarios.Step{Op: "heal"}); err != nil {
 		return err
 	}
-	for i, id := range r.c.Brokers {
-		if !r.w.Up(id) {
+	for i, id := range r.Cluster.Brokers {
+		if !r.World.Up(id) {
 			if err := e.do(action{op: "restart", b: int32(i)}); err != nil {
 				return err
 			}
@@ -557,7 +559,7 @@ func (e *explorer) settle() error {
 	}
 	// Long enough for a fetch lost in a cut to time out and be retried
 	// (replica.socket.timeout.ms plus replica.fetch.wait.max.ms).
-	return r.advance(r.w.Now().Add(settleTime))
+	return r.Advance(r.World.Now().Add(settleTime))
 }
 
 // settleTime is how long the healed cluster runs before the checkers judge.
@@ -579,14 +581,14 @@ func (e *explorer) hash() uint64 {
 		b = binary.AppendVarint(b, int64(t))
 	}
 	b = binary.AppendVarint(b, int64(e.produced))
-	for _, a := range e.r.c.Brokers {
-		for _, c := range e.r.c.Brokers {
-			if a != c && e.r.w.Cut(a, c) {
+	for _, a := range e.r.Cluster.Brokers {
+		for _, c := range e.r.Cluster.Brokers {
+			if a != c && e.r.World.Cut(a, c) {
 				b = append(b, 'x', byte(a), byte(c))
 			}
 		}
 	}
-	for _, op := range e.r.rec.History().Ops { // NB: a copy of a handful of ops
+	for _, op := range e.r.Recorder.History().Ops { // NB: a copy of a handful of ops
 		b = append(b, byte(op.Outcome))
 		b = binary.AppendVarint(b, op.Offset)
 	}
@@ -596,9 +598,9 @@ func (e *explorer) hash() uint64 {
 
 // brokerHash is one broker's part of the abstract state.
 func (e *explorer) brokerHash(id int32) uint64 {
-	w := e.r.w
+	w := e.r.World
 	b := e.bbuf[:0]
-	if !w.Up(e.r.c.Brokers[id]) {
+	if !w.Up(e.r.Cluster.Brokers[id]) {
 		b = append(b, 'd')
 		if e.lost[id] {
 			b = append(b, 'l')
@@ -608,7 +610,7 @@ func (e *explorer) brokerHash(id int32) uint64 {
 		return fnv64(b)
 	}
 	b = appendPartitionState(b, e.partition(id))
-	disk := w.Disk(e.r.c.Brokers[id])
+	disk := w.Disk(e.r.Cluster.Brokers[id])
 	for _, f := range e.checkpoints {
 		if data, err := disk.ReadFile(f); err == nil {
 			b = append(b, data...)
@@ -634,7 +636,7 @@ func appendPartitionState(b []byte, p *server.Partition) []byte {
 		b = binary.AppendVarint(b, int64(x))
 	}
 	b = append(b, ';')
-	for _, en := range logEntries(p.Log()) {
+	for _, en := range harness.LogEntries(p.Log()) {
 		b = binary.AppendVarint(b, en.Offset)
 		b = binary.AppendVarint(b, int64(en.LeaderEpoch))
 		b = append(b, en.Value...)
