@@ -129,7 +129,7 @@ func (s *Script) checkHeaderLine(word string, kv map[string]string) error {
 }
 
 // checkProps parses the properties of base overridden by over, as
-// Script.Configuration and Script.endOptions will.
+// Script.Configuration and Script.EndOptions will.
 func checkProps(what string, base, over map[string]string) error {
 	probe := &Script{Props: base}
 	v := Variant{Props: over}

@@ -1,5 +1,10 @@
 package scenarios
 
+// This file is what a variant runs under: its configuration (the script's
+// properties, the variant's and -set's over them), its script variables,
+// and the end phase's settings the script gives (the kafkasim.* properties,
+// 'final-read'). Validate checks them; the harness runs with them.
+
 import (
 	"fmt"
 	"regexp"
@@ -8,11 +13,6 @@ import (
 
 	"github.com/kafkasim/kafkasim/sim"
 )
-
-// This file is what a variant runs under: its configuration (the script's
-// properties, the variant's and -set's over them), its script variables,
-// and the end phase's settings the script gives (the kafkasim.* properties,
-// 'final-read'). Validate checks them; the harness runs with them.
 
 var BrokerName = regexp.MustCompile(`^b[0-9]+$`)
 
@@ -97,16 +97,18 @@ const PropLinkLatency = "kafkasim.link.latency.ms"
 
 const maxLinkLatencyMilli = 60000 // a minute
 
-// endOptions configure the end phase.
+// EndOptions are a run's settings the script gives beside Kafka's
+// configuration: the end phase's and the links'.
 type EndOptions struct {
+	// LivenessTimeout is kafkasim.liveness.timeout.ms.
 	LivenessTimeout sim.Duration
-	// linkLatency is kafkasim.link.latency.ms (0: the default link).
+	// LinkLatency is kafkasim.link.latency.ms (0: the default link).
 	LinkLatency sim.Duration
-	FinalRead   bool
-	Replay      string
+	// FinalRead is false with 'final-read off'.
+	FinalRead bool
 }
 
-// endOptions reads the end phase's settings from the script, the variant
+// EndOptions reads the end phase's settings from the script, the variant
 // and the overrides; an invalid value is bad input.
 func (s *Script) EndOptions(v Variant, set map[string]string) (EndOptions, error) {
 	o := EndOptions{LivenessTimeout: DefaultLivenessTimeout, FinalRead: !s.NoFinalRead}

@@ -15,7 +15,7 @@ import (
 // replays the saved choice list. Without -variant (explicit ""), only the
 // variant the file was saved for runs: the others return nil. With
 // -variant naming another variant, the file's schedule runs under it
-// (scenarios.RunChoiceFileUnder). A file that does not match the scenario
+// (replay.RunChoiceFileUnder). A file that does not match the scenario
 // (header, configuration, version, or choices that run out, are left over,
 // exceed their ranges or do not fit the other variant) is an error, which
 // the caller reports as bad input.

@@ -22,7 +22,7 @@ func init() {
 }
 
 // runExplore is 'kafkasim explore': stateless model checking of the
-// exploration workload (scenarios/explore.go) on a scenario's cluster,
+// exploration workload (scenarios/workload) on a scenario's cluster,
 // searched by scenarios/explore.
 func runExplore(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("explore", stderr)

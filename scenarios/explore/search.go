@@ -1,6 +1,6 @@
 package explore
 
-// This file connects the exploration workload (scenarios.Script.ExploreRun)
+// This file connects the exploration workload (workload.ExploreRun)
 // to the model checker of the top-level package explore (imported here as
 // engine), and judges each explored run.
 

@@ -329,7 +329,7 @@ func (r *Runner) coordinatorOf(group string) (int32, error) {
 // parseConsumerStep reads a 'consumer' step (its variables substituted):
 // the application's settings and the consumer's configuration, checked
 // against the scenario's topics and the run's broker configuration.
-// Script.Prepare calls it on every consumer step, so that bad input is
+// Prepare calls it on every consumer step, so that bad input is
 // refused before a run starts.
 func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run config.Config) (*consumerSettings, error) {
 	name := st.Args[0]

@@ -80,7 +80,7 @@ func TestConsumerStepErrors(t *testing.T) {
 		{"consumer c1 group.id=g topic=t session.timeout.ms=1000", "session.timeout.ms", true},
 		{"consumer c1 group.id=g topic=t session.timeout.ms=2000 heartbeat.interval.ms=500", "INVALID_SESSION_TIMEOUT", true},
 		{"consumer c1 group.id=g topic=t offsets.storage=redis", "kafka, zookeeper", true},
-		{"kill-consumer nobody", `no consumer "nobody" before this line`, true}, // validate.go, since issue 13
+		{"kill-consumer nobody", `no consumer "nobody" before this line`, true}, // scenarios/validate.go, since issue 13
 	}
 	for _, c := range cases {
 		s, err := scenarios.Parse("bad.txt", "bad", strings.NewReader("brokers 1\ntopic t\nset offsets.topic.replication.factor=1\nrun 1s\n"+c.step+"\nrun 1s\n"))

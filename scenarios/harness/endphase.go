@@ -52,17 +52,24 @@ const (
 // liveness); its operations are in the history but are not the workload.
 const CheckerClient = "checker"
 
+// endOptions are the end phase's settings and the command that replays
+// the run (the liveness verdict's evidence names it).
+type endOptions struct {
+	scenarios.EndOptions
+	replay string
+}
+
 // endPhase heals the cluster, runs the liveness phase and the final reads.
 // A run that broke before gets no end phase (its liveness is unknown).
-func (r *Runner) endPhase(res *Result, o scenarios.EndOptions) {
+func (r *Runner) endPhase(res *Result, o endOptions) {
 	if res.Failed != "" {
-		r.live = &checkers.Liveness{Skipped: "the run broke before its end phase: " + res.Failed, Replay: o.Replay}
+		r.live = &checkers.Liveness{Skipped: "the run broke before its end phase: " + res.Failed, Replay: o.replay}
 		return
 	}
 	fail := func(what string, err error) {
 		res.Failed = "end phase (" + what + "): " + err.Error()
 		if r.live == nil {
-			r.live = &checkers.Liveness{Replay: o.Replay}
+			r.live = &checkers.Liveness{Replay: o.replay}
 		}
 		if len(r.live.Samples) == 0 || r.live.Samples[len(r.live.Samples)-1].Time < r.live.Deadline {
 			r.live.Skipped = res.Failed
@@ -241,9 +248,9 @@ type probe struct {
 }
 
 // liveness runs the liveness phase and keeps what it saw in r.live.
-func (r *Runner) liveness(o scenarios.EndOptions) error {
+func (r *Runner) liveness(o endOptions) error {
 	w := r.World
-	l := &checkers.Liveness{Start: w.Now(), Deadline: w.Now().Add(o.LivenessTimeout), Replay: o.Replay}
+	l := &checkers.Liveness{Start: w.Now(), Deadline: w.Now().Add(o.LivenessTimeout), Replay: o.replay}
 	r.live = l
 	if err := r.endMark(sim.S("phase", "liveness"), sim.S("timeout", o.LivenessTimeout.String())); err != nil {
 		return err

@@ -89,10 +89,10 @@ type Result struct {
 	Failed string
 	Replay string
 	// ScheduleFrom is the variant whose choice file the run replayed, when
-	// it ran under another variant (RunChoiceFileUnder); "" otherwise.
+	// it ran under another variant (replay.RunChoiceFileUnder); "" otherwise.
 	ScheduleFrom string
 	// Schedule are the steps an exploration run took, at their virtual
-	// times, and ScheduleEnd the time its settling ended (WriteScheduleScript);
+	// times, and ScheduleEnd the time its settling ended (workload.WriteScheduleScript);
 	// nil for a run of a script's own steps.
 	Schedule    []TimedStep
 	ScheduleEnd sim.Time
@@ -201,7 +201,7 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 	if err != nil {
 		return v, config.Config{}, err
 	}
-	if err := s.CheckRun(v, set); err != nil { // validate.go: -set's and the steps' script variables
+	if err := s.CheckRun(v, set); err != nil { // scenarios/validate.go: -set's and the steps' script variables
 		return v, config.Config{}, err
 	}
 	cfg, err := config.Parse(s.Configuration(v, set))
@@ -282,8 +282,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 		}
 	}
 	res.Profile = strings.Join(r.profiles, "; ")
-	end.Replay = res.Replay
-	r.endPhase(res, end)
+	r.endPhase(res, endOptions{EndOptions: end, replay: res.Replay})
 	r.Judge(res, v, opts.Budget)
 	res.Changes, res.Truncations = r.Observer.Changes, r.Observer.Truncations
 	return res, nil

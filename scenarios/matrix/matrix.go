@@ -9,7 +9,7 @@ package matrix
 // release's own (Release.Set). A cell that cannot run on its release is not
 // run and says why in its status: a 'controller manual' script on a KRaft
 // release (there is no controller to stand in for), or a configuration
-// the scenario refuses (Script.Prepare's error, e.g. a 'controllers N'
+// the scenario refuses (harness.Prepare's error, e.g. a 'controllers N'
 // header on a ZooKeeper release).
 //
 // Determinism: cells are numbered scenario-major in the order given (the

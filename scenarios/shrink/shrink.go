@@ -33,7 +33,7 @@ type Config struct {
 	Seed uint64
 	// From is a saved run (an explored violation, or an earlier shrink).
 	// With Variant naming another variant than the file's, its schedule is
-	// shrunk under that variant (scenarios.RunChoiceFileUnder).
+	// shrunk under that variant (replay.RunChoiceFileUnder).
 	From *replay.ChoiceFile
 	// Checker is the checker that must keep failing; "" takes the first
 	// whose violation breaks the contract, else the first violation.

@@ -40,7 +40,7 @@ func (c *Case) Expected() bool {
 // Run runs every scenario under each variant over the seeds, worlds in
 // parallel (each world is single-threaded and independent). Results come
 // back in scenario, variant, seed order whatever the parallelism; each run
-// is kept as its summary (scenarios.Result.Summarize).
+// is kept as its summary (harness.Result.Summarize).
 func Run(scripts []*scenarios.Script, o Options) ([]*Case, error) {
 	type job struct {
 		s    *scenarios.Script
