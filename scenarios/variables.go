@@ -2,7 +2,7 @@ package scenarios
 
 // This file is the script variables: which $names a script has (its
 // variant lines' and, with a swarm step, the swarm's arguments) and what
-// values each accepts. Validate, Prepare and a sweep's grid check through
+// values each accepts. Validate, harness.Prepare and a sweep's grid check through
 // it.
 
 import (
@@ -78,7 +78,7 @@ func CheckValue(name, v string) error {
 	return nil
 }
 
-// checkProfileMode validates a $profile value; name is how the input
+// CheckProfileMode validates a $profile value; name is how the input
 // named it ($profile or profile).
 func CheckProfileMode(name, v string) error {
 	if v != ProfileSwarm && v != ProfileFixed {

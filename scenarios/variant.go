@@ -16,7 +16,7 @@ import (
 
 var BrokerName = regexp.MustCompile(`^b[0-9]+$`)
 
-// scriptVars returns the variant's script variables ($name=value) with the
+// ScriptVars returns the variant's script variables ($name=value) with the
 // $-keys of set (a sweep's grid, or -set) overriding them.
 func ScriptVars(v Variant, set map[string]string) map[string]string {
 	vars := map[string]string{}
@@ -30,7 +30,7 @@ func ScriptVars(v Variant, set map[string]string) map[string]string {
 	return vars
 }
 
-// substitute replaces $name in a step's arguments and values with the
+// Substitute replaces $name in a step's arguments and values with the
 // variant's script variables ($name=value in a variant line).
 func (st Step) Substitute(vars map[string]string) Step {
 	sub := func(s string) string {

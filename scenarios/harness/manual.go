@@ -23,6 +23,9 @@ import (
 // manualControllerEpoch is the controller epoch of the manual controller.
 const manualControllerEpoch = 1
 
+// ManualController is the node of 'controller manual' (a workload acts
+// from one too): it sends the LeaderAndIsr and UpdateMetadata requests a
+// step decides, and elects nobody itself.
 type ManualController struct {
 	enc  wire.Encoder
 	corr int32
@@ -49,7 +52,7 @@ func (r *Runner) brokerList(s string) ([]int32, error) {
 	return out, nil
 }
 
-// leaderAndISR executes a leader-and-isr step.
+// LeaderAndISR executes a leader-and-isr step.
 func (r *Runner) LeaderAndISR(st scenarios.Step) error {
 	if !r.s.Manual {
 		return fmt.Errorf("leader-and-isr needs 'controller manual' in the header")

@@ -46,8 +46,11 @@ func replicaState(broker int32, alive bool, p *server.Partition, unclean bool) c
 	return st
 }
 
-// observer tracks the cluster for the checkers.
-type observer struct {
+// Observer tracks the cluster for the checkers: after every event it
+// samples the replicas (Partitions, Replicas), feeds the invariants
+// monitor and keeps the facts (Facts), the state changes and the
+// truncations a Result reports.
+type Observer struct {
 	c          *cluster.Cluster
 	Partitions []storage.TopicPartition
 	Replicas   map[storage.TopicPartition][]int32
@@ -112,8 +115,8 @@ type StateChange struct {
 	State string // "t-0: b0 leader e1 LEO=2 HW=2 ISR=[0 1] | b1 follower e1 LEO=2 HW=1"
 }
 
-func newObserver(c *cluster.Cluster, topics []scenarios.TopicSpec, assignments map[string][][]int32) *observer {
-	o := &observer{c: c, Replicas: map[storage.TopicPartition][]int32{}, monitor: checkers.NewMonitor(), unclean: map[int32]bool{}}
+func newObserver(c *cluster.Cluster, topics []scenarios.TopicSpec, assignments map[string][][]int32) *Observer {
+	o := &Observer{c: c, Replicas: map[storage.TopicPartition][]int32{}, monitor: checkers.NewMonitor(), unclean: map[int32]bool{}}
 	for _, t := range topics {
 		for p := 0; p < t.Partitions; p++ {
 			tp := storage.TopicPartition{Topic: t.Name, Partition: int32(p)}
@@ -125,7 +128,7 @@ func newObserver(c *cluster.Cluster, topics []scenarios.TopicSpec, assignments m
 	return o
 }
 
-func (o *observer) Broker(id int32) (*server.Broker, bool) {
+func (o *Observer) Broker(id int32) (*server.Broker, bool) {
 	b := o.c.Broker(int(id))
 	return b, b != nil && !b.Halted()
 }
@@ -171,7 +174,7 @@ func (a *replicaSeen) set(alive, unclean bool, p *server.Partition) {
 // changed reports whether any replica differs from the last observation,
 // records the current state, and lists the partitions that changed in
 // o.dirty (indexes into o.tps).
-func (o *observer) changed() bool {
+func (o *Observer) changed() bool {
 	o.dirty = o.dirty[:0]
 	if o.prev == nil {
 		o.prev = make([][]replicaSeen, len(o.Partitions))
@@ -203,7 +206,7 @@ func (o *observer) changed() bool {
 
 // observe feeds the invariants monitor the state after an event, when it
 // changed.
-func (o *observer) observe() {
+func (o *Observer) observe() {
 	w := o.c.World
 	// An event that touched no broker (a client's, ZooKeeper's) cannot
 	// have changed a replica: skip the comparison.
@@ -273,7 +276,7 @@ func (o *observer) observe() {
 
 // followLogs reads what each live replica of tp appended since the last
 // observation and keeps the logs around every shortening.
-func (o *observer) followLogs(tp storage.TopicPartition) {
+func (o *Observer) followLogs(tp storage.TopicPartition) {
 	if o.logs == nil {
 		o.logs = map[storage.TopicPartition][]replicaLog{}
 	}
@@ -308,13 +311,13 @@ func (o *observer) followLogs(tp storage.TopicPartition) {
 }
 
 // fail records a fault on a broker for the checkers' facts.
-func (o *observer) fail(broker int32, kind checkers.FailureKind, lost bool) {
+func (o *Observer) fail(broker int32, kind checkers.FailureKind, lost bool) {
 	o.Facts.Failures = append(o.Facts.Failures, checkers.Failure{Broker: broker, Kind: kind, Time: o.c.World.Now(), LostUnflushed: lost,
 		Controller: broker >= server.FirstControllerID})
 }
 
 // recover closes the open failures of broker of the given kinds.
-func (o *observer) recover(broker int32, kinds ...checkers.FailureKind) {
+func (o *Observer) recover(broker int32, kinds ...checkers.FailureKind) {
 	for i := range o.Facts.Failures {
 		f := &o.Facts.Failures[i]
 		if f.Broker == broker && f.End == 0 {
@@ -330,7 +333,7 @@ func (o *observer) recover(broker int32, kinds ...checkers.FailureKind) {
 // final reads the end state of every partition. The current leader is the
 // active controller's, or, with a manual controller, the last one the
 // script elected.
-func (o *observer) final(ctrl *controller.Controller, manual map[storage.TopicPartition][2]int32) checkers.Final {
+func (o *Observer) final(ctrl *controller.Controller, manual map[storage.TopicPartition][2]int32) checkers.Final {
 	f := checkers.Final{Facts: o.Facts}
 	for _, tp := range o.Partitions {
 		pf := checkers.PartitionFinal{Topic: tp.Topic, Partition: tp.Partition, Leader: -1, LeaderEpoch: -1}
@@ -359,7 +362,7 @@ func (o *observer) final(ctrl *controller.Controller, manual map[storage.TopicPa
 	return f
 }
 
-// logEntries reads a whole log as (offset, epoch, value) entries.
+// LogEntries reads a whole log as (offset, epoch, value) entries.
 func LogEntries(l *storage.Log) []checkers.Entry { return logEntriesFrom(l, l.LogStartOffset()) }
 
 // logEntriesFrom reads a log's entries from offset from on.

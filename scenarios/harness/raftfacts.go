@@ -20,7 +20,7 @@ import (
 // trace.
 var raftKinds = []string{"raft-leader", "raft-commit", "raft-snapshot", "partition-change", "partition-committed"}
 
-// keepKinds returns base plus, for a KRaft cluster, the raft kinds.
+// KeepKinds returns base plus, for a KRaft cluster, the raft kinds.
 func KeepKinds(base map[string]bool, kraft bool) map[string]bool {
 	if !kraft {
 		return base
@@ -35,7 +35,7 @@ func KeepKinds(base map[string]bool, kraft bool) map[string]bool {
 	return out
 }
 
-// raftRun builds the raft checker's input from the world's trace and the
+// RaftRun builds the raft checker's input from the world's trace and the
 // nodes' final logs; nil in ZooKeeper mode.
 func RaftRun(w *sim.World, c *cluster.Cluster) *checkers.RaftRun {
 	if !c.Spec.KRaft() {

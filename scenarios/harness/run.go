@@ -149,7 +149,7 @@ func ReplayCommand(scenario, variant string, seed uint64, set map[string]string)
 	return cmd
 }
 
-// shellQuote quotes s for a POSIX shell when it holds a character the
+// ShellQuote quotes s for a POSIX shell when it holds a character the
 // shell would interpret (a space in a path, a $ in a script variable).
 func ShellQuote(s string) string {
 	if s != "" && !strings.ContainsAny(s, "$ '\"\\*?;&|<>()`!#~{}[]\t\n") {
@@ -158,12 +158,17 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// runner is the state of one run.
+// Runner is the state of one run. Its exported fields and methods are the
+// view of a workload that drives the run itself (package workload): the
+// world, the cluster, the observer of the replicas, the recorder of the
+// clients' history and, with the manual controller, the controller's node;
+// Step takes a script step, Advance and StepOne run events, Judge applies
+// the checkers.
 type Runner struct {
 	s         *scenarios.Script
 	World     *sim.World
 	Cluster   *cluster.Cluster
-	Observer  *observer
+	Observer  *Observer
 	Recorder  *checkers.Recorder
 	clients   map[string]*scriptClient
 	producers map[string]*producerNode
@@ -288,7 +293,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 	return res, nil
 }
 
-// guard runs f, turning a panic outside the world's events (a swarm step
+// Guard runs f, turning a panic outside the world's events (a swarm step
 // drawing its profile, an exploration picking its action: a replayed
 // choice that does not fit panics there) into an error, so that the run
 // fails instead of the program.
@@ -301,7 +306,7 @@ func Guard(f func() error) (err error) {
 	return f()
 }
 
-// newRunner builds the scenario's cluster in w (with the manual controller
+// NewRunner builds the scenario's cluster in w (with the manual controller
 // when manual), and the runner with its recorder and observer.
 func NewRunner(s *scenarios.Script, w *sim.World, cfg config.Config, manual bool, vars map[string]string, timeline bool) (*Runner, error) {
 	spec := cluster.Spec{Brokers: s.Brokers, Controllers: s.Controllers, Racks: s.Racks, Config: cfg, ManualController: manual}
@@ -338,7 +343,7 @@ func NewRunner(s *scenarios.Script, w *sim.World, cfg config.Config, manual bool
 	return r, nil
 }
 
-// advance runs every event up to until, observing after each.
+// Advance runs every event up to until, observing after each.
 func (r *Runner) Advance(until sim.Time) error {
 	for {
 		next, ok := r.World.NextEventTime()
@@ -352,6 +357,8 @@ func (r *Runner) Advance(until sim.Time) error {
 	}
 }
 
+// StepOne runs the next event and observes the replicas after it; a
+// panic in the event, or the world's time or event limit, is an error.
 func (r *Runner) StepOne() error {
 	res, ok := r.World.Step()
 	if !ok {

@@ -13,7 +13,7 @@ import (
 	"github.com/kafkasim/kafkasim/sim"
 )
 
-// step executes one script step.
+// Step executes one script step.
 func (r *Runner) Step(st scenarios.Step) error {
 	w := r.World
 	switch st.Op {
@@ -276,7 +276,7 @@ func fieldsMatch(rec sim.Record, want map[string]string) bool {
 	return true
 }
 
-// judge runs the checkers and compares them with the expectations.
+// Judge runs the checkers and compares them with the expectations.
 func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 	if budget == 0 {
 		budget = 10 * time.Second
