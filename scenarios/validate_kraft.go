@@ -86,4 +86,6 @@ func (c *checker) controllerNodeError(name string) error {
 	return fmt.Errorf("%q is not a controller: the script's KRaft controllers are c0..c%d", name, c.controllers-1)
 }
 
+// ControllerName matches a dedicated KRaft controller's node name (c0,
+// c1, ...).
 var ControllerName = regexp.MustCompile(`^c[0-9]+$`)

@@ -14,7 +14,41 @@ import (
 	"github.com/kafkasim/kafkasim/sim"
 )
 
-var BrokerName = regexp.MustCompile(`^b[0-9]+$`)
+// Variant returns the named variant ("" for the first).
+func (s *Script) Variant(name string) (Variant, error) {
+	if name == "" {
+		return s.Variants[0], nil
+	}
+	var names []string
+	for _, v := range s.Variants {
+		if v.Name == name {
+			return v, nil
+		}
+		names = append(names, v.Name)
+	}
+	return Variant{}, fmt.Errorf("scenario %s has no variant %q (allowed: %s)", s.Name, name, strings.Join(names, ", "))
+}
+
+// Configuration returns the properties of a variant with overrides applied
+// (the variant's over the script's, set's over both; either name of the
+// truncation rule replaces both names below it: labels.go).
+func (s *Script) Configuration(v Variant, set map[string]string) map[string]string {
+	props := map[string]string{}
+	for _, m := range []map[string]string{s.Props, v.Props, set} {
+		l := map[string]string{}
+		for k, val := range m {
+			if !strings.HasPrefix(k, "$") && !isRunnerProp(k) {
+				l[k] = val
+			}
+		}
+		layer(props, l)
+	}
+	return props
+}
+
+// isRunnerProp reports whether a property is the runner's, not Kafka's
+// (config.Parse never sees it).
+func isRunnerProp(k string) bool { return k == PropLivenessTimeout || k == PropLinkLatency }
 
 // ScriptVars returns the variant's script variables ($name=value) with the
 // $-keys of set (a sweep's grid, or -set) overriding them.
@@ -53,41 +87,14 @@ func (st Step) Substitute(vars map[string]string) Step {
 	return out
 }
 
-// Variant returns the named variant ("" for the first).
-func (s *Script) Variant(name string) (Variant, error) {
-	if name == "" {
-		return s.Variants[0], nil
-	}
-	var names []string
-	for _, v := range s.Variants {
-		if v.Name == name {
-			return v, nil
-		}
-		names = append(names, v.Name)
-	}
-	return Variant{}, fmt.Errorf("scenario %s has no variant %q (allowed: %s)", s.Name, name, strings.Join(names, ", "))
-}
+// PropLivenessTimeout is the liveness phase's bound in simulated
+// milliseconds: a kafkasim property (script 'set' or -set), not Kafka's.
+const PropLivenessTimeout = "kafkasim.liveness.timeout.ms"
 
-// Configuration returns the properties of a variant with overrides applied
-// (the variant's over the script's, set's over both; either name of the
-// truncation rule replaces both names below it: labels.go).
-func (s *Script) Configuration(v Variant, set map[string]string) map[string]string {
-	props := map[string]string{}
-	for _, m := range []map[string]string{s.Props, v.Props, set} {
-		l := map[string]string{}
-		for k, val := range m {
-			if !strings.HasPrefix(k, "$") && !isRunnerProp(k) {
-				l[k] = val
-			}
-		}
-		layer(props, l)
-	}
-	return props
-}
+// DefaultLivenessTimeout is kafkasim.liveness.timeout.ms's default.
+const DefaultLivenessTimeout = 60 * sim.Second
 
-// isRunnerProp reports whether a property is the runner's, not Kafka's
-// (config.Parse never sees it).
-func isRunnerProp(k string) bool { return k == PropLivenessTimeout || k == PropLinkLatency }
+const maxLivenessMilli = 86400000 // a day of simulated time
 
 // PropLinkLatency fixes every link's latency, in simulated milliseconds: a
 // kafkasim property, not Kafka's. Unset, each message's latency is drawn
@@ -139,11 +146,6 @@ func (s *Script) EndOptions(v Variant, set map[string]string) (EndOptions, error
 	return o, nil
 }
 
-// PropLivenessTimeout is the liveness phase's bound in simulated
-// milliseconds: a kafkasim property (script 'set' or -set), not Kafka's.
-const PropLivenessTimeout = "kafkasim.liveness.timeout.ms"
-
-// DefaultLivenessTimeout is kafkasim.liveness.timeout.ms's default.
-const DefaultLivenessTimeout = 60 * sim.Second
-
-const maxLivenessMilli = 86400000 // a day of simulated time
+// BrokerName matches a broker's node name (b0, b1, ...); ControllerName
+// (validate_kraft.go) a dedicated KRaft controller's.
+var BrokerName = regexp.MustCompile(`^b[0-9]+$`)

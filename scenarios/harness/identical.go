@@ -1,5 +1,9 @@
 package harness
 
+// This file groups a script's variants that -set makes identical: what
+// each runs under is prepared as its run would be, so that a caller runs
+// each group once (labels.go of package scenarios names what a run ran).
+
 import (
 	"fmt"
 	"sort"

@@ -1,11 +1,10 @@
 package harness
 
 // This file is what a driver that keeps many runs needs of each: a
-// summary of a Result, and the catalogue of every scenario.
+// summary of a Result (the catalogue of every scenario is
+// scenarios.All).
 
-import (
-	"github.com/kafkasim/kafkasim/checkers"
-)
+import "github.com/kafkasim/kafkasim/checkers"
 
 // Summarize drops what a suite's table, JSON and JUnit do not read: the
 // world and its trace, the history, the final replica states, the state
