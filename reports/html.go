@@ -26,6 +26,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 // markKinds are the trace kinds the timeline draws, with their class.
@@ -104,7 +105,7 @@ func cutText(es []checkers.Entry, from int64) string {
 }
 
 // cuts renders the logs around each truncation the run recorded.
-func (d *htmlReport) cuts(r *scenarios.Result) {
+func (d *htmlReport) cuts(r *harness.Result) {
 	for _, t := range r.Truncations {
 		// The first offset where the logs differ: where the cut happened.
 		from := int64(len(t.After))
@@ -156,7 +157,7 @@ type htmlReport struct {
 	Steps                                                        []htmlStep
 	Expect                                                       []htmlExpect
 	Events                                                       []htmlEvent
-	Changes                                                      []scenarios.StateChange
+	Changes                                                      []harness.StateChange
 	ChangesOmitted                                               int
 	Truncations                                                  []htmlEvent
 	LogCuts                                                      []htmlCut
@@ -170,12 +171,12 @@ type htmlReport struct {
 const maxChanges = 2000
 
 // WriteHTMLReport writes the run report of r.
-func WriteHTMLReport(w io.Writer, r *scenarios.Result) error {
+func WriteHTMLReport(w io.Writer, r *harness.Result) error {
 	d := htmlReport{Title: fmt.Sprintf("kafkasim: %s / %s, seed %d", r.Scenario, r.Variant, r.Seed), Scenario: r.Scenario, Variant: r.Variant,
 		Seed: r.Seed, Replay: r.Replay, TraceHash: fmt.Sprintf("%016x", r.TraceHash), NumEvents: r.Events, SimTime: r.SimTime.String(),
 		Failed: r.Failed, Config: r.Config, Mismatches: r.Mismatches, Width: 1100, Left: 110}
 	for _, v := range r.Verdicts {
-		hv := htmlVerdict{Checker: v.Checker, Result: v.Result.String(), Class: scenarios.Outcome(v), Notes: v.Notes, Omitted: v.Omitted}
+		hv := htmlVerdict{Checker: v.Checker, Result: v.Result.String(), Class: harness.Outcome(v), Notes: v.Notes, Omitted: v.Omitted}
 		if hv.Class == "permitted" {
 			hv.Result += " (permitted by Kafka's contract)"
 		}
@@ -202,7 +203,7 @@ func WriteHTMLReport(w io.Writer, r *scenarios.Result) error {
 
 // script lists the script's steps and the variant's expectations beside
 // the verdicts.
-func (d *htmlReport) script(r *scenarios.Result) {
+func (d *htmlReport) script(r *harness.Result) {
 	s := r.Script
 	if s == nil {
 		return
@@ -219,7 +220,7 @@ func (d *htmlReport) script(r *scenarios.Result) {
 	}
 	got := map[string]string{}
 	for _, v := range r.Verdicts {
-		got[v.Checker] = scenarios.Outcome(v)
+		got[v.Checker] = harness.Outcome(v)
 	}
 	missed := map[string]bool{}
 	for _, m := range r.Mismatches {
@@ -258,7 +259,7 @@ type tpOffset struct {
 
 // logs renders each partition's replica logs, highlighting the offsets of
 // lost and divergent records.
-func (d *htmlReport) logs(r *scenarios.Result) {
+func (d *htmlReport) logs(r *harness.Result) {
 	lost := map[tpOffset]string{}
 	lostList := map[string][]string{}
 	div := map[tpOffset]bool{}

@@ -22,7 +22,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/kafkasim/kafkasim/checkers"
-	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 // escapingModel returns m with the descriptions porcupine writes as HTML
@@ -79,7 +79,7 @@ const maxPorcupineOps = 400
 // (a partition some checker found an anomaly in, or porcupine could not
 // linearize); when none is affected, of the partitions small enough to
 // draw.
-func (d *htmlReport) porcupine(r *scenarios.Result) error {
+func (d *htmlReport) porcupine(r *harness.Result) error {
 	var ev *checkers.PorcupineEvidence
 	affected := map[string]bool{}
 	for _, v := range r.Verdicts {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/model"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -113,7 +114,7 @@ func TestHTMLReportShowsScriptExpectationsAndFailedProduces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Run("", scenarios.Options{Seed: 1, Timeline: true})
+	res, err := harness.Run(s, "", harness.Options{Seed: 1, Timeline: true})
 	if err != nil || res.Failed != "" {
 		t.Fatal(err, res.Failed)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 // hostile acknowledges records whose values are markup, then loses one of
@@ -42,7 +43,7 @@ func TestHTMLReportEscapesValuesAndIsSelfContained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Run("", scenarios.Options{Seed: 1, Timeline: true})
+	res, err := harness.Run(s, "", harness.Options{Seed: 1, Timeline: true})
 	if err != nil || res.Failed != "" {
 		t.Fatal(err, res.Failed)
 	}
@@ -93,7 +94,7 @@ func TestHTMLReportShowsLogsAtTruncation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Run("hw", scenarios.Options{Seed: 1, Timeline: true})
+	res, err := harness.Run(s, "hw", harness.Options{Seed: 1, Timeline: true})
 	if err != nil {
 		t.Fatal(err)
 	}

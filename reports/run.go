@@ -8,6 +8,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 // VerdictJSON is one checker's verdict in JSON output.
@@ -34,20 +35,20 @@ type RunJSON struct {
 	Profile    string   `json:"profile,omitempty"` // the swarm profile, when the scenario has a swarm step
 	// ScheduleFrom is the variant whose choice file ran under this one
 	// (replay -choices F -variant OTHER); its trace hash is not checked.
-	ScheduleFrom string          `json:"schedule_from,omitempty"`
-	TraceHash    string          `json:"trace_hash"`
-	Events       uint64          `json:"events"`
-	SimTimeNs    int64           `json:"sim_time_ns"`
-	Verdicts     []VerdictJSON   `json:"verdicts"`
-	Stats        scenarios.Stats `json:"stats"`
-	Expected     bool            `json:"expected"` // the run met the variant's expectations
-	Mismatches   []string        `json:"mismatches,omitempty"`
-	Failed       string          `json:"failed,omitempty"`
-	Replay       string          `json:"replay"`
+	ScheduleFrom string        `json:"schedule_from,omitempty"`
+	TraceHash    string        `json:"trace_hash"`
+	Events       uint64        `json:"events"`
+	SimTimeNs    int64         `json:"sim_time_ns"`
+	Verdicts     []VerdictJSON `json:"verdicts"`
+	Stats        harness.Stats `json:"stats"`
+	Expected     bool          `json:"expected"` // the run met the variant's expectations
+	Mismatches   []string      `json:"mismatches,omitempty"`
+	Failed       string        `json:"failed,omitempty"`
+	Replay       string        `json:"replay"`
 }
 
 // NewRunJSON converts a result.
-func NewRunJSON(r *scenarios.Result) RunJSON {
+func NewRunJSON(r *harness.Result) RunJSON {
 	out := RunJSON{Scenario: r.Scenario, Variant: r.Variant, Seed: r.Seed, Config: r.Config, Profile: r.Profile,
 		TraceHash: fmt.Sprintf("%016x", r.TraceHash), Events: r.Events, SimTimeNs: int64(r.SimTime),
 		Protocol: r.Protocol, Overridden: r.Overridden, SameAs: r.SameAs, ScheduleFrom: r.ScheduleFrom,
@@ -73,7 +74,7 @@ func NewVerdictsJSON(verdicts []checkers.Verdict) []VerdictJSON {
 }
 
 // WriteRunJSON writes one run as a JSON object on one line.
-func WriteRunJSON(w io.Writer, r *scenarios.Result) error {
+func WriteRunJSON(w io.Writer, r *harness.Result) error {
 	b, err := json.Marshal(NewRunJSON(r))
 	if err != nil {
 		return err
@@ -86,7 +87,7 @@ func WriteRunJSON(w io.Writer, r *scenarios.Result) error {
 const maxListed = 5
 
 // WriteRunText writes a run's verdicts and counts for people.
-func WriteRunText(w io.Writer, r *scenarios.Result) {
+func WriteRunText(w io.Writer, r *harness.Result) {
 	fmt.Fprintf(w, "scenario %s, variant %s, seed %d: %d events, %v simulated, trace %016x\n", r.Scenario, r.Variant, r.Seed, r.Events, r.SimTime, r.TraceHash)
 	if r.ScheduleFrom != "" {
 		fmt.Fprintf(w, "  schedule from variant %s, run under %s (the trace hash is not checked: the file's is the %s run's)\n", r.ScheduleFrom, r.Variant, r.ScheduleFrom)
@@ -119,7 +120,7 @@ func WriteRunText(w io.Writer, r *scenarios.Result) {
 	}
 }
 
-func anyViolation(r *scenarios.Result) bool {
+func anyViolation(r *harness.Result) bool {
 	for _, v := range r.Verdicts {
 		if v.Result == checkers.ResultViolation {
 			return true

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/scenarios/suite"
 )
 
@@ -48,7 +49,7 @@ func SuiteRows(cases []*suite.Case) []SuiteRow {
 				row.Divergent++
 			}
 			for _, v := range r.Verdicts {
-				o := scenarios.Outcome(v)
+				o := harness.Outcome(v)
 				if rank[o] > rank[worst[v.Checker]] || worst[v.Checker] == "" {
 					worst[v.Checker] = o
 				}

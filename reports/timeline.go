@@ -18,7 +18,7 @@ import (
 	"strings"
 
 	"github.com/kafkasim/kafkasim/checkers"
-	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -171,7 +171,7 @@ type timelineMark struct {
 // timeline lays the trace's notable records out on one lane per broker,
 // plus a lane for the network, one for the other nodes and one for the
 // produces that failed or timed out.
-func (d *htmlReport) timeline(r *scenarios.Result) {
+func (d *htmlReport) timeline(r *harness.Result) {
 	if r.World == nil || len(r.World.Trace().Records()) == 0 {
 		d.NoTrace = true
 		return

@@ -1,21 +1,30 @@
-// Package scenarios is the scenario script language and the harness that
-// runs one script on a world.
+// Package scenarios is the scenario script language and the named
+// scenarios.
 //
-// The language: a script (scripts/*.txt, embedded; Parse, Load, Builtin)
+// A script (scripts/*.txt, embedded; Parse, Load, Builtin, All, Swarm)
 // names the cluster, topics, configuration, variants and a step list, with
 // the verdict expected under each variant; it is checked whole before
-// anything runs (Validate). The published failure traces (KIP-101,
-// KIP-279, KAFKA-7164) are scripts with golden output in testdata.
+// anything runs (validate*.go): a mistake is bad input at its line, not a
+// run that breaks at its step. What a variant runs under is read here too
+// (Script.Configuration, Script.EndOptions, ScriptVars, Step.Substitute),
+// so that every package that runs a script reads the script one way. The
+// published failure traces (KIP-101, KIP-279, KAFKA-7164) are scripts with
+// golden output in testdata; their golden test runs them through the
+// harness from the external test package scenarios_test.
 //
-// The harness: Script.Run builds the world of one variant and one seed,
-// drives the scripted and swarm clients, runs the end phase (final reads,
-// liveness) and the checkers, and returns a Result with the verdicts and
-// the command that replays it.
+// The package runs nothing and imports no runner: it depends on the
+// broker's configuration (broker/config: a property is checked as the run
+// will parse it) and the cluster's shape (broker/cluster, sim), never on
+// the packages below it, which import it, one way:
 //
-// The drivers that run many scripts are beside it and import it, never the
-// reverse: package suite (every scenario against its own expectations),
-// package sweep (a grid of configurations over many seeds), package
-// explore (the model-checking search) and package shrink (delta debugging
-// of a failing run). The exploration workload itself (ExploreRun, one
-// explored run) stays here: a saved choice file replays through it.
+//	scenarios          the language (this package)
+//	scenarios/harness  runs one script on a world: Run, Prepare, Result
+//	scenarios/workload the exploration workload: one explored run (ExploreRun)
+//	scenarios/replay   choice files and their replay through both
+//	scenarios/suite, sweep, matrix, explore, shrink   the drivers of many runs
+//
+//	s, err := scenarios.Load("kip101-hw-lag")
+//	if err == nil {
+//		res, err = harness.Run(s, "hw", harness.Options{Seed: 1})
+//	}
 package scenarios

@@ -1,8 +1,11 @@
-package scenarios
+package scenarios_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 // FuzzScript: issue 13. No script may panic the parser or the preparation
@@ -13,7 +16,7 @@ import (
 func FuzzScript(f *testing.F) {
 	f.Add("brokers 3\ntopic t partitions=1 rf=2 assignment=1,0\nrun 5s\n")
 	f.Fuzz(func(t *testing.T, src string) {
-		s, err := Parse("fuzz.txt", "fuzz", strings.NewReader(src))
+		s, err := scenarios.Parse("fuzz.txt", "fuzz", strings.NewReader(src))
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "fuzz.txt:") {
 				t.Fatalf("error %q does not name the file and line", err)
@@ -21,7 +24,7 @@ func FuzzScript(f *testing.F) {
 			return
 		}
 		for _, v := range s.Variants {
-			s.Prepare(v.Name, nil)
+			harness.Prepare(s, v.Name, nil)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 // The published traces as golden files (STYLE habit 5): for each scripted
 // KIP/JIRA scenario and variant, seed 1, the transitions that tell the
@@ -14,6 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
+
 	"github.com/kafkasim/kafkasim/checkers"
 )
 
@@ -27,7 +30,7 @@ var storyKinds = map[string]bool{
 	"end-phase": true, "final-read": true,
 }
 
-func story(r *Result) string {
+func story(r *harness.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s / %s, seed %d (regenerate: go test ./scenarios -run Golden -rewrite)\n", r.Scenario, r.Variant, r.Seed)
 	for _, rec := range r.World.Trace().Records() {
@@ -50,7 +53,7 @@ func story(r *Result) string {
 }
 
 func TestGolden(t *testing.T) {
-	all, err := Builtin()
+	all, err := scenarios.Builtin()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +62,7 @@ func TestGolden(t *testing.T) {
 			continue // the scripted KIP traces; the others are judged by the suite
 		}
 		for _, v := range s.Variants {
-			res, err := s.Run(v.Name, Options{Seed: 1, KeepTrace: true})
+			res, err := harness.Run(s, v.Name, harness.Options{Seed: 1, KeepTrace: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"os"
@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 
 	"github.com/kafkasim/kafkasim/checkers"
 )
@@ -19,7 +22,7 @@ var kraftStoryKinds = map[string]bool{
 
 // kraftStory is story with the KRaft kinds and the raft checker's note
 // (elections, batches applied).
-func kraftStory(r *Result) string {
+func kraftStory(r *harness.Result) string {
 	var b strings.Builder
 	b.WriteString("# " + r.Scenario + " / " + r.Variant + ", seed 1 (regenerate: go test ./scenarios -run Golden -rewrite)\n")
 	for _, rec := range r.World.Trace().Records() {
@@ -52,12 +55,12 @@ var kraftGolden = []string{"kraft-controller-failover", "kraft-quorum-loss", "kr
 
 func TestKRaftGolden(t *testing.T) {
 	for _, name := range kraftGolden {
-		s, err := Load(name)
+		s, err := scenarios.Load(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, v := range s.Variants {
-			res, err := s.Run(v.Name, Options{Seed: 1, KeepTrace: true})
+			res, err := harness.Run(s, v.Name, harness.Options{Seed: 1, KeepTrace: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +89,7 @@ func TestKRaftGolden(t *testing.T) {
 // TestKRaftSwarmDeterministicAcrossGOMAXPROCS: one seed of kraft-swarm
 // gives the same trace hash twice, and under GOMAXPROCS 1 and 4.
 func TestKRaftSwarmDeterministicAcrossGOMAXPROCS(t *testing.T) {
-	s, err := Load("kraft-swarm")
+	s, err := scenarios.Load("kraft-swarm")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +99,7 @@ func TestKRaftSwarmDeterministicAcrossGOMAXPROCS(t *testing.T) {
 		var hashes []uint64
 		for _, procs := range []int{1, 4, 4} {
 			runtime.GOMAXPROCS(procs)
-			res, err := s.Run(v, Options{Seed: 7})
+			res, err := harness.Run(s, v, harness.Options{Seed: 7})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +112,7 @@ func TestKRaftSwarmDeterministicAcrossGOMAXPROCS(t *testing.T) {
 }
 
 // raftElections counts the quorum's elections and the highest epoch won.
-func raftElections(res *Result) (elections int, epoch int32) {
+func raftElections(res *harness.Result) (elections int, epoch int32) {
 	for _, ev := range res.Final.Raft.Events {
 		if ev.Kind == checkers.RaftBecameLeader {
 			elections++
@@ -125,7 +128,7 @@ func raftElections(res *Result) (elections int, epoch int32) {
 // lower epoch with no more elections. Safety is the same (both variants
 // meet their expectations).
 func TestKRaftPreVoteStopsDisruptiveVoter(t *testing.T) {
-	s, err := Load("kraft-disruptive-voter")
+	s, err := scenarios.Load("kraft-disruptive-voter")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +136,7 @@ func TestKRaftPreVoteStopsDisruptiveVoter(t *testing.T) {
 		var el [2]int
 		var ep [2]int32
 		for i, v := range []string{"no-prevote", "prevote"} {
-			res, err := s.Run(v, Options{Seed: seed})
+			res, err := harness.Run(s, v, harness.Options{Seed: seed})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,11 +159,11 @@ func TestKRaftPreVoteStopsDisruptiveVoter(t *testing.T) {
 // are lost, and the contract says why: the leader that acknowledged them
 // was cut off (rule 3).
 func TestKRaftZombieAcks1LossIsPermitted(t *testing.T) {
-	s, err := Load("kraft-fenced-broker")
+	s, err := scenarios.Load("kraft-fenced-broker")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Run("acks1", Options{Seed: 1})
+	res, err := harness.Run(s, "acks1", harness.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,3 +81,14 @@ func (s *Script) ReplayName() string {
 	}
 	return s.Name
 }
+
+// All returns every built-in scenario and the swarm scenario.
+func All() ([]*Script, error) {
+	all, err := Builtin()
+	if err != nil {
+		return nil, err
+	}
+	all = append(all, Swarm())
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	return all, nil
+}

@@ -477,9 +477,18 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 			err = fmt.Errorf("leader-and-isr: want 'leader-and-isr TOPIC/P leader=bN epoch=N isr=bA,bB [to=bA,bB]'")
 		}
 	case "consumer", "kill-consumer", "restart-consumer", "close-consumer", "crash-coordinator":
-		err = need(1, consumerUsage[word]) // consumer.go
+		err = need(1, consumerUsage[word])
 	default:
 		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, shutdown, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm, producer, send, lossy, consumer, kill-consumer, restart-consumer, close-consumer, crash-coordinator)", word)
 	}
 	return st, err
+}
+
+// consumerUsage is each consumer step's syntax, for parse errors.
+var consumerUsage = map[string]string{
+	"consumer":          "consumer NAME group.id=G topic=T [pattern=at-least-once|at-most-once|idempotent-sink|auto] [poll=DUR] [process=DUR] [commit-delay=DUR] [consumer property=value ...]",
+	"kill-consumer":     "kill-consumer NAME",
+	"restart-consumer":  "restart-consumer NAME",
+	"close-consumer":    "close-consumer NAME",
+	"crash-coordinator": "crash-coordinator GROUP",
 }

@@ -6,7 +6,7 @@ package scenarios
 // FAILED") below checker verdicts that judged half a scenario. Parse calls
 // checkWord on every line, checkHeaderLine on every header line and
 // validate on the whole body (the walk over the steps is in
-// validate_steps.go); Prepare calls checkRun with the variant and
+// validate_steps.go); harness.Prepare calls CheckRun with the variant and
 // the -set overrides.
 //
 // What it checks:
@@ -36,7 +36,7 @@ package scenarios
 //     crash keep=, send interval=, lossy, leader-and-isr), with their
 //     values where they are literal;
 //   - script variables: every $name a step uses is set by some variant line
-//     or is one of the swarm step's; at Prepare, by the variant that runs
+//     or is one of the swarm step's; at harness.Prepare, by the variant that runs
 //     (or -set); every -set $name is a variable of the script, with a valid
 //     value (CheckValue).
 //
@@ -46,7 +46,7 @@ package scenarios
 // partitions of __consumer_offsets (offsets.topic.num.partitions may be
 // set by a variant or -set: any partition is accepted); property
 // combinations across lines (set with a variant, or min.insync.replicas
-// against the replication factor: Prepare refuses them, naming the
+// against the replication factor: harness.Prepare refuses them, naming the
 // properties but not a line); and everything that depends on the run —
 // whether a broker is up when a step needs it, whether an await is
 // satisfied in time, whether a consumer is down when it is restarted.
@@ -129,14 +129,14 @@ func (s *Script) checkHeaderLine(word string, kv map[string]string) error {
 }
 
 // checkProps parses the properties of base overridden by over, as
-// Script.Configuration and Script.endOptions will.
+// Script.Configuration and Script.EndOptions will.
 func checkProps(what string, base, over map[string]string) error {
 	probe := &Script{Props: base}
 	v := Variant{Props: over}
 	if _, err := config.Parse(probe.Configuration(v, nil)); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if _, err := probe.endOptions(v, nil); err != nil {
+	if _, err := probe.EndOptions(v, nil); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
@@ -168,10 +168,10 @@ func (s *Script) validate() error {
 
 func isVar(x string) bool { return strings.HasPrefix(x, "$") }
 
-// checkRun checks a run's script variables: every -set $name is one of
+// CheckRun checks a run's script variables: every -set $name is one of
 // the script's, with a valid value, and every $name a step uses is set by
 // the variant or by -set.
-func (s *Script) checkRun(v Variant, set map[string]string) error {
+func (s *Script) CheckRun(v Variant, set map[string]string) error {
 	keys := make([]string, 0, len(set))
 	for k := range set {
 		keys = append(keys, k)
@@ -184,7 +184,7 @@ func (s *Script) checkRun(v Variant, set map[string]string) error {
 			}
 		}
 	}
-	vars := scriptVars(v, set)
+	vars := ScriptVars(v, set)
 	for _, st := range s.Steps {
 		vals := append([]string{}, st.Args...)
 		for _, k := range sortedKeys(keySet(st.KV)) {

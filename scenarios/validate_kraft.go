@@ -9,6 +9,7 @@ package scenarios
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -66,7 +67,7 @@ func shapesQuorum(props map[string]string) bool {
 // isController reports whether name is cN, and whether N is one of the
 // script's dedicated controllers.
 func (c *checker) isController(name string) (looksLike, inRange bool) {
-	if !controllerName.MatchString(name) {
+	if !ControllerName.MatchString(name) {
 		return false, false
 	}
 	n, err := strconv.Atoi(name[1:])
@@ -84,3 +85,7 @@ func (c *checker) controllerNodeError(name string) error {
 	}
 	return fmt.Errorf("%q is not a controller: the script's KRaft controllers are c0..c%d", name, c.controllers-1)
 }
+
+// ControllerName matches a dedicated KRaft controller's node name (c0,
+// c1, ...).
+var ControllerName = regexp.MustCompile(`^c[0-9]+$`)

@@ -179,7 +179,7 @@ func (c *checker) brokerRange() string {
 
 // isBroker reports whether name is bN, and whether N is in range.
 func (c *checker) isBroker(name string) (looksLike, inRange bool) {
-	if !brokerName.MatchString(name) {
+	if !BrokerName.MatchString(name) {
 		return false, false
 	}
 	n, err := strconv.Atoi(name[1:])

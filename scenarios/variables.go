@@ -2,7 +2,7 @@ package scenarios
 
 // This file is the script variables: which $names a script has (its
 // variant lines' and, with a swarm step, the swarm's arguments) and what
-// values each accepts. Validate, Prepare and a sweep's grid check through
+// values each accepts. Validate, harness.Prepare and a sweep's grid check through
 // it.
 
 import (
@@ -69,7 +69,7 @@ func CheckValue(name, v string) error {
 			return fmt.Errorf("%s=%q: want a number >= 1", name, v)
 		}
 	case k == "profile":
-		return checkProfileMode(name, v)
+		return CheckProfileMode(name, v)
 	case k == "acks":
 		if v != "all" && v != "-1" && v != "1" && v != "0" {
 			return fmt.Errorf("%s=%q: allowed 0, 1, -1, all", name, v)
@@ -77,3 +77,18 @@ func CheckValue(name, v string) error {
 	}
 	return nil
 }
+
+// CheckProfileMode validates a $profile value; name is how the input
+// named it ($profile or profile).
+func CheckProfileMode(name, v string) error {
+	if v != ProfileSwarm && v != ProfileFixed {
+		return fmt.Errorf("%s=%q: allowed swarm (the fault kinds and rates drawn from the seed, the default) or fixed (the script's rates as given)", name, v)
+	}
+	return nil
+}
+
+// The values of $profile.
+const (
+	ProfileSwarm = "swarm" // draw the enabled fault kinds and their rates from the seed
+	ProfileFixed = "fixed" // the script's rates, as given
+)

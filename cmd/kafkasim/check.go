@@ -16,7 +16,7 @@ import (
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/checkers/jepsen"
 	"github.com/kafkasim/kafkasim/reports"
-	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 func init() {
@@ -145,7 +145,7 @@ func checkExit(verdicts []checkers.Verdict) error {
 }
 
 // saveHistory writes a run's history file, atomically.
-func saveHistory(path string, res *scenarios.Result) error {
+func saveHistory(path string, res *harness.Result) error {
 	hf := checkers.HistoryFile{
 		Source:  res.Replay, // the command that reproduces the run, -set and -choices included
 		History: res.History, Final: res.Final,

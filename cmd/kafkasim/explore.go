@@ -8,9 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/scenarios/workload"
+
+	"github.com/kafkasim/kafkasim/scenarios/replay"
+
 	"github.com/kafkasim/kafkasim/explore"
-	"github.com/kafkasim/kafkasim/scenarios"
 	kexplore "github.com/kafkasim/kafkasim/scenarios/explore"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 func init() {
@@ -18,7 +22,7 @@ func init() {
 }
 
 // runExplore is 'kafkasim explore': stateless model checking of the
-// exploration workload (scenarios/explore.go) on a scenario's cluster,
+// exploration workload (scenarios/workload) on a scenario's cluster,
 // searched by scenarios/explore.
 func runExplore(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("explore", stderr)
@@ -28,7 +32,7 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
 	depth := fs.Int("depth", 10, "actions per run (the bound)")
 	records := fs.Int("records", 2, "records the workload may produce")
-	faults := fs.String("faults", strings.Join(scenarios.DefaultFaults, ","), "fault actions: "+strings.Join(scenarios.FaultNames, ",")+" (on a KRaft cluster: crash, power-loss, partition; default "+strings.Join(scenarios.KRaftDefaultFaults, ",")+")")
+	faults := fs.String("faults", strings.Join(workload.DefaultFaults, ","), "fault actions: "+strings.Join(workload.FaultNames, ",")+" (on a KRaft cluster: crash, power-loss, partition; default "+strings.Join(workload.KRaftDefaultFaults, ",")+")")
 	acks := fs.String("acks", "all", "the producer's acks: all, 1 or 0")
 	checks := fs.String("checkers", strings.Join(kexplore.DefaultCheckers, ","), "checkers whose contract-breaking violations count (on a KRaft cluster default "+strings.Join(kexplore.KRaftDefaultCheckers, ",")+")")
 	maxRuns := fs.Int("max-runs", 0, "stop after N runs (0: explore the whole bound); resume with -state")
@@ -65,11 +69,11 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 		// NB: an empty list does not mean "no faults" (an exploration
 		// without faults has nothing to find); it is refused rather than
 		// silently replaced by the default.
-		return usagef("-faults %q: name at least one of %s (default %s)", *faults, strings.Join(scenarios.FaultNames, ","), strings.Join(scenarios.DefaultFaults, ","))
+		return usagef("-faults %q: name at least one of %s (default %s)", *faults, strings.Join(workload.FaultNames, ","), strings.Join(workload.DefaultFaults, ","))
 	}
 	cfg := kexplore.Config{Variant: *variant, Set: set, MaxRuns: *maxRuns, Parallel: *parallel, StateFile: *state,
 		NoOrders: !*orders, DepthFirst: *dfs,
-		Params: scenarios.ExploreParams{Depth: *depth, Records: *records, Faults: splitList(*faults), Acks: *acks}}
+		Params: workload.ExploreParams{Depth: *depth, Records: *records, Faults: splitList(*faults), Acks: *acks}}
 	cfg.Checkers = splitList(*checks)
 	// NB: -faults and -checkers left unset take the defaults of the
 	// cluster's mode (ZooKeeper or KRaft), filled in by kexplore.Run.
@@ -113,14 +117,14 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "violation of %s in run %d, after %d actions: %s\n", ex.Checker, ex.Violation.Run, ex.Violation.Depth,
-		strings.Join(scenarios.ExploreActions(ex.Found), "; "))
-	for _, st := range scenarios.Story(ex.Found) {
+		strings.Join(workload.ExploreActions(ex.Found), "; "))
+	for _, st := range harness.Story(ex.Found) {
 		fmt.Fprintf(stdout, "  %s\n", st)
 	}
-	ex.Found.Replay = scenarios.ReplayChoicesCommand(ex.File, set) // Save set the file's path
+	ex.Found.Replay = replay.ReplayChoicesCommand(ex.File, set) // Save set the file's path
 	fmt.Fprintf(stdout, "choices saved to %s\n", path)
 	if *script != "" {
-		if err := scenarios.SaveScheduleScript(*script, s, ex.Found, "kafkasim explore "+strings.Join(args, " "), ex.Checker); err != nil {
+		if err := workload.SaveScheduleScript(*script, s, ex.Found, "kafkasim explore "+strings.Join(args, " "), ex.Checker); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "script saved to %s: kafkasim run -scenario %s [-variant V]\n", *script, *script)

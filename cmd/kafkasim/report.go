@@ -13,16 +13,17 @@ import (
 
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/scenarios/suite"
 )
 
 // reportName is a run report's file name.
-func reportName(r *scenarios.Result) string {
+func reportName(r *harness.Result) string {
 	return fmt.Sprintf("%s-%s-seed%d.html", r.Scenario, r.Variant, r.Seed)
 }
 
 // writeRunReport writes DIR/<scenario>-<variant>-seed<N>.html.
-func writeRunReport(dir string, r *scenarios.Result, stderr io.Writer) error {
+func writeRunReport(dir string, r *harness.Result, stderr io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usagef("-report %s: %v", dir, err)
 	}
@@ -46,7 +47,7 @@ func writeSuiteReports(dir string, scripts []*scenarios.Script, cases []*suite.C
 			if r == nil || r.OK() {
 				continue
 			}
-			res, err := byName[c.Scenario].Run(c.Variant, scenarios.Options{Seed: r.Seed, Budget: budget, Timeline: true})
+			res, err := harness.Run(byName[c.Scenario], c.Variant, harness.Options{Seed: r.Seed, Budget: budget, Timeline: true})
 			if err != nil {
 				return err
 			}

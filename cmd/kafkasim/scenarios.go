@@ -11,6 +11,7 @@ import (
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -96,14 +97,14 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	}
 	variants := s.Variants
 	if *variant != "" {
-		v, _, err := s.Prepare(*variant, set)
+		v, _, err := harness.Prepare(s, *variant, set)
 		if err != nil {
 			return usageError{err.Error()}
 		}
 		variants = []scenarios.Variant{v}
 	}
 	for _, v := range variants {
-		if _, _, err := s.Prepare(v.Name, set); err != nil {
+		if _, _, err := harness.Prepare(s, v.Name, set); err != nil {
 			return usageError{err.Error()}
 		}
 	}
@@ -121,12 +122,12 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	}
 	if *variant == "" && *choices == "" && len(set) > 0 {
 		// Variants that -set made identical run once.
-		groups = s.IdenticalVariants(set)
+		groups = harness.IdenticalVariants(s, set)
 	}
 	codes := map[int]int{} // exit code -> runs
 	for _, g := range groups {
 		v := g[0]
-		res, err := runOrReplayChoices(s, v.Name, *variant, *choices, scenarios.Options{Seed: seed, Set: set, Timeline: replay || *report != "", KeepTrace: *trace})
+		res, err := runOrReplayChoices(s, v.Name, *variant, *choices, harness.Options{Seed: seed, Set: set, Timeline: replay || *report != "", KeepTrace: *trace})
 		if err != nil {
 			return usageError{err.Error()}
 		}
@@ -196,7 +197,7 @@ const (
 // exitFor is run's exit code for one result: 4 when the run could not be
 // carried out, else 1 on a violation, 3 when a checker could only say
 // unknown, 0 when every checker says ok.
-func exitFor(r *scenarios.Result) int {
+func exitFor(r *harness.Result) int {
 	if r.Failed != "" {
 		return exitRunFailed
 	}
@@ -224,7 +225,7 @@ var noisy = map[string]bool{"send": true, "recv": true, "timer": true, "drop": t
 
 // writeTimeline prints the trace with the replicas' states after each
 // event that changed them.
-func writeTimeline(w io.Writer, r *scenarios.Result, everything bool) {
+func writeTimeline(w io.Writer, r *harness.Result, everything bool) {
 	recs := r.World.Trace().Records()
 	changes := r.Changes
 	ci := 0

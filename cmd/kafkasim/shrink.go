@@ -6,7 +6,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/workload"
+
+	"github.com/kafkasim/kafkasim/scenarios/replay"
+
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/scenarios/shrink"
 )
 
@@ -50,7 +54,7 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg := shrink.Config{Variant: *variant, Set: set, Seed: seed, Checker: *checker, MaxRuns: *maxRuns}
 	if *choices != "" {
-		if cfg.From, err = scenarios.LoadChoiceFile(*choices); err != nil {
+		if cfg.From, err = replay.LoadChoiceFile(*choices); err != nil {
 			return usageError{err.Error()}
 		}
 	}
@@ -81,19 +85,19 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  schedule from variant %s, shrunk under %s (the trace hash of %s is not checked)\n", cfg.From.Variant, sh.File.Variant, *choices)
 	}
 	fmt.Fprintf(stdout, "  faults %d -> %d, choices off the default %d -> %d\n", sh.FaultsBefore, sh.FaultsAfter, sh.DeviatedBefore, sh.DeviatedAfter)
-	if acts := scenarios.ExploreActions(sh.After); len(acts) > 0 {
+	if acts := workload.ExploreActions(sh.After); len(acts) > 0 {
 		fmt.Fprintf(stdout, "  actions: %s\n", strings.Join(acts, "; "))
 	}
-	for _, st := range scenarios.Story(sh.After) {
+	for _, st := range harness.Story(sh.After) {
 		fmt.Fprintf(stdout, "  %s\n", st)
 	}
 	fmt.Fprintf(stdout, "choices saved to %s\n", path)
 	if *script != "" {
-		if err := scenarios.SaveScheduleScript(*script, s, sh.After, "kafkasim shrink "+strings.Join(args, " "), sh.Checker); err != nil {
+		if err := workload.SaveScheduleScript(*script, s, sh.After, "kafkasim shrink "+strings.Join(args, " "), sh.Checker); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "script saved to %s: kafkasim run -scenario %s [-variant V]\n", *script, *script)
 	}
-	fmt.Fprintf(stdout, "replay: %s\n", scenarios.ReplayChoicesCommand(sh.File, set)) // Save set the file's path
+	fmt.Fprintf(stdout, "replay: %s\n", replay.ReplayChoicesCommand(sh.File, set)) // Save set the file's path
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkasim/kafkasim/scenarios/workload"
+
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
 )
@@ -16,9 +18,9 @@ const kraftScript = "../testdata/kraft-explore.txt"
 
 // kraftBound is the bound the KRaft tests explore: 4 actions, 1 record,
 // crashes and cuts between voters (KRaftDefaultFaults).
-var kraftBound = scenarios.ExploreParams{Depth: 4, Records: 1}
+var kraftBound = workload.ExploreParams{Depth: 4, Records: 1}
 
-func exploreKRaft(t testing.TB, set map[string]string, p scenarios.ExploreParams, parallel int) *Exploration {
+func exploreKRaft(t testing.TB, set map[string]string, p workload.ExploreParams, parallel int) *Exploration {
 	t.Helper()
 	s, err := scenarios.Load(kraftScript)
 	if err != nil {
@@ -52,10 +54,10 @@ func TestExploreKRaftFindsPlantedVoteBug(t *testing.T) {
 	if !slices.Contains(kinds, "leader-completeness") && !slices.Contains(kinds, "state-machine-safety") {
 		t.Fatalf("raft anomalies %v, want leader-completeness or state-machine-safety", kinds)
 	}
-	if acts := scenarios.ExploreActions(ex.Found); len(acts) == 0 || ex.Violation.Depth > kraftBound.Depth {
+	if acts := workload.ExploreActions(ex.Found); len(acts) == 0 || ex.Violation.Depth > kraftBound.Depth {
 		t.Fatalf("actions %v, depth %d", acts, ex.Violation.Depth)
 	}
-	t.Logf("%d runs, %d states: %s", ex.Runs, ex.States, strings.Join(scenarios.ExploreActions(ex.Found), "; "))
+	t.Logf("%d runs, %d states: %s", ex.Runs, ex.States, strings.Join(workload.ExploreActions(ex.Found), "; "))
 }
 
 // TestExploreKRaftSafeUpToDepth4: with Raft's log check the quorum keeps
@@ -79,7 +81,7 @@ func TestExploreKRaftSafeUpToDepth4(t *testing.T) {
 // TestExploreKRaftDeterministic: the same KRaft search gives the same
 // counts twice, on 1 and on 3 workers.
 func TestExploreKRaftDeterministic(t *testing.T) {
-	p := scenarios.ExploreParams{Depth: 3, Records: 1}
+	p := workload.ExploreParams{Depth: 3, Records: 1}
 	a, b := exploreKRaft(t, nil, p, 1), exploreKRaft(t, nil, p, 3)
 	if a.Runs != b.Runs || a.States != b.States {
 		t.Fatalf("parallel 1: %d runs %d states; parallel 3: %d runs %d states", a.Runs, a.States, b.Runs, b.States)
@@ -93,7 +95,7 @@ func TestExploreKRaftRefusesElect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(s, Config{Params: scenarios.ExploreParams{Depth: 2, Faults: []string{"crash", "elect"}}}); err == nil || !strings.Contains(err.Error(), "elects") {
+	if _, err := Run(s, Config{Params: workload.ExploreParams{Depth: 2, Faults: []string{"crash", "elect"}}}); err == nil || !strings.Contains(err.Error(), "elects") {
 		t.Fatalf("elect on KRaft: %v", err)
 	}
 	if abs, _ := filepath.Abs(kraftScript); s.ReplayName() != abs {
@@ -107,7 +109,7 @@ func BenchmarkExploreKRaft(b *testing.B) {
 	runs, states := 0, 0
 	var secs float64
 	for i := 0; i < b.N; i++ {
-		ex := exploreKRaft(b, nil, scenarios.ExploreParams{Depth: 3, Records: 1}, 1)
+		ex := exploreKRaft(b, nil, workload.ExploreParams{Depth: 3, Records: 1}, 1)
 		runs, states, secs = runs+ex.Runs, states+ex.States, secs+ex.Elapsed.Seconds()
 	}
 	b.ReportMetric(float64(runs)/secs, "runs/s")

@@ -1,6 +1,6 @@
 package explore
 
-// This file connects the exploration workload (scenarios.Script.ExploreRun)
+// This file connects the exploration workload (workload.ExploreRun)
 // to the model checker of the top-level package explore (imported here as
 // engine), and judges each explored run.
 
@@ -10,9 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafkasim/kafkasim/scenarios/workload"
+
+	"github.com/kafkasim/kafkasim/scenarios/replay"
+
 	"github.com/kafkasim/kafkasim/checkers"
 	engine "github.com/kafkasim/kafkasim/explore"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -24,7 +29,7 @@ const exploreSeed = 1
 type Config struct {
 	Variant string
 	Set     map[string]string
-	Params  scenarios.ExploreParams
+	Params  workload.ExploreParams
 	// Checkers are the checkers whose contract-breaking violations count
 	// (default: acked-loss and divergence, the TLA+ models' StrongIsr and
 	// log-divergence properties).
@@ -54,16 +59,16 @@ type Exploration struct {
 	*engine.Report
 	// Params and Checkers are the bounds and the checkers explored, with
 	// the defaults filled in.
-	Params   scenarios.ExploreParams
+	Params   workload.ExploreParams
 	Checkers []string
 	// Found is the violating run, replayed with its trace (nil if none).
-	Found   *scenarios.Result
+	Found   *harness.Result
 	Checker string
-	File    *scenarios.ChoiceFile
+	File    *replay.ChoiceFile
 }
 
 // violated returns the first of names whose verdict broke Kafka's contract.
-func violated(res *scenarios.Result, names []string) string {
+func violated(res *harness.Result, names []string) string {
 	if res.Failed != "" {
 		return "run-failed"
 	}
@@ -79,7 +84,7 @@ func violated(res *scenarios.Result, names []string) string {
 
 // Run searches every run of s's exploration workload up to the bound.
 func Run(s *scenarios.Script, cfg Config) (*Exploration, error) {
-	v, conf, err := s.Prepare(cfg.Variant, cfg.Set)
+	v, conf, err := harness.Prepare(s, cfg.Variant, cfg.Set)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +98,7 @@ func Run(s *scenarios.Script, cfg Config) (*Exploration, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.CheckExplorable(kraft); err != nil {
+	if err := workload.CheckExplorable(s, kraft); err != nil {
 		return nil, err
 	}
 	if len(cfg.Checkers) == 0 {
@@ -113,7 +118,7 @@ func Run(s *scenarios.Script, cfg Config) (*Exploration, error) {
 		opts.Branch = func(k sim.Kind) bool { return k != sim.KindOrder }
 	}
 	rep, err := engine.Search(func(c sim.Chooser, mark func(uint64)) (string, error) {
-		res, err := s.ExploreRun(v.Name, cfg.Params, scenarios.Options{Seed: exploreSeed, Set: cfg.Set, Chooser: c, Budget: time.Second}, mark)
+		res, err := workload.ExploreRun(s, v.Name, cfg.Params, harness.Options{Seed: exploreSeed, Set: cfg.Set, Chooser: c, Budget: time.Second}, mark)
 		if err != nil {
 			return "", err
 		}
@@ -125,9 +130,9 @@ func Run(s *scenarios.Script, cfg Config) (*Exploration, error) {
 	out := &Exploration{Report: rep, Params: cfg.Params, Checkers: cfg.Checkers}
 	if rep.Violation != nil {
 		out.Checker = rep.Violation.What
-		out.File = &scenarios.ChoiceFile{Version: scenarios.Version, Scenario: s.Name, Variant: v.Name, Seed: exploreSeed, Explore: &cfg.Params, Config: conf.NonDefaultPairs(), Choices: rep.Violation.Choices,
+		out.File = &replay.ChoiceFile{Version: replay.Version, Scenario: s.Name, Variant: v.Name, Seed: exploreSeed, Explore: &cfg.Params, Config: conf.NonDefaultPairs(), Choices: rep.Violation.Choices,
 			Script: s.ReplayName(), Set: cfg.Set}
-		out.Found, err = s.RunChoiceFile(out.File, cfg.Set, scenarios.Options{KeepTrace: true})
+		out.Found, err = replay.RunChoiceFile(s, out.File, cfg.Set, harness.Options{KeepTrace: true})
 		if err != nil {
 			return nil, fmt.Errorf("replaying the violation: %w", err)
 		}

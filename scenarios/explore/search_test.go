@@ -6,7 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkasim/kafkasim/scenarios/workload"
+
+	"github.com/kafkasim/kafkasim/scenarios/replay"
+
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -16,7 +21,7 @@ func explore1(t *testing.T, variant, checker string, depth int) *Exploration {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Variant: variant, Params: scenarios.ExploreParams{Depth: depth, Records: 2}, Parallel: 2, NoOrders: true}
+	cfg := Config{Variant: variant, Params: workload.ExploreParams{Depth: depth, Records: 2}, Parallel: 2, NoOrders: true}
 	if checker != "" {
 		cfg.Checkers = []string{checker}
 	}
@@ -35,7 +40,7 @@ func TestExploreKIP101LossUnderHW(t *testing.T) {
 	if ex.Found == nil || ex.Checker != "acked-loss" || violated(ex.Found, []string{"acked-loss"}) != "acked-loss" {
 		t.Fatalf("no acked-loss found: %+v", ex.Report)
 	}
-	story := strings.Join(scenarios.Story(ex.Found), "; ")
+	story := strings.Join(harness.Story(ex.Found), "; ")
 	if !strings.Contains(story, "truncates to HW=") || !strings.Contains(story, "is lost") {
 		t.Fatalf("the story does not tell the loss: %s", story)
 	}
@@ -71,7 +76,7 @@ func TestExploreDeterministic(t *testing.T) {
 	s, _ := scenarios.Load("kip101-hw-lag")
 	var reps []*Exploration
 	for _, p := range []int{1, 3} {
-		ex, err := Run(s, Config{Variant: "hw", Params: scenarios.ExploreParams{Depth: 8, Records: 2}, Parallel: p, NoOrders: true})
+		ex, err := Run(s, Config{Variant: "hw", Params: workload.ExploreParams{Depth: 8, Records: 2}, Parallel: p, NoOrders: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,59 +98,59 @@ func TestChoiceFileRoundTripAndMismatch(t *testing.T) {
 	if err := ex.File.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	f, err := scenarios.ReadChoiceFile(bytes.NewReader(buf.Bytes()))
+	f, err := replay.ReadChoiceFile(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.RunChoiceFile(f, nil, scenarios.Options{})
+	res, err := replay.RunChoiceFile(s, f, nil, harness.Options{})
 	if err != nil || res.TraceHash != ex.Found.TraceHash {
 		t.Fatalf("replay: %v, hash %x want %x", err, res.TraceHash, ex.Found.TraceHash)
 	}
 	other, _ := scenarios.Load("kip279-fast-failover")
 	bad := map[string]func() error{
-		"scenario": func() error { _, err := other.RunChoiceFile(f, nil, scenarios.Options{}); return err },
+		"scenario": func() error { _, err := replay.RunChoiceFile(other, f, nil, harness.Options{}); return err },
 		"config": func() error {
-			_, err := s.RunChoiceFile(f, map[string]string{"min.insync.replicas": "2"}, scenarios.Options{})
+			_, err := replay.RunChoiceFile(s, f, map[string]string{"min.insync.replicas": "2"}, harness.Options{})
 			return err
 		},
 		"version": func() error {
 			g := *f
 			g.Version = "0.1"
-			_, err := s.RunChoiceFile(&g, nil, scenarios.Options{})
+			_, err := replay.RunChoiceFile(s, &g, nil, harness.Options{})
 			return err
 		},
 		"variant": func() error {
 			g := *f
 			g.Variant = "kip279"
-			_, err := s.RunChoiceFile(&g, nil, scenarios.Options{})
+			_, err := replay.RunChoiceFile(s, &g, nil, harness.Options{})
 			return err
 		},
 		"ran out": func() error {
 			g := *f
 			g.Choices = g.Choices[:len(g.Choices)-1]
-			_, err := s.RunChoiceFile(&g, nil, scenarios.Options{})
+			_, err := replay.RunChoiceFile(s, &g, nil, harness.Options{})
 			return err
 		},
 		"left over": func() error {
 			g := *f
 			g.Choices = append(append([]sim.Choice(nil), g.Choices...), sim.Choice{Kind: sim.KindFault, N: 2})
-			_, err := s.RunChoiceFile(&g, nil, scenarios.Options{})
+			_, err := replay.RunChoiceFile(s, &g, nil, harness.Options{})
 			return err
 		},
 		"range": func() error {
 			g := *f
 			g.Choices = append([]sim.Choice(nil), g.Choices...)
 			g.Choices[0].N++
-			_, err := s.RunChoiceFile(&g, nil, scenarios.Options{})
+			_, err := replay.RunChoiceFile(s, &g, nil, harness.Options{})
 			return err
 		},
 		"syntax": func() error {
-			_, err := scenarios.ReadChoiceFile(strings.NewReader(strings.Replace(buf.String(), "fault:", "nope:", 1)))
+			_, err := replay.ReadChoiceFile(strings.NewReader(strings.Replace(buf.String(), "fault:", "nope:", 1)))
 			return err
 		},
 	}
 	for name, fn := range bad {
-		var m *scenarios.ChoiceMismatch
+		var m *replay.ChoiceMismatch
 		if err := fn(); !errors.As(err, &m) {
 			t.Errorf("%s: got %v, want a *ChoiceMismatch", name, err)
 		}
@@ -164,7 +169,7 @@ func TestExplorePartitions(t *testing.T) {
 		variant string
 		found   bool
 	}{{"hw", true}, {"kip279", false}} {
-		ex, err := Run(s, Config{Variant: c.variant, Params: scenarios.ExploreParams{Depth: 6, Records: 2, Faults: []string{"crash", "elect", "partition"}}, Parallel: 2, NoOrders: true})
+		ex, err := Run(s, Config{Variant: c.variant, Params: workload.ExploreParams{Depth: 6, Records: 2, Faults: []string{"crash", "elect", "partition"}}, Parallel: 2, NoOrders: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ package matrix
 // release's own (Release.Set). A cell that cannot run on its release is not
 // run and says why in its status: a 'controller manual' script on a KRaft
 // release (there is no controller to stand in for), or a configuration
-// the scenario refuses (Script.Prepare's error, e.g. a 'controllers N'
+// the scenario refuses (harness.Prepare's error, e.g. a 'controllers N'
 // header on a ZooKeeper release).
 //
 // Determinism: cells are numbered scenario-major in the order given (the
@@ -29,6 +29,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/scenarios/sweep"
 )
 
@@ -139,7 +140,7 @@ func newCell(i int, s *scenarios.Script, r Release) Cell {
 		c.Set[config.PropProcessRoles] = config.RolesCombined.String()
 		c.Release.Mode = ModeKRaftCombined
 	}
-	if _, _, err := s.Prepare(v.Name, c.Set); err != nil {
+	if _, _, err := harness.Prepare(s, v.Name, c.Set); err != nil {
 		c.Status = "n/a: " + oneLine(err.Error())
 	}
 	return c
@@ -210,7 +211,7 @@ type RunRecord struct {
 }
 
 // NewRunRecord summarises a result of cell c.
-func NewRunRecord(c Cell, r *scenarios.Result) RunRecord {
+func NewRunRecord(c Cell, r *harness.Result) RunRecord {
 	rec := sweep.NewRunRecord(&sweep.Spec{}, sweep.Point{Index: c.Index}, r)
 	rec.Config = c.SetPairs()
 	kinds := map[string]bool{}
@@ -260,7 +261,7 @@ func (p *Plan) Run(o Options) (int, bool, error) {
 	return sweep.RunJobs(len(jobs), o.Parallel, o.Stop, func(i int) (RunRecord, error) {
 		j := jobs[i]
 		c := p.Cells[j.Cell]
-		res, err := c.Script.Run(c.Variant, scenarios.Options{Seed: j.Seed, Set: c.Set, Budget: budget})
+		res, err := harness.Run(c.Script, c.Variant, harness.Options{Seed: j.Seed, Set: c.Set, Budget: budget})
 		if err != nil {
 			return RunRecord{}, fmt.Errorf("%s under %s seed %d: %w", c.Scenario, c.Release.Label, j.Seed, err)
 		}

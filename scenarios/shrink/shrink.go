@@ -14,8 +14,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kafkasim/kafkasim/scenarios/workload"
+
+	"github.com/kafkasim/kafkasim/scenarios/replay"
+
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -28,8 +33,8 @@ type Config struct {
 	Seed uint64
 	// From is a saved run (an explored violation, or an earlier shrink).
 	// With Variant naming another variant than the file's, its schedule is
-	// shrunk under that variant (scenarios.RunChoiceFileUnder).
-	From *scenarios.ChoiceFile
+	// shrunk under that variant (replay.RunChoiceFileUnder).
+	From *replay.ChoiceFile
 	// Checker is the checker that must keep failing; "" takes the first
 	// whose violation breaks the contract, else the first violation.
 	Checker string
@@ -43,8 +48,8 @@ type Config struct {
 // Shrunk is the outcome of Run.
 type Shrunk struct {
 	Checker        string
-	Before, After  *scenarios.Result // the original and the shrunk run (with traces)
-	File           *scenarios.ChoiceFile
+	Before, After  *harness.Result // the original and the shrunk run (with traces)
+	File           *replay.ChoiceFile
 	Runs           int
 	FaultsBefore   int // fault records in the trace: crashes, power losses, pauses, cuts, partitions
 	FaultsAfter    int
@@ -88,7 +93,7 @@ var shrinkGroups = [][]sim.Kind{
 }
 
 // countFaults counts the fault records of a run's trace.
-func countFaults(res *scenarios.Result) int {
+func countFaults(res *harness.Result) int {
 	n := 0
 	for _, r := range res.World.Trace().Records() {
 		switch r.Kind {
@@ -110,7 +115,7 @@ func deviated(cs []sim.Choice) int {
 }
 
 // failingChecker picks the checker a shrink keeps failing.
-func failingChecker(res *scenarios.Result, want string) (string, bool) {
+func failingChecker(res *harness.Result, want string) (string, bool) {
 	if res.Failed != "" && want == "" {
 		return "run-failed", true
 	}
@@ -139,7 +144,7 @@ func failingChecker(res *scenarios.Result, want string) (string, bool) {
 }
 
 // stillFails reports whether res fails checker as the original did.
-func stillFails(res *scenarios.Result, checker string, broken bool) bool {
+func stillFails(res *harness.Result, checker string, broken bool) bool {
 	if checker == "run-failed" {
 		return res.Failed != ""
 	}
@@ -161,9 +166,9 @@ func Run(s *scenarios.Script, cfg Config) (*Shrunk, error) {
 		cfg.MaxRuns = 300
 	}
 	variant, seed := cfg.Variant, cfg.Seed
-	var params *scenarios.ExploreParams
+	var params *workload.ExploreParams
 	if cfg.From != nil {
-		if err := s.CheckHeader(cfg.From, cfg.Set); err != nil {
+		if err := replay.CheckHeader(s, cfg.From, cfg.Set); err != nil {
 			return nil, err
 		}
 		seed, params = cfg.From.Seed, cfg.From.Explore
@@ -171,7 +176,7 @@ func Run(s *scenarios.Script, cfg Config) (*Shrunk, error) {
 			variant = cfg.From.Variant
 		}
 	}
-	v, conf, err := s.Prepare(variant, cfg.Set)
+	v, conf, err := harness.Prepare(s, variant, cfg.Set)
 	if err != nil {
 		return nil, err
 	}
@@ -181,19 +186,19 @@ func Run(s *scenarios.Script, cfg Config) (*Shrunk, error) {
 	if cfg.Checker == checkers.NameLinearizability {
 		budget = 5 * time.Second
 	}
-	run := func(c sim.Chooser) (*scenarios.Result, error) {
-		opts := scenarios.Options{Seed: seed, Set: cfg.Set, Chooser: c, RecordChoices: true, KeepTrace: true, Budget: budget}
+	run := func(c sim.Chooser) (*harness.Result, error) {
+		opts := harness.Options{Seed: seed, Set: cfg.Set, Chooser: c, RecordChoices: true, KeepTrace: true, Budget: budget}
 		if params != nil {
-			return s.ExploreRun(v.Name, *params, opts, nil)
+			return workload.ExploreRun(s, v.Name, *params, opts, nil)
 		}
-		return s.Run(v.Name, opts)
+		return harness.Run(s, v.Name, opts)
 	}
 	var first sim.Chooser
-	var strict *scenarios.StrictReplay
+	var strict *replay.StrictReplay
 	if cfg.From != nil {
 		// NB: under another variant than the file's, the schedule must fit
 		// that variant's run, and its trace hash is not checked.
-		strict = scenarios.NewScheduleReplay(cfg.From, v.Name)
+		strict = replay.NewScheduleReplay(cfg.From, v.Name)
 		first = strict
 	}
 	before, err := run(first)
@@ -214,7 +219,7 @@ func Run(s *scenarios.Script, cfg Config) (*Shrunk, error) {
 	}
 	out := &Shrunk{Checker: checker, Before: before, Runs: 1, FaultsBefore: countFaults(before), DeviatedBefore: deviated(before.World.Choices())}
 	best, cur := before, before.World.Choices()
-	accept := func(res *scenarios.Result, err error) bool {
+	accept := func(res *harness.Result, err error) bool {
 		if err != nil || !stillFails(res, checker, broken) {
 			return false
 		}
@@ -284,7 +289,7 @@ func Run(s *scenarios.Script, cfg Config) (*Shrunk, error) {
 	}
 	out.After = best
 	out.FaultsAfter, out.DeviatedAfter = countFaults(best), deviated(cur)
-	out.File = &scenarios.ChoiceFile{Version: scenarios.Version, Scenario: s.Name, Variant: v.Name, Seed: seed, Explore: params, Config: conf.NonDefaultPairs(), Choices: cur,
+	out.File = &replay.ChoiceFile{Version: replay.Version, Scenario: s.Name, Variant: v.Name, Seed: seed, Explore: params, Config: conf.NonDefaultPairs(), Choices: cur,
 		TraceHash: best.TraceHash, Script: s.ReplayName(), Set: cfg.Set}
 	return out, nil
 }

@@ -5,7 +5,10 @@ import (
 	"os"
 	"testing"
 
+	"github.com/kafkasim/kafkasim/scenarios/replay"
+
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 // TestShrinkSwarmSeed: a failing swarm seed shrinks to a run that fails the
@@ -28,7 +31,7 @@ func TestShrinkSwarmSeed(t *testing.T) {
 		if !stillFails(sh.After, "invariants", false) || sh.FaultsAfter > sh.FaultsBefore || sh.DeviatedAfter >= sh.DeviatedBefore {
 			t.Fatalf("faults %d -> %d, deviations %d -> %d", sh.FaultsBefore, sh.FaultsAfter, sh.DeviatedBefore, sh.DeviatedAfter)
 		}
-		res, err := s.RunChoiceFile(sh.File, nil, scenarios.Options{})
+		res, err := replay.RunChoiceFile(s, sh.File, nil, harness.Options{})
 		if err != nil || res.TraceHash != sh.After.TraceHash {
 			t.Fatalf("the shrunk file does not replay: %v", err)
 		}

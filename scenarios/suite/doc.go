@@ -1,12 +1,12 @@
 // Package suite runs every scenario under every variant over a few seeds
 // and keeps what each run showed. Its one job is the suite: the loop over
 // scripts × variants × seeds in parallel worlds, each run summarised as it
-// finishes (scenarios.Result.Summarize) so the memory stays flat in the
+// finishes (harness.Result.Summarize) so the memory stays flat in the
 // seeds, and one Case per scenario × variant, in order whatever the
 // parallelism; Case.Expected says whether the runs met the script's own
 // expectations.
 //
-// It runs scripts through package scenarios and depends on it, never the
+// It runs scripts through package harness and depends on it, never the
 // reverse; reports renders the cases (table, JSON, JUnit), cmd/kafkasim
 // parses the flags.
 //

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 // TestSuiteMeetsExpectations is the suite at a small seed count: every
@@ -46,8 +47,8 @@ func TestSuiteMeetsExpectations(t *testing.T) {
 	}
 	for _, s := range all {
 		v := s.Variants[0]
-		a, _ := s.Run(v.Name, scenarios.Options{Seed: 7})
-		b, _ := s.Run(v.Name, scenarios.Options{Seed: 7})
+		a, _ := harness.Run(s, v.Name, harness.Options{Seed: 7})
+		b, _ := harness.Run(s, v.Name, harness.Options{Seed: 7})
 		if a.TraceHash != b.TraceHash || a.Events != b.Events {
 			t.Errorf("%s/%s seed 7: two runs differ (hash %x vs %x)", s.Name, v.Name, a.TraceHash, b.TraceHash)
 		}

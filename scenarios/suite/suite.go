@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 // Options configure a suite run.
@@ -22,7 +23,7 @@ type Options struct {
 // Case is one scenario × variant over its seeds.
 type Case struct {
 	Scenario, Variant string
-	Runs              []*scenarios.Result
+	Runs              []*harness.Result
 	Wall              time.Duration
 }
 
@@ -39,7 +40,7 @@ func (c *Case) Expected() bool {
 // Run runs every scenario under each variant over the seeds, worlds in
 // parallel (each world is single-threaded and independent). Results come
 // back in scenario, variant, seed order whatever the parallelism; each run
-// is kept as its summary (scenarios.Result.Summarize).
+// is kept as its summary (harness.Result.Summarize).
 func Run(scripts []*scenarios.Script, o Options) ([]*Case, error) {
 	type job struct {
 		s    *scenarios.Script
@@ -55,10 +56,10 @@ func Run(scripts []*scenarios.Script, o Options) ([]*Case, error) {
 			if o.Filter != nil && !o.Filter.MatchString(s.Name+"/"+v.Name) {
 				continue
 			}
-			if _, _, err := s.Prepare(v.Name, nil); err != nil {
+			if _, _, err := harness.Prepare(s, v.Name, nil); err != nil {
 				return nil, err
 			}
-			c := &Case{Scenario: s.Name, Variant: v.Name, Runs: make([]*scenarios.Result, o.Seeds)}
+			c := &Case{Scenario: s.Name, Variant: v.Name, Runs: make([]*harness.Result, o.Seeds)}
 			cases = append(cases, c)
 			for i := 0; i < o.Seeds; i++ {
 				jobs = append(jobs, job{s, v.Name, uint64(i + 1), c, i})
@@ -85,7 +86,7 @@ func Run(scripts []*scenarios.Script, o Options) ([]*Case, error) {
 				next++
 				mu.Unlock()
 				start := time.Now()
-				res, err := j.s.Run(j.v, scenarios.Options{Seed: j.seed, Budget: o.Budget})
+				res, err := harness.Run(j.s, j.v, harness.Options{Seed: j.seed, Budget: o.Budget})
 				if res != nil {
 					res.Summarize()
 				}

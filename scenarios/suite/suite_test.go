@@ -8,6 +8,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -26,7 +27,7 @@ func TestSuiteKeepsOnlySummaries(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, r := range c.Runs {
-			full, err := s.Run(c.Variant, scenarios.Options{Seed: r.Seed})
+			full, err := harness.Run(s, c.Variant, harness.Options{Seed: r.Seed})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,8 +38,8 @@ func TestSuiteKeepsOnlySummaries(t *testing.T) {
 				World   *sim.World
 				History checkers.History
 				Final   checkers.Final
-				Changes []scenarios.StateChange
-				Trunc   []scenarios.Truncation
+				Changes []harness.StateChange
+				Trunc   []harness.Truncation
 				Porc    []*checkers.PorcupineEvidence
 			}
 			var porc []*checkers.PorcupineEvidence

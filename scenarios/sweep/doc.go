@@ -5,7 +5,7 @@
 // latency Histogram), and their aggregation into one Row per configuration
 // with intervals over runs (Aggregate, Wilson, BootstrapRatio).
 //
-// It runs scripts through package scenarios (Script.Run) and depends on it,
+// It runs scripts through package harness (harness.Run) and depends on it,
 // never the reverse; reports renders its rows, cmd/kafkasim parses the
 // flags and journals the records.
 //

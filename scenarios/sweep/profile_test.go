@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 func parseProfileSwarm(t *testing.T) *scenarios.Script {
@@ -16,9 +17,9 @@ func parseProfileSwarm(t *testing.T) *scenarios.Script {
 	return s
 }
 
-func runOK(t *testing.T, s *scenarios.Script, variant string, opts scenarios.Options) *scenarios.Result {
+func runOK(t *testing.T, s *scenarios.Script, variant string, opts harness.Options) *harness.Result {
 	t.Helper()
-	res, err := s.Run(variant, opts)
+	res, err := harness.Run(s, variant, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestSwarmSweepOverRatesKeepsThem(t *testing.T) {
 	if _, set := other.runArgs(s, other.Points()[0]); set["$profile"] != "" {
 		t.Fatalf("a sweep over no rate runs with %v, want the swarm profile", set)
 	}
-	res := runOK(t, s, "safe", scenarios.Options{Seed: 1, Set: map[string]string{"$crash": "0.5", "$profile": "fixed"}})
+	res := runOK(t, s, "safe", harness.Options{Seed: 1, Set: map[string]string{"$crash": "0.5", "$profile": "fixed"}})
 	if rec := NewRunRecord(rates, rates.Points()[1], res); !strings.HasPrefix(rec.Profile, "fixed: crash=0.5 ") {
 		t.Fatalf("runs.jsonl profile %q", rec.Profile)
 	}

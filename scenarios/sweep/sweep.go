@@ -28,6 +28,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 // Axis is one swept key with its values (-grid key=v1,v2,...). The key is
@@ -189,7 +190,7 @@ func (sw *Spec) Validate(s *scenarios.Script) error {
 	}
 	for _, p := range sw.Points() {
 		v, set := sw.runArgs(s, p)
-		if _, _, err := s.Prepare(v, set); err != nil {
+		if _, _, err := harness.Prepare(s, v, set); err != nil {
 			return fmt.Errorf("configuration %s: %w", strings.Join(sw.Pairs(p), " "), err)
 		}
 	}
@@ -277,15 +278,15 @@ type RunRecord struct {
 }
 
 // NewRunRecord summarises a result.
-func NewRunRecord(sw *Spec, p Point, r *scenarios.Result) RunRecord {
+func NewRunRecord(sw *Spec, p Point, r *harness.Result) RunRecord {
 	rec := RunRecord{Point: p.Index, Config: sw.Pairs(p), Seed: r.Seed, Profile: r.Profile, Failed: r.Failed,
 		Acked: r.Stats.Acked, AckedLost: r.Stats.AckedLost, DivergentOffsets: r.Stats.DivergentOffsets,
 		TraceHash: fmt.Sprintf("%016x", r.TraceHash), Replay: r.Replay, Verdicts: []string{}, Latency: Histogram{}}
 	for _, v := range r.Verdicts {
-		rec.Verdicts = append(rec.Verdicts, v.Checker+"="+scenarios.Outcome(v))
+		rec.Verdicts = append(rec.Verdicts, v.Checker+"="+harness.Outcome(v))
 	}
 	for _, op := range r.History.Ops {
-		if op.Kind != checkers.Send || op.Process == scenarios.CheckerClient { // the liveness probes are not the workload
+		if op.Kind != checkers.Send || op.Process == harness.CheckerClient { // the liveness probes are not the workload
 			continue
 		}
 		rec.Attempts++
@@ -332,7 +333,7 @@ func Run(s *scenarios.Script, sw *Spec, o Options) (int, bool, error) {
 		j := jobs[i]
 		p := points[j.Point]
 		variant, set := sw.runArgs(s, p)
-		res, err := s.Run(variant, scenarios.Options{Seed: j.Seed, Set: set, Budget: budget})
+		res, err := harness.Run(s, variant, harness.Options{Seed: j.Seed, Set: set, Budget: budget})
 		if err != nil {
 			return RunRecord{}, err
 		}

@@ -1,0 +1,447 @@
+package harness
+
+// This file puts consumer groups into scripts. 'consumer NAME group=G
+// topic=T [pattern=at-least-once|at-most-once|idempotent-sink|auto] [poll=DUR]
+// [process=DUR] [commit-delay=DUR] [consumer properties]' starts a node running Kafka's
+// consumer (package client) in an application loop: every poll interval it
+// polls and, for the pattern,
+//   - at-least-once: processes the records (process=DUR), waits
+//     commit-delay, then commitSync of the positions; on revocation it
+//     commits before the rebalance;
+//   - at-most-once: commitSync of the positions first, processes only if
+//     that commit succeeded (a failed one drops the records: someone else
+//     gets them);
+//   - idempotent-sink: as at-least-once, but processing writes into a sink
+//     shared by the group (an external store, so it outlives the members)
+//     that keeps each value once, as an upsert by a unique key does: the
+//     seeds' first route to exactly-once. Re-deliveries are absorbed (a
+//     "sink-duplicate" trace event) and the history's Consume records what
+//     the sink applied, judged as exactly-once.
+//   - auto: enable.auto.commit=true, processes, and lets poll commit.
+//
+// 'kill-consumer NAME' crashes the node (whatever it was processing is
+// never delivered), 'restart-consumer NAME' starts it again (it rejoins as
+// a new member), 'close-consumer NAME' closes the consumer (commit and
+// LeaveGroup), 'crash-coordinator GROUP' crashes the broker leading the
+// group's __consumer_offsets partition.
+//
+// The history records, per partition: Consume (the records a poll gave
+// the application, completed when processed), Commit with its outcome,
+// Assign and Revoke from the rebalance listener. __consumer_offsets is
+// created (offsets.topic.num.partitions, offsets.topic.replication.factor)
+// at the first consumer step unless the script declares it as a topic.
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/kafkasim/kafkasim/scenarios"
+
+	"github.com/kafkasim/kafkasim/broker/client"
+	"github.com/kafkasim/kafkasim/broker/cluster"
+	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/coordinator"
+	"github.com/kafkasim/kafkasim/broker/server"
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// patternIdempotentSink is the pattern of exactly-once by an idempotent sink.
+const patternIdempotentSink = "idempotent-sink"
+
+// consumerSettings are a consumer node's settings; they survive restarts.
+type consumerSettings struct {
+	name      string
+	topic     string
+	pattern   string
+	poll      sim.Duration
+	process   sim.Duration
+	delay     sim.Duration    // at-least-once: between processing and committing
+	sink      map[string]bool // idempotent-sink: the group's sink, by value
+	cfg       config.Consumer
+	bootstrap []int32
+	rec       *checkers.Recorder
+}
+
+// consumerNode is the application: a poll loop around one consumer.
+type consumerNode struct {
+	s        *consumerSettings
+	c        *client.Consumer
+	busy     bool
+	inflight []checkers.OpID // Consume ops of the poll being processed
+	batch    [][]checkers.Record
+}
+
+const (
+	timerAppPoll    = "app-poll"
+	timerAppProcess = "app-process"
+	timerAppCommit  = "app-commit"
+)
+
+func (n *consumerNode) Start(ctx *sim.Context) {
+	c, err := client.NewConsumer(n.s.cfg, n.s.bootstrap)
+	if err != nil {
+		panic(err) // NB: the settings were validated by the step
+	}
+	n.c = c
+	c.Start(ctx)
+	l := client.RebalanceListener{
+		OnAssigned: func(ctx *sim.Context, tps []client.TopicPartition) {
+			gen, member := c.Generation()
+			for _, tp := range tps {
+				n.s.rec.Assign(ctx.Now(), n.s.name, n.s.cfg.GroupID, member, gen, tp.Topic, tp.Partition)
+			}
+		},
+		OnRevoked: func(ctx *sim.Context, tps []client.TopicPartition) {
+			n.revoked(ctx, tps, "revoked")
+			if n.s.commitsAfter() {
+				n.commit(ctx, nil) // commit what was processed before the rebalance
+			}
+		},
+		OnLost: func(ctx *sim.Context, tps []client.TopicPartition) { n.revoked(ctx, tps, "lost") },
+	}
+	if err := c.Subscribe(ctx, []string{n.s.topic}, l); err != nil {
+		panic(err)
+	}
+	ctx.SetTimer(n.s.poll, timerAppPoll)
+}
+
+func (n *consumerNode) revoked(ctx *sim.Context, tps []client.TopicPartition, why string) {
+	gen, member := n.c.Generation()
+	for _, tp := range tps {
+		n.s.rec.Revoke(ctx.Now(), n.s.name, n.s.cfg.GroupID, member, gen, tp.Topic, tp.Partition, why)
+	}
+}
+
+func (n *consumerNode) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
+	n.c.HandleMessage(ctx, from, m)
+}
+
+// Disconnected implements sim.Disconnectable: the consumer learns of a
+// reset connection as Kafka's client does.
+func (n *consumerNode) Disconnected(ctx *sim.Context, peer sim.NodeID) {
+	n.c.HandleDisconnect(ctx, peer)
+}
+
+func (n *consumerNode) Timer(ctx *sim.Context, id sim.TimerID, name string) {
+	if n.c.HandleTimer(ctx, id, name) {
+		return
+	}
+	switch name {
+	case timerAppPoll:
+		if !n.busy {
+			n.poll(ctx)
+		}
+		ctx.SetTimer(n.s.poll, timerAppPoll)
+	case timerAppProcess:
+		n.processed(ctx)
+	case timerAppCommit:
+		n.commit(ctx, func(*sim.Context, bool) { n.busy = false })
+	}
+}
+
+// poll polls and starts processing what it got.
+func (n *consumerNode) poll(ctx *sim.Context) {
+	before := map[client.TopicPartition]int64{}
+	for _, tp := range n.c.Assignment() {
+		if p, ok := n.c.Position(tp); ok {
+			before[tp] = p
+		}
+	}
+	recs, err := n.c.Poll(ctx)
+	if err != nil {
+		ctx.Log("app-poll-error", sim.S("error", err.Error()))
+	}
+	if len(recs) == 0 {
+		return
+	}
+	gen, member := n.c.Generation()
+	var order []client.TopicPartition
+	byTP := map[client.TopicPartition][]checkers.Record{}
+	for _, r := range recs {
+		tp := client.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		if _, ok := byTP[tp]; !ok {
+			order = append(order, tp)
+		}
+		byTP[tp] = append(byTP[tp], checkers.Record{Offset: r.Offset, Value: string(r.Value)})
+	}
+	n.inflight, n.batch = nil, nil
+	for _, tp := range order {
+		from, ok := before[tp]
+		if !ok {
+			from = byTP[tp][0].Offset
+		}
+		n.inflight = append(n.inflight, n.s.rec.Consume(ctx.Now(), n.s.name, n.s.cfg.GroupID, member, gen, tp.Topic, tp.Partition, from))
+		n.batch = append(n.batch, byTP[tp])
+	}
+	n.busy = true
+	if n.s.pattern == checkers.AtMostOnce {
+		n.commit(ctx, func(ctx *sim.Context, ok bool) {
+			if !ok {
+				n.inflight, n.batch, n.busy = nil, nil, false // not processed: dropped
+				return
+			}
+			ctx.SetTimer(n.s.process, timerAppProcess)
+		})
+		return
+	}
+	ctx.SetTimer(n.s.process, timerAppProcess)
+}
+
+// processed completes the deliveries and, at-least-once, commits.
+func (n *consumerNode) processed(ctx *sim.Context) {
+	for i, id := range n.inflight {
+		n.s.rec.Consumed(id, ctx.Now(), n.s.apply(ctx, n.batch[i]))
+	}
+	n.inflight, n.batch = nil, nil
+	if n.s.commitsAfter() {
+		ctx.SetTimer(n.s.delay, timerAppCommit)
+		return
+	}
+	n.busy = false
+}
+
+// commitsAfter reports whether the pattern commits after processing.
+func (s *consumerSettings) commitsAfter() bool {
+	return s.pattern == checkers.AtLeastOnce || s.pattern == patternIdempotentSink
+}
+
+// apply processes records: all of them, or, into an idempotent sink, the
+// values it does not hold yet.
+func (s *consumerSettings) apply(ctx *sim.Context, recs []checkers.Record) []checkers.Record {
+	if s.sink == nil {
+		return recs
+	}
+	var applied []checkers.Record
+	for _, r := range recs {
+		if s.sink[r.Value] {
+			ctx.Log("sink-duplicate", sim.S("value", r.Value), sim.I("offset", r.Offset))
+			continue
+		}
+		s.sink[r.Value] = true
+		applied = append(applied, r)
+	}
+	return applied
+}
+
+// commit commits the current positions synchronously, recording one
+// Commit per partition; done (may be nil) runs with the outcome.
+func (n *consumerNode) commit(ctx *sim.Context, done func(*sim.Context, bool)) {
+	var offs []client.TopicPartitionOffset
+	for _, tp := range n.c.Assignment() {
+		if p, ok := n.c.Position(tp); ok {
+			offs = append(offs, client.TopicPartitionOffset{TopicPartition: tp, Offset: p})
+		}
+	}
+	if len(offs) == 0 {
+		if done != nil {
+			done(ctx, true)
+		}
+		return
+	}
+	gen, member := n.c.Generation()
+	ids := make([]checkers.OpID, len(offs))
+	for i, o := range offs {
+		ids[i] = n.s.rec.Commit(ctx.Now(), n.s.name, n.s.cfg.GroupID, member, gen, o.Topic, o.Partition, o.Offset)
+	}
+	err := n.c.CommitSync(ctx, offs, func(ctx *sim.Context, _ []client.TopicPartitionOffset, err error) {
+		for _, id := range ids {
+			switch {
+			case err == nil:
+				n.s.rec.Committed(id, ctx.Now())
+			case errorsIsDefinite(err):
+				n.s.rec.Fail(id, ctx.Now(), err.Error())
+			default:
+				n.s.rec.Info(id, ctx.Now(), err.Error())
+			}
+		}
+		if done != nil {
+			done(ctx, err == nil)
+		}
+	})
+	if err != nil {
+		for _, id := range ids {
+			n.s.rec.Fail(id, ctx.Now(), err.Error())
+		}
+		if done != nil {
+			done(ctx, false)
+		}
+	}
+}
+
+// errorsIsDefinite reports whether a commit error means the offsets were
+// certainly not stored: a rejection before any append.
+func errorsIsDefinite(err error) bool {
+	return errorsIs(err, client.ErrCommitFailed)
+}
+
+// consumerStep executes the consumer steps.
+func (r *Runner) consumerStep(st scenarios.Step) error {
+	switch st.Op {
+	case "consumer":
+		return r.newConsumer(st)
+	case "crash-coordinator":
+		b, err := r.coordinatorOf(st.Args[0])
+		if err != nil {
+			return err
+		}
+		return r.Step(scenarios.Step{Line: st.Line, Op: "crash", Args: []string{server.NodeName(b)}, KV: map[string]string{}})
+	}
+	id, ok := r.World.Lookup(st.Args[0])
+	if _, isConsumer := r.World.Node(id).(*consumerNode); !ok || (!isConsumer && r.World.Up(id)) {
+		return fmt.Errorf("%q is not a consumer (create it with a 'consumer' step)", st.Args[0])
+	}
+	switch st.Op {
+	case "kill-consumer":
+		return r.World.Inject(sim.Crash{Node: id})
+	case "restart-consumer":
+		return r.World.Inject(sim.Restart{Node: id})
+	default: // close-consumer
+		n, up := r.World.Node(id).(*consumerNode)
+		if !up {
+			return fmt.Errorf("consumer %q is down", st.Args[0])
+		}
+		return r.World.Act(id, func(ctx *sim.Context) { n.c.Close(ctx) })
+	}
+}
+
+// coordinatorOf returns the broker leading group's __consumer_offsets
+// partition now.
+func (r *Runner) coordinatorOf(group string) (int32, error) {
+	a, ok := r.Cluster.Assignments[coordinator.OffsetsTopic]
+	if !ok {
+		return -1, fmt.Errorf("no %s topic yet (a consumer step creates it)", coordinator.OffsetsTopic)
+	}
+	tp := storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: int32(coordinator.CoordinatorPartition(group, len(a)))}
+	for i := range r.Cluster.Brokers {
+		if b := r.Cluster.Broker(i); b != nil && r.World.Up(r.Cluster.Brokers[i]) {
+			if p, ok := b.Partition(tp); ok && p.Role() == server.Leader {
+				return int32(i), nil
+			}
+		}
+	}
+	return -1, fmt.Errorf("no live broker leads %s", tp)
+}
+
+// parseConsumerStep reads a 'consumer' step (its variables substituted):
+// the application's settings and the consumer's configuration, checked
+// against the scenario's topics and the run's broker configuration.
+// Prepare calls it on every consumer step, so that bad input is
+// refused before a run starts.
+func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run config.Config) (*consumerSettings, error) {
+	name := st.Args[0]
+	props := map[string]string{}
+	s := &consumerSettings{name: name, pattern: checkers.AtLeastOnce, poll: 100 * sim.Millisecond, process: 20 * sim.Millisecond}
+	keys := make([]string, 0, len(st.KV))
+	for k := range st.KV {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := st.KV[k]
+		var err error
+		switch k {
+		case "topic":
+			s.topic = v
+		case "pattern":
+			s.pattern = v
+			if v != checkers.AtLeastOnce && v != checkers.AtMostOnce && v != patternIdempotentSink && v != "auto" {
+				return nil, fmt.Errorf("pattern=%q: allowed at-least-once, at-most-once, idempotent-sink, auto", v)
+			}
+		case "poll":
+			s.poll, err = scenarios.ParseDuration(v)
+		case "process":
+			s.process, err = scenarios.ParseDuration(v)
+		case "commit-delay":
+			s.delay, err = scenarios.ParseDuration(v)
+		default:
+			props[k] = v
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if s.topic == "" || !slices.ContainsFunc(topics, func(t scenarios.TopicSpec) bool { return t.Name == s.topic }) {
+		return nil, fmt.Errorf("consumer: topic=%q: want a topic of this scenario", s.topic)
+	}
+	if s.poll <= 0 {
+		return nil, fmt.Errorf("consumer: poll=%v: must be > 0", s.poll)
+	}
+	if _, ok := props["auto.offset.reset"]; !ok {
+		props["auto.offset.reset"] = "earliest"
+	}
+	props["enable.auto.commit"] = strconv.FormatBool(s.pattern == "auto")
+	if props["client.id"] == "" {
+		props["client.id"] = name
+	}
+	cfg, err := config.ParseConsumer(props)
+	if err != nil {
+		return nil, err
+	}
+	if _, set := props[config.PropTruncationDetection]; !set {
+		// The client is as old as the brokers (config.Parse's default,
+		// or the scenario's consumer.kafkasim.truncation.detection).
+		cfg.TruncationDetection = run.Consumer.TruncationDetection
+	}
+	if cfg.GroupID == "" {
+		return nil, fmt.Errorf("consumer: a group.id is required (group.id=NAME)")
+	}
+	s.cfg = cfg
+	if b := run.Broker; cfg.SessionTimeout < b.GroupMinSessionTimeout || cfg.SessionTimeout > b.GroupMaxSessionTimeout {
+		return nil, fmt.Errorf("consumer: session.timeout.ms=%d outside the brokers' group.min.session.timeout.ms..group.max.session.timeout.ms [%d, %d]: the coordinator would answer INVALID_SESSION_TIMEOUT",
+			cfg.SessionTimeout.Milliseconds(), b.GroupMinSessionTimeout.Milliseconds(), b.GroupMaxSessionTimeout.Milliseconds())
+	}
+	if _, err := client.NewConsumer(cfg, []int32{0}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// newConsumer executes a 'consumer' step.
+func (r *Runner) newConsumer(st scenarios.Step) error {
+	name := st.Args[0]
+	if _, ok := r.World.Lookup(name); ok {
+		return fmt.Errorf("%q already names a node", name)
+	}
+	s, err := parseConsumerStep(st, r.s.Topics, r.Cluster.Spec.Config)
+	if err != nil {
+		return err
+	}
+	s.rec = r.Recorder
+	cfg := s.cfg
+	for i := range r.Cluster.Brokers {
+		s.bootstrap = append(s.bootstrap, int32(i))
+	}
+	if _, ok := r.Cluster.Assignments[coordinator.OffsetsTopic]; !ok {
+		b := r.Cluster.Spec.Config.Broker
+		if err := r.Cluster.CreateTopics(cluster.Topic{Name: coordinator.OffsetsTopic, Partitions: b.OffsetsTopicNumPartitions, ReplicationFactor: b.OffsetsTopicReplicationFactor}); err != nil {
+			return err
+		}
+	}
+	sem := s.pattern
+	switch sem {
+	case "auto":
+		sem = checkers.AtLeastOnce
+	case patternIdempotentSink:
+		sem = checkers.ExactlyOnce
+		if r.sinks == nil {
+			r.sinks = map[string]map[string]bool{}
+		}
+		if r.sinks[cfg.GroupID] == nil {
+			r.sinks[cfg.GroupID] = map[string]bool{}
+		}
+		s.sink = r.sinks[cfg.GroupID]
+	}
+	r.Recorder.Consumer(checkers.Consumer{Process: name, Group: cfg.GroupID, Semantics: sem, UnfencedCommits: cfg.OffsetsStorage == config.OffsetsZookeeper})
+	id, err := r.World.AddNode(name, func() sim.Node { return &consumerNode{s: s} }, sim.NodeOptions{})
+	if err != nil {
+		return err
+	}
+	r.consumers = append(r.consumers, name)
+	return r.World.Inject(sim.Start{Node: id})
+}
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

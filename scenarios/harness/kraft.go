@@ -1,0 +1,244 @@
+package harness
+
+// This file is the runner's side of KRaft mode (KIP-500, KIP-595,
+// KIP-631): the node names a step may use (bN, the dedicated controllers
+// cN, and 'controller' for the active quorum controller, which is a
+// broker in combined mode), the partition leaders as the active
+// controller's committed metadata image has them (the end phase and the
+// final state read them there, as they read the ZooKeeper controller's
+// state in ZooKeeper mode), and the contract's facts read off the
+// controllers' partition-committed records (committed states only: a
+// proposal that never commits is not a fact).
+//
+// NB: a dedicated controller is a node of Facts.Failures (with
+// Failure.Controller set, node.id 3000+i) but never a replica: its
+// failures are on the timeline and decide Healed, never a loss.
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kafkasim/kafkasim/scenarios"
+
+	"github.com/kafkasim/kafkasim/broker/controller"
+	"github.com/kafkasim/kafkasim/broker/server"
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// quorumController resolves 'controller' in KRaft mode: the active quorum
+// controller's node and node.id.
+func (r *Runner) quorumController() (sim.NodeID, int32, error) {
+	name := r.Cluster.ActiveQuorumController()
+	if name == "" {
+		return 0, 0, fmt.Errorf("no controller of the KRaft quorum is active now")
+	}
+	id, _ := r.World.Lookup(name)
+	if scenarios.ControllerName.MatchString(name) {
+		n, _ := strconv.Atoi(name[1:])
+		return id, server.FirstControllerID + int32(n), nil
+	}
+	n, _ := strconv.Atoi(name[1:])
+	return id, int32(n), nil
+}
+
+// controllerNode resolves cN, a dedicated controller.
+func (r *Runner) controllerNode(name string) (sim.NodeID, int32, error) {
+	n, err := strconv.Atoi(name[1:])
+	if err != nil || n < 0 || n >= len(r.Cluster.Controllers) {
+		return 0, 0, fmt.Errorf("%q is not a controller (controllers are c0..c%d)", name, len(r.Cluster.Controllers)-1)
+	}
+	return r.Cluster.Controllers[n], server.FirstControllerID + int32(n), nil
+}
+
+// controllerRange names the dedicated controllers for messages.
+func (r *Runner) controllerRange() string {
+	if len(r.Cluster.Controllers) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; controllers c0..c%d", len(r.Cluster.Controllers)-1)
+}
+
+// faultTargets are the nodes the swarm and restart-all act on: the
+// brokers, then in KRaft mode the dedicated controllers, by name.
+func (r *Runner) faultTargets() []string {
+	var out []string
+	for i := range r.Cluster.Brokers {
+		out = append(out, "b"+strconv.Itoa(i))
+	}
+	for i := range r.Cluster.Controllers {
+		out = append(out, "c"+strconv.Itoa(i))
+	}
+	return out
+}
+
+// restartControllers restarts every dedicated controller that is down.
+func (r *Runner) restartControllers() error {
+	for i, id := range r.Cluster.Controllers {
+		if !r.World.Up(id) {
+			if err := r.Step(scenarios.Step{Op: "restart", Args: []string{"c" + strconv.Itoa(i)}}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// leaderOf returns a partition's leader and leader epoch as the
+// controller has them: the active ZooKeeper controller's state, or in
+// KRaft mode the active quorum controller's committed image; why says
+// what is missing when there is none.
+func (r *Runner) leaderOf(tp storage.TopicPartition) (leader, epoch int32, why string) {
+	if !r.Cluster.Spec.KRaft() {
+		ctrl := r.activeController()
+		if ctrl == nil {
+			return -1, -1, "no active controller"
+		}
+		leader, epoch = -1, -1
+		if st, _, ok := ctrl.PartitionState(controller.TP{Topic: tp.Topic, Partition: tp.Partition}); ok {
+			leader, epoch = st.Leader, st.LeaderEpoch
+		}
+		if leader < 0 {
+			return leader, epoch, "the controller has no leader for it"
+		}
+		return leader, epoch, ""
+	}
+	name := r.Cluster.ActiveQuorumController()
+	if name == "" {
+		return -1, -1, "no active KRaft controller"
+	}
+	id, _ := r.World.Lookup(name)
+	b, _ := r.World.Node(id).(*server.Broker)
+	p, ok := b.QuorumController().Image().Partition(tp.Topic, tp.Partition)
+	if !ok || p.Leader < 0 {
+		return -1, -1, "the KRaft controller " + name + " has no leader for it"
+	}
+	return p.Leader, p.LeaderEpoch, ""
+}
+
+// kraftFinalLeaders sets each partition's final leader from the active
+// quorum controller's image (KRaft mode).
+func (r *Runner) kraftFinalLeaders(f *checkers.Final) {
+	for i := range f.Partitions {
+		pf := &f.Partitions[i]
+		tp := storage.TopicPartition{Topic: pf.Topic, Partition: pf.Partition}
+		if l, e, why := r.leaderOf(tp); why == "" {
+			pf.Leader, pf.LeaderEpoch = l, e
+		}
+	}
+}
+
+// committedKey identifies a committed partition state: its partition and
+// partition epoch (every change bumps it).
+func committedKey(r sim.Record) string {
+	p, _ := r.Get("partition")
+	e, _ := r.Get("partition-epoch")
+	return p + "/" + e
+}
+
+// kraftUncleanElections reads the KRaft controller's unclean elections off
+// the trace: its partition-committed records whose leader recovery state
+// is RECOVERING (broker/kraft/change.go), which Kafka sets only when a
+// leader from outside the ISR is elected with
+// unclean.leader.election.enable. Committed records only: a proposal that
+// never committed is not a fact of the run.
+func kraftUncleanElections(recs []sim.Record) []checkers.UncleanElection {
+	var out []checkers.UncleanElection
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind != "partition-committed" {
+			continue
+		}
+		if rec, _ := r.Get("recovery"); rec != "1" { // LeaderRecoveryState RECOVERING
+			continue
+		}
+		if key := committedKey(r); seen[key] {
+			continue // another controller, or a later life, replaying it
+		} else {
+			seen[key] = true
+		}
+		part, _ := r.Get("partition")
+		tp, ok := storage.ParseTopicPartition(part)
+		if !ok {
+			continue
+		}
+		l, _ := r.Get("leader")
+		e, _ := r.Get("leader-epoch")
+		leader, _ := strconv.Atoi(l)
+		epoch, _ := strconv.Atoi(e)
+		out = append(out, checkers.UncleanElection{Topic: tp.Topic, Partition: tp.Partition, Broker: int32(leader), Epoch: int32(epoch), Time: r.Time})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time < out[j].Time })
+	return out
+}
+
+// kraftISRChanges are the KRaft controllers' partition-committed records
+// (the first sighting of each partition epoch) as ISR changes (leader, leader epoch and ISR of the state each change leads
+// to), as controller-partition-state records are in ZooKeeper mode.
+func kraftISRChanges(recs []sim.Record) []checkers.ISRChange {
+	var out []checkers.ISRChange
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind != "partition-committed" {
+			continue
+		}
+		if key := committedKey(r); seen[key] {
+			continue // another controller, or a later life, replaying it
+		} else {
+			seen[key] = true
+		}
+		part, _ := r.Get("partition")
+		tp, ok := storage.ParseTopicPartition(part)
+		isr, _ := r.Get("isr")
+		if !ok || !strings.HasPrefix(isr, "[") || !strings.HasSuffix(isr, "]") {
+			continue
+		}
+		l, _ := r.Get("leader")
+		e, _ := r.Get("leader-epoch")
+		leader, _ := strconv.Atoi(l)
+		epoch, _ := strconv.Atoi(e)
+		ch := checkers.ISRChange{Topic: tp.Topic, Partition: tp.Partition, Time: r.Time, Leader: int32(leader), LeaderEpoch: int32(epoch)}
+		for _, f := range strings.Split(strings.Trim(isr, "[]"), ",") {
+			if id, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
+				ch.ISR = append(ch.ISR, int32(id))
+			}
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// kraftOffline lists the partitions KIP-966 keeps offline by design at the
+// end of a run: with eligible leader replicas on and unclean leader
+// election off, a partition whose ISR and ELR are both empty (their members
+// fenced, or removed after an unclean shutdown) has no replica Kafka may
+// elect, and stays leaderless until an operator acts (or unclean recovery,
+// KIP-966 part 2, which is not modelled). Its liveness conditions and its
+// replicas' non-convergence are then what the contract promises, not bugs.
+func (r *Runner) kraftOffline() []checkers.OfflinePartition {
+	if !r.Cluster.Spec.KRaft() || !r.Observer.Facts.EligibleLeaderReplicas || r.Observer.Facts.UncleanElectionEnabled {
+		return nil
+	}
+	name := r.Cluster.ActiveQuorumController()
+	if name == "" {
+		return nil
+	}
+	id, _ := r.World.Lookup(name)
+	b, _ := r.World.Node(id).(*server.Broker)
+	if b == nil || b.QuorumController() == nil {
+		return nil
+	}
+	var out []checkers.OfflinePartition
+	for _, p := range b.QuorumController().Image().Partitions() {
+		if p.Leader >= 0 || len(p.ISR) > 0 || len(p.ELR) > 0 {
+			continue
+		}
+		out = append(out, checkers.OfflinePartition{Topic: p.Topic, Partition: p.Partition,
+			Why: "permitted: KIP-966 keeps " + p.Topic + "-" + strconv.Itoa(int(p.Partition)) + " offline: its ISR and ELR are empty (last known ELR " +
+				fmt.Sprint(p.LastKnownELR) + ") and unclean.leader.election.enable=false, so no replica may lead until an operator acts"})
+	}
+	return out
+}

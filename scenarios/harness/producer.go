@@ -1,0 +1,187 @@
+package harness
+
+// This file puts Kafka's producer (package client: batching, retries,
+// max.in.flight, idempotence) into scripts: 'producer NAME key=value ...'
+// creates it with producer properties, 'send NAME TOPIC/P COUNT
+// [interval=DUR]' sends COUNT records with unique values, and each record's
+// outcome is recorded in the history as the producer reports it (ok, fail
+// for a certain refusal, info when unknown). The swarm step's clients are
+// these nodes too (addProducer).
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kafkasim/kafkasim/scenarios"
+
+	"github.com/kafkasim/kafkasim/broker/client"
+	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// producerNode is a node running one Kafka producer.
+type producerNode struct {
+	name string
+	p    *client.Producer
+	rec  *checkers.Recorder
+	acks int16
+	sent int
+}
+
+func (n *producerNode) Start(ctx *sim.Context) { n.p.Start(ctx) }
+func (n *producerNode) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
+	n.p.HandleMessage(ctx, from, m)
+}
+func (n *producerNode) Timer(ctx *sim.Context, id sim.TimerID, name string) {
+	n.p.HandleTimer(ctx, id, name)
+}
+
+// Disconnected implements sim.Disconnectable.
+func (n *producerNode) Disconnected(ctx *sim.Context, peer sim.NodeID) {
+	n.p.HandleDisconnect(ctx, peer)
+}
+
+// send sends one record and records its outcome.
+func (n *producerNode) send(ctx *sim.Context, topic string, part int32) {
+	value := fmt.Sprintf("%s-%d", n.name, n.sent)
+	n.sent++
+	op := n.rec.Send(ctx.Now(), n.name, topic, part, "", value, n.acks)
+	err := n.p.Send(ctx, client.Record{Topic: topic, Partition: part, Value: []byte(value)}, func(ctx *sim.Context, md client.RecordMetadata, err error) {
+		if pid, epoch := n.p.ProducerID(); pid >= 0 {
+			n.rec.SetProducerID(op, pid, epoch, -1)
+		}
+		switch client.Classify(md, err) {
+		case client.OutcomeOK:
+			n.rec.Acked(op, ctx.Now(), md.Offset)
+		case client.OutcomeFail:
+			n.rec.Fail(op, ctx.Now(), err.Error())
+		default:
+			reason := "unknown"
+			if err != nil {
+				reason = err.Error()
+			}
+			n.rec.Info(op, ctx.Now(), reason)
+		}
+	})
+	if err != nil {
+		n.rec.Fail(op, ctx.Now(), err.Error())
+	}
+}
+
+// newProducer executes a 'producer NAME key=value ...' step.
+func (r *Runner) newProducer(st scenarios.Step) error {
+	cfg, err := config.ParseProducer(st.KV)
+	if err != nil {
+		return err
+	}
+	_, err = r.addProducer(st.Args[0], cfg)
+	return err
+}
+
+// addProducer starts a producer node named name with cfg, bootstrapped
+// from every broker, and declares its configuration to the history as the
+// producer really has it. The 'producer' step and the swarm's clients
+// both make their producers here.
+func (r *Runner) addProducer(name string, cfg config.Producer) (*producerNode, error) {
+	if _, ok := r.World.Lookup(name); ok {
+		return nil, fmt.Errorf("%q already names a node", name)
+	}
+	var bootstrap []int32
+	for i := range r.Cluster.Brokers {
+		bootstrap = append(bootstrap, int32(i))
+	}
+	n := &producerNode{name: name, p: client.New(cfg, bootstrap), rec: r.Recorder, acks: int16(cfg.Acks)}
+	r.Recorder.Producer(checkers.Producer{Process: name, Acks: cfg.Acks.String(), Idempotent: cfg.EnableIdempotence,
+		MaxInFlight: cfg.MaxInFlightRequestsPerConnection, Retries: cfg.Retries})
+	id, err := r.World.AddNode(name, func() sim.Node { return n }, sim.NodeOptions{})
+	if err != nil {
+		return nil, err
+	}
+	r.producers[name] = n
+	return n, r.World.Inject(sim.Start{Node: id})
+}
+
+// sendRecords executes 'send NAME TOPIC/P COUNT [interval=DUR]'.
+func (r *Runner) sendRecords(st scenarios.Step) error {
+	n, ok := r.producers[st.Args[0]]
+	if !ok {
+		return fmt.Errorf("no producer %q (create it with a 'producer' step)", st.Args[0])
+	}
+	topic, ps, _ := strings.Cut(st.Args[1], "/")
+	p, err := strconv.Atoi(ps)
+	if err != nil || !r.hasPartition(topic, int32(p)) {
+		return fmt.Errorf("%q is not a partition of this scenario", st.Args[1])
+	}
+	count, err := strconv.Atoi(st.Args[2])
+	if err != nil || count < 1 {
+		return fmt.Errorf("count %q: want a number >= 1", st.Args[2])
+	}
+	interval, err := durArg(st.KV, "interval", sim.Millisecond)
+	if err != nil {
+		return err
+	}
+	id, _ := r.World.Lookup(st.Args[0])
+	left := count
+	var next func(w *sim.World)
+	next = func(w *sim.World) {
+		w.Act(id, func(ctx *sim.Context) { n.send(ctx, topic, int32(p)) })
+		if left--; left > 0 {
+			w.At(w.Now().Add(interval), "send", next)
+		}
+	}
+	return r.World.At(r.World.Now(), "send", next)
+}
+
+// lossy executes 'lossy A <-> B drop=P duplicate=P' (A may be "*" for every
+// broker): the links get those fault rates.
+func (r *Runner) lossy(st scenarios.Step) error {
+	link := sim.DefaultLink
+	for k, v := range st.KV {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1 {
+			return fmt.Errorf("%s=%q: want a probability in [0,1]", k, v)
+		}
+		switch k {
+		case "drop":
+			link.DropProbability = f
+		case "duplicate":
+			link.DuplicateProbability = f
+		case "reorder":
+			link.ReorderProbability = f
+		default:
+			return fmt.Errorf("%q: allowed drop, duplicate, reorder", k)
+		}
+	}
+	ends := func(name string) ([]sim.NodeID, error) {
+		if name == "*" {
+			return r.Cluster.Brokers, nil
+		}
+		id, err := r.node(name)
+		return []sim.NodeID{id}, err
+	}
+	as, err := ends(st.Args[0])
+	if err != nil {
+		return err
+	}
+	bs, err := ends(st.Args[2])
+	if err != nil {
+		return err
+	}
+	for _, a := range as {
+		for _, b := range bs {
+			if err := r.World.SetLink(a, b, link); err != nil {
+				return err
+			}
+			r.lossyLinks = append(r.lossyLinks, [2]sim.NodeID{a, b})
+			if st.Args[1] == "<->" {
+				if err := r.World.SetLink(b, a, link); err != nil {
+					return err
+				}
+				r.lossyLinks = append(r.lossyLinks, [2]sim.NodeID{b, a})
+			}
+		}
+	}
+	return nil
+}

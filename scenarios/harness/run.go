@@ -1,0 +1,460 @@
+package harness
+
+// This file runs a scenario script on a simulated cluster: it builds the
+// world from the header, executes the steps (observing the replicas after
+// every event for the invariants monitor), records the clients' history,
+// and judges the run with every checker.
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kafkasim/kafkasim/scenarios"
+
+	"github.com/kafkasim/kafkasim/broker/cluster"
+	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/controller"
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// Options configure one run.
+type Options struct {
+	Seed uint64
+	// Set overrides configuration properties (the -set flags).
+	Set map[string]string
+	// Budget bounds the linearizability check (wall clock); 0 means 10s.
+	Budget time.Duration
+	// Chooser replaces the seeded chooser (replay of a choice list).
+	Chooser sim.Chooser
+	// RecordChoices keeps the run's choices (for saving and shrinking).
+	RecordChoices bool
+	// Timeline keeps every change of the replicas' states (Result.Changes)
+	// and the whole trace.
+	Timeline bool
+	// KeepTrace keeps the whole trace (Result.World.Trace().Records()).
+	KeepTrace bool
+}
+
+// awaitsTrace reports whether a step waits for a trace record.
+func awaitsTrace(s *scenarios.Script) bool {
+	for _, st := range s.Steps {
+		if st.Op == "await" && len(st.Args) > 1 && !isClientAwait(st) {
+			return true
+		}
+	}
+	return false
+}
+
+// Stats are a run's headline numbers.
+type Stats struct {
+	Acked            int `json:"acked"`
+	AckedLost        int `json:"acked_lost"`
+	DivergentOffsets int `json:"divergent_offsets"`
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	Scenario  string
+	Variant   string
+	Seed      uint64
+	Config    []string // the non-default configuration, key=value
+	TraceHash uint64
+	Events    uint64
+	SimTime   sim.Time
+	Verdicts  []checkers.Verdict
+	Stats     Stats
+	// Mismatches lists the checkers whose verdict did not meet the
+	// variant's expectation.
+	Mismatches []string
+	// Protocol is the run's inter-broker protocol and truncation rule
+	// (ProtocolLabel), defaults included.
+	Protocol string
+	// Overridden are the -set overrides of what the variant sets
+	// (Overridden); SameAs the other variants -set made identical to this
+	// one, run once as this one (set by the caller).
+	Overridden []string
+	SameAs     []string
+	// Set are the -set overrides the run ran under.
+	Set map[string]string
+	// Profile is the swarm profile of each swarm step ("swarm: crash=0.6
+	// power-loss=0 ...", "; " between steps); "" without a swarm step.
+	Profile string
+	// Failed is set when the run itself broke: a panic, or an await that
+	// never happened.
+	Failed string
+	Replay string
+	// ScheduleFrom is the variant whose choice file the run replayed, when
+	// it ran under another variant (replay.RunChoiceFileUnder); "" otherwise.
+	ScheduleFrom string
+	// Schedule are the steps an exploration run took, at their virtual
+	// times, and ScheduleEnd the time its settling ended (workload.WriteScheduleScript);
+	// nil for a run of a script's own steps.
+	Schedule    []TimedStep
+	ScheduleEnd sim.Time
+	World       *sim.World
+	Final       checkers.Final
+	History     checkers.History
+	Changes     []StateChange
+	// Truncations are the replicas' logs around each shortening (with
+	// Options.Timeline).
+	Truncations []Truncation
+	// Script is the script that ran (its steps and the variant's
+	// expectations, for a run report); shared, never changed.
+	Script *scenarios.Script
+}
+
+// OK reports whether the run completed and met every expectation.
+func (r *Result) OK() bool { return r.Failed == "" && len(r.Mismatches) == 0 }
+
+// Unknown reports whether some checker could not decide.
+func (r *Result) Unknown() bool {
+	for _, v := range r.Verdicts {
+		if v.Result == checkers.ResultUnknown {
+			return true
+		}
+	}
+	return false
+}
+
+// Outcome is a verdict as one word: ok, unknown, permitted (a violation
+// within Kafka's contract) or bug.
+func Outcome(v checkers.Verdict) string {
+	switch {
+	case v.Result == checkers.ResultViolation && v.ContractBroken():
+		return "bug"
+	case v.Result == checkers.ResultViolation:
+		return "permitted"
+	}
+	return v.Result.String()
+}
+
+// ReplayCommand is the command line that repeats a run; scenario is the
+// -scenario argument (Script.ReplayName).
+func ReplayCommand(scenario, variant string, seed uint64, set map[string]string) string {
+	cmd := fmt.Sprintf("kafkasim replay -scenario %s -variant %s -seed %d", ShellQuote(scenario), variant, seed)
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		// NB: a script variable ($crash=0.3) would be expanded by the shell.
+		cmd += " -set " + ShellQuote(k+"="+set[k])
+	}
+	return cmd
+}
+
+// ShellQuote quotes s for a POSIX shell when it holds a character the
+// shell would interpret (a space in a path, a $ in a script variable).
+func ShellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, "$ '\"\\*?;&|<>()`!#~{}[]\t\n") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Runner is the state of one run. Its exported fields and methods are the
+// view of a workload that drives the run itself (package workload): the
+// world, the cluster, the observer of the replicas, the recorder of the
+// clients' history and, with the manual controller, the controller's node;
+// Step takes a script step, Advance and StepOne run events, Judge applies
+// the checkers.
+type Runner struct {
+	s         *scenarios.Script
+	World     *sim.World
+	Cluster   *cluster.Cluster
+	Observer  *Observer
+	Recorder  *checkers.Recorder
+	clients   map[string]*scriptClient
+	producers map[string]*producerNode
+	seen      int // trace records already scanned by await
+	// The manual controller ('controller manual') and what it decided.
+	Controller sim.NodeID
+	ctlNode    *ManualController
+	manual     map[storage.TopicPartition][2]int32 // leader, epoch
+	// manualSteps are the last leader-and-isr step of each partition (the
+	// end phase resends it to a broker it restarts, as the controller does
+	// on a broker's startup).
+	manualSteps map[storage.TopicPartition]scenarios.Step
+	// vars are the script variables of the run (the swarm step reads its
+	// overrides there).
+	vars map[string]string
+	// sinks are the idempotent sinks of the groups, by group id.
+	sinks map[string]map[string]bool
+	// consumers are the consumer nodes' names, in creation order (the
+	// swarm's consumer faults pick among them).
+	consumers []string
+	// profiles are the swarm profiles of the run's swarm steps, rendered.
+	profiles []string
+	// lossyLinks are the links a 'lossy' step changed (the end phase's
+	// heal restores them).
+	lossyLinks [][2]sim.NodeID
+	// live is what the liveness phase observed (endphase.go); nil when no
+	// end phase ran (an exploration).
+	live *checkers.Liveness
+}
+
+// Prepare validates a run's inputs and returns its configuration: errors
+// here are bad input (an unknown variant or property).
+func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenarios.Variant, config.Config, error) {
+	v, err := s.Variant(variant)
+	if err != nil {
+		return v, config.Config{}, err
+	}
+	if err := s.CheckRun(v, set); err != nil { // scenarios/validate.go: -set's and the steps' script variables
+		return v, config.Config{}, err
+	}
+	cfg, err := config.Parse(s.Configuration(v, set))
+	if err != nil {
+		return v, cfg, err
+	}
+	if _, err := s.EndOptions(v, set); err != nil {
+		return v, cfg, err
+	}
+	for _, t := range s.Topics {
+		if err := cfg.Validate(s.Brokers, t.ReplicationFactor); err != nil {
+			return v, cfg, fmt.Errorf("topic %s: %w", t.Name, err)
+		}
+	}
+	// Client steps' configurations are checked now: bad input, not a run
+	// that breaks at its step.
+	vars := scenarios.ScriptVars(v, set)
+	for _, st := range s.Steps {
+		var err error
+		switch st.Op {
+		case "consumer":
+			_, err = parseConsumerStep(st.Substitute(vars), s.Topics, cfg)
+		case "producer":
+			_, err = config.ParseProducer(st.Substitute(vars).KV)
+			if err != nil {
+				err = fmt.Errorf("producer: %w", err)
+			}
+		case "swarm":
+			_, err = parseSwarm(st.Substitute(vars), vars)
+			if err != nil {
+				err = fmt.Errorf("swarm: %w", err)
+			}
+		}
+		if err != nil {
+			return v, cfg, fmt.Errorf("%s:%d: %w", s.File, st.Line, err)
+		}
+	}
+	return v, cfg, nil
+}
+
+// Run runs the script under one variant. The error is for bad input only;
+// a run that breaks is reported in Result.Failed.
+func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
+	v, cfg, err := Prepare(s, variant, opts.Set)
+	if err != nil {
+		return nil, err
+	}
+	// The whole trace is kept only when a step awaits a transition or the
+	// caller wants the timeline; the unclean elections are always kept.
+	keep := opts.Timeline || opts.KeepTrace || awaitsTrace(s)
+	end, _ := s.EndOptions(v, opts.Set) // checked by Prepare
+	var link sim.LinkConfig             // the zero value is sim.DefaultLink
+	if end.LinkLatency > 0 {
+		link = sim.LinkConfig{MinLatency: end.LinkLatency, MaxLatency: end.LinkLatency}
+	}
+	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
+		KeepKinds: KeepKinds(map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true}, cfg.Broker.KRaftMode()), MaxTime: sim.Time(s.Limit), Link: link})
+	if err != nil {
+		return nil, err
+	}
+	r, err := NewRunner(s, w, cfg, s.Manual, scenarios.ScriptVars(v, opts.Set), opts.Timeline)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
+		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s}
+	for _, st := range s.Steps {
+		st = st.Substitute(r.vars)
+		if err := Guard(func() error { return r.Step(st) }); err != nil {
+			res.Failed = fmt.Sprintf("%s:%d: %s: %v", s.File, st.Line, st.Op, err)
+			break
+		}
+	}
+	if res.Failed == "" {
+		// Let operations still in flight finish (or time out).
+		if err := r.Advance(w.Now().Add(sim.Second)); err != nil {
+			res.Failed = err.Error()
+		}
+	}
+	res.Profile = strings.Join(r.profiles, "; ")
+	r.endPhase(res, endOptions{EndOptions: end, replay: res.Replay})
+	r.Judge(res, v, opts.Budget)
+	res.Changes, res.Truncations = r.Observer.Changes, r.Observer.Truncations
+	return res, nil
+}
+
+// Guard runs f, turning a panic outside the world's events (a swarm step
+// drawing its profile, an exploration picking its action: a replayed
+// choice that does not fit panics there) into an error, so that the run
+// fails instead of the program.
+func Guard(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return f()
+}
+
+// NewRunner builds the scenario's cluster in w (with the manual controller
+// when manual), and the runner with its recorder and observer.
+func NewRunner(s *scenarios.Script, w *sim.World, cfg config.Config, manual bool, vars map[string]string, timeline bool) (*Runner, error) {
+	spec := cluster.Spec{Brokers: s.Brokers, Controllers: s.Controllers, Racks: s.Racks, Config: cfg, ManualController: manual}
+	for _, t := range s.Topics {
+		spec.Topics = append(spec.Topics, cluster.Topic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Assignment: t.Assignment})
+	}
+	c, err := cluster.Build(w, spec)
+	if err != nil {
+		return nil, err
+	}
+	script := s
+	if manual && !s.Manual {
+		m := *s
+		m.Manual = true
+		script = &m
+	}
+	r := &Runner{s: script, World: w, Cluster: c, Recorder: checkers.NewRecorder(), clients: map[string]*scriptClient{}, producers: map[string]*producerNode{},
+		manual: map[storage.TopicPartition][2]int32{}, vars: vars}
+	if manual {
+		r.ctlNode = &ManualController{}
+		if r.Controller, err = w.AddNode("controller", func() sim.Node { return r.ctlNode }, sim.NodeOptions{}); err != nil {
+			return nil, err
+		}
+		if err := w.Inject(sim.Start{Node: r.Controller}); err != nil {
+			return nil, err
+		}
+	}
+	r.Observer = newObserver(c, s.Topics, c.Assignments)
+	r.Observer.timeline, r.Observer.last = timeline, map[string]string{}
+	r.Observer.Facts.ReplicationFactor = s.Topics[0].ReplicationFactor
+	r.Observer.Facts.MinInsyncReplicas = cfg.Topic.MinInsyncReplicas
+	r.Observer.Facts.UncleanElectionEnabled = cfg.Topic.UncleanLeaderElectionEnable
+	r.Observer.Facts.EligibleLeaderReplicas = cfg.Broker.ELR.Enabled()
+	return r, nil
+}
+
+// Advance runs every event up to until, observing after each.
+func (r *Runner) Advance(until sim.Time) error {
+	for {
+		next, ok := r.World.NextEventTime()
+		if !ok || next > until {
+			r.World.RunUntil(until)
+			return nil
+		}
+		if err := r.StepOne(); err != nil {
+			return err
+		}
+	}
+}
+
+// StepOne runs the next event and observes the replicas after it; a
+// panic in the event, or the world's time or event limit, is an error.
+func (r *Runner) StepOne() error {
+	res, ok := r.World.Step()
+	if !ok {
+		switch res.Reason {
+		case sim.Panicked:
+			return fmt.Errorf("%v", res.Panic)
+		case sim.TimeLimit, sim.EventLimit:
+			return fmt.Errorf("run stopped: %v at %v", res.Reason, res.Now)
+		}
+		return nil
+	}
+	r.Observer.observe()
+	return nil
+}
+
+func (r *Runner) broker(name string) (sim.NodeID, int32, error) {
+	if name == "controller" && r.Cluster.Spec.KRaft() {
+		return r.quorumController()
+	}
+	if name == "controller" && !r.s.Manual {
+		i := r.Cluster.ActiveController()
+		if i < 0 {
+			return 0, 0, fmt.Errorf("no broker is the controller now")
+		}
+		return r.Cluster.Brokers[i], int32(i), nil
+	}
+	if scenarios.ControllerName.MatchString(name) && len(r.Cluster.Controllers) > 0 {
+		return r.controllerNode(name)
+	}
+	if !strings.HasPrefix(name, "b") {
+		return 0, 0, fmt.Errorf("%q is not a broker (brokers are b0..b%d%s)", name, len(r.Cluster.Brokers)-1, r.controllerRange())
+	}
+	n, err := strconv.Atoi(name[1:])
+	if err != nil || n < 0 || n >= len(r.Cluster.Brokers) {
+		return 0, 0, fmt.Errorf("%q is not a broker (brokers are b0..b%d%s)", name, len(r.Cluster.Brokers)-1, r.controllerRange())
+	}
+	return r.Cluster.Brokers[n], int32(n), nil
+}
+
+// node resolves any node name of the world (brokers, zk, clients).
+// A name not yet known that is not a broker's is a client, created on
+// first mention (so a partition can place a client before it produces).
+func (r *Runner) node(name string) (sim.NodeID, error) {
+	if name == "controller" && r.Cluster.Spec.KRaft() {
+		id, _, err := r.quorumController()
+		return id, err
+	}
+	if id, ok := r.World.Lookup(name); ok {
+		return id, nil
+	}
+	if scenarios.BrokerName.MatchString(name) || name == "zk" || name == "controller" || name == "admin" {
+		return 0, fmt.Errorf("unknown node %q (brokers are b0..b%d)", name, len(r.Cluster.Brokers)-1)
+	}
+	id, _, err := r.client(name)
+	return id, err
+}
+
+func (r *Runner) client(name string) (sim.NodeID, *scriptClient, error) {
+	if c, ok := r.clients[name]; ok {
+		id, _ := r.World.Lookup(name)
+		return id, c, nil
+	}
+	if _, ok := r.World.Lookup(name); ok {
+		return 0, nil, fmt.Errorf("%q names a broker or ZooKeeper, not a client", name)
+	}
+	c := newScriptClient(name, len(r.Cluster.Brokers), r.Recorder)
+	id, err := r.World.AddNode(name, func() sim.Node { return c }, sim.NodeOptions{})
+	if err != nil {
+		return 0, nil, err
+	}
+	r.clients[name] = c
+	return id, c, r.World.Inject(sim.Start{Node: id})
+}
+
+func parseAcks(s string) int16 {
+	switch s {
+	case "", "all", "-1":
+		return -1
+	case "0":
+		return 0
+	}
+	return 1
+}
+
+// activeController returns the controller with the highest epoch among
+// the live brokers, or nil.
+func (r *Runner) activeController() *controller.Controller {
+	if i := r.Cluster.ActiveController(); i >= 0 {
+		return r.Cluster.Broker(i).Controller()
+	}
+	return nil
+}
+
+// TimedStep is a step an exploration run took, at the virtual time it
+// took it.
+type TimedStep struct {
+	At   sim.Time
+	Step scenarios.Step
+}
