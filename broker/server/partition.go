@@ -93,6 +93,24 @@ func (p *Partition) Leader() int32 { return p.leader }
 // ISR returns a copy of the in-sync replica set.
 func (p *Partition) ISR() []int32 { return slices.Clone(p.isr) }
 
+// PendingISR returns a copy of the ISR an ISR update in flight proposes
+// (AlterPartition, or the ZooKeeper write), nil when none is in flight.
+func (p *Partition) PendingISR() []int32 {
+	if !p.isrUpdateInFlight {
+		return nil
+	}
+	return slices.Clone(p.pendingISR)
+}
+
+// PendingISRView is PendingISR without the copy: the caller must not
+// modify or keep it.
+func (p *Partition) PendingISRView() []int32 {
+	if !p.isrUpdateInFlight {
+		return nil
+	}
+	return p.pendingISR
+}
+
 // Replicas returns a copy of the assignment.
 func (p *Partition) Replicas() []int32 { return slices.Clone(p.replicas) }
 

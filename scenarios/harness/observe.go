@@ -42,6 +42,7 @@ func replicaState(broker int32, alive bool, p *server.Partition, unclean bool) c
 	st.LEO, st.HW = p.LogEndOffset(), p.HighWatermark()
 	if p.Role() == server.Leader {
 		st.ISR = p.ISR()
+		st.PendingISR = p.PendingISR()
 	}
 	return st
 }
@@ -83,6 +84,7 @@ type Observer struct {
 	// HW commits nothing (Vanlightly's inv_true_hwm is the non-stale
 	// leader's).
 	topEpoch []int32
+	zkViews  []zkView // controller_view.go
 }
 
 type readKey struct {
@@ -139,7 +141,7 @@ type replicaSeen struct {
 	role           server.Role
 	epoch          int32
 	leo, hw        int64
-	isr            []int32
+	isr, pending   []int32
 }
 
 func (a *replicaSeen) same(alive, unclean bool, p *server.Partition) bool {
@@ -149,16 +151,10 @@ func (a *replicaSeen) same(alive, unclean bool, p *server.Partition) bool {
 	if p == nil {
 		return true
 	}
-	isr := p.ISRView()
-	if a.role != p.Role() || a.epoch != p.LeaderEpoch() || a.leo != p.LogEndOffset() || a.hw != p.HighWatermark() || len(a.isr) != len(isr) {
+	if a.role != p.Role() || a.epoch != p.LeaderEpoch() || a.leo != p.LogEndOffset() || a.hw != p.HighWatermark() {
 		return false
 	}
-	for i := range isr {
-		if a.isr[i] != isr[i] {
-			return false
-		}
-	}
-	return true
+	return slices.Equal(a.isr, p.ISRView()) && slices.Equal(a.pending, p.PendingISRView())
 }
 
 func (a *replicaSeen) set(alive, unclean bool, p *server.Partition) {
@@ -169,6 +165,7 @@ func (a *replicaSeen) set(alive, unclean bool, p *server.Partition) {
 	}
 	a.role, a.epoch, a.leo, a.hw = p.Role(), p.LeaderEpoch(), p.LogEndOffset(), p.HighWatermark()
 	a.isr = append(a.isr[:0], p.ISRView()...)
+	a.pending = append(a.pending[:0], p.PendingISRView()...)
 }
 
 // changed reports whether any replica differs from the last observation,
@@ -229,7 +226,7 @@ func (o *Observer) observe() {
 	o.snaps = o.snaps[:0]
 	for _, k := range o.dirty {
 		tp := o.Partitions[k]
-		snap := checkers.PartitionSnapshot{Topic: tp.Topic, Partition: tp.Partition, Replicas: o.snapBuf[k][:0]}
+		snap := checkers.PartitionSnapshot{Topic: tp.Topic, Partition: tp.Partition, Replicas: o.snapBuf[k][:0], Controller: o.controllerView(k, tp)}
 		for _, id := range o.reps[k] {
 			b, alive := o.Broker(id)
 			var p *server.Partition
