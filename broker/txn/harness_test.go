@@ -101,6 +101,14 @@ func (h *harness) add(id string, pid int64, epoch int16, tps ...storage.TopicPar
 	for _, tp := range tps {
 		req.Topics = append(req.Topics, kmsg.AddPartitionsToTxnRequestTopic{Topic: tp.Topic, Partitions: []int32{tp.Partition}})
 	}
+	if h.c.cfg.Version >= 2 { // the v5 batch form: a transaction version 2 client
+		req.Version = 5
+		t := kmsg.AddPartitionsToTxnRequestTransaction{TransactionalID: id, ProducerID: pid, ProducerEpoch: epoch}
+		for _, tp := range tps {
+			t.Topics = append(t.Topics, kmsg.AddPartitionsToTxnRequestTransactionTopic{Topic: tp.Topic, Partitions: []int32{tp.Partition}})
+		}
+		req.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{t}
+	}
 	var got *kmsg.AddPartitionsToTxnResponse
 	h.c.AddPartitionsToTxn(h.now, req, func(r *kmsg.AddPartitionsToTxnResponse) { got = r })
 	return got
@@ -109,6 +117,9 @@ func (h *harness) add(id string, pid int64, epoch int16, tps ...storage.TopicPar
 func addCode(r *kmsg.AddPartitionsToTxnResponse) int16 {
 	if r == nil {
 		return -100
+	}
+	if r.Version >= 4 {
+		return r.Transactions[0].Topics[0].Partitions[0].ErrorCode
 	}
 	return r.Topics[0].Partitions[0].ErrorCode
 }
