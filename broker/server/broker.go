@@ -85,6 +85,7 @@ type Broker struct {
 	controller    *controller.Controller
 
 	group groupHost // the group coordinator
+	txn   txnHost   // the transaction coordinator (txn_coordinator.go)
 
 	kraft *kraftState // KRaft mode (kraft.go); nil in ZooKeeper mode
 
@@ -165,6 +166,7 @@ func (b *Broker) Start(ctx *sim.Context) {
 		ctx.SetTimer(logTickInterval, timerLogTick)
 	}
 	b.startCoordinator()
+	b.startTxnCoordinator()
 	b.startZK()
 	b.startKRaft()
 }
@@ -234,7 +236,7 @@ func (b *Broker) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 	case timerFetchBackoff:
 		b.fetcherBackoffDone(id)
 	default:
-		if !b.handleZKTimer(id, name) && !b.handleGroupTimer(id, name) && !b.handleKRaftTimer(id, name) {
+		if !b.handleZKTimer(id, name) && !b.handleGroupTimer(id, name) && !b.handleTxnTimer(id, name) && !b.handleKRaftTimer(id, name) {
 			panic(fmt.Sprintf("broker %d: unknown timer %q", b.cfg.BrokerID, name))
 		}
 	}
