@@ -334,7 +334,7 @@ func (p *Producer) nextWakeup(now sim.Time) (sim.Time, bool) {
 		for _, b := range ps.inflight {
 			take(b.deadline)
 		}
-		if t, ok := p.readyAt(ps); ok {
+		if t, ok := p.readyAt(ps); ok && p.txnWakeFor(tp) {
 			take(t)
 		}
 	}

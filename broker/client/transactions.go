@@ -280,6 +280,30 @@ func (p *Producer) txnTransition(ctx *sim.Context, s txnState) {
 	p.txn.state = s
 }
 
+// txnAdded reports whether tp's batches may be drained now (always, for
+// a producer that is not transactional).
+func (p *Producer) txnAdded(tp storage.TopicPartition) bool {
+	t := p.txn
+	return t == nil || (p.idem.producerID >= 0 && (t.state == txnInTransaction || t.state == txnCommitting) && t.added[tp])
+}
+
+// txnWakeFor reports whether tp's ready batch should wake the sender: not
+// while the partition waits for AddPartitionsToTxn's answer, nor while the
+// transaction cannot send (the answers the producer waits for wake it).
+func (p *Producer) txnWakeFor(tp storage.TopicPartition) bool {
+	t := p.txn
+	if t == nil || p.txnAdded(tp) {
+		return true
+	}
+	if p.idem.producerID < 0 || (t.state != txnInTransaction && t.state != txnCommitting) {
+		return false
+	}
+	if _, found := slices.BinarySearchFunc(t.newParts, tp, cmpTP); found {
+		return false
+	}
+	return !(t.inflight && len(t.ops) > 0 && t.ops[0].kind == opAddPartitions && slices.Contains(t.ops[0].parts, tp))
+}
+
 // txnCanSend reports whether tp's batches may be drained now: the
 // partition must be in the transaction; if it is not, it is registered for
 // AddPartitionsToTxn.
