@@ -23,7 +23,7 @@ type markerSink struct {
 	refuseOnce map[storage.TopicPartition]bool
 }
 
-func (s *markerSink) Start(*sim.Context) {}
+func (s *markerSink) Start(*sim.Context)                      {}
 func (s *markerSink) Timer(*sim.Context, sim.TimerID, string) {}
 func (s *markerSink) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 	req, ok := m.(*wire.Request)

@@ -192,7 +192,7 @@ func TestVerifyPartitions(t *testing.T) {
 	h.init("t", 60000, 4, -1, -1)
 	h.add("t", 1000, 0, tp("a", 0))
 	errs := h.c.VerifyPartitions("t", 1000, 0, []storageTP{tp("a", 0), tp("a", 1)})
-	if errs[0] != nil || errs[1] != kerr.InvalidTxnState {
+	if errs[0] != nil || errs[1] != kerr.TransactionAbortable {
 		t.Fatalf("verify: %v", errs)
 	}
 	if errs := h.c.VerifyPartitions("t", 1000, 1, []storageTP{tp("a", 0)}); errs[0] != kerr.ProducerFenced {
@@ -201,3 +201,24 @@ func TestVerifyPartitions(t *testing.T) {
 }
 
 type storageTP = storage.TopicPartition
+
+// TestFenceTV2: with transaction version 2 a coordinator abort bumps the
+// epoch twice (the fence, then the abort's own bump), so the old
+// producer's EndTxn is no retry: it is fenced, as Kafka 4.x decides.
+func TestFenceTV2(t *testing.T) {
+	h := newHarness(t, testConfig(2), true)
+	leadFor(h, "t")
+	h.init("t", 1000, 4, -1, -1)
+	h.add("t", 1000, 0, tp("a", 0))
+	h.now = h.now.Add(11 * sim.Second)
+	h.c.Tick(h.now)
+	if len(h.sent) != 1 || h.sent[0].Commit || h.sent[0].ProducerEpoch != 2 || h.sent[0].TransactionVersion != 2 {
+		t.Fatalf("markers %+v", h.sent)
+	}
+	if e := h.end("t", 1000, 0, false, 5); e.ErrorCode != kerr.ProducerFenced.Code {
+		t.Fatalf("old producer's abort: %+v", e)
+	}
+	if e := h.end("t", 1000, 1, false, 5); e.ErrorCode != 0 || e.ProducerEpoch != 2 {
+		t.Fatalf("abort at the epoch before the last bump (a retry): %+v", e)
+	}
+}

@@ -132,7 +132,9 @@ func (h *harness) end(id string, pid int64, epoch int16, commit bool, version in
 	return got
 }
 
-func tp(topic string, p int32) storage.TopicPartition { return storage.TopicPartition{Topic: topic, Partition: p} }
+func tp(topic string, p int32) storage.TopicPartition {
+	return storage.TopicPartition{Topic: topic, Partition: p}
+}
 
 func testConfig(version int16) Config {
 	cfg := DefaultConfig()

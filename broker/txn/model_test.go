@@ -36,7 +36,7 @@ func TestCoordinatorMatchesModel(t *testing.T) {
 		if r.ErrorCode != 0 || r.ProducerEpoch != 0 {
 			rt.Fatalf("first init: %+v", r)
 		}
-		m := &txnModel{tv: tv, epoch: 0, last: -1}
+		m := &txnModel{tv: tv, epoch: 0}
 		all := []storage.TopicPartition{tp("a", 0), tp("a", 1), tp("b", 0)}
 		steps := rapid.IntRange(1, 30).Draw(rt, "steps")
 		for i := 0; i < steps; i++ {
@@ -78,17 +78,17 @@ func TestCoordinatorMatchesModel(t *testing.T) {
 
 func (m *txnModel) initProducer() (*kerr.Error, int16) {
 	if m.open {
-		m.markers(false, m.epoch+1)
-		m.last = -1
-		if m.tv >= 2 {
-			m.last = m.epoch
-		}
+		// The fence bumps the epoch; version 2's abort bumps it again.
 		m.epoch++
+		if m.tv >= 2 {
+			m.epoch++
+		}
+		m.markers(false, m.epoch)
 		m.open, m.parts, m.lastEnd = false, nil, "abort"
 		return kerr.ConcurrentTransactions, 0
 	}
 	m.epoch++
-	m.last, m.lastEnd = -1, ""
+	m.lastEnd = ""
 	return nil, m.epoch
 }
 
@@ -110,33 +110,43 @@ func (m *txnModel) end(epoch int16, commit bool) (*kerr.Error, int16) {
 	if commit {
 		kind = "commit"
 	}
-	retry := m.tv >= 2 && epoch == m.last && m.last != -1
-	if !retry && epoch != m.epoch {
-		return kerr.ProducerFenced, 0
-	}
 	finish := func() (*kerr.Error, int16) {
 		if m.tv >= 2 {
-			m.last = m.epoch
 			m.epoch++
 		}
 		m.markers(commit, m.epoch)
 		m.open, m.parts, m.lastEnd = false, nil, kind
 		return nil, m.epoch
 	}
-	switch {
-	case m.open && retry:
-		return kerr.ProducerFenced, 0
-	case m.open:
-		return finish()
-	case m.tv < 2:
-		if m.lastEnd == kind {
+	if m.tv < 2 {
+		switch {
+		case epoch != m.epoch:
+			return kerr.ProducerFenced, 0
+		case m.open:
+			return finish()
+		case m.lastEnd == kind:
 			return nil, m.epoch
 		}
 		return kerr.InvalidTxnState, 0
-	case retry && m.lastEnd == kind:
+	}
+	// Version 2: an open or empty transaction takes the current epoch only;
+	// a completed one also the epoch before its bump (a retry).
+	retry := epoch+1 == m.epoch
+	switch {
+	case m.open || m.lastEnd == "":
+		if epoch != m.epoch {
+			return kerr.ProducerFenced, 0
+		}
+		if m.open || !commit {
+			return finish()
+		}
+		return kerr.InvalidTxnState, 0
+	case !retry && epoch != m.epoch:
+		return kerr.ProducerFenced, 0
+	case kind == m.lastEnd && retry:
 		return nil, m.epoch
-	case !retry && !commit:
-		return finish()
+	case !commit && !retry:
+		return finish() // a new abort, of nothing
 	}
 	return kerr.InvalidTxnState, 0
 }

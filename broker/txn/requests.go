@@ -24,12 +24,10 @@ package txn
 // AddPartitionsToTxn v5+, AddOffsetsToTxn v4+), else 1.
 //
 // Simplifications: no ACLs (TRANSACTIONAL_ID_AUTHORIZATION_FAILED is never
-// returned), no topic-existence check on AddPartitionsToTxn; a request with
-// an epoch other than the current one in an open transaction is fenced
-// even when it is the previous epoch (Kafka treats that as a retry in every
-// state; only Complete* answers a retry here); a coordinator abort under
-// transaction version 2 bumps the epoch once (the abort's own bump is the
-// fence).
+// returned), no topic-existence check on AddPartitionsToTxn; a fence whose
+// PrepareAbort write fails is not remembered (Kafka's hasFailedEpochFence):
+// the in-memory epoch bump is simply not applied, and the next attempt
+// bumps from the same epoch.
 
 import (
 	"fmt"
@@ -126,12 +124,11 @@ func (c *Coordinator) initExisting(now sim.Time, e *entry, timeout int32, expPID
 		answer(-1, -1, kerr.ConcurrentTransactions)
 		return
 	}
-	if expPID != NoProducerID && expPID != m.ProducerID {
-		if expPID == m.LastProducerID && expEpoch == m.LastProducerEpoch && m.State.complete() {
-			answer(m.ProducerID, m.ProducerEpoch, nil) // a retry of the rotation that made m.ProducerID
-		} else {
-			answer(-1, -1, kerr.ProducerFenced)
-		}
+	// isValidProducerId: a just-created id, the current producer id, or the
+	// previous one at an exhausted epoch (a retry of the rotation).
+	if expPID != NoProducerID && !(m.ProducerEpoch == NoProducerEpoch || expPID == m.ProducerID ||
+		(expPID == m.LastProducerID && epochExhausted(expEpoch))) {
+		answer(-1, -1, kerr.ProducerFenced)
 		return
 	}
 	written := func(next *Metadata) {
@@ -147,7 +144,7 @@ func (c *Coordinator) initExisting(now sim.Time, e *entry, timeout int32, expPID
 	case PrepareCommit, PrepareAbort:
 		answer(-1, -1, kerr.ConcurrentTransactions)
 	case Empty, CompleteCommit, CompleteAbort:
-		if !epochExhausted(m.ProducerEpoch) {
+		if !epochExhausted(m.ProducerEpoch) || (expPID != NoProducerID && expEpoch != m.ProducerEpoch) {
 			next, isFenced := m.prepareIncrementEpoch(timeout, expEpoch, nowMs(now))
 			if isFenced {
 				answer(-1, -1, kerr.ProducerFenced)
@@ -188,23 +185,21 @@ func (c *Coordinator) initExisting(now sim.Time, e *entry, timeout int32, expPID
 }
 
 // fenceAndAbort aborts e's ongoing transaction on the coordinator's own
-// initiative (a new producer's InitProducerId, or the transaction timeout):
-// transaction version 1 bumps the epoch in memory (PrepareEpochFence) and
-// writes PrepareAbort with it, so the markers fence the old producer;
-// version 2's PrepareAbort bumps it anyway.
+// initiative (a new producer's InitProducerId, or the transaction timeout),
+// as Kafka's prepareFenceProducerEpoch then endTransaction(isFromClient
+// false) with the server's transaction version: the epoch is bumped in
+// memory (PrepareEpochFence, never written) and PrepareAbort is written
+// with it, so the markers fence the old producer; with transaction
+// version 2 PrepareAbort bumps it once more (the old producer's abort is
+// then no retry: it is fenced too).
 func (c *Coordinator) fenceAndAbort(now sim.Time, e *entry, done func(sim.Time, *kerr.Error)) {
 	m := e.m
-	var next *Metadata
-	if tv := min(c.cfg.Version, max(m.ClientTransactionVersion, 1)); tv >= 2 {
-		next = m.prepareEnd(PrepareAbort, 2, NoProducerID, nowMs(now))
-	} else {
-		f := m.to(PrepareEpochFence)
-		if f.ProducerEpoch < maxEpoch {
-			f.ProducerEpoch++
-		}
-		f.LastProducerEpoch = NoProducerEpoch
-		next = f.prepareEnd(PrepareAbort, 1, NoProducerID, nowMs(now))
+	f := m.to(PrepareEpochFence)
+	if f.ProducerEpoch < maxEpoch {
+		f.ProducerEpoch++
 	}
+	f.LastProducerEpoch = NoProducerEpoch
+	next := f.prepareEnd(PrepareAbort, c.cfg.Version, NoProducerID, nowMs(now))
 	c.env.Log("txn-fence", sim.S("txn", m.String()), sim.I("epoch", int64(next.ProducerEpoch)))
 	c.write(now, e, next, func(now sim.Time, err *kerr.Error) {
 		if err == nil {
@@ -250,20 +245,25 @@ func (c *Coordinator) addPartitions(now sim.Time, id string, pid int64, epoch in
 }
 
 // VerifyPartitions is the check of KIP-890 part 1 (AddPartitionsToTxn v4+
-// VerifyOnly): for each of tps, nil if it is in id's ongoing transaction
-// with producer (pid, epoch), else the error. It writes nothing.
+// VerifyOnly, Kafka's handleVerifyPartitionsInTransaction): for each of
+// tps, nil if it is in id's transaction with producer (pid, epoch), else
+// TRANSACTION_ABORTABLE (or INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED,
+// CONCURRENT_TRANSACTIONS while markers are written, NOT_COORDINATOR,
+// COORDINATOR_LOAD_IN_PROGRESS for all). Pending writes are not checked,
+// as in Kafka: partitions join the metadata only once their write is
+// committed. It writes nothing.
 func (c *Coordinator) VerifyPartitions(id string, pid int64, epoch int16, tps []storage.TopicPartition) []*kerr.Error {
 	out := make([]*kerr.Error, len(tps))
 	e, err := c.txnFor(id, pid, epoch)
-	if err == nil && (e.pending != nil && e.pending.State != Ongoing || e.m.State.preparing()) {
+	if err == nil && e.m.State.preparing() {
 		err = kerr.ConcurrentTransactions
 	}
 	for i, tp := range tps {
 		switch {
 		case err != nil:
 			out[i] = err
-		case e.m.State != Ongoing || !e.m.hasPartitions([]storage.TopicPartition{tp}):
-			out[i] = kerr.InvalidTxnState
+		case !e.m.hasPartitions([]storage.TopicPartition{tp}):
+			out[i] = kerr.TransactionAbortable
 		}
 	}
 	return out
@@ -382,14 +382,25 @@ func (c *Coordinator) EndTxn(now sim.Time, req *kmsg.EndTxnRequest, reply func(*
 		return
 	}
 	m := e.m
-	retryOnBump := tv >= 2 && m.ProducerID == pid && m.LastProducerEpoch == epoch && m.LastProducerEpoch != NoProducerEpoch
+	retryOnBump := tv >= 2 && int(m.ProducerEpoch) == int(epoch)+1
 	retryOnOverflow := tv >= 2 && m.LastProducerID == pid && epoch == maxEpoch-1 && m.ProducerEpoch == 0
 	retry := retryOnBump || retryOnOverflow
+	validEpoch := m.ProducerEpoch == epoch
+	if tv >= 2 {
+		// With version 2 the same epoch is the next end, not a retry: each
+		// state admits its own epochs (Kafka's isValidEpoch).
+		switch m.State {
+		case PrepareCommit, PrepareAbort:
+			validEpoch = retryOnBump
+		case CompleteCommit, CompleteAbort:
+			validEpoch = retry || m.ProducerEpoch == epoch
+		}
+	}
 	switch {
 	case m.ProducerID != pid && !retryOnOverflow:
 		answer(-1, -1, kerr.InvalidProducerIDMapping)
 		return
-	case !retry && m.ProducerEpoch != epoch:
+	case !validEpoch:
 		answer(-1, -1, kerr.ProducerFenced)
 		return
 	case e.pending != nil:
@@ -402,8 +413,6 @@ func (c *Coordinator) EndTxn(now sim.Time, req *kmsg.EndTxnRequest, reply func(*
 	}
 	ok := func() { answer(m.ProducerID, m.ProducerEpoch, nil) }
 	switch {
-	case state == Ongoing && retry:
-		answer(-1, -1, kerr.ProducerFenced) // see Simplifications
 	case state == Ongoing:
 		c.end(now, e, want, tv, answer)
 	case state == CompleteCommit && req.Commit, state == CompleteAbort && !req.Commit:
