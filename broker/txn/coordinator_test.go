@@ -222,3 +222,58 @@ func TestFenceTV2(t *testing.T) {
 		t.Fatalf("abort at the epoch before the last bump (a retry): %+v", e)
 	}
 }
+
+// TestIDExpiration: an id without a transaction, untouched for
+// transactional.id.expiration.ms, is deleted with a tombstone at the next
+// check (Kafka's removeExpiredTransactionalIds).
+func TestIDExpiration(t *testing.T) {
+	cfg := testConfig(1)
+	cfg.IDExpiration, cfg.ExpireCheckInterval = 60*sim.Second, 10*sim.Second
+	h := newHarness(t, cfg, true)
+	leadFor(h, "t")
+	h.init("t", 1000, 4, -1, -1)
+	h.now = h.now.Add(55 * sim.Second)
+	h.c.Tick(h.now)
+	if _, ok := h.c.Transaction("t"); !ok {
+		t.Fatal("expired early")
+	}
+	h.now = h.now.Add(10 * sim.Second)
+	h.c.Tick(h.now)
+	if _, ok := h.c.Transaction("t"); ok {
+		t.Fatal("not expired")
+	}
+	p := h.c.PartitionFor("t")
+	last := h.log[p][len(h.log[p])-1]
+	if id, m, err := Decode(last); err != nil || id != "t" || m != nil {
+		t.Fatalf("last record %q %v %v, want t's tombstone", id, m, err)
+	}
+	if r := h.init("t", 1000, 4, -1, -1); r.ErrorCode != 0 || r.ProducerID == 1000 {
+		t.Fatalf("init after expiry: %+v (want a new producer id)", r)
+	}
+}
+
+// TestEndTxnRotatesAtExhaustedEpoch: with transaction version 2 an end at
+// an exhausted epoch gets a new producer id (KIP-890): the markers carry
+// the last epoch, the answer the new id at epoch 0, and Complete* holds it.
+func TestEndTxnRotatesAtExhaustedEpoch(t *testing.T) {
+	h := newHarness(t, testConfig(2), true)
+	leadFor(h, "t")
+	h.init("t", 60000, 4, -1, -1)
+	h.c.txns["t"].m.ProducerEpoch = maxEpoch - 1
+	h.add("t", 1000, maxEpoch-1, tp("a", 0))
+	e := h.end("t", 1000, maxEpoch-1, true, 5)
+	if e.ErrorCode != 0 || e.ProducerID != 1001 || e.ProducerEpoch != 0 {
+		t.Fatalf("end: %+v", e)
+	}
+	if len(h.sent) != 1 || h.sent[0].ProducerID != 1000 || h.sent[0].ProducerEpoch != maxEpoch {
+		t.Fatalf("markers %+v", h.sent)
+	}
+	m, _ := h.c.Transaction("t")
+	if m.ProducerID != 1001 || m.ProducerEpoch != 0 || m.LastProducerID != 1000 || m.State != CompleteCommit {
+		t.Fatalf("after the end: %s", m.String())
+	}
+	// The retry of that end (old id, last epoch) is answered, not fenced.
+	if e := h.end("t", 1000, maxEpoch-1, true, 5); e.ErrorCode != 0 || e.ProducerID != 1001 {
+		t.Fatalf("retry: %+v", e)
+	}
+}
