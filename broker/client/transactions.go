@@ -257,16 +257,27 @@ func (p *Producer) AbortTransaction(ctx *sim.Context, cb TxnCallback) error {
 			p.failBatch(ctx, ps, ps.queue[0], ErrTransactionAborted)
 		}
 	}
-	// Drop the ops of the transaction that have not been sent.
+	// Drop the ops of the transaction that have not been sent (the one in
+	// flight stays: its answer is awaited).
+	var sent *txnOp
+	if t.inflight && len(t.ops) > 0 {
+		sent = t.ops[0]
+	}
+	var dropped []*txnOp
 	t.ops = slices.DeleteFunc(t.ops, func(o *txnOp) bool {
-		drop := (o.kind == opAddOffsets || o.kind == opTxnOffsetCommit || o.kind == opAddPartitions) && !(t.inflight && o == t.ops[0])
-		if drop && o.cb != nil {
-			o.cb(ctx, &TxnError{Op: o.api, Err: ErrTransactionAborted})
+		drop := (o.kind == opAddOffsets || o.kind == opTxnOffsetCommit || o.kind == opAddPartitions) && o != sent
+		if drop {
+			dropped = append(dropped, o)
 		}
 		return drop
 	})
+	for _, o := range dropped {
+		if o.cb != nil {
+			o.cb(ctx, &TxnError{Op: o.api, Err: ErrTransactionAborted})
+		}
+	}
 	op := &txnOp{kind: opEndTxn, api: "AbortTransaction", cb: cb}
-	if len(t.added) == 0 && !t.offsets {
+	if len(t.added) == 0 && !t.offsets && sent == nil {
 		p.txnCompleted(ctx, op) // nothing reached the coordinator
 		return nil
 	}
