@@ -26,6 +26,8 @@ type fakeTxn struct {
 	pid     int64
 	// plain counts batches without the transactional attribute.
 	plain int
+	// offsetErr answers every TxnOffsetCommit partition when set.
+	offsetErr int16
 }
 
 func newFakeTxn(version int16) *fakeTxn {
@@ -98,7 +100,7 @@ func (b *fakeBroker) serveTxn(body kmsg.Request) kmsg.Response {
 			rt := kmsg.TxnOffsetCommitResponseTopic{Topic: t.Topic}
 			for _, p := range t.Partitions {
 				f.offsets = append(f.offsets, fmt.Sprintf("%s %s-%d@%d gen=%d member=%s", r.Group, t.Topic, p.Partition, p.Offset, r.Generation, r.MemberID))
-				rt.Partitions = append(rt.Partitions, kmsg.TxnOffsetCommitResponseTopicPartition{Partition: p.Partition})
+				rt.Partitions = append(rt.Partitions, kmsg.TxnOffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: f.offsetErr})
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
@@ -276,5 +278,111 @@ func TestTransactionalIDNeedsIdempotence(t *testing.T) {
 	}
 	if _, err := config.ParseProducer(map[string]string{"transactional.id": "x", "acks": "1"}); err == nil {
 		t.Fatal("a transactional producer with acks=1 accepted")
+	}
+}
+
+// TestTransactionalProducerFencedMidTransaction: a second producer's
+// InitTransactions lands while the first has a transaction open: the
+// coordinator aborts it (CONCURRENT_TRANSACTIONS, retried by the second
+// producer), and the first producer's commit is fenced.
+func TestTransactionalProducerFencedMidTransaction(t *testing.T) {
+	c := newFakeCluster(1, map[string]int{"t": 1})
+	c.idempotent = true
+	c.txn = newFakeTxn(1)
+	w, id, a := world(t, 1, sim.LinkConfig{MinLatency: sim.Millisecond, MaxLatency: sim.Millisecond}, c, txnProducerConfig("app"))
+	var init, init2, commit string
+	act(t, w, id, func(ctx *sim.Context) error {
+		a.p.TransactionVersion = 1
+		return a.p.InitTransactions(ctx, outcome(&init))
+	})
+	run(t, w, sim.Second)
+	act(t, w, id, func(ctx *sim.Context) error {
+		if err := a.p.BeginTransaction(ctx); err != nil {
+			return err
+		}
+		return a.p.Send(ctx, Record{Topic: "t", Partition: 0, Value: []byte("a")}, a.record("a"))
+	})
+	run(t, w, sim.Second)
+	b := &app{cfg: txnProducerConfig("app"), bootstrap: c.brokers, results: map[string]result{}}
+	bid, err := w.AddNode("producer2", func() sim.Node { return b }, sim.NodeOptions{})
+	must(t, err)
+	must(t, w.Inject(sim.Start{Node: bid}))
+	run(t, w, 10*sim.Millisecond)
+	act(t, w, bid, func(ctx *sim.Context) error {
+		b.p.TransactionVersion = 1
+		return b.p.InitTransactions(ctx, outcome(&init2))
+	})
+	run(t, w, sim.Second)
+	if init2 != "ok" || len(c.txn.markers) != 1 || !strings.HasPrefix(c.txn.markers[0], "abort ") {
+		t.Fatalf("second init %q, markers %v", init2, c.txn.markers)
+	}
+	if _, e := b.p.ProducerID(); e != 2 {
+		t.Fatalf("second producer's epoch %d, want 2 (fence, then its own bump)", e)
+	}
+	act(t, w, id, func(ctx *sim.Context) error { return a.p.CommitTransaction(ctx, outcome(&commit)) })
+	run(t, w, sim.Second)
+	if !strings.Contains(commit, "PRODUCER_FENCED") || !strings.Contains(commit, "fatal") {
+		t.Fatalf("the fenced producer's commit: %q", commit)
+	}
+	if len(traceKinds(w, "producer-txn-send")) == 0 {
+		t.Fatal("no transactional request traced")
+	}
+}
+
+// TestTransactionalProducerAbortableError: the group moved on
+// (ILLEGAL_GENERATION on TxnOffsetCommit) is abortable: the transaction
+// cannot commit, AbortTransaction ends it and the producer carries on.
+func TestTransactionalProducerAbortableError(t *testing.T) {
+	c := newFakeCluster(1, map[string]int{"t": 1})
+	c.idempotent = true
+	c.txn = newFakeTxn(2)
+	c.txn.offsetErr = kerr.IllegalGeneration.Code
+	w, id, a := world(t, 1, sim.LinkConfig{MinLatency: sim.Millisecond, MaxLatency: sim.Millisecond}, c, txnProducerConfig("app"))
+	var init, offs, abort, commit string
+	act(t, w, id, func(ctx *sim.Context) error { return a.p.InitTransactions(ctx, outcome(&init)) })
+	run(t, w, sim.Second)
+	act(t, w, id, func(ctx *sim.Context) error {
+		if err := a.p.BeginTransaction(ctx); err != nil {
+			return err
+		}
+		if err := a.p.Send(ctx, Record{Topic: "t", Partition: 0, Value: []byte("a")}, a.record("a")); err != nil {
+			return err
+		}
+		return a.p.SendOffsetsToTransaction(ctx, []TxnOffset{{Topic: "in", Offset: 1, LeaderEpoch: -1}}, GroupMetadata{GroupID: "g", Generation: 1, MemberID: "m"}, outcome(&offs))
+	})
+	run(t, w, sim.Second)
+	if !strings.Contains(offs, "ILLEGAL_GENERATION") || strings.Contains(offs, "fatal") || a.p.TransactionState() != "ABORTABLE_ERROR" {
+		t.Fatalf("offsets %q, state %s", offs, a.p.TransactionState())
+	}
+	act(t, w, id, func(ctx *sim.Context) error {
+		if err := a.p.CommitTransaction(ctx, outcome(&commit)); err == nil {
+			t.Fatal("CommitTransaction accepted in ABORTABLE_ERROR")
+		}
+		if err := a.p.Send(ctx, Record{Topic: "t", Partition: 0, Value: []byte("b")}, nil); err == nil {
+			t.Fatal("Send accepted in ABORTABLE_ERROR")
+		}
+		return a.p.AbortTransaction(ctx, outcome(&abort))
+	})
+	run(t, w, sim.Second)
+	if abort != "ok" || a.p.TransactionState() != "READY" {
+		t.Fatalf("abort %q, state %s", abort, a.p.TransactionState())
+	}
+	if n := len(c.txn.markers); n != 1 || !strings.HasPrefix(c.txn.markers[0], "abort ") {
+		t.Fatalf("markers %v", c.txn.markers)
+	}
+	c.txn.offsetErr = 0
+	commit = ""
+	act(t, w, id, func(ctx *sim.Context) error {
+		if err := a.p.BeginTransaction(ctx); err != nil {
+			return err
+		}
+		if err := a.p.Send(ctx, Record{Topic: "t", Partition: 0, Value: []byte("c")}, a.record("c")); err != nil {
+			return err
+		}
+		return a.p.CommitTransaction(ctx, outcome(&commit))
+	})
+	run(t, w, sim.Second)
+	if commit != "ok" || a.results["c"].err != nil {
+		t.Fatalf("next transaction: commit %q, record %+v", commit, a.results["c"])
 	}
 }
