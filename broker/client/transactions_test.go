@@ -386,3 +386,57 @@ func TestTransactionalProducerAbortableError(t *testing.T) {
 		t.Fatalf("next transaction: commit %q, record %+v", commit, a.results["c"])
 	}
 }
+
+// TestTransactionalProducerBumpsAfterSequenceGap (KIP-360, transaction
+// version 1): a batch that fails with its sequence number used leaves a
+// gap; the abort is followed by InitProducerId with the current id and
+// epoch, and the partition starts again at sequence 0 with the new epoch.
+func TestTransactionalProducerBumpsAfterSequenceGap(t *testing.T) {
+	c := newFakeCluster(1, map[string]int{"t": 1})
+	c.idempotent = true
+	c.txn = newFakeTxn(1)
+	failed := false
+	c.hook = func(_ int32, _ storage.TopicPartition, rb storage.RecordBatch) (int16, bool, bool) {
+		if string(rb.Records[0].Value) == "bad" && !failed {
+			failed = true
+			return kerr.UnknownProducerID.Code, false, false
+		}
+		return 0, false, false
+	}
+	w, id, a := world(t, 1, sim.LinkConfig{MinLatency: sim.Millisecond, MaxLatency: sim.Millisecond}, c, txnProducerConfig("app"))
+	var init, abort, commit string
+	act(t, w, id, func(ctx *sim.Context) error {
+		a.p.TransactionVersion = 1
+		return a.p.InitTransactions(ctx, outcome(&init))
+	})
+	run(t, w, sim.Second)
+	_, e0 := a.p.ProducerID()
+	act(t, w, id, func(ctx *sim.Context) error {
+		if err := a.p.BeginTransaction(ctx); err != nil {
+			return err
+		}
+		return a.p.Send(ctx, Record{Topic: "t", Partition: 0, Value: []byte("bad")}, a.record("bad"))
+	})
+	run(t, w, sim.Second)
+	if a.results["bad"].err == nil || a.p.TransactionState() != "ABORTABLE_ERROR" {
+		t.Fatalf("bad record %+v, state %s", a.results["bad"], a.p.TransactionState())
+	}
+	act(t, w, id, func(ctx *sim.Context) error { return a.p.AbortTransaction(ctx, outcome(&abort)) })
+	run(t, w, sim.Second)
+	if _, e := a.p.ProducerID(); abort != "ok" || e != e0+1 {
+		t.Fatalf("abort %q, epoch %d, want %d (bumped by InitProducerId)", abort, e, e0+1)
+	}
+	act(t, w, id, func(ctx *sim.Context) error {
+		if err := a.p.BeginTransaction(ctx); err != nil {
+			return err
+		}
+		if err := a.p.Send(ctx, Record{Topic: "t", Partition: 0, Value: []byte("good")}, a.record("good")); err != nil {
+			return err
+		}
+		return a.p.CommitTransaction(ctx, outcome(&commit))
+	})
+	run(t, w, sim.Second)
+	if commit != "ok" || a.results["good"].err != nil {
+		t.Fatalf("after the bump: commit %q, record %+v", commit, a.results["good"])
+	}
+}
