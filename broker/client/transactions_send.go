@@ -298,4 +298,3 @@ func addPartitionsCode(resp *kmsg.AddPartitionsToTxnResponse) int16 {
 	}
 	return 0
 }
-
