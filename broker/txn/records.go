@@ -10,8 +10,13 @@ package txn
 // TransactionStartTimestampMs int64}, or version 1 (flexible, KIP-915),
 // which adds the tagged fields PreviousProducerId (0), NextProducerId (1)
 // and ClientTransactionVersion (2). Transaction version 1 writes value v0,
-// version 2 writes v1 (Kafka's TransactionVersion.transactionLogValueVersion).
-// A null value is the tombstone of an expired transactional.id.
+// as every Kafka before 4.0 does; version 2 writes v1, as Kafka's
+// TransactionVersion.transactionLogValueVersion (featureLevel >= 1 ? 1 : 0)
+// does for TV_2. NB: kafkasim's version 1 stands for Kafka's TV_0 (and
+// TV_1, which differs only in writing v1); some 4.x commits invert that
+// choice (`>= 1 ? 0 : 1`), which would lose ClientTransactionVersion on a
+// fail-over: kafkasim keeps the reading that loses nothing. A null value is
+// the tombstone of an expired transactional.id.
 //
 // Simplification: Kafka groups the partitions by topic in hash-map order;
 // here topics and partitions are sorted, so the bytes are a function of
