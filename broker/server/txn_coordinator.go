@@ -34,7 +34,15 @@ package server
 // first FindCoordinator; loading takes a fixed txnLoadTime; markers for
 // unknown leaders are retried every txnMarkerRetry instead of on every
 // poll of the send thread; a marker's request times out after
-// txnMarkerTimeout (request.timeout.ms).
+// txnMarkerTimeout (request.timeout.ms); a coordinator append waits for
+// the HW at most offsets.commit.timeout.ms, as the group coordinator's do
+// (Kafka: request.timeout.ms), then fails with REQUEST_TIMED_OUT
+// (COORDINATOR_NOT_AVAILABLE to the client).
+//
+// For the lead: the brokers' WriteTxnMarkers handler (api 27) is the data
+// plane's; it must answer each partition's marker (NOT_LEADER_OR_FOLLOWER
+// when not the leader, which this channel retries). The produce path's
+// KIP-890 part 1 check is VerifyTxnPartitions (add_partitions_to_txn.go).
 
 import (
 	"fmt"
