@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkasim/kafkasim/broker/client"
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/broker/wire"
@@ -19,6 +21,7 @@ import (
 // first marker of each partition listed in refuseOnce, then success.
 type markerSink struct {
 	node       sim.NodeID
+	batches    []storage.RecordBatch // produced to it, in order
 	got        []kmsg.WriteTxnMarkersRequestMarker
 	refuseOnce map[storage.TopicPartition]bool
 }
@@ -28,6 +31,10 @@ func (s *markerSink) Timer(*sim.Context, sim.TimerID, string) {}
 func (s *markerSink) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 	req, ok := m.(*wire.Request)
 	if !ok {
+		return
+	}
+	if pr, ok := req.Body.(*kmsg.ProduceRequest); ok {
+		s.produce(ctx, from, req, pr)
 		return
 	}
 	body, ok := req.Body.(*kmsg.WriteTxnMarkersRequest)
@@ -302,5 +309,128 @@ func TestTxnCoordinatorFailover(t *testing.T) {
 	m, _ := c.broker(0).TxnCoordinator().Transaction("app")
 	if m.State != txn.CompleteCommit || m.ProducerEpoch != 1 || m.ClientTransactionVersion != 2 {
 		t.Fatalf("after fail-over: %s tv%d", m.String(), m.ClientTransactionVersion)
+	}
+}
+
+// produce appends every batch (no checks) and answers with its offset.
+func (s *markerSink) produce(ctx *sim.Context, from sim.NodeID, req *wire.Request, body *kmsg.ProduceRequest) {
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Version = body.Version
+	for _, t := range body.Topics {
+		rt := kmsg.ProduceResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rbs, err := storage.DecodeBatches(p.Records)
+			if err != nil {
+				panic(err)
+			}
+			rp := kmsg.NewProduceResponseTopicPartition()
+			rp.Partition, rp.BaseOffset = p.Partition, int64(len(s.batches))
+			s.batches = append(s.batches, rbs...)
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	var enc wire.Encoder
+	ctx.Send(from, enc.Reply(req, resp))
+}
+
+// txnApp is a node embedding a transactional producer.
+type txnApp struct {
+	p *client.Producer
+}
+
+func (a *txnApp) Start(ctx *sim.Context) { a.p.Start(ctx) }
+func (a *txnApp) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
+	if !a.p.HandleMessage(ctx, from, m) {
+		panic("txnApp: unexpected " + m.Kind())
+	}
+}
+func (a *txnApp) Timer(ctx *sim.Context, id sim.TimerID, name string) {
+	if !a.p.HandleTimer(ctx, id, name) {
+		panic("txnApp: unexpected timer " + name)
+	}
+}
+
+// TestTxnProducerEndToEnd: the real transactional producer (package
+// client) against broker 0's coordinator, with broker 1 (the sink) leading
+// t-0 and t-1: InitTransactions, BeginTransaction, sends to both
+// partitions (each added with AddPartitionsToTxn before its first batch,
+// every batch transactional at the producer's epoch), CommitTransaction:
+// the coordinator's log and the commit markers at the sink show it, at
+// transaction versions 1 and 2.
+func TestTxnProducerEndToEnd(t *testing.T) {
+	for _, tv := range []int16{1, 2} {
+		t.Run(fmt.Sprintf("tv%d", tv), func(t *testing.T) {
+			c, sink := txnCluster(t, tv)
+			c.run(300 * sim.Millisecond)
+			cfg := config.DefaultProducer()
+			cfg.TransactionalID, cfg.Linger = "app", 2*sim.Millisecond
+			p := client.New(cfg, []int32{0})
+			p.TransactionVersion = tv
+			a := &txnApp{p: p}
+			id, err := c.w.AddNode("producer", func() sim.Node { return a }, sim.NodeOptions{})
+			c.must(err)
+			c.must(c.w.Inject(sim.Start{Node: id}))
+			var init, commit string
+			done := func(out *string) client.TxnCallback {
+				return func(_ *sim.Context, err error) {
+					*out = "ok"
+					if err != nil {
+						*out = err.Error()
+					}
+				}
+			}
+			c.must(c.w.Act(id, func(ctx *sim.Context) { c.must(p.InitTransactions(ctx, done(&init))) }))
+			c.run(sim.Second)
+			if init != "ok" {
+				t.Fatalf("InitTransactions: %q", init)
+			}
+			acked := 0
+			c.must(c.w.Act(id, func(ctx *sim.Context) {
+				c.must(p.BeginTransaction(ctx))
+				for i, v := range []string{"a", "b", "c"} {
+					c.must(p.Send(ctx, client.Record{Topic: "t", Partition: int32(i % 2), Value: []byte(v)},
+						func(_ *sim.Context, _ client.RecordMetadata, err error) {
+							if err == nil {
+								acked++
+							}
+						}))
+				}
+				c.must(p.CommitTransaction(ctx, done(&commit)))
+			}))
+			c.run(sim.Second)
+			pid, epoch := p.ProducerID()
+			if commit != "ok" || acked != 3 {
+				t.Fatalf("commit %q, %d acked", commit, acked)
+			}
+			for _, b := range sink.batches {
+				if b.Attributes&0x10 == 0 || b.ProducerID != pid || b.ProducerEpoch != 0 {
+					t.Fatalf("batch attributes %#x producer %d/%d, want transactional at %d/0", b.Attributes, b.ProducerID, b.ProducerEpoch, pid)
+				}
+			}
+			wantEpoch := int16(0)
+			if tv == 2 {
+				wantEpoch = 1
+			}
+			if got, want := sink.describe(), []string{fmt.Sprintf("commit %d/%d [t-0 t-1]", pid, wantEpoch)}; !slices.Equal(got, want) {
+				t.Fatalf("markers %v, want %v", got, want)
+			}
+			if epoch != wantEpoch {
+				t.Fatalf("producer epoch %d after the commit, want %d", epoch, wantEpoch)
+			}
+			log := c.txnLog()
+			want := []string{
+				fmt.Sprintf("app pid=%d epoch=0 last=-1/-1 Empty", pid),
+				fmt.Sprintf("app pid=%d epoch=0 last=-1/-1 Ongoing [t-0 t-1]", pid),
+				fmt.Sprintf("app pid=%d epoch=%d last=-1/-1 PrepareCommit [t-0 t-1]", pid, wantEpoch),
+				fmt.Sprintf("app pid=%d epoch=%d last=-1/-1 CompleteCommit", pid, wantEpoch),
+			}
+			if len(log) == 5 { // the two partitions were added in two requests
+				want = slices.Insert(want, 1, fmt.Sprintf("app pid=%d epoch=0 last=-1/-1 Ongoing [t-0]", pid))
+			}
+			if !slices.Equal(log, want) {
+				t.Fatalf("__transaction_state:\n%s\nwant:\n%s", strings.Join(log, "\n"), strings.Join(want, "\n"))
+			}
+		})
 	}
 }
