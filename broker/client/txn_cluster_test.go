@@ -74,4 +74,28 @@ func TestTransactionsAgainstRealCluster(t *testing.T) {
 	if !ok || m.ProducerEpoch != e1 || m.State != txn.Empty {
 		t.Fatalf("coordinator: %v %s", ok, m.String())
 	}
+
+	// The coordinator's broker crashes: a new leader of the partition loads
+	// the id from its replica, and a third producer gets the next epoch.
+	must(t, w.Inject(sim.Crash{Node: c.Brokers[coord]}))
+	run(t, w, 30*sim.Second)
+	third := &app{cfg: txnProducerConfig("app"), bootstrap: []int32{0, 1, 2}, results: map[string]result{}}
+	tid, err := w.AddNode("producer3", func() sim.Node { return third }, sim.NodeOptions{})
+	must(t, err)
+	must(t, w.Inject(sim.Start{Node: tid}))
+	var init3 string
+	act(t, w, tid, func(ctx *sim.Context) error { return third.p.InitTransactions(ctx, outcome(&init3)) })
+	run(t, w, 10*sim.Second)
+	if pid3, e3 := third.p.ProducerID(); init3 != "ok" || pid3 != pid0 || e3 != e1+1 {
+		t.Fatalf("after the coordinator's crash: init %q, %d/%d, want %d/%d", init3, pid3, e3, pid0, e1+1)
+	}
+	newCoord := -1
+	for i := range c.Brokers {
+		if b := c.Broker(i); b != nil && b.TxnCoordinator().Leads(p) {
+			newCoord = i
+		}
+	}
+	if newCoord < 0 || newCoord == coord {
+		t.Fatalf("coordinator moved from %d to %d", coord, newCoord)
+	}
 }
