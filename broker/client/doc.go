@@ -10,11 +10,16 @@
 // max.in.flight.requests.per.connection, request.timeout.ms, retries,
 // retry.backoff.ms, delivery.timeout.ms), metadata refresh, and the
 // idempotent producer (InitProducerId, producer id and epoch, per-partition
-// sequence numbers). Its configuration is config.Producer.
+// sequence numbers), and the transactional producer (transactional.id:
+// InitTransactions, BeginTransaction, SendOffsetsToTransaction,
+// CommitTransaction, AbortTransaction; transactions.go). Its configuration
+// is config.Producer.
 //
 // The producer talks to brokers named "b<id>" with wire.Request and
 // wire.Response carrying franz-go's kmsg bodies: Metadata v7, Produce v7,
-// InitProducerId v1. Like the ZooKeeper client, it is driven by its host:
+// InitProducerId v1 (v4 with a transactional.id), FindCoordinator v3,
+// AddPartitionsToTxn v3/v5, AddOffsetsToTxn v3/v4, TxnOffsetCommit v3,
+// EndTxn v3/v5. Like the ZooKeeper client, it is driven by its host:
 //
 //	type app struct{ p *client.Producer }
 //
@@ -40,6 +45,19 @@
 //			func(ctx *sim.Context, i int, md client.RecordMetadata, err error) bool { return err == nil })
 //	}
 //
+// A transactional producer (cfg.TransactionalID = "app") calls
+// InitTransactions once, then per transaction BeginTransaction, Send...,
+// and CommitTransaction or AbortTransaction; each call that Kafka blocks
+// on takes a TxnCallback instead:
+//
+//	a.p.InitTransactions(ctx, func(ctx *sim.Context, err error) {
+//		a.p.BeginTransaction(ctx)
+//		a.p.Send(ctx, client.Record{Topic: "t", Partition: 0, Value: []byte("v")}, nil)
+//		a.p.CommitTransaction(ctx, func(ctx *sim.Context, err error) {
+//			// err: nil, or a *client.TxnError (Fatal: close; else abort)
+//		})
+//	})
+//
 //	func (a *app) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 //		if !a.p.HandleMessage(ctx, from, m) {
 //			// the node's own messages...
@@ -59,7 +77,9 @@
 //
 // Trace: the producer logs "produce-send", "produce-ack", "produce-retry",
 // "produce-fail", "producer-metadata", "producer-disconnect",
-// "producer-init-id" and "produce-partition-failed", with the partition as
+// "producer-init-id", "produce-partition-failed" and, when transactional,
+// "producer-txn-state", "producer-txn-send", "producer-txn-added" and
+// "producer-txn-error", with the partition as
 // "topic-partition" and the producer's batch number.
 //
 // Determinism: no goroutines, clocks or global random sources; maps are

@@ -73,6 +73,9 @@ type fakeCluster struct {
 	hook func(broker int32, tp storage.TopicPartition, rb storage.RecordBatch) (code int16, appendFirst, drop bool)
 	// requests counts produce batches seen per partition, with sizes.
 	batches map[storage.TopicPartition][]int
+	// txn, when set, is the cluster's transaction coordinator
+	// (transactions_test.go).
+	txn *fakeTxn
 }
 
 type entry struct {
@@ -139,7 +142,8 @@ func (b *fakeBroker) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 	case *kmsg.InitProducerIDRequest:
 		r := kmsg.NewPtrInitProducerIDResponse()
 		if body.TransactionalID != nil {
-			panic("transactional id sent by an idempotent producer")
+			resp = b.serveTxn(body) // transactions_test.go
+			break
 		}
 		r.ProducerID, r.ProducerEpoch = b.c.nextPID, 0
 		b.c.nextPID++
@@ -151,7 +155,9 @@ func (b *fakeBroker) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 		}
 		resp = r
 	default:
-		panic("fake broker: unexpected " + req.Kind())
+		if resp = b.serveTxn(req.Body); resp == nil {
+			panic("fake broker: unexpected " + req.Kind())
+		}
 	}
 	resp.SetVersion(req.Body.GetVersion())
 	ctx.Send(from, b.enc.Response(req.CorrelationID, resp))
@@ -197,7 +203,10 @@ func (b *fakeBroker) produce(ctx *sim.Context, body *kmsg.ProduceRequest) (*kmsg
 			rb := rbs[0]
 			b.c.batches[tp] = append(b.c.batches[tp], len(rb.Records))
 			code, appendFirst, drop := int16(0), false, false
-			if b.c.hook != nil {
+			if b.c.txn != nil {
+				code = b.c.txn.verify(rb, tp)
+			}
+			if b.c.hook != nil && code == 0 {
 				code, appendFirst, drop = b.c.hook(b.id, tp, rb)
 			}
 			switch {

@@ -62,7 +62,7 @@ type idempotence struct {
 // initDue returns when InitProducerId should be sent, if it should.
 func (p *Producer) initDue() (sim.Time, bool) {
 	id := &p.idem
-	if !p.cfg.EnableIdempotence || id.producerID >= 0 || id.inflight {
+	if !p.cfg.EnableIdempotence || id.producerID >= 0 || id.inflight || p.txn != nil {
 		return 0, false
 	}
 	if id.attempted {

@@ -10,8 +10,9 @@ package client
 // wakes the sender at the same instant, not inside Send, so records sent
 // together in one handler share a batch, as records sent in a burst do in
 // Kafka.
+// Transactions (transactional.id) are in transactions.go.
 // Simplified vs Kafka: no serializers, interceptors, compression,
-// transactions, buffer.memory or max.request.size; Send never blocks (a
+// buffer.memory or max.request.size; Send never blocks (a
 // record whose topic has no metadata yet waits in the producer, failing
 // after max.block.ms); Close is graceful only (close(0) is not offered).
 
@@ -76,6 +77,11 @@ type Producer struct {
 	// ids stay above it, so a node embedding several clients can tell
 	// their answers apart. Default 1<<30.
 	CorrelationBase int32
+	// TransactionVersion is the cluster's finalized transaction.version as
+	// the producer sees it (Kafka reads it from ApiVersions): 2 (KIP-890
+	// part 2, 4.0+) sends AddPartitionsToTxn v5, AddOffsetsToTxn v4 and
+	// EndTxn v5 and takes the epoch EndTxn returns; 1 sends v3. Default 2.
+	TransactionVersion int16
 
 	cfg       config.Producer
 	bootstrap []int32
@@ -88,6 +94,7 @@ type Producer struct {
 	tps       []storage.TopicPartition // keys of parts, sorted
 	waiting   []*pending               // records waiting for their topic's metadata
 	idem      idempotence
+	txn       *transactions // nil without transactional.id (transactions.go)
 	batchSeq  uint64
 	pending   int // records not yet completed
 	timer     sim.TimerID
@@ -109,16 +116,18 @@ func New(cfg config.Producer, bootstrap []int32) *Producer {
 		panic("client.New: " + err.Error())
 	}
 	return &Producer{
-		MetadataMaxAge:  sim.Ms(300000),
-		MaxBlock:        sim.Ms(60000),
-		CorrelationBase: 1 << 30,
-		cfg:             cfg,
-		bootstrap:       slices.Clone(bootstrap),
-		requests:        map[int32]*request{},
-		meta:            metadata{topics: map[string]*topicMeta{}},
-		part:            newPartitioner(cfg.Partitioner),
-		parts:           map[storage.TopicPartition]*partitionState{},
-		idem:            idempotence{producerID: -1, epoch: -1},
+		MetadataMaxAge:     sim.Ms(300000),
+		MaxBlock:           sim.Ms(60000),
+		CorrelationBase:    1 << 30,
+		TransactionVersion: 2,
+		txn:                txnFor(cfg.TransactionalID),
+		cfg:                cfg,
+		bootstrap:          slices.Clone(bootstrap),
+		requests:           map[int32]*request{},
+		meta:               metadata{topics: map[string]*topicMeta{}},
+		part:               newPartitioner(cfg.Partitioner),
+		parts:              map[storage.TopicPartition]*partitionState{},
+		idem:               idempotence{producerID: -1, epoch: -1},
 	}
 }
 
@@ -160,6 +169,12 @@ func (p *Producer) Send(ctx *sim.Context, r Record, cb Callback) error {
 		return fmt.Errorf("client: record topic is empty (a topic name is required)")
 	case r.Partition < AnyPartition:
 		return fmt.Errorf("client: record partition %d: must be >= 0, or -1 (AnyPartition) for the partitioner", r.Partition)
+	case p.txn != nil && p.txn.state == txnFatalError:
+		return &TxnError{Op: "Send", Err: p.txn.lastErr, Fatal: true}
+	case p.txn != nil && p.txn.state == txnAbortableError:
+		return &TxnError{Op: "Send", Err: p.txn.lastErr}
+	case p.txn != nil && p.txn.state != txnInTransaction:
+		return fmt.Errorf("client: Send of a transactional producer in state %s: call BeginTransaction first", p.txn.state)
 	}
 	now := ctx.Now()
 	rec := &pending{rec: r, cb: cb, ts: int64(now) / int64(sim.Millisecond), deadline: now.Add(p.MaxBlock)}
@@ -272,6 +287,7 @@ func (p *Producer) run(ctx *sim.Context) {
 	p.expireRequests(ctx)
 	p.expireBatches(ctx)
 	p.maybeInitProducerID(ctx)
+	p.maybeSendTxn(ctx)
 	p.drain(ctx)
 	p.maybeSendMetadata(ctx)
 	p.maybeClosed(ctx)
@@ -318,7 +334,7 @@ func (p *Producer) nextWakeup(now sim.Time) (sim.Time, bool) {
 		for _, b := range ps.inflight {
 			take(b.deadline)
 		}
-		if t, ok := p.readyAt(ps); ok {
+		if t, ok := p.readyAt(ps); ok && p.txnWakeFor(tp) {
 			take(t)
 		}
 	}
@@ -326,6 +342,9 @@ func (p *Producer) nextWakeup(now sim.Time) (sim.Time, bool) {
 		take(t)
 	}
 	if t, ok := p.initDue(); ok {
+		take(t)
+	}
+	if t, ok := p.txnDue(); ok {
 		take(t)
 	}
 	return max(at, now), found

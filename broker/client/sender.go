@@ -36,6 +36,7 @@ const (
 	reqProduce requestKind = iota
 	reqMetadata
 	reqInitProducerID
+	reqTxn // a transactional request (transactions.go)
 )
 
 // request is one request in flight.
@@ -46,6 +47,7 @@ type request struct {
 	node     sim.NodeID
 	deadline sim.Time
 	batches  []*batch // produce
+	op       *txnOp   // transactional
 }
 
 // nodeName is a broker's node name in the simulation.
@@ -97,6 +99,9 @@ func (p *Producer) drain(ctx *sim.Context) {
 		}
 		if at, ok := p.readyAt(ps); !ok || at > now {
 			continue
+		}
+		if !p.txnCanSend(tp) {
+			continue // AddPartitionsToTxn first
 		}
 		if _, seen := byLeader[leader]; !seen {
 			leaders = append(leaders, leader)
@@ -164,6 +169,9 @@ func (p *Producer) encode(b *batch) []byte {
 	if b.seq >= 0 {
 		rb.ProducerID, rb.ProducerEpoch, rb.BaseSequence = p.idem.producerID, p.idem.epoch, b.seq
 	}
+	if p.txn != nil {
+		rb.Attributes |= transactionalAttribute
+	}
 	return rb.AppendTo(nil)
 }
 
@@ -183,6 +191,8 @@ func (p *Producer) handleResponse(ctx *sim.Context, r *request, body kmsg.Respon
 	case reqInitProducerID:
 		resp, _ := body.(*kmsg.InitProducerIDResponse)
 		p.handleInitProducerID(ctx, resp)
+	case reqTxn:
+		p.handleTxnResponse(ctx, r, body)
 	case reqProduce:
 		resp, _ := body.(*kmsg.ProduceResponse)
 		for _, b := range r.batches {
@@ -328,6 +338,7 @@ func (p *Producer) failBatch(ctx *sim.Context, ps *partitionState, b *batch, err
 	if p.cfg.EnableIdempotence && b.seq >= 0 && ps.failed == nil {
 		p.failPartition(ctx, ps, err)
 	}
+	p.txnBatchFailed(ctx, b, err)
 }
 
 // expireRequests fails the requests past request.timeout.ms: each closes
@@ -388,6 +399,8 @@ func (p *Producer) disconnect(ctx *sim.Context, broker int32, now sim.Time) {
 			p.metadataFailed()
 		case reqInitProducerID:
 			p.initFailed(ctx, err)
+		case reqTxn:
+			p.handleTxnResponse(ctx, r, nil)
 		case reqProduce:
 			for _, b := range r.batches {
 				p.batchError(ctx, b, err, true)

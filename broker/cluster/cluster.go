@@ -15,6 +15,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/broker/zk"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -51,6 +52,10 @@ type Spec struct {
 	// consumer groups find a coordinator; Kafka creates it on the first
 	// FindCoordinator instead.
 	OffsetsTopic bool
+	// NB: kafkasim.transactions (Config.Broker.Txn.Enabled) creates
+	// __transaction_state the same way (transaction.state.log.num.partitions,
+	// transaction.state.log.replication.factor, compacted, min.insync.replicas
+	// = transaction.state.log.min.isr).
 }
 
 // Cluster is a built cluster's nodes.
@@ -99,6 +104,9 @@ func (s Spec) Validate() error {
 	}
 	if err := s.validateKRaft(); err != nil {
 		return err
+	}
+	if t := s.Config.Broker.Txn; t.Enabled && !s.ManualController && t.StateLogReplicationFactor > s.Brokers {
+		return fmt.Errorf("transaction.state.log.replication.factor %d: above the %d brokers, so %s could not be created", t.StateLogReplicationFactor, s.Brokers, txn.StateTopic)
 	}
 	if s.OffsetsTopic && !s.ManualController && s.Config.Broker.OffsetsTopicReplicationFactor > s.Brokers {
 		return fmt.Errorf("offsets.topic.replication.factor %d: above the %d brokers, so __consumer_offsets could not be created", s.Config.Broker.OffsetsTopicReplicationFactor, s.Brokers)
@@ -166,6 +174,12 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 	sc.Coordinator.MinSessionTimeout = b.GroupMinSessionTimeout
 	sc.Coordinator.MaxSessionTimeout = b.GroupMaxSessionTimeout
 	sc.Coordinator.InitialRebalanceDelay = b.GroupInitialRebalanceDelay
+	sc.Txn = txn.Config{NumPartitions: b.Txn.StateLogNumPartitions, OffsetsPartitions: b.OffsetsTopicNumPartitions,
+		MaxTimeout: b.Txn.MaxTimeout, IDExpiration: b.Txn.IDExpiration, AbortCheckInterval: b.Txn.AbortCleanupInterval,
+		ExpireCheckInterval: b.Txn.RemoveExpiredInterval, Version: int16(b.Txn.Version)}
+	if b.Txn.Enabled {
+		sc.TopicOverrides = map[string]server.TopicSettings{txn.StateTopic: {MinInsyncReplicas: b.Txn.StateLogMinISR}}
+	}
 	return sc, sc.Validate()
 }
 
@@ -220,6 +234,9 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 	if spec.OffsetsTopic && !spec.ManualController {
 		all = append(slices.Clone(all), Topic{Name: coordinator.OffsetsTopic, Partitions: spec.Config.Broker.OffsetsTopicNumPartitions,
 			ReplicationFactor: spec.Config.Broker.OffsetsTopicReplicationFactor})
+	}
+	if t := spec.Config.Broker.Txn; t.Enabled && !spec.ManualController {
+		all = append(slices.Clone(all), Topic{Name: txn.StateTopic, Partitions: t.StateLogNumPartitions, ReplicationFactor: t.StateLogReplicationFactor})
 	}
 	topics, err := assignments(all, brokers)
 	if err != nil {

@@ -260,6 +260,8 @@ type Broker struct {
 	KRaft KRaft
 	// ELR is KIP-966's eligible.leader.replicas.version (elr.go).
 	ELR ELR
+	// Txn holds the transaction coordinator's properties (txn.go).
+	Txn Txn
 }
 
 // DefaultBroker returns Kafka's defaults for the Latest release.
@@ -312,6 +314,7 @@ func DefaultBrokerFor(v Version) Broker {
 		TruncationInFetch:                      m.TruncationInFetch,
 		KRaft:                                  defaultKRaft(v),
 		ELR:                                    defaultELR(v),
+		Txn:                                    defaultTxn(),
 	}
 	if !m.LongerTimeouts {
 		b.ReplicaLagTimeMax = sim.Ms(10000)
@@ -325,7 +328,7 @@ func DefaultBrokerFor(v Version) Broker {
 
 const maxInt32 = math.MaxInt32
 
-var brokerProps = newTable(append(append(coreBrokerProps(), kraftProps()...), elrProps()...)...)
+var brokerProps = newTable(append(append(append(coreBrokerProps(), kraftProps()...), elrProps()...), txnProps()...)...)
 
 func coreBrokerProps() []property[Broker] {
 	return []property[Broker]{

@@ -4,7 +4,8 @@ package config
 // Defaults are those of the 3.x Java producer (KIP-679: acks=all and
 // enable.idempotence=true; linger.ms=0, before KIP-1030 raised it to 5 in
 // 4.0). Simplified vs Kafka: no serializers, compression, buffer.memory,
-// max.block.ms or transactions; partitioner.class names one of the built-in
+// max.block.ms or transaction.* beyond transactional.id and
+// transaction.timeout.ms; partitioner.class names one of the built-in
 // partitioners, by Kafka's class name or a short name.
 //
 // Idempotence follows Kafka 3.2+ (KAFKA-13598): when enable.idempotence is
@@ -24,16 +25,18 @@ import (
 
 // Names of the producer properties other code refers to.
 const (
-	PropAcks                = "acks"
-	PropRetries             = "retries"
-	PropEnableIdempotence   = "enable.idempotence"
-	PropMaxInFlight         = "max.in.flight.requests.per.connection"
-	PropDeliveryTimeoutMs   = "delivery.timeout.ms"
-	PropLingerMs            = "linger.ms"
-	PropRequestTimeoutMs    = "request.timeout.ms"
-	maxInFlightIdempotent   = 5
-	acksAllowed             = "0, 1, -1, all"
-	partitionerAllowedShort = "default, roundrobin, uniformsticky, or Kafka's class names (org.apache.kafka.clients.producer.RoundRobinPartitioner, ...)"
+	PropAcks                 = "acks"
+	PropRetries              = "retries"
+	PropEnableIdempotence    = "enable.idempotence"
+	PropMaxInFlight          = "max.in.flight.requests.per.connection"
+	PropDeliveryTimeoutMs    = "delivery.timeout.ms"
+	PropLingerMs             = "linger.ms"
+	PropRequestTimeoutMs     = "request.timeout.ms"
+	PropTransactionalID      = "transactional.id"
+	PropTransactionTimeoutMs = "transaction.timeout.ms"
+	maxInFlightIdempotent    = 5
+	acksAllowed              = "0, 1, -1, all"
+	partitionerAllowedShort  = "default, roundrobin, uniformsticky, or Kafka's class names (org.apache.kafka.clients.producer.RoundRobinPartitioner, ...)"
 )
 
 // Acks is the acks property: how many replicas must have a record before
@@ -147,6 +150,15 @@ type Producer struct {
 	EnableIdempotence bool
 	// Partitioner is partitioner.class. Default PartitionerDefault.
 	Partitioner Partitioner
+	// TransactionalID is transactional.id: set, the producer is
+	// transactional (KIP-98) and needs enable.idempotence, which it turns
+	// on when left unset. Default "" (none).
+	TransactionalID string
+	// TransactionTimeout is transaction.timeout.ms: how long the
+	// coordinator lets a transaction stay open before aborting it. Default
+	// 60000ms; in [1, 2147483647]; at most the brokers'
+	// transaction.max.timeout.ms (InitTransactions fails otherwise).
+	TransactionTimeout sim.Duration
 }
 
 // DefaultProducer returns Kafka's defaults (those of Latest).
@@ -168,6 +180,7 @@ func DefaultProducerFor(v Version) Producer {
 		MaxInFlightRequestsPerConnection: 5,
 		EnableIdempotence:                m.IdempotenceDefault,
 		Partitioner:                      PartitionerDefault,
+		TransactionTimeout:               sim.Ms(60000),
 	}
 	if !m.AcksAllDefault {
 		p.Acks = AcksLeader
@@ -187,6 +200,8 @@ var producerProps = newTable(
 	intProp(PropMaxInFlight, func(p *Producer) *int { return &p.MaxInFlightRequestsPerConnection }, 1, maxInt32),
 	boolProp(PropEnableIdempotence, func(p *Producer) *bool { return &p.EnableIdempotence }),
 	choiceProp("partitioner.class", func(p *Producer) *Partitioner { return &p.Partitioner }, ParsePartitioner, partitionerAllowedShort),
+	stringProp(PropTransactionalID, func(p *Producer) *string { return &p.TransactionalID }),
+	msProp(PropTransactionTimeoutMs, func(p *Producer) *sim.Duration { return &p.TransactionTimeout }, 1, maxInt32),
 )
 
 // ProducerProperties returns every key ParseProducer accepts, sorted.
@@ -207,7 +222,11 @@ func ParseProducerFor(v Version, props map[string]string) (Producer, error) {
 	if err := producerProps.apply(&p, props); err != nil {
 		return Producer{}, err
 	}
-	if _, set := props[PropEnableIdempotence]; !set && p.idempotenceConflict() != nil {
+	_, idemSet := props[PropEnableIdempotence]
+	switch {
+	case !idemSet && p.TransactionalID != "":
+		p.EnableIdempotence = true // a transactional producer is idempotent: conflicts are errors
+	case !idemSet && p.idempotenceConflict() != nil:
 		p.EnableIdempotence = false
 	}
 	if _, set := props[PropDeliveryTimeoutMs]; !set && p.DeliveryTimeout < addSat(p.Linger, p.RequestTimeout) {
@@ -224,6 +243,11 @@ func ParseProducerFor(v Version, props map[string]string) (Producer, error) {
 func (p Producer) Validate() error {
 	if err := producerProps.validate(&p); err != nil {
 		return err
+	}
+	if p.TransactionalID != "" && !p.EnableIdempotence {
+		return conflict(PropTransactionalID, p.TransactionalID, PropEnableIdempotence, "false",
+			"Cannot set a transactional.id without also enabling idempotence (a transactional producer is idempotent)",
+			"enable.idempotence=true (or unset), or no transactional.id")
 	}
 	if p.EnableIdempotence {
 		if err := p.idempotenceConflict(); err != nil {

@@ -88,6 +88,7 @@ type Broker struct {
 	// txnVerifier is KIP-890's check of a transaction's first batch in a
 	// partition (verify_txn.go); nil accepts at once.
 	txnVerifier TxnVerifier
+	txn         txnHost // the transaction coordinator (txn_coordinator.go)
 
 	kraft *kraftState // KRaft mode (kraft.go); nil in ZooKeeper mode
 
@@ -168,6 +169,7 @@ func (b *Broker) Start(ctx *sim.Context) {
 		ctx.SetTimer(logTickInterval, timerLogTick)
 	}
 	b.startCoordinator()
+	b.startTxnCoordinator()
 	b.startZK()
 	b.startKRaft()
 }
@@ -237,7 +239,7 @@ func (b *Broker) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 	case timerFetchBackoff:
 		b.fetcherBackoffDone(id)
 	default:
-		if !b.handleZKTimer(id, name) && !b.handleGroupTimer(id, name) && !b.handleKRaftTimer(id, name) {
+		if !b.handleZKTimer(id, name) && !b.handleGroupTimer(id, name) && !b.handleTxnTimer(id, name) && !b.handleKRaftTimer(id, name) {
 			panic(fmt.Sprintf("broker %d: unknown timer %q", b.cfg.BrokerID, name))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -89,6 +90,10 @@ type Config struct {
 	// OffsetsCommitTimeout is offsets.commit.timeout.ms (5000): how long a
 	// coordinator's append waits for the HW before REQUEST_TIMED_OUT.
 	OffsetsCommitTimeout sim.Duration
+	// Txn is the transaction coordinator's configuration
+	// (transaction.state.log.num.partitions, transaction.max.timeout.ms,
+	// transaction.version, ...).
+	Txn txn.Config
 }
 
 // TopicSettings are the topic-level overrides replication consults.
@@ -120,6 +125,7 @@ func DefaultConfig(id int32) Config {
 		ZKSessionTimeout:                   18 * sim.Second,
 		Coordinator:                        coordinator.DefaultConfig(id),
 		OffsetsCommitTimeout:               5 * sim.Second,
+		Txn:                                txn.DefaultConfig(),
 	}
 }
 
@@ -158,6 +164,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("offsets.commit.timeout.ms %d: must be > 0", c.OffsetsCommitTimeout.Milliseconds())
 	}
 	if err := c.Coordinator.Validate(); err != nil {
+		return err
+	}
+	if err := c.Txn.Validate(); err != nil {
 		return err
 	}
 	return c.Storage.Validate()

@@ -13,7 +13,9 @@ package server
 // offsets.commit.timeout.ms passes: REQUEST_TIMED_OUT).
 //
 // Versions: FindCoordinator v0-v3 (one key) and v4+ (a key list), group
-// keys only; the others as package coordinator states.
+// keys and (key_type 1) transactional ids, whose coordinator is the leader
+// of their __transaction_state partition (txn_coordinator.go); the others
+// as package coordinator states.
 // Simplifications: __consumer_offsets is created by the cluster's admin
 // (package cluster) rather than auto-created on the first FindCoordinator;
 // loading takes a fixed groupLoadTime instead of time proportional to the
@@ -25,6 +27,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -108,14 +111,22 @@ func (b *Broker) serveGroup(from sim.NodeID, req *wire.Request) bool {
 func (b *Broker) findCoordinator(body *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
 	resp := kmsg.NewPtrFindCoordinatorResponse()
 	lookup := func(key string) (int32, *kerr.Error) {
-		if body.CoordinatorType != 0 {
-			return -1, kerr.InvalidRequest // transaction coordinators do not exist here
+		var tp storage.TopicPartition
+		switch body.CoordinatorType {
+		case 0:
+			if key == "" {
+				return -1, kerr.InvalidGroupID
+			}
+			tp = storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: b.group.coord.PartitionFor(key)}
+		case 1: // a transactional id (txn_coordinator.go)
+			if key == "" {
+				return -1, kerr.InvalidRequest
+			}
+			tp = storage.TopicPartition{Topic: txn.StateTopic, Partition: b.txn.coord.PartitionFor(key)}
+		default:
+			return -1, kerr.InvalidRequest
 		}
-		if key == "" {
-			return -1, kerr.InvalidGroupID
-		}
-		p := b.group.coord.PartitionFor(key)
-		ps, ok := b.metadata.partitions[storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: p}]
+		ps, ok := b.metadata.partitions[tp]
 		if !ok || ps.Leader < 0 {
 			return -1, kerr.CoordinatorNotAvailable
 		}
@@ -139,6 +150,7 @@ func (b *Broker) findCoordinator(body *kmsg.FindCoordinatorRequest) *kmsg.FindCo
 
 // offsetsLeader starts loading an offsets partition this broker now leads.
 func (b *Broker) offsetsLeader(p *Partition) {
+	b.txnLogLeader(p)
 	if p.tp.Topic != coordinator.OffsetsTopic {
 		return
 	}
@@ -150,7 +162,7 @@ func (b *Broker) offsetsLeader(p *Partition) {
 // offsetsLost resigns an offsets partition this broker no longer leads and
 // fails the coordinator's appends to it.
 func (b *Broker) offsetsLost(tp storage.TopicPartition, err *kerr.Error) {
-	if tp.Topic != coordinator.OffsetsTopic || b.group.coord == nil {
+	if (tp.Topic != coordinator.OffsetsTopic && tp.Topic != txn.StateTopic) || b.group.coord == nil {
 		return
 	}
 	kept := b.group.appends[:0]
@@ -167,6 +179,10 @@ func (b *Broker) offsetsLost(tp storage.TopicPartition, err *kerr.Error) {
 	for _, a := range failed {
 		b.ctx.CancelTimer(a.timer)
 		a.done(b.ctx.Now(), err)
+	}
+	if tp.Topic == txn.StateTopic {
+		b.txnLogLost(tp)
+		return
 	}
 	b.group.coord.Resign(b.ctx.Now(), tp.Partition)
 }
@@ -302,10 +318,10 @@ func readAll(l *storage.Log) ([]storage.Record, error) {
 }
 
 // offsetsLogConfig returns the log configuration of a new
-// __consumer_offsets replica (cleanup.policy=compact, as Kafka creates the
-// topic), nil for other topics.
+// __consumer_offsets or __transaction_state replica (cleanup.policy=compact,
+// as Kafka creates the topics), nil for other topics.
 func offsetsLogConfig(tp storage.TopicPartition, cfg storage.Config) *storage.Config {
-	if tp.Topic != coordinator.OffsetsTopic {
+	if tp.Topic != coordinator.OffsetsTopic && tp.Topic != txn.StateTopic {
 		return nil
 	}
 	cfg.CleanupPolicy = storage.CleanupCompact

@@ -6,7 +6,13 @@ package server
 // /latest_producer_id_block with a conditional write (Kafka's
 // ZkProducerIdManager), so no two brokers, and no restart, reuse one.
 // Without ZooKeeper (hand-driven tests) a broker numbers from id * 10^9.
-// Transactional ids are refused (transactions are not simulated).
+//
+// With a transactional.id (KIP-98; v3+ KIP-360's producer id and epoch;
+// v4+ KIP-588's PRODUCER_FENCED) the request is the transaction
+// coordinator's (package txn, hosted in txn_coordinator.go): this broker
+// answers NOT_COORDINATOR unless it leads the id's __transaction_state
+// partition, and the coordinator takes its producer ids from the same
+// blocks.
 
 import (
 	"encoding/json"
@@ -42,8 +48,13 @@ func (b *Broker) handleInitProducerID(from sim.NodeID, req *wire.Request, body *
 	resp := kmsg.NewPtrInitProducerIDResponse()
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if body.TransactionalID != nil {
-		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
-		b.respond(from, req, resp)
+		b.txn.coord.InitProducerID(b.ctx.Now(), body, func(r *kmsg.InitProducerIDResponse) {
+			if r.ErrorCode == 0 {
+				b.ctx.Log("init-producer-id", sim.S("transactional-id", *body.TransactionalID), sim.I("producer", r.ProducerID), sim.I("epoch", int64(r.ProducerEpoch)))
+			}
+			b.respond(from, req, r)
+		})
+		b.armTxnTick()
 		return
 	}
 	b.nextProducerID(func(id int64, err *kerr.Error) {

@@ -14,6 +14,7 @@ import (
 	"sort"
 
 	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -90,7 +91,7 @@ func (b *Broker) handleMetadata(from sim.NodeID, req *wire.Request, body *kmsg.M
 		found[tp.Topic] = true
 		if n := len(resp.Topics); n == 0 || *resp.Topics[n-1].Topic != tp.Topic {
 			name := tp.Topic
-			resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{Topic: &name, IsInternal: tp.Topic == "__consumer_offsets"})
+			resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{Topic: &name, IsInternal: tp.Topic == "__consumer_offsets" || tp.Topic == txn.StateTopic})
 		}
 		ps := m.partitions[tp]
 		rp := kmsg.MetadataResponseTopicPartition{Partition: tp.Partition, Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch, Replicas: ps.Replicas, ISR: ps.ISR, OfflineReplicas: ps.OfflineReplicas}

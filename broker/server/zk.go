@@ -171,5 +171,5 @@ func (b *Broker) Controller() *controller.Controller { return b.controller }
 // ZooKeeper (offsets_zk.go) and the group coordinator's
 // (group_coordinator.go).
 func (b *Broker) serveMore(from sim.NodeID, req *wire.Request) bool {
-	return b.serveZKOffsets(from, req) || b.serveGroup(from, req)
+	return b.serveZKOffsets(from, req) || b.serveGroup(from, req) || b.serveTxn(from, req)
 }
