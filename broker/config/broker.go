@@ -314,7 +314,7 @@ func DefaultBrokerFor(v Version) Broker {
 		TruncationInFetch:                      m.TruncationInFetch,
 		KRaft:                                  defaultKRaft(v),
 		ELR:                                    defaultELR(v),
-		Txn:                                    defaultTxn(),
+		Txn:                                    defaultTxn(v),
 	}
 	if !m.LongerTimeouts {
 		b.ReplicaLagTimeMax = sim.Ms(10000)
@@ -488,6 +488,9 @@ func (b Broker) Validate() error {
 			"the minimum session timeout is above the maximum", "group.min.session.timeout.ms <= group.max.session.timeout.ms")
 	}
 	if err := b.validateKRaft(); err != nil {
+		return err
+	}
+	if err := b.validateTxn(); err != nil {
 		return err
 	}
 	return b.validateELR()

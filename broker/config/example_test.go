@@ -40,6 +40,7 @@ func Example() {
 	// log.message.format.version=0.10.2
 	// min.insync.replicas=2
 	// replica.lag.time.max.ms=10000
+	// transaction.partition.verification.enable=false
 	// truncation=hw
 	// unclean.leader.election.enable=true
 	// zookeeper.session.timeout.ms=6000

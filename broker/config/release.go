@@ -75,6 +75,17 @@ type Mechanisms struct {
 	ELRAvailable bool
 	// ELRDefault: ELR is on by default for a new cluster (4.1).
 	ELRDefault bool
+	// Transactions is KIP-98 (0.11): the transaction coordinator,
+	// transactional producers and read_committed consumers.
+	Transactions bool
+	// TxnPartitionVerification is KIP-890 part 1 (3.6): a partition
+	// leader verifies a transaction's first batch with the coordinator
+	// (the default of transaction.partition.verification.enable).
+	TxnPartitionVerification bool
+	// TransactionVersion is the default transaction.version: 1 before
+	// 4.0, 2 from 4.0 (KIP-890 part 2: an epoch bump on every commit and
+	// abort); 0 before transactions.
+	TransactionVersion int
 }
 
 // release is one row of the table: from release From on, Apply changes the
@@ -95,8 +106,9 @@ var releases = []release{
 			MessageFormatFollowsProtocol: true, ZooKeeper: true}
 	}},
 	{From: V0_10_2, Cite: "KAFKA-3410: a follower that cannot truncate halts (scenario kafka3410-halt); the last HW release", Alias: HW, Apply: func(m *Mechanisms) {}},
-	{From: V0_11_0, Cite: "KIP-101 leader-epoch truncation (OffsetsForLeaderEpoch v0); KIP-106 unclean election off", Apply: func(m *Mechanisms) {
+	{From: V0_11_0, Cite: "KIP-101 leader-epoch truncation (OffsetsForLeaderEpoch v0); KIP-106 unclean election off; KIP-98 transactions", Apply: func(m *Mechanisms) {
 		m.Truncation, m.HaltOnTruncationFailure, m.UncleanElectionDefault = KIP101, false, false
+		m.Transactions, m.TransactionVersion = true, 1
 	}},
 	{From: V1_1, Cite: "KIP-101: the last release before KIP-279 (still diverges: KAFKA-6361)", Alias: KIP101, Apply: func(m *Mechanisms) {}},
 	{From: V2_0, Cite: "KIP-279 (KAFKA-6361): OffsetsForLeaderEpoch v1 names the epoch; the follower walks back", Apply: func(m *Mechanisms) {
@@ -120,9 +132,13 @@ var releases = []release{
 	{From: V3_3, Cite: "KIP-833: KRaft production-ready", Apply: func(m *Mechanisms) {
 		m.KRaftAvailable = true
 	}},
+	{From: V3_6, Cite: "KIP-890 part 1: transaction.partition.verification.enable (KAFKA-14402's hanging transactions)", Apply: func(m *Mechanisms) {
+		m.TxnPartitionVerification = true
+	}},
 	{From: V3_9, Cite: "KIP-500: the last release with ZooKeeper (KRaft possible)", Alias: KIP279, Apply: func(m *Mechanisms) {}},
-	{From: V4_0, Cite: "KIP-500: KRaft only; KIP-996 pre-vote; KIP-966 ELR available, off by default", Apply: func(m *Mechanisms) {
+	{From: V4_0, Cite: "KIP-500: KRaft only; KIP-996 pre-vote; KIP-966 ELR available, off by default; KIP-890 part 2: transaction.version 2", Apply: func(m *Mechanisms) {
 		m.ZooKeeper, m.PreVote, m.ELRAvailable = false, true, true
+		m.TransactionVersion = 2
 	}},
 	{From: V4_1, Cite: "KIP-966: ELR on by default for new clusters", Apply: func(m *Mechanisms) {
 		m.ELRDefault = true

@@ -31,6 +31,8 @@ func TestReleasesTableRowByRow(t *testing.T) {
 		"PreVote":                      {V4_0, 0},
 		"ELRAvailable":                 {V4_0, 0},
 		"ELRDefault":                   {V4_1, 0},
+		"Transactions":                 {V0_11_0, 0},
+		"TxnPartitionVerification":     {V3_6, 0},
 	}
 	truncation := func(v Version) Truncation {
 		switch {
@@ -43,7 +45,7 @@ func TestReleasesTableRowByRow(t *testing.T) {
 	}
 	typ := reflect.TypeOf(Mechanisms{})
 	for i := 0; i < typ.NumField(); i++ {
-		if name := typ.Field(i).Name; name != "Truncation" {
+		if name := typ.Field(i).Name; name != "Truncation" && name != "TransactionVersion" {
 			if _, ok := on[name]; !ok {
 				t.Errorf("Mechanisms.%s has no expectation in this test", name)
 			}
@@ -52,6 +54,9 @@ func TestReleasesTableRowByRow(t *testing.T) {
 	for _, v := range Versions() {
 		m := v.Mechanisms()
 		val := reflect.ValueOf(m)
+		if tv := map[bool]int{true: 1}[v >= V0_11_0] + map[bool]int{true: 1}[v >= V4_0]; m.TransactionVersion != tv {
+			t.Errorf("%s: TransactionVersion = %d, want %d", v, m.TransactionVersion, tv)
+		}
 		if m.Truncation != truncation(v) {
 			t.Errorf("%s: Truncation = %s, want %s", v, m.Truncation, truncation(v))
 		}

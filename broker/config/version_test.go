@@ -167,6 +167,11 @@ func TestValidateHandBuiltBroker(t *testing.T) {
 		t.Errorf("version 0.10.2 with kip279: got %v, want a truncation conflict", err)
 	}
 	b.Truncation = TruncationFor(b.InterBrokerProtocolVersion)
+	b.Txn.Version = 2
+	if err := b.Validate(); !errors.As(err, &e) || e.Kind != Conflict || e.Property != PropTransactionVersion {
+		t.Errorf("version 0.10.2 with transaction.version 2: got %v, want a transaction.version conflict", err)
+	}
+	b.Txn = defaultTxn(b.InterBrokerProtocolVersion)
 	if err := b.Validate(); err != nil {
 		t.Errorf("consistent hand-built broker: %v", err)
 	}

@@ -94,6 +94,10 @@ type Config struct {
 	// (transaction.state.log.num.partitions, transaction.max.timeout.ms,
 	// transaction.version, ...).
 	Txn txn.Config
+	// TxnPartitionVerification is transaction.partition.verification.enable
+	// (KIP-890 part 1, 3.6+) with transactions on: partition leaders verify
+	// a transaction's first batch with its coordinator.
+	TxnPartitionVerification bool
 }
 
 // TopicSettings are the topic-level overrides replication consults.

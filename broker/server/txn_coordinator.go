@@ -107,6 +107,29 @@ func (b *Broker) startTxnCoordinator() {
 		WriteMarkers:  b.writeTxnMarkers,
 		Log:           func(kind string, fields ...sim.Field) { b.ctx.Log(kind, fields...) },
 	})
+	if b.cfg.TxnPartitionVerification {
+		b.SetTxnVerifier(coordinatorVerifier{b})
+	}
+}
+
+// coordinatorVerifier is the produce path's KIP-890 verifier: it asks the
+// transactional id's coordinator (VerifyTxnPartitions: this broker, or
+// AddPartitionsToTxn v4 VerifyOnly to the coordinator's broker) and maps
+// its answer to the Produce error as Kafka's AddPartitionsToTxnManager
+// does: a coordinator that is moving, loading or busy becomes
+// NOT_ENOUGH_REPLICAS (retriable: the producer sends again), anything else
+// (INVALID_TXN_STATE: the partition was never added) passes through.
+type coordinatorVerifier struct{ b *Broker }
+
+func (v coordinatorVerifier) VerifyTxn(transactionalID string, pid int64, epoch int16, tp storage.TopicPartition, done func(*kerr.Error)) {
+	v.b.VerifyTxnPartitions(transactionalID, pid, epoch, []storage.TopicPartition{tp}, func(errs []*kerr.Error) {
+		err := errs[0]
+		switch err {
+		case kerr.CoordinatorNotAvailable, kerr.NotCoordinator, kerr.CoordinatorLoadInProgress, kerr.ConcurrentTransactions:
+			err = kerr.NotEnoughReplicas
+		}
+		done(err)
+	})
 }
 
 // TxnCoordinator returns the broker's transaction coordinator.
