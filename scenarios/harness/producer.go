@@ -70,9 +70,12 @@ func (n *producerNode) send(ctx *sim.Context, topic string, part int32) {
 	}
 }
 
-// newProducer executes a 'producer NAME key=value ...' step.
+// newProducer executes a 'producer NAME key=value ...' step. The
+// producer's defaults are those of the cluster's release (a 2.x client has
+// acks=1 and no idempotence by default: KIP-679 changed both in 3.0), as a
+// user's client of the same release would have them.
 func (r *Runner) newProducer(st scenarios.Step) error {
-	cfg, err := config.ParseProducer(st.KV)
+	cfg, err := config.ParseProducerFor(r.Cluster.Spec.Config.Broker.InterBrokerProtocolVersion, st.KV)
 	if err != nil {
 		return err
 	}

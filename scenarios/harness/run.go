@@ -230,12 +230,12 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 		case "consumer":
 			_, err = parseConsumerStep(st.Substitute(vars), s.Topics, cfg)
 		case "producer":
-			_, err = config.ParseProducer(st.Substitute(vars).KV)
+			_, err = config.ParseProducerFor(cfg.Broker.InterBrokerProtocolVersion, st.Substitute(vars).KV)
 			if err != nil {
 				err = fmt.Errorf("producer: %w", err)
 			}
 		case "swarm":
-			_, err = parseSwarm(st.Substitute(vars), vars)
+			_, err = parseSwarm(st.Substitute(vars), vars, cfg.Broker.InterBrokerProtocolVersion)
 			if err != nil {
 				err = fmt.Errorf("swarm: %w", err)
 			}

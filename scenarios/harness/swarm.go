@@ -43,7 +43,7 @@ type swarmSpec struct {
 
 // parseSwarm applies the script variables vars to a swarm step's
 // arguments and parses them. Errors are bad input.
-func parseSwarm(st scenarios.Step, vars map[string]string) (swarmSpec, error) {
+func parseSwarm(st scenarios.Step, vars map[string]string, v config.Version) (swarmSpec, error) {
 	kv := map[string]string{}
 	for k, v := range st.KV {
 		kv[k] = v
@@ -105,7 +105,7 @@ func parseSwarm(st scenarios.Step, vars map[string]string) (swarmSpec, error) {
 		}
 		sp.mode = v
 	}
-	if sp.producer, err = config.ParseProducer(props); err != nil {
+	if sp.producer, err = config.ParseProducerFor(v, props); err != nil {
 		return sp, fmt.Errorf("the clients' producer properties: %w", err)
 	}
 	return sp, nil
@@ -114,7 +114,7 @@ func parseSwarm(st scenarios.Step, vars map[string]string) (swarmSpec, error) {
 // swarm runs the randomized workload and fault schedule for st.Dur.
 func (r *Runner) swarm(st scenarios.Step) error {
 	w := r.World
-	sp, err := parseSwarm(st, r.vars)
+	sp, err := parseSwarm(st, r.vars, r.Cluster.Spec.Config.Broker.InterBrokerProtocolVersion)
 	if err != nil {
 		return err
 	}
