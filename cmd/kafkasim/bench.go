@@ -1,0 +1,109 @@
+package main
+
+// This file is `kafkasim bench`: the standard workloads (package bench)
+// measured in one process, printed as a table or JSON with the machine
+// they ran on.
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kafkasim/kafkasim/bench"
+)
+
+func init() {
+	commands["bench"] = command{"measure the standard workloads: speedup, events/s, allocations per record, peak heap", runBench}
+}
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", stderr)
+	count := fs.Int("count", 1, "runs of each workload (the figures are means per run)")
+	asJSON := fs.Bool("json", false, "print JSON instead of the table")
+	run := fs.String("run", "", "measure only the workloads whose name matches this regular expression")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *count < 1 {
+		return usagef("-count %d: must be >= 1", *count)
+	}
+	re, err := regexp.Compile(*run)
+	if err != nil {
+		return usagef("-run %q: %v", *run, err)
+	}
+	var names []string
+	for _, w := range bench.Workloads {
+		if re.MatchString(w.Name) {
+			names = append(names, w.Name)
+		}
+	}
+	if len(names) == 0 {
+		var all []string
+		for _, w := range bench.Workloads {
+			all = append(all, w.Name)
+		}
+		return usagef("-run %q matches no workload (the workloads: %s)", *run, strings.Join(all, ", "))
+	}
+	each := func(r bench.Result) {
+		if !*asJSON {
+			fmt.Fprintf(stderr, "kafkasim bench: %s done (%.0f ms/run)\n", r.Name, r.WallMs)
+		}
+	}
+	results, err := bench.RunAll(re.MatchString, *count, each)
+	if err != nil {
+		return failedError{"kafkasim bench: " + err.Error()}
+	}
+	m := machine()
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Machine string         `json:"machine"`
+			Count   int            `json:"count"`
+			Results []bench.Result `json:"results"`
+		}{m, *count, results})
+	}
+	fmt.Fprintf(stdout, "machine: %s; %d run(s) per workload, means per run\n", m, *count)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKLOAD\tWALL/RUN\tSIM/WALL\tEVENTS/S\tRUNS/S\tALLOCS/UNIT\tBYTES/UNIT\tPEAK HEAP\tNOTE")
+	for _, r := range results {
+		speed, events, runs, note := "-", "-", "-", ""
+		if r.EventsPerS > 0 {
+			events = fmt.Sprintf("%.3g", r.EventsPerS)
+		}
+		if r.Speedup > 0 {
+			speed = fmt.Sprintf("%.0f×", r.Speedup)
+		}
+		if r.RunsPerS > 0 {
+			runs = fmt.Sprintf("%.0f", r.RunsPerS)
+		}
+		if r.VsBareLoop > 0 {
+			note = fmt.Sprintf("%.0f%% of the bare loop's events/s", 100*r.VsBareLoop)
+		}
+		fmt.Fprintf(tw, "%s\t%.1f ms\t%s\t%s\t%s\t%.1f /%s\t%.0f B/%s\t%.1f MB\t%s\n", r.Name, r.WallMs, speed, events, runs,
+			r.AllocsPerRecord, r.Unit, r.BytesPerRecord, r.Unit, r.PeakHeapMB, note)
+	}
+	return tw.Flush()
+}
+
+// machine describes this machine: CPU model, cores, GOMAXPROCS, Go version.
+func machine() string {
+	cpu := runtime.GOARCH
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %d CPUs, GOMAXPROCS %d, %s %s/%s", cpu, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
