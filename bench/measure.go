@@ -76,9 +76,9 @@ func Measure(w Workload, count int) (Result, error) {
 	}
 	secs := wall.Seconds()
 	r.WallMs = secs * 1000 / float64(count)
-	r.SimulatedS = float64(sum.Simulated)/1e9 / float64(count)
+	r.SimulatedS = float64(sum.Simulated) / 1e9 / float64(count)
 	if secs > 0 {
-		r.Speedup = float64(sum.Simulated)/1e9 / secs
+		r.Speedup = float64(sum.Simulated) / 1e9 / secs
 		r.EventsPerS = float64(sum.Events) / secs
 		r.RunsPerS = float64(sum.Runs) / secs
 	}
