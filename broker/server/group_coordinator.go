@@ -24,6 +24,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/storage"
@@ -73,8 +74,12 @@ type groupAppend struct {
 func (b *Broker) startCoordinator() {
 	b.group.loads = map[sim.TimerID]groupLoad{}
 	b.group.coord = coordinator.New(b.cfg.Coordinator, coordinator.Env{
-		Append: b.appendGroupRecords,
-		Log:    func(kind string, fields ...sim.Field) { b.ctx.Log(kind, fields...) },
+		Append:    b.appendGroupRecords,
+		AppendTxn: b.appendGroupTxnRecords,
+		Log:       func(kind string, fields ...sim.Field) { b.ctx.Log(kind, fields...) },
+	})
+	b.SetTxnMarkerHook(func(partition int32, producerID int64, _ int16, commit bool) {
+		b.group.coord.CompleteTxn(b.ctx.Now(), partition, producerID, commit)
 	})
 }
 
@@ -99,6 +104,8 @@ func (b *Broker) serveGroup(from sim.NodeID, req *wire.Request) bool {
 		c.OffsetCommit(now, body, func(r *kmsg.OffsetCommitResponse) { b.respond(from, req, r) })
 	case *kmsg.OffsetFetchRequest:
 		b.respond(from, req, c.OffsetFetch(now, body))
+	case *kmsg.TxnOffsetCommitRequest:
+		c.TxnOffsetCommit(now, body, func(r *kmsg.TxnOffsetCommitResponse) { b.respond(from, req, r) })
 	default:
 		return false
 	}
@@ -196,6 +203,12 @@ func (b *Broker) appendGroupRecords(partition int32, recs []storage.Record, done
 		done(b.ctx.Now(), err)
 		return
 	}
+	b.awaitGroupAppend(tp, last, done)
+}
+
+// awaitGroupAppend calls done once the HW passes last (or the append
+// fails or times out).
+func (b *Broker) awaitGroupAppend(tp storage.TopicPartition, last int64, done func(sim.Time, *kerr.Error)) {
 	a := &groupAppend{tp: tp, required: last + 1, done: done, timer: b.ctx.SetTimer(b.cfg.OffsetsCommitTimeout, timerGroupAppend)}
 	b.group.appends = append(b.group.appends, a)
 	b.completeGroupAppends()
@@ -247,9 +260,9 @@ func (b *Broker) handleGroupTimer(id sim.TimerID, name string) bool {
 		if p == nil || p.role != Leader || p.leaderEpoch != l.epoch {
 			return true
 		}
-		recs, err := readAll(p.log)
+		batches, err := readBatches(p.log)
 		if err == nil {
-			err = b.group.coord.Load(b.ctx.Now(), l.partition, recs)
+			err = b.group.coord.LoadBatches(b.ctx.Now(), l.partition, batches)
 		}
 		if err != nil {
 			panic(fmt.Sprintf("broker %d: loading %s: %v", b.cfg.BrokerID, tp, err))
@@ -288,7 +301,18 @@ func (b *Broker) armGroupTick() {
 
 // readAll returns every record of l from its start to its LEO.
 func readAll(l *storage.Log) ([]storage.Record, error) {
+	batches, err := readBatches(l)
 	var out []storage.Record
+	for _, bt := range batches {
+		out = append(out, bt.Records...)
+	}
+	return out, err
+}
+
+// readBatches returns every batch of l from its start to its LEO, control
+// batches included, without the records below the log start offset.
+func readBatches(l *storage.Log) ([]storage.RecordBatch, error) {
+	var out []storage.RecordBatch
 	off, leo := l.LogStartOffset(), l.LogEndOffset()
 	for off < leo {
 		data, err := l.Read(off, 1<<20, leo)
@@ -306,11 +330,11 @@ func readAll(l *storage.Log) ([]storage.Record, error) {
 			return nil, err
 		}
 		for _, bt := range batches {
-			for _, r := range bt.Records {
-				if r.Offset >= off {
-					out = append(out, r)
-				}
+			if bt.NextOffset() <= off {
+				continue
 			}
+			bt.Records = slices.DeleteFunc(bt.Records, func(r storage.Record) bool { return r.Offset < off })
+			out = append(out, bt)
 			off = bt.NextOffset()
 		}
 	}
