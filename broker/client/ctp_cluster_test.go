@@ -1,0 +1,332 @@
+package client
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/kafkasim/kafkasim/broker/cluster"
+	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/coordinator"
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ctpNode is a node holding a consumer and, for a consume-transform-
+// produce application, a transactional producer; the test polls it with
+// World.Act (poll false), or it polls itself every 100 ms (poll true) and
+// keeps what it got.
+type ctpNode struct {
+	ccfg   config.Consumer
+	pcfg   *config.Producer
+	topics []string
+	poll   bool
+	c      *Consumer
+	p      *Producer
+	got    []ConsumerRecord
+}
+
+func (n *ctpNode) Start(ctx *sim.Context) {
+	var err error
+	if n.c, err = NewConsumer(n.ccfg, []int32{0, 1, 2}); err != nil {
+		panic(err)
+	}
+	n.c.Start(ctx)
+	if err := n.c.Subscribe(ctx, n.topics, RebalanceListener{}); err != nil {
+		panic(err)
+	}
+	if n.pcfg != nil {
+		n.p = New(*n.pcfg, []int32{0, 1, 2})
+		n.p.Start(ctx)
+	}
+	if n.poll {
+		ctx.SetTimer(100*sim.Millisecond, "ctp-poll")
+	}
+}
+
+func (n *ctpNode) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
+	if n.p != nil && n.p.HandleMessage(ctx, from, m) {
+		return
+	}
+	if !n.c.HandleMessage(ctx, from, m) {
+		panic(fmt.Sprintf("ctp: unexpected message %s", m.Kind()))
+	}
+}
+
+func (n *ctpNode) Timer(ctx *sim.Context, id sim.TimerID, name string) {
+	if n.p != nil && n.p.HandleTimer(ctx, id, name) {
+		return
+	}
+	if n.c.HandleTimer(ctx, id, name) || name != "ctp-poll" {
+		return
+	}
+	recs, err := n.c.Poll(ctx)
+	if err != nil {
+		panic(err)
+	}
+	n.got = append(n.got, recs...)
+	ctx.SetTimer(100*sim.Millisecond, "ctp-poll")
+}
+
+// txnGroupCluster builds three brokers (ZooKeeper, or KRaft with three
+// controllers) with __consumer_offsets, __transaction_state and topics in
+// and out, and fills in with n records.
+func txnGroupCluster(t *testing.T, seed uint64, kraft bool, n int) (*sim.World, *cluster.Cluster) {
+	props := map[string]string{"kafkasim.transactions": "true", "transaction.state.log.num.partitions": "3",
+		"offsets.topic.num.partitions": "3", "offsets.topic.replication.factor": "3", "min.insync.replicas": "2",
+		"zookeeper.session.timeout.ms": "6000"}
+	spec := cluster.Spec{Brokers: 3, OffsetsTopic: true,
+		Topics: []cluster.Topic{{Name: "in", Partitions: 2, ReplicationFactor: 3}, {Name: "out", Partitions: 2, ReplicationFactor: 3}}}
+	if kraft {
+		delete(props, "zookeeper.session.timeout.ms")
+		props["inter.broker.protocol.version"] = "4.0"
+		spec.Controllers = 3
+	}
+	bcfg, err := config.Parse(props)
+	must(t, err)
+	spec.Config = bcfg
+	w, err := sim.New(sim.Config{Seed: seed, KeepTrace: true})
+	must(t, err)
+	c, err := cluster.Build(w, spec)
+	must(t, err)
+	run(t, w, 10*sim.Second)
+	cfg := config.DefaultProducer()
+	cfg.Acks = config.AcksAll
+	a := &app{cfg: cfg, bootstrap: []int32{0, 1, 2}, results: map[string]result{}}
+	id, err := w.AddNode("source", func() sim.Node { return a }, sim.NodeOptions{})
+	must(t, err)
+	must(t, w.Inject(sim.Start{Node: id}))
+	for i := 0; i < n; i++ {
+		send(t, w, id, a, Record{Topic: "in", Partition: int32(i % 2), Value: []byte(fmt.Sprintf("m%02d", i))})
+		run(t, w, 5*sim.Millisecond)
+	}
+	run(t, w, 2*sim.Second)
+	for v, r := range a.results {
+		if r.err != nil {
+			t.Fatalf("source %s: %v", v, r.err)
+		}
+	}
+	return w, c
+}
+
+func addCTP(t *testing.T, w *sim.World, name, group string, topics []string, pcfg *config.Producer, poll bool) (*ctpNode, sim.NodeID) {
+	ccfg, err := config.ParseConsumer(map[string]string{"group.id": group, "client.id": name, "auto.offset.reset": "earliest",
+		"enable.auto.commit": "false", "isolation.level": "read_committed", "session.timeout.ms": "10000",
+		"heartbeat.interval.ms": "1000", "max.poll.interval.ms": "60000", "max.poll.records": "2"})
+	must(t, err)
+	n := &ctpNode{ccfg: ccfg, pcfg: pcfg, topics: topics, poll: poll}
+	id, err := w.AddNode(name, func() sim.Node { return n }, sim.NodeOptions{})
+	must(t, err)
+	must(t, w.Inject(sim.Start{Node: id}))
+	return n, id
+}
+
+// groupCoordinator returns the group coordinator leading group's partition.
+func groupCoordinator(t *testing.T, c *cluster.Cluster, group string) *coordinator.Coordinator {
+	t.Helper()
+	for i := range c.Brokers {
+		if b := c.Broker(i); b != nil {
+			co := b.Coordinator()
+			if _, _, _, _, ok := co.Group(group); ok && !co.Loading(co.PartitionFor(group)) {
+				return co
+			}
+		}
+	}
+	t.Fatalf("no coordinator has group %s", group)
+	return nil
+}
+
+// fetchStable is OffsetFetch v7 with require_stable of in-0 and in-1.
+func fetchStable(w *sim.World, co *coordinator.Coordinator, group string) [2]string {
+	return fetchOffsets(w, co, group, true)
+}
+
+// fetchOffsets is OffsetFetch v7 of in-0 and in-1.
+func fetchOffsets(w *sim.World, co *coordinator.Coordinator, group string, stable bool) [2]string {
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Version, req.Group, req.RequireStable = 7, group, stable
+	req.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "in", Partitions: []int32{0, 1}}}
+	resp := co.OffsetFetch(w.Now(), req)
+	var out [2]string
+	for i, p := range resp.Topics[0].Partitions {
+		out[i] = fmt.Sprint(p.Offset)
+		if p.ErrorCode != 0 {
+			out[i] = kerr.ErrorForCode(p.ErrorCode).Error()
+		}
+	}
+	return out
+}
+
+// ctpRound is one transaction of the consume-transform-produce loop: poll
+// the inputs the consumer has, send one output per input, send the
+// consumer's positions with SendOffsetsToTransaction and commit (or
+// abort, then seek the consumer back to where the round started).
+func ctpRound(t *testing.T, w *sim.World, c *cluster.Cluster, n *ctpNode, id sim.NodeID, group string, commit bool) []string {
+	t.Helper()
+	var recs []ConsumerRecord
+	start := map[TopicPartition]int64{}
+	for i := 0; i < 100 && len(recs) == 0; i++ {
+		act(t, w, id, func(ctx *sim.Context) error {
+			for _, tp := range n.c.Assignment() {
+				if pos, ok := n.c.Position(tp); ok {
+					start[tp] = pos
+				}
+			}
+			var err error
+			recs, err = n.c.Poll(ctx)
+			return err
+		})
+		if len(recs) == 0 {
+			run(t, w, 100*sim.Millisecond)
+		}
+	}
+	if len(recs) == 0 {
+		t.Fatal("the consumer polled nothing")
+	}
+	before := fetchOffsets(w, groupCoordinator(t, c, group), group, false)
+	var sent, offs, end string
+	var values []string
+	act(t, w, id, func(ctx *sim.Context) error {
+		if err := n.p.BeginTransaction(ctx); err != nil {
+			return err
+		}
+		next := map[TopicPartition]int64{}
+		for _, r := range recs {
+			v := "out-" + string(r.Value)
+			values = append(values, v)
+			if err := n.p.Send(ctx, Record{Topic: "out", Partition: r.Partition, Value: []byte(v)}, func(_ *sim.Context, _ RecordMetadata, err error) {
+				if err != nil && sent == "" {
+					sent = err.Error()
+				}
+			}); err != nil {
+				return err
+			}
+			next[TopicPartition{Topic: r.Topic, Partition: r.Partition}] = r.Offset + 1
+		}
+		var to []TxnOffset
+		for _, tp := range slices.SortedFunc(func(yield func(TopicPartition) bool) {
+			for tp := range next {
+				if !yield(tp) {
+					return
+				}
+			}
+		}, func(a, b TopicPartition) int { return int(a.Partition - b.Partition) }) {
+			to = append(to, TxnOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: next[tp], LeaderEpoch: -1})
+		}
+		gen, member := n.c.Generation()
+		return n.p.SendOffsetsToTransaction(ctx, to, GroupMetadata{GroupID: group, Generation: gen, MemberID: member}, outcome(&offs))
+	})
+	for i := 0; i < 100 && offs == ""; i++ {
+		run(t, w, 50*sim.Millisecond)
+	}
+	if offs != "ok" {
+		t.Fatalf("SendOffsetsToTransaction: %q", offs)
+	}
+	// The offsets are pending: invisible to OffsetFetch, unstable with
+	// require_stable.
+	co := groupCoordinator(t, c, group)
+	pid, _ := n.p.ProducerID()
+	pending := 0
+	for p := int32(0); p < 2; p++ {
+		if _, ok := co.PendingTxnOffset(group, pid, "in", p); ok {
+			pending++
+		}
+	}
+	st, plain := fetchStable(w, co, group), fetchOffsets(w, co, group, false)
+	if pending == 0 || !slices.Contains(st[:], kerr.UnstableOffsetCommit.Error()) || plain != before {
+		t.Fatalf("after SendOffsetsToTransaction: %d pending, require_stable fetch %v, fetch %v (before %v)", pending, st, plain, before)
+	}
+	act(t, w, id, func(ctx *sim.Context) error {
+		if commit {
+			return n.p.CommitTransaction(ctx, outcome(&end))
+		}
+		return n.p.AbortTransaction(ctx, outcome(&end))
+	})
+	for i := 0; i < 200 && end == ""; i++ {
+		run(t, w, 50*sim.Millisecond)
+	}
+	if end != "ok" || (commit && sent != "") {
+		t.Fatalf("end of transaction (commit %v): %q, sends %q", commit, end, sent)
+	}
+	if !commit {
+		for tp, off := range start {
+			must(t, n.c.Seek(tp, off))
+		}
+	}
+	return values
+}
+
+// committedIn returns the group's committed offsets of in-0 and in-1
+// (-1: none), as OffsetFetch with require_stable answers them.
+func committedIn(t *testing.T, w *sim.World, c *cluster.Cluster, group string) [2]string {
+	return fetchStable(w, groupCoordinator(t, c, group), group)
+}
+
+// TestConsumeTransformProduceExactlyOnce (KIP-98, KIP-447): a
+// read_committed consumer in group ctp reads in, a transactional producer
+// writes one output per input to out and sends the consumer's positions
+// with SendOffsetsToTransaction; the second of three transactions aborts
+// (the consumer seeks back and the inputs are processed again). The
+// offsets reach OffsetFetch only once their transaction commits (pending:
+// UNSTABLE_OFFSET_COMMIT with require_stable), an aborted transaction's
+// never; a fresh read_committed consumer of out sees every committed
+// output once and no aborted one. ZooKeeper mode at transaction.version 1,
+// KRaft (4.0) at transaction.version 2.
+func TestConsumeTransformProduceExactlyOnce(t *testing.T) {
+	for _, kraft := range []bool{false, true} {
+		t.Run(map[bool]string{false: "zk-tv1", true: "kraft-tv2"}[kraft], func(t *testing.T) {
+			const inputs = 6
+			w, c := txnGroupCluster(t, 7, kraft, inputs)
+			pcfg := txnProducerConfig("ctp-app")
+			n, id := addCTP(t, w, "ctp", "ctp", []string{"in"}, &pcfg, false)
+			var init string
+			act(t, w, id, func(ctx *sim.Context) error { return n.p.InitTransactions(ctx, outcome(&init)) })
+			run(t, w, 8*sim.Second) // the group forms, the producer initialises
+			if init != "ok" {
+				t.Fatalf("InitTransactions: %q", init)
+			}
+			var committed []string
+			committed = append(committed, ctpRound(t, w, c, n, id, "ctp", true)...)
+			after1 := committedIn(t, w, c, "ctp")
+			if after1 == [2]string{"-1", "-1"} {
+				t.Fatalf("offsets after the first commit: %v", after1)
+			}
+			aborted := ctpRound(t, w, c, n, id, "ctp", false)
+			run(t, w, sim.Second)
+			if got := committedIn(t, w, c, "ctp"); got != after1 {
+				t.Fatalf("offsets after the abort: %v, want %v", got, after1)
+			}
+			for total := len(committed); total < inputs; total = len(committed) {
+				committed = append(committed, ctpRound(t, w, c, n, id, "ctp", true)...)
+			}
+			if got := committedIn(t, w, c, "ctp"); got != [2]string{"3", "3"} {
+				t.Fatalf("offsets after the last commit: %v, want [3 3]", got)
+			}
+
+			reader, _ := addCTP(t, w, "reader", "readers", []string{"out"}, nil, true)
+			run(t, w, 15*sim.Second)
+			seen := map[string]int{}
+			for _, r := range reader.got {
+				seen[string(r.Value)]++
+			}
+			for i := 0; i < inputs; i++ {
+				if v := fmt.Sprintf("out-m%02d", i); seen[v] != 1 {
+					t.Errorf("%s read %d times, want once", v, seen[v])
+				}
+			}
+			if len(reader.got) != inputs {
+				t.Errorf("reader got %d records, want %d: %v", len(reader.got), inputs, seen)
+			}
+			// The aborted outputs are in out's logs, and skipped.
+			total := 0
+			for p := int32(0); p < 2; p++ {
+				total += len(leaderLog(t, c, storage.TopicPartition{Topic: "out", Partition: p}))
+			}
+			if total < inputs+len(aborted) {
+				t.Errorf("out holds %d records, want at least %d", total, inputs+len(aborted))
+			}
+		})
+	}
+}
