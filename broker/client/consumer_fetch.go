@@ -197,6 +197,11 @@ func (c *Consumer) lookupOffsets(ctx *sim.Context) {
 	}
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Version, req.Group = c.offsetFetchVersion(), c.cfg.GroupID
+	if req.Version >= 5 && c.isolationLevel() == 1 {
+		// KIP-447: a read_committed consumer does not start from an offset
+		// a transaction still holds (ConsumerCoordinator's requireStable).
+		req.Version, req.RequireStable = 7, true
+	}
 	for _, p := range committed {
 		p.lookup = true
 		if len(req.Topics) == 0 || req.Topics[len(req.Topics)-1].Topic != p.tp.Topic {
@@ -234,6 +239,13 @@ func (c *Consumer) lookupOffsets(ctx *sim.Context) {
 		for _, t := range r.Topics {
 			for _, rp := range t.Partitions {
 				p := c.part(TopicPartition{Topic: t.Topic, Partition: rp.Partition})
+				if p != nil && p.needCommitted && rp.ErrorCode == kerr.UnstableOffsetCommit.Code {
+					// A transaction holds an offset of p: ask again after
+					// retry.backoff.ms, until its marker arrives.
+					p.retryAt = ctx.Now().Add(c.cfg.RetryBackoff)
+					ctx.Log("consumer-offset-unstable", sim.S("client-id", c.cfg.ClientID), sim.S("partition", p.tp.String()))
+					continue
+				}
 				if p == nil || !p.needCommitted || rp.ErrorCode != 0 && !c.noCommittedOffset(rp.ErrorCode, rp.Offset) {
 					continue
 				}

@@ -2,13 +2,16 @@ package client
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kafkasim/kafkasim/broker/cluster"
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -113,7 +116,7 @@ func txnGroupCluster(t *testing.T, seed uint64, kraft bool, n int) (*sim.World, 
 
 func addCTP(t *testing.T, w *sim.World, name, group string, topics []string, pcfg *config.Producer, poll bool) (*ctpNode, sim.NodeID) {
 	ccfg, err := config.ParseConsumer(map[string]string{"group.id": group, "client.id": name, "auto.offset.reset": "earliest",
-		"enable.auto.commit": "false", "isolation.level": "read_committed", "session.timeout.ms": "10000",
+		"enable.auto.commit": "false", "isolation.level": "read_committed", "session.timeout.ms": "30000", "request.timeout.ms": "5000",
 		"heartbeat.interval.ms": "1000", "max.poll.interval.ms": "60000", "max.poll.records": "2"})
 	must(t, err)
 	n := &ctpNode{ccfg: ccfg, pcfg: pcfg, topics: topics, poll: poll}
@@ -159,19 +162,35 @@ func fetchOffsets(w *sim.World, co *coordinator.Coordinator, group string, stabl
 	return out
 }
 
-// ctpRound is one transaction of the consume-transform-produce loop: poll
-// the inputs the consumer has, send one output per input, send the
-// consumer's positions with SendOffsetsToTransaction and commit (or
-// abort, then seek the consumer back to where the round started).
+// ctpTxn is a transaction of the consume-transform-produce loop, begun.
+type ctpTxn struct {
+	values []string                 // the outputs sent
+	start  map[TopicPartition]int64 // the consumer's positions before the poll
+	sent   *string                  // the first send error
+}
+
+// ctpRound is one transaction of the consume-transform-produce loop:
+// ctpBegin, then ctpEnd.
 func ctpRound(t *testing.T, w *sim.World, c *cluster.Cluster, n *ctpNode, id sim.NodeID, group string, commit bool) []string {
 	t.Helper()
+	tx := ctpBegin(t, w, c, n, id, group)
+	ctpEnd(t, w, n, id, tx, commit, 10*sim.Second)
+	return tx.values
+}
+
+// ctpBegin polls the inputs the consumer has, begins a transaction, sends
+// one output per input and the consumer's positions with
+// SendOffsetsToTransaction; the offsets are then pending: OffsetFetch
+// answers the previous ones, UNSTABLE_OFFSET_COMMIT with require_stable.
+func ctpBegin(t *testing.T, w *sim.World, c *cluster.Cluster, n *ctpNode, id sim.NodeID, group string) *ctpTxn {
+	t.Helper()
 	var recs []ConsumerRecord
-	start := map[TopicPartition]int64{}
+	tx := &ctpTxn{start: map[TopicPartition]int64{}, sent: new(string)}
 	for i := 0; i < 100 && len(recs) == 0; i++ {
 		act(t, w, id, func(ctx *sim.Context) error {
 			for _, tp := range n.c.Assignment() {
 				if pos, ok := n.c.Position(tp); ok {
-					start[tp] = pos
+					tx.start[tp] = pos
 				}
 			}
 			var err error
@@ -186,8 +205,7 @@ func ctpRound(t *testing.T, w *sim.World, c *cluster.Cluster, n *ctpNode, id sim
 		t.Fatal("the consumer polled nothing")
 	}
 	before := fetchOffsets(w, groupCoordinator(t, c, group), group, false)
-	var sent, offs, end string
-	var values []string
+	var offs string
 	act(t, w, id, func(ctx *sim.Context) error {
 		if err := n.p.BeginTransaction(ctx); err != nil {
 			return err
@@ -195,10 +213,10 @@ func ctpRound(t *testing.T, w *sim.World, c *cluster.Cluster, n *ctpNode, id sim
 		next := map[TopicPartition]int64{}
 		for _, r := range recs {
 			v := "out-" + string(r.Value)
-			values = append(values, v)
+			tx.values = append(tx.values, v)
 			if err := n.p.Send(ctx, Record{Topic: "out", Partition: r.Partition, Value: []byte(v)}, func(_ *sim.Context, _ RecordMetadata, err error) {
-				if err != nil && sent == "" {
-					sent = err.Error()
+				if err != nil && *tx.sent == "" {
+					*tx.sent = err.Error()
 				}
 			}); err != nil {
 				return err
@@ -206,13 +224,7 @@ func ctpRound(t *testing.T, w *sim.World, c *cluster.Cluster, n *ctpNode, id sim
 			next[TopicPartition{Topic: r.Topic, Partition: r.Partition}] = r.Offset + 1
 		}
 		var to []TxnOffset
-		for _, tp := range slices.SortedFunc(func(yield func(TopicPartition) bool) {
-			for tp := range next {
-				if !yield(tp) {
-					return
-				}
-			}
-		}, func(a, b TopicPartition) int { return int(a.Partition - b.Partition) }) {
+		for _, tp := range slices.SortedFunc(maps.Keys(next), func(a, b TopicPartition) int { return int(a.Partition - b.Partition) }) {
 			to = append(to, TxnOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: next[tp], LeaderEpoch: -1})
 		}
 		gen, member := n.c.Generation()
@@ -224,38 +236,48 @@ func ctpRound(t *testing.T, w *sim.World, c *cluster.Cluster, n *ctpNode, id sim
 	if offs != "ok" {
 		t.Fatalf("SendOffsetsToTransaction: %q", offs)
 	}
-	// The offsets are pending: invisible to OffsetFetch, unstable with
-	// require_stable.
 	co := groupCoordinator(t, c, group)
 	pid, _ := n.p.ProducerID()
+	st, plain := fetchStable(w, co, group), fetchOffsets(w, co, group, false)
+	if pendingIn(co, group, pid) == 0 || !slices.Contains(st[:], kerr.UnstableOffsetCommit.Error()) || plain != before {
+		t.Fatalf("after SendOffsetsToTransaction: %d pending, require_stable fetch %v, fetch %v (before %v)", pendingIn(co, group, pid), st, plain, before)
+	}
+	return tx
+}
+
+// pendingIn counts the pending transactional offsets of in-0 and in-1.
+func pendingIn(co *coordinator.Coordinator, group string, pid int64) int {
 	pending := 0
 	for p := int32(0); p < 2; p++ {
 		if _, ok := co.PendingTxnOffset(group, pid, "in", p); ok {
 			pending++
 		}
 	}
-	st, plain := fetchStable(w, co, group), fetchOffsets(w, co, group, false)
-	if pending == 0 || !slices.Contains(st[:], kerr.UnstableOffsetCommit.Error()) || plain != before {
-		t.Fatalf("after SendOffsetsToTransaction: %d pending, require_stable fetch %v, fetch %v (before %v)", pending, st, plain, before)
-	}
+	return pending
+}
+
+// ctpEnd commits or aborts the transaction and waits up to wait for the
+// outcome; after an abort the consumer seeks back to where the poll began.
+func ctpEnd(t *testing.T, w *sim.World, n *ctpNode, id sim.NodeID, tx *ctpTxn, commit bool, wait sim.Duration) {
+	t.Helper()
+	var end string
 	act(t, w, id, func(ctx *sim.Context) error {
 		if commit {
 			return n.p.CommitTransaction(ctx, outcome(&end))
 		}
 		return n.p.AbortTransaction(ctx, outcome(&end))
 	})
-	for i := 0; i < 200 && end == ""; i++ {
+	for waited := sim.Duration(0); waited < wait && end == ""; waited += 50 * sim.Millisecond {
 		run(t, w, 50*sim.Millisecond)
 	}
-	if end != "ok" || (commit && sent != "") {
-		t.Fatalf("end of transaction (commit %v): %q, sends %q", commit, end, sent)
+	if end != "ok" || (commit && *tx.sent != "") {
+		t.Fatalf("end of transaction (commit %v): %q, sends %q", commit, end, *tx.sent)
 	}
 	if !commit {
-		for tp, off := range start {
-			must(t, n.c.Seek(tp, off))
+		for _, tp := range slices.SortedFunc(maps.Keys(tx.start), func(a, b TopicPartition) int { return int(a.Partition - b.Partition) }) {
+			must(t, n.c.Seek(tp, tx.start[tp]))
 		}
 	}
-	return values
 }
 
 // committedIn returns the group's committed offsets of in-0 and in-1
@@ -326,6 +348,93 @@ func TestConsumeTransformProduceExactlyOnce(t *testing.T) {
 			}
 			if total < inputs+len(aborted) {
 				t.Errorf("out holds %d records, want at least %d", total, inputs+len(aborted))
+			}
+		})
+	}
+}
+
+// TestConsumeTransformProduceCoordinatorCrash (KIP-98 fail-over): the
+// broker that is both the transaction coordinator of the application's
+// transactional.id and the group coordinator of its group crashes after
+// SendOffsetsToTransaction; the new leader of the group's
+// __consumer_offsets partition rebuilds the pending offsets from the
+// transactional batch in its replica, the new transaction coordinator
+// loads the ongoing transaction, and CommitTransaction (or
+// AbortTransaction) completes there: the markers reach out and
+// __consumer_offsets, the offsets are committed (or dropped), and a
+// read_committed reader of out sees each committed output exactly once.
+func TestConsumeTransformProduceCoordinatorCrash(t *testing.T) {
+	for _, commit := range []bool{true, false} {
+		t.Run(map[bool]string{true: "commit", false: "abort"}[commit], func(t *testing.T) {
+			const inputs = 6
+			w, c := txnGroupCluster(t, 11, false, inputs)
+			pcfg := txnProducerConfig("ctp-app")
+			n, id := addCTP(t, w, "ctp", "ctp", []string{"in"}, &pcfg, false)
+			var init string
+			act(t, w, id, func(ctx *sim.Context) error { return n.p.InitTransactions(ctx, outcome(&init)) })
+			run(t, w, 2*sim.Second)
+			if init != "ok" {
+				t.Fatalf("InitTransactions: %q", init)
+			}
+			done := len(ctpRound(t, w, c, n, id, "ctp", true))
+			after1 := committedIn(t, w, c, "ctp")
+
+			tx := ctpBegin(t, w, c, n, id, "ctp")
+			tp := txn.PartitionFor("ctp-app", 3)
+			coord := -1
+			for i := range c.Brokers {
+				if b := c.Broker(i); b != nil && b.TxnCoordinator().Leads(tp) {
+					coord = i
+				}
+			}
+			if coord < 0 {
+				t.Fatal("no transaction coordinator")
+			}
+			oldGroup := groupCoordinator(t, c, "ctp")
+			must(t, w.Inject(sim.Crash{Node: c.Brokers[coord]}))
+			run(t, w, 20*sim.Second)
+			pid, _ := n.p.ProducerID()
+			if co := groupCoordinator(t, c, "ctp"); co != oldGroup && pendingIn(co, "ctp", pid) == 0 {
+				t.Fatal("the new group coordinator lost the pending offsets")
+			}
+			if len(traceKinds(w, "group-loaded-pending-txn-offsets")) == 0 {
+				t.Fatal("no coordinator loaded pending transactional offsets")
+			}
+			ctpEnd(t, w, n, id, tx, commit, 60*sim.Second)
+			run(t, w, sim.Second)
+			marker := map[bool]string{true: "marker=COMMIT", false: "marker=ABORT"}[commit]
+			if done := traceKinds(w, "txn-offsets-completed"); len(done) == 0 || !strings.Contains(done[len(done)-1], marker) ||
+				strings.Contains(done[len(done)-1], fmt.Sprintf(" b%d ", coord)) {
+				t.Fatalf("offsets completed: %v, want the last by a new coordinator with %s", done, marker)
+			}
+			got := committedIn(t, w, c, "ctp")
+			if commit {
+				done += len(tx.values)
+				if got == after1 {
+					t.Fatalf("offsets after the commit: %v, as before it", got)
+				}
+			} else if got != after1 {
+				t.Fatalf("offsets after the abort: %v, want %v", got, after1)
+			}
+			for done < inputs {
+				done += len(ctpRound(t, w, c, n, id, "ctp", true))
+			}
+			if got := committedIn(t, w, c, "ctp"); got != [2]string{"3", "3"} {
+				t.Fatalf("offsets at the end: %v, want [3 3]", got)
+			}
+			reader, _ := addCTP(t, w, "reader", "readers", []string{"out"}, nil, true)
+			run(t, w, 15*sim.Second)
+			seen := map[string]int{}
+			for _, r := range reader.got {
+				seen[string(r.Value)]++
+			}
+			for i := 0; i < inputs; i++ {
+				if v := fmt.Sprintf("out-m%02d", i); seen[v] != 1 {
+					t.Errorf("%s read %d times, want once", v, seen[v])
+				}
+			}
+			if len(reader.got) != inputs {
+				t.Errorf("reader got %d records, want %d: %v", len(reader.got), inputs, seen)
 			}
 		})
 	}
