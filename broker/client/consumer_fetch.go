@@ -2,7 +2,9 @@ package client
 
 // This file is the consumer's data path and offsets (Kafka's Fetcher,
 // OffsetFetcher and ConsumerCoordinator commit logic): positions from the
-// group's committed offsets (OffsetFetch v5) or auto.offset.reset
+// group's committed offsets (OffsetFetch v5; v7 with require_stable for
+// isolation.level=read_committed, KIP-447, retrying a partition answered
+// UNSTABLE_OFFSET_COMMIT after retry.backoff.ms) or auto.offset.reset
 // (ListOffsets v4: earliest = -2, latest = -1, i.e. the HW), Fetch v11 to
 // each leader (fetch.min.bytes, fetch.max.wait.ms, fetch.max.bytes,
 // max.partition.fetch.bytes; one fetch in flight per broker, and a

@@ -2,12 +2,13 @@ package server
 
 // This file hosts the group coordinator (package coordinator) in the
 // broker and serves its APIs: FindCoordinator (api key 10), JoinGroup (11),
-// Heartbeat (12), LeaveGroup (13), SyncGroup (14), OffsetCommit (8) and
-// OffsetFetch (9). The coordinator leads the groups of the
+// Heartbeat (12), LeaveGroup (13), SyncGroup (14), OffsetCommit (8),
+// OffsetFetch (9) and TxnOffsetCommit (28, whose transactional append is
+// txn_offset_commit.go's). The coordinator leads the groups of the
 // __consumer_offsets partitions this broker leads: makeLeader starts
 // loading one (COORDINATOR_LOAD_IN_PROGRESS until the load timer fires and
-// the log is read up to its LEO, as Kafka 2.x's GroupMetadataManager
-// reads it), and losing leadership (makeFollower, StopReplica) resigns it.
+// the log is read up to its LEO, control batches included, as Kafka 2.x's
+// GroupMetadataManager reads it), and losing leadership (makeFollower, StopReplica) resigns it.
 // The coordinator's records are appended as leader with acks=all and the
 // coordinator is told once the HW passes them (or the append fails, or
 // offsets.commit.timeout.ms passes: REQUEST_TIMED_OUT).
@@ -53,8 +54,8 @@ type groupHost struct {
 	loads   map[sim.TimerID]groupLoad
 	appends []*groupAppend
 	// onTxnMarker is told of the transaction markers replicated on the
-	// __consumer_offsets partitions led here (write_txn_markers.go); nil
-	// until the coordinator takes transactional offset commits.
+	// __consumer_offsets partitions led here (write_txn_markers.go);
+	// startCoordinator sets it to the coordinator's CompleteTxn.
 	onTxnMarker TxnMarkerHook
 }
 
