@@ -363,11 +363,16 @@ func TestConsumeTransformProduceExactlyOnce(t *testing.T) {
 // AbortTransaction) completes there: the markers reach out and
 // __consumer_offsets, the offsets are committed (or dropped), and a
 // read_committed reader of out sees each committed output exactly once.
+// ZooKeeper (tv1) with commit and abort, KRaft (4.0, tv2) with commit.
 func TestConsumeTransformProduceCoordinatorCrash(t *testing.T) {
-	for _, commit := range []bool{true, false} {
-		t.Run(map[bool]string{true: "commit", false: "abort"}[commit], func(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		kraft, commit bool
+	}{{"zk-commit", false, true}, {"zk-abort", false, false}, {"kraft-commit", true, true}} {
+		commit := tc.commit
+		t.Run(tc.name, func(t *testing.T) {
 			const inputs = 6
-			w, c := txnGroupCluster(t, 11, false, inputs)
+			w, c := txnGroupCluster(t, 11, tc.kraft, inputs)
 			pcfg := txnProducerConfig("ctp-app")
 			n, id := addCTP(t, w, "ctp", "ctp", []string{"in"}, &pcfg, false)
 			var init string
