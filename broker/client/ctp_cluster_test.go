@@ -10,6 +10,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/cluster"
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
+	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/sim"
@@ -325,6 +326,17 @@ func TestConsumeTransformProduceExactlyOnce(t *testing.T) {
 			}
 			if got := committedIn(t, w, c, "ctp"); got != [2]string{"3", "3"} {
 				t.Fatalf("offsets after the last commit: %v, want [3 3]", got)
+			}
+			// The group's __consumer_offsets partition holds the offsets in
+			// transactional batches completed by markers: its LSO is its HW.
+			otp := storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: groupCoordinator(t, c, "ctp").PartitionFor("ctp")}
+			for i := range c.Brokers {
+				if p, ok := c.Broker(i).Partition(otp); ok && p.Role() == server.Leader {
+					if p.LastStableOffset() != p.HighWatermark() || len(traceKinds(w, "append-txn-offsets")) != 4 || len(traceKinds(w, "txn-offsets-completed")) != 4 {
+						t.Fatalf("%s: LSO %d, HW %d; %d transactional appends, %d completed", otp, p.LastStableOffset(), p.HighWatermark(),
+							len(traceKinds(w, "append-txn-offsets")), len(traceKinds(w, "txn-offsets-completed")))
+					}
+				}
 			}
 
 			reader, _ := addCTP(t, w, "reader", "readers", []string{"out"}, nil, true)
