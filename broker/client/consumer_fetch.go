@@ -2,7 +2,9 @@ package client
 
 // This file is the consumer's data path and offsets (Kafka's Fetcher,
 // OffsetFetcher and ConsumerCoordinator commit logic): positions from the
-// group's committed offsets (OffsetFetch v5) or auto.offset.reset
+// group's committed offsets (OffsetFetch v5; v7 with require_stable for
+// isolation.level=read_committed, KIP-447, retrying a partition answered
+// UNSTABLE_OFFSET_COMMIT after retry.backoff.ms) or auto.offset.reset
 // (ListOffsets v4: earliest = -2, latest = -1, i.e. the HW), Fetch v11 to
 // each leader (fetch.min.bytes, fetch.max.wait.ms, fetch.max.bytes,
 // max.partition.fetch.bytes; one fetch in flight per broker, and a
@@ -197,6 +199,11 @@ func (c *Consumer) lookupOffsets(ctx *sim.Context) {
 	}
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Version, req.Group = c.offsetFetchVersion(), c.cfg.GroupID
+	if req.Version >= 5 && c.isolationLevel() == 1 {
+		// KIP-447: a read_committed consumer does not start from an offset
+		// a transaction still holds (ConsumerCoordinator's requireStable).
+		req.Version, req.RequireStable = 7, true
+	}
 	for _, p := range committed {
 		p.lookup = true
 		if len(req.Topics) == 0 || req.Topics[len(req.Topics)-1].Topic != p.tp.Topic {
@@ -234,6 +241,13 @@ func (c *Consumer) lookupOffsets(ctx *sim.Context) {
 		for _, t := range r.Topics {
 			for _, rp := range t.Partitions {
 				p := c.part(TopicPartition{Topic: t.Topic, Partition: rp.Partition})
+				if p != nil && p.needCommitted && rp.ErrorCode == kerr.UnstableOffsetCommit.Code {
+					// A transaction holds an offset of p: ask again after
+					// retry.backoff.ms, until its marker arrives.
+					p.retryAt = ctx.Now().Add(c.cfg.RetryBackoff)
+					ctx.Log("consumer-offset-unstable", sim.S("client-id", c.cfg.ClientID), sim.S("partition", p.tp.String()))
+					continue
+				}
 				if p == nil || !p.needCommitted || rp.ErrorCode != 0 && !c.noCommittedOffset(rp.ErrorCode, rp.Offset) {
 					continue
 				}

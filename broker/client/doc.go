@@ -58,6 +58,18 @@
 //		})
 //	})
 //
+// Consume-transform-produce (KIP-447) puts a read_committed consumer
+// (group.id, enable.auto.commit=false) and a transactional producer in one
+// node: per transaction, Poll, BeginTransaction, Send one output per
+// input, then SendOffsetsToTransaction with the next offset of each
+// partition polled (last offset + 1) and the consumer's group metadata,
+// then CommitTransaction; after an abort, Seek back to the positions
+// before the Poll:
+//
+//	gen, member := a.c.Generation()
+//	a.p.SendOffsetsToTransaction(ctx, []client.TxnOffset{{Topic: "in", Partition: 0, Offset: next, LeaderEpoch: -1}},
+//		client.GroupMetadata{GroupID: "g", Generation: gen, MemberID: member}, cb)
+//
 //	func (a *app) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 //		if !a.p.HandleMessage(ctx, from, m) {
 //			// the node's own messages...

@@ -134,6 +134,12 @@ func (p *Producer) sendProduce(ctx *sim.Context, leader int32, batches []*batch)
 	req.Version = 7
 	req.Acks = int16(p.cfg.Acks)
 	req.TimeoutMillis = int32(p.cfg.RequestTimeout.Milliseconds())
+	if p.txn != nil {
+		// Kafka's Sender sets it; the leader's KIP-890 verification asks
+		// the transaction coordinator about this id.
+		id := p.txn.id
+		req.TransactionID = &id
+	}
 	for _, b := range batches {
 		b.attempts++
 		if n := len(req.Topics); n == 0 || req.Topics[n-1].Topic != b.tp.Topic {

@@ -60,6 +60,13 @@ type Env struct {
 	// failed (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ...,
 	// REQUEST_TIMED_OUT). done may run inside Append.
 	Append func(partition int32, records []storage.Record, done func(now sim.Time, err *kerr.Error))
+	// AppendTxn appends records as Append does, in one transactional
+	// batch of producerID and producerEpoch (TxnOffsetCommit): the
+	// transaction's marker, written to the partition later, commits or
+	// aborts them. Errors as Append's, plus the log's refusals of the
+	// producer (INVALID_PRODUCER_EPOCH, ...). nil: transactional commits
+	// answer COORDINATOR_NOT_AVAILABLE.
+	AppendTxn func(partition int32, producerID int64, producerEpoch int16, records []storage.Record, done func(now sim.Time, err *kerr.Error))
 	// Log writes a transition to the trace; nil logs nothing.
 	Log func(kind string, fields ...sim.Field)
 }
@@ -71,6 +78,11 @@ type Coordinator struct {
 	owned  map[int32]bool // partition -> loaded (false while loading)
 	groups map[string]*group
 	seq    int64
+	// appendSeq orders the appends to each partition: at Load it starts
+	// past the loaded log's last offset and each append takes the next
+	// value, so it orders records as their log offsets do
+	// (txn_offsets.go).
+	appendSeq map[int32]int64
 }
 
 // New returns a coordinator that leads no partition yet. It panics on an
@@ -82,7 +94,7 @@ func New(cfg Config, env Env) *Coordinator {
 	if env.Log == nil {
 		env.Log = func(string, ...sim.Field) {}
 	}
-	return &Coordinator{cfg: cfg, env: env, owned: map[int32]bool{}, groups: map[string]*group{}}
+	return &Coordinator{cfg: cfg, env: env, owned: map[int32]bool{}, groups: map[string]*group{}, appendSeq: map[int32]int64{}}
 }
 
 // PartitionFor returns the __consumer_offsets partition of group.
@@ -104,53 +116,122 @@ func (c *Coordinator) Loading(partition int32) bool {
 	return ok && !loaded
 }
 
-// Load finishes loading partition from its records, in offset order (the
-// latest record of a key wins; a null value deletes). Groups with members
-// come back Stable with fresh session deadlines; groups without, Empty. It
-// does nothing unless the partition is loading.
+// Load finishes loading partition from its records, in offset order, as
+// LoadBatches does with one non-transactional batch per record.
 func (c *Coordinator) Load(now sim.Time, partition int32, records []storage.Record) error {
+	batches := make([]storage.RecordBatch, len(records))
+	for i, r := range records {
+		batches[i] = storage.RecordBatch{BaseOffset: r.Offset, ProducerID: storage.NoProducerID, Records: []storage.Record{r}}
+	}
+	return c.LoadBatches(now, partition, batches)
+}
+
+// LoadBatches finishes loading partition from its batches, in offset order
+// (the latest record of a key wins; a null value deletes). The offset
+// records of a transactional batch stay pending for its producer until a
+// control batch of that producer commits them (if newer than the
+// committed offset's record) or aborts them; those still pending at the
+// end wait for their marker (GroupMetadataManager.loadGroupsAndOffsets).
+// Groups with members come back Stable with fresh session deadlines;
+// groups without, Empty. It does nothing unless the partition is loading.
+func (c *Coordinator) LoadBatches(now sim.Time, partition int32, batches []storage.RecordBatch) error {
 	if !c.Loading(partition) {
 		return nil
 	}
 	values := map[string]*kmsg.GroupMetadataValue{}
 	offsets := map[string]map[TopicPartition]Offset{}
+	offsetAt := map[string]map[TopicPartition]int64{}
+	pending := map[int64]map[string]map[TopicPartition]*pendingOffset{}
 	var order []string
 	seen := map[string]bool{}
-	for _, r := range records {
-		d, err := Decode(r)
-		if err != nil {
-			return fmt.Errorf("__consumer_offsets-%d offset %d: %w", partition, r.Offset, err)
+	records := 0
+	commit := func(g string, tp TopicPartition, off Offset, at int64) {
+		if offsets[g] == nil {
+			offsets[g], offsetAt[g] = map[TopicPartition]Offset{}, map[TopicPartition]int64{}
 		}
-		g := d.Group()
-		if !seen[g] {
-			seen[g] = true
-			order = append(order, g)
-		}
-		switch {
-		case d.OffsetKey != nil:
-			tp := TopicPartition{d.OffsetKey.Topic, d.OffsetKey.Partition}
-			if offsets[g] == nil {
-				offsets[g] = map[TopicPartition]Offset{}
+		offsets[g][tp], offsetAt[g][tp] = off, at
+	}
+	for bi := range batches {
+		bt := &batches[bi]
+		c.appendSeq[partition] = bt.NextOffset()
+		if bt.Attributes&storage.ControlFlagMask != 0 {
+			if len(bt.Records) == 0 {
+				continue
 			}
-			if d.OffsetValue == nil {
-				delete(offsets[g], tp)
-			} else {
-				v := d.OffsetValue
-				offsets[g][tp] = Offset{Offset: v.Offset, LeaderEpoch: v.LeaderEpoch, Metadata: v.Metadata, Timestamp: v.CommitTimestamp}
+			m, err := storage.ParseEndTxnMarker(bt.Records[0].Key, bt.Records[0].Value)
+			if err != nil {
+				return fmt.Errorf("__consumer_offsets-%d offset %d: control batch: %w", partition, bt.BaseOffset, err)
 			}
-		default:
-			values[g] = d.GroupValue // nil for a tombstone
+			if m.Commit() {
+				for _, g := range sortedKeys(pending[bt.ProducerID]) {
+					for _, tp := range sortedTPs(pending[bt.ProducerID][g]) {
+						po := pending[bt.ProducerID][g][tp]
+						if at, ok := offsetAt[g][tp]; !ok || at < po.at {
+							commit(g, tp, po.off, po.at)
+						}
+					}
+				}
+			}
+			delete(pending, bt.ProducerID)
+			continue
 		}
+		txnl := bt.Attributes&storage.TransactionalFlagMask != 0
+		for _, r := range bt.Records {
+			records++
+			d, err := Decode(r)
+			if err != nil {
+				return fmt.Errorf("__consumer_offsets-%d offset %d: %w", partition, r.Offset, err)
+			}
+			g := d.Group()
+			if !seen[g] {
+				seen[g] = true
+				order = append(order, g)
+			}
+			switch {
+			case d.OffsetKey != nil:
+				tp := TopicPartition{d.OffsetKey.Topic, d.OffsetKey.Partition}
+				switch v := d.OffsetValue; {
+				case txnl && v != nil:
+					if pending[bt.ProducerID] == nil {
+						pending[bt.ProducerID] = map[string]map[TopicPartition]*pendingOffset{}
+					}
+					if pending[bt.ProducerID][g] == nil {
+						pending[bt.ProducerID][g] = map[TopicPartition]*pendingOffset{}
+					}
+					pending[bt.ProducerID][g][tp] = &pendingOffset{off: offsetOf(v), appended: true, at: bt.BaseOffset}
+				case v == nil:
+					delete(offsets[g], tp)
+					delete(offsetAt[g], tp)
+				default:
+					commit(g, tp, offsetOf(v), bt.BaseOffset)
+				}
+			default:
+				values[g] = d.GroupValue // nil for a tombstone
+			}
+		}
+	}
+	hasPending := func(g string) bool {
+		for _, byGroup := range pending {
+			if len(byGroup[g]) > 0 {
+				return true
+			}
+		}
+		return false
 	}
 	slices.Sort(order)
 	for _, id := range order {
 		v := values[id]
-		if v == nil && len(offsets[id]) == 0 {
+		if v == nil && len(offsets[id]) == 0 && !hasPending(id) {
 			continue
 		}
 		g := newGroup(id, partition)
 		if offsets[id] != nil {
-			g.offsets = offsets[id]
+			g.offsets, g.offsetAt = offsets[id], offsetAt[id]
+		}
+		for pid, byGroup := range pending { // NB: each producer's own map; order does not matter
+			if len(byGroup[id]) > 0 {
+				g.txnOffsets[pid] = byGroup[id]
+			}
 		}
 		if v != nil {
 			g.generation, g.protocolType = v.Generation, v.ProtocolType
@@ -172,9 +253,12 @@ func (c *Coordinator) Load(now sim.Time, partition int32, records []storage.Reco
 		}
 		c.groups[id] = g
 		c.env.Log("group-loaded", sim.S("group", g.describe()), sim.I("offsets", int64(len(g.offsets))))
+		if n := len(g.txnOffsets); n > 0 {
+			c.env.Log("group-loaded-pending-txn-offsets", sim.S("group", id), sim.I("producers", int64(n)))
+		}
 	}
 	c.owned[partition] = true
-	c.env.Log("coordinator-loaded", sim.I("partition", int64(partition)), sim.I("records", int64(len(records))))
+	c.env.Log("coordinator-loaded", sim.I("partition", int64(partition)), sim.I("records", int64(records)))
 	return nil
 }
 

@@ -21,9 +21,14 @@
 // COORDINATOR_LOAD_IN_PROGRESS; requests for groups of a partition it does
 // not lead get NOT_COORDINATOR.
 //
+// Transactional offset commits (TxnOffsetCommit, KIP-98/KIP-447) are
+// appended with Env.AppendTxn as a transactional batch of the producer and
+// stay pending, invisible to OffsetFetch, until the host reports the
+// transaction's marker on the partition (CompleteTxn); LoadBatches rebuilds
+// them from the log (txn_offsets.go).
+//
 // Simplifications vs Kafka: no static membership (group.instance.id), no
-// offset expiration or offsets.retention.minutes, no transactional offset
-// commits, no DeleteGroups/DescribeGroups/ListGroups, no KIP-848 protocol;
+// offset expiration or offsets.retention.minutes, no DeleteGroups/DescribeGroups/ListGroups, no KIP-848 protocol;
 // OffsetFetch is not validated against member and generation (the classic
 // protocol does not do it either). Member ids are "<client.id>-<n>" with a
 // per-coordinator counter stamped with the broker id and the load time

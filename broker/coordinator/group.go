@@ -77,10 +77,18 @@ type group struct {
 	initialDelay bool                // group.initial.rebalance.delay.ms in force
 	delayLimit   sim.Time            // the initial delay never extends past this
 	offsets      map[TopicPartition]Offset
+	// offsetAt orders each committed offset's record in the partition
+	// (txn_offsets.go): a transactional commit replaces it only if its
+	// own record is later (Kafka's CommitRecordMetadataAndOffset.olderThan).
+	offsetAt map[TopicPartition]int64
+	// txnOffsets are the pending transactional offset commits, by
+	// producer id (Kafka's pendingTransactionalOffsetCommits).
+	txnOffsets map[int64]map[TopicPartition]*pendingOffset
 }
 
 func newGroup(id string, partition int32) *group {
-	return &group{id: id, partition: partition, members: map[string]*member{}, pending: map[string]sim.Time{}, offsets: map[TopicPartition]Offset{}}
+	return &group{id: id, partition: partition, members: map[string]*member{}, pending: map[string]sim.Time{}, offsets: map[TopicPartition]Offset{},
+		offsetAt: map[TopicPartition]int64{}, txnOffsets: map[int64]map[TopicPartition]*pendingOffset{}}
 }
 
 // memberIDs returns the member ids sorted, so map order never reaches a

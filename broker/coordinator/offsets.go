@@ -10,8 +10,9 @@ package coordinator
 // Versions: OffsetCommit v2-v7 (v6+ carries the leader epoch, KIP-320;
 // the retention time of v2-v4 is ignored: offsets never expire here);
 // OffsetFetch v1-v7 (one group; Topics nil asks for every partition).
-// Simplification: OffsetFetch's RequireStable (KIP-447) is ignored, there
-// being no transactional commits.
+// OffsetFetch v7's RequireStable (KIP-447) answers UNSTABLE_OFFSET_COMMIT
+// for a partition with a pending transactional commit (txn_offsets.go);
+// without it the pending commits are invisible.
 
 import (
 	"slices"
@@ -92,12 +93,12 @@ func (c *Coordinator) OffsetCommit(now sim.Time, req *kmsg.OffsetCommitRequest, 
 		reply(answer(nil))
 		return
 	}
-	gen := g.generation
+	gen, at := g.generation, c.nextAppend(g.partition)
 	c.env.Append(g.partition, recs, func(now sim.Time, err *kerr.Error) {
 		err = mapAppendError(err)
 		if err == nil && c.groups[g.id] == g {
 			for _, e := range entries {
-				g.offsets[e.tp] = e.off
+				g.offsets[e.tp], g.offsetAt[e.tp] = e.off, at
 			}
 			c.env.Log("offsets-committed", sim.S("group", g.id), sim.I("generation", int64(gen)), sim.I("partitions", int64(len(entries))))
 		}
@@ -131,6 +132,10 @@ func (c *Coordinator) OffsetFetch(now sim.Time, req *kmsg.OffsetFetchRequest) *k
 	g := c.groups[req.Group]
 	lookup := func(tp TopicPartition) kmsg.OffsetFetchResponseTopicPartition {
 		rp := kmsg.OffsetFetchResponseTopicPartition{Partition: tp.Partition, Offset: -1, LeaderEpoch: -1}
+		if g != nil && req.RequireStable && g.hasPendingTxnOffset(tp) {
+			rp.ErrorCode = kerr.UnstableOffsetCommit.Code
+			return rp
+		}
 		if g != nil {
 			if o, ok := g.offsets[tp]; ok {
 				md := o.Metadata

@@ -2,12 +2,13 @@ package server
 
 // This file hosts the group coordinator (package coordinator) in the
 // broker and serves its APIs: FindCoordinator (api key 10), JoinGroup (11),
-// Heartbeat (12), LeaveGroup (13), SyncGroup (14), OffsetCommit (8) and
-// OffsetFetch (9). The coordinator leads the groups of the
+// Heartbeat (12), LeaveGroup (13), SyncGroup (14), OffsetCommit (8),
+// OffsetFetch (9) and TxnOffsetCommit (28, whose transactional append is
+// txn_offset_commit.go's). The coordinator leads the groups of the
 // __consumer_offsets partitions this broker leads: makeLeader starts
 // loading one (COORDINATOR_LOAD_IN_PROGRESS until the load timer fires and
-// the log is read up to its LEO, as Kafka 2.x's GroupMetadataManager
-// reads it), and losing leadership (makeFollower, StopReplica) resigns it.
+// the log is read up to its LEO, control batches included, as Kafka 2.x's
+// GroupMetadataManager reads it), and losing leadership (makeFollower, StopReplica) resigns it.
 // The coordinator's records are appended as leader with acks=all and the
 // coordinator is told once the HW passes them (or the append fails, or
 // offsets.commit.timeout.ms passes: REQUEST_TIMED_OUT).
@@ -24,6 +25,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/storage"
@@ -52,8 +54,8 @@ type groupHost struct {
 	loads   map[sim.TimerID]groupLoad
 	appends []*groupAppend
 	// onTxnMarker is told of the transaction markers replicated on the
-	// __consumer_offsets partitions led here (write_txn_markers.go); nil
-	// until the coordinator takes transactional offset commits.
+	// __consumer_offsets partitions led here (write_txn_markers.go);
+	// startCoordinator sets it to the coordinator's CompleteTxn.
 	onTxnMarker TxnMarkerHook
 }
 
@@ -73,8 +75,12 @@ type groupAppend struct {
 func (b *Broker) startCoordinator() {
 	b.group.loads = map[sim.TimerID]groupLoad{}
 	b.group.coord = coordinator.New(b.cfg.Coordinator, coordinator.Env{
-		Append: b.appendGroupRecords,
-		Log:    func(kind string, fields ...sim.Field) { b.ctx.Log(kind, fields...) },
+		Append:    b.appendGroupRecords,
+		AppendTxn: b.appendGroupTxnRecords,
+		Log:       func(kind string, fields ...sim.Field) { b.ctx.Log(kind, fields...) },
+	})
+	b.SetTxnMarkerHook(func(partition int32, producerID int64, _ int16, commit bool) {
+		b.group.coord.CompleteTxn(b.ctx.Now(), partition, producerID, commit)
 	})
 }
 
@@ -99,6 +105,8 @@ func (b *Broker) serveGroup(from sim.NodeID, req *wire.Request) bool {
 		c.OffsetCommit(now, body, func(r *kmsg.OffsetCommitResponse) { b.respond(from, req, r) })
 	case *kmsg.OffsetFetchRequest:
 		b.respond(from, req, c.OffsetFetch(now, body))
+	case *kmsg.TxnOffsetCommitRequest:
+		c.TxnOffsetCommit(now, body, func(r *kmsg.TxnOffsetCommitResponse) { b.respond(from, req, r) })
 	default:
 		return false
 	}
@@ -196,6 +204,12 @@ func (b *Broker) appendGroupRecords(partition int32, recs []storage.Record, done
 		done(b.ctx.Now(), err)
 		return
 	}
+	b.awaitGroupAppend(tp, last, done)
+}
+
+// awaitGroupAppend calls done once the HW passes last (or the append
+// fails or times out).
+func (b *Broker) awaitGroupAppend(tp storage.TopicPartition, last int64, done func(sim.Time, *kerr.Error)) {
 	a := &groupAppend{tp: tp, required: last + 1, done: done, timer: b.ctx.SetTimer(b.cfg.OffsetsCommitTimeout, timerGroupAppend)}
 	b.group.appends = append(b.group.appends, a)
 	b.completeGroupAppends()
@@ -247,9 +261,9 @@ func (b *Broker) handleGroupTimer(id sim.TimerID, name string) bool {
 		if p == nil || p.role != Leader || p.leaderEpoch != l.epoch {
 			return true
 		}
-		recs, err := readAll(p.log)
+		batches, err := readBatches(p.log)
 		if err == nil {
-			err = b.group.coord.Load(b.ctx.Now(), l.partition, recs)
+			err = b.group.coord.LoadBatches(b.ctx.Now(), l.partition, batches)
 		}
 		if err != nil {
 			panic(fmt.Sprintf("broker %d: loading %s: %v", b.cfg.BrokerID, tp, err))
@@ -288,7 +302,18 @@ func (b *Broker) armGroupTick() {
 
 // readAll returns every record of l from its start to its LEO.
 func readAll(l *storage.Log) ([]storage.Record, error) {
+	batches, err := readBatches(l)
 	var out []storage.Record
+	for _, bt := range batches {
+		out = append(out, bt.Records...)
+	}
+	return out, err
+}
+
+// readBatches returns every batch of l from its start to its LEO, control
+// batches included, without the records below the log start offset.
+func readBatches(l *storage.Log) ([]storage.RecordBatch, error) {
+	var out []storage.RecordBatch
 	off, leo := l.LogStartOffset(), l.LogEndOffset()
 	for off < leo {
 		data, err := l.Read(off, 1<<20, leo)
@@ -306,11 +331,11 @@ func readAll(l *storage.Log) ([]storage.Record, error) {
 			return nil, err
 		}
 		for _, bt := range batches {
-			for _, r := range bt.Records {
-				if r.Offset >= off {
-					out = append(out, r)
-				}
+			if bt.NextOffset() <= off {
+				continue
 			}
+			bt.Records = slices.DeleteFunc(bt.Records, func(r storage.Record) bool { return r.Offset < off })
+			out = append(out, bt)
 			off = bt.NextOffset()
 		}
 	}
