@@ -28,6 +28,13 @@ type producerNode struct {
 	rec  *checkers.Recorder
 	acks int16
 	sent int
+	// Transactions (transactions.go): the run's log, the producer's
+	// transactional.id, its open transaction (-1: none) and its last
+	// init-txn, commit or abort.
+	txn  *txnLog
+	tid  string
+	cur  int
+	call *txnCall
 }
 
 func (n *producerNode) Start(ctx *sim.Context) { n.p.Start(ctx) }
@@ -47,6 +54,17 @@ func (n *producerNode) Disconnected(ctx *sim.Context, peer sim.NodeID) {
 func (n *producerNode) send(ctx *sim.Context, topic string, part int32) {
 	value := fmt.Sprintf("%s-%d", n.name, n.sent)
 	n.sent++
+	n.sendValue(ctx, topic, part, value, "")
+}
+
+// sendValue sends one record with value and records its outcome; in an
+// open transaction, it is one of its writes (input: the input value it
+// derives from, consume-transform-produce's).
+func (n *producerNode) sendValue(ctx *sim.Context, topic string, part int32, value, input string) {
+	if n.cur >= 0 {
+		t := &n.txn.txns[n.cur]
+		t.Writes = append(t.Writes, checkers.TxnWrite{Topic: topic, Partition: part, Value: value, Input: input})
+	}
 	op := n.rec.Send(ctx.Now(), n.name, topic, part, "", value, n.acks)
 	err := n.p.Send(ctx, client.Record{Topic: topic, Partition: part, Value: []byte(value)}, func(ctx *sim.Context, md client.RecordMetadata, err error) {
 		if pid, epoch := n.p.ProducerID(); pid >= 0 {
@@ -92,7 +110,11 @@ func (r *Runner) addProducer(name string, cfg config.Producer) (*producerNode, e
 	for i := range r.Cluster.Brokers {
 		bootstrap = append(bootstrap, int32(i))
 	}
-	n := &producerNode{name: name, p: client.New(cfg, bootstrap), rec: r.Recorder, acks: int16(cfg.Acks)}
+	n := &producerNode{name: name, p: client.New(cfg, bootstrap), rec: r.Recorder, acks: int16(cfg.Acks), txn: r.txn, tid: cfg.TransactionalID, cur: -1}
+	n.p.TransactionVersion = int16(r.Cluster.Spec.Config.Broker.Txn.Version)
+	if cfg.TransactionalID != "" {
+		r.txn.used = true
+	}
 	r.Recorder.Producer(checkers.Producer{Process: name, Acks: cfg.Acks.String(), Idempotent: cfg.EnableIdempotence,
 		MaxInFlight: cfg.MaxInFlightRequestsPerConnection, Retries: cfg.Retries})
 	id, err := r.World.AddNode(name, func() sim.Node { return n }, sim.NodeOptions{})

@@ -172,6 +172,8 @@ type Runner struct {
 	Recorder  *checkers.Recorder
 	clients   map[string]*scriptClient
 	producers map[string]*producerNode
+	// txn is the transaction history (transactions.go).
+	txn *txnLog
 	seen      int // trace records already scanned by await
 	// The manual controller ('controller manual') and what it decided.
 	Controller sim.NodeID
@@ -230,9 +232,14 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 		case "consumer":
 			_, err = parseConsumerStep(st.Substitute(vars), s.Topics, cfg)
 		case "producer":
-			_, err = config.ParseProducer(st.Substitute(vars).KV)
-			if err != nil {
+			var pc config.Producer
+			pc, err = config.ParseProducer(st.Substitute(vars).KV)
+			switch {
+			case err != nil:
 				err = fmt.Errorf("producer: %w", err)
+			case pc.TransactionalID != "" && pc.TransactionTimeout > cfg.Broker.Txn.MaxTimeout:
+				err = fmt.Errorf("producer: transaction.timeout.ms=%d is above the brokers' transaction.max.timeout.ms=%d: the coordinator would answer INVALID_TRANSACTION_TIMEOUT (allowed: 1 to %d)",
+					pc.TransactionTimeout.Milliseconds(), cfg.Broker.Txn.MaxTimeout.Milliseconds(), cfg.Broker.Txn.MaxTimeout.Milliseconds())
 			}
 		case "swarm":
 			_, err = parseSwarm(st.Substitute(vars), vars)
@@ -323,7 +330,7 @@ func NewRunner(s *scenarios.Script, w *sim.World, cfg config.Config, manual bool
 		m.Manual = true
 		script = &m
 	}
-	r := &Runner{s: script, World: w, Cluster: c, Recorder: checkers.NewRecorder(), clients: map[string]*scriptClient{}, producers: map[string]*producerNode{},
+	r := &Runner{s: script, World: w, Cluster: c, Recorder: checkers.NewRecorder(), clients: map[string]*scriptClient{}, producers: map[string]*producerNode{}, txn: &txnLog{},
 		manual: map[storage.TopicPartition][2]int32{}, vars: vars}
 	if manual {
 		r.ctlNode = &ManualController{}
