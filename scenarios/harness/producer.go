@@ -61,9 +61,9 @@ func (n *producerNode) send(ctx *sim.Context, topic string, part int32) {
 // open transaction, it is one of its writes (input: the input value it
 // derives from, consume-transform-produce's).
 func (n *producerNode) sendValue(ctx *sim.Context, topic string, part int32, value, input string) {
-	if n.cur >= 0 {
-		t := &n.txn.txns[n.cur]
-		t.Writes = append(t.Writes, checkers.TxnWrite{Topic: topic, Partition: part, Value: value, Input: input})
+	if n.tid != "" {
+		n.sendTxn(ctx, topic, part, value, input)
+		return
 	}
 	op := n.rec.Send(ctx.Now(), n.name, topic, part, "", value, n.acks)
 	err := n.p.Send(ctx, client.Record{Topic: topic, Partition: part, Value: []byte(value)}, func(ctx *sim.Context, md client.RecordMetadata, err error) {
@@ -85,6 +85,26 @@ func (n *producerNode) sendValue(ctx *sim.Context, topic string, part int32, val
 	})
 	if err != nil {
 		n.rec.Fail(op, ctx.Now(), err.Error())
+	}
+}
+
+// sendTxn sends a record of the open transaction. NB: it is one of the
+// transaction's writes, judged by the transactions checker, and not a
+// Send of the history: an acknowledged record of a transaction that
+// aborts is rightly never delivered to read_committed consumers, which
+// the other checkers would take for a lost write.
+func (n *producerNode) sendTxn(ctx *sim.Context, topic string, part int32, value, input string) {
+	if n.cur >= 0 {
+		t := &n.txn.txns[n.cur]
+		t.Writes = append(t.Writes, checkers.TxnWrite{Topic: topic, Partition: part, Value: value, Input: input})
+	}
+	err := n.p.Send(ctx, client.Record{Topic: topic, Partition: part, Value: []byte(value)}, func(ctx *sim.Context, md client.RecordMetadata, err error) {
+		if err != nil {
+			ctx.Log("txn-send-error", sim.S("value", value), sim.S("error", err.Error()))
+		}
+	})
+	if err != nil {
+		ctx.Log("txn-send-error", sim.S("value", value), sim.S("error", err.Error()))
 	}
 }
 
