@@ -72,6 +72,9 @@ type consumerSettings struct {
 	outN   int32
 	pcfg   config.Producer
 	tv     int16
+	// txnOffsets: the offsets are committed in the transaction
+	// (sendOffsetsToTransaction); else after it (offsets=after-commit).
+	txnOffsets bool
 }
 
 // consumerNode is the application: a poll loop around one consumer.
@@ -383,7 +386,7 @@ func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run conf
 			}
 		case "output":
 			s.output = v
-		case "transactional.id", "transaction.timeout.ms":
+		case "transactional.id", "transaction.timeout.ms", "offsets":
 			// the transactional producer's (parseCTP)
 		case "poll":
 			s.poll, err = scenarios.ParseDuration(v)

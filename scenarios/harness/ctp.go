@@ -2,7 +2,8 @@ package harness
 
 // This file is the consume-transform-produce pattern (KIP-98, KIP-447):
 // 'consumer NAME group.id=G topic=IN pattern=consume-transform-produce
-// output=OUT [transactional.id=ID] [transaction.timeout.ms=MS]' runs, in
+// output=OUT [transactional.id=ID] [transaction.timeout.ms=MS]
+// [offsets=txn|after-commit]' runs, in
 // the consumer's node, a transactional producer (transactional.id default
 // NAME) beside the consumer (isolation.level default read_committed).
 // Each poll's records become one transaction: beginTransaction, one
@@ -11,7 +12,9 @@ package harness
 // member id, commitTransaction. An abortable error aborts and seeks back
 // to the poll's first offsets; a fatal one (PRODUCER_FENCED: a newer
 // instance of the id) closes the consumer, as a fenced Kafka application
-// must. restart-consumer starts a new instance, whose initTransactions
+// must. offsets=after-commit commits the positions with commitSync once
+// the transaction committed, outside it (not atomic: a crash between the
+// two gives a second output of the same inputs). restart-consumer starts a new instance, whose initTransactions
 // fences the old one and aborts its open transaction.
 
 import (
@@ -41,7 +44,7 @@ func ctpProducerName(consumer string) string { return consumer + ".p" }
 // isolation.level defaults to read_committed.
 func (s *consumerSettings) parseCTP(st scenarios.Step, topics []scenarios.TopicSpec, run config.Config, props map[string]string) error {
 	if s.pattern != scenarios.PatternCTP {
-		for _, k := range []string{"output", "transactional.id", "transaction.timeout.ms"} {
+		for _, k := range []string{"output", "transactional.id", "transaction.timeout.ms", "offsets"} {
 			if _, ok := st.KV[k]; ok {
 				return fmt.Errorf("consumer: %s is for pattern=%s only", k, scenarios.PatternCTP)
 			}
@@ -56,6 +59,13 @@ func (s *consumerSettings) parseCTP(st scenarios.Step, topics []scenarios.TopicS
 		return fmt.Errorf("consumer: output=%q: want a topic of this scenario other than topic=%s", s.output, s.topic)
 	}
 	s.outN = int32(topics[i].Partitions)
+	switch o := st.KV["offsets"]; o {
+	case "", "txn":
+		s.txnOffsets = true
+	case "after-commit":
+	default:
+		return fmt.Errorf("consumer: offsets=%q: allowed txn (sendOffsetsToTransaction, the default) or after-commit (commitSync after the transaction commits: not atomic)", o)
+	}
 	pp := map[string]string{"transactional.id": s.name, "acks": "all"}
 	for _, k := range []string{"transactional.id", "transaction.timeout.ms"} {
 		if v, ok := st.KV[k]; ok {
@@ -183,11 +193,7 @@ func (n *consumerNode) transform(ctx *sim.Context, before map[client.TopicPartit
 		}
 	}
 	pn.cur = -1
-	err := pn.p.SendOffsetsToTransaction(ctx, offsets, client.GroupMetadata{GroupID: n.s.cfg.GroupID, Generation: gen, MemberID: member}, func(ctx *sim.Context, err error) {
-		if err != nil {
-			abort(ctx, err)
-			return
-		}
+	commit := func(ctx *sim.Context) {
 		n.s.txn.txns[i].EndInvoke = ctx.Now()
 		if err := pn.p.CommitTransaction(ctx, func(ctx *sim.Context, err error) {
 			if err != nil {
@@ -195,10 +201,27 @@ func (n *consumerNode) transform(ctx *sim.Context, before map[client.TopicPartit
 				return
 			}
 			end(ctx, true, nil)
-			done(ctx, true)
+			if n.s.txnOffsets {
+				done(ctx, true)
+				return
+			}
+			// offsets=after-commit: the positions are committed after the
+			// transaction, outside it (not atomic).
+			n.commit(ctx, func(ctx *sim.Context, _ bool) { done(ctx, true) })
 		}); err != nil {
 			abort(ctx, err)
 		}
+	}
+	if !n.s.txnOffsets {
+		commit(ctx)
+		return
+	}
+	err := pn.p.SendOffsetsToTransaction(ctx, offsets, client.GroupMetadata{GroupID: n.s.cfg.GroupID, Generation: gen, MemberID: member}, func(ctx *sim.Context, err error) {
+		if err != nil {
+			abort(ctx, err)
+			return
+		}
+		commit(ctx)
 	})
 	if err != nil {
 		abort(ctx, err)
