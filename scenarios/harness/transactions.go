@@ -96,10 +96,22 @@ func (n *producerNode) txnCall(ctx *sim.Context, op string) error {
 		n.cur = n.txn.begin(ctx.Now(), n.name, n.tid)
 		return nil
 	}
-	if n.cur < 0 {
+	i, commit := n.cur, op == "commit"
+	if i < 0 && !commit && len(n.txn.txns) > 0 {
+		// An abort after a failed commit (an abortable error) ends the
+		// same transaction.
+		for j := len(n.txn.txns) - 1; j >= 0; j-- {
+			if t := n.txn.txns[j]; t.Process == n.name {
+				if t.Outcome == checkers.TxnUnknown && t.End != 0 {
+					i = j
+				}
+				break
+			}
+		}
+	}
+	if i < 0 {
 		return fmt.Errorf("%s %s: no transaction begun (a 'begin %s' step first)", op, n.name, n.name)
 	}
-	i, commit := n.cur, op == "commit"
 	n.txn.txns[i].EndInvoke = ctx.Now()
 	n.cur = -1
 	n.call = call
