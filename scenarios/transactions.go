@@ -57,11 +57,11 @@ func (c *checker) txnStep(name, what string) error {
 	d, ok := c.clients[name]
 	switch {
 	case !ok:
-		return fmt.Errorf("%s: no producer %q before this line (declare it with 'producer %s transactional.id=ID')", what, name, name)
+		return fmt.Errorf("no producer %q before this line (declare it with 'producer %s transactional.id=ID' for %s)", name, name, what)
 	case d.kind != kindProducer:
-		return fmt.Errorf("%s: %q is %s (the %s at line %d), not a transactional producer: declare one with 'producer NAME transactional.id=ID'", what, name, d.kind, d.how, d.line)
+		return fmt.Errorf("%q is %s (the %s at line %d), not a transactional producer (%s needs one): declare one with 'producer NAME transactional.id=ID'", name, d.kind, d.how, d.line, what)
 	case !d.transactional:
-		return fmt.Errorf("%s: producer %q (the %s at line %d) has no transactional.id; transactional steps need 'producer %s transactional.id=ID'", what, name, d.how, d.line, name)
+		return fmt.Errorf("producer %q (the %s at line %d) has no transactional.id; %s needs 'producer %s transactional.id=ID'", name, d.how, d.line, what, name)
 	}
 	return nil
 }
