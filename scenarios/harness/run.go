@@ -173,8 +173,8 @@ type Runner struct {
 	clients   map[string]*scriptClient
 	producers map[string]*producerNode
 	// txn is the transaction history (transactions.go).
-	txn *txnLog
-	seen      int // trace records already scanned by await
+	txn  *txnLog
+	seen int // trace records already scanned by await
 	// The manual controller ('controller manual') and what it decided.
 	Controller sim.NodeID
 	ctlNode    *ManualController
