@@ -63,10 +63,7 @@ func (c *checker) step(st Step) error {
 	case "init-txn", "begin", "commit", "abort":
 		return c.txnStep(a[0], st.Op)
 	case "produce":
-		if d, ok := c.clients[a[0]]; ok && d.kind == kindProducer {
-			if err := c.txnStep(a[0], "produce"); err != nil {
-				return fmt.Errorf("%w (a Kafka producer produces a named value only in a transaction; otherwise use 'send %s TOPIC/P COUNT')", err, a[0])
-			}
+		if d, ok := c.clients[a[0]]; ok && d.kind == kindProducer && d.transactional {
 			if err := c.partition(a[1], "/"); err != nil {
 				return err
 			}
@@ -297,7 +294,7 @@ func (c *checker) scripted(name string, line int, how string) error {
 	}
 	if d, ok := c.clients[name]; ok {
 		if d.kind != kindScripted {
-			return fmt.Errorf("%q is %s (declared by the %s at line %d); produce is for scripted clients: use 'send %s TOPIC/P COUNT', or another name", name, d.kind, d.how, d.line, name)
+			return fmt.Errorf("%q is %s (declared by the %s at line %d); produce is for scripted clients: use 'send %s TOPIC/P COUNT', or another name (a producer with transactional.id produces a named value in its transaction)", name, d.kind, d.how, d.line, name)
 		}
 		return nil
 	}

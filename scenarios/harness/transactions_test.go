@@ -17,7 +17,7 @@ func TestTransactionalBadInput(t *testing.T) {
 		{"producer p1 transactional.id=a transaction.timeout.ms=1000000", "transaction.max.timeout.ms=900000"},
 		{"consumer c1 group.id=g topic=t pattern=consume-transform-produce", "output=TOPIC"},
 		{"producer p1\nbegin p1", "has no transactional.id"},
-		{"producer p1\nproduce p1 t/0 v", "has no transactional.id"},
+		{"producer p1\nproduce p1 t/0 v", "produce is for scripted clients"},
 		{"begin p9", "no producer \"p9\""},
 	} {
 		s, err := scenarios.Parse("bad.txt", "bad", strings.NewReader(head+c.step+"\n"))
