@@ -483,8 +483,16 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 		err = need(1, consumerUsage[word])
 	case "init-txn", "begin", "commit", "abort":
 		err = need(1, word+" PRODUCER")
+	case "delay":
+		if err = need(4, "delay A -> B DURATION  or  delay A <-> B DURATION  (0s: no more delay)"); err == nil {
+			if pos[1] != "->" && pos[1] != "<->" {
+				err = fmt.Errorf("delay: %q: want -> or <->", pos[1])
+			} else {
+				st.Dur, err = ParseDuration(pos[3])
+			}
+		}
 	default:
-		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, shutdown, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm, producer, send, lossy, consumer, kill-consumer, restart-consumer, close-consumer, crash-coordinator, init-txn, begin, commit, abort)", word)
+		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, shutdown, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm, producer, send, lossy, consumer, kill-consumer, restart-consumer, close-consumer, crash-coordinator, init-txn, begin, commit, abort, delay)", word)
 	}
 	return st, err
 }

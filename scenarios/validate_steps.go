@@ -125,6 +125,15 @@ func (c *checker) step(st Step) error {
 		return c.partitionGroups(st)
 	case "lossy":
 		return c.lossy(st)
+	case "delay":
+		for _, n := range []string{a[0], a[2]} {
+			if n == "*" {
+				continue
+			}
+			if err := c.node(n, st, true); err != nil {
+				return err
+			}
+		}
 	case "leader-and-isr":
 		return c.leaderAndISR(st)
 	case "producer", "consumer":

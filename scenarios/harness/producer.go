@@ -176,6 +176,20 @@ func (r *Runner) sendRecords(st scenarios.Step) error {
 	return r.World.At(r.World.Now(), "send", next)
 }
 
+// delay executes 'delay A -> B DUR' (or <->; A or B may be "*" for every
+// broker): every message sent on the links from now on is held DUR on top
+// of its latency, and, the links being FIFO, the messages after it wait
+// behind it; 'delay A -> B 0s' (or heal's end phase) ends it. A message
+// held past later ones on other links is how a request of transaction N
+// reaches a broker during N+1 (Jepsen's delayed produce/EndTxn).
+func (r *Runner) delay(st scenarios.Step) error {
+	link := sim.DefaultLink
+	if st.Dur > 0 {
+		link.DelayProbability, link.Delay = 1, st.Dur
+	}
+	return r.setLinks(st.Args[0], st.Args[2], st.Args[1] == "<->", link)
+}
+
 // lossy executes 'lossy A <-> B drop=P duplicate=P' (A may be "*" for every
 // broker): the links get those fault rates.
 func (r *Runner) lossy(st scenarios.Step) error {
@@ -196,6 +210,12 @@ func (r *Runner) lossy(st scenarios.Step) error {
 			return fmt.Errorf("%q: allowed drop, duplicate, reorder", k)
 		}
 	}
+	return r.setLinks(st.Args[0], st.Args[2], st.Args[1] == "<->", link)
+}
+
+// setLinks gives the links from a to b (and back, with both) the link
+// configuration; "*" stands for every broker.
+func (r *Runner) setLinks(a, b string, both bool, link sim.LinkConfig) error {
 	ends := func(name string) ([]sim.NodeID, error) {
 		if name == "*" {
 			return r.Cluster.Brokers, nil
@@ -203,11 +223,11 @@ func (r *Runner) lossy(st scenarios.Step) error {
 		id, err := r.node(name)
 		return []sim.NodeID{id}, err
 	}
-	as, err := ends(st.Args[0])
+	as, err := ends(a)
 	if err != nil {
 		return err
 	}
-	bs, err := ends(st.Args[2])
+	bs, err := ends(b)
 	if err != nil {
 		return err
 	}
@@ -217,7 +237,7 @@ func (r *Runner) lossy(st scenarios.Step) error {
 				return err
 			}
 			r.lossyLinks = append(r.lossyLinks, [2]sim.NodeID{a, b})
-			if st.Args[1] == "<->" {
+			if both {
 				if err := r.World.SetLink(b, a, link); err != nil {
 					return err
 				}

@@ -190,6 +190,8 @@ func (r *Runner) Step(st scenarios.Step) error {
 		return r.sendRecords(st)
 	case "lossy":
 		return r.lossy(st)
+	case "delay":
+		return r.delay(st)
 	case "heal":
 		if err := w.Inject(sim.Heal{}); err != nil {
 			return err
