@@ -323,13 +323,11 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 	}
 	hist := r.Recorder.Finish(w.Now())
 	res.Final, res.History = final, hist
-	// NB: a transactional run's logs hold control batches, whose offsets
-	// no client reads: the log model of linearizability has no place for
-	// them, so it is skipped (unknown) there; the transactions checker
-	// judges those runs.
 	res.Verdicts = checkers.CheckAll(hist, final, r.Observer.monitor, checkers.Options{LinearizabilityBudget: budget, SkipLinearizability: r.txn.used})
 	if r.txn.used {
-		res.Verdicts = append(res.Verdicts, checkers.CheckTransactions(r.txnHistory(), final))
+		th, txnParts := r.txnHistory()
+		res.Verdicts[0] = txnLinearizability(hist, final, txnParts, budget)
+		res.Verdicts = append(res.Verdicts, checkers.CheckTransactions(th, final))
 	}
 	res.TraceHash, res.Events, res.SimTime = w.Trace().Hash(), w.Events(), w.Now()
 	for _, op := range hist.Ops {
