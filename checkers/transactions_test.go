@@ -201,3 +201,19 @@ func BenchmarkTransactions10k(b *testing.B) {
 		CheckTransactions(h, Final{})
 	}
 }
+
+// TestTransactionsMissingOutput: b1, a committed record of the
+// consume-transform-produce input topic t, has no committed output.
+func TestTransactionsMissingOutput(t *testing.T) {
+	h := txnClean()
+	h.InputTopics = []string{"t"}
+	a := onlyKind(t, CheckTransactions(h, Final{}), KindMissingOutput, false)
+	if a.Value != "b1" || a.Offsets[0] != 0 {
+		t.Fatalf("anomaly %+v, want b1 at offset 0", a)
+	}
+	h.Txns[2].Writes = append(h.Txns[2].Writes, TxnWrite{Topic: "u", Partition: 0, Value: "o2", Input: "b1"})
+	h.Final[2].Records = append(h.Final[2].Records, TxnFinalRecord{1, "o2", TxnCommitted})
+	if v := CheckTransactions(h, Final{}); v.Result != ResultOK {
+		t.Fatalf("with b1's output: %s %v", v.Result, v.Anomalies)
+	}
+}

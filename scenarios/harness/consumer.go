@@ -456,6 +456,9 @@ func (r *Runner) newConsumer(st scenarios.Step) error {
 		r.txn.used = true
 	}
 	if s.pattern == scenarios.PatternCTP {
+		if !slices.Contains(r.txn.inputs, s.topic) {
+			r.txn.inputs = append(r.txn.inputs, s.topic)
+		}
 		s.tv = int16(r.Cluster.Spec.Config.Broker.Txn.Version)
 		r.Recorder.Producer(checkers.Producer{Process: ctpProducerName(name), Acks: s.pcfg.Acks.String(), Idempotent: true,
 			MaxInFlight: s.pcfg.MaxInFlightRequestsPerConnection, Retries: s.pcfg.Retries})

@@ -33,6 +33,8 @@ type txnLog struct {
 	// used is set once a transactional client or a read_committed
 	// consumer exists: the run gets a transactions verdict.
 	used bool
+	// inputs are the topics consume-transform-produce consumers read.
+	inputs []string
 }
 
 // begin opens a transaction of process and returns its index.
@@ -171,7 +173,7 @@ func (r *Runner) pauseProducer(name string, d sim.Duration) error {
 // the final logs of the scenario's topics, and the partitions whose logs
 // hold transactional or control batches.
 func (r *Runner) txnHistory() (checkers.TxnHistory, map[storage.TopicPartition]bool) {
-	h := checkers.TxnHistory{Txns: r.txn.txns, Reads: r.txn.reads}
+	h := checkers.TxnHistory{Txns: r.txn.txns, Reads: r.txn.reads, InputTopics: r.txn.inputs}
 	txnParts := map[storage.TopicPartition]bool{}
 	for _, tp := range r.Observer.Partitions {
 		if strings.HasPrefix(tp.Topic, "__") {
