@@ -23,6 +23,9 @@
 //   - torn-transaction: a read_committed consumer delivered part of a
 //     committed transaction, and read past another of its writes without
 //     delivering it.
+//   - read-skip: a read_committed consumer's poll moved its position past
+//     a committed record (of no transaction it saw part of: that is a
+//     torn transaction) without delivering it.
 //   - duplicate-output: consume-transform-produce wrote more than one
 //     committed output for one input (the final log, read committed).
 //   - missing-output: a committed record of a consume-transform-produce
@@ -64,6 +67,7 @@ const (
 	KindTornTransaction    = "torn-transaction"
 	KindDuplicateOutput    = "duplicate-output"
 	KindMissingOutput      = "missing-output"
+	KindReadSkip           = "read-skip"
 	KindG0                 = "G0"
 	KindG1c                = "G1c"
 )
@@ -289,6 +293,7 @@ func readAnomalies(h TxnHistory, owner map[string]int, final map[string]txnPos, 
 	}
 	// Torn: a process saw part of a committed transaction and read past
 	// another of its writes without delivering it.
+	torn := map[pk][]string{}
 	byTP := map[tp][]pk{}
 	for _, k := range order {
 		byTP[k.tp] = append(byTP[k.tp], k)
@@ -309,10 +314,27 @@ func readAnomalies(h TxnHistory, owner map[string]int, final map[string]txnPos, 
 				if !ok || p.status != TxnCommitted || delivered[wk][w.Value] || !coveredBy(covered[wk], p.offset) {
 					continue
 				}
+				torn[wk] = append(torn[wk], w.Value)
 				out = append(out, Anomaly{Kind: KindTornTransaction, Topic: w.Topic, Partition: w.Partition, Value: w.Value, Offsets: []int64{p.offset},
 					Description: k.process + " (read_committed) saw part of committed " + txnName(h.Txns, i) + " but read past " + w.Value +
 						" at offset " + strconv.FormatInt(p.offset, 10) + " of " + wk.tp.String() + " without delivering it"})
 			}
+		}
+	}
+	// Read skips: a committed record a poll of the process read past
+	// without delivering (and not already a torn transaction's).
+	finalOf := map[tp][]TxnFinalRecord{}
+	for _, p := range h.Final {
+		finalOf[tp{p.Topic, p.Partition}] = p.Records
+	}
+	for _, k := range order {
+		for _, r := range finalOf[k.tp] {
+			if r.Status != TxnCommitted || delivered[k][r.Value] || slices.Contains(torn[k], r.Value) || !coveredBy(covered[k], r.Offset) {
+				continue
+			}
+			out = append(out, Anomaly{Kind: KindReadSkip, Topic: k.tp.topic, Partition: k.tp.partition, Value: r.Value, Offsets: []int64{r.Offset},
+				Description: k.process + " (read_committed) read past " + r.Value + " at offset " + strconv.FormatInt(r.Offset, 10) + " of " +
+					k.tp.String() + ", committed, without delivering it"})
 		}
 	}
 	return out

@@ -217,3 +217,14 @@ func TestTransactionsMissingOutput(t *testing.T) {
 		t.Fatalf("with b1's output: %s %v", v.Result, v.Anomalies)
 	}
 }
+
+// TestTransactionsReadSkip: r2 (read_committed) polled t-1 from 0 to 2
+// and delivered nothing: it read past the committed b1.
+func TestTransactionsReadSkip(t *testing.T) {
+	h := txnClean()
+	h.Reads = append(h.Reads, TxnRead{Process: "r2", Topic: "t", Partition: 1, ReadCommitted: true, FetchOffset: 0, Next: 2, Invoke: 20 * ms, Complete: 21 * ms})
+	a := onlyKind(t, CheckTransactions(h, Final{}), KindReadSkip, false)
+	if a.Value != "b1" || !strings.Contains(a.Description, "r2") {
+		t.Fatalf("anomaly %+v, want r2 skipping b1", a)
+	}
+}
