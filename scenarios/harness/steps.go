@@ -9,6 +9,7 @@ import (
 	"github.com/kafkasim/kafkasim/scenarios"
 
 	"github.com/kafkasim/kafkasim/broker/server"
+	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -323,9 +324,16 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 	}
 	hist := r.Recorder.Finish(w.Now())
 	res.Final, res.History = final, hist
+	var th checkers.TxnHistory
+	var txnParts map[storage.TopicPartition]bool
+	if r.txn.used {
+		th, txnParts = r.txnHistory()
+		if final.Liveness != nil {
+			final.Liveness.StuckLSO = stuckLSO(th, final.Facts.UncleanElections)
+		}
+	}
 	res.Verdicts = checkers.CheckAll(hist, final, r.Observer.monitor, checkers.Options{LinearizabilityBudget: budget, SkipLinearizability: r.txn.used})
 	if r.txn.used {
-		th, txnParts := r.txnHistory()
 		res.Verdicts[0] = txnLinearizability(hist, final, txnParts, budget)
 		res.Verdicts = append(res.Verdicts, checkers.CheckTransactions(th, final))
 	}

@@ -189,6 +189,29 @@ func (r *Runner) txnHistory() (checkers.TxnHistory, map[storage.TopicPartition]b
 	return h, txnParts
 }
 
+// stuckLSO returns the partitions whose final log holds a transaction with
+// no marker (its LSO stuck there) after an unclean election of the
+// partition: the election lost the marker (KAFKA-20716), and the liveness
+// checker permits a read_committed group lagging behind it.
+func stuckLSO(h checkers.TxnHistory, unclean []checkers.UncleanElection) []checkers.OfflinePartition {
+	var out []checkers.OfflinePartition
+	for _, p := range h.Final {
+		i := slices.IndexFunc(p.Records, func(r checkers.TxnFinalRecord) bool { return r.Status == checkers.TxnUnknown })
+		if i < 0 {
+			continue
+		}
+		for _, u := range unclean {
+			if u.Topic == p.Topic && u.Partition == p.Partition {
+				out = append(out, checkers.OfflinePartition{Topic: p.Topic, Partition: p.Partition,
+					Why: "permitted: the unclean election of b" + strconv.Itoa(int(u.Broker)) + " at epoch " + strconv.Itoa(int(u.Epoch)) + " at " + u.Time.String() +
+						" left the transaction of " + p.Records[i].Value + " (offset " + strconv.FormatInt(p.Records[i].Offset, 10) + ") without its marker: the LSO is stuck there (KAFKA-20716)"})
+				break
+			}
+		}
+	}
+	return out
+}
+
 // txnLinearizability judges the partitions without transactions (a
 // consume-transform-produce input topic, a plain producer's partition)
 // with the linearizability checker. NB: a partition holding control
