@@ -150,6 +150,8 @@ type TxnFinalPartition struct {
 	Topic     string
 	Partition int32
 	Records   []TxnFinalRecord
+	// Transactional: the log holds transactional or control batches.
+	Transactional bool `json:",omitempty"`
 }
 
 // TxnHistory is what the transactions checker judges.

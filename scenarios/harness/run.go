@@ -99,7 +99,10 @@ type Result struct {
 	World       *sim.World
 	Final       checkers.Final
 	History     checkers.History
-	Changes     []StateChange
+	// Transactions is the transaction history of a run with transactional
+	// clients or read_committed consumers (transactions.go), else nil.
+	Transactions *checkers.TxnHistory
+	Changes      []StateChange
 	// Truncations are the replicas' logs around each shortening (with
 	// Options.Timeline).
 	Truncations []Truncation

@@ -9,7 +9,6 @@ import (
 	"github.com/kafkasim/kafkasim/scenarios"
 
 	"github.com/kafkasim/kafkasim/broker/server"
-	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -324,18 +323,19 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 	}
 	hist := r.Recorder.Finish(w.Now())
 	res.Final, res.History = final, hist
-	var th checkers.TxnHistory
-	var txnParts map[storage.TopicPartition]bool
 	if r.txn.used {
-		th, txnParts = r.txnHistory()
+		th := r.txnHistory()
+		res.Transactions = &th
 		if final.Liveness != nil {
 			final.Liveness.StuckLSO = stuckLSO(th, final.Facts.UncleanElections)
 		}
 	}
 	res.Verdicts = checkers.CheckAll(hist, final, r.Observer.monitor, checkers.Options{LinearizabilityBudget: budget, SkipLinearizability: r.txn.used})
-	if r.txn.used {
-		res.Verdicts[0] = txnLinearizability(hist, final, txnParts, budget)
-		res.Verdicts = append(res.Verdicts, checkers.CheckTransactions(th, final))
+	if th := res.Transactions; th != nil {
+		// transactions_lin.go: the partitions holding transactions are the
+		// transactions checker's.
+		res.Verdicts[0] = checkers.LinearizabilityOutsideTransactions(hist, final, *th, budget)
+		res.Verdicts = append(res.Verdicts, checkers.CheckTransactions(*th, final))
 	}
 	res.TraceHash, res.Events, res.SimTime = w.Trace().Hash(), w.Events(), w.Now()
 	for _, op := range hist.Ops {

@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/kafkasim/kafkasim/scenarios"
 
@@ -170,23 +169,18 @@ func (r *Runner) pauseProducer(name string, d sim.Duration) error {
 }
 
 // txnHistory returns the run's history for the transactions checker, with
-// the final logs of the scenario's topics, and the partitions whose logs
-// hold transactional or control batches.
-func (r *Runner) txnHistory() (checkers.TxnHistory, map[storage.TopicPartition]bool) {
+// the final logs of the scenario's topics.
+func (r *Runner) txnHistory() checkers.TxnHistory {
 	h := checkers.TxnHistory{Txns: r.txn.txns, Reads: r.txn.reads, InputTopics: r.txn.inputs}
-	txnParts := map[storage.TopicPartition]bool{}
 	for _, tp := range r.Observer.Partitions {
 		if strings.HasPrefix(tp.Topic, "__") {
 			continue
 		}
-		if p, has, ok := r.txnFinal(tp); ok {
+		if p, ok := r.txnFinal(tp); ok {
 			h.Final = append(h.Final, p)
-			if has {
-				txnParts[tp] = true
-			}
 		}
 	}
-	return h, txnParts
+	return h
 }
 
 // stuckLSO returns the partitions whose final log holds a transaction with
@@ -212,45 +206,11 @@ func stuckLSO(h checkers.TxnHistory, unclean []checkers.UncleanElection) []check
 	return out
 }
 
-// txnLinearizability judges the partitions without transactions (a
-// consume-transform-produce input topic, a plain producer's partition)
-// with the linearizability checker. NB: a partition holding control
-// batches has offsets no client reads (the markers), and its aborted
-// records stay in the log unread by read_committed: the log model has no
-// place for them, so such partitions are left to the transactions
-// checker, and a run with nothing else is unknown to linearizability.
-func txnLinearizability(h checkers.History, f checkers.Final, txnParts map[storage.TopicPartition]bool, budget time.Duration) checkers.Verdict {
-	fh := h
-	fh.Ops = nil
-	judged := map[storage.TopicPartition]bool{}
-	for _, op := range h.Ops {
-		tp := storage.TopicPartition{Topic: op.Topic, Partition: op.Partition}
-		if !txnParts[tp] {
-			fh.Ops = append(fh.Ops, op)
-			judged[tp] = true
-		}
-	}
-	var skipped []string
-	for tp := range txnParts {
-		skipped = append(skipped, tp.String())
-	}
-	slices.Sort(skipped)
-	note := "partitions holding transactions, judged by the transactions checker only: " + strings.Join(skipped, ", ")
-	if len(judged) == 0 {
-		return checkers.Verdict{Checker: checkers.NameLinearizability, Result: checkers.ResultUnknown, Notes: []string{"every partition the history touches holds transactions; " + note}}
-	}
-	v := checkers.Linearizability(fh, f, budget)
-	if len(skipped) > 0 {
-		v.Notes = append(v.Notes, note)
-	}
-	return v
-}
-
 // txnFinal reads a partition's final log from its leader (else the longest
 // live replica): its data records, each with its transaction's status from
 // the control markers (committed for a record outside a transaction,
 // unknown for a transaction with no marker yet).
-func (r *Runner) txnFinal(tp storage.TopicPartition) (_ checkers.TxnFinalPartition, hasTxn, ok bool) {
+func (r *Runner) txnFinal(tp storage.TopicPartition) (checkers.TxnFinalPartition, bool) {
 	var best *storage.Log
 	leader := false
 	for _, id := range r.Observer.Replicas[tp] {
@@ -269,7 +229,7 @@ func (r *Runner) txnFinal(tp storage.TopicPartition) (_ checkers.TxnFinalPartiti
 		}
 	}
 	if best == nil {
-		return checkers.TxnFinalPartition{}, false, false
+		return checkers.TxnFinalPartition{}, false
 	}
 	out := checkers.TxnFinalPartition{Topic: tp.Topic, Partition: tp.Partition}
 	open := map[int64][]int{} // producer id -> indexes of its open transaction's records
@@ -282,10 +242,10 @@ func (r *Runner) txnFinal(tp storage.TopicPartition) (_ checkers.TxnFinalPartiti
 		for len(data) > 0 {
 			b, n, err := storage.DecodeBatch(data)
 			if err != nil {
-				return out, hasTxn, true
+				return out, true
 			}
 			info, _ := storage.ParseBatchInfo(data)
-			hasTxn = hasTxn || info.IsTransactional() || info.IsControl()
+			out.Transactional = out.Transactional || info.IsTransactional() || info.IsControl()
 			switch {
 			case info.IsControl():
 				m, ok, _ := storage.ReadEndTxnMarker(data[:n])
@@ -313,7 +273,7 @@ func (r *Runner) txnFinal(tp storage.TopicPartition) (_ checkers.TxnFinalPartiti
 			off = b.NextOffset()
 		}
 	}
-	return out, hasTxn, true
+	return out, true
 }
 
 // recordReads records a read_committed consumer's poll as TxnReads, one
