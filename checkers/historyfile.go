@@ -3,7 +3,8 @@
 //
 // The format: the first line is the header {"kafkasim_history":1,...};
 // every other line is an object with exactly one of the keys "producer",
-// "consumer", "op", "final" or "invariants". Ops appear in invocation order
+// "consumer", "op", "final", "invariants" or "transactions" (a run with
+// transactions: the transactions checker's history, TxnHistory). Ops appear in invocation order
 // and their "index" is their position. Enumerations are spelled as in
 // traces ("send", "ok", "leader", "power-loss"). A file holds exactly one
 // "final" line: the checkers judge loss and divergence against the
@@ -43,6 +44,9 @@ type HistoryFile struct {
 	Final   Final
 	// Invariants is the invariants verdict recorded during the run, or nil.
 	Invariants *Verdict
+	// Transactions is the transaction history of a run with transactions,
+	// or nil.
+	Transactions *TxnHistory
 }
 
 type historyHeader struct {
@@ -61,11 +65,12 @@ type savedVerdict struct {
 }
 
 type historyLine struct {
-	Producer   *Producer     `json:"producer,omitempty"`
-	Consumer   *Consumer     `json:"consumer,omitempty"`
-	Op         *Op           `json:"op,omitempty"`
-	Final      *Final        `json:"final,omitempty"`
-	Invariants *savedVerdict `json:"invariants,omitempty"`
+	Producer     *Producer     `json:"producer,omitempty"`
+	Consumer     *Consumer     `json:"consumer,omitempty"`
+	Op           *Op           `json:"op,omitempty"`
+	Final        *Final        `json:"final,omitempty"`
+	Invariants   *savedVerdict `json:"invariants,omitempty"`
+	Transactions *TxnHistory   `json:"transactions,omitempty"`
 }
 
 // WriteHistoryFile writes f as JSON lines.
@@ -88,6 +93,9 @@ func WriteHistoryFile(w io.Writer, f HistoryFile) error {
 	lines = append(lines, historyLine{Final: &f.Final})
 	if v := f.Invariants; v != nil {
 		lines = append(lines, historyLine{Invariants: &savedVerdict{v.Checker, v.Result, v.Anomalies, v.Omitted, v.Notes}})
+	}
+	if f.Transactions != nil {
+		lines = append(lines, historyLine{Transactions: f.Transactions})
 	}
 	for _, l := range lines {
 		if err := enc.Encode(l); err != nil {
@@ -126,13 +134,13 @@ func ReadHistoryFile(r io.Reader) (HistoryFile, error) {
 			return f, fmt.Errorf("line %d: %v", n, err)
 		}
 		set := 0
-		for _, p := range []bool{l.Producer != nil, l.Consumer != nil, l.Op != nil, l.Final != nil, l.Invariants != nil} {
+		for _, p := range []bool{l.Producer != nil, l.Consumer != nil, l.Op != nil, l.Final != nil, l.Invariants != nil, l.Transactions != nil} {
 			if p {
 				set++
 			}
 		}
 		if set != 1 {
-			return f, fmt.Errorf("line %d: want exactly one of the keys producer, consumer, op, final, invariants", n)
+			return f, fmt.Errorf("line %d: want exactly one of the keys producer, consumer, op, final, invariants, transactions", n)
 		}
 		switch {
 		case l.Producer != nil:
@@ -159,6 +167,8 @@ func ReadHistoryFile(r io.Reader) (HistoryFile, error) {
 		case l.Invariants != nil:
 			v := l.Invariants
 			f.Invariants = &Verdict{Checker: NameInvariants, Result: v.Result, Anomalies: v.Anomalies, Omitted: v.Omitted, Notes: v.Notes}
+		case l.Transactions != nil:
+			f.Transactions = l.Transactions
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -187,9 +197,21 @@ func strictJSON(data []byte, v any) error {
 }
 
 // CheckFile runs every checker on a saved history: as CheckAll, with the
-// invariants verdict the run recorded (Unknown when the file has none).
+// invariants verdict the run recorded (Unknown when the file has none),
+// and, for a run with transactions, linearizability outside them and the
+// transactions checker, as the run judged it.
 func CheckFile(f HistoryFile, opts Options) []Verdict {
+	lin := opts.SkipLinearizability
+	if f.Transactions != nil {
+		opts.SkipLinearizability = true
+	}
 	out := CheckAll(f.History, f.Final, nil, opts)
+	if f.Transactions != nil {
+		if !lin {
+			out[0] = LinearizabilityOutsideTransactions(f.History, f.Final, *f.Transactions, opts.LinearizabilityBudget)
+		}
+		out = append(out, CheckTransactions(*f.Transactions, f.Final))
+	}
 	for i := range out {
 		if out[i].Checker != NameInvariants {
 			continue

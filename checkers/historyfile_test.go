@@ -98,3 +98,30 @@ func TestHistoryFileBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryFileTransactions: a run's transaction history travels in the
+// file, and check judges it as the run did.
+func TestHistoryFileTransactions(t *testing.T) {
+	th := txnClean()
+	th.Final[0].Transactional = true
+	th.Txns[1].Outcome = TxnCommitted // a2 is under an ABORT marker: a lost committed write
+	var buf bytes.Buffer
+	if err := WriteHistoryFile(&buf, HistoryFile{Final: Final{}, Transactions: &th}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadHistoryFile(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(th, *got.Transactions); diff != "" {
+		t.Fatalf("transactions differ (-wrote +read):\n%s", diff)
+	}
+	vs := CheckFile(got, Options{})
+	last := vs[len(vs)-1]
+	if last.Checker != NameTransactions || last.Result != ResultViolation || last.Anomalies[0].Kind != KindLostCommittedWrite {
+		t.Fatalf("last verdict %s %s %v", last.Checker, last.Result, last.Anomalies)
+	}
+	if vs[0].Result != ResultUnknown {
+		t.Fatalf("linearizability %s, want unknown: no operation outside the transactions", vs[0].Result)
+	}
+}

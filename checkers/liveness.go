@@ -16,7 +16,9 @@
 // verdict is OK when some sample had no unmet condition; a violation (never
 // permitted: Kafka's contract promises recovery once faults end — except
 // for a partition Kafka keeps leaderless by design, Liveness.Offline:
-// KIP-966 with no eligible replica and unclean election off) naming
+// KIP-966 with no eligible replica and unclean election off; and a group
+// lagging behind a last stable offset an unclean election left stuck,
+// Liveness.StuckLSO: KAFKA-20716) naming
 // each condition still unmet at the deadline and since when it has been
 // unmet without a break; Unknown when no phase was recorded, it was
 // skipped, or it ended before the deadline without every condition holding.
@@ -88,6 +90,11 @@ type Liveness struct {
 	// Offline lists the partitions the cluster keeps leaderless by design
 	// (Facts.Offline): their conditions are permitted, naming why.
 	Offline []OfflinePartition `json:",omitempty"`
+	// StuckLSO lists the partitions whose last stable offset an unclean
+	// election left stuck (KAFKA-20716: a transaction's data kept, its
+	// marker lost): a group lagging there (read_committed stops at the
+	// LSO) is permitted, naming why; their other conditions are not.
+	StuckLSO []OfflinePartition `json:",omitempty"`
 }
 
 // CheckLiveness judges a run's liveness phase (see the file comment).
@@ -129,6 +136,10 @@ func CheckLiveness(l *Liveness) Verdict {
 		a.Description = desc + ", stuck since " + since.String() + " until the deadline " + l.Deadline.String() +
 			" (" + timeout.String() + " after the phase began at " + l.Start.String() + ")"
 		if why := offlineWhy(l.Offline, c.Topic, c.Partition); why != "" && c.Topic != "" {
+			a.Description += "; " + why
+			a.Permitted = true
+		}
+		if why := offlineWhy(l.StuckLSO, c.Topic, c.Partition); why != "" && c.Topic != "" && c.Kind == LivenessGroupLagging && !a.Permitted {
 			a.Description += "; " + why
 			a.Permitted = true
 		}

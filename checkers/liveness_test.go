@@ -124,3 +124,23 @@ func TestLivenessOfflineByDesign(t *testing.T) {
 		t.Errorf("t-1: %s, want a contract break", a)
 	}
 }
+
+// TestLivenessStuckLSOPermitsLaggingOnly: on a partition whose LSO an
+// unclean election left stuck, a lagging group is permitted, a missing
+// leader is not.
+func TestLivenessStuckLSOPermitsLaggingOnly(t *testing.T) {
+	l := &Liveness{Start: 0, Deadline: 10 * sec, StuckLSO: []OfflinePartition{{Topic: "t", Partition: 0, Why: "permitted: KAFKA-20716"}},
+		Samples: []LivenessSample{{Time: 10 * sec, Unmet: []LivenessCondition{
+			{Kind: LivenessGroupLagging, Topic: "t", Partition: 0, Broker: -1, Group: "g"},
+			{Kind: LivenessNoLeader, Topic: "t", Partition: 0, Broker: -1},
+		}}}}
+	v := CheckLiveness(l)
+	if v.Result != ResultViolation || len(v.Anomalies) != 2 {
+		t.Fatalf("verdict %s %v", v.Result, v.Anomalies)
+	}
+	for _, a := range v.Anomalies {
+		if a.Permitted != (a.Kind == LivenessGroupLagging) {
+			t.Errorf("%s permitted=%v", a.Kind, a.Permitted)
+		}
+	}
+}

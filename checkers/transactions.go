@@ -23,8 +23,15 @@
 //   - torn-transaction: a read_committed consumer delivered part of a
 //     committed transaction, and read past another of its writes without
 //     delivering it.
+//   - read-skip: a read_committed consumer's poll moved its position past
+//     a committed record (of no transaction it saw part of: that is a
+//     torn transaction) without delivering it.
 //   - duplicate-output: consume-transform-produce wrote more than one
 //     committed output for one input (the final log, read committed).
+//   - missing-output: a committed record of a consume-transform-produce
+//     input topic (TxnHistory.InputTopics) has no committed output in the
+//     final logs. Permitted when the input's partition had a loss fact (an
+//     unclean election may have removed the output's marker).
 //   - G0 (write cycle) over the write-write order of the final logs
 //     (consecutive transactions' writes in a partition) and G1c (circular
 //     information flow) over write-write and write-read (a transaction
@@ -59,6 +66,8 @@ const (
 	KindG1b                = "G1b"
 	KindTornTransaction    = "torn-transaction"
 	KindDuplicateOutput    = "duplicate-output"
+	KindMissingOutput      = "missing-output"
+	KindReadSkip           = "read-skip"
 	KindG0                 = "G0"
 	KindG1c                = "G1c"
 )
@@ -141,6 +150,8 @@ type TxnFinalPartition struct {
 	Topic     string
 	Partition int32
 	Records   []TxnFinalRecord
+	// Transactional: the log holds transactional or control batches.
+	Transactional bool `json:",omitempty"`
 }
 
 // TxnHistory is what the transactions checker judges.
@@ -149,6 +160,9 @@ type TxnHistory struct {
 	Reads []TxnRead
 	// Final holds the partitions whose final log is known.
 	Final []TxnFinalPartition
+	// InputTopics are the topics consume-transform-produce reads: every
+	// committed record of their final logs must have a committed output.
+	InputTopics []string
 }
 
 // txnPos locates a write in the final logs.
@@ -223,6 +237,7 @@ func CheckTransactions(h TxnHistory, f Final) Verdict {
 	}
 	out = append(out, readAnomalies(h, owner, final, outcome)...)
 	out = append(out, duplicateOutputs(h, final)...)
+	out = append(out, missingOutputs(h, final, f, &c)...)
 	out = append(out, cycleAnomalies(h, owner, final, outcome)...)
 	unknown := len(h.Txns) == 0 || (judged == 0 && len(h.Final) == 0)
 	note := strconv.Itoa(len(h.Txns)) + " transactions, " + strconv.Itoa(len(h.Reads)) + " reads, " + strconv.Itoa(len(h.Final)) + " final logs"
@@ -280,6 +295,7 @@ func readAnomalies(h TxnHistory, owner map[string]int, final map[string]txnPos, 
 	}
 	// Torn: a process saw part of a committed transaction and read past
 	// another of its writes without delivering it.
+	torn := map[pk][]string{}
 	byTP := map[tp][]pk{}
 	for _, k := range order {
 		byTP[k.tp] = append(byTP[k.tp], k)
@@ -300,10 +316,27 @@ func readAnomalies(h TxnHistory, owner map[string]int, final map[string]txnPos, 
 				if !ok || p.status != TxnCommitted || delivered[wk][w.Value] || !coveredBy(covered[wk], p.offset) {
 					continue
 				}
+				torn[wk] = append(torn[wk], w.Value)
 				out = append(out, Anomaly{Kind: KindTornTransaction, Topic: w.Topic, Partition: w.Partition, Value: w.Value, Offsets: []int64{p.offset},
 					Description: k.process + " (read_committed) saw part of committed " + txnName(h.Txns, i) + " but read past " + w.Value +
 						" at offset " + strconv.FormatInt(p.offset, 10) + " of " + wk.tp.String() + " without delivering it"})
 			}
+		}
+	}
+	// Read skips: a committed record a poll of the process read past
+	// without delivering (and not already a torn transaction's).
+	finalOf := map[tp][]TxnFinalRecord{}
+	for _, p := range h.Final {
+		finalOf[tp{p.Topic, p.Partition}] = p.Records
+	}
+	for _, k := range order {
+		for _, r := range finalOf[k.tp] {
+			if r.Status != TxnCommitted || delivered[k][r.Value] || slices.Contains(torn[k], r.Value) || !coveredBy(covered[k], r.Offset) {
+				continue
+			}
+			out = append(out, Anomaly{Kind: KindReadSkip, Topic: k.tp.topic, Partition: k.tp.partition, Value: r.Value, Offsets: []int64{r.Offset},
+				Description: k.process + " (read_committed) read past " + r.Value + " at offset " + strconv.FormatInt(r.Offset, 10) + " of " +
+					k.tp.String() + ", committed, without delivering it"})
 		}
 	}
 	return out
@@ -344,6 +377,41 @@ func duplicateOutputs(h TxnHistory, final map[string]txnPos) []Anomaly {
 			}
 			out = append(out, Anomaly{Kind: KindDuplicateOutput, Value: in, Offsets: offs, Topic: final[vs[0]].tp.topic, Partition: final[vs[0]].tp.partition,
 				Description: "input " + in + " has " + strconv.Itoa(len(vs)) + " committed outputs: " + strings.Join(vs, ", ")})
+		}
+	}
+	return out
+}
+
+// missingOutputs: a committed input of consume-transform-produce with no
+// committed output.
+func missingOutputs(h TxnHistory, final map[string]txnPos, f Final, c **contract) []Anomaly {
+	if len(h.InputTopics) == 0 {
+		return nil
+	}
+	has := map[string]bool{}
+	for _, t := range h.Txns {
+		for _, w := range t.Writes {
+			if p, ok := final[w.Value]; ok && w.Input != "" && p.status == TxnCommitted {
+				has[w.Input] = true
+			}
+		}
+	}
+	var out []Anomaly
+	for _, p := range h.Final {
+		if !slices.Contains(h.InputTopics, p.Topic) {
+			continue
+		}
+		for _, r := range p.Records {
+			if r.Status != TxnCommitted || has[r.Value] {
+				continue
+			}
+			if *c == nil {
+				*c = newContract(f)
+			}
+			why, permitted := (*c).lossExcuse(Op{Kind: Send, Topic: p.Topic, Partition: p.Partition, Value: r.Value, Acks: -1, Leader: -1})
+			out = append(out, Anomaly{Kind: KindMissingOutput, Topic: p.Topic, Partition: p.Partition, Value: r.Value, Offsets: []int64{r.Offset}, Permitted: permitted,
+				Description: "input " + r.Value + " at offset " + strconv.FormatInt(r.Offset, 10) + " of " + tp{p.Topic, p.Partition}.String() +
+					" has no committed output in the final logs; " + why})
 		}
 	}
 	return out

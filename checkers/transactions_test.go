@@ -201,3 +201,30 @@ func BenchmarkTransactions10k(b *testing.B) {
 		CheckTransactions(h, Final{})
 	}
 }
+
+// TestTransactionsMissingOutput: b1, a committed record of the
+// consume-transform-produce input topic t, has no committed output.
+func TestTransactionsMissingOutput(t *testing.T) {
+	h := txnClean()
+	h.InputTopics = []string{"t"}
+	a := onlyKind(t, CheckTransactions(h, Final{}), KindMissingOutput, false)
+	if a.Value != "b1" || a.Offsets[0] != 0 {
+		t.Fatalf("anomaly %+v, want b1 at offset 0", a)
+	}
+	h.Txns[2].Writes = append(h.Txns[2].Writes, TxnWrite{Topic: "u", Partition: 0, Value: "o2", Input: "b1"})
+	h.Final[2].Records = append(h.Final[2].Records, TxnFinalRecord{1, "o2", TxnCommitted})
+	if v := CheckTransactions(h, Final{}); v.Result != ResultOK {
+		t.Fatalf("with b1's output: %s %v", v.Result, v.Anomalies)
+	}
+}
+
+// TestTransactionsReadSkip: r2 (read_committed) polled t-1 from 0 to 2
+// and delivered nothing: it read past the committed b1.
+func TestTransactionsReadSkip(t *testing.T) {
+	h := txnClean()
+	h.Reads = append(h.Reads, TxnRead{Process: "r2", Topic: "t", Partition: 1, ReadCommitted: true, FetchOffset: 0, Next: 2, Invoke: 20 * ms, Complete: 21 * ms})
+	a := onlyKind(t, CheckTransactions(h, Final{}), KindReadSkip, false)
+	if a.Value != "b1" || !strings.Contains(a.Description, "r2") {
+		t.Fatalf("anomaly %+v, want r2 skipping b1", a)
+	}
+}

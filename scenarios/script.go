@@ -67,7 +67,7 @@ const (
 var expectations = []Expectation{ExpectOK, ExpectBug, ExpectPermitted, ExpectViolation, ExpectAny}
 
 // Checkers are the checker names a script may set expectations for.
-var Checkers = []string{"linearizability", "acked-loss", "divergence", "invariants", "duplicates", "ordering", "liveness", "consumer", "group", "raft"}
+var Checkers = []string{"linearizability", "acked-loss", "divergence", "invariants", "duplicates", "ordering", "liveness", "consumer", "group", "raft", "transactions"}
 
 // Variant is one configuration a scenario contrasts.
 type Variant struct {
@@ -441,6 +441,9 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 			st.Dur, err = ParseDuration(w)
 			delete(kv, "within")
 		}
+		if err == nil && pos[1] == "txn" && (len(pos) != 3 || (pos[2] != "ok" && pos[2] != "done")) {
+			err = fmt.Errorf("await: want 'await PRODUCER txn ok' (the last init-txn, commit or abort succeeded) or 'await PRODUCER txn done' (any outcome)")
+		}
 		if err == nil && (pos[1] == "ack" || pos[1] == "done") && len(pos) != 3 {
 			err = fmt.Errorf("await: want 'await CLIENT %s VALUE'", pos[1])
 		}
@@ -478,15 +481,25 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 		}
 	case "consumer", "kill-consumer", "restart-consumer", "close-consumer", "crash-coordinator":
 		err = need(1, consumerUsage[word])
+	case "init-txn", "begin", "commit", "abort":
+		err = need(1, word+" PRODUCER")
+	case "delay":
+		if err = need(4, "delay A -> B DURATION  or  delay A <-> B DURATION  (0s: no more delay)"); err == nil {
+			if pos[1] != "->" && pos[1] != "<->" {
+				err = fmt.Errorf("delay: %q: want -> or <->", pos[1])
+			} else {
+				st.Dur, err = ParseDuration(pos[3])
+			}
+		}
 	default:
-		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, shutdown, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm, producer, send, lossy, consumer, kill-consumer, restart-consumer, close-consumer, crash-coordinator)", word)
+		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, shutdown, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm, producer, send, lossy, consumer, kill-consumer, restart-consumer, close-consumer, crash-coordinator, init-txn, begin, commit, abort, delay)", word)
 	}
 	return st, err
 }
 
 // consumerUsage is each consumer step's syntax, for parse errors.
 var consumerUsage = map[string]string{
-	"consumer":          "consumer NAME group.id=G topic=T [pattern=at-least-once|at-most-once|idempotent-sink|auto] [poll=DUR] [process=DUR] [commit-delay=DUR] [consumer property=value ...]",
+	"consumer":          "consumer NAME group.id=G topic=T [pattern=at-least-once|at-most-once|idempotent-sink|auto|consume-transform-produce output=TOPIC [transactional.id=ID]] [poll=DUR] [process=DUR] [commit-delay=DUR] [consumer property=value ...]",
 	"kill-consumer":     "kill-consumer NAME",
 	"restart-consumer":  "restart-consumer NAME",
 	"close-consumer":    "close-consumer NAME",

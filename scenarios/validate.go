@@ -64,7 +64,7 @@ var headerKeywords = []string{"name", "describe", "source", "brokers", "controll
 
 // stepWords are the words that start a step.
 var stepWords = []string{"run", "produce", "await", "crash", "power-loss", "shutdown", "restart", "restart-all", "pause", "cut", "partition", "heal",
-	"leader-and-isr", "swarm", "producer", "send", "lossy", "consumer", "kill-consumer", "restart-consumer", "close-consumer", "crash-coordinator"}
+	"leader-and-isr", "swarm", "producer", "send", "lossy", "consumer", "kill-consumer", "restart-consumer", "close-consumer", "crash-coordinator", "init-txn", "begin", "commit", "abort", "delay"}
 
 // stepKeys are the key=value arguments of the steps that take a fixed set
 // (the others take Kafka properties or trace fields).
@@ -73,6 +73,7 @@ var stepKeys = map[string][]string{
 	"restart-all": nil, "pause": nil, "cut": nil, "partition": nil, "heal": nil, "send": {"interval"},
 	"lossy": {"drop", "duplicate", "reorder"}, "leader-and-isr": {"leader", "epoch", "isr", "to"},
 	"kill-consumer": nil, "restart-consumer": nil, "close-consumer": nil, "crash-coordinator": nil,
+	"init-txn": nil, "begin": nil, "commit": nil, "abort": nil, "delay": nil,
 }
 
 // checkWord refuses a first word that is no keyword but close to one; an

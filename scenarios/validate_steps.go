@@ -25,6 +25,8 @@ type declared struct {
 	kind string
 	line int
 	how  string // the step that declared it
+	// transactional: a producer with a transactional.id.
+	transactional bool
 }
 
 // checker is the state of validate's walk over the steps.
@@ -58,7 +60,18 @@ func (c *checker) step(st Step) error {
 	}
 	a := st.Args
 	switch st.Op {
+	case "init-txn", "begin", "commit", "abort":
+		return c.txnStep(a[0], st.Op)
 	case "produce":
+		if d, ok := c.clients[a[0]]; ok && d.kind == kindProducer && d.transactional {
+			if err := c.partition(a[1], "/"); err != nil {
+				return err
+			}
+			if len(st.KV) > 0 {
+				return fmt.Errorf("produce %s: a transactional producer's record takes no key=value arguments (its producer's properties apply)", a[0])
+			}
+			return nil
+		}
 		if err := c.scripted(a[0], st.Line, "produce step"); err != nil {
 			return err
 		}
@@ -75,6 +88,9 @@ func (c *checker) step(st Step) error {
 		}
 		c.produced[a[0]][a[2]] = true
 	case "await":
+		if a[1] == "txn" {
+			return c.txnStep(a[0], "await "+a[0]+" txn")
+		}
 		if (a[1] == "ack" || a[1] == "done") && len(a) == 3 {
 			return c.awaitValue(st)
 		}
@@ -90,6 +106,9 @@ func (c *checker) step(st Step) error {
 			}
 		}
 	case "crash", "power-loss", "shutdown", "restart", "pause":
+		if d, ok := c.clients[a[0]]; ok && st.Op == "pause" && d.kind == kindProducer {
+			return nil // a producer paused: a zombie
+		}
 		if err := c.broker(a[0], !c.s.Manual); err != nil {
 			return err
 		}
@@ -106,6 +125,15 @@ func (c *checker) step(st Step) error {
 		return c.partitionGroups(st)
 	case "lossy":
 		return c.lossy(st)
+	case "delay":
+		for _, n := range []string{a[0], a[2]} {
+			if n == "*" {
+				continue
+			}
+			if err := c.node(n, st, true); err != nil {
+				return err
+			}
+		}
 	case "leader-and-isr":
 		return c.leaderAndISR(st)
 	case "producer", "consumer":
@@ -275,7 +303,7 @@ func (c *checker) scripted(name string, line int, how string) error {
 	}
 	if d, ok := c.clients[name]; ok {
 		if d.kind != kindScripted {
-			return fmt.Errorf("%q is %s (declared by the %s at line %d); produce is for scripted clients: use 'send %s TOPIC/P COUNT', or another name", name, d.kind, d.how, d.line, name)
+			return fmt.Errorf("%q is %s (declared by the %s at line %d); produce is for scripted clients: use 'send %s TOPIC/P COUNT', or another name (a producer with transactional.id produces a named value in its transaction)", name, d.kind, d.how, d.line, name)
 		}
 		return nil
 	}
@@ -439,7 +467,7 @@ func (c *checker) declare(st Step) error {
 		}
 		c.groups[g] = true
 	}
-	c.clients[name] = declared{kind: kind, line: st.Line, how: "'" + st.Op + "' step"}
+	c.clients[name] = declared{kind: kind, line: st.Line, how: "'" + st.Op + "' step", transactional: st.Op == "producer" && st.KV["transactional.id"] != ""}
 	return nil
 }
 

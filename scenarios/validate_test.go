@@ -136,3 +136,31 @@ func TestStepWordsAreTheParsersSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestTransactionalSteps: the transactional steps and the delay step are
+// checked at parse and validation time, at their line.
+func TestTransactionalSteps(t *testing.T) {
+	head := "describe x\nsource y\nbrokers 3\ntopic t partitions=1 rf=3\n"
+	for _, c := range []struct{ steps, want string }{
+		{"commit p1", "f.txt:5: commit: no producer \"p1\""},
+		{"producer p1\nabort p1", "f.txt:6: abort: producer \"p1\" (the 'producer' step at line 5) has no transactional.id"},
+		{"consumer c1 group.id=g topic=t\nbegin c1", "f.txt:6: begin: \"c1\" is a consumer"},
+		{"producer p1 transactional.id=a\nawait p1 txn maybe", "await PRODUCER txn ok"},
+		{"producer p1 transactional.id=a\ninit-txn p1 now", "want 'init-txn PRODUCER'"},
+		{"delay b0 - b1 1s", "delay: \"-\": want -> or <->"},
+		{"delay b0 -> b7 1s", "\"b7\" is not a broker"},
+		{"producer p1 transactional.id=a\nproduce p1 t/5 v", "f.txt:6"},
+	} {
+		_, err := Parse("f.txt", "f", strings.NewReader(head+c.steps+"\n"))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.steps, err, c.want)
+		}
+	}
+	for _, ok := range []string{
+		"producer p1 transactional.id=a\ninit-txn p1\nawait p1 txn ok\nbegin p1\nproduce p1 t/0 v\ncommit p1\nawait p1 txn done\nabort p1\npause p1 1s\ndelay p1 <-> b0 2s\ndelay p1 -> b0 0s",
+	} {
+		if _, err := Parse("f.txt", "f", strings.NewReader(head+ok+"\n")); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+}

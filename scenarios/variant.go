@@ -34,7 +34,7 @@ func (s *Script) Variant(name string) (Variant, error) {
 // truncation rule replaces both names below it: labels.go).
 func (s *Script) Configuration(v Variant, set map[string]string) map[string]string {
 	props := map[string]string{}
-	for _, m := range []map[string]string{s.Props, v.Props, set} {
+	for _, m := range []map[string]string{s.txnDefaults(), s.Props, v.Props, set} {
 		l := map[string]string{}
 		for k, val := range m {
 			if !strings.HasPrefix(k, "$") && !isRunnerProp(k) {

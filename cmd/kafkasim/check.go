@@ -148,7 +148,7 @@ func checkExit(verdicts []checkers.Verdict) error {
 func saveHistory(path string, res *harness.Result) error {
 	hf := checkers.HistoryFile{
 		Source:  res.Replay, // the command that reproduces the run, -set and -choices included
-		History: res.History, Final: res.Final,
+		History: res.History, Final: res.Final, Transactions: res.Transactions,
 	}
 	for i := range res.Verdicts {
 		if res.Verdicts[i].Checker == checkers.NameInvariants {

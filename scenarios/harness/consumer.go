@@ -64,6 +64,17 @@ type consumerSettings struct {
 	cfg       config.Consumer
 	bootstrap []int32
 	rec       *checkers.Recorder
+	// txn is the run's transaction log (transactions.go): the
+	// read_committed consumers' reads go there. consume-transform-produce
+	// (ctp.go) writes to output with its producer's configuration pcfg.
+	txn    *txnLog
+	output string
+	outN   int32
+	pcfg   config.Producer
+	tv     int16
+	// txnOffsets: the offsets are committed in the transaction
+	// (sendOffsetsToTransaction); else after it (offsets=after-commit).
+	txnOffsets bool
 }
 
 // consumerNode is the application: a poll loop around one consumer.
@@ -73,6 +84,8 @@ type consumerNode struct {
 	busy     bool
 	inflight []checkers.OpID // Consume ops of the poll being processed
 	batch    [][]checkers.Record
+	// ctp is the consume-transform-produce side (ctp.go), nil otherwise.
+	ctp *ctpState
 }
 
 const (
@@ -88,6 +101,9 @@ func (n *consumerNode) Start(ctx *sim.Context) {
 	}
 	n.c = c
 	c.Start(ctx)
+	if n.s.pattern == scenarios.PatternCTP {
+		n.startCTP(ctx)
+	}
 	l := client.RebalanceListener{
 		OnAssigned: func(ctx *sim.Context, tps []client.TopicPartition) {
 			gen, member := c.Generation()
@@ -117,17 +133,23 @@ func (n *consumerNode) revoked(ctx *sim.Context, tps []client.TopicPartition, wh
 }
 
 func (n *consumerNode) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
+	if n.ctp != nil && n.ctp.p.p.HandleMessage(ctx, from, m) {
+		return
+	}
 	n.c.HandleMessage(ctx, from, m)
 }
 
 // Disconnected implements sim.Disconnectable: the consumer learns of a
 // reset connection as Kafka's client does.
 func (n *consumerNode) Disconnected(ctx *sim.Context, peer sim.NodeID) {
+	if n.ctp != nil {
+		n.ctp.p.p.HandleDisconnect(ctx, peer)
+	}
 	n.c.HandleDisconnect(ctx, peer)
 }
 
 func (n *consumerNode) Timer(ctx *sim.Context, id sim.TimerID, name string) {
-	if n.c.HandleTimer(ctx, id, name) {
+	if n.c.HandleTimer(ctx, id, name) || (n.ctp != nil && n.ctp.p.p.HandleTimer(ctx, id, name)) {
 		return
 	}
 	switch name {
@@ -145,6 +167,10 @@ func (n *consumerNode) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 
 // poll polls and starts processing what it got.
 func (n *consumerNode) poll(ctx *sim.Context) {
+	if n.ctp != nil && !n.ctp.ready {
+		return
+	}
+	invoke := ctx.Now()
 	before := map[client.TopicPartition]int64{}
 	for _, tp := range n.c.Assignment() {
 		if p, ok := n.c.Position(tp); ok {
@@ -168,6 +194,9 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 		}
 		byTP[tp] = append(byTP[tp], checkers.Record{Offset: r.Offset, Value: string(r.Value)})
 	}
+	if n.s.cfg.IsolationLevel == config.ReadCommitted {
+		n.s.txn.recordReads(ctx.Now(), n.s.name, n.c, before, order, byTP, invoke)
+	}
 	n.inflight, n.batch = nil, nil
 	for _, tp := range order {
 		from, ok := before[tp]
@@ -178,6 +207,10 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 		n.batch = append(n.batch, byTP[tp])
 	}
 	n.busy = true
+	if n.ctp != nil {
+		n.transform(ctx, before, order, byTP)
+		return
+	}
 	if n.s.pattern == checkers.AtMostOnce {
 		n.commit(ctx, func(ctx *sim.Context, ok bool) {
 			if !ok {
@@ -348,9 +381,13 @@ func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run conf
 			s.topic = v
 		case "pattern":
 			s.pattern = v
-			if v != checkers.AtLeastOnce && v != checkers.AtMostOnce && v != patternIdempotentSink && v != "auto" {
-				return nil, fmt.Errorf("pattern=%q: allowed at-least-once, at-most-once, idempotent-sink, auto", v)
+			if v != checkers.AtLeastOnce && v != checkers.AtMostOnce && v != patternIdempotentSink && v != "auto" && v != scenarios.PatternCTP {
+				return nil, fmt.Errorf("pattern=%q: allowed at-least-once, at-most-once, idempotent-sink, auto, %s", v, scenarios.PatternCTP)
 			}
+		case "output":
+			s.output = v
+		case "transactional.id", "transaction.timeout.ms", "offsets":
+			// the transactional producer's (parseCTP)
 		case "poll":
 			s.poll, err = scenarios.ParseDuration(v)
 		case "process":
@@ -366,6 +403,9 @@ func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run conf
 	}
 	if s.topic == "" || !slices.ContainsFunc(topics, func(t scenarios.TopicSpec) bool { return t.Name == s.topic }) {
 		return nil, fmt.Errorf("consumer: topic=%q: want a topic of this scenario", s.topic)
+	}
+	if err := s.parseCTP(st, topics, run, props); err != nil {
+		return nil, err
 	}
 	if s.poll <= 0 {
 		return nil, fmt.Errorf("consumer: poll=%v: must be > 0", s.poll)
@@ -410,8 +450,19 @@ func (r *Runner) newConsumer(st scenarios.Step) error {
 	if err != nil {
 		return err
 	}
-	s.rec = r.Recorder
+	s.rec, s.txn = r.Recorder, r.txn
 	cfg := s.cfg
+	if cfg.IsolationLevel == config.ReadCommitted || s.pattern == scenarios.PatternCTP {
+		r.txn.used = true
+	}
+	if s.pattern == scenarios.PatternCTP {
+		if !slices.Contains(r.txn.inputs, s.topic) {
+			r.txn.inputs = append(r.txn.inputs, s.topic)
+		}
+		s.tv = int16(r.Cluster.Spec.Config.Broker.Txn.Version)
+		r.Recorder.Producer(checkers.Producer{Process: ctpProducerName(name), Acks: s.pcfg.Acks.String(), Idempotent: true,
+			MaxInFlight: s.pcfg.MaxInFlightRequestsPerConnection, Retries: s.pcfg.Retries})
+	}
 	for i := range r.Cluster.Brokers {
 		s.bootstrap = append(s.bootstrap, int32(i))
 	}
@@ -423,7 +474,7 @@ func (r *Runner) newConsumer(st scenarios.Step) error {
 	}
 	sem := s.pattern
 	switch sem {
-	case "auto":
+	case "auto", scenarios.PatternCTP:
 		sem = checkers.AtLeastOnce
 	case patternIdempotentSink:
 		sem = checkers.ExactlyOnce

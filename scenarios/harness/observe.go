@@ -359,7 +359,8 @@ func (o *Observer) final(ctrl *controller.Controller, manual map[storage.TopicPa
 	return f
 }
 
-// LogEntries reads a whole log as (offset, epoch, value) entries.
+// LogEntries reads a whole log as (offset, epoch, value) entries, control
+// batches left out.
 func LogEntries(l *storage.Log) []checkers.Entry { return logEntriesFrom(l, l.LogStartOffset()) }
 
 // logEntriesFrom reads a log's entries from offset from on.
@@ -377,7 +378,9 @@ func logEntriesFrom(l *storage.Log, from int64) []checkers.Entry {
 				return out
 			}
 			for _, r := range b.Records {
-				if r.Offset >= from {
+				// NB: a control batch's marker (KIP-98) is no record of the
+				// application's: the checkers see data records only.
+				if r.Offset >= from && b.Attributes&storage.ControlFlagMask == 0 {
 					out = append(out, checkers.Entry{Offset: r.Offset, LeaderEpoch: b.PartitionLeaderEpoch, Value: string(r.Value)})
 				}
 			}

@@ -28,6 +28,13 @@ type producerNode struct {
 	rec  *checkers.Recorder
 	acks int16
 	sent int
+	// Transactions (transactions.go): the run's log, the producer's
+	// transactional.id, its open transaction (-1: none) and its last
+	// init-txn, commit or abort.
+	txn  *txnLog
+	tid  string
+	cur  int
+	call *txnCall
 }
 
 func (n *producerNode) Start(ctx *sim.Context) { n.p.Start(ctx) }
@@ -47,6 +54,17 @@ func (n *producerNode) Disconnected(ctx *sim.Context, peer sim.NodeID) {
 func (n *producerNode) send(ctx *sim.Context, topic string, part int32) {
 	value := fmt.Sprintf("%s-%d", n.name, n.sent)
 	n.sent++
+	n.sendValue(ctx, topic, part, value, "")
+}
+
+// sendValue sends one record with value and records its outcome; in an
+// open transaction, it is one of its writes (input: the input value it
+// derives from, consume-transform-produce's).
+func (n *producerNode) sendValue(ctx *sim.Context, topic string, part int32, value, input string) {
+	if n.tid != "" {
+		n.sendTxn(ctx, topic, part, value, input)
+		return
+	}
 	op := n.rec.Send(ctx.Now(), n.name, topic, part, "", value, n.acks)
 	err := n.p.Send(ctx, client.Record{Topic: topic, Partition: part, Value: []byte(value)}, func(ctx *sim.Context, md client.RecordMetadata, err error) {
 		if pid, epoch := n.p.ProducerID(); pid >= 0 {
@@ -67,6 +85,26 @@ func (n *producerNode) send(ctx *sim.Context, topic string, part int32) {
 	})
 	if err != nil {
 		n.rec.Fail(op, ctx.Now(), err.Error())
+	}
+}
+
+// sendTxn sends a record of the open transaction. NB: it is one of the
+// transaction's writes, judged by the transactions checker, and not a
+// Send of the history: an acknowledged record of a transaction that
+// aborts is rightly never delivered to read_committed consumers, which
+// the other checkers would take for a lost write.
+func (n *producerNode) sendTxn(ctx *sim.Context, topic string, part int32, value, input string) {
+	if n.cur >= 0 {
+		t := &n.txn.txns[n.cur]
+		t.Writes = append(t.Writes, checkers.TxnWrite{Topic: topic, Partition: part, Value: value, Input: input})
+	}
+	err := n.p.Send(ctx, client.Record{Topic: topic, Partition: part, Value: []byte(value)}, func(ctx *sim.Context, md client.RecordMetadata, err error) {
+		if err != nil {
+			ctx.Log("txn-send-error", sim.S("value", value), sim.S("error", err.Error()))
+		}
+	})
+	if err != nil {
+		ctx.Log("txn-send-error", sim.S("value", value), sim.S("error", err.Error()))
 	}
 }
 
@@ -95,7 +133,11 @@ func (r *Runner) addProducer(name string, cfg config.Producer) (*producerNode, e
 	for i := range r.Cluster.Brokers {
 		bootstrap = append(bootstrap, int32(i))
 	}
-	n := &producerNode{name: name, p: client.New(cfg, bootstrap), rec: r.Recorder, acks: int16(cfg.Acks)}
+	n := &producerNode{name: name, p: client.New(cfg, bootstrap), rec: r.Recorder, acks: int16(cfg.Acks), txn: r.txn, tid: cfg.TransactionalID, cur: -1}
+	n.p.TransactionVersion = int16(r.Cluster.Spec.Config.Broker.Txn.Version)
+	if cfg.TransactionalID != "" {
+		r.txn.used = true
+	}
 	r.Recorder.Producer(checkers.Producer{Process: name, Acks: cfg.Acks.String(), Idempotent: cfg.EnableIdempotence,
 		MaxInFlight: cfg.MaxInFlightRequestsPerConnection, Retries: cfg.Retries})
 	id, err := r.World.AddNode(name, func() sim.Node { return n }, sim.NodeOptions{})
@@ -137,6 +179,20 @@ func (r *Runner) sendRecords(st scenarios.Step) error {
 	return r.World.At(r.World.Now(), "send", next)
 }
 
+// delay executes 'delay A -> B DUR' (or <->; A or B may be "*" for every
+// broker): every message sent on the links from now on is held DUR on top
+// of its latency, and, the links being FIFO, the messages after it wait
+// behind it; 'delay A -> B 0s' (or heal's end phase) ends it. A message
+// held past later ones on other links is how a request of transaction N
+// reaches a broker during N+1 (Jepsen's delayed produce/EndTxn).
+func (r *Runner) delay(st scenarios.Step) error {
+	link := sim.DefaultLink
+	if st.Dur > 0 {
+		link.DelayProbability, link.Delay = 1, st.Dur
+	}
+	return r.setLinks(st.Args[0], st.Args[2], st.Args[1] == "<->", link)
+}
+
 // lossy executes 'lossy A <-> B drop=P duplicate=P' (A may be "*" for every
 // broker): the links get those fault rates.
 func (r *Runner) lossy(st scenarios.Step) error {
@@ -157,6 +213,12 @@ func (r *Runner) lossy(st scenarios.Step) error {
 			return fmt.Errorf("%q: allowed drop, duplicate, reorder", k)
 		}
 	}
+	return r.setLinks(st.Args[0], st.Args[2], st.Args[1] == "<->", link)
+}
+
+// setLinks gives the links from a to b (and back, with both) the link
+// configuration; "*" stands for every broker.
+func (r *Runner) setLinks(a, b string, both bool, link sim.LinkConfig) error {
 	ends := func(name string) ([]sim.NodeID, error) {
 		if name == "*" {
 			return r.Cluster.Brokers, nil
@@ -164,11 +226,11 @@ func (r *Runner) lossy(st scenarios.Step) error {
 		id, err := r.node(name)
 		return []sim.NodeID{id}, err
 	}
-	as, err := ends(st.Args[0])
+	as, err := ends(a)
 	if err != nil {
 		return err
 	}
-	bs, err := ends(st.Args[2])
+	bs, err := ends(b)
 	if err != nil {
 		return err
 	}
@@ -178,7 +240,7 @@ func (r *Runner) lossy(st scenarios.Step) error {
 				return err
 			}
 			r.lossyLinks = append(r.lossyLinks, [2]sim.NodeID{a, b})
-			if st.Args[1] == "<->" {
+			if both {
 				if err := r.World.SetLink(b, a, link); err != nil {
 					return err
 				}

@@ -99,7 +99,10 @@ type Result struct {
 	World       *sim.World
 	Final       checkers.Final
 	History     checkers.History
-	Changes     []StateChange
+	// Transactions is the transaction history of a run with transactional
+	// clients or read_committed consumers (transactions.go), else nil.
+	Transactions *checkers.TxnHistory
+	Changes      []StateChange
 	// Truncations are the replicas' logs around each shortening (with
 	// Options.Timeline).
 	Truncations []Truncation
@@ -172,7 +175,9 @@ type Runner struct {
 	Recorder  *checkers.Recorder
 	clients   map[string]*scriptClient
 	producers map[string]*producerNode
-	seen      int // trace records already scanned by await
+	// txn is the transaction history (transactions.go).
+	txn  *txnLog
+	seen int // trace records already scanned by await
 	// The manual controller ('controller manual') and what it decided.
 	Controller sim.NodeID
 	ctlNode    *ManualController
@@ -230,9 +235,14 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 		case "consumer":
 			_, err = parseConsumerStep(st.Substitute(vars), s.Topics, cfg)
 		case "producer":
-			_, err = config.ParseProducerFor(cfg.Broker.InterBrokerProtocolVersion, st.Substitute(vars).KV)
-			if err != nil {
+			var pc config.Producer
+			pc, err = config.ParseProducerFor(cfg.Broker.InterBrokerProtocolVersion, st.Substitute(vars).KV)
+			switch {
+			case err != nil:
 				err = fmt.Errorf("producer: %w", err)
+			case pc.TransactionalID != "" && pc.TransactionTimeout > cfg.Broker.Txn.MaxTimeout:
+				err = fmt.Errorf("producer: transaction.timeout.ms=%d is above the brokers' transaction.max.timeout.ms=%d: the coordinator would answer INVALID_TRANSACTION_TIMEOUT (allowed: 1 to %d)",
+					pc.TransactionTimeout.Milliseconds(), cfg.Broker.Txn.MaxTimeout.Milliseconds(), cfg.Broker.Txn.MaxTimeout.Milliseconds())
 			}
 		case "swarm":
 			_, err = parseSwarm(st.Substitute(vars), vars, cfg.Broker.InterBrokerProtocolVersion)
@@ -323,7 +333,7 @@ func NewRunner(s *scenarios.Script, w *sim.World, cfg config.Config, manual bool
 		m.Manual = true
 		script = &m
 	}
-	r := &Runner{s: script, World: w, Cluster: c, Recorder: checkers.NewRecorder(), clients: map[string]*scriptClient{}, producers: map[string]*producerNode{},
+	r := &Runner{s: script, World: w, Cluster: c, Recorder: checkers.NewRecorder(), clients: map[string]*scriptClient{}, producers: map[string]*producerNode{}, txn: &txnLog{},
 		manual: map[storage.TopicPartition][2]int32{}, vars: vars}
 	if manual {
 		r.ctlNode = &ManualController{}

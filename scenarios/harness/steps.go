@@ -19,7 +19,17 @@ func (r *Runner) Step(st scenarios.Step) error {
 	switch st.Op {
 	case "run":
 		return r.Advance(w.Now().Add(st.Dur))
+	case "init-txn", "begin", "commit", "abort":
+		return r.txnStep(st)
 	case "produce":
+		if n, ok := r.producers[st.Args[0]]; ok {
+			topic, ps, _ := strings.Cut(st.Args[1], "/")
+			p, err := strconv.Atoi(ps)
+			if err != nil || p < 0 || !r.hasPartition(topic, int32(p)) {
+				return fmt.Errorf("%q is not a partition of this scenario", st.Args[1])
+			}
+			return r.produceTxn(n, topic, int32(p), st.Args[2])
+		}
 		_, c, err := r.client(st.Args[0])
 		if err != nil {
 			return err
@@ -102,6 +112,9 @@ func (r *Runner) Step(st scenarios.Step) error {
 			}
 		}
 	case "pause":
+		if _, ok := r.producers[st.Args[0]]; ok {
+			return r.pauseProducer(st.Args[0], st.Dur)
+		}
 		id, b, err := r.broker(st.Args[0])
 		if err != nil {
 			return err
@@ -177,6 +190,8 @@ func (r *Runner) Step(st scenarios.Step) error {
 		return r.sendRecords(st)
 	case "lossy":
 		return r.lossy(st)
+	case "delay":
+		return r.delay(st)
 	case "heal":
 		if err := w.Inject(sim.Heal{}); err != nil {
 			return err
@@ -216,6 +231,9 @@ func (r *Runner) await(st scenarios.Step) error {
 	deadline := r.World.Now().Add(st.Dur)
 	var cond func() bool
 	var c *scriptClient
+	if len(st.Args) == 3 && st.Args[1] == "txn" {
+		return r.awaitTxn(st)
+	}
 	if isClientAwait(st) {
 		var ok bool
 		if c, ok = r.clients[st.Args[0]]; !ok {
@@ -263,7 +281,7 @@ func (r *Runner) await(st scenarios.Step) error {
 // isClientAwait reports whether an await step waits for a scripted
 // client's record (ack or done) rather than for a trace record.
 func isClientAwait(st scenarios.Step) bool {
-	return len(st.Args) == 3 && (st.Args[1] == "ack" || st.Args[1] == "done")
+	return len(st.Args) == 3 && (st.Args[1] == "ack" || st.Args[1] == "done" || st.Args[1] == "txn")
 }
 
 func fieldsMatch(rec sim.Record, want map[string]string) bool {
@@ -305,7 +323,20 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 	}
 	hist := r.Recorder.Finish(w.Now())
 	res.Final, res.History = final, hist
-	res.Verdicts = checkers.CheckAll(hist, final, r.Observer.monitor, checkers.Options{LinearizabilityBudget: budget})
+	if r.txn.used {
+		th := r.txnHistory()
+		res.Transactions = &th
+		if final.Liveness != nil {
+			final.Liveness.StuckLSO = stuckLSO(th, final.Facts.UncleanElections)
+		}
+	}
+	res.Verdicts = checkers.CheckAll(hist, final, r.Observer.monitor, checkers.Options{LinearizabilityBudget: budget, SkipLinearizability: r.txn.used})
+	if th := res.Transactions; th != nil {
+		// transactions_lin.go: the partitions holding transactions are the
+		// transactions checker's.
+		res.Verdicts[0] = checkers.LinearizabilityOutsideTransactions(hist, final, *th, budget)
+		res.Verdicts = append(res.Verdicts, checkers.CheckTransactions(*th, final))
+	}
 	res.TraceHash, res.Events, res.SimTime = w.Trace().Hash(), w.Events(), w.Now()
 	for _, op := range hist.Ops {
 		if op.Kind == checkers.Send && op.Outcome == checkers.OK && op.Process != CheckerClient { // probes are not the workload
