@@ -214,9 +214,10 @@ func ParseProducer(props map[string]string) (Producer, error) {
 }
 
 // ParseProducerFor is ParseProducer over the defaults of the producer of
-// release v (DefaultProducerFor). Scenario producers use ParseProducer
-// (3.x defaults whatever the brokers' version) so that their outcomes do
-// not move with the version; this is the version-aware path.
+// release v (DefaultProducerFor): the scenarios' Kafka producers take the
+// defaults of the cluster's release, as that release's client would.
+// As Kafka's ProducerConfig does from 0.11, a producer that is idempotent
+// (asked, or implied by transactional.id) and sets no acks gets acks=all.
 func ParseProducerFor(v Version, props map[string]string) (Producer, error) {
 	p := DefaultProducerFor(v)
 	if err := producerProps.apply(&p, props); err != nil {
@@ -228,6 +229,9 @@ func ParseProducerFor(v Version, props map[string]string) (Producer, error) {
 		p.EnableIdempotence = true // a transactional producer is idempotent: conflicts are errors
 	case !idemSet && p.idempotenceConflict() != nil:
 		p.EnableIdempotence = false
+	}
+	if _, set := props[PropAcks]; !set && p.EnableIdempotence {
+		p.Acks = AcksAll
 	}
 	if _, set := props[PropDeliveryTimeoutMs]; !set && p.DeliveryTimeout < addSat(p.Linger, p.RequestTimeout) {
 		p.DeliveryTimeout = addSat(p.Linger, p.RequestTimeout)

@@ -110,6 +110,16 @@ func TestDefaultsReadTheTable(t *testing.T) {
 	if p, err := ParseProducerFor(V2_8, nil); err != nil || p.Acks != AcksLeader || p.EnableIdempotence {
 		t.Errorf("2.8 producer: %+v, %v; want acks=1, no idempotence", p, err)
 	}
+	// Idempotence asked for, or implied by transactional.id, with acks unset:
+	// acks=all (Kafka's ProducerConfig from 0.11); acks=1 given is a conflict.
+	for _, props := range []map[string]string{{PropEnableIdempotence: "true"}, {PropTransactionalID: "tx"}} {
+		if p, err := ParseProducerFor(V1_1, props); err != nil || p.Acks != AcksAll || !p.EnableIdempotence {
+			t.Errorf("1.1 producer %v: %+v, %v; want acks=all, idempotent", props, p, err)
+		}
+	}
+	if _, err := ParseProducerFor(V1_1, map[string]string{PropTransactionalID: "tx", PropAcks: "1"}); err == nil {
+		t.Error("1.1 transactional producer with acks=1 accepted")
+	}
 	if p, err := ParseProducer(nil); err != nil || p != DefaultProducer() || p.Acks != AcksAll || !p.EnableIdempotence {
 		t.Errorf("default producer: %+v, %v; want acks=all with idempotence", p, err)
 	}
