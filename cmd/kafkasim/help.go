@@ -84,6 +84,17 @@ verdicts as run does.`,
 		exits:    "0  every checker ok\n1  a checker found a violation\n2  bad input (the line and what was expected)\n3  a checker could only say unknown",
 		examples: []string{"kafkasim check -history run.jsonl", "kafkasim check -format jepsen -history checkers/jepsen/testdata/lost-write.edn -json"},
 	},
+	"bench": {
+		synopsis: "kafkasim bench [-count N] [-run REGEXP] [-json]",
+		purpose: `Measures the standard workloads in one process: a bare event loop beside the
+kernel's ping-pong, Cluster60s on ZooKeeper and KRaft, a swarm run, a
+consumer-group swarm, an exhaustive exploration and the checkers on a
+10,000-send history. For each: wall time per run, simulated-to-wall
+speedup, events (or explored runs) per second, allocations and bytes per
+record, and the peak heap, with the machine it ran on.`,
+		exits:    "0  measured\n1  a workload failed\n2  bad input",
+		examples: []string{"kafkasim bench", "kafkasim bench -count 3 -run 'cluster|swarm' -json"},
+	},
 	"kernel": {
 		synopsis: "kafkasim kernel [-seeds N] [-seed S] [-nodes K] [-trace]",
 		purpose: `Checks the simulation kernel's determinism: runs its chaos workload three
