@@ -64,6 +64,22 @@ type groupLoad struct {
 	epoch     int32
 }
 
+// loadDue takes the load whose timer id fired from loads and returns the
+// partition of topic it loads, if this broker still leads it in the epoch
+// the load started in (a load overtaken by a leader change is dropped).
+func (b *Broker) loadDue(loads map[sim.TimerID]groupLoad, id sim.TimerID, topic string) (*Partition, int32, bool) {
+	l, ok := loads[id]
+	if !ok {
+		return nil, 0, false
+	}
+	delete(loads, id)
+	p := b.partitions[storage.TopicPartition{Topic: topic, Partition: l.partition}]
+	if p == nil || p.role != Leader || p.leaderEpoch != l.epoch {
+		return nil, 0, false
+	}
+	return p, l.partition, true
+}
+
 // groupAppend is a coordinator append waiting for the HW.
 type groupAppend struct {
 	tp       storage.TopicPartition
@@ -251,22 +267,16 @@ func (b *Broker) handleGroupTimer(id sim.TimerID, name string) bool {
 			b.group.coord.Tick(b.ctx.Now())
 		}
 	case timerGroupLoad:
-		l, ok := b.group.loads[id]
+		p, partition, ok := b.loadDue(b.group.loads, id, coordinator.OffsetsTopic)
 		if !ok {
-			return true
-		}
-		delete(b.group.loads, id)
-		tp := storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: l.partition}
-		p := b.partitions[tp]
-		if p == nil || p.role != Leader || p.leaderEpoch != l.epoch {
 			return true
 		}
 		batches, err := readBatches(p.log)
 		if err == nil {
-			err = b.group.coord.LoadBatches(b.ctx.Now(), l.partition, batches)
+			err = b.group.coord.LoadBatches(b.ctx.Now(), partition, batches)
 		}
 		if err != nil {
-			panic(fmt.Sprintf("broker %d: loading %s: %v", b.cfg.BrokerID, tp, err))
+			panic(fmt.Sprintf("broker %d: loading %s-%d: %v", b.cfg.BrokerID, coordinator.OffsetsTopic, partition, err))
 		}
 	case timerGroupAppend:
 		for i, a := range b.group.appends {

@@ -201,22 +201,16 @@ func (b *Broker) handleTxnTimer(id sim.TimerID, name string) bool {
 			b.txn.coord.Tick(b.ctx.Now())
 		}
 	case timerTxnLoad:
-		l, ok := b.txn.loads[id]
+		p, partition, ok := b.loadDue(b.txn.loads, id, txn.StateTopic)
 		if !ok {
-			return true
-		}
-		delete(b.txn.loads, id)
-		tp := storage.TopicPartition{Topic: txn.StateTopic, Partition: l.partition}
-		p := b.partitions[tp]
-		if p == nil || p.role != Leader || p.leaderEpoch != l.epoch {
 			return true
 		}
 		recs, err := readAll(p.log)
 		if err == nil {
-			err = b.txn.coord.Load(b.ctx.Now(), l.partition, recs)
+			err = b.txn.coord.Load(b.ctx.Now(), partition, recs)
 		}
 		if err != nil {
-			panic(fmt.Sprintf("broker %d: loading %s: %v", b.cfg.BrokerID, tp, err))
+			panic(fmt.Sprintf("broker %d: loading %s-%d: %v", b.cfg.BrokerID, txn.StateTopic, partition, err))
 		}
 	case timerTxnMarkerRetry:
 		if id == b.txn.retry {
