@@ -484,9 +484,11 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 	case "init-txn", "begin", "commit", "abort":
 		err = need(1, word+" PRODUCER")
 	case "delay":
-		if err = need(4, "delay A -> B DURATION  or  delay A <-> B DURATION  (0s: no more delay)"); err == nil {
+		if err = need(4, "delay A -> B DURATION [overtaken=true]  or  delay A <-> B DURATION  (0s: no more delay)"); err == nil {
 			if pos[1] != "->" && pos[1] != "<->" {
 				err = fmt.Errorf("delay: %q: want -> or <->", pos[1])
+			} else if v, ok := st.KV["overtaken"]; ok && v != "true" && v != "false" {
+				err = fmt.Errorf("delay: overtaken=%q: allowed true, false", v)
 			} else {
 				st.Dur, err = ParseDuration(pos[3])
 			}

@@ -73,7 +73,7 @@ var stepKeys = map[string][]string{
 	"restart-all": nil, "pause": nil, "cut": nil, "partition": nil, "heal": nil, "send": {"interval"},
 	"lossy": {"drop", "duplicate", "reorder"}, "leader-and-isr": {"leader", "epoch", "isr", "to"},
 	"kill-consumer": nil, "restart-consumer": nil, "close-consumer": nil, "crash-coordinator": nil,
-	"init-txn": nil, "begin": nil, "commit": nil, "abort": nil, "delay": nil,
+	"init-txn": nil, "begin": nil, "commit": nil, "abort": nil, "delay": {"overtaken"},
 }
 
 // checkWord refuses a first word that is no keyword but close to one; an

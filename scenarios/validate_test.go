@@ -149,6 +149,8 @@ func TestTransactionalSteps(t *testing.T) {
 		{"producer p1 transactional.id=a\ninit-txn p1 now", "want 'init-txn PRODUCER'"},
 		{"delay b0 - b1 1s", "delay: \"-\": want -> or <->"},
 		{"delay b0 -> b7 1s", "\"b7\" is not a broker"},
+		{"delay b0 -> b1 1s overtaken=maybe", "delay: overtaken=\"maybe\": allowed true, false"},
+		{"delay b0 -> b1 1s later=true", "later"},
 		{"producer p1 transactional.id=a\nproduce p1 t/5 v", "f.txt:6"},
 	} {
 		_, err := Parse("f.txt", "f", strings.NewReader(head+c.steps+"\n"))

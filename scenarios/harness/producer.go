@@ -190,6 +190,12 @@ func (r *Runner) delay(st scenarios.Step) error {
 	if st.Dur > 0 {
 		link.DelayProbability, link.Delay = 1, st.Dur
 	}
+	if st.KV["overtaken"] == "true" {
+		// A held message does not hold the later ones: they may overtake
+		// it, as a client's retry on a new connection overtakes a request
+		// stuck on the old one.
+		link.ReorderProbability = 1
+	}
 	return r.setLinks(st.Args[0], st.Args[2], st.Args[1] == "<->", link)
 }
 

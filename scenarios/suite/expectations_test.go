@@ -65,7 +65,8 @@ var bugVariants = map[string]bool{
 	"kafka7164-epoch-bump/bug":    true, // KAFKA-7164: divergence on a same-leader epoch bump
 	"swarm/hw-unsafe":             true, // HW truncation under random faults
 	"kafka3410-halt/hw":           true, // KAFKA-3410: a follower halts and never rejoins
-	"txn-delayed-endtxn/tv1":      true, // Jepsen (2024): a delayed produce of an aborted transaction commits in the next (G1a)
+	"txn-delayed-endtxn/tv1":      true, // Jepsen (2024): a delayed EndTxn of one transaction commits the next early (G1b)
+	"txn-delayed-produce/tv1":     true, // Jepsen (2024): a delayed produce of an aborted transaction commits in the next (G1a)
 	"txn-hanging/pre-kip890":      true, // KAFKA-14402: a hanging transaction's LSO stalls read_committed (liveness), before KIP-890
 }
 
