@@ -21,6 +21,11 @@ const Workload60sRecords = 10000
 // Workload60s builds the workload's world with seed; run it for 60
 // simulated seconds, then Acked tells how many records were acknowledged.
 func Workload60s(seed uint64, kraft bool) (*sim.World, *Driver, error) {
+	return Workload(seed, kraft, Workload60sRecords)
+}
+
+// Workload is the workload with another number of records.
+func Workload(seed uint64, kraft bool, records int) (*sim.World, *Driver, error) {
 	props, controllers, start := map[string]string(nil), 0, sim.Second
 	if kraft {
 		props, controllers, start = map[string]string{config.PropInterBrokerProtocolVersion: "4.0"}, 3, 5*sim.Second
@@ -36,7 +41,7 @@ func Workload60s(seed uint64, kraft bool) (*sim.World, *Driver, error) {
 	if _, err := Build(w, Spec{Brokers: 3, Controllers: controllers, Topics: []Topic{{Name: "t", Partitions: 6, ReplicationFactor: 3}}, Config: cfg}); err != nil {
 		return nil, nil, err
 	}
-	d := &Driver{Topic: "t", Partitions: 6, Records: Workload60sRecords, ValueSize: 100, Acks: -1, Interval: 5 * sim.Millisecond, Timeout: 30 * sim.Second, Brokers: 3}
+	d := &Driver{Topic: "t", Partitions: 6, Records: records, ValueSize: 100, Acks: -1, Interval: 5 * sim.Millisecond, Timeout: 30 * sim.Second, Brokers: 3}
 	dn, err := w.AddNode("driver", func() sim.Node { return d }, sim.NodeOptions{})
 	if err != nil {
 		return nil, nil, err
