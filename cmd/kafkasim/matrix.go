@@ -27,7 +27,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -130,43 +129,19 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&scens, "scenario", "scenario name (kafkasim list) or path of a script file (repeatable; default: "+strings.Join(defaultMatrixScenarios, ", ")+")")
 	versions := fs.String("versions", strings.Join(matrix.DefaultVersions, ","), "comma-separated Kafka release labels (X.Y, 3.9-zk, 3.9-kraft, 4.0, 4.1)")
 	seeds := fs.Int("seeds", 5, "seeds per cell (1..N)")
-	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "worlds run at once")
-	shardText := fs.String("shard", "", "run only slice i/n of the (cell, seed) space, 0 <= i < n")
-	out := fs.String("out", "", "output directory")
-	budget := fs.Duration("budget", 2*time.Second, "wall-clock budget of each linearizability check (past it: unknown)")
-	progress := fs.String("progress", "auto", "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines or none")
+	rf := addRunFlags(fs, "cell")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *out == "" {
-		return usagef("-out DIR is required")
-	}
-	if err := checkDir("-out", *out); err != nil {
+	if err := rf.check(); err != nil {
 		return err
 	}
-	if *parallel < 1 {
-		return usagef("-parallel %d: must be >= 1", *parallel)
-	}
-	if *budget <= 0 {
-		return usagef("-budget %v: must be positive", *budget)
-	}
-	shard, shards := 0, 0
-	if *shardText != "" {
-		var err error
-		if shard, shards, err = sweep.ParseShard(*shardText); err != nil {
-			return usageError{err.Error()}
-		}
-	}
-	switch *progress {
-	case "auto", "bar", "lines", "none":
-	default:
-		return usagef("-progress %q: allowed auto, bar, lines, none", *progress)
-	}
+	shard, shards := rf.shard, rf.shards
 	rels, err := matrix.ParseVersions(*versions)
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	sp := &matrix.Spec{Seeds: *seeds, BudgetMs: budget.Milliseconds()}
+	sp := &matrix.Spec{Seeds: *seeds, BudgetMs: rf.budget.Milliseconds()}
 	for _, r := range rels {
 		sp.Versions = append(sp.Versions, r.Label)
 	}
@@ -181,23 +156,23 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	m := matrixManifest{Spec: *sp, Shard: *shardText}
-	done, prior, err := prepareMatrixOut(*out, m, plan, shard, shards)
+	m := matrixManifest{Spec: *sp, Shard: rf.shardText}
+	done, prior, err := prepareMatrixOut(rf.out, m, plan, shard, shards)
 	if err != nil {
 		return err
 	}
 	jobs := plan.Jobs(shard, shards)
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	journal, err := os.OpenFile(filepath.Join(*out, "runs.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	journal, err := os.OpenFile(filepath.Join(rf.out, "runs.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
 	defer journal.Close()
-	bar := newProgress(stderr, *progress, "matrix", len(jobs), len(prior))
+	bar := newProgress(stderr, rf.progress, "matrix", len(jobs), len(prior))
 	recs := prior
 	start := time.Now()
-	_, stopped, err := plan.Run(matrix.Options{Parallel: *parallel, Shard: shard, Shards: shards, Done: done, Stop: ctx.Done(),
+	_, stopped, err := plan.Run(matrix.Options{Parallel: rf.parallel, Shard: shard, Shards: shards, Done: done, Stop: ctx.Done(),
 		OnRun: func(r matrix.RunRecord) error {
 			b, err := json.Marshal(r)
 			if err != nil {
@@ -219,19 +194,19 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	}
 	if stopped {
 		return exitError{130, fmt.Sprintf("interrupted: %d of %d runs kept in %s; rerun the same command to resume",
-			len(recs), len(jobs), filepath.Join(*out, "runs.jsonl"))}
+			len(recs), len(jobs), filepath.Join(rf.out, "runs.jsonl"))}
 	}
 	recs = matrix.SortRecords(recs)
 	// NB: the wall time goes to stderr only: no output file depends on it.
-	fmt.Fprintf(stderr, "kafkasim matrix: %d runs in %.1fs (-parallel %d)\n", len(jobs)-len(prior), time.Since(start).Seconds(), *parallel)
+	fmt.Fprintf(stderr, "kafkasim matrix: %d runs in %.1fs (-parallel %d)\n", len(jobs)-len(prior), time.Since(start).Seconds(), rf.parallel)
 	if shards > 1 {
-		if err := reports.WriteFileAtomic(filepath.Join(*out, "runs.jsonl"), func(w io.Writer) error { return reports.WriteMatrixRuns(w, recs) }); err != nil {
+		if err := reports.WriteFileAtomic(filepath.Join(rf.out, "runs.jsonl"), func(w io.Writer) error { return reports.WriteMatrixRuns(w, recs) }); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "shard %s: %d runs in %s; join the shards with: kafkasim merge -out DIR SHARD_DIR...\n", *shardText, len(recs), *out)
+		fmt.Fprintf(stdout, "shard %s: %d runs in %s; join the shards with: kafkasim merge -out DIR SHARD_DIR...\n", rf.shardText, len(recs), rf.out)
 		return nil
 	}
-	return writeMatrixOutputs(*out, stdout, plan, recs)
+	return writeMatrixOutputs(rf.out, stdout, plan, recs)
 }
 
 // defaultScenarios returns the default scenarios this build knows and a

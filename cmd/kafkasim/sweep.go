@@ -27,10 +27,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios/sweep"
@@ -139,65 +137,41 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	var grid gridFlags
 	fs.Var(&grid, "grid", "key=v1,v2,...: a Kafka property, a script variable ($acks, the swarm's $crash ...) or variant (repeatable)")
 	seeds := fs.Int("seeds", 10, "seeds per configuration (1..N)")
-	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "worlds run at once")
-	shardText := fs.String("shard", "", "run only slice i/n of the (configuration, seed) space, 0 <= i < n")
-	out := fs.String("out", "", "output directory")
-	budget := fs.Duration("budget", 2*time.Second, "wall-clock budget of each linearizability check (past it: unknown)")
-	progress := fs.String("progress", "auto", "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines or none")
+	rf := addRunFlags(fs, "configuration")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *out == "" {
-		return usagef("-out DIR is required")
-	}
-	if err := checkDir("-out", *out); err != nil {
+	if err := rf.check(); err != nil {
 		return err
 	}
-	if *parallel < 1 {
-		return usagef("-parallel %d: must be >= 1", *parallel)
-	}
-	if *budget <= 0 {
-		return usagef("-budget %v: must be positive", *budget)
-	}
-	shard, shards := 0, 0
-	if *shardText != "" {
-		var err error
-		if shard, shards, err = sweep.ParseShard(*shardText); err != nil {
-			return usageError{err.Error()}
-		}
-	}
-	switch *progress {
-	case "auto", "bar", "lines", "none":
-	default:
-		return usagef("-progress %q: allowed auto, bar, lines, none", *progress)
-	}
+	shard, shards := rf.shard, rf.shards
 	s, err := loadScenario(*scenario)
 	if err != nil {
 		return err
 	}
-	sw := &sweep.Spec{Scenario: s.Name, Variant: *variant, Grid: grid, Seeds: *seeds, BudgetMs: budget.Milliseconds()}
+	sw := &sweep.Spec{Scenario: s.Name, Variant: *variant, Grid: grid, Seeds: *seeds, BudgetMs: rf.budget.Milliseconds()}
 	if sw.Variant == "" {
 		sw.Variant = s.Variants[0].Name
 	}
 	if err := sw.Validate(s); err != nil {
 		return usageError{err.Error()}
 	}
-	m := manifest{Spec: *sw, Shard: *shardText}
-	done, prior, err := prepareOut(*out, m, shard, shards)
+	m := manifest{Spec: *sw, Shard: rf.shardText}
+	done, prior, err := prepareOut(rf.out, m, shard, shards)
 	if err != nil {
 		return err
 	}
 	jobs := sw.Jobs(shard, shards)
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	journal, err := os.OpenFile(filepath.Join(*out, "runs.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	journal, err := os.OpenFile(filepath.Join(rf.out, "runs.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
 	defer journal.Close()
-	bar := newProgress(stderr, *progress, "sweep", len(jobs), len(prior))
+	bar := newProgress(stderr, rf.progress, "sweep", len(jobs), len(prior))
 	recs := prior
-	_, stopped, err := sweep.Run(s, sw, sweep.Options{Parallel: *parallel, Shard: shard, Shards: shards, Done: done, Stop: ctx.Done(),
+	_, stopped, err := sweep.Run(s, sw, sweep.Options{Parallel: rf.parallel, Shard: shard, Shards: shards, Done: done, Stop: ctx.Done(),
 		OnRun: func(r sweep.RunRecord) error {
 			b, err := json.Marshal(r)
 			if err != nil {
@@ -219,17 +193,17 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	if stopped {
 		return exitError{130, fmt.Sprintf("interrupted: %d of %d runs kept in %s; rerun the same command to resume",
-			len(recs), len(jobs), filepath.Join(*out, "runs.jsonl"))}
+			len(recs), len(jobs), filepath.Join(rf.out, "runs.jsonl"))}
 	}
 	recs = sweep.SortRecords(recs)
 	if shards > 1 {
-		if err := reports.WriteFileAtomic(filepath.Join(*out, "runs.jsonl"), func(w io.Writer) error { return reports.WriteRunsJSONL(w, recs) }); err != nil {
+		if err := reports.WriteFileAtomic(filepath.Join(rf.out, "runs.jsonl"), func(w io.Writer) error { return reports.WriteRunsJSONL(w, recs) }); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "shard %s: %d runs in %s; join the shards with: kafkasim merge -out DIR SHARD_DIR...\n", *shardText, len(recs), *out)
+		fmt.Fprintf(stdout, "shard %s: %d runs in %s; join the shards with: kafkasim merge -out DIR SHARD_DIR...\n", rf.shardText, len(recs), rf.out)
 		return nil
 	}
-	return writeSweepOutputs(*out, stdout, sw, recs)
+	return writeSweepOutputs(rf.out, stdout, sw, recs)
 }
 
 // prepareOut checks the output directory before anything is written: a
