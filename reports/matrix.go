@@ -9,7 +9,6 @@ package reports
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -52,24 +51,11 @@ type MatrixJSON struct {
 
 // WriteMatrixJSON writes matrix.json, indented.
 func WriteMatrixJSON(w io.Writer, sp *matrix.Spec, rows []matrix.Row) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(MatrixJSON{Matrix: sp, Rows: rows})
+	return writeIndentedJSON(w, MatrixJSON{Matrix: sp, Rows: rows})
 }
 
 // WriteMatrixRuns writes one run record per line.
-func WriteMatrixRuns(w io.Writer, recs []matrix.RunRecord) error {
-	for _, r := range recs {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		if _, err := w.Write(append(b, '\n')); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func WriteMatrixRuns(w io.Writer, recs []matrix.RunRecord) error { return writeJSONLines(w, recs) }
 
 // MatrixCellText is a cell as the tables show it: "n/a", or the runs with
 // loss of the runs ("2/5"), then S<k> for k runs whose consumer silently

@@ -58,13 +58,21 @@ type SweepJSON struct {
 
 // WriteSweepJSON writes results.json, indented.
 func WriteSweepJSON(w io.Writer, sw *sweep.Spec, rows []sweep.Row) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(SweepJSON{Sweep: sw, Rows: rows})
+	return writeIndentedJSON(w, SweepJSON{Sweep: sw, Rows: rows})
 }
 
 // WriteRunsJSONL writes one run record per line.
-func WriteRunsJSONL(w io.Writer, recs []sweep.RunRecord) error {
+func WriteRunsJSONL(w io.Writer, recs []sweep.RunRecord) error { return writeJSONLines(w, recs) }
+
+// writeIndentedJSON writes v as indented JSON (results.json, matrix.json).
+func writeIndentedJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeJSONLines writes one JSON value per line (runs.jsonl).
+func writeJSONLines[T any](w io.Writer, recs []T) error {
 	for _, r := range recs {
 		b, err := json.Marshal(r)
 		if err != nil {
