@@ -272,20 +272,7 @@ func (p *Plan) Run(o Options) (int, bool, error) {
 
 // SortRecords sorts records by (cell, seed) and drops repeated runs.
 func SortRecords(recs []RunRecord) []RunRecord {
-	sort.SliceStable(recs, func(i, j int) bool {
-		if recs[i].Point != recs[j].Point {
-			return recs[i].Point < recs[j].Point
-		}
-		return recs[i].Seed < recs[j].Seed
-	})
-	out := recs[:0]
-	for i, r := range recs {
-		if i > 0 && r.Point == recs[i-1].Point && r.Seed == recs[i-1].Seed {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
+	return sweep.SortRecordsOf(recs, func(r *RunRecord) *sweep.RunRecord { return &r.RunRecord })
 }
 
 // Row is one (scenario, release) of a matrix, aggregated over its seeds.

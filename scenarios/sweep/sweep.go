@@ -398,18 +398,28 @@ func RunJobs[T any](n, parallel int, stop <-chan struct{}, run func(i int) (T, e
 // SortRecords sorts records by (configuration, seed) and drops repeated
 // runs (a run journaled twice keeps its first record).
 func SortRecords(recs []RunRecord) []RunRecord {
+	return SortRecordsOf(recs, func(r *RunRecord) *RunRecord { return r })
+}
+
+// SortRecordsOf is SortRecords for any record that carries a RunRecord
+// (a matrix's run records embed one): base returns it.
+func SortRecordsOf[T any](recs []T, base func(*T) *RunRecord) []T {
 	sort.SliceStable(recs, func(i, j int) bool {
-		if recs[i].Point != recs[j].Point {
-			return recs[i].Point < recs[j].Point
+		a, b := base(&recs[i]), base(&recs[j])
+		if a.Point != b.Point {
+			return a.Point < b.Point
 		}
-		return recs[i].Seed < recs[j].Seed
+		return a.Seed < b.Seed
 	})
 	out := recs[:0]
-	for i, r := range recs {
-		if i > 0 && r.Point == recs[i-1].Point && r.Seed == recs[i-1].Seed {
-			continue
+	for i := range recs {
+		if i > 0 {
+			a, b := base(&recs[i]), base(&recs[i-1])
+			if a.Point == b.Point && a.Seed == b.Seed {
+				continue
+			}
 		}
-		out = append(out, r)
+		out = append(out, recs[i])
 	}
 	return out
 }
