@@ -213,7 +213,13 @@ func (b *Broker) offsetsLost(tp storage.TopicPartition, err *kerr.Error) {
 
 // appendGroupRecords appends the coordinator's records as leader, acks=all.
 func (b *Broker) appendGroupRecords(partition int32, recs []storage.Record, done func(sim.Time, *kerr.Error)) {
-	tp := storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: partition}
+	b.appendCoordinatorRecords(storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: partition}, recs, done)
+}
+
+// appendCoordinatorRecords appends a coordinator's records (the group's
+// or the transaction coordinator's) to tp as leader with acks=all and
+// calls done once the HW passes them (awaitGroupAppend).
+func (b *Broker) appendCoordinatorRecords(tp storage.TopicPartition, recs []storage.Record, done func(sim.Time, *kerr.Error)) {
 	batch := storage.NewBatch(0, recs)
 	_, last, err := b.appendToLeader(tp, -1, batch.AppendTo(nil))
 	if err != nil {

@@ -179,17 +179,8 @@ func (b *Broker) txnLogLost(tp storage.TopicPartition) {
 
 // appendTxnRecords appends the coordinator's records as leader, acks=all.
 func (b *Broker) appendTxnRecords(partition int32, recs []storage.Record, done func(sim.Time, *kerr.Error)) {
-	tp := storage.TopicPartition{Topic: txn.StateTopic, Partition: partition}
-	batch := storage.NewBatch(0, recs)
-	_, last, err := b.appendToLeader(tp, -1, batch.AppendTo(nil))
-	if err != nil {
-		done(b.ctx.Now(), err)
-		return
-	}
-	a := &groupAppend{tp: tp, required: last + 1, done: func(now sim.Time, err *kerr.Error) { done(now, err); b.armTxnTick() },
-		timer: b.ctx.SetTimer(b.cfg.OffsetsCommitTimeout, timerGroupAppend)}
-	b.group.appends = append(b.group.appends, a)
-	b.completeGroupAppends()
+	b.appendCoordinatorRecords(storage.TopicPartition{Topic: txn.StateTopic, Partition: partition}, recs,
+		func(now sim.Time, err *kerr.Error) { done(now, err); b.armTxnTick() })
 }
 
 // handleTxnTimer handles the transaction coordinator's timers.
