@@ -78,7 +78,8 @@ type PartitionSnapshot struct {
 	Committed []Entry
 	// Controller is the controller's committed state of the partition
 	// (ZooKeeper's partition state znode, or the active KRaft
-	// controller's image); nil when unknown.
+	// controller's image); nil when unknown. It is read only during
+	// Observe: the caller may reuse it.
 	Controller *ControllerView
 }
 

@@ -322,16 +322,31 @@ func (c *Cluster) ActiveController() int {
 // controller (the quorum leader with the highest epoch whose controller is
 // active), or "".
 func (c *Cluster) ActiveQuorumController() string {
-	best, bestEpoch := "", int32(-1)
-	nodes := append(slices.Clone(c.Brokers), c.Controllers...)
-	for _, n := range nodes {
-		b, _ := c.World.Node(n).(*server.Broker)
-		if b == nil || b.QuorumController() == nil || !b.QuorumController().Active() {
-			continue
-		}
-		if e := b.QuorumController().Epoch(); e > bestEpoch {
-			best, bestEpoch = c.World.Name(n), e
+	if n, _ := c.activeQuorum(); n >= 0 {
+		return c.World.Name(n)
+	}
+	return ""
+}
+
+// ActiveQuorumBroker is ActiveQuorumController's node (nil for none),
+// found without allocating: observers call it after every event.
+func (c *Cluster) ActiveQuorumBroker() *server.Broker {
+	_, b := c.activeQuorum()
+	return b
+}
+
+func (c *Cluster) activeQuorum() (sim.NodeID, *server.Broker) {
+	best, bestEpoch, bestB := sim.NodeID(-1), int32(-1), (*server.Broker)(nil)
+	for _, nodes := range [2][]sim.NodeID{c.Brokers, c.Controllers} {
+		for _, n := range nodes {
+			b, _ := c.World.Node(n).(*server.Broker)
+			if b == nil || b.QuorumController() == nil || !b.QuorumController().Active() {
+				continue
+			}
+			if e := b.QuorumController().Epoch(); e > bestEpoch {
+				best, bestEpoch, bestB = n, e, b
+			}
 		}
 	}
-	return best
+	return best, bestB
 }

@@ -497,6 +497,15 @@ func (s *Server) Get(path string) (data []byte, stat Stat, ok bool) {
 	return slices.Clone(n.data), n.stat, true
 }
 
+// Stat returns a znode's Stat without copying its data, for checkers that
+// read a znode again only when it changed.
+func (s *Server) Stat(path string) (Stat, bool) {
+	if n := s.tree.get(path); n != nil {
+		return n.stat, true
+	}
+	return Stat{}, false
+}
+
 // Children returns a znode's children, sorted, or nil if it does not exist.
 func (s *Server) Children(path string) []string {
 	if n := s.tree.get(path); n != nil {

@@ -23,34 +23,49 @@ type zkView struct {
 	view  *checkers.ControllerView
 }
 
-// controllerView returns the controller's committed leader, epoch and ISR
-// of partition k (tp).
-func (o *Observer) controllerView(k int, tp storage.TopicPartition) *checkers.ControllerView {
-	w := o.c.World
+// controllerSource is where this observation reads the controller's
+// state: found once per observation, not per partition.
+type controllerSource struct {
+	kraft *server.Broker // the active quorum controller's node (KRaft)
+	zk    *zk.Server     // ZooKeeper mode
+}
+
+func (o *Observer) controllerSource() controllerSource {
 	if o.c.Spec.KRaft() {
-		name := o.c.ActiveQuorumController()
-		if name == "" {
-			return nil
+		if b := o.c.ActiveQuorumBroker(); b != nil && b.QuorumController() != nil {
+			return controllerSource{kraft: b}
 		}
-		id, _ := w.Lookup(name)
-		b, _ := w.Node(id).(*server.Broker)
-		if b == nil || b.QuorumController() == nil {
-			return nil
-		}
-		p, ok := b.QuorumController().Image().Partition(tp.Topic, tp.Partition)
+		return controllerSource{}
+	}
+	if o.c.ZK < 0 {
+		return controllerSource{}
+	}
+	s, _ := o.c.World.Node(o.c.ZK).(*zk.Server)
+	return controllerSource{zk: s}
+}
+
+// controllerView returns the controller's committed leader, epoch and ISR
+// of partition k (tp). A ZooKeeper znode is decoded again only when its
+// Mzxid changed.
+func (o *Observer) controllerView(src controllerSource, k int, tp storage.TopicPartition) *checkers.ControllerView {
+	if src.kraft != nil {
+		p, ok := src.kraft.QuorumController().Image().Partition(tp.Topic, tp.Partition)
 		if !ok {
 			return nil
 		}
-		return &checkers.ControllerView{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, ISR: p.ISR}
+		// One view per partition, reused: the monitor reads it only
+		// during the observation.
+		if o.kraftViews == nil {
+			o.kraftViews = make([]checkers.ControllerView, len(o.Partitions))
+		}
+		o.kraftViews[k] = checkers.ControllerView{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, ISR: p.ISR}
+		return &o.kraftViews[k]
 	}
-	if o.c.ZK < 0 {
+	if src.zk == nil {
 		return nil
 	}
-	s, _ := w.Node(o.c.ZK).(*zk.Server)
-	if s == nil {
-		return nil
-	}
-	data, stat, ok := s.Get("/brokers/topics/" + tp.Topic + "/partitions/" + strconv.Itoa(int(tp.Partition)) + "/state")
+	path := "/brokers/topics/" + tp.Topic + "/partitions/" + strconv.Itoa(int(tp.Partition)) + "/state"
+	stat, ok := src.zk.Stat(path)
 	if !ok {
 		return nil
 	}
@@ -60,6 +75,7 @@ func (o *Observer) controllerView(k int, tp storage.TopicPartition) *checkers.Co
 	if c := &o.zkViews[k]; c.view != nil && c.mzxid == stat.Mzxid {
 		return c.view
 	}
+	data, _, _ := src.zk.Get(path)
 	var st struct {
 		Leader      int32   `json:"leader"`
 		LeaderEpoch int32   `json:"leader_epoch"`

@@ -83,8 +83,9 @@ type Observer struct {
 	// (+1; 0: none): a leader of a lower epoch is stale (a zombie), and its
 	// HW commits nothing (Vanlightly's inv_true_hwm is the non-stale
 	// leader's).
-	topEpoch []int32
-	zkViews  []zkView // controller_view.go
+	topEpoch   []int32
+	zkViews    []zkView                  // controller_view.go
+	kraftViews []checkers.ControllerView // controller_view.go
 }
 
 type readKey struct {
@@ -224,9 +225,10 @@ func (o *Observer) observe() {
 		o.snapBuf = make([][]checkers.ReplicaState, len(o.Partitions))
 	}
 	o.snaps = o.snaps[:0]
+	src := o.controllerSource()
 	for _, k := range o.dirty {
 		tp := o.Partitions[k]
-		snap := checkers.PartitionSnapshot{Topic: tp.Topic, Partition: tp.Partition, Replicas: o.snapBuf[k][:0], Controller: o.controllerView(k, tp)}
+		snap := checkers.PartitionSnapshot{Topic: tp.Topic, Partition: tp.Partition, Replicas: o.snapBuf[k][:0], Controller: o.controllerView(src, k, tp)}
 		for _, id := range o.reps[k] {
 			b, alive := o.Broker(id)
 			var p *server.Partition
