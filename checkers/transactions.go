@@ -296,10 +296,6 @@ func readAnomalies(h TxnHistory, owner map[string]int, final map[string]txnPos, 
 	// Torn: a process saw part of a committed transaction and read past
 	// another of its writes without delivering it.
 	torn := map[pk][]string{}
-	byTP := map[tp][]pk{}
-	for _, k := range order {
-		byTP[k.tp] = append(byTP[k.tp], k)
-	}
 	for _, k := range order {
 		txns := make([]int, 0, len(seenTxn[k]))
 		for i := range seenTxn[k] {
