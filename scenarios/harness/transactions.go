@@ -197,7 +197,10 @@ func (r *Runner) txnHistory() checkers.TxnHistory {
 // stuckLSO returns the partitions whose final log holds a transaction with
 // no marker (its LSO stuck there) after an unclean election of the
 // partition: the election lost the marker (KAFKA-20716), and the liveness
-// checker permits a read_committed group lagging behind it.
+// checker permits a read_committed group lagging behind it. Simplified:
+// any unclean election of the partition excuses any open transaction
+// there, as the contract's loss facts excuse what they may have caused,
+// without proving that this election lost this marker.
 func stuckLSO(h checkers.TxnHistory, unclean []checkers.UncleanElection) []checkers.OfflinePartition {
 	var out []checkers.OfflinePartition
 	for _, p := range h.Final {
