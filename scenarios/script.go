@@ -507,3 +507,25 @@ var consumerUsage = map[string]string{
 	"close-consumer":    "close-consumer NAME",
 	"crash-coordinator": "crash-coordinator GROUP",
 }
+
+// ParseStep parses one step line on its own, as serve mode's live
+// commands are ("crash b1", "partition b0 | b1,b2"); header keywords are
+// not steps.
+func ParseStep(text string) (Step, error) {
+	fields := strings.Fields(text)
+	if len(fields) == 0 {
+		return Step{}, fmt.Errorf("empty step")
+	}
+	word, rest := fields[0], fields[1:]
+	if contains(headerKeywords, word) {
+		return Step{}, fmt.Errorf("%q is a header keyword, not a step", word)
+	}
+	if !contains(stepWords, word) {
+		return Step{}, fmt.Errorf("unknown step %q", word)
+	}
+	kv, pos, err := splitKV(rest)
+	if err != nil {
+		return Step{}, err
+	}
+	return parseStep(0, word, rest, kv, pos)
+}

@@ -139,3 +139,16 @@ func invalidatesMetadata(err *kerr.Error) bool {
 	}
 	return false
 }
+
+// DefiniteProduceError reports whether a produce request answered with
+// error code for a partition certainly did not append its records, for a
+// producer with acks (0, 1 or -1): serve mode judges real clients'
+// requests by the rule this package judges its own by.
+func DefiniteProduceError(code int16, acks int16) bool {
+	err := kerr.ErrorForCode(code)
+	ke, ok := err.(*kerr.Error)
+	if !ok {
+		return false
+	}
+	return definiteRefusal(ke, config.Acks(acks))
+}

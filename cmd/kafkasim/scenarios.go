@@ -84,8 +84,18 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	report := fs.String("report", "", "write a self-contained HTML run report per run into DIR")
 	choices := fs.String("choices", "", "replay the choice list saved in FILE (by explore or shrink) instead of the seed")
 	history := fs.String("history", "", "save the run's client history and final logs to FILE (JSON lines; kafkasim check reads it)")
+	var tape *string
+	if replay {
+		tape = fs.String("tape", "", "replay the served run recorded by kafkasim serve -tape FILE (its scenario, variant, seed and -set come from the tape)")
+	}
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if tape != nil && *tape != "" {
+		if *scenario != "" || *choices != "" || len(set) > 0 {
+			return usagef("-tape names the scenario, variant, seed and -set itself: leave out -scenario, -choices and -set")
+		}
+		return replayTape(*tape, stdout, stderr, *all, *report, *history)
 	}
 	seed, err := strconv.ParseUint(*seedText, 10, 64)
 	if err != nil {

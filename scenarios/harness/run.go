@@ -7,6 +7,7 @@ package harness
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +39,13 @@ type Options struct {
 	Timeline bool
 	// KeepTrace keeps the whole trace (Result.World.Trace().Records()).
 	KeepTrace bool
+	// Pacer holds the world to another clock and feeds it from outside
+	// (serve mode, pace.go): after the script's steps the run goes on
+	// until the pacer stops it. MaxTime and MaxEvents then replace the
+	// script's limit (0: Forever and no practical bound).
+	Pacer     Pacer
+	MaxTime   sim.Time
+	MaxEvents uint64
 }
 
 // awaitsTrace reports whether a step waits for a trace record.
@@ -202,6 +210,10 @@ type Runner struct {
 	// live is what the liveness phase observed (endphase.go); nil when no
 	// end phase ran (an exploration).
 	live *checkers.Liveness
+	// Pacer, when set, holds the world to another clock (pace.go);
+	// stopped is set once it stopped the run.
+	Pacer   Pacer
+	stopped bool
 }
 
 // Prepare validates a run's inputs and returns its configuration: errors
@@ -272,8 +284,18 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 	if end.LinkLatency > 0 {
 		link = sim.LinkConfig{MinLatency: end.LinkLatency, MaxLatency: end.LinkLatency}
 	}
+	maxTime, maxEvents := sim.Time(s.Limit), uint64(0)
+	if opts.Pacer != nil {
+		maxTime, maxEvents = opts.MaxTime, opts.MaxEvents
+		if maxTime == 0 {
+			maxTime = Forever
+		}
+		if maxEvents == 0 {
+			maxEvents = math.MaxUint64
+		}
+	}
 	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
-		KeepKinds: KeepKinds(map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true}, cfg.Broker.KRaftMode()), MaxTime: sim.Time(s.Limit), Link: link})
+		KeepKinds: KeepKinds(map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true}, cfg.Broker.KRaftMode()), MaxTime: maxTime, MaxEvents: maxEvents, Link: link})
 	if err != nil {
 		return nil, err
 	}
@@ -283,13 +305,24 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 	}
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
 		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s}
+	r.Pacer = opts.Pacer
 	for _, st := range s.Steps {
 		st = st.Substitute(r.vars)
-		if err := Guard(func() error { return r.Step(st) }); err != nil {
+		if err := Guard(func() error { return r.Step(st) }); err != nil && !r.stopped {
 			res.Failed = fmt.Sprintf("%s:%d: %s: %v", s.File, st.Line, st.Op, err)
 			break
 		}
+		if r.stopped {
+			break
+		}
 	}
+	if res.Failed == "" && r.Pacer != nil && !r.stopped {
+		// Serve mode: the steps are done; serve until the pacer's stop.
+		if err := Guard(func() error { return r.Advance(Forever) }); err != nil && !r.stopped {
+			res.Failed = "serving: " + err.Error()
+		}
+	}
+	r.Pacer = nil // the end phase runs on the world's own clock
 	if res.Failed == "" {
 		// Let operations still in flight finish (or time out).
 		if err := r.Advance(w.Now().Add(sim.Second)); err != nil {
@@ -358,8 +391,11 @@ func (r *Runner) Advance(until sim.Time) error {
 	for {
 		next, ok := r.World.NextEventTime()
 		if !ok || next > until {
-			r.World.RunUntil(until)
-			return nil
+			done, err := r.idleUntil(until)
+			if err != nil || done {
+				return err
+			}
+			continue
 		}
 		if err := r.StepOne(); err != nil {
 			return err
@@ -370,6 +406,19 @@ func (r *Runner) Advance(until sim.Time) error {
 // StepOne runs the next event and observes the replicas after it; a
 // panic in the event, or the world's time or event limit, is an error.
 func (r *Runner) StepOne() error {
+	for {
+		next, ok := r.World.NextEventTime()
+		if !ok {
+			break
+		}
+		acted, err := r.pace(next)
+		if err != nil {
+			return err
+		}
+		if !acted {
+			break
+		}
+	}
 	res, ok := r.World.Step()
 	if !ok {
 		switch res.Reason {

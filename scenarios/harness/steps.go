@@ -261,7 +261,11 @@ func (r *Runner) await(st scenarios.Step) error {
 	for !cond() {
 		next, ok := r.World.NextEventTime()
 		if !ok || next > deadline {
-			r.World.RunUntil(deadline)
+			if done, err := r.idleUntil(deadline); err != nil {
+				return err
+			} else if !done {
+				continue
+			}
 			return fmt.Errorf("not satisfied within %v", st.Dur)
 		}
 		if err := r.StepOne(); err != nil {

@@ -152,7 +152,11 @@ func (r *Runner) awaitTxn(st scenarios.Step) error {
 	for !call.done {
 		next, ok := r.World.NextEventTime()
 		if !ok || next > deadline {
-			r.World.RunUntil(deadline)
+			if done, err := r.idleUntil(deadline); err != nil {
+				return err
+			} else if !done {
+				continue
+			}
 			return fmt.Errorf("%s's %s not completed within %v", st.Args[0], call.op, st.Dur)
 		}
 		if err := r.StepOne(); err != nil {

@@ -1,0 +1,294 @@
+package serve
+
+// This file is the world's side of serve mode. Every client connection is
+// a node of the world (conn1, conn2, ...) that forwards the connection's
+// requests to its broker and hands the answers back as frames. It runs
+// only on the world's goroutine: inside the runner's steps and the
+// pacer's calls, never beside them, so a served run is as deterministic
+// as any other given the same inputs (tape.go).
+//
+// Ordering: Kafka reads a connection's next request only once it sent the
+// answer to the previous one (the SocketServer mutes the channel), so
+// responses leave in request order. The connection node does the same: it
+// sends its broker one request at a time, the next once the previous one
+// is answered (or at once after an acks=0 produce, which has no answer).
+//
+// A broker that crashes takes its sockets with it: at the next step every
+// connection to it is closed, as the client would see its TCP connection
+// reset. A paused broker keeps them (it answers late).
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/kafkasim/kafkasim/broker/wire"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Versions tells which api versions the simulated brokers serve.
+type Versions interface {
+	// Range returns the versions of an api key the broker supports, and
+	// false if it supports none.
+	Range(key int16) (min, max int16, ok bool)
+}
+
+// frameOut is a response frame (or a close) for one connection.
+type frameOut struct {
+	conn  int
+	frame []byte // nil: close the connection
+	why   string // for a close
+}
+
+// gateway holds the world's connection nodes.
+type gateway struct {
+	r        *harness.Runner
+	versions Versions
+	// addrs are the brokers' listener addresses, by broker index.
+	addrs []*net.TCPAddr
+	conns []*connNode // by connection number - 1
+	// out is what the socket layer must write or close, in order.
+	out []frameOut
+	// logf reports what a client did wrong (a malformed frame).
+	logf func(format string, args ...any)
+	hist historian
+}
+
+// connNode is one client connection inside the world.
+type connNode struct {
+	g      *gateway
+	num    int
+	name   string
+	id     sim.NodeID
+	broker int32
+	to     sim.NodeID
+	queue  []*call // waiting behind the one in flight
+	flight *call
+	closed bool
+	enc    wire.Encoder
+}
+
+// call is one request of a connection.
+type call struct {
+	h   Header
+	req kmsg.Request
+	rec recorded // the history operations it opened (history.go)
+}
+
+// accept adds connection num to broker (index) as a node of the world.
+func (g *gateway) accept(num int, broker int32) error {
+	if num != len(g.conns)+1 {
+		return fmt.Errorf("connection %d accepted after %d", num, len(g.conns))
+	}
+	if broker < 0 || int(broker) >= len(g.r.Cluster.Brokers) {
+		return fmt.Errorf("connection %d: no broker %d", num, broker)
+	}
+	c := &connNode{g: g, num: num, name: "conn" + strconv.Itoa(num), broker: broker, to: g.r.Cluster.Brokers[broker]}
+	g.conns = append(g.conns, c)
+	id, err := g.r.World.AddNode(c.name, func() sim.Node { return c }, sim.NodeOptions{})
+	if err != nil {
+		return err
+	}
+	c.id = id
+	if err := g.r.World.Inject(sim.Start{Node: id}); err != nil {
+		return err
+	}
+	if !g.r.World.Up(c.to) {
+		g.close(c, fmt.Sprintf("b%d is down", broker))
+	}
+	return nil
+}
+
+// conn returns open connection num, or nil.
+func (g *gateway) conn(num int) *connNode {
+	if num < 1 || num > len(g.conns) || g.conns[num-1].closed {
+		return nil
+	}
+	return g.conns[num-1]
+}
+
+// request takes one frame a client sent on connection num.
+func (g *gateway) request(num int, frame []byte) {
+	c := g.conn(num)
+	if c == nil {
+		return // closed meanwhile: the frame was in flight
+	}
+	h, body, err := ParseHeader(frame)
+	if err != nil {
+		g.malformed(c, err.Error())
+		return
+	}
+	min, max, ok := g.versions.Range(h.Key)
+	if h.Key == int16(kmsg.ApiVersions) && (!ok || h.Version < min || h.Version > max) {
+		// KIP-511: an ApiVersions request the broker cannot parse is
+		// answered at v0 with UNSUPPORTED_VERSION and the broker's ranges,
+		// so the client can retry at a version both know.
+		resp := g.apiVersionsV0(kerr.UnsupportedVersion.Code)
+		g.out = append(g.out, frameOut{conn: num, frame: AppendResponse(nil, h, resp)})
+		return
+	}
+	if !ok || h.Version < min || h.Version > max {
+		// Kafka's SocketServer closes the connection of a request whose
+		// api or version is not enabled (InvalidRequestException).
+		supported := "none"
+		if ok {
+			supported = fmt.Sprintf("v%d to v%d", min, max)
+		}
+		g.malformed(c, fmt.Sprintf("%s v%d is not supported (this broker serves %s)", apiName(h.Key), h.Version, supported))
+		return
+	}
+	req, err := ParseBody(h, body)
+	if err != nil {
+		g.malformed(c, err.Error())
+		return
+	}
+	if p, ok := req.(*kmsg.ProduceRequest); ok {
+		if err := decompressProduce(p); err != nil {
+			g.malformed(c, err.Error())
+			return
+		}
+	}
+	c.queue = append(c.queue, &call{h: h, req: req})
+	if c.flight == nil {
+		c.sendNext()
+	}
+}
+
+// apiVersionsV0 is the v0 answer to an ApiVersions request the broker
+// cannot parse.
+func (g *gateway) apiVersionsV0(code int16) *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.ErrorCode = code
+	for key := int16(0); key <= maxAPIKey; key++ {
+		if min, max, ok := g.versions.Range(key); ok {
+			resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: key, MinVersion: min, MaxVersion: max})
+		}
+	}
+	return resp
+}
+
+// maxAPIKey bounds the api keys an ApiVersions answer lists.
+const maxAPIKey = 127
+
+func apiName(key int16) string {
+	if n := kmsg.NameForKey(key); n != "" {
+		return n
+	}
+	return "api key " + strconv.Itoa(int(key))
+}
+
+// malformed closes a connection whose client broke the protocol; the rest
+// keep working.
+func (g *gateway) malformed(c *connNode, why string) {
+	g.logf("%s (to b%d): %s: closing the connection", c.name, c.broker, why)
+	g.close(c, why)
+}
+
+// close ends a connection: its node goes down (answers on their way to it
+// are dropped) and the operations it left open are unknown.
+func (g *gateway) close(c *connNode, why string) {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	now := g.r.World.Now()
+	if c.flight != nil {
+		g.hist.unknown(c.flight, now, "connection closed: "+why)
+	}
+	for _, q := range c.queue {
+		g.hist.unknown(q, now, "connection closed: "+why)
+	}
+	c.flight, c.queue = nil, nil
+	if g.r.World.Up(c.id) {
+		_ = g.r.World.Inject(sim.Crash{Node: c.id})
+	}
+	g.out = append(g.out, frameOut{conn: c.num, why: why})
+}
+
+// sync closes the connections of brokers that went down: the socket
+// layer's view of a crash. It runs before every step of the world.
+func (g *gateway) sync() {
+	for _, c := range g.conns {
+		if !c.closed && !g.r.World.Up(c.to) {
+			g.close(c, fmt.Sprintf("b%d went down", c.broker))
+		}
+	}
+}
+
+// sendNext sends the connection's next request to its broker.
+func (c *connNode) sendNext() {
+	if c.flight != nil || len(c.queue) == 0 || c.closed {
+		return
+	}
+	next := c.queue[0]
+	c.queue = c.queue[1:]
+	w := c.g.r.World
+	_ = w.Act(c.id, func(ctx *sim.Context) {
+		c.g.hist.sent(c, next, ctx.Now())
+		ctx.Send(c.to, c.enc.Request(next.h.Correlation, next.req))
+	})
+	if p, ok := next.req.(*kmsg.ProduceRequest); ok && p.Acks == 0 {
+		// No answer comes: the broker reads the next request at once.
+		c.g.hist.unknown(next, w.Now(), "acks=0: no response")
+		c.sendNext()
+		return
+	}
+	c.flight = next
+}
+
+func (c *connNode) Start(ctx *sim.Context) { c.enc.Connection = ctx.Incarnation() }
+
+func (c *connNode) Timer(*sim.Context, sim.TimerID, string) {}
+
+// Receive takes the broker's answer to the request in flight.
+func (c *connNode) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
+	resp, ok := m.(*wire.Response)
+	if !ok || c.closed || c.flight == nil || from != c.to || resp.CorrelationID != c.flight.h.Correlation {
+		return
+	}
+	done := c.flight
+	c.flight = nil
+	c.g.hist.answered(c, done, resp.Body, ctx.Now())
+	body := c.g.advertise(resp.Body)
+	c.g.out = append(c.g.out, frameOut{conn: c.num, frame: AppendResponse(nil, done.h, body)})
+	c.sendNext()
+}
+
+// advertise returns resp with the brokers' addresses replaced by their
+// listeners' (the simulated brokers call themselves b0:9092...): the
+// socket layer's advertised.listeners. It copies what it changes, since
+// a message's body is never changed once sent.
+func (g *gateway) advertise(resp kmsg.Response) kmsg.Response {
+	switch r := resp.(type) {
+	case *kmsg.MetadataResponse:
+		cp := *r
+		cp.Brokers = append([]kmsg.MetadataResponseBroker(nil), r.Brokers...)
+		for i := range cp.Brokers {
+			cp.Brokers[i].Host, cp.Brokers[i].Port = g.addr(cp.Brokers[i].NodeID, cp.Brokers[i].Host, cp.Brokers[i].Port)
+		}
+		return &cp
+	case *kmsg.FindCoordinatorResponse:
+		cp := *r
+		if cp.NodeID >= 0 {
+			cp.Host, cp.Port = g.addr(cp.NodeID, cp.Host, cp.Port)
+		}
+		cp.Coordinators = append([]kmsg.FindCoordinatorResponseCoordinator(nil), r.Coordinators...)
+		for i := range cp.Coordinators {
+			if cp.Coordinators[i].NodeID >= 0 {
+				cp.Coordinators[i].Host, cp.Coordinators[i].Port = g.addr(cp.Coordinators[i].NodeID, cp.Coordinators[i].Host, cp.Coordinators[i].Port)
+			}
+		}
+		return &cp
+	}
+	return resp
+}
+
+func (g *gateway) addr(node int32, host string, port int32) (string, int32) {
+	if node < 0 || int(node) >= len(g.addrs) || g.addrs[node] == nil {
+		return host, port
+	}
+	return g.addrs[node].IP.String(), int32(g.addrs[node].Port)
+}

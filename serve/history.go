@@ -1,0 +1,254 @@
+package serve
+
+// This file records a served run's history from the brokers' side of the
+// sockets, in the checkers' terms: every record of a client's Produce
+// request is a send, completed by the answer (ok at its offset, fail when
+// the broker's error says nothing was appended, info otherwise), and every
+// partition of a client's Fetch is a poll that saw the records returned.
+//
+// What it simplifies:
+//   - Each produce request is its own operation: a client's retry of a
+//     record is a second send of the same value (an idempotent producer's
+//     retry is acknowledged at the first one's offset).
+//   - The process of an operation is the request header's client.id, with
+//     the producer id for an idempotent producer ("app/pid3") so that its
+//     promise of no duplicates and kept order is judged per producer
+//     session. A producer without idempotence is declared with Kafka's
+//     default retries and max.in.flight of 5, which permit duplicates and
+//     reordering: the lenient reading, since the broker cannot see its
+//     settings.
+//   - Only the scenario's topics are judged (the checkers' final state
+//     holds their replicas); topics clients create are served, not judged.
+//   - Values identify records in the checkers: a client that writes the
+//     same value twice makes its verdicts less precise.
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+
+	"github.com/kafkasim/kafkasim/broker/client"
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// historian writes a served run's operations into the runner's recorder.
+type historian struct {
+	rec *checkers.Recorder
+	// judged are the scenario's topics.
+	judged   map[string]bool
+	declared map[string]bool
+}
+
+// recorded are the operations one request opened.
+type recorded struct {
+	sends []partSends
+	polls []partPoll
+	acks  int16
+}
+
+type partSends struct {
+	topic     string
+	partition int32
+	ids       []checkers.OpID
+}
+
+type partPoll struct {
+	topic     string
+	partition int32
+	offset    int64
+	id        checkers.OpID
+}
+
+func clientName(h Header) string {
+	if h.ClientID == "" {
+		return "client"
+	}
+	return h.ClientID
+}
+
+// sent records the operations of a request as the connection sends it to
+// its broker.
+func (hs *historian) sent(c *connNode, cl *call, now sim.Time) {
+	switch req := cl.req.(type) {
+	case *kmsg.ProduceRequest:
+		cl.rec.acks = req.Acks
+		for _, t := range req.Topics {
+			if !hs.judged[t.Topic] {
+				continue
+			}
+			for _, p := range t.Partitions {
+				ps := partSends{topic: t.Topic, partition: p.Partition}
+				eachRecord(p.Records, func(b *kmsg.RecordBatch, r *kmsg.Record) {
+					process := clientName(cl.h)
+					if b.ProducerID >= 0 {
+						process += "/pid" + strconv.FormatInt(b.ProducerID, 10)
+					}
+					hs.declare(process, req.Acks, b.ProducerID >= 0)
+					id := hs.rec.Send(now, process, t.Topic, p.Partition, string(r.Key), string(r.Value), req.Acks)
+					hs.rec.SetLeader(id, c.broker)
+					if b.ProducerID >= 0 {
+						hs.rec.SetProducerID(id, b.ProducerID, b.ProducerEpoch, b.FirstSequence+r.OffsetDelta)
+					}
+					ps.ids = append(ps.ids, id)
+				})
+				cl.rec.sends = append(cl.rec.sends, ps)
+			}
+		}
+	case *kmsg.FetchRequest:
+		if req.ReplicaID >= 0 || req.ReplicaState.ID >= 0 {
+			return // a follower's fetch: not a client's
+		}
+		for _, t := range req.Topics {
+			if !hs.judged[t.Topic] {
+				continue
+			}
+			for _, p := range t.Partitions {
+				id := hs.rec.Poll(now, clientName(cl.h), t.Topic, p.Partition, p.FetchOffset)
+				hs.rec.SetLeader(id, c.broker)
+				cl.rec.polls = append(cl.rec.polls, partPoll{topic: t.Topic, partition: p.Partition, offset: p.FetchOffset, id: id})
+			}
+		}
+	}
+}
+
+// declare names a producing process's promises the first time it sends.
+func (hs *historian) declare(process string, acks int16, idempotent bool) {
+	if hs.declared[process] {
+		return
+	}
+	hs.declared[process] = true
+	a := strconv.Itoa(int(acks))
+	if acks == -1 {
+		a = "all"
+	}
+	hs.rec.Producer(checkers.Producer{Process: process, Acks: a, Idempotent: idempotent, MaxInFlight: 5, Retries: math.MaxInt32})
+}
+
+// answered completes a request's operations with its response.
+func (hs *historian) answered(c *connNode, cl *call, resp kmsg.Response, now sim.Time) {
+	switch r := resp.(type) {
+	case *kmsg.ProduceResponse:
+		for _, ps := range cl.rec.sends {
+			rp := findProducePartition(r, ps.topic, ps.partition)
+			for i, id := range ps.ids {
+				switch {
+				case rp == nil:
+					hs.rec.Info(id, now, "partition missing from the response")
+				case rp.ErrorCode == 0:
+					hs.rec.Acked(id, now, rp.BaseOffset+int64(i))
+				case client.DefiniteProduceError(rp.ErrorCode, cl.rec.acks):
+					hs.rec.Fail(id, now, errName(rp.ErrorCode))
+				default:
+					hs.rec.Info(id, now, errName(rp.ErrorCode))
+				}
+			}
+		}
+	case *kmsg.FetchResponse:
+		for _, pp := range cl.rec.polls {
+			rp := findFetchPartition(r, pp.topic, pp.partition)
+			switch {
+			case rp == nil:
+				hs.rec.Info(pp.id, now, "partition missing from the response")
+			case rp.ErrorCode != 0 || r.ErrorCode != 0:
+				code := rp.ErrorCode
+				if code == 0 {
+					code = r.ErrorCode
+				}
+				hs.rec.Fail(pp.id, now, errName(code))
+			default:
+				var seen []checkers.Record
+				eachRecord(rp.RecordBatches, func(b *kmsg.RecordBatch, rec *kmsg.Record) {
+					if off := b.FirstOffset + int64(rec.OffsetDelta); off >= pp.offset {
+						seen = append(seen, checkers.Record{Offset: off, Value: string(rec.Value)})
+					}
+				})
+				hs.rec.Polled(pp.id, now, seen)
+			}
+		}
+	}
+	cl.rec = recorded{}
+}
+
+// unknown completes a request's operations as info: no answer came.
+func (hs *historian) unknown(cl *call, now sim.Time, why string) {
+	for _, ps := range cl.rec.sends {
+		for _, id := range ps.ids {
+			hs.rec.Info(id, now, why)
+		}
+	}
+	for _, pp := range cl.rec.polls {
+		hs.rec.Info(pp.id, now, why)
+	}
+	cl.rec = recorded{}
+}
+
+func errName(code int16) string {
+	if e, ok := kerr.ErrorForCode(code).(*kerr.Error); ok {
+		return e.Message
+	}
+	return "error code " + strconv.Itoa(int(code))
+}
+
+func findProducePartition(r *kmsg.ProduceResponse, topic string, p int32) *kmsg.ProduceResponseTopicPartition {
+	for ti := range r.Topics {
+		if r.Topics[ti].Topic != topic {
+			continue
+		}
+		for pi := range r.Topics[ti].Partitions {
+			if rp := &r.Topics[ti].Partitions[pi]; rp.Partition == p {
+				return rp
+			}
+		}
+	}
+	return nil
+}
+
+func findFetchPartition(r *kmsg.FetchResponse, topic string, p int32) *kmsg.FetchResponseTopicPartition {
+	for ti := range r.Topics {
+		if r.Topics[ti].Topic != topic {
+			continue
+		}
+		for pi := range r.Topics[ti].Partitions {
+			if rp := &r.Topics[ti].Partitions[pi]; rp.Partition == p {
+				return rp
+			}
+		}
+	}
+	return nil
+}
+
+// eachRecord calls fn for every record of the v2 batches in data, control
+// batches left out. A batch cut short (a fetch answer ends where its size
+// limit fell) ends the walk, as a consumer stops there.
+func eachRecord(data []byte, fn func(*kmsg.RecordBatch, *kmsg.Record)) {
+	for len(data) >= 61 {
+		n := int(int32(binary.BigEndian.Uint32(data[8:]))) + 12
+		if n < 61 || n > len(data) || data[16] != 2 {
+			return
+		}
+		var b kmsg.RecordBatch
+		if err := b.ReadFrom(data[:n]); err != nil {
+			return
+		}
+		data = data[n:]
+		if b.Attributes&0x20 != 0 || b.Attributes&0x07 != 0 {
+			continue // a control batch, or compressed (a broker here stores none)
+		}
+		recs := b.Records
+		for i := int32(0); i < b.NumRecords && len(recs) > 0; i++ {
+			l, sz := binary.Varint(recs)
+			if sz <= 0 || l < 0 || int(l) > len(recs)-sz {
+				return
+			}
+			var r kmsg.Record
+			if err := r.ReadFrom(recs[:sz+int(l)]); err != nil {
+				return
+			}
+			recs = recs[sz+int(l):]
+			fn(&b, &r)
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package serve
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// startServer serves the built-in cluster on ephemeral ports and stops it
+// at the end of the test.
+func startServer(t *testing.T, speed float64, tape *bytes.Buffer, set map[string]string) *Server {
+	t.Helper()
+	cfg := Config{Script: ClusterScenario(), Seed: 1, Speed: speed, Set: set, Log: testLog{t}}
+	if tape != nil {
+		cfg.Tape = tape
+	}
+	s, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Command("stop")
+		s.Wait()
+	})
+	select {
+	case <-s.Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatal("not ready within 30s")
+	}
+	return s
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// leaderOf asks b0's metadata for the leader of t/p.
+func leaderOf(t *testing.T, s *Server, p int32) string {
+	t.Helper()
+	c := dial(t, s.Addrs()[0])
+	resp, err := c.do(metadataReq())
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := resp.(*kmsg.MetadataResponse)
+	for _, tp := range md.Topics {
+		if *tp.Topic != "t" {
+			continue
+		}
+		for _, pp := range tp.Partitions {
+			if pp.Partition == p {
+				for _, b := range md.Brokers {
+					if b.NodeID == pp.Leader {
+						return fmt.Sprintf("%s:%d", b.Host, b.Port)
+					}
+				}
+			}
+		}
+	}
+	t.Fatalf("no leader for t/%d in %+v", p, md)
+	return ""
+}
+
+func TestServeProduceFetchStop(t *testing.T) {
+	var tape bytes.Buffer
+	s := startServer(t, 20, &tape, nil)
+	addr := leaderOf(t, s, 0)
+	found := false
+	for _, a := range s.Addrs() {
+		found = found || a == addr
+	}
+	if !found {
+		t.Fatalf("metadata advertises %s, not one of the listeners %v", addr, s.Addrs())
+	}
+	c := dial(t, addr)
+	for i := 0; i < 5; i++ {
+		resp, err := c.do(produceReq("t", 0, -1, fmt.Sprintf("v%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr := resp.(*kmsg.ProduceResponse)
+		if code := pr.Topics[0].Partitions[0].ErrorCode; code != 0 || pr.Topics[0].Partitions[0].BaseOffset != int64(i) {
+			t.Fatalf("produce v%d: error %d offset %d", i, code, pr.Topics[0].Partitions[0].BaseOffset)
+		}
+	}
+	resp, err := c.do(fetchReq("t", 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := resp.(*kmsg.FetchResponse)
+	var got []string
+	eachRecord(fr.Topics[0].Partitions[0].RecordBatches, func(_ *kmsg.RecordBatch, r *kmsg.Record) { got = append(got, string(r.Value)) })
+	if strings.Join(got, ",") != "v0,v1,v2,v3,v4" {
+		t.Fatalf("fetched %v", got)
+	}
+	if a := s.Command("status"); !strings.Contains(a, "t/0 leader=") {
+		t.Fatalf("status: %q", a)
+	}
+	if a := s.Command("crash-leader t/1"); !strings.HasPrefix(a, "ok: crashed b") {
+		t.Fatalf("crash-leader: %q", a)
+	}
+	if a := s.Command("explode b0"); !strings.Contains(a, "unknown command") || !strings.Contains(a, "crash bN") {
+		t.Fatalf("unknown command answered %q", a)
+	}
+	if a := s.Command("stop"); a != "stopping" {
+		t.Fatalf("stop: %q", a)
+	}
+	res, err := s.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed != "" {
+		t.Fatalf("run failed: %s", res.Failed)
+	}
+	acked := 0
+	for _, op := range res.History.Ops {
+		if op.Kind == checkers.Send && op.Outcome == checkers.OK {
+			acked++
+		}
+	}
+	if acked < 5 {
+		t.Fatalf("history has %d acknowledged sends, want at least 5:\n%v", acked, res.History.Ops)
+	}
+	for _, v := range res.Verdicts {
+		if v.Checker == "acked-loss" && v.Result != checkers.ResultOK {
+			t.Fatalf("acked-loss: %v", v)
+		}
+	}
+
+	// The tape replays to the same trace, twice.
+	h, entries, err := ReadTape(bytes.NewReader(tape.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		rep, err := Replay(h, entries, 0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.TraceHash != res.TraceHash || rep.Events != res.Events {
+			t.Fatalf("replay %d: trace %016x after %d events, served %016x after %d", i+1, rep.TraceHash, rep.Events, res.TraceHash, res.Events)
+		}
+	}
+}
