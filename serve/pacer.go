@@ -37,11 +37,18 @@ type input struct {
 	why   string        // a close's reason
 }
 
+// readyWithin bounds the unpaced start: a cluster whose partitions have
+// no leader by then (a scenario that starts with a broker down, say) is
+// served anyway, paced from that moment, and the log says what is missing.
+const readyWithin = 60 * sim.Second
+
 // driver is what both pacers share.
 type driver struct {
-	g       *gateway
-	ready   bool
-	onReady func(r *harness.Runner)
+	g     *gateway
+	ready bool
+	// onReady is told when the cluster is ready, or with what is missing
+	// when readyWithin passed first.
+	onReady func(r *harness.Runner, missing string)
 }
 
 // begin runs at the top of every Before: it closes the connections of
@@ -57,13 +64,22 @@ func (d *driver) begin(r *harness.Runner) bool {
 		}
 	}
 	d.g.sync()
-	if !d.ready && r.Ready() {
-		d.ready = true
-		if d.onReady != nil {
-			d.onReady(r)
-		}
+	if d.ready {
+		return true
 	}
-	return d.ready
+	ready := r.Ready()
+	if !ready && r.World.Now() < sim.Time(readyWithin) {
+		return false
+	}
+	d.ready = true
+	if d.onReady != nil {
+		missing := ""
+		if !ready {
+			missing = status(r)
+		}
+		d.onReady(r, missing)
+	}
+	return true
 }
 
 // apply applies one input at the world's current time; a command's
@@ -183,6 +199,11 @@ func (d *driver) step(r *harness.Runner, line string) error {
 	return harness.Guard(func() error { return r.Step(st) })
 }
 
+// timerSlack is the shortest wait worth a timer: an event due sooner runs
+// now (a Go timer wakes tens of microseconds late anyway, and running an
+// event that early moves no answer before its time by more than that).
+const timerSlack = 50 * time.Microsecond
+
 // livePacer paces the world to the wall clock.
 type livePacer struct {
 	driver
@@ -263,7 +284,7 @@ func (p *livePacer) Before(r *harness.Runner, t sim.Time) (bool, error) {
 		if t < harness.Forever {
 			wait = min(wait, time.Until(p.wall(t)))
 		}
-		if wait <= 0 {
+		if wait < timerSlack {
 			return false, nil
 		}
 		timer := time.NewTimer(wait)

@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -13,12 +14,9 @@ import (
 
 // startServer serves the built-in cluster on ephemeral ports and stops it
 // at the end of the test.
-func startServer(t *testing.T, speed float64, tape *bytes.Buffer, set map[string]string) *Server {
+func startServer(t *testing.T, speed float64, tape io.Writer, set map[string]string) *Server {
 	t.Helper()
-	cfg := Config{Script: ClusterScenario(), Seed: 1, Speed: speed, Set: set, Log: testLog{t}}
-	if tape != nil {
-		cfg.Tape = tape
-	}
+	cfg := Config{Script: ClusterScenario(), Seed: 1, Speed: speed, Set: set, Log: testLog{t}, Tape: tape}
 	s, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)

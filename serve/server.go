@@ -113,7 +113,12 @@ func Start(cfg Config) (*Server, error) {
 		tape = newTapeWriter(cfg.Tape, TapeHeader{Version: TapeVersion, Scenario: cfg.Scenario, Variant: cfg.Variant, Seed: cfg.Seed, Set: cfg.Set})
 	}
 	g := &gateway{versions: VersionsFor(bcfg), addrs: s.addrs, logf: s.logf}
-	p := &livePacer{driver: driver{g: g, onReady: func(*harness.Runner) { close(s.ready) }}, speed: cfg.Speed, inbox: s.inbox, tape: tape, flush: s.flushOut}
+	p := &livePacer{driver: driver{g: g, onReady: func(_ *harness.Runner, missing string) {
+		if missing != "" {
+			s.logf("some partitions have no leader after %v of the cluster's start; serving anyway:\n%s", readyWithin, missing)
+		}
+		close(s.ready)
+	}}, speed: cfg.Speed, inbox: s.inbox, tape: tape, flush: s.flushOut}
 	for i, l := range ls {
 		go s.acceptLoop(l, int32(i))
 	}

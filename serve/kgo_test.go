@@ -1,0 +1,166 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestKgoThroughALeaderCrash: franz-go's client, unmodified, against the
+// served cluster. An idempotent acks=all producer writes through a crash
+// of t/0's leader; two consumers of one group read everything; one leaves
+// and the group rebalances its partitions to the other. At stop the
+// checkers find nothing acknowledged lost, and the tape replays to the
+// same trace.
+func TestKgoThroughALeaderCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real client over TCP: skipped with -short")
+	}
+	var tape strings.Builder
+	s := startServer(t, 5, &tape, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	prod, err := kgo.NewClient(kgo.SeedBrokers(s.Addrs()...), kgo.DefaultProduceTopic("t"), kgo.ClientID("app"),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerLinger(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	produce := func(from, to int) {
+		for i := from; i < to; i++ {
+			r := &kgo.Record{Value: []byte(fmt.Sprintf("v%d", i))}
+			if err := prod.ProduceSync(ctx, r).FirstErr(); err != nil {
+				t.Fatalf("produce v%d: %v", i, err)
+			}
+		}
+	}
+	produce(0, 60)
+	if a := s.Command("crash-leader t/0"); !strings.HasPrefix(a, "ok") {
+		t.Fatalf("crash-leader: %s", a)
+	}
+	produce(60, 120)
+
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	assigned := map[string][]int32{}
+	consumer := func(name string) *kgo.Client {
+		c, err := kgo.NewClient(kgo.SeedBrokers(s.Addrs()...), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("t"), kgo.ClientID(name),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+			kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+				mu.Lock()
+				assigned[name] = append(assigned[name], m["t"]...)
+				mu.Unlock()
+			}),
+			kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+				mu.Lock()
+				left := assigned[name][:0]
+				for _, p := range assigned[name] {
+					if !contains32(m["t"], p) {
+						left = append(left, p)
+					}
+				}
+				assigned[name] = left
+				mu.Unlock()
+			}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for ctx.Err() == nil {
+				fs := c.PollFetches(ctx)
+				if fs.IsClientClosed() {
+					return
+				}
+				fs.EachRecord(func(r *kgo.Record) {
+					mu.Lock()
+					seen[string(r.Value)] = true
+					mu.Unlock()
+				})
+			}
+		}()
+		return c
+	}
+	c1, c2 := consumer("c1"), consumer("c2")
+	waitFor(t, ctx, "both consumers to read all 120 records", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == 120
+	})
+	c2.Close() // leaves the group
+	waitFor(t, ctx, "the group to rebalance all 3 partitions to c1", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		ps := append([]int32(nil), assigned["c1"]...)
+		sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+		return fmt.Sprint(ps) == "[0 1 2]"
+	})
+	c1.Close()
+	prod.Close()
+
+	if a := s.Command("stop"); a != "stopping" {
+		t.Fatalf("stop: %q", a)
+	}
+	res, err := s.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed != "" {
+		t.Fatalf("run failed: %s", res.Failed)
+	}
+	acked := 0
+	for _, op := range res.History.Ops {
+		if op.Kind == checkers.Send && op.Outcome == checkers.OK && strings.HasPrefix(op.Process, "app") {
+			acked++
+		}
+	}
+	if acked < 120 {
+		t.Fatalf("the history holds %d acknowledged sends of app, want at least 120", acked)
+	}
+	for _, v := range res.Verdicts {
+		if v.Checker == "acked-loss" && v.Result != checkers.ResultOK {
+			t.Fatalf("acked-loss: %v", v)
+		}
+		if v.ContractBroken() {
+			t.Errorf("%s: %v", v.Checker, v)
+		}
+	}
+	h, entries, err := ReadTape(strings.NewReader(tape.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Replay(h, entries, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.TraceHash != res.TraceHash {
+		t.Fatalf("replay: trace %016x, served %016x", rep.TraceHash, res.TraceHash)
+	}
+}
+
+func contains32(xs []int32, x int32) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
