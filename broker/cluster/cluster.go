@@ -120,6 +120,11 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 	b := c.Broker
 	sc := server.DefaultConfig(id)
 	sc.Rack = rack
+	sc.Release = b.InterBrokerProtocolVersion
+	sc.AutoCreateTopics = b.AutoCreateTopicsEnable
+	sc.NumPartitions, sc.DefaultReplicationFactor = b.NumPartitions, b.DefaultReplicationFactor
+	sc.OffsetsTopicReplicationFactor = b.OffsetsTopicReplicationFactor
+	sc.TxnStateReplicationFactor = b.Txn.StateLogReplicationFactor
 	st := storage.DefaultConfig()
 	st.LogDirs = b.LogDirs
 	st.SegmentBytes = int64(b.LogSegmentBytes)
