@@ -52,6 +52,16 @@ type Spec struct {
 	// consumer groups find a coordinator; Kafka creates it on the first
 	// FindCoordinator instead.
 	OffsetsTopic bool
+	// ScriptedTopics says the run's script creates every topic its clients
+	// use (Topics, OffsetsTopic, or later with CreateTopics), as an
+	// operator who creates topics before any client starts: the brokers
+	// never create one on their own (auto-creation and the first
+	// FindCoordinator's creation of __consumer_offsets or
+	// __transaction_state, auto_create.go in package server), so a client
+	// that comes before the admin's topic sees it missing, not created
+	// with other settings. The scenario harness sets it; kafkasim serve
+	// leaves it off, so real clients get Kafka's auto-creation.
+	ScriptedTopics bool
 	// NB: kafkasim.transactions (Config.Broker.Txn.Enabled) creates
 	// __transaction_state the same way (transaction.state.log.num.partitions,
 	// transaction.state.log.replication.factor, compacted, min.insync.replicas
@@ -223,6 +233,7 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 		if spec.ManualController || kraftMode {
 			sc.ZooKeeper = ""
 		}
+		sc.NoAutoCreate = spec.ScriptedTopics
 		if kraftMode {
 			sc.KRaft = kraftConfig(spec.Config, int32(i), spec.Config.Broker.KRaft.ProcessRoles, voters)
 		}

@@ -46,9 +46,6 @@ import (
 // autoCreateTopic starts creating topic (unless that is under way) and
 // returns the error its requester gets meanwhile.
 func (b *Broker) autoCreateTopic(topic string) *kerr.Error {
-	if !kraft.ValidTopicName(topic) {
-		return kerr.InvalidTopicException
-	}
 	partitions, rf := b.cfg.NumPartitions, b.cfg.DefaultReplicationFactor
 	internal := false
 	switch topic {
@@ -56,6 +53,14 @@ func (b *Broker) autoCreateTopic(topic string) *kerr.Error {
 		partitions, rf, internal = b.cfg.Coordinator.NumPartitions, b.cfg.OffsetsTopicReplicationFactor, true
 	case txn.StateTopic:
 		partitions, rf, internal = b.cfg.Txn.NumPartitions, b.cfg.TxnStateReplicationFactor, true
+	}
+	switch {
+	case b.cfg.NoAutoCreate && internal:
+		return kerr.CoordinatorNotAvailable
+	case b.cfg.NoAutoCreate:
+		return kerr.UnknownTopicOrPartition
+	case !kraft.ValidTopicName(topic):
+		return kerr.InvalidTopicException
 	}
 	if internal {
 		alive := len(b.metadata.brokers)

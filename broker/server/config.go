@@ -50,6 +50,12 @@ type Config struct {
 	// (3), for creating __consumer_offsets on the first FindCoordinator;
 	// its partitions are Coordinator.NumPartitions.
 	OffsetsTopicReplicationFactor int
+	// NoAutoCreate keeps the broker from creating topics on its own
+	// (kafkasim's cluster.Spec.ScriptedTopics: a scenario's admin creates
+	// every topic): an unknown topic answers as with
+	// auto.create.topics.enable=false, a missing __consumer_offsets or
+	// __transaction_state COORDINATOR_NOT_AVAILABLE without creating it.
+	NoAutoCreate bool
 	// TxnStateReplicationFactor is
 	// transaction.state.log.replication.factor (3), for creating
 	// __transaction_state; its partitions are Txn.NumPartitions.

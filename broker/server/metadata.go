@@ -171,6 +171,9 @@ func (b *Broker) handleMetadata(from sim.NodeID, req *wire.Request, body *kmsg.M
 // latest (the HW for clients, the LEO for a replica asking with its id), or
 // the first offset at a timestamp. v4+ fences on CurrentLeaderEpoch; v2+
 // with isolation_level 1 (read_committed) answers the LSO for the latest.
+// v0 answers the one offset in old_style_offsets (Kafka's
+// legacyFetchOffsetsForTimestamp also lists older segment base offsets,
+// up to max_num_offsets: simplified to the first, the one clients use).
 func (b *Broker) handleListOffsets(from sim.NodeID, req *wire.Request, body *kmsg.ListOffsetsRequest) {
 	resp := kmsg.NewPtrListOffsetsResponse()
 	for _, t := range body.Topics {
@@ -201,6 +204,9 @@ func (b *Broker) handleListOffsets(from sim.NodeID, req *wire.Request, body *kms
 					}
 				}
 				rp.LeaderEpoch = p.leaderEpoch
+				if body.Version == 0 && rp.ErrorCode == 0 && rp.Offset >= 0 && rq.MaxNumOffsets > 0 {
+					rp.OldStyleOffsets = []int64{rp.Offset}
+				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
