@@ -70,7 +70,7 @@ func (b *Broker) handleUpdateMetadata(from sim.NodeID, req *wire.Request, body *
 // of AclOperation codes.
 const (
 	topicAuthorizedOps   = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11 // READ..DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
-	clusterAuthorizedOps = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12      // CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, *_CONFIGS, IDEMPOTENT_WRITE
+	clusterAuthorizedOps = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12       // CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, *_CONFIGS, IDEMPOTENT_WRITE
 )
 
 // handleMetadata serves Metadata (api key 3), v0-v13: v0 lists every
@@ -103,7 +103,7 @@ func (b *Broker) handleMetadata(from sim.NodeID, req *wire.Request, body *kmsg.M
 		return id
 	}
 	var byID []kmsg.MetadataResponseTopic // topics asked for by an id this broker does not know
-	var names []string                   // the topics asked for by name (or known id), in order
+	var names []string                    // the topics asked for by name (or known id), in order
 	for _, t := range body.Topics {
 		switch {
 		case t.Topic != nil:
