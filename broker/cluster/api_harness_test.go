@@ -202,7 +202,7 @@ func (a *apiCluster) waitLeaders(topic string, n int32) {
 // metadata answers a Metadata v7 for topics on broker i.
 func (a *apiCluster) metadata(i int, topics ...string) *kmsg.MetadataResponse {
 	req := kmsg.NewPtrMetadataRequest()
-	req.Version = 7
+	req.Version, req.AllowAutoTopicCreation = 7, false
 	for _, t := range topics {
 		n := t
 		req.Topics = append(req.Topics, kmsg.MetadataRequestTopic{Topic: &n})

@@ -157,6 +157,11 @@ func (b *Broker) handleMetadata(from sim.NodeID, req *wire.Request, body *kmsg.M
 		code := kerr.UnknownTopicOrPartition
 		if autoCreate {
 			code = b.autoCreateTopic(name)
+			if code == kerr.CoordinatorNotAvailable {
+				// An internal topic short of live brokers (KafkaApis
+				// getTopicMetadata).
+				code = kerr.InvalidReplicationFactor
+			}
 		}
 		n := name
 		rt := kmsg.NewMetadataResponseTopic()
