@@ -35,6 +35,9 @@ func TestAPIVersionsEveryVersion(t *testing.T) {
 			}
 			a := newAPICluster(t, props, nil)
 			want := a.c.Broker(1).SupportedAPIs()
+			if !slices.Equal(want, a.c.SupportedAPIs(1)) {
+				t.Fatalf("the running broker and its configuration disagree: %v / %v", want, a.c.SupportedAPIs(1))
+			}
 			lo, hi := a.versions(18)
 			for v := lo; v <= hi; v++ {
 				req := kmsg.NewPtrApiVersionsRequest()

@@ -80,8 +80,17 @@ type Cluster struct {
 	// Assignments are each topic's replica lists, preferred leader first.
 	Assignments map[string][][]int32
 
-	admins int // admin nodes added by CreateTopics
+	admins  int             // admin nodes added by CreateTopics
+	configs []server.Config // each broker's, as built
 }
+
+// BrokerConfig returns broker i's server configuration, as Build made it.
+func (c *Cluster) BrokerConfig(i int) server.Config { return c.configs[i] }
+
+// SupportedAPIs returns the API versions broker i advertises in
+// ApiVersions (server.SupportedAPIs of its configuration), whether or not
+// it is running: a socket in front of it refuses every other request.
+func (c *Cluster) SupportedAPIs(i int) []server.APIRange { return server.SupportedAPIs(c.configs[i]) }
 
 // ZKName is the node name of the ZooKeeper server.
 const ZKName = "zk"
@@ -241,6 +250,7 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 		if err != nil {
 			return nil, err
 		}
+		c.configs = append(c.configs, sc)
 		id, err := w.AddNode(server.NodeName(int32(i)), f, sim.NodeOptions{Disk: spec.Disk})
 		if err != nil {
 			return nil, err

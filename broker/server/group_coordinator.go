@@ -170,8 +170,13 @@ func (b *Broker) findCoordinator(body *kmsg.FindCoordinatorRequest) *kmsg.FindCo
 	if body.Version >= 4 {
 		for _, key := range body.CoordinatorKeys {
 			id, err := lookup(key)
-			resp.Coordinators = append(resp.Coordinators, kmsg.FindCoordinatorResponseCoordinator{
-				Key: key, NodeID: id, Host: NodeName(id), Port: 9092, ErrorCode: errCode(err)})
+			c := kmsg.FindCoordinatorResponseCoordinator{Key: key, NodeID: id, Host: NodeName(id), Port: 9092, ErrorCode: errCode(err)}
+			if err != nil {
+				// Node.noNode(), as Kafka answers with an error.
+				msg := err.Message
+				c.Host, c.Port, c.ErrorMessage = "", -1, &msg
+			}
+			resp.Coordinators = append(resp.Coordinators, c)
 		}
 		return resp
 	}
