@@ -100,13 +100,6 @@ func TestCreateTopicsBadInput(t *testing.T) {
 				{"rf 0", createTopic(4, "rf0", 1, 0), kerr.InvalidReplicationFactor.Code},
 				{"rf above brokers", createTopic(4, "rf4", 1, 4), kerr.InvalidReplicationFactor.Code},
 			}
-			if mode == "zk" {
-				cases = append(cases, struct {
-					name string
-					req  *kmsg.CreateTopicsRequest
-					want int16
-				}{"defaults below v4", createTopic(3, "d3", -1, -1), kerr.UnsupportedVersion.Code})
-			}
 			for _, c := range cases {
 				ts := a.createTopics(to, c.req)
 				if len(ts) != 1 || ts[0].ErrorCode != c.want {
@@ -258,4 +251,22 @@ func TestMetadataAutoCreatesTopics(t *testing.T) {
 	if c := a.call(0, req).(*kmsg.MetadataResponse).Topics[0].ErrorCode; c != kerr.InvalidReplicationFactor.Code {
 		t.Fatalf("default.replication.factor 4 of 3 brokers: %s", errName(c))
 	}
+}
+
+// The broker defaults of CreateTopics (-1) came with KIP-464 (2.4), at
+// every request version; a 2.3 broker refuses -1 as a count.
+func TestCreateTopicsDefaultsByRelease(t *testing.T) {
+	a := newAPICluster(t, map[string]string{"inter.broker.protocol.version": "2.3"}, nil)
+	to := a.controller()
+	if ts := a.createTopics(to, createTopic(3, "d", -1, 1)); ts[0].ErrorCode != kerr.InvalidPartitions.Code {
+		t.Errorf("2.3, -1 partitions: %s, want INVALID_PARTITIONS", errName(ts[0].ErrorCode))
+	}
+	if ts := a.createTopics(to, createTopic(3, "d", 1, -1)); ts[0].ErrorCode != kerr.InvalidReplicationFactor.Code {
+		t.Errorf("2.3, -1 replication factor: %s, want INVALID_REPLICATION_FACTOR", errName(ts[0].ErrorCode))
+	}
+	a = newAPICluster(t, map[string]string{"inter.broker.protocol.version": "2.4"}, nil)
+	if ts := a.createTopics(a.controller(), createTopic(3, "d", -1, -1)); ts[0].ErrorCode != 0 || ts[0].Topic != "d" {
+		t.Errorf("2.4, v3 with -1: %s, want the defaults", errName(ts[0].ErrorCode))
+	}
+	a.waitLeaders("d", 1)
 }

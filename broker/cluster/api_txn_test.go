@@ -75,7 +75,9 @@ func TestTransactionAPIsEveryVersion(t *testing.T) {
 		} else {
 			ap.TransactionalID, ap.ProducerID, ap.ProducerEpoch = id, pid, epoch
 			ap.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "t", Partitions: []int32{0}}}
-			apCode = func(r kmsg.Response) int16 { return r.(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode }
+			apCode = func(r kmsg.Response) int16 {
+				return r.(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode
+			}
 		}
 		if c := apCode(a.retryTxn(coord, ap, apCode)); c != 0 {
 			t.Fatalf("AddPartitionsToTxn v%d: %s", ap.Version, errName(c))
@@ -104,7 +106,9 @@ func TestTransactionAPIsEveryVersion(t *testing.T) {
 		tc.Version, tc.TransactionalID, tc.Group, tc.ProducerID, tc.ProducerEpoch = at(28, v), id, group, pid, epoch
 		tc.Generation, tc.MemberID = -1, ""
 		tc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 3, LeaderEpoch: -1}}}}
-		tcCode := func(r kmsg.Response) int16 { return r.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode }
+		tcCode := func(r kmsg.Response) int16 {
+			return r.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+		}
 		if c := tcCode(a.retryTxn(gc, tc, tcCode)); c != 0 {
 			t.Fatalf("TxnOffsetCommit v%d: %s", tc.Version, errName(c))
 		}

@@ -9,9 +9,9 @@ package server
 // INVALID_REQUEST; then, per topic: an invalid name INVALID_TOPIC_EXCEPTION,
 // a topic in the metadata cache (or being created here) TOPIC_ALREADY_EXISTS,
 // num_partitions or replication_factor with an explicit assignment
-// INVALID_REQUEST, -1 below v4 UNSUPPORTED_VERSION (KIP-464 brought the
-// broker defaults in v4), -1 from v4 num.partitions /
-// default.replication.factor; num_partitions <= 0 INVALID_PARTITIONS,
+// INVALID_REQUEST, -1 from 2.4 (KIP-464) num.partitions /
+// default.replication.factor at any request version (only the Java
+// client refuses to send it below v4); num_partitions <= 0 INVALID_PARTITIONS,
 // replication_factor <= 0 or above the live brokers
 // INVALID_REPLICATION_FACTOR; an explicit assignment whose partitions are
 // not 0..n-1, whose replica lists are empty, differ in size or repeat a
@@ -42,6 +42,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/kraft"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
@@ -76,7 +77,7 @@ func setTopicError(rt *kmsg.CreateTopicsResponseTopic, err *kerr.Error, msg stri
 
 // precheckCreateTopic returns the error of a topic that no mode may
 // create, or nil.
-func precheckCreateTopic(version int16, t *kmsg.CreateTopicsRequestTopic, dup bool) (*kerr.Error, string) {
+func precheckCreateTopic(t *kmsg.CreateTopicsRequestTopic, dup bool) (*kerr.Error, string) {
 	switch {
 	case dup:
 		return kerr.InvalidRequest, "topic " + t.Topic + " is named more than once in the request"
@@ -84,8 +85,6 @@ func precheckCreateTopic(version int16, t *kmsg.CreateTopicsRequestTopic, dup bo
 		return kerr.InvalidTopicException, "topic name " + fmt.Sprintf("%q", t.Topic) + " is illegal: 1 to 249 characters of [a-zA-Z0-9._-], not '.' or '..'"
 	case len(t.ReplicaAssignment) > 0 && (t.NumPartitions != -1 || t.ReplicationFactor != -1):
 		return kerr.InvalidRequest, "both numPartitions or replicationFactor and replicasAssignments were set; both cannot be used at the same time"
-	case len(t.ReplicaAssignment) == 0 && version < 4 && (t.NumPartitions == -1 || t.ReplicationFactor == -1):
-		return kerr.UnsupportedVersion, "creating topics with default partitions/replication factor is only supported in CreateTopicRequest version 4+"
 	}
 	for _, c := range t.Configs {
 		if c.Value == nil {
@@ -109,7 +108,7 @@ func (b *Broker) handleCreateTopics(from sim.NodeID, req *wire.Request, body *km
 		t := &body.Topics[i]
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
-		if err, msg := precheckCreateTopic(body.Version, t, count[t.Topic] > 1); err != nil {
+		if err, msg := precheckCreateTopic(t, count[t.Topic] > 1); err != nil {
 			setTopicError(&rt, err, msg)
 		} else {
 			ok[i] = true
@@ -178,11 +177,13 @@ func (b *Broker) zkTopicAssignment(t *kmsg.CreateTopicsRequestTopic) (zk.Replica
 	}
 	if len(t.ReplicaAssignment) == 0 {
 		np, rf := int(t.NumPartitions), int(t.ReplicationFactor)
-		if np == -1 {
-			np = b.cfg.NumPartitions
-		}
-		if rf == -1 {
-			rf = b.cfg.DefaultReplicationFactor
+		if b.cfg.release() >= config.V2_4 { // KIP-464
+			if np == -1 {
+				np = b.cfg.NumPartitions
+			}
+			if rf == -1 {
+				rf = b.cfg.DefaultReplicationFactor
+			}
 		}
 		live := len(b.metadata.brokers)
 		switch {
