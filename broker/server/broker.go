@@ -1,6 +1,8 @@
 // Package server is a Kafka broker as a simulation node: it serves Produce,
 // Fetch, Metadata, ListOffsets, OffsetsForLeaderEpoch, LeaderAndIsr,
-// UpdateMetadata, StopReplica and WriteTxnMarkers (one file per API) and hosts the group
+// UpdateMetadata, StopReplica, WriteTxnMarkers, ApiVersions, CreateTopics
+// and DescribeConfigs (one file per API; the versions it advertises per
+// release are api_versions.go's SupportedAPIs) and hosts the group
 // coordinator (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
 // LeaveGroup, OffsetCommit, OffsetFetch: group_coordinator.go), replicates partitions
 // as leader or follower with Kafka's HW, ISR and leader-epoch rules, and
