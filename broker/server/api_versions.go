@@ -66,10 +66,9 @@ type APIRange struct {
 
 // handlerRange is a handler's honoured range, and the modes it runs in.
 type handlerRange struct {
-	min, max  int16
-	zkOnly    bool  // ZooKeeper-mode inter-broker APIs
-	kraftMin  int16 // the minimum in KRaft mode, when above min
-	kraftNote string
+	min, max int16
+	zkOnly   bool  // ZooKeeper-mode inter-broker APIs
+	kraftMin int16 // the minimum in KRaft mode, when above min
 }
 
 // handlerVersions is, per API key, the versions at which the simulated
@@ -105,9 +104,10 @@ var handlerVersions = map[int16]handlerRange{
 // keys of handlerVersions; 4.1 put JoinGroup v0-v1 back (KAFKA-19444).
 var kip896Min = map[int16]int16{1: 4, 2: 1, 8: 2, 9: 1, 11: 2, 19: 2, 23: 2, 27: 1, 32: 1}
 
-// releaseVersions returns kversion's table of release v (nil for one
-// without ApiVersions).
-func releaseVersions(v config.Version) *kversion.Versions {
+// releaseMax holds, per release, kversion's max version of each key the
+// release has. It is filled once at package init and only read
+// afterwards, so worlds running in parallel can share it.
+var releaseMax = func() map[config.Version]map[int16]int16 {
 	fns := map[config.Version]func() *kversion.Versions{
 		config.V0_8_0: kversion.V0_8_0, config.V0_8_1: kversion.V0_8_1, config.V0_8_2: kversion.V0_8_2,
 		config.V0_9_0: kversion.V0_9_0, config.V0_10_0: kversion.V0_10_0, config.V0_10_1: kversion.V0_10_1,
@@ -121,24 +121,25 @@ func releaseVersions(v config.Version) *kversion.Versions {
 		config.V3_8: kversion.V3_8_0, config.V3_9: kversion.V3_9_0, config.V4_0: kversion.V4_0_0,
 		config.V4_1: kversion.V4_1_0,
 	}
-	if f, ok := fns[v]; ok {
-		return f()
+	out := map[config.Version]map[int16]int16{}
+	for v, f := range fns {
+		m := map[int16]int16{}
+		f().EachMaxKeyVersion(func(k, max int16) { m[k] = max })
+		out[v] = m
 	}
-	return nil
-}
+	return out
+}()
 
 // SupportedAPIs returns the APIs a broker with configuration cfg
-// advertises in ApiVersions, sorted by key: the release's versions
+// advertises in ApiVersions, sorted by key (a new slice each call; a
+// socket layer keeps it per broker): the release's versions
 // (cfg.Release) intersected with what the simulated handlers honour. A
 // key not listed is not supported; a request outside its range must be
 // refused (UNSUPPORTED_VERSION) before it reaches the broker, except
 // ApiVersions itself, which the broker answers at any version (KIP-511).
 func SupportedAPIs(cfg Config) []APIRange {
 	rel := cfg.release()
-	vs := releaseVersions(rel)
-	if vs == nil {
-		return nil
-	}
+	vs := releaseMax[rel]
 	kraftMode := cfg.KRaft != nil
 	controllerOnly := kraftMode && !cfg.KRaft.Broker
 	keys := make([]int16, 0, len(handlerVersions))
@@ -149,7 +150,7 @@ func SupportedAPIs(cfg Config) []APIRange {
 	var out []APIRange
 	for _, k := range keys {
 		h := handlerVersions[k]
-		relMax, ok := vs.LookupMaxKeyVersion(k)
+		relMax, ok := vs[k]
 		if !ok || (h.zkOnly && kraftMode) || (controllerOnly && k != 18) {
 			continue
 		}

@@ -24,14 +24,14 @@ func TestSupportedAPIsWithinReleaseAndHandler(t *testing.T) {
 				continue
 			}
 			cfg := releaseConfig(v, kraftMode)
-			vs := releaseVersions(v)
+			vs := releaseMax[v]
 			prev := int16(-1)
 			for _, r := range SupportedAPIs(cfg) {
 				if r.Key <= prev {
 					t.Fatalf("%v: keys not sorted: %d after %d", v, r.Key, prev)
 				}
 				prev = r.Key
-				relMax, ok := vs.LookupMaxKeyVersion(r.Key)
+				relMax, ok := vs[r.Key]
 				h := handlerVersions[r.Key]
 				switch {
 				case !ok:
