@@ -270,3 +270,27 @@ func TestCreateTopicsDefaultsByRelease(t *testing.T) {
 	}
 	a.waitLeaders("d", 1)
 }
+
+// A created topic whose partitions get no leader within timeout_ms is
+// answered REQUEST_TIMED_OUT (DelayedCreatePartitions): here its one
+// replica is on a broker that is down.
+func TestCreateTopicsTimesOut(t *testing.T) {
+	a := newAPICluster(t, nil, nil)
+	to := a.controller()
+	down := (to + 1) % 3
+	if err := a.c.World.Inject(sim.Crash{Node: a.c.Brokers[down]}); err != nil {
+		t.Fatal(err)
+	}
+	a.run(25 * sim.Second) // past zookeeper.session.timeout.ms: the controller sees it dead
+	req := createTopic(4, "orphan", -1, -1)
+	req.TimeoutMillis = 2000
+	req.Topics[0].ReplicaAssignment = []kmsg.CreateTopicsRequestTopicReplicaAssignment{{Partition: 0, Replicas: []int32{int32(down)}}}
+	start := a.c.World.Now()
+	ts := a.createTopics(to, req)
+	if ts[0].ErrorCode != kerr.RequestTimedOut.Code {
+		t.Fatalf("a topic without a live replica: %s, want REQUEST_TIMED_OUT", errName(ts[0].ErrorCode))
+	}
+	if took := a.c.World.Now().Sub(start); took < 2*sim.Second || took > 3*sim.Second {
+		t.Fatalf("answered after %v, want timeout_ms", took)
+	}
+}
