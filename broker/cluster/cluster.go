@@ -52,6 +52,16 @@ type Spec struct {
 	// consumer groups find a coordinator; Kafka creates it on the first
 	// FindCoordinator instead.
 	OffsetsTopic bool
+	// ScriptedTopics says the run's script creates every topic its clients
+	// use (Topics, OffsetsTopic, or later with CreateTopics), as an
+	// operator who creates topics before any client starts: the brokers
+	// never create one on their own (auto-creation and the first
+	// FindCoordinator's creation of __consumer_offsets or
+	// __transaction_state, auto_create.go in package server), so a client
+	// that comes before the admin's topic sees it missing, not created
+	// with other settings. The scenario harness sets it; kafkasim serve
+	// leaves it off, so real clients get Kafka's auto-creation.
+	ScriptedTopics bool
 	// NB: kafkasim.transactions (Config.Broker.Txn.Enabled) creates
 	// __transaction_state the same way (transaction.state.log.num.partitions,
 	// transaction.state.log.replication.factor, compacted, min.insync.replicas
@@ -70,8 +80,17 @@ type Cluster struct {
 	// Assignments are each topic's replica lists, preferred leader first.
 	Assignments map[string][][]int32
 
-	admins int // admin nodes added by CreateTopics
+	admins  int             // admin nodes added by CreateTopics
+	configs []server.Config // each broker's, as built
 }
+
+// BrokerConfig returns broker i's server configuration, as Build made it.
+func (c *Cluster) BrokerConfig(i int) server.Config { return c.configs[i] }
+
+// SupportedAPIs returns the API versions broker i advertises in
+// ApiVersions (server.SupportedAPIs of its configuration), whether or not
+// it is running: a socket in front of it refuses every other request.
+func (c *Cluster) SupportedAPIs(i int) []server.APIRange { return server.SupportedAPIs(c.configs[i]) }
 
 // ZKName is the node name of the ZooKeeper server.
 const ZKName = "zk"
@@ -120,6 +139,11 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 	b := c.Broker
 	sc := server.DefaultConfig(id)
 	sc.Rack = rack
+	sc.Release = b.InterBrokerProtocolVersion
+	sc.AutoCreateTopics = b.AutoCreateTopicsEnable
+	sc.NumPartitions, sc.DefaultReplicationFactor = b.NumPartitions, b.DefaultReplicationFactor
+	sc.OffsetsTopicReplicationFactor = b.OffsetsTopicReplicationFactor
+	sc.TxnStateReplicationFactor = b.Txn.StateLogReplicationFactor
 	st := storage.DefaultConfig()
 	st.LogDirs = b.LogDirs
 	st.SegmentBytes = int64(b.LogSegmentBytes)
@@ -218,6 +242,7 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 		if spec.ManualController || kraftMode {
 			sc.ZooKeeper = ""
 		}
+		sc.NoAutoCreate = spec.ScriptedTopics
 		if kraftMode {
 			sc.KRaft = kraftConfig(spec.Config, int32(i), spec.Config.Broker.KRaft.ProcessRoles, voters)
 		}
@@ -225,6 +250,7 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 		if err != nil {
 			return nil, err
 		}
+		c.configs = append(c.configs, sc)
 		id, err := w.AddNode(server.NodeName(int32(i)), f, sim.NodeOptions{Disk: spec.Disk})
 		if err != nil {
 			return nil, err

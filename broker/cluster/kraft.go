@@ -230,7 +230,9 @@ func (a *kraftAdmin) send(ctx *sim.Context) {
 	}
 	a.corr++
 	a.inflight = true
-	ctx.Send(node, a.enc.Request(a.corr, req))
+	w := a.enc.Request(a.corr, req)
+	w.ControllerListener = true // kafka-topics.sh --bootstrap-controller
+	ctx.Send(node, w)
 	a.timeout = ctx.SetTimer(kraftAdminTimeout, timerAdminTimeout)
 }
 

@@ -36,6 +36,7 @@ const (
 	PropMinInsyncReplicas             = "min.insync.replicas"
 	PropUncleanLeaderElection         = "unclean.leader.election.enable"
 	PropDefaultReplicationFactor      = "default.replication.factor"
+	PropAutoCreateTopicsEnable        = "auto.create.topics.enable"
 	PropInterBrokerProtocolVersion    = "inter.broker.protocol.version"
 	PropLogMessageFormatVersion       = "log.message.format.version"
 	PropReplicaLagTimeMaxMs           = "replica.lag.time.max.ms"
@@ -105,6 +106,13 @@ type Broker struct {
 	// virtual disk. Default ["/tmp/kafka-logs"]. At least one, no empty or
 	// repeated entry.
 	LogDirs []string
+	// AutoCreateTopicsEnable is auto.create.topics.enable: a Metadata
+	// request for an unknown topic that allows it (always below v4) makes
+	// the broker create the topic with num.partitions and
+	// default.replication.factor (AutoTopicCreationManager). Default true.
+	// __consumer_offsets and __transaction_state are created on the first
+	// FindCoordinator whatever its value.
+	AutoCreateTopicsEnable bool
 	// NumPartitions is num.partitions: partitions of an auto-created topic.
 	// Default 1; at least 1.
 	NumPartitions int
@@ -274,6 +282,7 @@ func DefaultBrokerFor(v Version) Broker {
 	b := Broker{
 		BrokerID:                               -1,
 		LogDirs:                                []string{"/tmp/kafka-logs"},
+		AutoCreateTopicsEnable:                 true,
 		NumPartitions:                          1,
 		DefaultReplicationFactor:               1,
 		MinInsyncReplicas:                      1,
@@ -336,6 +345,7 @@ func coreBrokerProps() []property[Broker] {
 		stringProp("broker.rack", func(b *Broker) *string { return &b.Rack }),
 		listProp("log.dirs", func(b *Broker) *[]string { return &b.LogDirs }),
 		aliasOf(listProp("log.dir", func(b *Broker) *[]string { return &b.LogDirs }), "log.dirs"),
+		boolProp(PropAutoCreateTopicsEnable, func(b *Broker) *bool { return &b.AutoCreateTopicsEnable }),
 		intProp("num.partitions", func(b *Broker) *int { return &b.NumPartitions }, 1, maxInt32),
 		intProp(PropDefaultReplicationFactor, func(b *Broker) *int { return &b.DefaultReplicationFactor }, 1, math.MaxInt16),
 		intProp(PropMinInsyncReplicas, func(b *Broker) *int { return &b.MinInsyncReplicas }, 1, maxInt32),

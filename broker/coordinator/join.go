@@ -7,7 +7,9 @@ package coordinator
 // Versions: JoinGroup v4+ behaviour (KIP-394): a member joining without an
 // id gets MEMBER_ID_REQUIRED with one and must join again with it; v0-v3
 // joins are admitted at once. LeaveGroup v0-v2 (one member) and v3+
-// (a list). Simplifications: no static members, no reason strings.
+// (a list; a pending MEMBER_ID_REQUIRED id leaves without error).
+// Simplifications: no static members (KIP-345: the broker advertises
+// JoinGroup up to v4 only, so none can exist), no reason strings.
 
 import (
 	"github.com/kafkasim/kafkasim/sim"
@@ -262,25 +264,36 @@ func (c *Coordinator) LeaveGroup(now sim.Time, req *kmsg.LeaveGroupRequest) *kms
 		resp.ErrorCode = err.Code
 		return resp
 	}
-	ids := []string{req.MemberID}
+	members := []kmsg.LeaveGroupRequestMember{{MemberID: req.MemberID}}
 	if req.Version >= 3 {
-		ids = ids[:0]
-		for _, m := range req.Members {
-			ids = append(ids, m.MemberID)
-		}
+		members = req.Members
 	}
 	g := c.groups[req.Group]
-	for _, id := range ids {
+	for _, lm := range members {
+		id := lm.MemberID
 		code := int16(0)
+		pending := false
+		if g != nil {
+			_, pending = g.pending[id]
+		}
 		switch {
-		case g == nil || g.state == Dead || g.members[id] == nil:
+		case g == nil || g.state == Dead:
+			code = kerr.UnknownMemberID.Code
+		case pending:
+			// A MEMBER_ID_REQUIRED id never used to join (KIP-394):
+			// forgotten, as removePendingMemberAndUpdateGroup does.
+			delete(g.pending, id)
+			c.env.Log("member-left", sim.S("group", g.id), sim.S("member", id))
+		case g.members[id] == nil:
+			// NB: a group.instance.id (v3+) names no member either: the
+			// coordinator has no static members (JoinGroup stops at v4).
 			code = kerr.UnknownMemberID.Code
 		default:
 			c.env.Log("member-left", sim.S("group", g.id), sim.S("member", id))
 			c.removeMember(now, g, id)
 		}
 		if req.Version >= 3 {
-			resp.Members = append(resp.Members, kmsg.LeaveGroupResponseMember{MemberID: id, ErrorCode: code})
+			resp.Members = append(resp.Members, kmsg.LeaveGroupResponseMember{MemberID: id, InstanceID: lm.InstanceID, ErrorCode: code})
 		} else {
 			resp.ErrorCode = code
 		}

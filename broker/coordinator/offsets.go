@@ -7,9 +7,12 @@ package coordinator
 // __consumer_offsets (acks=all), and only then enters the cache that
 // OffsetFetch reads.
 //
-// Versions: OffsetCommit v2-v7 (v6+ carries the leader epoch, KIP-320;
-// the retention time of v2-v4 is ignored: offsets never expire here);
-// OffsetFetch v1-v7 (one group; Topics nil asks for every partition).
+// Versions: OffsetCommit v1-v8 (v6+ carries the leader epoch, KIP-320;
+// the commit timestamp of v1 and the retention time of v2-v4 are ignored:
+// offsets never expire here; v7+'s group.instance.id is not checked, as
+// no group has static members); OffsetFetch v1-v7 (one group; Topics nil
+// asks for every partition; v8's group batch is the host's,
+// group_coordinator.go). v0 of both is ZooKeeper's (server/offsets_zk.go).
 // OffsetFetch v7's RequireStable (KIP-447) answers UNSTABLE_OFFSET_COMMIT
 // for a partition with a pending transactional commit (txn_offsets.go);
 // without it the pending commits are invisible.

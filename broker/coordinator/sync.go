@@ -6,7 +6,13 @@ package coordinator
 // assignment is stored in __consumer_offsets before anyone gets it: the
 // group becomes Stable only once that record is committed.
 //
-// Versions: SyncGroup v0-v4 and Heartbeat v0-v3 (no static members).
+// Versions: SyncGroup v0-v5 (v5, KIP-559: a protocol_type or
+// protocol_name that is not the group's is INCONSISTENT_GROUP_PROTOCOL,
+// and a successful answer names the group's) and Heartbeat v0-v4. A
+// group.instance.id (SyncGroup v3+, Heartbeat v3+) is not checked: no
+// group has static members (JoinGroup stops at v4), and for a dynamic
+// member Kafka's isStaticMemberFenced is false, leaving the member-id
+// checks.
 
 import (
 	"github.com/kafkasim/kafkasim/broker/storage"
@@ -37,6 +43,10 @@ func (c *Coordinator) SyncGroup(now sim.Time, req *kmsg.SyncGroupRequest, reply 
 	case req.Generation != g.generation:
 		fail(kerr.IllegalGeneration)
 		return
+	case req.ProtocolType != nil && *req.ProtocolType != g.protocolType,
+		req.Protocol != nil && *req.Protocol != g.protocol:
+		fail(kerr.InconsistentGroupProtocol)
+		return
 	}
 	m := g.members[req.MemberID]
 	switch g.state {
@@ -46,7 +56,7 @@ func (c *Coordinator) SyncGroup(now sim.Time, req *kmsg.SyncGroupRequest, reply 
 		fail(kerr.RebalanceInProgress)
 	case Stable:
 		m.lastHeartbeat = now
-		reply(&kmsg.SyncGroupResponse{MemberAssignment: m.assignment})
+		reply(g.syncResponse(m.assignment))
 	case CompletingRebalance:
 		if m.syncReply != nil {
 			m.syncReply(&kmsg.SyncGroupResponse{ErrorCode: kerr.RebalanceInProgress.Code})
@@ -77,7 +87,7 @@ func (c *Coordinator) SyncGroup(now sim.Time, req *kmsg.SyncGroupRequest, reply 
 				mm := g.members[id]
 				mm.assignment = assignments[id] // nil (empty) for members the leader left out
 				if mm.syncReply != nil {
-					mm.syncReply(&kmsg.SyncGroupResponse{MemberAssignment: mm.assignment})
+					mm.syncReply(g.syncResponse(mm.assignment))
 					mm.syncReply = nil
 				}
 				mm.lastHeartbeat = now
@@ -139,4 +149,11 @@ func mapAppendError(err *kerr.Error) *kerr.Error {
 		return kerr.InvalidCommitOffsetSize
 	}
 	return kerr.UnknownServerError
+}
+
+// syncResponse is a successful SyncGroup answer: the assignment and (v5+)
+// the group's protocol type and name.
+func (g *group) syncResponse(assignment []byte) *kmsg.SyncGroupResponse {
+	pt, p := g.protocolType, g.protocol
+	return &kmsg.SyncGroupResponse{MemberAssignment: assignment, ProtocolType: &pt, Protocol: &p}
 }

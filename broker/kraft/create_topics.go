@@ -33,6 +33,10 @@ import (
 // maxTopicNameLength is Topic.MAX_NAME_LENGTH.
 const maxTopicNameLength = 249
 
+// ValidTopicName reports whether n is a legal topic name (Topic.validate:
+// 1 to 249 characters of [a-zA-Z0-9._-], not "." or "..").
+func ValidTopicName(n string) bool { return validTopicName(n) }
+
 func validTopicName(n string) bool {
 	if n == "" || n == "." || n == ".." || len(n) > maxTopicNameLength {
 		return false

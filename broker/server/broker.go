@@ -1,6 +1,8 @@
 // Package server is a Kafka broker as a simulation node: it serves Produce,
 // Fetch, Metadata, ListOffsets, OffsetsForLeaderEpoch, LeaderAndIsr,
-// UpdateMetadata, StopReplica and WriteTxnMarkers (one file per API) and hosts the group
+// UpdateMetadata, StopReplica, WriteTxnMarkers, ApiVersions, CreateTopics
+// and DescribeConfigs (one file per API; the versions it advertises per
+// release are api_versions.go's SupportedAPIs) and hosts the group
 // coordinator (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
 // LeaveGroup, OffsetCommit, OffsetFetch: group_coordinator.go), replicates partitions
 // as leader or follower with Kafka's HW, ISR and leader-epoch rules, and
@@ -91,6 +93,12 @@ type Broker struct {
 	txn         txnHost // the transaction coordinator (txn_coordinator.go)
 
 	kraft *kraftState // KRaft mode (kraft.go); nil in ZooKeeper mode
+
+	// autoCreating holds the topics this broker is creating on its own
+	// (auto_create.go); creates the CreateTopics requests waiting for their
+	// topics' leaders (create_topics.go).
+	autoCreating map[string]bool
+	creates      []*pendingCreate
 
 	halted bool
 }
@@ -239,7 +247,7 @@ func (b *Broker) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 	case timerFetchBackoff:
 		b.fetcherBackoffDone(id)
 	default:
-		if !b.handleZKTimer(id, name) && !b.handleGroupTimer(id, name) && !b.handleTxnTimer(id, name) && !b.handleKRaftTimer(id, name) {
+		if !b.handleZKTimer(id, name) && !b.handleGroupTimer(id, name) && !b.handleTxnTimer(id, name) && !b.handleKRaftTimer(id, name) && !b.handleCreateTopicsTimer(id, name) {
 			panic(fmt.Sprintf("broker %d: unknown timer %q", b.cfg.BrokerID, name))
 		}
 	}
@@ -382,6 +390,12 @@ func (b *Broker) serve(from sim.NodeID, req *wire.Request) {
 		b.handleInitProducerID(from, req, body)
 	case *kmsg.WriteTxnMarkersRequest:
 		b.handleWriteTxnMarkers(from, req, body)
+	case *kmsg.ApiVersionsRequest:
+		b.handleAPIVersions(from, req, body)
+	case *kmsg.CreateTopicsRequest:
+		b.handleCreateTopics(from, req, body)
+	case *kmsg.DescribeConfigsRequest:
+		b.handleDescribeConfigs(from, req, body)
 	default:
 		if !b.serveMore(from, req) {
 			panic(fmt.Sprintf("broker %d: no handler for %s", b.cfg.BrokerID, req.Kind()))

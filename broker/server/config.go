@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
@@ -33,6 +34,32 @@ func (t Truncation) String() string { return [...]string{"hw", "kip101", "kip279
 type Config struct {
 	BrokerID int32  // broker.id
 	Rack     string // broker.rack
+
+	// Release is inter.broker.protocol.version (metadata.version in
+	// KRaft): the Kafka release whose API versions the broker advertises
+	// (api_versions.go). Zero means config.Latest.
+	Release config.Version
+
+	// AutoCreateTopics is auto.create.topics.enable (true).
+	AutoCreateTopics bool
+	// NumPartitions and DefaultReplicationFactor are num.partitions (1) and
+	// default.replication.factor (1): a topic created without them
+	// (auto-creation, CreateTopics with -1).
+	NumPartitions, DefaultReplicationFactor int
+	// OffsetsTopicReplicationFactor is offsets.topic.replication.factor
+	// (3), for creating __consumer_offsets on the first FindCoordinator;
+	// its partitions are Coordinator.NumPartitions.
+	OffsetsTopicReplicationFactor int
+	// NoAutoCreate keeps the broker from creating topics on its own
+	// (kafkasim's cluster.Spec.ScriptedTopics: a scenario's admin creates
+	// every topic): an unknown topic answers as with
+	// auto.create.topics.enable=false, a missing __consumer_offsets or
+	// __transaction_state COORDINATOR_NOT_AVAILABLE without creating it.
+	NoAutoCreate bool
+	// TxnStateReplicationFactor is
+	// transaction.state.log.replication.factor (3), for creating
+	// __transaction_state; its partitions are Txn.NumPartitions.
+	TxnStateReplicationFactor int
 
 	Storage storage.Config // log.dirs, log.segment.bytes, log.flush.*, ...
 
@@ -110,6 +137,11 @@ type TopicSettings struct {
 func DefaultConfig(id int32) Config {
 	return Config{
 		BrokerID:                           id,
+		AutoCreateTopics:                   true,
+		NumPartitions:                      1,
+		DefaultReplicationFactor:           1,
+		OffsetsTopicReplicationFactor:      3,
+		TxnStateReplicationFactor:          3,
 		Storage:                            storage.DefaultConfig(),
 		Truncation:                         TruncateKIP279,
 		KIP320:                             true,
@@ -156,6 +188,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("zookeeper.session.timeout.ms %d: must be > 0", c.ZKSessionTimeout.Milliseconds())
 	case c.KRaft != nil && c.ZooKeeper != "":
 		return fmt.Errorf("node %d: zookeeper.connect and process.roles: a KRaft node does not use ZooKeeper", c.BrokerID)
+	case c.Release != 0 && !c.Release.Valid():
+		return fmt.Errorf("inter.broker.protocol.version %v: not a known release", c.Release)
+	case c.NumPartitions < 1:
+		return fmt.Errorf("num.partitions %d: must be >= 1", c.NumPartitions)
+	case c.DefaultReplicationFactor < 1 || c.DefaultReplicationFactor > 32767:
+		return fmt.Errorf("default.replication.factor %d: must be in [1, 32767]", c.DefaultReplicationFactor)
+	case c.OffsetsTopicReplicationFactor < 1 || c.OffsetsTopicReplicationFactor > 32767:
+		return fmt.Errorf("offsets.topic.replication.factor %d: must be in [1, 32767]", c.OffsetsTopicReplicationFactor)
+	case c.TxnStateReplicationFactor < 1 || c.TxnStateReplicationFactor > 32767:
+		return fmt.Errorf("transaction.state.log.replication.factor %d: must be in [1, 32767]", c.TxnStateReplicationFactor)
 	case c.Truncation > TruncateKIP279:
 		return fmt.Errorf("truncation %d: must be hw, kip101 or kip279", c.Truncation)
 	}
@@ -174,6 +216,14 @@ func (c Config) Validate() error {
 		return err
 	}
 	return c.Storage.Validate()
+}
+
+// release returns the configured release (config.Latest when unset).
+func (c Config) release() config.Version {
+	if c.Release == 0 {
+		return config.Latest
+	}
+	return c.Release
 }
 
 func (c Config) minISR(topic string) int {

@@ -33,7 +33,7 @@ package server
 // it can drop their records; LastStableOffset is the LSO for either
 // isolation level; read_uncommitted reads to the HW as before.
 //
-// Simplifications: no fetch sessions; a delayed fetch completes on bytes or time only, not on a
+// Simplifications: no fetch sessions are created (handleFetch); a delayed fetch completes on bytes or time only, not on a
 // HW change alone (0.11 to 2.x behaviour). Kafka lets a follower serve any
 // consumer Fetch v11+; here only one that carries a rack (client.rack), so
 // that a rack-less consumer with stale metadata still gets
@@ -52,7 +52,28 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// Fetch sessions (KIP-227, v7+): the broker never creates one, as
+// Kafka's FetchManager does when its session cache is full (or
+// max.incremental.fetch.session.cache.slots is 0). So, by
+// FetchManager.newContext: a full request (session_epoch 0, INITIAL, or
+// -1, FINAL; any session it names is closed, and none exists) is answered
+// in full with session id 0, and the client stays on full requests; an
+// incremental one (epoch > 0, or below -1) names a session that does not
+// exist: FETCH_SESSION_ID_NOT_FOUND, no partitions, at once. (Kafka's
+// INVALID_FETCH_SESSION_EPOCH needs an existing session, so it never
+// arises here.) Forgotten topics of a full request are ignored, as in
+// Kafka.
+func isFullFetch(body *kmsg.FetchRequest) bool {
+	return body.Version < 7 || body.SessionEpoch == 0 || body.SessionEpoch == -1
+}
+
 func (b *Broker) handleFetch(from sim.NodeID, req *wire.Request, body *kmsg.FetchRequest) {
+	if !isFullFetch(body) {
+		resp := kmsg.NewPtrFetchResponse()
+		resp.ErrorCode, resp.SessionID = kerr.FetchSessionIDNotFound.Code, 0
+		b.respond(from, req, resp)
+		return
+	}
 	follower := body.ReplicaID >= 0
 	resp, bytes, now := b.readForFetch(body, follower, true)
 	if body.MaxWaitMillis <= 0 || bytes >= int(body.MinBytes) || now || len(body.Topics) == 0 {

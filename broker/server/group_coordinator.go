@@ -17,9 +17,10 @@ package server
 // keys and (key_type 1) transactional ids, whose coordinator is the leader
 // of their __transaction_state partition (txn_coordinator.go); the others
 // as package coordinator states.
-// Simplifications: __consumer_offsets is created by the cluster's admin
-// (package cluster) rather than auto-created on the first FindCoordinator;
-// loading takes a fixed groupLoadTime instead of time proportional to the
+// __consumer_offsets (__transaction_state) is created on the first
+// FindCoordinator that finds it missing (auto_create.go; the cluster's
+// admin may also create it up front). v0-v5: v4 batches keys (KIP-699).
+// Simplifications: loading takes a fixed groupLoadTime instead of time proportional to the
 // log; the log is read from memory in one step.
 
 import (
@@ -120,6 +121,10 @@ func (b *Broker) serveGroup(from sim.NodeID, req *wire.Request) bool {
 	case *kmsg.OffsetCommitRequest:
 		c.OffsetCommit(now, body, func(r *kmsg.OffsetCommitResponse) { b.respond(from, req, r) })
 	case *kmsg.OffsetFetchRequest:
+		if body.Version >= 8 {
+			b.respond(from, req, offsetFetchGroups(c, now, body))
+			break
+		}
 		b.respond(from, req, c.OffsetFetch(now, body))
 	case *kmsg.TxnOffsetCommitRequest:
 		c.TxnOffsetCommit(now, body, func(r *kmsg.TxnOffsetCommitResponse) { b.respond(from, req, r) })
@@ -151,6 +156,12 @@ func (b *Broker) findCoordinator(body *kmsg.FindCoordinatorRequest) *kmsg.FindCo
 			return -1, kerr.InvalidRequest
 		}
 		ps, ok := b.metadata.partitions[tp]
+		if !ok && b.metadata.topicPartitions(tp.Topic) == 0 {
+			// The first FindCoordinator creates the topic (KafkaApis,
+			// AutoTopicCreationManager), whatever auto.create.topics.enable.
+			b.autoCreateTopic(tp.Topic)
+			return -1, kerr.CoordinatorNotAvailable
+		}
 		if !ok || ps.Leader < 0 {
 			return -1, kerr.CoordinatorNotAvailable
 		}
@@ -159,8 +170,13 @@ func (b *Broker) findCoordinator(body *kmsg.FindCoordinatorRequest) *kmsg.FindCo
 	if body.Version >= 4 {
 		for _, key := range body.CoordinatorKeys {
 			id, err := lookup(key)
-			resp.Coordinators = append(resp.Coordinators, kmsg.FindCoordinatorResponseCoordinator{
-				Key: key, NodeID: id, Host: NodeName(id), Port: 9092, ErrorCode: errCode(err)})
+			c := kmsg.FindCoordinatorResponseCoordinator{Key: key, NodeID: id, Host: NodeName(id), Port: 9092, ErrorCode: errCode(err)}
+			if err != nil {
+				// Node.noNode(), as Kafka answers with an error.
+				msg := err.Message
+				c.Host, c.Port, c.ErrorMessage = "", -1, &msg
+			}
+			resp.Coordinators = append(resp.Coordinators, c)
 		}
 		return resp
 	}
@@ -168,6 +184,39 @@ func (b *Broker) findCoordinator(body *kmsg.FindCoordinatorRequest) *kmsg.FindCo
 	resp.ErrorCode, resp.NodeID, resp.Port = errCode(err), id, 9092
 	if err == nil {
 		resp.Host = NodeName(id)
+	}
+	return resp
+}
+
+// offsetFetchGroups serves OffsetFetch v8+, a batch of groups (KIP-709):
+// each group is answered as a v7 request for it alone would be, a group's
+// error in the group's error code.
+func offsetFetchGroups(c *coordinator.Coordinator, now sim.Time, body *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	resp := kmsg.NewPtrOffsetFetchResponse()
+	for _, g := range body.Groups {
+		sub := kmsg.NewPtrOffsetFetchRequest()
+		sub.Version, sub.Group, sub.RequireStable = 7, g.Group, body.RequireStable
+		if g.Topics != nil {
+			sub.Topics = []kmsg.OffsetFetchRequestTopic{}
+			for _, t := range g.Topics {
+				sub.Topics = append(sub.Topics, kmsg.OffsetFetchRequestTopic{Topic: t.Topic, Partitions: t.Partitions})
+			}
+		}
+		r := c.OffsetFetch(now, sub)
+		rg := kmsg.NewOffsetFetchResponseGroup()
+		rg.Group, rg.ErrorCode = g.Group, r.ErrorCode
+		if r.ErrorCode == 0 {
+			for _, t := range r.Topics {
+				rt := kmsg.NewOffsetFetchResponseGroupTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseGroupTopicPartition{Partition: p.Partition, Offset: p.Offset,
+						LeaderEpoch: p.LeaderEpoch, Metadata: p.Metadata, ErrorCode: p.ErrorCode})
+				}
+				rg.Topics = append(rg.Topics, rt)
+			}
+		}
+		resp.Groups = append(resp.Groups, rg)
 	}
 	return resp
 }

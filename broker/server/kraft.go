@@ -169,6 +169,14 @@ func (b *Broker) serveKRaft(from sim.NodeID, req *wire.Request) bool {
 		}
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest,
 		*kmsg.FetchSnapshotRequest, *kmsg.DescribeQuorumRequest:
+	case *kmsg.CreateTopicsRequest:
+		// A client's CreateTopics on the broker listener is forwarded to
+		// the active controller (create_topics.go); a local active
+		// controller, or the controller listener, answers it here.
+		if st.controller == nil || (st.meta != nil && !req.ControllerListener && !st.controller.Active()) {
+			return false
+		}
+		return st.controller.Handle(b.ctx, peer, req.Body, reply)
 	default:
 		if st.controller == nil {
 			return false

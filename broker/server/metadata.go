@@ -62,36 +62,84 @@ func (b *Broker) handleUpdateMetadata(from sim.NodeID, req *wire.Request, body *
 		m.partitions[tp] = ps
 	}
 	b.respond(from, req, resp)
+	b.completeCreates()
 }
 
+// Authorized operations without an authorizer: every operation Kafka
+// supports on the resource (AclEntry.supportedOperations), as a bit field
+// of AclOperation codes.
+const (
+	topicAuthorizedOps   = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11 // READ..DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
+	clusterAuthorizedOps = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12       // CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, *_CONFIGS, IDEMPOTENT_WRITE
+)
+
+// handleMetadata serves Metadata (api key 3), v0-v13: v0 lists every
+// topic for an empty topic list (null from v1); allow_auto_topic_creation
+// (v4+, always true below) with auto.create.topics.enable creates an
+// unknown topic (auto_create.go), answered LEADER_NOT_AVAILABLE meanwhile;
+// v8+ authorized operations are -2147483648 unless asked for (then all
+// operations: no authorizer); v10+ topic ids (zero in ZooKeeper mode, as
+// below IBP 2.8); v12 topics named by id (UNKNOWN_TOPIC_ID when unknown).
 func (b *Broker) handleMetadata(from sim.NodeID, req *wire.Request, body *kmsg.MetadataRequest) {
 	resp := kmsg.NewPtrMetadataResponse()
+	v := body.Version
 	m := &b.metadata
 	resp.ControllerID = m.controller
 	for _, bi := range m.brokers {
 		resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: bi.id, Host: NodeName(bi.id), Port: 9092, Rack: bi.rack})
 	}
+	if v >= 8 && v <= 10 && body.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = clusterAuthorizedOps
+	}
 	if m.unsorted {
 		sort.Slice(m.sorted, func(i, j int) bool { return lessTP(m.sorted[i], m.sorted[j]) })
 		m.unsorted = false
 	}
-	tps := m.sorted
-	want := map[string]bool{}
+	img := b.Image()
+	topicID := func(name string) (id [16]byte) {
+		if img != nil {
+			id, _ = img.TopicID(name)
+		}
+		return id
+	}
+	var byID []kmsg.MetadataResponseTopic // topics asked for by an id this broker does not know
+	var names []string                    // the topics asked for by name (or known id), in order
 	for _, t := range body.Topics {
-		if t.Topic != nil {
-			want[*t.Topic] = true
+		switch {
+		case t.Topic != nil:
+			names = append(names, *t.Topic)
+		case t.TopicID != [16]byte{}:
+			if img != nil {
+				if name, ok := img.TopicName(t.TopicID); ok {
+					names = append(names, name)
+					continue
+				}
+			}
+			rt := kmsg.NewMetadataResponseTopic()
+			rt.ErrorCode, rt.TopicID = kerr.UnknownTopicID.Code, t.TopicID
+			byID = append(byID, rt)
 		}
 	}
-	all := body.Topics == nil
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	all := body.Topics == nil || (v == 0 && len(body.Topics) == 0)
+	autoCreate := b.cfg.AutoCreateTopics && (v < 4 || body.AllowAutoTopicCreation) && !all
 	found := map[string]bool{}
-	for _, tp := range tps {
+	for _, tp := range m.sorted {
 		if !all && !want[tp.Topic] {
 			continue
 		}
 		found[tp.Topic] = true
 		if n := len(resp.Topics); n == 0 || *resp.Topics[n-1].Topic != tp.Topic {
 			name := tp.Topic
-			resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{Topic: &name, IsInternal: tp.Topic == "__consumer_offsets" || tp.Topic == txn.StateTopic})
+			rt := kmsg.NewMetadataResponseTopic()
+			rt.Topic, rt.IsInternal, rt.TopicID = &name, tp.Topic == "__consumer_offsets" || tp.Topic == txn.StateTopic, topicID(name)
+			if v >= 8 && body.IncludeTopicAuthorizedOperations {
+				rt.AuthorizedOperations = topicAuthorizedOps
+			}
+			resp.Topics = append(resp.Topics, rt)
 		}
 		ps := m.partitions[tp]
 		rp := kmsg.MetadataResponseTopicPartition{Partition: tp.Partition, Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch, Replicas: ps.Replicas, ISR: ps.ISR, OfflineReplicas: ps.OfflineReplicas}
@@ -101,13 +149,26 @@ func (b *Broker) handleMetadata(from sim.NodeID, req *wire.Request, body *kmsg.M
 		t := &resp.Topics[len(resp.Topics)-1]
 		t.Partitions = append(t.Partitions, rp)
 	}
-	for _, t := range body.Topics {
-		if t.Topic != nil && !found[*t.Topic] {
-			name := *t.Topic
-			resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{Topic: &name, ErrorCode: kerr.UnknownTopicOrPartition.Code})
-			found[name] = true
+	for _, name := range names {
+		if found[name] {
+			continue
 		}
+		found[name] = true
+		code := kerr.UnknownTopicOrPartition
+		if autoCreate {
+			code = b.autoCreateTopic(name)
+			if code == kerr.CoordinatorNotAvailable {
+				// An internal topic short of live brokers (KafkaApis
+				// getTopicMetadata).
+				code = kerr.InvalidReplicationFactor
+			}
+		}
+		n := name
+		rt := kmsg.NewMetadataResponseTopic()
+		rt.Topic, rt.ErrorCode, rt.IsInternal = &n, code.Code, name == "__consumer_offsets" || name == txn.StateTopic
+		resp.Topics = append(resp.Topics, rt)
 	}
+	resp.Topics = append(resp.Topics, byID...)
 	b.respond(from, req, resp)
 }
 
@@ -115,6 +176,9 @@ func (b *Broker) handleMetadata(from sim.NodeID, req *wire.Request, body *kmsg.M
 // latest (the HW for clients, the LEO for a replica asking with its id), or
 // the first offset at a timestamp. v4+ fences on CurrentLeaderEpoch; v2+
 // with isolation_level 1 (read_committed) answers the LSO for the latest.
+// v0 answers the one offset in old_style_offsets (Kafka's
+// legacyFetchOffsetsForTimestamp also lists older segment base offsets,
+// up to max_num_offsets: simplified to the first, the one clients use).
 func (b *Broker) handleListOffsets(from sim.NodeID, req *wire.Request, body *kmsg.ListOffsetsRequest) {
 	resp := kmsg.NewPtrListOffsetsResponse()
 	for _, t := range body.Topics {
@@ -145,6 +209,9 @@ func (b *Broker) handleListOffsets(from sim.NodeID, req *wire.Request, body *kms
 					}
 				}
 				rp.LeaderEpoch = p.leaderEpoch
+				if body.Version == 0 && rp.ErrorCode == 0 && rp.Offset >= 0 && rq.MaxNumOffsets > 0 {
+					rp.OldStyleOffsets = []int64{rp.Offset}
+				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}

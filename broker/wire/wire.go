@@ -34,8 +34,16 @@ type Request struct {
 	Connection uint32
 	// Body is the request, e.g. *kmsg.FetchRequest.
 	Body kmsg.Request
-	size int
-	kind string
+	// ControllerListener marks a request sent to a node's controller
+	// listener (controller.listener.names), as kafka-topics.sh
+	// --bootstrap-controller does: a KRaft node with the controller role
+	// answers it itself (NOT_CONTROLLER when its controller is inactive).
+	// False is the broker listener, where clients connect: a broker
+	// forwards controller APIs to the active controller (KIP-590). It is
+	// not part of the encoding.
+	ControllerListener bool
+	size               int
+	kind               string
 }
 
 // Response is a Kafka response in flight.

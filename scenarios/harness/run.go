@@ -352,7 +352,7 @@ func Guard(f func() error) (err error) {
 // NewRunner builds the scenario's cluster in w (with the manual controller
 // when manual), and the runner with its recorder and observer.
 func NewRunner(s *scenarios.Script, w *sim.World, cfg config.Config, manual bool, vars map[string]string, timeline bool) (*Runner, error) {
-	spec := cluster.Spec{Brokers: s.Brokers, Controllers: s.Controllers, Racks: s.Racks, Config: cfg, ManualController: manual}
+	spec := cluster.Spec{Brokers: s.Brokers, Controllers: s.Controllers, Racks: s.Racks, Config: cfg, ManualController: manual, ScriptedTopics: true}
 	for _, t := range s.Topics {
 		spec.Topics = append(spec.Topics, cluster.Topic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Assignment: t.Assignment})
 	}
