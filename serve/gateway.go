@@ -22,19 +22,13 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// Versions tells which api versions the simulated brokers serve.
-type Versions interface {
-	// Range returns the versions of an api key the broker supports, and
-	// false if it supports none.
-	Range(key int16) (min, max int16, ok bool)
-}
 
 // frameOut is a response frame (or a close) for one connection.
 type frameOut struct {
@@ -45,8 +39,10 @@ type frameOut struct {
 
 // gateway holds the world's connection nodes.
 type gateway struct {
-	r        *harness.Runner
-	versions Versions
+	r *harness.Runner
+	// apis are the versions each broker advertises (server.SupportedAPIs),
+	// by broker index; the gateway refuses any other request.
+	apis [][]server.APIRange
 	// addrs are the brokers' listener addresses, by broker index.
 	addrs []*net.TCPAddr
 	conns []*connNode // by connection number - 1
@@ -121,12 +117,12 @@ func (g *gateway) request(num int, frame []byte) {
 		g.malformed(c, err.Error())
 		return
 	}
-	min, max, ok := g.versions.Range(h.Key)
+	min, max, ok := g.versionsOf(c.broker, h.Key)
 	if h.Key == int16(kmsg.ApiVersions) && (!ok || h.Version < min || h.Version > max) {
 		// KIP-511: an ApiVersions request the broker cannot parse is
 		// answered at v0 with UNSUPPORTED_VERSION and the broker's ranges,
 		// so the client can retry at a version both know.
-		resp := g.apiVersionsV0(kerr.UnsupportedVersion.Code)
+		resp := g.apiVersionsV0(c.broker, kerr.UnsupportedVersion.Code)
 		g.out = append(g.out, frameOut{conn: num, frame: AppendResponse(nil, h, resp)})
 		return
 	}
@@ -159,19 +155,24 @@ func (g *gateway) request(num int, frame []byte) {
 
 // apiVersionsV0 is the v0 answer to an ApiVersions request the broker
 // cannot parse.
-func (g *gateway) apiVersionsV0(code int16) *kmsg.ApiVersionsResponse {
+func (g *gateway) apiVersionsV0(broker int32, code int16) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ErrorCode = code
-	for key := int16(0); key <= maxAPIKey; key++ {
-		if min, max, ok := g.versions.Range(key); ok {
-			resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: key, MinVersion: min, MaxVersion: max})
-		}
+	for _, a := range g.apis[broker] {
+		resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: a.Key, MinVersion: a.Min, MaxVersion: a.Max})
 	}
 	return resp
 }
 
-// maxAPIKey bounds the api keys an ApiVersions answer lists.
-const maxAPIKey = 127
+// versionsOf returns the versions of key that broker serves.
+func (g *gateway) versionsOf(broker int32, key int16) (min, max int16, ok bool) {
+	for _, a := range g.apis[broker] {
+		if a.Key == key {
+			return a.Min, a.Max, true
+		}
+	}
+	return 0, 0, false
+}
 
 func apiName(key int16) string {
 	if n := kmsg.NameForKey(key); n != "" {

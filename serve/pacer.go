@@ -59,6 +59,9 @@ func (d *driver) begin(r *harness.Runner) bool {
 		d.g.r = r
 		d.g.hist.rec = r.Recorder
 		d.g.hist.judged, d.g.hist.declared = map[string]bool{}, map[string]bool{}
+		for i := range r.Cluster.Brokers {
+			d.g.apis = append(d.g.apis, r.Cluster.SupportedAPIs(i))
+		}
 		for _, st := range r.Status() {
 			d.g.hist.judged[st.Topic] = true
 		}

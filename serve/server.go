@@ -91,7 +91,7 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.Script == nil {
 		return nil, fmt.Errorf("no scenario")
 	}
-	v, bcfg, err := harness.Prepare(cfg.Script, cfg.Variant, cfg.Set)
+	v, _, err := harness.Prepare(cfg.Script, cfg.Variant, cfg.Set)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.Tape != nil {
 		tape = newTapeWriter(cfg.Tape, TapeHeader{Version: TapeVersion, Scenario: cfg.Scenario, Variant: cfg.Variant, Seed: cfg.Seed, Set: cfg.Set})
 	}
-	g := &gateway{versions: VersionsFor(bcfg), addrs: s.addrs, logf: s.logf}
+	g := &gateway{addrs: s.addrs, logf: s.logf}
 	p := &livePacer{driver: driver{g: g, onReady: func(_ *harness.Runner, missing string) {
 		if missing != "" {
 			s.logf("some partitions have no leader after %v of the cluster's start; serving anyway:\n%s", readyWithin, missing)
@@ -211,11 +211,10 @@ func Replay(h TapeHeader, entries []TapeEntry, budget time.Duration, timeline bo
 	if err != nil {
 		return nil, err
 	}
-	_, bcfg, err := harness.Prepare(s, h.Variant, h.Set)
-	if err != nil {
+	if _, _, err := harness.Prepare(s, h.Variant, h.Set); err != nil {
 		return nil, err
 	}
-	g := &gateway{versions: VersionsFor(bcfg), logf: func(string, ...any) {}}
+	g := &gateway{logf: func(string, ...any) {}}
 	p := &tapePacer{driver: driver{g: g}, entries: entries}
 	return harness.Run(s, h.Variant, harness.Options{Seed: h.Seed, Set: h.Set, Budget: budget, Timeline: timeline, Pacer: p})
 }

@@ -105,6 +105,9 @@ func (b *Broker) readForFetch(body *kmsg.FetchRequest, follower, update bool) (*
 			if rp.PreferredReadReplica >= 0 || rp.DivergingEpoch.EndOffset >= 0 {
 				anyErr = true // Kafka answers at once with a preferred replica or a diverging epoch
 			}
+			if rp.RecordBatches == nil {
+				rp.RecordBatches = noRecords
+			}
 			total += len(rp.RecordBatches)
 			rt.Partitions = append(rt.Partitions, rp)
 		}
@@ -327,3 +330,8 @@ func (b *Broker) liveRack(id int32) string {
 	}
 	return ""
 }
+
+// noRecords is a partition's records when there are none: Kafka writes
+// MemoryRecords.EMPTY, a zero length, never a null one (librdkafka rejects
+// a MessageSetSize of -1). Zero-length, so sharing it is safe.
+var noRecords = []byte{}

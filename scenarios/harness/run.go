@@ -42,7 +42,9 @@ type Options struct {
 	// Pacer holds the world to another clock and feeds it from outside
 	// (serve mode, pace.go): after the script's steps the run goes on
 	// until the pacer stops it. MaxTime and MaxEvents then replace the
-	// script's limit (0: Forever and no practical bound).
+	// script's limit (0: Forever and no practical bound). The brokers
+	// then create topics as Kafka's do for clients (auto-creation,
+	// CreateTopics), since a pacer's clients are real.
 	Pacer     Pacer
 	MaxTime   sim.Time
 	MaxEvents uint64
@@ -299,7 +301,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := NewRunner(s, w, cfg, s.Manual, scenarios.ScriptVars(v, opts.Set), opts.Timeline)
+	r, err := newRunner(s, w, cfg, s.Manual, scenarios.ScriptVars(v, opts.Set), opts.Timeline, opts.Pacer != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +354,15 @@ func Guard(f func() error) (err error) {
 // NewRunner builds the scenario's cluster in w (with the manual controller
 // when manual), and the runner with its recorder and observer.
 func NewRunner(s *scenarios.Script, w *sim.World, cfg config.Config, manual bool, vars map[string]string, timeline bool) (*Runner, error) {
-	spec := cluster.Spec{Brokers: s.Brokers, Controllers: s.Controllers, Racks: s.Racks, Config: cfg, ManualController: manual, ScriptedTopics: true}
+	return newRunner(s, w, cfg, manual, vars, timeline, false)
+}
+
+// newRunner is NewRunner; with clientTopics the brokers create topics as
+// Kafka lets clients have them (auto-creation, CreateTopics): serve mode,
+// whose clients are real. A script's own clients never need that: the
+// script creates every topic they use.
+func newRunner(s *scenarios.Script, w *sim.World, cfg config.Config, manual bool, vars map[string]string, timeline, clientTopics bool) (*Runner, error) {
+	spec := cluster.Spec{Brokers: s.Brokers, Controllers: s.Controllers, Racks: s.Racks, Config: cfg, ManualController: manual, ScriptedTopics: !clientTopics}
 	for _, t := range s.Topics {
 		spec.Topics = append(spec.Topics, cluster.Topic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Assignment: t.Assignment})
 	}
