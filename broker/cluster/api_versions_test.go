@@ -316,3 +316,34 @@ func TestProduceRealClientBatches(t *testing.T) {
 		t.Fatalf("fetched %d records, want %d", n, want)
 	}
 }
+
+// Every advertised (key, version) is served: a request with default
+// (empty) fields at each one, to a broker of each mode, is answered
+// without the broker panicking (Produce with acks 0 excepted: no answer).
+func TestEveryAdvertisedVersionIsServed(t *testing.T) {
+	for _, mode := range []string{"zk", "kraft"} {
+		t.Run(mode, func(t *testing.T) {
+			props := map[string]string{"kafkasim.transactions": "true"}
+			if mode == "kraft" {
+				props["inter.broker.protocol.version"] = "4.0"
+			}
+			a := newAPICluster(t, props, func(s *Spec) { s.OffsetsTopic = true })
+			for _, r := range a.c.SupportedAPIs(1) {
+				for v := r.Min; v <= r.Max; v++ {
+					req := kmsg.RequestForKey(r.Key)
+					req.SetVersion(v)
+					if p, ok := req.(*kmsg.ProduceRequest); ok {
+						p.Acks = 1
+					}
+					a.call(1, req)
+				}
+			}
+			a.run(5 * sim.Second)
+			for i := range a.c.Brokers {
+				if a.c.Broker(i) == nil {
+					t.Fatalf("broker %d is down", i)
+				}
+			}
+		})
+	}
+}
