@@ -20,8 +20,8 @@ package server
 // __consumer_offsets (__transaction_state) is created on the first
 // FindCoordinator that finds it missing (auto_create.go; the cluster's
 // admin may also create it up front). v0-v5: v4 batches keys (KIP-699).
-// Simplifications: loading takes a fixed groupLoadTime instead of time proportional to the
-// log; the log is read from memory in one step.
+// Simplifications: loading takes a fixed groupLoadTime instead of time
+// proportional to the log; the log is read from memory in one step.
 
 import (
 	"errors"
