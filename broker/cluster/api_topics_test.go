@@ -239,17 +239,16 @@ func TestMetadataAutoCreatesTopics(t *testing.T) {
 			t.Fatalf("auto.create.topics.enable=false, v%d: %s", v, errName(c))
 		}
 	}
-	// default.replication.factor above the live brokers.
-	a = newAPICluster(t, map[string]string{"default.replication.factor": "4"}, nil)
-	if c := a.metadata(0); c == nil {
-		t.Fatal("no metadata")
-	}
-	req := kmsg.NewPtrMetadataRequest()
-	req.Version, req.AllowAutoTopicCreation = 7, true
-	n := "big"
-	req.Topics = []kmsg.MetadataRequestTopic{{Topic: &n}}
-	if c := a.call(0, req).(*kmsg.MetadataResponse).Topics[0].ErrorCode; c != kerr.InvalidReplicationFactor.Code {
-		t.Fatalf("default.replication.factor 4 of 3 brokers: %s", errName(c))
+	// default.replication.factor above the live brokers: not created.
+	for _, ibp := range []string{"3.9", "4.0"} {
+		a = newAPICluster(t, map[string]string{"default.replication.factor": "4", "inter.broker.protocol.version": ibp}, nil)
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version, req.AllowAutoTopicCreation = 7, true
+		n := "big"
+		req.Topics = []kmsg.MetadataRequestTopic{{Topic: &n}}
+		if c := a.call(0, req).(*kmsg.MetadataResponse).Topics[0].ErrorCode; c != kerr.InvalidReplicationFactor.Code {
+			t.Fatalf("%s: default.replication.factor 4 of 3 brokers: %s", ibp, errName(c))
+		}
 	}
 }
 
