@@ -158,6 +158,17 @@ func TestCreateTopicsBadInput(t *testing.T) {
 				if ts := a.createTopics(to, req); ts[0].ErrorCode != kerr.InvalidConfig.Code {
 					t.Errorf("unknown config: %s", errName(ts[0].ErrorCode))
 				}
+				for name, bad := range map[string]string{"retention.ms": "soon", "cleanup.policy": "forever", "unclean.leader.election.enable": "yes"} {
+					req.Topics[0].Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: name, Value: &bad}}
+					if ts := a.createTopics(to, req); ts[0].ErrorCode != kerr.InvalidConfig.Code {
+						t.Errorf("%s=%s: %s", name, bad, errName(ts[0].ErrorCode))
+					}
+				}
+				good := "compact,delete"
+				req.Topics[0].Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "cleanup.policy", Value: &good}}
+				if ts := a.createTopics(to, req); ts[0].ErrorCode != 0 {
+					t.Errorf("cleanup.policy=compact,delete: %s", errName(ts[0].ErrorCode))
+				}
 				// timeout 0: answered at once, created later.
 				req = createTopic(4, "t0", 1, 1)
 				req.TimeoutMillis = 0

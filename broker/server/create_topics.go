@@ -29,8 +29,8 @@ package server
 // ForwardingManager, KIP-590), whose answer (broker/kraft/create_topics.go)
 // is relayed; a local active controller answers it at once (kraft.go).
 //
-// Simplifications: configs are checked for known names only and are not
-// stored in ZooKeeper mode (/config/topics is not modelled: every topic has
+// Simplifications: configs are checked for known names and values of
+// their type (ConfigDef's parse) only, and are not stored in ZooKeeper mode (/config/topics is not modelled: every topic has
 // the broker's settings); in KRaft mode the controller keeps them. A failed
 // forward (no controller known, or no answer within
 // controller.socket.timeout.ms) is NOT_CONTROLLER, which clients retry,
@@ -90,8 +90,12 @@ func precheckCreateTopic(t *kmsg.CreateTopicsRequestTopic, dup bool) (*kerr.Erro
 		if c.Value == nil {
 			return kerr.InvalidRequest, "null value not supported for topic config " + c.Name
 		}
-		if _, ok := topicConfigByName(c.Name); !ok {
+		e, ok := topicConfigByName(c.Name)
+		if !ok {
 			return kerr.InvalidConfig, "unknown topic config name: " + c.Name
+		}
+		if !validConfigValue(e, *c.Value) {
+			return kerr.InvalidConfig, "invalid value " + *c.Value + " for configuration " + c.Name
 		}
 	}
 	return nil, ""

@@ -27,6 +27,7 @@ package server
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
@@ -285,4 +286,25 @@ func (b *Broker) handleDescribeConfigs(from sim.NodeID, req *wire.Request, body 
 		resp.Resources = append(resp.Resources, rr)
 	}
 	b.respond(from, req, resp)
+}
+
+// validConfigValue reports whether v parses as a value of e's type, as
+// ConfigDef.parseType requires (lists: cleanup.policy's values).
+func validConfigValue(e configEntry, v string) bool {
+	v = strings.TrimSpace(v)
+	switch e.typ {
+	case kmsg.ConfigTypeBoolean:
+		return strings.EqualFold(v, "true") || strings.EqualFold(v, "false")
+	case kmsg.ConfigTypeInt, kmsg.ConfigTypeShort, kmsg.ConfigTypeLong:
+		bits := map[kmsg.ConfigType]int{kmsg.ConfigTypeInt: 32, kmsg.ConfigTypeShort: 16, kmsg.ConfigTypeLong: 64}[e.typ]
+		_, err := strconv.ParseInt(v, 10, bits)
+		return err == nil
+	case kmsg.ConfigTypeList:
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != storage.CleanupDelete && p != storage.CleanupCompact {
+				return false
+			}
+		}
+	}
+	return true
 }
