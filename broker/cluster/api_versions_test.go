@@ -64,8 +64,8 @@ func TestAPIVersionsEveryVersion(t *testing.T) {
 			req.Version = hi + 1
 			req.ClientSoftwareName, req.ClientSoftwareVersion = "kgo", "1.18.0"
 			resp := a.call(1, req).(*kmsg.ApiVersionsResponse)
-			if resp.ErrorCode != kerr.UnsupportedVersion.Code || !slices.Equal(apiKeysOf(resp), want) {
-				t.Fatalf("v%d: error %s keys %v", hi+1, errName(resp.ErrorCode), apiKeysOf(resp))
+			if resp.ErrorCode != kerr.UnsupportedVersion.Code || !slices.Equal(apiKeysOf(resp), []server.APIRange{{Key: 18, Min: lo, Max: hi}}) {
+				t.Fatalf("v%d: error %s keys %v; want UNSUPPORTED_VERSION and the ApiVersions range", hi+1, errName(resp.ErrorCode), apiKeysOf(resp))
 			}
 			// A bad client software name.
 			req = kmsg.NewPtrApiVersionsRequest()

@@ -11,8 +11,8 @@ package server
 //
 // ApiVersions v0-v4 is answered as Kafka's KafkaApis.handleApiVersionsRequest
 // does: a request above the broker's max is answered at version 0 with
-// UNSUPPORTED_VERSION and the key list (KIP-511, so the client can retry at
-// a version both sides have); a v3+ request whose client_software_name or
+// UNSUPPORTED_VERSION and (KIP-511, 2.4+) the ApiVersions range, so the
+// client can retry at a version both sides have; a v3+ request whose client_software_name or
 // client_software_version does not match Kafka's pattern gets
 // INVALID_REQUEST. In KRaft mode v3+ carries SupportedFeatures (the
 // metadata.version range the broker registers with) and FinalizedFeatures
@@ -191,14 +191,18 @@ func Supports(cfg Config, key, v int16) bool {
 func (b *Broker) SupportedAPIs() []APIRange { return SupportedAPIs(b.cfg) }
 
 // UnsupportedAPIVersionsResponse is the answer to an ApiVersions request
-// at a version above the broker's (KIP-511): version 0,
-// UNSUPPORTED_VERSION, and the supported keys. A socket layer that cannot
-// even decode such a request answers it with this.
+// at a version above the broker's: version 0, UNSUPPORTED_VERSION, and,
+// from 2.4 (KIP-511), the broker's ApiVersions range alone
+// (ApiVersionsRequest.getErrorResponse), so the client retries at a
+// version both have; before 2.4 no keys. A socket layer that cannot even
+// decode such a request answers it with this.
 func UnsupportedAPIVersionsResponse(cfg Config) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.Version = 0
 	resp.ErrorCode = kerr.UnsupportedVersion.Code
-	resp.ApiKeys = apiKeys(cfg)
+	if lo, hi, ok := SupportedVersions(cfg, 18); ok && cfg.release() >= config.V2_4 {
+		resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: 18, MinVersion: lo, MaxVersion: hi}}
+	}
 	return resp
 }
 

@@ -110,3 +110,15 @@ func TestValidSoftware(t *testing.T) {
 		}
 	}
 }
+
+// KIP-511: from 2.4 the UNSUPPORTED_VERSION answer carries the ApiVersions
+// range; before, no keys.
+func TestUnsupportedAPIVersionsResponse(t *testing.T) {
+	r := UnsupportedAPIVersionsResponse(releaseConfig(config.V2_4, false))
+	if r.Version != 0 || r.ErrorCode != 35 || len(r.ApiKeys) != 1 || r.ApiKeys[0].ApiKey != 18 || r.ApiKeys[0].MaxVersion != 3 {
+		t.Errorf("2.4: %+v", r)
+	}
+	if r := UnsupportedAPIVersionsResponse(releaseConfig(config.V2_3, false)); r.ErrorCode != 35 || len(r.ApiKeys) != 0 {
+		t.Errorf("2.3: %+v", r)
+	}
+}
