@@ -76,8 +76,9 @@ func TestDescribeConfigsEveryVersion(t *testing.T) {
 		if r.ErrorCode != 0 || !ok || *id.Value != "1" || !id.ReadOnly || !ok2 || *lr.Value != "3600000" || lr.ReadOnly {
 			t.Fatalf("v%d broker 1: %s %+v %+v", v, errName(r.ErrorCode), id, lr)
 		}
-		if r = a.call(1, describeConfigs(v, kmsg.ConfigResourceTypeBroker, "")).(*kmsg.DescribeConfigsResponse).Resources[0]; r.ErrorCode != 0 || len(r.Configs) == 0 {
-			t.Fatalf("v%d broker \"\": %s", v, errName(r.ErrorCode))
+		// "": the cluster-wide dynamic defaults, none.
+		if r = a.call(1, describeConfigs(v, kmsg.ConfigResourceTypeBroker, "")).(*kmsg.DescribeConfigsResponse).Resources[0]; r.ErrorCode != 0 || len(r.Configs) != 0 {
+			t.Fatalf("v%d broker \"\": %s, %d configs", v, errName(r.ErrorCode), len(r.Configs))
 		}
 		for _, c := range []struct {
 			typ  kmsg.ConfigResourceType
@@ -87,6 +88,7 @@ func TestDescribeConfigsEveryVersion(t *testing.T) {
 			{kmsg.ConfigResourceTypeTopic, "missing", kerr.UnknownTopicOrPartition.Code},
 			{kmsg.ConfigResourceTypeTopic, "bad name!", kerr.InvalidTopicException.Code},
 			{kmsg.ConfigResourceTypeBroker, "2", kerr.InvalidRequest.Code},
+			{kmsg.ConfigResourceTypeBroker, "one", kerr.InvalidRequest.Code},
 			{kmsg.ConfigResourceType(99), "x", kerr.InvalidRequest.Code},
 		} {
 			r := a.call(1, describeConfigs(v, c.typ, c.name)).(*kmsg.DescribeConfigsResponse).Resources[0]
