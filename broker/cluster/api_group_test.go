@@ -64,8 +64,14 @@ func (a *apiCluster) findCoordinator(key string, typ int8, v int16) int {
 // ZooKeeper), OffsetFetch (v8+ batched groups), LeaveGroup (v3+ members),
 // with the errors a client must see for bad input.
 func TestGroupAPIsEveryVersion(t *testing.T) {
-	a := newAPICluster(t, map[string]string{"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3"},
-		func(s *Spec) { s.OffsetsTopic = true })
+	for _, ibp := range []string{"3.9", "4.0", "4.1"} {
+		t.Run(ibp, func(t *testing.T) { testGroupAPIsEveryVersion(t, ibp) })
+	}
+}
+
+func testGroupAPIsEveryVersion(t *testing.T, ibp string) {
+	a := newAPICluster(t, map[string]string{"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3",
+		"inter.broker.protocol.version": ibp}, func(s *Spec) { s.OffsetsTopic = true })
 	a.waitLeaders("__consumer_offsets", 3)
 	keys := []int16{10, 11, 14, 12, 8, 9, 13}
 	top := int16(0)

@@ -31,8 +31,14 @@ func (a *apiCluster) retryTxn(to int, req kmsg.Request, code func(kmsg.Response)
 // TxnOffsetCommit, EndTxn; the committed offset is then visible to a
 // require_stable OffsetFetch.
 func TestTransactionAPIsEveryVersion(t *testing.T) {
+	for _, ibp := range []string{"3.9", "4.0"} {
+		t.Run(ibp, func(t *testing.T) { testTransactionAPIsEveryVersion(t, ibp) })
+	}
+}
+
+func testTransactionAPIsEveryVersion(t *testing.T, ibp string) {
 	a := newAPICluster(t, map[string]string{"kafkasim.transactions": "true", "offsets.topic.num.partitions": "3",
-		"transaction.state.log.num.partitions": "3"}, func(s *Spec) { s.OffsetsTopic = true })
+		"transaction.state.log.num.partitions": "3", "inter.broker.protocol.version": ibp}, func(s *Spec) { s.OffsetsTopic = true })
 	a.waitLeaders("__transaction_state", 3)
 	a.waitLeaders("__consumer_offsets", 3)
 	keys := []int16{22, 24, 25, 26, 28, 0}

@@ -169,7 +169,13 @@ func TestMetadataEveryVersion(t *testing.T) {
 // a full request gets session id 0, an incremental one
 // FETCH_SESSION_ID_NOT_FOUND.
 func TestProduceFetchListOffsetsEveryVersion(t *testing.T) {
-	a := newAPICluster(t, nil, nil)
+	for _, ibp := range []string{"0.11.0", "2.0", "3.9", "4.0"} {
+		t.Run(ibp, func(t *testing.T) { testProduceFetchListOffsetsEveryVersion(t, ibp) })
+	}
+}
+
+func testProduceFetchListOffsetsEveryVersion(t *testing.T, ibp string) {
+	a := newAPICluster(t, map[string]string{"inter.broker.protocol.version": ibp}, nil)
 	plo, phi := a.versions(0)
 	next := int64(0)
 	for v := plo; v <= phi; v++ {
