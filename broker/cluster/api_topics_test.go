@@ -304,3 +304,28 @@ func TestCreateTopicsTimesOut(t *testing.T) {
 		t.Fatalf("answered after %v, want timeout_ms", took)
 	}
 }
+
+// With broker.rack on every broker, CreateTopics and auto-creation place
+// each partition's replicas in different racks (AdminUtils' rack-aware
+// assignment), and draw their start from the node's random stream: the
+// same seed gives the same assignment.
+func TestCreateTopicsRackAware(t *testing.T) {
+	assign := func() [][]int32 {
+		a := newAPICluster(t, map[string]string{"num.partitions": "6", "default.replication.factor": "2"}, func(s *Spec) { s.Racks = []string{"a", "a", "b"} })
+		if ts := a.createTopics(a.controller(), createTopic(4, "racked", -1, -1)); ts[0].ErrorCode != 0 {
+			t.Fatalf("CreateTopics: %s", errName(ts[0].ErrorCode))
+		}
+		var out [][]int32
+		for _, p := range a.metadata(0, "racked").Topics[0].Partitions {
+			if !slices.Contains(p.Replicas, 2) || len(p.Replicas) != 2 {
+				t.Fatalf("partition %d on %v: not in both racks", p.Partition, p.Replicas)
+			}
+			out = append(out, p.Replicas)
+		}
+		return out
+	}
+	first, again := assign(), assign()
+	if len(first) != 6 || fmt.Sprint(first) != fmt.Sprint(again) {
+		t.Fatalf("assignments %v then %v: want 6 partitions, the same both times", first, again)
+	}
+}
