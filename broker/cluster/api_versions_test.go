@@ -180,8 +180,8 @@ func testProduceFetchListOffsetsEveryVersion(t *testing.T, ibp string) {
 	next := int64(0)
 	for v := plo; v <= phi; v++ {
 		p := a.produce("t", 0, v, "a", "b")
-		if p.ErrorCode != 0 || p.BaseOffset != next {
-			t.Fatalf("Produce v%d: %s at %d, want NONE at %d", v, errName(p.ErrorCode), p.BaseOffset, next)
+		if p.ErrorCode != 0 || p.BaseOffset != next || v >= 5 && p.LogStartOffset != 0 {
+			t.Fatalf("Produce v%d: %s at %d (log start %d), want NONE at %d", v, errName(p.ErrorCode), p.BaseOffset, p.LogStartOffset, next)
 		}
 		next += 2
 	}
