@@ -168,6 +168,16 @@ func TestInitProducerIDIdempotentEveryVersion(t *testing.T) {
 			t.Fatalf("InitProducerId v%d: %s %d/%d", v, errName(r.ErrorCode), r.ProducerID, r.ProducerEpoch)
 		}
 		seen[r.ProducerID] = true
+		if v >= 3 {
+			req.ProducerID, req.ProducerEpoch = 5, -1
+			if r := a.call(0, req).(*kmsg.InitProducerIDResponse); r.ErrorCode != kerr.InvalidRequest.Code {
+				t.Fatalf("InitProducerId v%d, an id without an epoch: %s", v, errName(r.ErrorCode))
+			}
+			req.ProducerID, req.ProducerEpoch = r.ProducerID, 0 // an idempotent producer's epoch bump (KIP-360): a new id
+			if r2 := a.call(0, req).(*kmsg.InitProducerIDResponse); r2.ErrorCode != 0 || r2.ProducerID == r.ProducerID || r2.ProducerEpoch != 0 {
+				t.Fatalf("InitProducerId v%d with the current id: %s %d/%d", v, errName(r2.ErrorCode), r2.ProducerID, r2.ProducerEpoch)
+			}
+		}
 	}
 }
 
