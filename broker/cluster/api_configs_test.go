@@ -105,8 +105,18 @@ func TestDescribeConfigsKRaftTopicConfig(t *testing.T) {
 	req := createTopic(7, "withcfg", 1, 3)
 	val := "5000"
 	req.Topics[0].Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "retention.ms", Value: &val}}
-	if ts := a.createTopics(0, req); ts[0].ErrorCode != 0 {
+	ts := a.createTopics(0, req)
+	if ts[0].ErrorCode != 0 {
 		t.Fatalf("CreateTopics: %s", errName(ts[0].ErrorCode))
+	}
+	found := false
+	for _, c := range ts[0].Configs {
+		if c.Name == "retention.ms" {
+			found = *c.Value == "5000" && c.Source == int8(kmsg.ConfigSourceDynamicTopicConfig)
+		}
+	}
+	if !found {
+		t.Fatalf("CreateTopics v7 configs: %+v", ts[0].Configs)
 	}
 	a.waitLeaders("withcfg", 1)
 	r := a.call(2, describeConfigs(4, kmsg.ConfigResourceTypeTopic, "withcfg", "retention.ms")).(*kmsg.DescribeConfigsResponse).Resources[0]

@@ -55,7 +55,7 @@ func TestCreateTopicsEveryVersion(t *testing.T) {
 				if v >= 5 && (ts[0].NumPartitions != 2 || ts[0].ReplicationFactor != 2) {
 					t.Fatalf("CreateTopics v%d: %d partitions, replication factor %d", v, ts[0].NumPartitions, ts[0].ReplicationFactor)
 				}
-				if v >= 5 && mode == "zk" && len(ts[0].Configs) == 0 {
+				if v >= 5 && len(ts[0].Configs) == 0 {
 					t.Fatalf("CreateTopics v%d: no configs", v)
 				}
 				if mode == "kraft" && v >= 7 && ts[0].TopicID == [16]byte{} {

@@ -319,6 +319,19 @@ func (b *Broker) forwardCreateTopics(from sim.NodeID, req *wire.Request, body *k
 		for n, i := range idx {
 			if n < len(got) && got[n].Topic == resp.Topics[i].Topic {
 				resp.Topics[i] = got[n]
+				if rt := &resp.Topics[i]; body.Version >= 5 && rt.ErrorCode == 0 && len(rt.Configs) == 0 {
+					// The controller names no configs: the broker's, with
+					// the request's as the topic's own (TOPIC_CONFIG).
+					rt.Configs = b.createdTopicConfigs(rt.Topic)
+					for _, c := range body.Topics[i].Configs {
+						for k := range rt.Configs {
+							if rt.Configs[k].Name == c.Name {
+								v := *c.Value
+								rt.Configs[k].Value, rt.Configs[k].Source = &v, int8(kmsg.ConfigSourceDynamicTopicConfig)
+							}
+						}
+					}
+				}
 				continue
 			}
 			setTopicError(&resp.Topics[i], kerr.NotController, "no active controller answered the forwarded request")
