@@ -329,3 +329,26 @@ func TestCreateTopicsRackAware(t *testing.T) {
 		t.Fatalf("assignments %v then %v: want 6 partitions, the same both times", first, again)
 	}
 }
+
+// In combined mode (process.roles=broker,controller) a client's
+// CreateTopics to any node reaches the active controller: the active one
+// answers it, the others forward it (KIP-590); metadata auto-creation
+// works from every node.
+func TestCreateTopicsCombinedMode(t *testing.T) {
+	a := newAPICluster(t, map[string]string{"process.roles": "broker,controller", "inter.broker.protocol.version": "3.9"}, nil)
+	for i := range 3 {
+		name := fmt.Sprintf("combined-%d", i)
+		if ts := a.createTopics(i, createTopic(7, name, 1, 3)); ts[0].ErrorCode != 0 {
+			t.Fatalf("CreateTopics on b%d: %s", i, errName(ts[0].ErrorCode))
+		}
+		a.waitLeaders(name, 1)
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version, req.AllowAutoTopicCreation = 12, true
+		n := fmt.Sprintf("combined-auto-%d", i)
+		req.Topics = []kmsg.MetadataRequestTopic{{Topic: &n}}
+		if c := a.call(i, req).(*kmsg.MetadataResponse).Topics[0].ErrorCode; c != kerr.LeaderNotAvailable.Code {
+			t.Fatalf("Metadata on b%d: %s", i, errName(c))
+		}
+		a.waitLeaders(n, 1)
+	}
+}
