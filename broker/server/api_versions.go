@@ -12,9 +12,10 @@ package server
 // ApiVersions v0-v4 is answered as Kafka's KafkaApis.handleApiVersionsRequest
 // does: a request above the broker's max is answered at version 0 with
 // UNSUPPORTED_VERSION and (KIP-511, 2.4+) the ApiVersions range, so the
-// client can retry at a version both sides have; a v3+ request whose client_software_name or
-// client_software_version does not match Kafka's pattern gets
-// INVALID_REQUEST. In KRaft mode v3+ carries SupportedFeatures (the
+// client can retry at a version both sides have; a v3+ request whose
+// client_software_name or client_software_version does not match Kafka's
+// pattern gets INVALID_REQUEST. (Its response header is always v0, even
+// for v3: the socket's concern.) In KRaft mode v3+ carries SupportedFeatures (the
 // metadata.version range the broker registers with) and FinalizedFeatures
 // (the levels in its metadata image, epoch = the image's offset).
 //
@@ -35,9 +36,11 @@ package server
 //     v0 is ZooKeeper-stored (offsets_zk.go), so KRaft mode starts at v1 as
 //     Kafka 3.x's KRaft broker refuses v0.
 //   - FindCoordinator 0-5: v6 adds share-group coordinators (KIP-932).
-//   - AddOffsetsToTxn 0-3, EndTxn 0-4, TxnOffsetCommit 0-3: the next
-//     versions select transaction version 2 (KIP-890 part 2), which needs
-//     Produce v12.
+//   - AddOffsetsToTxn 0-3, EndTxn 0-4: the next versions select
+//     transaction version 2 in the coordinator (KIP-890 part 2), whose
+//     client also needs Produce v12; TxnOffsetCommit 0-3: v4 brings
+//     KIP-890's TRANSACTION_ABORTABLE, v5 transaction version 2. So no
+//     finalized transaction.version is advertised either.
 //   - LeaderAndIsr 0-1, StopReplica 0-2, UpdateMetadata 0-4: the forms the
 //     handlers read (the flat partition lists); ZooKeeper mode only.
 //
