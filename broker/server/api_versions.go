@@ -36,6 +36,8 @@ package server
 //     v0 is ZooKeeper-stored (offsets_zk.go), so KRaft mode starts at v1 as
 //     Kafka 3.x's KRaft broker refuses v0.
 //   - FindCoordinator 0-5: v6 adds share-group coordinators (KIP-932).
+//   - DescribeGroups 0-5: v6 adds error messages (KIP-1043); ListGroups
+//     0-4: v5 filters by group type (KIP-848).
 //   - AddOffsetsToTxn 0-3, EndTxn 0-4: the next versions select
 //     transaction version 2 in the coordinator (KIP-890 part 2), whose
 //     client also needs Produce v12; TxnOffsetCommit 0-3: v4 brings
@@ -91,6 +93,8 @@ var handlerVersions = map[int16]handlerRange{
 	12: {min: 0, max: 4},              // Heartbeat
 	13: {min: 0, max: 5},              // LeaveGroup
 	14: {min: 0, max: 5},              // SyncGroup
+	15: {min: 0, max: 5},              // DescribeGroups
+	16: {min: 0, max: 4},              // ListGroups
 	18: {min: 0, max: 4},              // ApiVersions
 	19: {min: 0, max: 7},              // CreateTopics
 	22: {min: 0, max: 5},              // InitProducerId
