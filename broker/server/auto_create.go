@@ -152,7 +152,8 @@ func (b *Broker) liveBrokers(enforceRacks bool) []controller.Broker {
 // assignReplicas is AdminUtils.assignReplicasToBrokers over the live
 // brokers with a random start index and replica shift (drawn from the
 // node's stream): INVALID_PARTITIONS or INVALID_REPLICATION_FACTOR when
-// it cannot assign.
+// it cannot assign, UNKNOWN_SERVER_ERROR when only some brokers have a
+// rack and enforceRacks is set.
 func (b *Broker) assignReplicas(partitions, rf int, enforceRacks bool) (zk.ReplicaAssignment, *kerr.Error) {
 	brokers := b.liveBrokers(enforceRacks)
 	switch {
@@ -165,7 +166,9 @@ func (b *Broker) assignReplicas(partitions, rf int, enforceRacks bool) (zk.Repli
 	start, shift := r.IntN(len(brokers)), r.IntN(len(brokers))
 	a, err := controller.AssignReplicas(brokers, partitions, rf, start, shift)
 	if err != nil {
-		return nil, kerr.InvalidReplicaAssignment
+		// Racks on some brokers only: AdminOperationException, which is
+		// no ApiException (UNKNOWN_SERVER_ERROR).
+		return nil, kerr.UnknownServerError
 	}
 	out := zk.ReplicaAssignment{}
 	for p, rs := range a {
