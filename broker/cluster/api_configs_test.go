@@ -76,8 +76,9 @@ func TestDescribeConfigsEveryVersion(t *testing.T) {
 		if r.ErrorCode != 0 || !ok || *id.Value != "1" || !id.ReadOnly || !ok2 || *lr.Value != "3600000" || lr.ReadOnly {
 			t.Fatalf("v%d broker 1: %s %+v %+v", v, errName(r.ErrorCode), id, lr)
 		}
-		if r = a.call(1, describeConfigs(v, kmsg.ConfigResourceTypeBroker, "")).(*kmsg.DescribeConfigsResponse).Resources[0]; r.ErrorCode != 0 || len(r.Configs) == 0 {
-			t.Fatalf("v%d broker \"\": %s", v, errName(r.ErrorCode))
+		// "": the cluster-wide dynamic defaults, none.
+		if r = a.call(1, describeConfigs(v, kmsg.ConfigResourceTypeBroker, "")).(*kmsg.DescribeConfigsResponse).Resources[0]; r.ErrorCode != 0 || len(r.Configs) != 0 {
+			t.Fatalf("v%d broker \"\": %s, %d configs", v, errName(r.ErrorCode), len(r.Configs))
 		}
 		for _, c := range []struct {
 			typ  kmsg.ConfigResourceType
@@ -87,6 +88,7 @@ func TestDescribeConfigsEveryVersion(t *testing.T) {
 			{kmsg.ConfigResourceTypeTopic, "missing", kerr.UnknownTopicOrPartition.Code},
 			{kmsg.ConfigResourceTypeTopic, "bad name!", kerr.InvalidTopicException.Code},
 			{kmsg.ConfigResourceTypeBroker, "2", kerr.InvalidRequest.Code},
+			{kmsg.ConfigResourceTypeBroker, "one", kerr.InvalidRequest.Code},
 			{kmsg.ConfigResourceType(99), "x", kerr.InvalidRequest.Code},
 		} {
 			r := a.call(1, describeConfigs(v, c.typ, c.name)).(*kmsg.DescribeConfigsResponse).Resources[0]
@@ -103,8 +105,18 @@ func TestDescribeConfigsKRaftTopicConfig(t *testing.T) {
 	req := createTopic(7, "withcfg", 1, 3)
 	val := "5000"
 	req.Topics[0].Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "retention.ms", Value: &val}}
-	if ts := a.createTopics(0, req); ts[0].ErrorCode != 0 {
+	ts := a.createTopics(0, req)
+	if ts[0].ErrorCode != 0 {
 		t.Fatalf("CreateTopics: %s", errName(ts[0].ErrorCode))
+	}
+	found := false
+	for _, c := range ts[0].Configs {
+		if c.Name == "retention.ms" {
+			found = *c.Value == "5000" && c.Source == int8(kmsg.ConfigSourceDynamicTopicConfig)
+		}
+	}
+	if !found {
+		t.Fatalf("CreateTopics v7 configs: %+v", ts[0].Configs)
 	}
 	a.waitLeaders("withcfg", 1)
 	r := a.call(2, describeConfigs(4, kmsg.ConfigResourceTypeTopic, "withcfg", "retention.ms")).(*kmsg.DescribeConfigsResponse).Resources[0]

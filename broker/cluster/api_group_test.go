@@ -64,8 +64,14 @@ func (a *apiCluster) findCoordinator(key string, typ int8, v int16) int {
 // ZooKeeper), OffsetFetch (v8+ batched groups), LeaveGroup (v3+ members),
 // with the errors a client must see for bad input.
 func TestGroupAPIsEveryVersion(t *testing.T) {
-	a := newAPICluster(t, map[string]string{"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3"},
-		func(s *Spec) { s.OffsetsTopic = true })
+	for _, ibp := range []string{"3.9", "4.0", "4.1"} {
+		t.Run(ibp, func(t *testing.T) { testGroupAPIsEveryVersion(t, ibp) })
+	}
+}
+
+func testGroupAPIsEveryVersion(t *testing.T, ibp string) {
+	a := newAPICluster(t, map[string]string{"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3",
+		"inter.broker.protocol.version": ibp}, func(s *Spec) { s.OffsetsTopic = true })
 	a.waitLeaders("__consumer_offsets", 3)
 	keys := []int16{10, 11, 14, 12, 8, 9, 13}
 	top := int16(0)
@@ -256,5 +262,74 @@ func TestFindCoordinatorCreatesInternalTopics(t *testing.T) {
 	}
 	if md := a.metadata(0, "__consumer_offsets"); md.Topics[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("__consumer_offsets with too few brokers: %s", errName(md.Topics[0].ErrorCode))
+	}
+}
+
+// DescribeGroups and ListGroups at every advertised version: a Stable
+// group with its member's assignment, an unknown group Dead, the states
+// filter (ListGroups v4+), NOT_COORDINATOR elsewhere.
+func TestDescribeAndListGroupsEveryVersion(t *testing.T) {
+	a := newAPICluster(t, map[string]string{"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "1"},
+		func(s *Spec) { s.OffsetsTopic = true })
+	a.waitLeaders("__consumer_offsets", 1)
+	coord := a.findCoordinator("dg", 0, 3)
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Version, join.Group, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis, join.ProtocolType = 3, "dg", 30000, 30000, "consumer"
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{7}}}
+	var jr *kmsg.JoinGroupResponse
+	for range 20 {
+		if jr = a.call(coord, join).(*kmsg.JoinGroupResponse); !retriable(jr.ErrorCode) {
+			break
+		}
+		a.run(500 * sim.Millisecond)
+	}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Version, sync.Group, sync.Generation, sync.MemberID = 3, "dg", jr.Generation, jr.MemberID
+	sync.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: jr.MemberID, MemberAssignment: []byte("asg")}}
+	if r := a.call(coord, sync).(*kmsg.SyncGroupResponse); jr.ErrorCode != 0 || r.ErrorCode != 0 {
+		t.Fatalf("join %s, sync %s", errName(jr.ErrorCode), errName(r.ErrorCode))
+	}
+	lo, hi := a.versions(15)
+	for v := lo; v <= hi; v++ {
+		req := kmsg.NewPtrDescribeGroupsRequest()
+		req.Version, req.Groups, req.IncludeAuthorizedOperations = v, []string{"dg", "nobody"}, v >= 3
+		r := a.call(coord, req).(*kmsg.DescribeGroupsResponse)
+		g, dead := r.Groups[0], r.Groups[1]
+		if g.ErrorCode != 0 || g.State != "Stable" || g.Protocol != "range" || g.ProtocolType != "consumer" || len(g.Members) != 1 ||
+			g.Members[0].MemberID != jr.MemberID || string(g.Members[0].MemberAssignment) != "asg" || string(g.Members[0].ProtocolMetadata) != "\x07" {
+			t.Fatalf("DescribeGroups v%d: %+v", v, g)
+		}
+		if v >= 3 && g.AuthorizedOperations != 328 {
+			t.Fatalf("DescribeGroups v%d: authorized operations %d", v, g.AuthorizedOperations)
+		}
+		if dead.ErrorCode != 0 || dead.State != "Dead" || len(dead.Members) != 0 {
+			t.Fatalf("DescribeGroups v%d, unknown group: %+v", v, dead)
+		}
+		other := a.call((coord+1)%3, req).(*kmsg.DescribeGroupsResponse)
+		if other.Groups[0].ErrorCode != kerr.NotCoordinator.Code {
+			t.Fatalf("DescribeGroups v%d elsewhere: %s", v, errName(other.Groups[0].ErrorCode))
+		}
+	}
+	lo, hi = a.versions(16)
+	for v := lo; v <= hi; v++ {
+		req := kmsg.NewPtrListGroupsRequest()
+		req.Version = v
+		r := a.call(coord, req).(*kmsg.ListGroupsResponse)
+		if r.ErrorCode != 0 || len(r.Groups) != 1 || r.Groups[0].Group != "dg" || r.Groups[0].ProtocolType != "consumer" || v >= 4 && r.Groups[0].GroupState != "Stable" {
+			t.Fatalf("ListGroups v%d: %s %+v", v, errName(r.ErrorCode), r.Groups)
+		}
+		if v >= 4 {
+			req.StatesFilter = []string{"empty", "Dead"}
+			if r := a.call(coord, req).(*kmsg.ListGroupsResponse); len(r.Groups) != 0 {
+				t.Fatalf("ListGroups v%d filtered: %+v", v, r.Groups)
+			}
+			req.StatesFilter = []string{"stable"}
+			if r := a.call(coord, req).(*kmsg.ListGroupsResponse); len(r.Groups) != 1 {
+				t.Fatalf("ListGroups v%d, stable: %+v", v, r.Groups)
+			}
+		}
+		if r := a.call((coord+1)%3, kmsg.NewPtrListGroupsRequest()).(*kmsg.ListGroupsResponse); len(r.Groups) != 0 {
+			t.Fatalf("ListGroups on a broker leading no offsets partition: %+v", r.Groups)
+		}
 	}
 }

@@ -55,7 +55,7 @@ func TestCreateTopicsEveryVersion(t *testing.T) {
 				if v >= 5 && (ts[0].NumPartitions != 2 || ts[0].ReplicationFactor != 2) {
 					t.Fatalf("CreateTopics v%d: %d partitions, replication factor %d", v, ts[0].NumPartitions, ts[0].ReplicationFactor)
 				}
-				if v >= 5 && mode == "zk" && len(ts[0].Configs) == 0 {
+				if v >= 5 && len(ts[0].Configs) == 0 {
 					t.Fatalf("CreateTopics v%d: no configs", v)
 				}
 				if mode == "kraft" && v >= 7 && ts[0].TopicID == [16]byte{} {
@@ -158,6 +158,17 @@ func TestCreateTopicsBadInput(t *testing.T) {
 				if ts := a.createTopics(to, req); ts[0].ErrorCode != kerr.InvalidConfig.Code {
 					t.Errorf("unknown config: %s", errName(ts[0].ErrorCode))
 				}
+				for name, bad := range map[string]string{"retention.ms": "soon", "cleanup.policy": "forever", "unclean.leader.election.enable": "yes"} {
+					req.Topics[0].Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: name, Value: &bad}}
+					if ts := a.createTopics(to, req); ts[0].ErrorCode != kerr.InvalidConfig.Code {
+						t.Errorf("%s=%s: %s", name, bad, errName(ts[0].ErrorCode))
+					}
+				}
+				good := "compact,delete"
+				req.Topics[0].Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "cleanup.policy", Value: &good}}
+				if ts := a.createTopics(to, req); ts[0].ErrorCode != 0 {
+					t.Errorf("cleanup.policy=compact,delete: %s", errName(ts[0].ErrorCode))
+				}
 				// timeout 0: answered at once, created later.
 				req = createTopic(4, "t0", 1, 1)
 				req.TimeoutMillis = 0
@@ -239,17 +250,16 @@ func TestMetadataAutoCreatesTopics(t *testing.T) {
 			t.Fatalf("auto.create.topics.enable=false, v%d: %s", v, errName(c))
 		}
 	}
-	// default.replication.factor above the live brokers.
-	a = newAPICluster(t, map[string]string{"default.replication.factor": "4"}, nil)
-	if c := a.metadata(0); c == nil {
-		t.Fatal("no metadata")
-	}
-	req := kmsg.NewPtrMetadataRequest()
-	req.Version, req.AllowAutoTopicCreation = 7, true
-	n := "big"
-	req.Topics = []kmsg.MetadataRequestTopic{{Topic: &n}}
-	if c := a.call(0, req).(*kmsg.MetadataResponse).Topics[0].ErrorCode; c != kerr.InvalidReplicationFactor.Code {
-		t.Fatalf("default.replication.factor 4 of 3 brokers: %s", errName(c))
+	// default.replication.factor above the live brokers: not created.
+	for _, ibp := range []string{"3.9", "4.0"} {
+		a = newAPICluster(t, map[string]string{"default.replication.factor": "4", "inter.broker.protocol.version": ibp}, nil)
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version, req.AllowAutoTopicCreation = 7, true
+		n := "big"
+		req.Topics = []kmsg.MetadataRequestTopic{{Topic: &n}}
+		if c := a.call(0, req).(*kmsg.MetadataResponse).Topics[0].ErrorCode; c != kerr.InvalidReplicationFactor.Code {
+			t.Fatalf("%s: default.replication.factor 4 of 3 brokers: %s", ibp, errName(c))
+		}
 	}
 }
 
@@ -292,5 +302,53 @@ func TestCreateTopicsTimesOut(t *testing.T) {
 	}
 	if took := a.c.World.Now().Sub(start); took < 2*sim.Second || took > 3*sim.Second {
 		t.Fatalf("answered after %v, want timeout_ms", took)
+	}
+}
+
+// With broker.rack on every broker, CreateTopics and auto-creation place
+// each partition's replicas in different racks (AdminUtils' rack-aware
+// assignment), and draw their start from the node's random stream: the
+// same seed gives the same assignment.
+func TestCreateTopicsRackAware(t *testing.T) {
+	assign := func() [][]int32 {
+		a := newAPICluster(t, map[string]string{"num.partitions": "6", "default.replication.factor": "2"}, func(s *Spec) { s.Racks = []string{"a", "a", "b"} })
+		if ts := a.createTopics(a.controller(), createTopic(4, "racked", -1, -1)); ts[0].ErrorCode != 0 {
+			t.Fatalf("CreateTopics: %s", errName(ts[0].ErrorCode))
+		}
+		var out [][]int32
+		for _, p := range a.metadata(0, "racked").Topics[0].Partitions {
+			if !slices.Contains(p.Replicas, 2) || len(p.Replicas) != 2 {
+				t.Fatalf("partition %d on %v: not in both racks", p.Partition, p.Replicas)
+			}
+			out = append(out, p.Replicas)
+		}
+		return out
+	}
+	first, again := assign(), assign()
+	if len(first) != 6 || fmt.Sprint(first) != fmt.Sprint(again) {
+		t.Fatalf("assignments %v then %v: want 6 partitions, the same both times", first, again)
+	}
+}
+
+// In combined mode (process.roles=broker,controller) a client's
+// CreateTopics to any node reaches the active controller: the active one
+// answers it, the others forward it (KIP-590); metadata auto-creation
+// works from every node.
+func TestCreateTopicsCombinedMode(t *testing.T) {
+	a := newAPICluster(t, map[string]string{"process.roles": "broker,controller", "inter.broker.protocol.version": "3.9"}, nil)
+	for i := range 3 {
+		name := fmt.Sprintf("combined-%d", i)
+		if ts := a.createTopics(i, createTopic(7, name, 1, 3)); ts[0].ErrorCode != 0 {
+			t.Fatalf("CreateTopics on b%d: %s", i, errName(ts[0].ErrorCode))
+		}
+		a.waitLeaders(name, 1)
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version, req.AllowAutoTopicCreation = 12, true
+		n := fmt.Sprintf("combined-auto-%d", i)
+		req.Topics = []kmsg.MetadataRequestTopic{{Topic: &n}}
+		if c := a.call(i, req).(*kmsg.MetadataResponse).Topics[0].ErrorCode; c != kerr.LeaderNotAvailable.Code {
+			t.Fatalf("Metadata on b%d: %s", i, errName(c))
+		}
+		a.waitLeaders(n, 1)
 	}
 }

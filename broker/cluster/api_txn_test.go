@@ -31,8 +31,14 @@ func (a *apiCluster) retryTxn(to int, req kmsg.Request, code func(kmsg.Response)
 // TxnOffsetCommit, EndTxn; the committed offset is then visible to a
 // require_stable OffsetFetch.
 func TestTransactionAPIsEveryVersion(t *testing.T) {
+	for _, ibp := range []string{"3.9", "4.0"} {
+		t.Run(ibp, func(t *testing.T) { testTransactionAPIsEveryVersion(t, ibp) })
+	}
+}
+
+func testTransactionAPIsEveryVersion(t *testing.T, ibp string) {
 	a := newAPICluster(t, map[string]string{"kafkasim.transactions": "true", "offsets.topic.num.partitions": "3",
-		"transaction.state.log.num.partitions": "3"}, func(s *Spec) { s.OffsetsTopic = true })
+		"transaction.state.log.num.partitions": "3", "inter.broker.protocol.version": ibp}, func(s *Spec) { s.OffsetsTopic = true })
 	a.waitLeaders("__transaction_state", 3)
 	a.waitLeaders("__consumer_offsets", 3)
 	keys := []int16{22, 24, 25, 26, 28, 0}
@@ -162,6 +168,16 @@ func TestInitProducerIDIdempotentEveryVersion(t *testing.T) {
 			t.Fatalf("InitProducerId v%d: %s %d/%d", v, errName(r.ErrorCode), r.ProducerID, r.ProducerEpoch)
 		}
 		seen[r.ProducerID] = true
+		if v >= 3 {
+			req.ProducerID, req.ProducerEpoch = 5, -1
+			if r := a.call(0, req).(*kmsg.InitProducerIDResponse); r.ErrorCode != kerr.InvalidRequest.Code {
+				t.Fatalf("InitProducerId v%d, an id without an epoch: %s", v, errName(r.ErrorCode))
+			}
+			req.ProducerID, req.ProducerEpoch = r.ProducerID, 0 // an idempotent producer's epoch bump (KIP-360): a new id
+			if r2 := a.call(0, req).(*kmsg.InitProducerIDResponse); r2.ErrorCode != 0 || r2.ProducerID == r.ProducerID || r2.ProducerEpoch != 0 {
+				t.Fatalf("InitProducerId v%d with the current id: %s %d/%d", v, errName(r2.ErrorCode), r2.ProducerID, r2.ProducerEpoch)
+			}
+		}
 	}
 }
 

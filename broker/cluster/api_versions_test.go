@@ -64,8 +64,8 @@ func TestAPIVersionsEveryVersion(t *testing.T) {
 			req.Version = hi + 1
 			req.ClientSoftwareName, req.ClientSoftwareVersion = "kgo", "1.18.0"
 			resp := a.call(1, req).(*kmsg.ApiVersionsResponse)
-			if resp.ErrorCode != kerr.UnsupportedVersion.Code || !slices.Equal(apiKeysOf(resp), want) {
-				t.Fatalf("v%d: error %s keys %v", hi+1, errName(resp.ErrorCode), apiKeysOf(resp))
+			if resp.ErrorCode != kerr.UnsupportedVersion.Code || !slices.Equal(apiKeysOf(resp), []server.APIRange{{Key: 18, Min: lo, Max: hi}}) {
+				t.Fatalf("v%d: error %s keys %v; want UNSUPPORTED_VERSION and the ApiVersions range", hi+1, errName(resp.ErrorCode), apiKeysOf(resp))
 			}
 			// A bad client software name.
 			req = kmsg.NewPtrApiVersionsRequest()
@@ -169,13 +169,19 @@ func TestMetadataEveryVersion(t *testing.T) {
 // a full request gets session id 0, an incremental one
 // FETCH_SESSION_ID_NOT_FOUND.
 func TestProduceFetchListOffsetsEveryVersion(t *testing.T) {
-	a := newAPICluster(t, nil, nil)
+	for _, ibp := range []string{"0.11.0", "2.0", "3.9", "4.0"} {
+		t.Run(ibp, func(t *testing.T) { testProduceFetchListOffsetsEveryVersion(t, ibp) })
+	}
+}
+
+func testProduceFetchListOffsetsEveryVersion(t *testing.T, ibp string) {
+	a := newAPICluster(t, map[string]string{"inter.broker.protocol.version": ibp}, nil)
 	plo, phi := a.versions(0)
 	next := int64(0)
 	for v := plo; v <= phi; v++ {
 		p := a.produce("t", 0, v, "a", "b")
-		if p.ErrorCode != 0 || p.BaseOffset != next {
-			t.Fatalf("Produce v%d: %s at %d, want NONE at %d", v, errName(p.ErrorCode), p.BaseOffset, next)
+		if p.ErrorCode != 0 || p.BaseOffset != next || v >= 5 && p.LogStartOffset != 0 {
+			t.Fatalf("Produce v%d: %s at %d (log start %d), want NONE at %d", v, errName(p.ErrorCode), p.BaseOffset, p.LogStartOffset, next)
 		}
 		next += 2
 	}
@@ -314,5 +320,36 @@ func TestProduceRealClientBatches(t *testing.T) {
 	}
 	if n != want {
 		t.Fatalf("fetched %d records, want %d", n, want)
+	}
+}
+
+// Every advertised (key, version) is served: a request with default
+// (empty) fields at each one, to a broker of each mode, is answered
+// without the broker panicking (Produce with acks 0 excepted: no answer).
+func TestEveryAdvertisedVersionIsServed(t *testing.T) {
+	for _, mode := range []string{"zk", "kraft"} {
+		t.Run(mode, func(t *testing.T) {
+			props := map[string]string{"kafkasim.transactions": "true"}
+			if mode == "kraft" {
+				props["inter.broker.protocol.version"] = "4.0"
+			}
+			a := newAPICluster(t, props, func(s *Spec) { s.OffsetsTopic = true })
+			for _, r := range a.c.SupportedAPIs(1) {
+				for v := r.Min; v <= r.Max; v++ {
+					req := kmsg.RequestForKey(r.Key)
+					req.SetVersion(v)
+					if p, ok := req.(*kmsg.ProduceRequest); ok {
+						p.Acks = 1
+					}
+					a.call(1, req)
+				}
+			}
+			a.run(5 * sim.Second)
+			for i := range a.c.Brokers {
+				if a.c.Broker(i) == nil {
+					t.Fatalf("broker %d is down", i)
+				}
+			}
+		})
 	}
 }

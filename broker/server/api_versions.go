@@ -11,10 +11,11 @@ package server
 //
 // ApiVersions v0-v4 is answered as Kafka's KafkaApis.handleApiVersionsRequest
 // does: a request above the broker's max is answered at version 0 with
-// UNSUPPORTED_VERSION and the key list (KIP-511, so the client can retry at
-// a version both sides have); a v3+ request whose client_software_name or
-// client_software_version does not match Kafka's pattern gets
-// INVALID_REQUEST. In KRaft mode v3+ carries SupportedFeatures (the
+// UNSUPPORTED_VERSION and (KIP-511, 2.4+) the ApiVersions range, so the
+// client can retry at a version both sides have; a v3+ request whose
+// client_software_name or client_software_version does not match Kafka's
+// pattern gets INVALID_REQUEST. (Its response header is always v0, even
+// for v3: the socket's concern.) In KRaft mode v3+ carries SupportedFeatures (the
 // metadata.version range the broker registers with) and FinalizedFeatures
 // (the levels in its metadata image, epoch = the image's offset).
 //
@@ -35,9 +36,13 @@ package server
 //     v0 is ZooKeeper-stored (offsets_zk.go), so KRaft mode starts at v1 as
 //     Kafka 3.x's KRaft broker refuses v0.
 //   - FindCoordinator 0-5: v6 adds share-group coordinators (KIP-932).
-//   - AddOffsetsToTxn 0-3, EndTxn 0-4, TxnOffsetCommit 0-3: the next
-//     versions select transaction version 2 (KIP-890 part 2), which needs
-//     Produce v12.
+//   - DescribeGroups 0-5: v6 adds error messages (KIP-1043); ListGroups
+//     0-4: v5 filters by group type (KIP-848).
+//   - AddOffsetsToTxn 0-3, EndTxn 0-4: the next versions select
+//     transaction version 2 in the coordinator (KIP-890 part 2), whose
+//     client also needs Produce v12; TxnOffsetCommit 0-3: v4 brings
+//     KIP-890's TRANSACTION_ABORTABLE, v5 transaction version 2. So no
+//     finalized transaction.version is advertised either.
 //   - LeaderAndIsr 0-1, StopReplica 0-2, UpdateMetadata 0-4: the forms the
 //     handlers read (the flat partition lists); ZooKeeper mode only.
 //
@@ -88,6 +93,8 @@ var handlerVersions = map[int16]handlerRange{
 	12: {min: 0, max: 4},              // Heartbeat
 	13: {min: 0, max: 5},              // LeaveGroup
 	14: {min: 0, max: 5},              // SyncGroup
+	15: {min: 0, max: 5},              // DescribeGroups
+	16: {min: 0, max: 4},              // ListGroups
 	18: {min: 0, max: 4},              // ApiVersions
 	19: {min: 0, max: 7},              // CreateTopics
 	22: {min: 0, max: 5},              // InitProducerId
@@ -191,14 +198,18 @@ func Supports(cfg Config, key, v int16) bool {
 func (b *Broker) SupportedAPIs() []APIRange { return SupportedAPIs(b.cfg) }
 
 // UnsupportedAPIVersionsResponse is the answer to an ApiVersions request
-// at a version above the broker's (KIP-511): version 0,
-// UNSUPPORTED_VERSION, and the supported keys. A socket layer that cannot
-// even decode such a request answers it with this.
+// at a version above the broker's: version 0, UNSUPPORTED_VERSION, and,
+// from 2.4 (KIP-511), the broker's ApiVersions range alone
+// (ApiVersionsRequest.getErrorResponse), so the client retries at a
+// version both have; before 2.4 no keys. A socket layer that cannot even
+// decode such a request answers it with this.
 func UnsupportedAPIVersionsResponse(cfg Config) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.Version = 0
 	resp.ErrorCode = kerr.UnsupportedVersion.Code
-	resp.ApiKeys = apiKeys(cfg)
+	if lo, hi, ok := SupportedVersions(cfg, 18); ok && cfg.release() >= config.V2_4 {
+		resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: 18, MinVersion: lo, MaxVersion: hi}}
+	}
 	return resp
 }
 

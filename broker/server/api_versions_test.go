@@ -70,7 +70,7 @@ func TestSupportedAPIsPerRelease(t *testing.T) {
 		// 3.9 ZooKeeper: the caps, and the inter-broker APIs.
 		{config.V3_9, false, []want{{0, 3, 9}, {1, 4, 12}, {2, 0, 6}, {3, 0, 12}, {4, 0, 1}, {5, 0, 2}, {6, 0, 4},
 			{8, 0, 8}, {9, 0, 8}, {10, 0, 5}, {11, 0, 4}, {12, 0, 4}, {13, 0, 5}, {14, 0, 5}, {18, 0, 4}, {19, 0, 7},
-			{22, 0, 5}, {23, 0, 4}, {24, 0, 4}, {25, 0, 3}, {26, 0, 4}, {27, 0, 1}, {28, 0, 3}, {32, 0, 4}}},
+			{22, 0, 5}, {23, 0, 4}, {24, 0, 4}, {25, 0, 3}, {26, 0, 4}, {27, 0, 1}, {28, 0, 3}, {32, 0, 4}, {15, 0, 5}, {16, 0, 4}}},
 		// 3.9 KRaft: no LeaderAndIsr/StopReplica/UpdateMetadata, no v0
 		// offsets (they lived in ZooKeeper).
 		{config.V3_9, true, []want{{4, -1, -1}, {5, -1, -1}, {6, -1, -1}, {8, 1, 8}, {9, 1, 8}}},
@@ -108,5 +108,17 @@ func TestValidSoftware(t *testing.T) {
 		if validSoftware(s) != want {
 			t.Errorf("validSoftware(%q) = %v, want %v", s, !want, want)
 		}
+	}
+}
+
+// KIP-511: from 2.4 the UNSUPPORTED_VERSION answer carries the ApiVersions
+// range; before, no keys.
+func TestUnsupportedAPIVersionsResponse(t *testing.T) {
+	r := UnsupportedAPIVersionsResponse(releaseConfig(config.V2_4, false))
+	if r.Version != 0 || r.ErrorCode != 35 || len(r.ApiKeys) != 1 || r.ApiKeys[0].ApiKey != 18 || r.ApiKeys[0].MaxVersion != 3 {
+		t.Errorf("2.4: %+v", r)
+	}
+	if r := UnsupportedAPIVersionsResponse(releaseConfig(config.V2_3, false)); r.ErrorCode != 35 || len(r.ApiKeys) != 0 {
+		t.Errorf("2.3: %+v", r)
 	}
 }

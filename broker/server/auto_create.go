@@ -17,11 +17,14 @@ package server
 // broker's controller channel sends it.
 //
 // Meanwhile the requester is answered LEADER_NOT_AVAILABLE (Metadata) or
-// COORDINATOR_NOT_AVAILABLE (FindCoordinator), and asks again. An internal
-// topic needs offsets.topic.replication.factor (or
-// transaction.state.log.replication.factor) live brokers from 0.11 on
-// (KIP-115: COORDINATOR_NOT_AVAILABLE until they are up); before 0.11 the
-// replication factor was capped at the live brokers.
+// COORDINATOR_NOT_AVAILABLE (FindCoordinator), and asks again. A topic
+// needs as many live brokers as its replication factor
+// (default.replication.factor, offsets.topic.replication.factor or
+// transaction.state.log.replication.factor; hasEnoughLiveBrokers): short
+// of them nothing is created and the answer is INVALID_REPLICATION_FACTOR
+// (COORDINATOR_NOT_AVAILABLE for an internal topic's FindCoordinator), so
+// the internal topics wait until enough brokers are up (0.11+, KIP-115);
+// before 0.11 their replication factor was capped at the live brokers.
 //
 // Simplifications: a topic under creation is not asked for again until the
 // ZooKeeper write or the controller's answer comes back (Kafka 2.8+ keeps
@@ -62,15 +65,17 @@ func (b *Broker) autoCreateTopic(topic string) *kerr.Error {
 	case !kraft.ValidTopicName(topic):
 		return kerr.InvalidTopicException
 	}
-	if internal {
-		alive := len(b.metadata.brokers)
-		switch {
-		case b.cfg.release() < config.V0_11_0:
-			rf = max(1, min(rf, alive))
-		case alive < rf:
-			b.ctx.Log("auto-create-deferred", sim.S("topic", topic), sim.I("alive-brokers", int64(alive)), sim.I("replication-factor", int64(rf)))
+	alive := len(b.metadata.brokers)
+	switch {
+	case internal && b.cfg.release() < config.V0_11_0:
+		rf = max(1, min(rf, alive))
+	case alive < rf:
+		// AutoTopicCreationManager.hasEnoughLiveBrokers (KafkaApis before 2.8).
+		b.ctx.Log("auto-create-deferred", sim.S("topic", topic), sim.I("alive-brokers", int64(alive)), sim.I("replication-factor", int64(rf)))
+		if internal {
 			return kerr.CoordinatorNotAvailable
 		}
+		return kerr.InvalidReplicationFactor
 	}
 	if b.autoCreating[topic] {
 		return kerr.LeaderNotAvailable
@@ -147,7 +152,8 @@ func (b *Broker) liveBrokers(enforceRacks bool) []controller.Broker {
 // assignReplicas is AdminUtils.assignReplicasToBrokers over the live
 // brokers with a random start index and replica shift (drawn from the
 // node's stream): INVALID_PARTITIONS or INVALID_REPLICATION_FACTOR when
-// it cannot assign.
+// it cannot assign, UNKNOWN_SERVER_ERROR when only some brokers have a
+// rack and enforceRacks is set.
 func (b *Broker) assignReplicas(partitions, rf int, enforceRacks bool) (zk.ReplicaAssignment, *kerr.Error) {
 	brokers := b.liveBrokers(enforceRacks)
 	switch {
@@ -160,7 +166,9 @@ func (b *Broker) assignReplicas(partitions, rf int, enforceRacks bool) (zk.Repli
 	start, shift := r.IntN(len(brokers)), r.IntN(len(brokers))
 	a, err := controller.AssignReplicas(brokers, partitions, rf, start, shift)
 	if err != nil {
-		return nil, kerr.InvalidReplicaAssignment
+		// Racks on some brokers only: AdminOperationException, which is
+		// no ApiException (UNKNOWN_SERVER_ERROR).
+		return nil, kerr.UnknownServerError
 	}
 	out := zk.ReplicaAssignment{}
 	for p, rs := range a {

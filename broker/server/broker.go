@@ -4,7 +4,8 @@
 // and DescribeConfigs (one file per API; the versions it advertises per
 // release are api_versions.go's SupportedAPIs) and hosts the group
 // coordinator (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
-// LeaveGroup, OffsetCommit, OffsetFetch: group_coordinator.go), replicates partitions
+// LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups, ListGroups:
+// group_coordinator.go), replicates partitions
 // as leader or follower with Kafka's HW, ISR and leader-epoch rules, and
 // truncates the way the configured protocol version does (hw, kip101,
 // kip279). It never reads the wall clock or touches the real world: all it

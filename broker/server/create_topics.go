@@ -29,8 +29,8 @@ package server
 // ForwardingManager, KIP-590), whose answer (broker/kraft/create_topics.go)
 // is relayed; a local active controller answers it at once (kraft.go).
 //
-// Simplifications: configs are checked for known names only and are not
-// stored in ZooKeeper mode (/config/topics is not modelled: every topic has
+// Simplifications: configs are checked for known names and values of
+// their type (ConfigDef's parse) only, and are not stored in ZooKeeper mode (/config/topics is not modelled: every topic has
 // the broker's settings); in KRaft mode the controller keeps them. A failed
 // forward (no controller known, or no answer within
 // controller.socket.timeout.ms) is NOT_CONTROLLER, which clients retry,
@@ -90,8 +90,12 @@ func precheckCreateTopic(t *kmsg.CreateTopicsRequestTopic, dup bool) (*kerr.Erro
 		if c.Value == nil {
 			return kerr.InvalidRequest, "null value not supported for topic config " + c.Name
 		}
-		if _, ok := topicConfigByName(c.Name); !ok {
+		e, ok := topicConfigByName(c.Name)
+		if !ok {
 			return kerr.InvalidConfig, "unknown topic config name: " + c.Name
+		}
+		if !validConfigValue(e, *c.Value) {
+			return kerr.InvalidConfig, "invalid value " + *c.Value + " for configuration " + c.Name
 		}
 	}
 	return nil, ""
@@ -315,6 +319,19 @@ func (b *Broker) forwardCreateTopics(from sim.NodeID, req *wire.Request, body *k
 		for n, i := range idx {
 			if n < len(got) && got[n].Topic == resp.Topics[i].Topic {
 				resp.Topics[i] = got[n]
+				if rt := &resp.Topics[i]; body.Version >= 5 && rt.ErrorCode == 0 && len(rt.Configs) == 0 {
+					// The controller names no configs: the broker's, with
+					// the request's as the topic's own (TOPIC_CONFIG).
+					rt.Configs = b.createdTopicConfigs(rt.Topic)
+					for _, c := range body.Topics[i].Configs {
+						for k := range rt.Configs {
+							if rt.Configs[k].Name == c.Name {
+								v := *c.Value
+								rt.Configs[k].Value, rt.Configs[k].Source = &v, int8(kmsg.ConfigSourceDynamicTopicConfig)
+							}
+						}
+					}
+				}
 				continue
 			}
 			setTopicError(&resp.Topics[i], kerr.NotController, "no active controller answered the forwarded request")

@@ -3,8 +3,10 @@ package server
 // This file serves DescribeConfigs (api key 32), v0-v4, as Kafka's
 // ConfigHelper.describeConfigs: topic resources (type 2) answer the
 // topic's effective configs under their topic names (retention.ms,
-// min.insync.replicas, ...), broker resources (type 4, name "" or this
-// broker's id) the broker's under the property names. Each entry has its
+// min.insync.replicas, ...), broker resources (type 4, this broker's id)
+// the broker's under the property names; the name "" asks for the
+// cluster-wide dynamic defaults (dynamicConfig.currentDynamicDefaultConfigs),
+// of which there are none here. Each entry has its
 // value, source (TOPIC_CONFIG for a topic's own setting,
 // STATIC_BROKER_CONFIG for a broker property that differs from the
 // release's default, DEFAULT_CONFIG otherwise; v0: is_default), read-only
@@ -12,8 +14,8 @@ package server
 // dynamically), type (v3+) and, with include_synonyms (v1+), the chain of
 // settings it comes from, most specific first. configuration_keys, when
 // given, filters by name. An invalid topic name is INVALID_TOPIC_EXCEPTION,
-// an unknown topic UNKNOWN_TOPIC_OR_PARTITION, another broker's id or
-// another resource type INVALID_REQUEST.
+// an unknown topic UNKNOWN_TOPIC_OR_PARTITION, another broker's id, a name
+// that is not a number or another resource type INVALID_REQUEST.
 //
 // Simplifications: only the settings the simulation models are listed
 // (Kafka lists every topic config and some 200 broker properties); no
@@ -27,6 +29,7 @@ package server
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
@@ -263,7 +266,13 @@ func (b *Broker) handleDescribeConfigs(from sim.NodeID, req *wire.Request, body 
 				}
 			}
 		case kmsg.ConfigResourceTypeBroker:
-			if r.ResourceName != "" && r.ResourceName != strconv.Itoa(int(b.cfg.BrokerID)) {
+			if r.ResourceName == "" {
+				break // the cluster-wide dynamic defaults: none are set here
+			}
+			if id, err := strconv.ParseInt(r.ResourceName, 10, 32); err != nil {
+				fail(kerr.InvalidRequest, "broker id must be an integer, but it is: "+r.ResourceName)
+				break
+			} else if int32(id) != b.cfg.BrokerID {
 				fail(kerr.InvalidRequest, "unexpected broker id, expected "+strconv.Itoa(int(b.cfg.BrokerID))+" or empty string, but received "+r.ResourceName)
 				break
 			}
@@ -285,4 +294,25 @@ func (b *Broker) handleDescribeConfigs(from sim.NodeID, req *wire.Request, body 
 		resp.Resources = append(resp.Resources, rr)
 	}
 	b.respond(from, req, resp)
+}
+
+// validConfigValue reports whether v parses as a value of e's type, as
+// ConfigDef.parseType requires (lists: cleanup.policy's values).
+func validConfigValue(e configEntry, v string) bool {
+	v = strings.TrimSpace(v)
+	switch e.typ {
+	case kmsg.ConfigTypeBoolean:
+		return strings.EqualFold(v, "true") || strings.EqualFold(v, "false")
+	case kmsg.ConfigTypeInt, kmsg.ConfigTypeShort, kmsg.ConfigTypeLong:
+		bits := map[kmsg.ConfigType]int{kmsg.ConfigTypeInt: 32, kmsg.ConfigTypeShort: 16, kmsg.ConfigTypeLong: 64}[e.typ]
+		_, err := strconv.ParseInt(v, 10, bits)
+		return err == nil
+	case kmsg.ConfigTypeList:
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != storage.CleanupDelete && p != storage.CleanupCompact {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -3,8 +3,8 @@ package server
 // This file hosts the group coordinator (package coordinator) in the
 // broker and serves its APIs: FindCoordinator (api key 10), JoinGroup (11),
 // Heartbeat (12), LeaveGroup (13), SyncGroup (14), OffsetCommit (8),
-// OffsetFetch (9) and TxnOffsetCommit (28, whose transactional append is
-// txn_offset_commit.go's). The coordinator leads the groups of the
+// OffsetFetch (9), DescribeGroups (15), ListGroups (16) and
+// TxnOffsetCommit (28, whose transactional append is txn_offset_commit.go's). The coordinator leads the groups of the
 // __consumer_offsets partitions this broker leads: makeLeader starts
 // loading one (COORDINATOR_LOAD_IN_PROGRESS until the load timer fires and
 // the log is read up to its LEO, control batches included, as Kafka 2.x's
@@ -20,8 +20,8 @@ package server
 // __consumer_offsets (__transaction_state) is created on the first
 // FindCoordinator that finds it missing (auto_create.go; the cluster's
 // admin may also create it up front). v0-v5: v4 batches keys (KIP-699).
-// Simplifications: loading takes a fixed groupLoadTime instead of time proportional to the
-// log; the log is read from memory in one step.
+// Simplifications: loading takes a fixed groupLoadTime instead of time
+// proportional to the log; the log is read from memory in one step.
 
 import (
 	"errors"
@@ -128,6 +128,21 @@ func (b *Broker) serveGroup(from sim.NodeID, req *wire.Request) bool {
 		b.respond(from, req, c.OffsetFetch(now, body))
 	case *kmsg.TxnOffsetCommitRequest:
 		c.TxnOffsetCommit(now, body, func(r *kmsg.TxnOffsetCommitResponse) { b.respond(from, req, r) })
+	case *kmsg.DescribeGroupsRequest:
+		resp := body.ResponseKind().(*kmsg.DescribeGroupsResponse)
+		for _, id := range body.Groups {
+			resp.Groups = append(resp.Groups, c.DescribeGroup(id, body.Version >= 3 && body.IncludeAuthorizedOperations))
+		}
+		b.respond(from, req, resp)
+	case *kmsg.ListGroupsRequest:
+		resp := body.ResponseKind().(*kmsg.ListGroupsResponse)
+		var states []string
+		if body.Version >= 4 {
+			states = body.StatesFilter
+		}
+		groups, err := c.ListGroups(states)
+		resp.Groups, resp.ErrorCode = groups, errCode(err)
+		b.respond(from, req, resp)
 	default:
 		return false
 	}

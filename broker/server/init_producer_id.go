@@ -47,6 +47,13 @@ type producerIDs struct {
 func (b *Broker) handleInitProducerID(from sim.NodeID, req *wire.Request, body *kmsg.InitProducerIDRequest) {
 	resp := kmsg.NewPtrInitProducerIDResponse()
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if body.Version >= 3 && (body.ProducerID == -1) != (body.ProducerEpoch == -1) {
+		// KafkaApis.handleInitProducerIdRequest: an id without an epoch,
+		// or an epoch without an id.
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		b.respond(from, req, resp)
+		return
+	}
 	if body.TransactionalID != nil {
 		b.txn.coord.InitProducerID(b.ctx.Now(), body, func(r *kmsg.InitProducerIDResponse) {
 			if r.ErrorCode == 0 {

@@ -86,9 +86,11 @@ func (b *Broker) produceOne(st *produceState, ti, pi int) {
 	rp := &st.resp.Topics[ti].Partitions[pi]
 	var last int64
 	var err *kerr.Error
-	rp.BaseOffset, last, err = b.appendToLeader(storage.TopicPartition{Topic: t.Topic, Partition: pd.Partition}, st.body.Acks, pd.Records)
+	tp := storage.TopicPartition{Topic: t.Topic, Partition: pd.Partition}
+	rp.BaseOffset, last, err = b.appendToLeader(tp, st.body.Acks, pd.Records)
 	if err == nil {
 		st.appended = append(st.appended, waitingPartition{ti, pi, last + 1})
+		rp.LogStartOffset = b.partitions[tp].log.LogStartOffset() // v5+ (KIP-107)
 	}
 	rp.ErrorCode = errCode(err)
 }
