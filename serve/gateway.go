@@ -26,7 +26,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/sim"
-	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -120,9 +120,9 @@ func (g *gateway) request(num int, frame []byte) {
 	min, max, ok := g.versionsOf(c.broker, h.Key)
 	if h.Key == int16(kmsg.ApiVersions) && (!ok || h.Version < min || h.Version > max) {
 		// KIP-511: an ApiVersions request the broker cannot parse is
-		// answered at v0 with UNSUPPORTED_VERSION and the broker's ranges,
-		// so the client can retry at a version both know.
-		resp := g.apiVersionsV0(c.broker, kerr.UnsupportedVersion.Code)
+		// answered at v0 with UNSUPPORTED_VERSION and its ApiVersions
+		// range, so the client can retry at a version both know.
+		resp := g.apiVersionsV0(c.broker)
 		g.out = append(g.out, frameOut{conn: num, frame: AppendResponse(nil, h, resp)})
 		return
 	}
@@ -154,14 +154,9 @@ func (g *gateway) request(num int, frame []byte) {
 }
 
 // apiVersionsV0 is the v0 answer to an ApiVersions request the broker
-// cannot parse.
-func (g *gateway) apiVersionsV0(broker int32, code int16) *kmsg.ApiVersionsResponse {
-	resp := kmsg.NewPtrApiVersionsResponse()
-	resp.ErrorCode = code
-	for _, a := range g.apis[broker] {
-		resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: a.Key, MinVersion: a.Min, MaxVersion: a.Max})
-	}
-	return resp
+// cannot parse: the broker's own (server.UnsupportedAPIVersionsResponse).
+func (g *gateway) apiVersionsV0(broker int32) *kmsg.ApiVersionsResponse {
+	return server.UnsupportedAPIVersionsResponse(g.r.Cluster.BrokerConfig(int(broker)))
 }
 
 // versionsOf returns the versions of key that broker serves.
