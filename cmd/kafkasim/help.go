@@ -53,7 +53,7 @@ not checked), and a choice that does not fit is bad input naming it.`,
 			"kafkasim run -scenario kip101-hw-lag -variant kip101 -choices explore-kip101-hw-lag-hw.choices -json"},
 	},
 	"replay": {
-		synopsis: "kafkasim replay -scenario NAME|FILE [-variant V] [-seed N | -choices FILE] [-set key=value ...] [-all] [-export DIR] [-report DIR]",
+		synopsis: "kafkasim replay -scenario NAME|FILE [-variant V] [-seed N | -choices FILE] [-set key=value ...] [-all] [-export DIR] [-report DIR]\n       kafkasim replay -tape FILE [-all] [-report DIR] [-history FILE]",
 		purpose: `Re-runs a seed (or a saved choice list) and prints the trace as a timeline:
 every transition the brokers logged, every client outcome (acknowledged,
 refused with its error, unknown) and, after each event that changed them,
@@ -62,10 +62,35 @@ prints them. -all adds every message and timer. -choices FILE -variant
 OTHER replays the file's schedule under another variant of its scenario
 (as run does): exit 2 when a choice does not fit, e.g. "choice 23: recorded
 order:0/4, variant kip279 asks order:?/2 — the schedule does not fit this
-variant".`,
+variant". -tape FILE reruns a run served by kafkasim serve -tape FILE: the
+tape names its scenario, variant, seed and -set, and holds every
+connection, request and live command with the event and virtual time it
+was applied at, so the brokers' side runs again, without the clients, to
+the same trace hash the served run printed.`,
 		exits: runExits,
 		examples: []string{"kafkasim replay -scenario kip101-hw-lag -variant hw -seed 1",
 			"kafkasim replay -scenario swarm -variant hw-unsafe -choices shrunk-swarm-hw-unsafe.choices -report out/"},
+	},
+	"serve": {
+		synopsis: "kafkasim serve [-scenario NAME|FILE] [-variant V] [-seed N] [-set key=value ...] [-listen HOST:PORT] [-speed X] [-tape FILE] [-report DIR] [-history FILE]",
+		purpose: `Serves a simulated cluster to real Kafka clients: broker bN listens on
+HOST:PORT+N and speaks Kafka's wire protocol at the versions the simulated
+release supports, with virtual time paced to the wall clock (-speed 10:
+ten times faster). Without -scenario it serves 3 brokers and topic t (3
+partitions, RF 3, min.insync.replicas=2); a scenario's steps run at their
+virtual times (a script can crash the leader at 30s). It prints a line per
+listener, then "ready" once every partition has a leader, then reads live
+commands on standard input, one per line, each answered with a line:
+crash bN, restart bN, power-loss bN, shutdown bN, pause bN DUR,
+partition A,B | C, cut A -> B, heal, restart-all, crash-leader TOPIC/P,
+status (every partition's leader, epoch, ISR and HW), stop. At stop (or
+SIGINT, SIGTERM) the checkers judge what the brokers saw — every produce
+and its answer, every fetch and the records it returned — and the verdicts
+are printed as run prints them, with run's exit codes. -tape FILE records
+the inputs so that kafkasim replay -tape FILE reruns the server's side.`,
+		exits: runExits,
+		examples: []string{"kafkasim serve -tape served.tape",
+			"kafkasim serve -set inter.broker.protocol.version=4.1 -listen 127.0.0.1:19092 -speed 10 -report out/"},
 	},
 	"suite": {
 		synopsis: "kafkasim suite [-seeds N] [-run REGEXP] [-parallel P] [-junit FILE] [-json] [-budget DUR] [-report DIR] [-progress MODE]",

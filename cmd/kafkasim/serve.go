@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"github.com/kafkasim/kafkasim/reports"
@@ -26,7 +27,20 @@ func init() {
 // stdin is where serve reads its live commands (a test replaces it).
 var stdin io.Reader = os.Stdin
 
-func runServe(args []string, stdout, stderr io.Writer) error {
+// lockedWriter serializes the lines serve's goroutines print.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func runServe(args []string, stdoutW, stderrW io.Writer) error {
+	stdout, stderr := &lockedWriter{w: stdoutW}, &lockedWriter{w: stderrW}
 	fs := newFlags("serve", stderr)
 	scenario := fs.String("scenario", "", "scenario name (kafkasim list) or script file to serve (default: the built-in cluster: 3 brokers, topic t with 3 partitions, RF 3, min.insync.replicas=2)")
 	variant := fs.String("variant", "", "variant of the scenario (default: its first)")
