@@ -158,16 +158,8 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 			}
 			reports.WriteRunText(stdout, res)
 		}
-		if *report != "" {
-			if err := writeRunReport(*report, res, stderr); err != nil {
-				return err
-			}
-		}
-		if *history != "" {
-			if err := saveHistory(*history, res); err != nil {
-				return err
-			}
-			fmt.Fprintf(stderr, "saved the history to %s\n", *history)
+		if err := writeRunFiles(res, *report, *history, stderr); err != nil {
+			return err
 		}
 		if *export != "" {
 			if err := exportDisks(res.World, filepath.Join(*export, v.Name)); err != nil {
@@ -178,6 +170,23 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 		codes[exitFor(res)]++
 	}
 	return runExit(codes)
+}
+
+// writeRunFiles writes a run's HTML report into dir report and its
+// history to file history, each when named.
+func writeRunFiles(res *harness.Result, report, history string, stderr io.Writer) error {
+	if report != "" {
+		if err := writeRunReport(report, res, stderr); err != nil {
+			return err
+		}
+	}
+	if history != "" {
+		if err := saveHistory(history, res); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "saved the history to %s\n", history)
+	}
+	return nil
 }
 
 // runExit is the exit of run and replay over several runs: 4 when some run

@@ -142,19 +142,10 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 		fmt.Fprintf(stderr, "saved the tape to %s (kafkasim replay -tape %s)\n", *tapePath, *tapePath)
 	}
 	reports.WriteRunText(stdout, res)
-	if *report != "" {
-		if err := writeRunReport(*report, res, stderr); err != nil {
-			return err
-		}
+	if err := writeRunFiles(res, *report, *history, stderr); err != nil {
+		return err
 	}
-	if *history != "" {
-		if err := saveHistory(*history, res); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "saved the history to %s\n", *history)
-	}
-	codes := map[int]int{exitFor(res): 1}
-	return runExit(codes)
+	return runExit(map[int]int{exitFor(res): 1})
 }
 
 // replayTape is replay -tape: the served run's world again, from its tape.
@@ -174,15 +165,8 @@ func replayTape(path string, stdout, stderr io.Writer, all bool, report, history
 	}
 	writeTimeline(stdout, res, all)
 	reports.WriteRunText(stdout, res)
-	if report != "" {
-		if err := writeRunReport(report, res, stderr); err != nil {
-			return err
-		}
-	}
-	if history != "" {
-		if err := saveHistory(history, res); err != nil {
-			return err
-		}
+	if err := writeRunFiles(res, report, history, stderr); err != nil {
+		return err
 	}
 	return runExit(map[int]int{exitFor(res): 1})
 }
