@@ -19,6 +19,12 @@ package serve
 //     settings.
 //   - Only the scenario's topics are judged (the checkers' final state
 //     holds their replicas); topics clients create are served, not judged.
+//   - Transactional records are not sends of this history: the run is
+//     judged as a transactional one (harness.Runner.ServesTransactions),
+//     so linearizability leaves the partitions holding transactions to
+//     the transactions checker, which reads their fate from the final log.
+//     The transactions themselves (which records each committed) are not
+//     reconstructed from the requests.
 //   - Values identify records in the checkers: a client that writes the
 //     same value twice makes its verdicts less precise.
 
@@ -29,6 +35,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/broker/client"
 	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -40,6 +47,8 @@ type historian struct {
 	// judged are the scenario's topics.
 	judged   map[string]bool
 	declared map[string]bool
+	r        *harness.Runner
+	txn      bool
 }
 
 // recorded are the operations one request opened.
@@ -82,6 +91,13 @@ func (hs *historian) sent(c *connNode, cl *call, now sim.Time) {
 			for _, p := range t.Partitions {
 				ps := partSends{topic: t.Topic, partition: p.Partition}
 				eachRecord(p.Records, func(b *kmsg.RecordBatch, r *kmsg.Record) {
+					if b.Attributes&0x10 != 0 {
+						// A transactional record: whether it is ever
+						// visible depends on its transaction's end, which
+						// the transactions checker judges from the log.
+						hs.transactional()
+						return
+					}
 					process := clientName(cl.h)
 					if b.ProducerID >= 0 {
 						process += "/pid" + strconv.FormatInt(b.ProducerID, 10)
@@ -111,6 +127,14 @@ func (hs *historian) sent(c *connNode, cl *call, now sim.Time) {
 				cl.rec.polls = append(cl.rec.polls, partPoll{topic: t.Topic, partition: p.Partition, offset: p.FetchOffset, id: id})
 			}
 		}
+	}
+}
+
+// transactional notes, once, that the run holds transactions.
+func (hs *historian) transactional() {
+	if !hs.txn {
+		hs.txn = true
+		hs.r.ServesTransactions()
 	}
 }
 

@@ -57,7 +57,7 @@ type driver struct {
 func (d *driver) begin(r *harness.Runner) bool {
 	if d.g.r == nil {
 		d.g.r = r
-		d.g.hist.rec = r.Recorder
+		d.g.hist.rec, d.g.hist.r = r.Recorder, r
 		d.g.hist.judged, d.g.hist.declared = map[string]bool{}, map[string]bool{}
 		for i := range r.Cluster.Brokers {
 			d.g.apis = append(d.g.apis, r.Cluster.SupportedAPIs(i))

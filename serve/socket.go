@@ -11,10 +11,12 @@ package serve
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -96,7 +98,7 @@ func (sk *socket) readLoop() {
 		frame, err := ReadFrame(r)
 		if err != nil {
 			why := "the client closed it"
-			if err != io.EOF && !isClosed(err) {
+			if err != io.EOF && !isClosed(err) && !errors.Is(err, syscall.ECONNRESET) {
 				why = err.Error()
 				sk.srv.logf("conn%d (to b%d): %v: closing the connection", sk.num, sk.broker, err)
 			}
@@ -148,7 +150,4 @@ func (sk *socket) writeLoop() {
 	}
 }
 
-func isClosed(err error) bool {
-	ne, ok := err.(*net.OpError)
-	return ok && ne.Err != nil && ne.Err.Error() == "use of closed network connection"
-}
+func isClosed(err error) bool { return errors.Is(err, net.ErrClosed) }

@@ -100,3 +100,9 @@ func (r *Runner) isrOf(tp storage.TopicPartition) []int32 {
 	}
 	return nil
 }
+
+// ServesTransactions tells the runner that clients from outside the
+// script (serve mode) wrote transactions: the run is then judged as a
+// transactional one, its partitions holding transactions left to the
+// transactions checker rather than linearizability (Judge).
+func (r *Runner) ServesTransactions() { r.txn.used = true }
