@@ -9,8 +9,7 @@ package cluster
 // writes.
 
 import (
-	"fmt"
-	"strings"
+	"strconv"
 
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
@@ -54,6 +53,18 @@ type Driver struct {
 	leaders   map[int32]int32
 	metaAsked bool
 	nextMeta  int
+	nodes     map[int32]sim.NodeID // broker id -> node, once looked up
+	value     []byte               // scratch for the next record's value
+	record    [1]storage.Record    // scratch for the next batch
+}
+
+// produceCall is a Produce request of one record and its wire envelope in
+// one allocation.
+type produceCall struct {
+	msg    wire.Request
+	body   kmsg.ProduceRequest
+	topics [1]kmsg.ProduceRequestTopic
+	parts  [1]kmsg.ProduceRequestTopicPartition
 }
 
 const (
@@ -67,14 +78,24 @@ func (d *Driver) Start(ctx *sim.Context) {
 	d.pending = map[int32]int{}
 	d.timeouts = map[sim.TimerID]int32{}
 	d.leaders = map[int32]int32{}
+	d.nodes = map[int32]sim.NodeID{}
 	d.refreshMetadata(ctx)
 	ctx.SetTimer(d.Interval, timerSend)
 }
 
-func (d *Driver) call(ctx *sim.Context, broker int32, req kmsg.Request) int32 {
+func (d *Driver) call(ctx *sim.Context, broker int32, req kmsg.Request, msg *wire.Request) int32 {
 	d.corr++
-	if to, ok := ctx.Lookup(server.NodeName(broker)); ok {
-		ctx.Send(to, d.enc.Request(d.corr, req))
+	to, ok := d.nodes[broker]
+	if !ok {
+		if to, ok = ctx.Lookup(server.NodeName(broker)); ok {
+			d.nodes[broker] = to
+		}
+	}
+	if ok {
+		if msg == nil {
+			msg = new(wire.Request)
+		}
+		ctx.Send(to, d.enc.RequestIn(msg, d.corr, req))
 	}
 	d.timeouts[ctx.SetTimer(d.Timeout, timerTimeout)] = d.corr
 	return d.corr
@@ -90,7 +111,7 @@ func (d *Driver) refreshMetadata(ctx *sim.Context) {
 	topic := d.Topic
 	req.Topics = []kmsg.MetadataRequestTopic{{Topic: &topic}}
 	d.nextMeta = (d.nextMeta + 1) % d.Brokers
-	corr := d.call(ctx, int32(d.nextMeta), req)
+	corr := d.call(ctx, int32(d.nextMeta), req, nil)
 	d.pending[corr] = -1
 }
 
@@ -125,10 +146,20 @@ func (d *Driver) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 
 func (d *Driver) send(ctx *sim.Context) {
 	p := int32(d.sent % d.Partitions)
-	value := fmt.Sprintf("v%07d-", d.sent)
-	if pad := d.ValueSize - len(value); pad > 0 {
-		value += strings.Repeat("x", pad)
+	// The value is "v%07d-" of the record's number, padded with x's to
+	// ValueSize.
+	v := append(d.value[:0], 'v')
+	if n := strconv.Itoa(d.sent); len(n) < 7 {
+		v = append(append(v, "0000000"[len(n):]...), n...)
+	} else {
+		v = append(v, n...)
 	}
+	v = append(v, '-')
+	for len(v) < d.ValueSize {
+		v = append(v, 'x')
+	}
+	d.value = v
+	value := string(v)
 	d.sent++
 	d.Outcomes = append(d.Outcomes, Outcome{Partition: p, Value: value, Sent: ctx.Now(), Offset: -1})
 	i := len(d.Outcomes) - 1
@@ -138,13 +169,18 @@ func (d *Driver) send(ctx *sim.Context) {
 		d.refreshMetadata(ctx)
 		return
 	}
-	b := storage.NewBatch(0, []storage.Record{{Timestamp: ctx.Now().Sub(0).Milliseconds(), Value: []byte(value)}})
-	req := kmsg.NewPtrProduceRequest()
+	d.record[0] = storage.Record{Timestamp: ctx.Now().Sub(0).Milliseconds(), Value: v} // copied by the encoding
+	b := storage.NewBatch(0, d.record[:])
+	c := &produceCall{body: kmsg.NewProduceRequest()}
+	req := &c.body
 	req.Version = 7
 	req.Acks = d.Acks
 	req.TimeoutMillis = int32(d.Timeout.Milliseconds())
-	req.Topics = []kmsg.ProduceRequestTopic{{Topic: d.Topic, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: p, Records: b.AppendTo(nil)}}}}
-	corr := d.call(ctx, leader, req)
+	c.parts[0] = kmsg.ProduceRequestTopicPartition{Partition: p, Records: b.AppendTo(nil)}
+	c.topics[0] = kmsg.ProduceRequestTopic{Topic: d.Topic, Partitions: c.parts[:]}
+	req.Topics = c.topics[:]
+	d.record[0] = storage.Record{}
+	corr := d.call(ctx, leader, req, &c.msg)
 	if d.Acks == 0 {
 		d.Outcomes[i].Error, d.Outcomes[i].Done = "acks=0", ctx.Now() // unknown by design
 		return

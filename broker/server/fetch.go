@@ -54,24 +54,60 @@ import (
 
 func (b *Broker) handleFetch(from sim.NodeID, req *wire.Request, body *kmsg.FetchRequest) {
 	follower := body.ReplicaID >= 0
-	resp, bytes, now := b.readForFetch(body, follower, true)
+	a := new(fetchAnswer)
+	bytes, now := b.readForFetch(a, body, follower, true)
 	if body.MaxWaitMillis <= 0 || bytes >= int(body.MinBytes) || now || len(body.Topics) == 0 {
-		b.respond(from, req, resp)
+		b.respondFetch(from, req, a)
 		return
 	}
-	b.delayFetch(from, req, body, sim.Ms(int64(body.MaxWaitMillis)))
+	b.delayFetch(from, req, body, a, sim.Ms(int64(body.MaxWaitMillis)))
 }
 
-// readForFetch reads every partition of a fetch. On first arrival
-// (update=true) a follower's fetch offsets are recorded. The last result
-// says the answer must go now: an error, or a preferred read replica.
-func (b *Broker) readForFetch(body *kmsg.FetchRequest, follower, update bool) (*kmsg.FetchResponse, int, bool) {
-	resp := kmsg.NewPtrFetchResponse()
-	resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(body.Topics))
+// fetchAnswer is a Fetch response and its wire envelope in one allocation,
+// with room for one topic and two partitions inline. Until it is sent it
+// is the node's own: a delayed fetch reads into it again when it
+// completes. Once sent it is immutable, as every message.
+type fetchAnswer struct {
+	msg    wire.Response
+	body   kmsg.FetchResponse
+	topics [1]kmsg.FetchResponseTopic
+	parts  [2]kmsg.FetchResponseTopicPartition
+	flat   []kmsg.FetchResponseTopicPartition // parts, or a larger array
+}
+
+// respondFetch sends a.
+func (b *Broker) respondFetch(to sim.NodeID, req *wire.Request, a *fetchAnswer) {
+	a.body.SetVersion(req.Body.GetVersion())
+	b.ctx.Send(to, b.enc.ReplyIn(&a.msg, req, &a.body))
+}
+
+// readForFetch reads every partition of a fetch into a (what it held
+// before is overwritten). On first arrival (update=true) a follower's
+// fetch offsets are recorded. It returns the bytes read, and whether the
+// answer must go now: an error, or a preferred read replica.
+func (b *Broker) readForFetch(a *fetchAnswer, body *kmsg.FetchRequest, follower, update bool) (int, bool) {
+	n := 0
+	for _, t := range body.Topics {
+		n += len(t.Partitions)
+	}
+	if a.flat == nil {
+		a.flat = a.parts[:0]
+	}
+	if n > cap(a.flat) {
+		a.flat = make([]kmsg.FetchResponseTopicPartition, 0, n)
+	}
+	flat := a.flat[:0]
+	clear(flat[:cap(flat)])
+	a.body = kmsg.NewFetchResponse()
+	resp := &a.body
+	resp.Topics = a.topics[:0]
+	if len(body.Topics) > len(a.topics) {
+		resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(body.Topics))
+	}
 	total := 0
 	anyErr := false
 	for _, t := range body.Topics {
-		rt := kmsg.FetchResponseTopic{Topic: t.Topic, Partitions: make([]kmsg.FetchResponseTopicPartition, 0, len(t.Partitions))}
+		start := len(flat)
 		for _, fp := range t.Partitions {
 			rp := kmsg.NewFetchResponseTopicPartition()
 			rp.Partition = fp.Partition
@@ -85,11 +121,11 @@ func (b *Broker) readForFetch(body *kmsg.FetchRequest, follower, update bool) (*
 				anyErr = true // Kafka answers at once with a preferred replica or a diverging epoch
 			}
 			total += len(rp.RecordBatches)
-			rt.Partitions = append(rt.Partitions, rp)
+			flat = append(flat, rp)
 		}
-		resp.Topics = append(resp.Topics, rt)
+		resp.Topics = append(resp.Topics, kmsg.FetchResponseTopic{Topic: t.Topic, Partitions: flat[start:len(flat):len(flat)]})
 	}
-	return resp, total, anyErr
+	return total, anyErr
 }
 
 // checkLeader returns the error for a request to p that this broker cannot
