@@ -17,7 +17,8 @@
 // correlation ids start again from the same values (NetworkClient matches a
 // response only against the requests in flight on its own connection).
 //
-// Simplification: the body is encoded once, to measure it, but not decoded
+// Simplification: the body is measured (encoded, or its length computed:
+// size.go), but not encoded for the receiver, nor decoded
 // on the other side; the Go value is handed over as it is. That keeps the
 // simulation fast while every message sent is still valid Kafka.
 package wire
@@ -93,6 +94,9 @@ type Encoder struct {
 }
 
 func (e *Encoder) measure(m interface{ AppendTo([]byte) []byte }) int {
+	if n, ok := encodedSize(m); ok {
+		return n
+	}
 	e.buf = m.AppendTo(e.buf[:0])
 	return len(e.buf)
 }
