@@ -56,6 +56,7 @@ type Driver struct {
 	nodes     map[int32]sim.NodeID // broker id -> node, once looked up
 	value     []byte               // scratch for the next record's value
 	record    [1]storage.Record    // scratch for the next batch
+	batches   []byte               // the chunk batches are carved from
 }
 
 // produceCall is a Produce request of one record and its wire envelope in
@@ -149,7 +150,8 @@ func (d *Driver) send(ctx *sim.Context) {
 	// The value is "v%07d-" of the record's number, padded with x's to
 	// ValueSize.
 	v := append(d.value[:0], 'v')
-	if n := strconv.Itoa(d.sent); len(n) < 7 {
+	var digits [20]byte
+	if n := strconv.AppendInt(digits[:0], int64(d.sent), 10); len(n) < 7 {
 		v = append(append(v, "0000000"[len(n):]...), n...)
 	} else {
 		v = append(v, n...)
@@ -176,7 +178,14 @@ func (d *Driver) send(ctx *sim.Context) {
 	req.Version = 7
 	req.Acks = d.Acks
 	req.TimeoutMillis = int32(d.Timeout.Milliseconds())
-	c.parts[0] = kmsg.ProduceRequestTopicPartition{Partition: p, Records: b.AppendTo(nil)}
+	// The batch is carved from a shared chunk, never written again once
+	// sent (messages are immutable).
+	if need := b.EncodedSize(); cap(d.batches)-len(d.batches) < need {
+		d.batches = make([]byte, 0, max(16<<10, need))
+	}
+	start := len(d.batches)
+	d.batches = b.AppendTo(d.batches)
+	c.parts[0] = kmsg.ProduceRequestTopicPartition{Partition: p, Records: d.batches[start:len(d.batches):len(d.batches)]}
 	c.topics[0] = kmsg.ProduceRequestTopic{Topic: d.Topic, Partitions: c.parts[:]}
 	req.Topics = c.topics[:]
 	d.record[0] = storage.Record{}

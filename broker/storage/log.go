@@ -56,7 +56,8 @@ type Log struct {
 	recovery       RecoveryInfo
 	producers      producerState
 
-	buf []byte // scratch for encoding leader appends
+	buf   []byte    // scratch for encoding leader appends
+	reads readArena // the buffers Read returns
 }
 
 // AppendInfo describes an append.

@@ -158,15 +158,16 @@ func (s *segment) appended(h batchHeader, pos, indexInterval int64) error {
 // maxBytes of them but always the first one in full (KIP-74), and only
 // batches wholly below maxOffset. found is false if no batch of the segment
 // holds offset or a later one.
-func (s *segment) read(offset int64, maxBytes int, maxOffset int64) (data []byte, found bool, err error) {
+func (s *segment) read(offset int64, maxBytes int, maxOffset int64, arena *readArena) (data []byte, found bool, err error) {
 	pos, h, ok, err := s.translate(offset)
 	if err != nil || !ok || h.lastOffset >= maxOffset {
 		return nil, ok, err
 	}
 	limit := min(max(int64(maxBytes), h.size), s.size-pos)
-	buf := make([]byte, limit)
+	buf := arena.take(int(limit))
 	n, err := s.fs.ReadAt(s.log, pos, buf)
 	if err != nil {
+		arena.trim(buf, 0)
 		return nil, true, err
 	}
 	buf = buf[:n]
@@ -180,7 +181,7 @@ func (s *segment) read(offset int64, maxBytes int, maxOffset int64) (data []byte
 		h = hh
 	}
 	s.hintOff, s.hintPos = h.lastOffset+1, pos+int64(end)
-	return buf[:end:end], true, nil
+	return arena.trim(buf, end), true, nil
 }
 
 // truncateTo removes the batches holding offsets >= offset (a batch holding
