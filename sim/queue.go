@@ -28,25 +28,30 @@ type event struct {
 // Invariant: seq values are unique, so the order is total.
 type queue []event
 
-func (q queue) less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
+// before reports whether a is due before b.
+func before(a, b *event) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return q[i].seq < q[j].seq
+	return a.seq < b.seq
 }
 
+// push adds e. Like down, it moves a hole rather than swapping: each
+// level costs one copy of an event instead of three (the order, and so
+// every run, is the same: (at, seq) is total).
 func (q *queue) push(e event) {
-	*q = append(*q, e)
+	*q = append(*q, event{})
 	h := *q
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !h.less(i, p) {
+		if !before(&e, &h[p]) {
 			break
 		}
-		h[i], h[p] = h[p], h[i]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = e
 }
 
 // init restores the heap order after the slice was rewritten.
@@ -57,21 +62,26 @@ func (q queue) init() {
 }
 
 func (q queue) down(i int) {
+	if i >= len(q) {
+		return
+	}
+	e := q[i]
 	for {
 		l := 2*i + 1
 		if l >= len(q) {
-			return
+			break
 		}
 		m := l
-		if r := l + 1; r < len(q) && q.less(r, l) {
+		if r := l + 1; r < len(q) && before(&q[r], &q[l]) {
 			m = r
 		}
-		if !q.less(m, i) {
-			return
+		if !before(&q[m], &e) {
+			break
 		}
-		q[i], q[m] = q[m], q[i]
+		q[i] = q[m]
 		i = m
 	}
+	q[i] = e
 }
 
 func (q *queue) pop() event {

@@ -118,6 +118,9 @@ func (s *segment) find(offset, from int64) (int64, batchHeader, bool, error) {
 // translate finds the batch holding offset (or the first one after it):
 // the sparse index gives where to start scanning.
 func (s *segment) translate(offset int64) (int64, batchHeader, bool, error) {
+	if offset >= s.next {
+		return 0, batchHeader{}, false, nil // as find, without the index search
+	}
 	return s.find(offset, s.index.lookup(offset).pos)
 }
 
