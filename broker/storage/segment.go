@@ -45,6 +45,10 @@ type segment struct {
 	// reading in order skips the scan from the sparse index entry. It is a
 	// cache only: lookups give the same answer without it.
 	hintOff, hintPos int64
+	// tailOff and tailPos are another such boundary: the last batch
+	// appended. Each follower fetches it in turn after an append, and the
+	// first one's read moves the hint past it.
+	tailOff, tailPos int64
 }
 
 func segmentStruct(fs FS, dir string, base int64, cfg *Config, now sim.Time) *segment {
@@ -102,6 +106,9 @@ func (s *segment) find(offset, from int64) (int64, batchHeader, bool, error) {
 	if s.hintPos > from && offset >= s.hintOff {
 		from = s.hintPos
 	}
+	if s.tailPos > from && offset >= s.tailOff {
+		from = s.tailPos
+	}
 	for pos := from; pos < s.size; {
 		h, err := s.readHeader(pos)
 		if err != nil {
@@ -132,6 +139,7 @@ func (s *segment) append(h batchHeader, data []byte, indexInterval int64) error 
 	}
 	s.size += int64(len(data))
 	s.hintOff, s.hintPos = h.baseOffset, pos
+	s.tailOff, s.tailPos = h.baseOffset, pos
 	return s.appended(h, pos, indexInterval)
 }
 
@@ -210,6 +218,7 @@ func (s *segment) truncateTo(offset int64) (int64, error) {
 	s.size = pos
 	s.bytesSinceIndex = 0
 	s.hintOff, s.hintPos = 0, 0
+	s.tailOff, s.tailPos = 0, 0
 	if pos == 0 {
 		s.rollingBase = NoTimestamp
 	}
