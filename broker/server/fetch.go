@@ -64,7 +64,8 @@ func (b *Broker) handleFetch(from sim.NodeID, req *wire.Request, body *kmsg.Fetc
 }
 
 // fetchAnswer is a Fetch response and its wire envelope in one allocation,
-// with room for one topic and two partitions inline. Until it is sent it
+// with room for one topic and two partitions inline (512 bytes: a size
+// class; more partitions take an array of their own). Until it is sent it
 // is the node's own: a delayed fetch reads into it again when it
 // completes. Once sent it is immutable, as every message.
 type fetchAnswer struct {
@@ -72,7 +73,6 @@ type fetchAnswer struct {
 	body   kmsg.FetchResponse
 	topics [1]kmsg.FetchResponseTopic
 	parts  [2]kmsg.FetchResponseTopicPartition
-	flat   []kmsg.FetchResponseTopicPartition // parts, or a larger array
 }
 
 // respondFetch sends a.
@@ -90,14 +90,10 @@ func (b *Broker) readForFetch(a *fetchAnswer, body *kmsg.FetchRequest, follower,
 	for _, t := range body.Topics {
 		n += len(t.Partitions)
 	}
-	if a.flat == nil {
-		a.flat = a.parts[:0]
+	flat := a.parts[:0]
+	if n > len(a.parts) {
+		flat = make([]kmsg.FetchResponseTopicPartition, 0, n)
 	}
-	if n > cap(a.flat) {
-		a.flat = make([]kmsg.FetchResponseTopicPartition, 0, n)
-	}
-	flat := a.flat[:0]
-	clear(flat[:cap(flat)])
 	a.body = kmsg.NewFetchResponse()
 	resp := &a.body
 	resp.Topics = a.topics[:0]

@@ -339,13 +339,14 @@ func (b *Broker) fetchVersion() int16 {
 }
 
 // fetchCall is a follower's Fetch request and its wire envelope in one
-// allocation, with room for one topic and a few partitions inline.
+// allocation, with room for one topic and two partitions inline (a follower
+// fetching from each of the other brokers with partitions spread evenly).
 // Immutable once sent, as every message.
 type fetchCall struct {
 	msg    wire.Request
 	body   kmsg.FetchRequest
 	topics [1]kmsg.FetchRequestTopic
-	parts  [4]kmsg.FetchRequestTopicPartition
+	parts  [2]kmsg.FetchRequestTopicPartition
 }
 
 func (b *Broker) sendFetch(f *fetcher, parts []*fetchPartition) {
