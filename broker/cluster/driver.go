@@ -14,6 +14,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
+	"github.com/kafkasim/kafkasim/internal/slab"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -57,6 +58,7 @@ type Driver struct {
 	value     []byte               // scratch for the next record's value
 	record    [1]storage.Record    // scratch for the next batch
 	batches   []byte               // the chunk batches are carved from
+	calls     slab.Slab[produceCall]
 }
 
 // produceCall is a Produce request of one record and its wire envelope in
@@ -173,7 +175,8 @@ func (d *Driver) send(ctx *sim.Context) {
 	}
 	d.record[0] = storage.Record{Timestamp: ctx.Now().Sub(0).Milliseconds(), Value: v} // copied by the encoding
 	b := storage.NewBatch(0, d.record[:])
-	c := &produceCall{body: kmsg.NewProduceRequest()}
+	c := d.calls.New()
+	c.body = kmsg.NewProduceRequest()
 	req := &c.body
 	req.Version = 7
 	req.Acks = d.Acks

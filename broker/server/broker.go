@@ -18,6 +18,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/broker/zk"
+	"github.com/kafkasim/kafkasim/internal/slab"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -108,6 +109,11 @@ type Broker struct {
 	kraft *kraftState // KRaft mode (kraft.go); nil in ZooKeeper mode
 
 	halted bool
+
+	// The blocks of the messages made per record, a chunk at a time.
+	fetchCalls    slab.Slab[fetchCall]
+	fetchAnswers  slab.Slab[fetchAnswer]
+	produceStates slab.Slab[produceState]
 }
 
 // New returns a broker factory for the world: each call makes a fresh

@@ -54,7 +54,7 @@ import (
 
 func (b *Broker) handleFetch(from sim.NodeID, req *wire.Request, body *kmsg.FetchRequest) {
 	follower := body.ReplicaID >= 0
-	a := new(fetchAnswer)
+	a := b.fetchAnswers.New()
 	bytes, now := b.readForFetch(a, body, follower, true)
 	if body.MaxWaitMillis <= 0 || bytes >= int(body.MinBytes) || now || len(body.Topics) == 0 {
 		b.respondFetch(from, req, a)

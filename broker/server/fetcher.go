@@ -350,7 +350,8 @@ type fetchCall struct {
 }
 
 func (b *Broker) sendFetch(f *fetcher, parts []*fetchPartition) {
-	c := &fetchCall{body: kmsg.NewFetchRequest()}
+	c := b.fetchCalls.New()
+	c.body = kmsg.NewFetchRequest()
 	req := &c.body
 	req.Version = b.fetchVersion()
 	req.ReplicaID = b.cfg.BrokerID

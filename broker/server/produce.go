@@ -32,7 +32,8 @@ import (
 )
 
 func (b *Broker) handleProduce(from sim.NodeID, req *wire.Request, body *kmsg.ProduceRequest) {
-	st := &produceState{from: from, req: req, body: body, pending: 1}
+	st := b.produceStates.New()
+	st.from, st.req, st.body, st.pending = from, req, body, 1
 	st.appended = st.appendedIn[:0]
 	resp := &st.ans.body
 	*resp = kmsg.NewProduceResponse()
