@@ -82,7 +82,7 @@ type World struct {
 	names     map[string]NodeID
 	links     []link // len(nodes)^2, row = sender
 	timerSeq  TimerID
-	timers    map[TimerID]struct{} // pending timers; a cancelled one is removed
+	timers    timerSet // pending timers; a cancelled one is removed
 	trace     Trace
 	stopped   bool
 	failed    *PanicInfo
@@ -108,7 +108,7 @@ func New(cfg Config) (*World, error) {
 	if cfg.MaxEvents == 0 {
 		cfg.MaxEvents = 100_000_000
 	}
-	w := &World{cfg: cfg, names: map[string]NodeID{}, timers: map[TimerID]struct{}{}, current: -1}
+	w := &World{cfg: cfg, names: map[string]NodeID{}, current: -1}
 	w.chooser = cfg.Chooser
 	if w.chooser == nil {
 		w.chooser = NewRandom(cfg.Seed)
@@ -262,16 +262,16 @@ func (w *World) setTimer(n *nodeState, d Duration, name string) TimerID {
 		d = 0
 	}
 	w.timerSeq++
-	w.timers[w.timerSeq] = struct{}{}
+	w.timers.add(w.timerSeq)
 	w.schedule(event{at: w.now.Add(n.globalDelay(d)), kind: evTimer, node: n.id, inc: n.inc, timer: w.timerSeq, name: name})
 	return w.timerSeq
 }
 
 func (w *World) cancelTimer(id TimerID) {
-	if _, ok := w.timers[id]; !ok {
+	if !w.timers.has(id) {
 		return
 	}
-	delete(w.timers, id)
+	w.timers.remove(id)
 	// A cancelled timer stays in the queue until it comes due. Nodes cancel
 	// most request timeouts, so when they make up most of the queue it is
 	// rebuilt without them: the order of the rest does not change.
@@ -285,7 +285,7 @@ func (w *World) compactQueue() {
 	kept := w.queue[:0]
 	for _, e := range w.queue {
 		if e.kind == evTimer {
-			if _, ok := w.timers[e.timer]; !ok {
+			if !w.timers.has(e.timer) {
 				continue
 			}
 		}
@@ -426,12 +426,12 @@ func (w *World) fire(ev *event) {
 	}
 	n := w.nodes[ev.node]
 	if ev.kind == evTimer {
-		if _, ok := w.timers[ev.timer]; !ok {
+		if !w.timers.has(ev.timer) {
 			w.cancelled--
 			return // cancelled
 		}
 		if !n.up || n.inc != ev.inc {
-			delete(w.timers, ev.timer)
+			w.timers.remove(ev.timer)
 			return // the crash took it
 		}
 	}
@@ -445,7 +445,7 @@ func (w *World) fire(ev *event) {
 	if ev.kind == evDeliver {
 		w.deliver(ev)
 	} else {
-		delete(w.timers, ev.timer)
+		w.timers.remove(ev.timer)
 		w.trace.add(w.events, w.now, n.id, n.name, "timer", []Field{S("name", ev.name)})
 		n.inst.Timer(&n.ctx, ev.timer, ev.name)
 	}
