@@ -95,3 +95,66 @@ func (q *queue) pop() event {
 	*q = h
 	return top
 }
+
+// events is the world's queue of pending events as two heaps: near holds
+// those due within farHorizon of the time they were scheduled, far the
+// rest (request timeouts, purgatory deadlines, fetch waits, periodic
+// tasks). Most
+// events are deliveries due in microseconds to milliseconds, pushed and
+// popped through a small near heap, while thousands of far ones wait: a
+// single heap made every push and pop sift through all of them.
+// Invariant: popping returns the smaller top by (at, seq), so the order
+// of events is that of one heap.
+type events struct {
+	near, far queue
+}
+
+// farHorizon is how far ahead an event must be due to wait in the far
+// heap. It only sorts events between the heaps, never changes their order.
+const farHorizon = 100 * Millisecond
+
+func (q *events) push(e event, now Time) {
+	if e.at > now.Add(farHorizon) {
+		q.far.push(e)
+	} else {
+		q.near.push(e)
+	}
+}
+
+func (q *events) len() int { return len(q.near) + len(q.far) }
+
+// nearFirst reports whether the next event is near's. q must not be empty.
+func (q *events) nearFirst() bool {
+	return len(q.far) == 0 || (len(q.near) > 0 && before(&q.near[0], &q.far[0]))
+}
+
+// next returns the time of the next event. q must not be empty.
+func (q *events) next() Time {
+	if q.nearFirst() {
+		return q.near[0].at
+	}
+	return q.far[0].at
+}
+
+// pop removes and returns the next event. q must not be empty.
+func (q *events) pop() event {
+	if q.nearFirst() {
+		return q.near.pop()
+	}
+	return q.far.pop()
+}
+
+// filter keeps the events keep accepts.
+func (q *events) filter(keep func(*event) bool) {
+	for _, h := range []*queue{&q.near, &q.far} {
+		kept := (*h)[:0]
+		for i := range *h {
+			if keep(&(*h)[i]) {
+				kept = append(kept, (*h)[i])
+			}
+		}
+		clear((*h)[len(kept):])
+		*h = kept
+		h.init()
+	}
+}

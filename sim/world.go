@@ -76,7 +76,7 @@ type World struct {
 	now       Time
 	seq       uint64
 	events    uint64
-	queue     queue
+	queue     events
 	ready     []event // events due now, in seq order, not yet run
 	nodes     []*nodeState
 	names     map[string]NodeID
@@ -244,7 +244,7 @@ func (w *World) traceWorld(kind string, fields ...Field) {
 func (w *World) schedule(e event) {
 	w.seq++
 	e.seq = w.seq
-	w.queue.push(e)
+	w.queue.push(e, w.now)
 }
 
 // At schedules fn to run as an event at time t (no earlier than now).
@@ -276,24 +276,13 @@ func (w *World) cancelTimer(id TimerID) {
 	// most request timeouts, so when they make up most of the queue it is
 	// rebuilt without them: the order of the rest does not change.
 	w.cancelled++
-	if w.cancelled > 1024 && w.cancelled > len(w.queue)/2 {
+	if w.cancelled > 1024 && w.cancelled > w.queue.len()/2 {
 		w.compactQueue()
 	}
 }
 
 func (w *World) compactQueue() {
-	kept := w.queue[:0]
-	for _, e := range w.queue {
-		if e.kind == evTimer {
-			if !w.timers.has(e.timer) {
-				continue
-			}
-		}
-		kept = append(kept, e)
-	}
-	clear(w.queue[len(kept):])
-	w.queue = kept
-	w.queue.init()
+	w.queue.filter(func(e *event) bool { return e.kind != evTimer || w.timers.has(e.timer) })
 	w.cancelled = 0
 }
 
@@ -380,14 +369,14 @@ func (w *World) run(until Time) (res Result) {
 			return w.result(EventLimit)
 		}
 		if len(w.ready) == 0 {
-			if len(w.queue) == 0 {
+			if w.queue.len() == 0 {
 				if until >= 0 && until > w.now {
 					w.now = until
 					return w.result(Until)
 				}
 				return w.result(Quiescent)
 			}
-			next := w.queue[0].at
+			next := w.queue.next()
 			if until >= 0 && next > until {
 				w.now = max(w.now, until)
 				return w.result(Until)
@@ -397,7 +386,7 @@ func (w *World) run(until Time) (res Result) {
 			}
 			w.now = next
 		}
-		for len(w.queue) > 0 && w.queue[0].at == w.now {
+		for w.queue.len() > 0 && w.queue.next() == w.now {
 			w.ready = append(w.ready, w.queue.pop())
 		}
 		i := 0
@@ -480,8 +469,8 @@ func (w *World) NextEventTime() (Time, bool) {
 	if len(w.ready) > 0 {
 		return w.now, true
 	}
-	if len(w.queue) == 0 {
+	if w.queue.len() == 0 {
 		return 0, false
 	}
-	return w.queue[0].at, true
+	return w.queue.next(), true
 }
