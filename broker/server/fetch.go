@@ -104,12 +104,15 @@ func (b *Broker) readForFetch(a *fetchAnswer, body *kmsg.FetchRequest, follower,
 	anyErr := false
 	for _, t := range body.Topics {
 		start := len(flat)
-		for _, fp := range t.Partitions {
-			rp := kmsg.NewFetchResponseTopicPartition()
+		for i := range t.Partitions {
+			fp := &t.Partitions[i]
+			flat = append(flat, kmsg.FetchResponseTopicPartition{})
+			rp := &flat[len(flat)-1] // filled in place
+			rp.Default()
 			rp.Partition = fp.Partition
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
 			tp := storage.TopicPartition{Topic: t.Topic, Partition: fp.Partition}
-			if err := b.readPartition(tp, body, &fp, follower, update, &rp); err != nil {
+			if err := b.readPartition(tp, body, fp, follower, update, rp); err != nil {
 				rp.ErrorCode = err.Code
 				anyErr = true
 			}
@@ -117,7 +120,6 @@ func (b *Broker) readForFetch(a *fetchAnswer, body *kmsg.FetchRequest, follower,
 				anyErr = true // Kafka answers at once with a preferred replica or a diverging epoch
 			}
 			total += len(rp.RecordBatches)
-			flat = append(flat, rp)
 		}
 		resp.Topics = append(resp.Topics, kmsg.FetchResponseTopic{Topic: t.Topic, Partitions: flat[start:len(flat):len(flat)]})
 	}
