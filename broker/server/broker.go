@@ -75,6 +75,7 @@ type Broker struct {
 
 	logs       *storage.Manager
 	partitions map[storage.TopicPartition]*Partition
+	pcache     partitionCache                   // of partitions, for the hot paths
 	hwOnDisk   map[storage.TopicPartition]int64 // replication-offset-checkpoint at start
 
 	controllerEpoch int32 // the highest controller epoch seen
@@ -138,6 +139,33 @@ func (b *Broker) Partition(tp storage.TopicPartition) (*Partition, bool) {
 	return p, ok
 }
 
+// partitionCache memoizes the replica lookups of the replication paths (a
+// fetch looks each of its partitions up several times on both sides): a
+// scan of a few entries costs less than hashing the topic name.
+// Invariant: every entry is in partitions; only a replica present is
+// cached, and removing one from partitions clears the cache.
+type partitionCache struct {
+	tps  [8]storage.TopicPartition
+	ps   [8]*Partition
+	next int
+}
+
+// partition returns b.partitions[tp].
+func (b *Broker) partition(tp storage.TopicPartition) *Partition {
+	c := &b.pcache
+	for i := range c.ps {
+		if c.ps[i] != nil && c.tps[i].Partition == tp.Partition && c.tps[i].Topic == tp.Topic {
+			return c.ps[i]
+		}
+	}
+	p := b.partitions[tp]
+	if p != nil {
+		c.tps[c.next], c.ps[c.next] = tp, p
+		c.next = (c.next + 1) % len(c.ps)
+	}
+	return p
+}
+
 // Partitions returns this broker's replicas, sorted by topic and partition.
 func (b *Broker) Partitions() []*Partition {
 	out := make([]*Partition, 0, len(b.partitions))
@@ -161,6 +189,7 @@ func (b *Broker) Start(ctx *sim.Context) {
 	b.ctx = ctx
 	b.enc.Connection = ctx.Incarnation()
 	b.partitions = map[storage.TopicPartition]*Partition{}
+	b.pcache = partitionCache{}
 	b.inflight = map[int32]pending{}
 	b.nodes = map[int32]sim.NodeID{}
 	b.fetchers = map[int32]*fetcher{}

@@ -153,7 +153,7 @@ func (b *Broker) checkReplica(p *Partition, currentEpoch int32, followerOK bool)
 }
 
 func (b *Broker) readPartition(tp storage.TopicPartition, body *kmsg.FetchRequest, fp *kmsg.FetchRequestTopicPartition, follower, update bool, rp *kmsg.FetchResponseTopicPartition) *kerr.Error {
-	p := b.partitions[tp]
+	p := b.partition(tp)
 	current := int32(-1)
 	if body.Version >= 9 {
 		current = fp.CurrentLeaderEpoch

@@ -375,7 +375,7 @@ func (b *Broker) sendFetch(f *fetcher, parts []*fetchPartition) {
 			if fq.tp.Topic != fp.tp.Topic {
 				continue
 			}
-			p := b.partitions[fq.tp]
+			p := b.partition(fq.tp)
 			last := int32(-1)
 			if req.Version >= 12 {
 				last = b.latestEpoch(p)
@@ -418,7 +418,7 @@ func (b *Broker) fetchAnswered(f *fetcher, gen int, req *kmsg.FetchRequest, r km
 			rp := &t.Partitions[i]
 			tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
 			_, fp := f.find(tp)
-			p := b.partitions[tp]
+			p := b.partition(tp)
 			if fp == nil || fp.status != fetching || p == nil || fp.offset != sentOffset(req, tp) {
 				continue // the partition moved on while the fetch was out
 			}

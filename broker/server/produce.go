@@ -160,7 +160,7 @@ func (b *Broker) produceStepDone(st *produceState) {
 // appendToLeader appends one partition's records as leader and returns the
 // base and last offsets.
 func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records []byte) (int64, int64, *kerr.Error) {
-	p := b.partitions[tp]
+	p := b.partition(tp)
 	if err := b.checkLeader(p, -1); err != nil {
 		return -1, -1, err
 	}

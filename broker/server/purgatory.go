@@ -144,7 +144,7 @@ func (b *Broker) fetchMayComplete(d *delayedFetch) bool {
 	follower := d.body.ReplicaID >= 0
 	for _, t := range d.body.Topics {
 		for _, fp := range t.Partitions {
-			p := b.partitions[storage.TopicPartition{Topic: t.Topic, Partition: fp.Partition}]
+			p := b.partition(storage.TopicPartition{Topic: t.Topic, Partition: fp.Partition})
 			if p == nil || (p.role != Leader && !(p.role == Follower && followerRead(d.body))) {
 				return true
 			}
@@ -175,7 +175,7 @@ func (b *Broker) checkProduce(d *delayedProduce) bool {
 		if pp.done {
 			continue
 		}
-		p := b.partitions[pp.tp]
+		p := b.partition(pp.tp)
 		switch {
 		case p == nil || p.role != Leader:
 			pp.resp.ErrorCode = kerr.NotLeaderForPartition.Code
