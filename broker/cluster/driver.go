@@ -55,10 +55,54 @@ type Driver struct {
 	metaAsked bool
 	nextMeta  int
 	nodes     map[int32]sim.NodeID // broker id -> node, once looked up
-	value     []byte               // scratch for the next record's value
+	values    valueChunk           // the next records' values
 	record    [1]storage.Record    // scratch for the next batch
 	batches   []byte               // the chunk batches are carved from
 	calls     slab.Slab[produceCall]
+}
+
+// valueChunk holds the values of records first to first+valueChunkLen-1,
+// made together: one string, sliced per record.
+type valueChunk struct {
+	first int
+	str   string
+	bytes []byte // str's bytes, as scratch for encoding
+	ends  [valueChunkLen]int
+}
+
+const valueChunkLen = 64
+
+// valueOf returns record n's value, "v%07d-" of n padded with x's to
+// ValueSize, and its bytes (valid until the next call; the batch encoding
+// copies them).
+func (d *Driver) valueOf(n int) (string, []byte) {
+	c := &d.values
+	if c.str == "" || n < c.first || n >= c.first+valueChunkLen {
+		c.first = n
+		b := c.bytes[:0]
+		var digits [20]byte
+		for k := range valueChunkLen {
+			start := len(b)
+			b = append(b, 'v')
+			if num := strconv.AppendInt(digits[:0], int64(n+k), 10); len(num) < 7 {
+				b = append(append(b, "0000000"[len(num):]...), num...)
+			} else {
+				b = append(b, num...)
+			}
+			b = append(b, '-')
+			for len(b)-start < d.ValueSize {
+				b = append(b, 'x')
+			}
+			c.ends[k] = len(b)
+		}
+		c.bytes, c.str = b, string(b)
+	}
+	k := n - c.first
+	start := 0
+	if k > 0 {
+		start = c.ends[k-1]
+	}
+	return c.str[start:c.ends[k]], c.bytes[start:c.ends[k]:c.ends[k]]
 }
 
 // produceCall is a Produce request of one record and its wire envelope in
@@ -149,21 +193,7 @@ func (d *Driver) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 
 func (d *Driver) send(ctx *sim.Context) {
 	p := int32(d.sent % d.Partitions)
-	// The value is "v%07d-" of the record's number, padded with x's to
-	// ValueSize.
-	v := append(d.value[:0], 'v')
-	var digits [20]byte
-	if n := strconv.AppendInt(digits[:0], int64(d.sent), 10); len(n) < 7 {
-		v = append(append(v, "0000000"[len(n):]...), n...)
-	} else {
-		v = append(v, n...)
-	}
-	v = append(v, '-')
-	for len(v) < d.ValueSize {
-		v = append(v, 'x')
-	}
-	d.value = v
-	value := string(v)
+	value, v := d.valueOf(d.sent)
 	d.sent++
 	d.Outcomes = append(d.Outcomes, Outcome{Partition: p, Value: value, Sent: ctx.Now(), Offset: -1})
 	i := len(d.Outcomes) - 1
