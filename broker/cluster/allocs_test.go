@@ -9,8 +9,8 @@ import (
 // TestAllocsPerRecord keeps the produce → replicate → acknowledge path's
 // allocations bounded (issue 17): 2,000 records of 100 bytes with acks=all
 // through 3 brokers, RF=3, the world's setup included. Measured at about
-// 4 allocations per record (BenchmarkCluster60s: 2.4 in ZooKeeper mode, 3.8
-// in KRaft mode), 8.2 under -race; the bound leaves room for that, not for
+// 3 allocations per record (BenchmarkCluster60s: 1.4 in ZooKeeper mode, 2.8
+// in KRaft mode), 7.2 under -race; the bound leaves room for that, not for
 // a regression back to the ~70 of before issue 17.
 func TestAllocsPerRecord(t *testing.T) {
 	if testing.Short() {
