@@ -28,25 +28,30 @@ type event struct {
 // Invariant: seq values are unique, so the order is total.
 type queue []event
 
-func (q queue) less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
+// before reports whether a is due before b.
+func before(a, b *event) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return q[i].seq < q[j].seq
+	return a.seq < b.seq
 }
 
+// push adds e. Like down, it moves a hole rather than swapping: each
+// level costs one copy of an event instead of three (the order, and so
+// every run, is the same: (at, seq) is total).
 func (q *queue) push(e event) {
-	*q = append(*q, e)
+	*q = append(*q, event{})
 	h := *q
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !h.less(i, p) {
+		if !before(&e, &h[p]) {
 			break
 		}
-		h[i], h[p] = h[p], h[i]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = e
 }
 
 // init restores the heap order after the slice was rewritten.
@@ -57,21 +62,26 @@ func (q queue) init() {
 }
 
 func (q queue) down(i int) {
+	if i >= len(q) {
+		return
+	}
+	e := q[i]
 	for {
 		l := 2*i + 1
 		if l >= len(q) {
-			return
+			break
 		}
 		m := l
-		if r := l + 1; r < len(q) && q.less(r, l) {
+		if r := l + 1; r < len(q) && before(&q[r], &q[l]) {
 			m = r
 		}
-		if !q.less(m, i) {
-			return
+		if !before(&q[m], &e) {
+			break
 		}
-		q[i], q[m] = q[m], q[i]
+		q[i] = q[m]
 		i = m
 	}
+	q[i] = e
 }
 
 func (q *queue) pop() event {
@@ -84,4 +94,67 @@ func (q *queue) pop() event {
 	h.down(0)
 	*q = h
 	return top
+}
+
+// events is the world's queue of pending events as two heaps: near holds
+// those due within farHorizon of the time they were scheduled, far the
+// rest (request timeouts, purgatory deadlines, fetch waits, periodic
+// tasks). Most
+// events are deliveries due in microseconds to milliseconds, pushed and
+// popped through a small near heap, while thousands of far ones wait: a
+// single heap made every push and pop sift through all of them.
+// Invariant: popping returns the smaller top by (at, seq), so the order
+// of events is that of one heap.
+type events struct {
+	near, far queue
+}
+
+// farHorizon is how far ahead an event must be due to wait in the far
+// heap. It only sorts events between the heaps, never changes their order.
+const farHorizon = 100 * Millisecond
+
+func (q *events) push(e event, now Time) {
+	if e.at > now.Add(farHorizon) {
+		q.far.push(e)
+	} else {
+		q.near.push(e)
+	}
+}
+
+func (q *events) len() int { return len(q.near) + len(q.far) }
+
+// nearFirst reports whether the next event is near's. q must not be empty.
+func (q *events) nearFirst() bool {
+	return len(q.far) == 0 || (len(q.near) > 0 && before(&q.near[0], &q.far[0]))
+}
+
+// next returns the time of the next event. q must not be empty.
+func (q *events) next() Time {
+	if q.nearFirst() {
+		return q.near[0].at
+	}
+	return q.far[0].at
+}
+
+// pop removes and returns the next event. q must not be empty.
+func (q *events) pop() event {
+	if q.nearFirst() {
+		return q.near.pop()
+	}
+	return q.far.pop()
+}
+
+// filter keeps the events keep accepts.
+func (q *events) filter(keep func(*event) bool) {
+	for _, h := range []*queue{&q.near, &q.far} {
+		kept := (*h)[:0]
+		for i := range *h {
+			if keep(&(*h)[i]) {
+				kept = append(kept, (*h)[i])
+			}
+		}
+		clear((*h)[len(kept):])
+		*h = kept
+		h.init()
+	}
 }

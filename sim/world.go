@@ -76,13 +76,13 @@ type World struct {
 	now       Time
 	seq       uint64
 	events    uint64
-	queue     queue
+	queue     events
 	ready     []event // events due now, in seq order, not yet run
 	nodes     []*nodeState
 	names     map[string]NodeID
 	links     []link // len(nodes)^2, row = sender
 	timerSeq  TimerID
-	timers    map[TimerID]struct{} // pending timers; a cancelled one is removed
+	timers    timerSet // pending timers; a cancelled one is removed
 	trace     Trace
 	stopped   bool
 	failed    *PanicInfo
@@ -108,7 +108,7 @@ func New(cfg Config) (*World, error) {
 	if cfg.MaxEvents == 0 {
 		cfg.MaxEvents = 100_000_000
 	}
-	w := &World{cfg: cfg, names: map[string]NodeID{}, timers: map[TimerID]struct{}{}, current: -1}
+	w := &World{cfg: cfg, names: map[string]NodeID{}, current: -1}
 	w.chooser = cfg.Chooser
 	if w.chooser == nil {
 		w.chooser = NewRandom(cfg.Seed)
@@ -244,7 +244,7 @@ func (w *World) traceWorld(kind string, fields ...Field) {
 func (w *World) schedule(e event) {
 	w.seq++
 	e.seq = w.seq
-	w.queue.push(e)
+	w.queue.push(e, w.now)
 }
 
 // At schedules fn to run as an event at time t (no earlier than now).
@@ -262,38 +262,27 @@ func (w *World) setTimer(n *nodeState, d Duration, name string) TimerID {
 		d = 0
 	}
 	w.timerSeq++
-	w.timers[w.timerSeq] = struct{}{}
+	w.timers.add(w.timerSeq)
 	w.schedule(event{at: w.now.Add(n.globalDelay(d)), kind: evTimer, node: n.id, inc: n.inc, timer: w.timerSeq, name: name})
 	return w.timerSeq
 }
 
 func (w *World) cancelTimer(id TimerID) {
-	if _, ok := w.timers[id]; !ok {
+	if !w.timers.has(id) {
 		return
 	}
-	delete(w.timers, id)
+	w.timers.remove(id)
 	// A cancelled timer stays in the queue until it comes due. Nodes cancel
 	// most request timeouts, so when they make up most of the queue it is
 	// rebuilt without them: the order of the rest does not change.
 	w.cancelled++
-	if w.cancelled > 1024 && w.cancelled > len(w.queue)/2 {
+	if w.cancelled > 1024 && w.cancelled > w.queue.len()/2 {
 		w.compactQueue()
 	}
 }
 
 func (w *World) compactQueue() {
-	kept := w.queue[:0]
-	for _, e := range w.queue {
-		if e.kind == evTimer {
-			if _, ok := w.timers[e.timer]; !ok {
-				continue
-			}
-		}
-		kept = append(kept, e)
-	}
-	clear(w.queue[len(kept):])
-	w.queue = kept
-	w.queue.init()
+	w.queue.filter(func(e *event) bool { return e.kind != evTimer || w.timers.has(e.timer) })
 	w.cancelled = 0
 }
 
@@ -380,14 +369,14 @@ func (w *World) run(until Time) (res Result) {
 			return w.result(EventLimit)
 		}
 		if len(w.ready) == 0 {
-			if len(w.queue) == 0 {
+			if w.queue.len() == 0 {
 				if until >= 0 && until > w.now {
 					w.now = until
 					return w.result(Until)
 				}
 				return w.result(Quiescent)
 			}
-			next := w.queue[0].at
+			next := w.queue.next()
 			if until >= 0 && next > until {
 				w.now = max(w.now, until)
 				return w.result(Until)
@@ -397,7 +386,7 @@ func (w *World) run(until Time) (res Result) {
 			}
 			w.now = next
 		}
-		for len(w.queue) > 0 && w.queue[0].at == w.now {
+		for w.queue.len() > 0 && w.queue.next() == w.now {
 			w.ready = append(w.ready, w.queue.pop())
 		}
 		i := 0
@@ -426,12 +415,12 @@ func (w *World) fire(ev *event) {
 	}
 	n := w.nodes[ev.node]
 	if ev.kind == evTimer {
-		if _, ok := w.timers[ev.timer]; !ok {
+		if !w.timers.has(ev.timer) {
 			w.cancelled--
 			return // cancelled
 		}
 		if !n.up || n.inc != ev.inc {
-			delete(w.timers, ev.timer)
+			w.timers.remove(ev.timer)
 			return // the crash took it
 		}
 	}
@@ -445,7 +434,7 @@ func (w *World) fire(ev *event) {
 	if ev.kind == evDeliver {
 		w.deliver(ev)
 	} else {
-		delete(w.timers, ev.timer)
+		w.timers.remove(ev.timer)
 		w.trace.add(w.events, w.now, n.id, n.name, "timer", []Field{S("name", ev.name)})
 		n.inst.Timer(&n.ctx, ev.timer, ev.name)
 	}
@@ -480,8 +469,8 @@ func (w *World) NextEventTime() (Time, bool) {
 	if len(w.ready) > 0 {
 		return w.now, true
 	}
-	if len(w.queue) == 0 {
+	if w.queue.len() == 0 {
 		return 0, false
 	}
-	return w.queue[0].at, true
+	return w.queue.next(), true
 }

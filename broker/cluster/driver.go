@@ -9,12 +9,12 @@ package cluster
 // writes.
 
 import (
-	"fmt"
-	"strings"
+	"strconv"
 
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
+	"github.com/kafkasim/kafkasim/internal/slab"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -54,6 +54,64 @@ type Driver struct {
 	leaders   map[int32]int32
 	metaAsked bool
 	nextMeta  int
+	nodes     map[int32]sim.NodeID // broker id -> node, once looked up
+	values    valueChunk           // the next records' values
+	record    [1]storage.Record    // scratch for the next batch
+	batches   []byte               // the chunk batches are carved from
+	calls     slab.Slab[produceCall]
+}
+
+// valueChunk holds the values of records first to first+valueChunkLen-1,
+// made together: one string, sliced per record.
+type valueChunk struct {
+	first int
+	str   string
+	bytes []byte // str's bytes, as scratch for encoding
+	ends  [valueChunkLen]int
+}
+
+const valueChunkLen = 64
+
+// valueOf returns record n's value, "v%07d-" of n padded with x's to
+// ValueSize, and its bytes (valid until the next call; the batch encoding
+// copies them).
+func (d *Driver) valueOf(n int) (string, []byte) {
+	c := &d.values
+	if c.str == "" || n < c.first || n >= c.first+valueChunkLen {
+		c.first = n
+		b := c.bytes[:0]
+		var digits [20]byte
+		for k := range valueChunkLen {
+			start := len(b)
+			b = append(b, 'v')
+			if num := strconv.AppendInt(digits[:0], int64(n+k), 10); len(num) < 7 {
+				b = append(append(b, "0000000"[len(num):]...), num...)
+			} else {
+				b = append(b, num...)
+			}
+			b = append(b, '-')
+			for len(b)-start < d.ValueSize {
+				b = append(b, 'x')
+			}
+			c.ends[k] = len(b)
+		}
+		c.bytes, c.str = b, string(b)
+	}
+	k := n - c.first
+	start := 0
+	if k > 0 {
+		start = c.ends[k-1]
+	}
+	return c.str[start:c.ends[k]], c.bytes[start:c.ends[k]:c.ends[k]]
+}
+
+// produceCall is a Produce request of one record and its wire envelope in
+// one allocation.
+type produceCall struct {
+	msg    wire.Request
+	body   kmsg.ProduceRequest
+	topics [1]kmsg.ProduceRequestTopic
+	parts  [1]kmsg.ProduceRequestTopicPartition
 }
 
 const (
@@ -67,14 +125,24 @@ func (d *Driver) Start(ctx *sim.Context) {
 	d.pending = map[int32]int{}
 	d.timeouts = map[sim.TimerID]int32{}
 	d.leaders = map[int32]int32{}
+	d.nodes = map[int32]sim.NodeID{}
 	d.refreshMetadata(ctx)
 	ctx.SetTimer(d.Interval, timerSend)
 }
 
-func (d *Driver) call(ctx *sim.Context, broker int32, req kmsg.Request) int32 {
+func (d *Driver) call(ctx *sim.Context, broker int32, req kmsg.Request, msg *wire.Request) int32 {
 	d.corr++
-	if to, ok := ctx.Lookup(server.NodeName(broker)); ok {
-		ctx.Send(to, d.enc.Request(d.corr, req))
+	to, ok := d.nodes[broker]
+	if !ok {
+		if to, ok = ctx.Lookup(server.NodeName(broker)); ok {
+			d.nodes[broker] = to
+		}
+	}
+	if ok {
+		if msg == nil {
+			msg = new(wire.Request)
+		}
+		ctx.Send(to, d.enc.RequestIn(msg, d.corr, req))
 	}
 	d.timeouts[ctx.SetTimer(d.Timeout, timerTimeout)] = d.corr
 	return d.corr
@@ -90,7 +158,7 @@ func (d *Driver) refreshMetadata(ctx *sim.Context) {
 	topic := d.Topic
 	req.Topics = []kmsg.MetadataRequestTopic{{Topic: &topic}}
 	d.nextMeta = (d.nextMeta + 1) % d.Brokers
-	corr := d.call(ctx, int32(d.nextMeta), req)
+	corr := d.call(ctx, int32(d.nextMeta), req, nil)
 	d.pending[corr] = -1
 }
 
@@ -125,10 +193,7 @@ func (d *Driver) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 
 func (d *Driver) send(ctx *sim.Context) {
 	p := int32(d.sent % d.Partitions)
-	value := fmt.Sprintf("v%07d-", d.sent)
-	if pad := d.ValueSize - len(value); pad > 0 {
-		value += strings.Repeat("x", pad)
-	}
+	value, v := d.valueOf(d.sent)
 	d.sent++
 	d.Outcomes = append(d.Outcomes, Outcome{Partition: p, Value: value, Sent: ctx.Now(), Offset: -1})
 	i := len(d.Outcomes) - 1
@@ -138,13 +203,26 @@ func (d *Driver) send(ctx *sim.Context) {
 		d.refreshMetadata(ctx)
 		return
 	}
-	b := storage.NewBatch(0, []storage.Record{{Timestamp: ctx.Now().Sub(0).Milliseconds(), Value: []byte(value)}})
-	req := kmsg.NewPtrProduceRequest()
+	d.record[0] = storage.Record{Timestamp: ctx.Now().Sub(0).Milliseconds(), Value: v} // copied by the encoding
+	b := storage.NewBatch(0, d.record[:])
+	c := d.calls.New()
+	c.body = kmsg.NewProduceRequest()
+	req := &c.body
 	req.Version = 7
 	req.Acks = d.Acks
 	req.TimeoutMillis = int32(d.Timeout.Milliseconds())
-	req.Topics = []kmsg.ProduceRequestTopic{{Topic: d.Topic, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: p, Records: b.AppendTo(nil)}}}}
-	corr := d.call(ctx, leader, req)
+	// The batch is carved from a shared chunk, never written again once
+	// sent (messages are immutable).
+	if need := b.EncodedSize(); cap(d.batches)-len(d.batches) < need {
+		d.batches = make([]byte, 0, max(16<<10, need))
+	}
+	start := len(d.batches)
+	d.batches = b.AppendTo(d.batches)
+	c.parts[0] = kmsg.ProduceRequestTopicPartition{Partition: p, Records: d.batches[start:len(d.batches):len(d.batches)]}
+	c.topics[0] = kmsg.ProduceRequestTopic{Topic: d.Topic, Partitions: c.parts[:]}
+	req.Topics = c.topics[:]
+	d.record[0] = storage.Record{}
+	corr := d.call(ctx, leader, req, &c.msg)
 	if d.Acks == 0 {
 		d.Outcomes[i].Error, d.Outcomes[i].Done = "acks=0", ctx.Now() // unknown by design
 		return

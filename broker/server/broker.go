@@ -21,6 +21,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/broker/zk"
+	"github.com/kafkasim/kafkasim/internal/slab"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -52,6 +53,21 @@ type pending struct {
 	key      int16      // the request's API key: only its response answers it
 	deadline sim.Time   // on the broker's clock
 	cb       func(resp kmsg.Response, err error)
+	// fetch, set instead of cb, is the fetcher whose Fetch sent is, at
+	// generation gen: its answer goes to fetchAnswered, with no closure
+	// made per fetch.
+	fetch *fetcher
+	gen   int
+	sent  *kmsg.FetchRequest
+}
+
+// done hands p its response, or the error that ends it.
+func (b *Broker) done(p *pending, resp kmsg.Response, err error) {
+	if p.fetch != nil {
+		b.fetchAnswered(p.fetch, p.gen, p.sent, resp, err)
+		return
+	}
+	p.cb(resp, err)
 }
 
 // Broker is one Kafka broker. A fresh Broker is made at every (re)start and
@@ -62,6 +78,7 @@ type Broker struct {
 
 	logs       *storage.Manager
 	partitions map[storage.TopicPartition]*Partition
+	pcache     partitionCache                   // of partitions, for the hot paths
 	hwOnDisk   map[storage.TopicPartition]int64 // replication-offset-checkpoint at start
 
 	controllerEpoch int32 // the highest controller epoch seen
@@ -69,7 +86,7 @@ type Broker struct {
 
 	corr     int32
 	enc      wire.Encoder
-	inflight map[int32]*pending
+	inflight map[int32]pending
 	// One timer, at the earliest deadline of the requests in flight,
 	// expires them (as Kafka's NetworkClient checks on each poll): a timer
 	// per request would mostly be set only to be cancelled.
@@ -102,6 +119,11 @@ type Broker struct {
 	creates      []*pendingCreate
 
 	halted bool
+
+	// The blocks of the messages made per record, a chunk at a time.
+	fetchCalls    slab.Slab[fetchCall]
+	fetchAnswers  slab.Slab[fetchAnswer]
+	produceStates slab.Slab[produceState]
 }
 
 // New returns a broker factory for the world: each call makes a fresh
@@ -124,6 +146,33 @@ func (b *Broker) Halted() bool { return b.halted }
 func (b *Broker) Partition(tp storage.TopicPartition) (*Partition, bool) {
 	p, ok := b.partitions[tp]
 	return p, ok
+}
+
+// partitionCache memoizes the replica lookups of the replication paths (a
+// fetch looks each of its partitions up several times on both sides): a
+// scan of a few entries costs less than hashing the topic name.
+// Invariant: every entry is in partitions; only a replica present is
+// cached, and removing one from partitions clears the cache.
+type partitionCache struct {
+	tps  [8]storage.TopicPartition
+	ps   [8]*Partition
+	next int
+}
+
+// partition returns b.partitions[tp].
+func (b *Broker) partition(tp storage.TopicPartition) *Partition {
+	c := &b.pcache
+	for i := range c.ps {
+		if c.ps[i] != nil && c.tps[i].Partition == tp.Partition && c.tps[i].Topic == tp.Topic {
+			return c.ps[i]
+		}
+	}
+	p := b.partitions[tp]
+	if p != nil {
+		c.tps[c.next], c.ps[c.next] = tp, p
+		c.next = (c.next + 1) % len(c.ps)
+	}
+	return p
 }
 
 // Partitions returns this broker's replicas, sorted by topic and partition.
@@ -149,7 +198,8 @@ func (b *Broker) Start(ctx *sim.Context) {
 	b.ctx = ctx
 	b.enc.Connection = ctx.Incarnation()
 	b.partitions = map[storage.TopicPartition]*Partition{}
-	b.inflight = map[int32]*pending{}
+	b.pcache = partitionCache{}
+	b.inflight = map[int32]pending{}
 	b.nodes = map[int32]sim.NodeID{}
 	b.fetchers = map[int32]*fetcher{}
 	b.controllerEpoch = -1
@@ -277,17 +327,27 @@ func (b *Broker) node(id int32) (sim.NodeID, bool) {
 // error when the request times out (the peer crashed, the link is cut, or
 // the response was lost). Exactly one of the two happens.
 func (b *Broker) send(to int32, req kmsg.Request, timeout sim.Duration, cb func(kmsg.Response, error)) {
+	b.sendPending(to, req, nil, timeout, pending{cb: cb})
+}
+
+// sendPending is send with the callback in p (cb, or fetch), wrapping req
+// in msg when not nil (allocated with req by the caller).
+func (b *Broker) sendPending(to int32, req kmsg.Request, msg *wire.Request, timeout sim.Duration, p pending) {
 	n, ok := b.node(to)
 	if !ok {
-		cb(nil, fmt.Errorf("no broker %d", to))
+		b.done(&p, nil, fmt.Errorf("no broker %d", to))
 		return
 	}
 	b.corr++
 	corr := b.corr
 	deadline := b.ctx.Now().Add(timeout)
-	b.inflight[corr] = &pending{to: to, node: n, key: req.Key(), deadline: deadline, cb: cb}
+	p.to, p.node, p.key, p.deadline = to, n, req.Key(), deadline
+	b.inflight[corr] = p
 	b.armSweep(deadline)
-	b.ctx.Send(n, b.enc.Request(corr, req))
+	if msg == nil {
+		msg = new(wire.Request)
+	}
+	b.ctx.Send(n, b.enc.RequestIn(msg, corr, req))
 }
 
 func (b *Broker) armSweep(deadline sim.Time) {
@@ -331,10 +391,10 @@ func (b *Broker) handleResponse(from sim.NodeID, m *wire.Response) {
 	delete(b.inflight, m.CorrelationID)
 	if m.Body == nil || m.Body.Key() != p.key {
 		b.ctx.Log("response-mismatch", sim.S("api", m.Kind()), sim.S("want", kmsg.NameForKey(p.key)+"Response"), sim.I("correlation-id", int64(m.CorrelationID)))
-		p.cb(nil, fmt.Errorf("response %d from broker %d is a %s, not a %sResponse", m.CorrelationID, p.to, m.Kind(), kmsg.NameForKey(p.key)))
+		b.done(&p, nil, fmt.Errorf("response %d from broker %d is a %s, not a %sResponse", m.CorrelationID, p.to, m.Kind(), kmsg.NameForKey(p.key)))
 		return
 	}
-	p.cb(m.Body, nil)
+	b.done(&p, m.Body, nil)
 }
 
 // expireRequests fails the requests past their deadline, oldest first, and
@@ -355,7 +415,7 @@ func (b *Broker) expireRequests() {
 	for _, corr := range expired {
 		p := b.inflight[corr]
 		delete(b.inflight, corr)
-		p.cb(nil, fmt.Errorf("request %d to broker %d timed out", corr, p.to))
+		b.done(&p, nil, fmt.Errorf("request %d to broker %d timed out", corr, p.to))
 	}
 	if next >= 0 {
 		b.armSweep(next)

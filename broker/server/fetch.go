@@ -75,30 +75,65 @@ func (b *Broker) handleFetch(from sim.NodeID, req *wire.Request, body *kmsg.Fetc
 		return
 	}
 	follower := body.ReplicaID >= 0
-	resp, bytes, now := b.readForFetch(body, follower, true)
+	a := b.fetchAnswers.New()
+	bytes, now := b.readForFetch(a, body, follower, true)
 	if body.MaxWaitMillis <= 0 || bytes >= int(body.MinBytes) || now || len(body.Topics) == 0 {
-		b.respond(from, req, resp)
+		b.respondFetch(from, req, a)
 		return
 	}
-	b.delayFetch(from, req, body, sim.Ms(int64(body.MaxWaitMillis)))
+	b.delayFetch(from, req, body, a, sim.Ms(int64(body.MaxWaitMillis)))
 }
 
-// readForFetch reads every partition of a fetch. On first arrival
-// (update=true) a follower's fetch offsets are recorded. The last result
-// says the answer must go now: an error, or a preferred read replica.
-func (b *Broker) readForFetch(body *kmsg.FetchRequest, follower, update bool) (*kmsg.FetchResponse, int, bool) {
-	resp := kmsg.NewPtrFetchResponse()
-	resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(body.Topics))
+// fetchAnswer is a Fetch response and its wire envelope in one allocation,
+// with room for one topic and two partitions inline (512 bytes: a size
+// class; more partitions take an array of their own). Until it is sent it
+// is the node's own: a delayed fetch reads into it again when it
+// completes. Once sent it is immutable, as every message.
+type fetchAnswer struct {
+	msg    wire.Response
+	body   kmsg.FetchResponse
+	topics [1]kmsg.FetchResponseTopic
+	parts  [2]kmsg.FetchResponseTopicPartition
+}
+
+// respondFetch sends a.
+func (b *Broker) respondFetch(to sim.NodeID, req *wire.Request, a *fetchAnswer) {
+	a.body.SetVersion(req.Body.GetVersion())
+	b.ctx.Send(to, b.enc.ReplyIn(&a.msg, req, &a.body))
+}
+
+// readForFetch reads every partition of a fetch into a (what it held
+// before is overwritten). On first arrival (update=true) a follower's
+// fetch offsets are recorded. It returns the bytes read, and whether the
+// answer must go now: an error, or a preferred read replica.
+func (b *Broker) readForFetch(a *fetchAnswer, body *kmsg.FetchRequest, follower, update bool) (int, bool) {
+	n := 0
+	for _, t := range body.Topics {
+		n += len(t.Partitions)
+	}
+	flat := a.parts[:0]
+	if n > len(a.parts) {
+		flat = make([]kmsg.FetchResponseTopicPartition, 0, n)
+	}
+	a.body = kmsg.NewFetchResponse()
+	resp := &a.body
+	resp.Topics = a.topics[:0]
+	if len(body.Topics) > len(a.topics) {
+		resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(body.Topics))
+	}
 	total := 0
 	anyErr := false
 	for _, t := range body.Topics {
-		rt := kmsg.FetchResponseTopic{Topic: t.Topic, Partitions: make([]kmsg.FetchResponseTopicPartition, 0, len(t.Partitions))}
-		for _, fp := range t.Partitions {
-			rp := kmsg.NewFetchResponseTopicPartition()
+		start := len(flat)
+		for i := range t.Partitions {
+			fp := &t.Partitions[i]
+			flat = append(flat, kmsg.FetchResponseTopicPartition{})
+			rp := &flat[len(flat)-1] // filled in place
+			rp.Default()
 			rp.Partition = fp.Partition
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
 			tp := storage.TopicPartition{Topic: t.Topic, Partition: fp.Partition}
-			if err := b.readPartition(tp, body, &fp, follower, update, &rp); err != nil {
+			if err := b.readPartition(tp, body, fp, follower, update, rp); err != nil {
 				rp.ErrorCode = err.Code
 				anyErr = true
 			}
@@ -109,11 +144,10 @@ func (b *Broker) readForFetch(body *kmsg.FetchRequest, follower, update bool) (*
 				rp.RecordBatches = noRecords
 			}
 			total += len(rp.RecordBatches)
-			rt.Partitions = append(rt.Partitions, rp)
 		}
-		resp.Topics = append(resp.Topics, rt)
+		resp.Topics = append(resp.Topics, kmsg.FetchResponseTopic{Topic: t.Topic, Partitions: flat[start:len(flat):len(flat)]})
 	}
-	return resp, total, anyErr
+	return total, anyErr
 }
 
 // checkLeader returns the error for a request to p that this broker cannot
@@ -143,7 +177,7 @@ func (b *Broker) checkReplica(p *Partition, currentEpoch int32, followerOK bool)
 }
 
 func (b *Broker) readPartition(tp storage.TopicPartition, body *kmsg.FetchRequest, fp *kmsg.FetchRequestTopicPartition, follower, update bool, rp *kmsg.FetchResponseTopicPartition) *kerr.Error {
-	p := b.partitions[tp]
+	p := b.partition(tp)
 	current := int32(-1)
 	if body.Version >= 9 {
 		current = fp.CurrentLeaderEpoch

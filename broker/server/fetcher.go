@@ -40,6 +40,7 @@ import (
 	"sort"
 
 	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -337,48 +338,99 @@ func (b *Broker) fetchVersion() int16 {
 	return 5
 }
 
+// fetchCall is a follower's Fetch request and its wire envelope in one
+// allocation, with room for one topic and two partitions inline (a follower
+// fetching from each of the other brokers with partitions spread evenly).
+// Immutable once sent, as every message.
+type fetchCall struct {
+	msg    wire.Request
+	body   kmsg.FetchRequest
+	topics [1]kmsg.FetchRequestTopic
+	parts  [2]kmsg.FetchRequestTopicPartition
+}
+
 func (b *Broker) sendFetch(f *fetcher, parts []*fetchPartition) {
-	req := kmsg.NewPtrFetchRequest()
+	c := b.fetchCalls.New()
+	c.body = kmsg.NewFetchRequest()
+	req := &c.body
 	req.Version = b.fetchVersion()
 	req.ReplicaID = b.cfg.BrokerID
 	req.MaxWaitMillis = int32(b.cfg.ReplicaFetchWaitMax.Milliseconds())
 	req.MinBytes = b.cfg.ReplicaFetchMinBytes
 	req.MaxBytes = b.cfg.ReplicaFetchMaxBytes
 	req.SessionEpoch = -1
-	for _, fp := range parts {
-		p := b.partitions[fp.tp]
-		t := topicOf(&req.Topics, fp.tp.Topic, func(n string) kmsg.FetchRequestTopic { return kmsg.FetchRequestTopic{Topic: n} },
-			func(t *kmsg.FetchRequestTopic) string { return t.Topic })
-		last := int32(-1)
-		if req.Version >= 12 {
-			last = b.latestEpoch(p)
-		}
-		t.Partitions = append(t.Partitions, kmsg.FetchRequestTopicPartition{
-			Partition: fp.tp.Partition, CurrentLeaderEpoch: fp.epoch, FetchOffset: fp.offset,
-			LogStartOffset: p.log.LogStartOffset(), PartitionMaxBytes: b.cfg.ReplicaFetchMaxBytes, LastFetchedEpoch: last,
-		})
+	// The topics in order of first appearance, each with its partitions in
+	// the order of parts, in one flat array.
+	req.Topics = c.topics[:0]
+	flat := c.parts[:0]
+	if len(parts) > len(c.parts) {
+		flat = make([]kmsg.FetchRequestTopicPartition, 0, len(parts))
 	}
-	fetcherSend(b, f, req, b.cfg.ReplicaSocketTimeout+b.cfg.ReplicaFetchWaitMax, func(r *kmsg.FetchResponse) {
-		failed := false
-		for _, t := range r.Topics {
-			for i := range t.Partitions {
-				rp := &t.Partitions[i]
-				tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
-				_, fp := f.find(tp)
-				p := b.partitions[tp]
-				if fp == nil || fp.status != fetching || p == nil || fp.offset != sentOffset(req, tp) {
-					continue // the partition moved on while the fetch was out
-				}
-				if !b.processFetched(f, p, fp, rp) {
-					failed = true
-				}
+	for i, fp := range parts {
+		if seenTopic(parts[:i], fp.tp.Topic) {
+			continue
+		}
+		start := len(flat)
+		for _, fq := range parts[i:] {
+			if fq.tp.Topic != fp.tp.Topic {
+				continue
+			}
+			p := b.partition(fq.tp)
+			last := int32(-1)
+			if req.Version >= 12 {
+				last = b.latestEpoch(p)
+			}
+			flat = append(flat, kmsg.FetchRequestTopicPartition{
+				Partition: fq.tp.Partition, CurrentLeaderEpoch: fq.epoch, FetchOffset: fq.offset,
+				LogStartOffset: p.log.LogStartOffset(), PartitionMaxBytes: b.cfg.ReplicaFetchMaxBytes, LastFetchedEpoch: last,
+			})
+		}
+		req.Topics = append(req.Topics, kmsg.FetchRequestTopic{Topic: fp.tp.Topic, Partitions: flat[start:len(flat):len(flat)]})
+	}
+	f.inflight = true
+	b.sendPending(f.leader, req, &c.msg, b.cfg.ReplicaSocketTimeout+b.cfg.ReplicaFetchWaitMax, pending{fetch: f, gen: f.gen, sent: req})
+}
+
+func seenTopic(parts []*fetchPartition, topic string) bool {
+	for _, fp := range parts {
+		if fp.tp.Topic == topic {
+			return true
+		}
+	}
+	return false
+}
+
+// fetchAnswered is sendFetch's callback (as fetcherSend's): the answer to
+// req, sent at generation gen, applied unless the fetcher moved on.
+func (b *Broker) fetchAnswered(f *fetcher, gen int, req *kmsg.FetchRequest, r kmsg.Response, err error) {
+	if gen != f.gen {
+		return
+	}
+	f.inflight = false
+	resp, ok := r.(*kmsg.FetchResponse)
+	if err != nil || !ok {
+		b.backOff(f)
+		return
+	}
+	failed := false
+	for _, t := range resp.Topics {
+		for i := range t.Partitions {
+			rp := &t.Partitions[i]
+			tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
+			_, fp := f.find(tp)
+			p := b.partition(tp)
+			if fp == nil || fp.status != fetching || p == nil || fp.offset != sentOffset(req, tp) {
+				continue // the partition moved on while the fetch was out
+			}
+			if !b.processFetched(f, p, fp, rp) {
+				failed = true
 			}
 		}
-		if failed {
-			b.backOff(f)
-		}
-		b.kickFetcher(f)
-	})
+	}
+	if failed {
+		b.backOff(f)
+	}
+	b.kickFetcher(f)
 }
 
 // sentOffset returns the fetch offset req asked for tp.

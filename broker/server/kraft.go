@@ -160,8 +160,6 @@ func (b *Broker) serveKRaft(from sim.NodeID, req *wire.Request) bool {
 	if st == nil {
 		return false
 	}
-	peer := b.peerID(from)
-	reply := func(resp kmsg.Response) { b.respond(from, req, resp) }
 	switch body := req.Body.(type) {
 	case *kmsg.FetchRequest:
 		if len(body.Topics) == 0 || body.Topics[0].Topic != raft.MetadataTopic {
@@ -181,9 +179,15 @@ func (b *Broker) serveKRaft(from sim.NodeID, req *wire.Request) bool {
 		if st.controller == nil {
 			return false
 		}
-		return st.controller.Handle(b.ctx, peer, req.Body, reply)
+		return st.controller.Handle(b.ctx, b.peerID(from), req.Body, b.replier(from, req))
 	}
-	return st.raft.Handle(b.ctx, peer, req.Body, reply)
+	return st.raft.Handle(b.ctx, b.peerID(from), req.Body, b.replier(from, req))
+}
+
+// replier returns the callback that answers req. It is made only for the
+// requests served here: most of those a broker gets are not.
+func (b *Broker) replier(from sim.NodeID, req *wire.Request) func(kmsg.Response) {
+	return func(resp kmsg.Response) { b.respond(from, req, resp) }
 }
 
 // peerID returns the node id of the simulation node n (-1 for a client).

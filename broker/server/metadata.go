@@ -245,6 +245,7 @@ func (b *Broker) handleStopReplica(from sim.NodeID, req *wire.Request, body *kms
 				b.logp("stop-replica", p, sim.S("delete", boolStr(body.DeletePartitions)))
 				if body.DeletePartitions {
 					delete(b.partitions, tp)
+					b.pcache = partitionCache{}
 					if err := b.logs.DeleteLog(tp); err != nil {
 						panic(err)
 					}

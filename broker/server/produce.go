@@ -32,20 +32,34 @@ import (
 )
 
 func (b *Broker) handleProduce(from sim.NodeID, req *wire.Request, body *kmsg.ProduceRequest) {
-	resp := kmsg.NewPtrProduceResponse()
+	st := b.produceStates.New()
+	st.from, st.req, st.body, st.pending = from, req, body, 1
+	st.appended = st.appendedIn[:0]
+	resp := &st.ans.body
+	*resp = kmsg.NewProduceResponse()
+	st.resp = resp
 	validAcks := body.Acks == 0 || body.Acks == 1 || body.Acks == -1
-	resp.Topics = make([]kmsg.ProduceResponseTopic, len(body.Topics))
-	for ti, t := range body.Topics {
-		rt := &resp.Topics[ti]
-		rt.Topic = t.Topic
-		rt.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(t.Partitions))
-		for pi, pd := range t.Partitions {
+	n := 0
+	for _, t := range body.Topics {
+		n += len(t.Partitions)
+	}
+	resp.Topics = st.ans.topics[:0]
+	if len(body.Topics) > len(st.ans.topics) {
+		resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(body.Topics))
+	}
+	flat := st.ans.parts[:0]
+	if n > len(st.ans.parts) {
+		flat = make([]kmsg.ProduceResponseTopicPartition, 0, n)
+	}
+	for _, t := range body.Topics {
+		start := len(flat)
+		for _, pd := range t.Partitions {
 			rp := kmsg.NewProduceResponseTopicPartition()
 			rp.Partition, rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = pd.Partition, -1, -1, -1
-			rt.Partitions[pi] = rp
+			flat = append(flat, rp)
 		}
+		resp.Topics = append(resp.Topics, kmsg.ProduceResponseTopic{Topic: t.Topic, Partitions: flat[start:len(flat):len(flat)]})
 	}
-	st := &produceState{from: from, req: req, body: body, resp: resp, pending: 1}
 	for ti, t := range body.Topics {
 		for pi, pd := range t.Partitions {
 			rp := &resp.Topics[ti].Partitions[pi]
@@ -54,7 +68,7 @@ func (b *Broker) handleProduce(from sim.NodeID, req *wire.Request, body *kmsg.Pr
 				continue
 			}
 			tp := storage.TopicPartition{Topic: t.Topic, Partition: pd.Partition}
-			if b.verifyTxn(st, ti, pi, tp, pd.Records, func() { b.produceOne(st, ti, pi) }) {
+			if b.verifyTxn(st, ti, pi, tp, pd.Records) {
 				continue
 			}
 			b.produceOne(st, ti, pi)
@@ -64,14 +78,31 @@ func (b *Broker) handleProduce(from sim.NodeID, req *wire.Request, body *kmsg.Pr
 }
 
 // produceState is a Produce request being served: its partitions are
-// appended one by one, some after a KIP-890 verification answers.
+// appended one by one, some after a KIP-890 verification answers. It is
+// the node's own, allocated in one block with its delayed produce, room
+// for one partition inline everywhere, and its answer (ans), which leaves
+// the node once sent: nothing in the block is written after that.
 type produceState struct {
-	from     sim.NodeID
-	req      *wire.Request
-	body     *kmsg.ProduceRequest
-	resp     *kmsg.ProduceResponse
-	appended []waitingPartition
-	pending  int // verifications outstanding, +1 while the request is read
+	from       sim.NodeID
+	req        *wire.Request
+	body       *kmsg.ProduceRequest
+	resp       *kmsg.ProduceResponse // &ans.body
+	appended   []waitingPartition
+	appendedIn [1]waitingPartition
+	pending    int // verifications outstanding, +1 while the request is read
+
+	delayed delayedProduce
+	waitIn  [1]producePartition
+	waitPtr [1]*producePartition
+	ans     produceAnswer
+}
+
+// produceAnswer is a Produce response and its wire envelope.
+type produceAnswer struct {
+	msg    wire.Response
+	body   kmsg.ProduceResponse
+	topics [1]kmsg.ProduceResponseTopic
+	parts  [1]kmsg.ProduceResponseTopicPartition
 }
 
 type waitingPartition struct {
@@ -102,13 +133,21 @@ func (b *Broker) produceStepDone(st *produceState) {
 		return
 	}
 	resp := st.resp
-	d := &delayedProduce{from: st.from, req: st.req, resp: resp}
-	for _, w := range st.appended {
+	d := &st.delayed
+	*d = delayedProduce{from: st.from, req: st.req, resp: resp, ans: &st.ans.msg, parts: st.waitPtr[:0]}
+	for i, w := range st.appended {
 		rt := &resp.Topics[w.ti]
-		d.parts = append(d.parts, &producePartition{
+		var pp *producePartition
+		if i < len(st.waitIn) {
+			pp = &st.waitIn[i]
+		} else {
+			pp = new(producePartition)
+		}
+		*pp = producePartition{
 			tp:       storage.TopicPartition{Topic: rt.Topic, Partition: rt.Partitions[w.pi].Partition},
 			required: w.required, resp: &rt.Partitions[w.pi],
-		})
+		}
+		d.parts = append(d.parts, pp)
 	}
 	switch {
 	case st.body.Acks == 0:
@@ -116,14 +155,14 @@ func (b *Broker) produceStepDone(st *produceState) {
 	case st.body.Acks == -1 && len(st.appended) > 0:
 		b.delayProduce(d, sim.Ms(int64(st.body.TimeoutMillis)))
 	default:
-		b.respond(st.from, st.req, resp)
+		b.answer(d)
 	}
 }
 
 // appendToLeader appends one partition's records as leader and returns the
 // base and last offsets.
 func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records []byte) (int64, int64, *kerr.Error) {
-	p := b.partitions[tp]
+	p := b.partition(tp)
 	if err := b.checkLeader(p, -1); err != nil {
 		return -1, -1, err
 	}

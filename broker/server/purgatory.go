@@ -29,6 +29,7 @@ type delayedProduce struct {
 	from  sim.NodeID
 	req   *wire.Request
 	resp  *kmsg.ProduceResponse
+	ans   *wire.Response // when not nil, the envelope resp is sent in
 	parts []*producePartition
 	timer sim.TimerID
 	// onDone, when set, is called instead of answering resp: a
@@ -42,6 +43,11 @@ func (b *Broker) answer(d *delayedProduce) {
 		d.onDone()
 		return
 	}
+	if d.ans != nil {
+		d.resp.SetVersion(d.req.Body.GetVersion())
+		b.ctx.Send(d.from, b.enc.ReplyIn(d.ans, d.req, d.resp))
+		return
+	}
 	b.respond(d.from, d.req, d.resp)
 }
 
@@ -49,12 +55,13 @@ type delayedFetch struct {
 	from  sim.NodeID
 	req   *wire.Request
 	body  *kmsg.FetchRequest
+	ans   *fetchAnswer // the node's own until sent
 	timer sim.TimerID
 }
 
 type purgatory struct {
 	produces []*delayedProduce
-	fetches  []*delayedFetch
+	fetches  []delayedFetch
 }
 
 func (b *Broker) delayProduce(d *delayedProduce, timeout sim.Duration) {
@@ -63,8 +70,8 @@ func (b *Broker) delayProduce(d *delayedProduce, timeout sim.Duration) {
 	b.completeProduces()
 }
 
-func (b *Broker) delayFetch(from sim.NodeID, req *wire.Request, body *kmsg.FetchRequest, wait sim.Duration) {
-	d := &delayedFetch{from: from, req: req, body: body}
+func (b *Broker) delayFetch(from sim.NodeID, req *wire.Request, body *kmsg.FetchRequest, a *fetchAnswer, wait sim.Duration) {
+	d := delayedFetch{from: from, req: req, body: body, ans: a}
 	d.timer = b.ctx.SetTimer(wait, timerDelayed)
 	b.fetches = append(b.fetches, d)
 }
@@ -112,20 +119,21 @@ func (b *Broker) completeFollowerReads() {
 
 func (b *Broker) completeFetchesIf(only func(*delayedFetch) bool) {
 	keptF := b.fetches[:0]
-	for _, d := range b.fetches {
+	for i := range b.fetches {
+		d := &b.fetches[i]
 		if (only != nil && !only(d)) || !b.fetchMayComplete(d) {
-			keptF = append(keptF, d)
+			keptF = append(keptF, *d)
 			continue
 		}
-		resp, bytes, anyErr := b.readForFetch(d.body, d.body.ReplicaID >= 0, false)
+		bytes, anyErr := b.readForFetch(d.ans, d.body, d.body.ReplicaID >= 0, false)
 		if bytes >= int(d.body.MinBytes) || anyErr {
 			b.ctx.CancelTimer(d.timer)
-			b.respond(d.from, d.req, resp)
+			b.respondFetch(d.from, d.req, d.ans)
 		} else {
-			keptF = append(keptF, d)
+			keptF = append(keptF, *d)
 		}
 	}
-	clearTail(b.fetches, len(keptF))
+	clear(b.fetches[len(keptF):])
 	b.fetches = keptF
 }
 
@@ -136,7 +144,7 @@ func (b *Broker) fetchMayComplete(d *delayedFetch) bool {
 	follower := d.body.ReplicaID >= 0
 	for _, t := range d.body.Topics {
 		for _, fp := range t.Partitions {
-			p := b.partitions[storage.TopicPartition{Topic: t.Topic, Partition: fp.Partition}]
+			p := b.partition(storage.TopicPartition{Topic: t.Topic, Partition: fp.Partition})
 			if p == nil || (p.role != Leader && !(p.role == Follower && followerRead(d.body))) {
 				return true
 			}
@@ -167,7 +175,7 @@ func (b *Broker) checkProduce(d *delayedProduce) bool {
 		if pp.done {
 			continue
 		}
-		p := b.partitions[pp.tp]
+		p := b.partition(pp.tp)
 		switch {
 		case p == nil || p.role != Leader:
 			pp.resp.ErrorCode = kerr.NotLeaderForPartition.Code
@@ -217,8 +225,8 @@ func (b *Broker) expireDelayed(t sim.TimerID) {
 	for i, d := range b.fetches {
 		if d.timer == t {
 			b.fetches = append(b.fetches[:i], b.fetches[i+1:]...)
-			resp, _, _ := b.readForFetch(d.body, d.body.ReplicaID >= 0, false)
-			b.respond(d.from, d.req, resp)
+			b.readForFetch(d.ans, d.body, d.body.ReplicaID >= 0, false)
+			b.respondFetch(d.from, d.req, d.ans)
 			return
 		}
 	}

@@ -40,12 +40,12 @@ type TxnVerifier interface {
 func (b *Broker) SetTxnVerifier(v TxnVerifier) { b.txnVerifier = v }
 
 // verifyTxn starts the verification of partition tp's batch when one is
-// needed and reports whether it did; then runs after a positive answer,
+// needed and reports whether it did; produceOne runs after a positive answer,
 // and st's step ends either way. A batch that needs none (not
 // transactional, a producer with an ongoing transaction here, no
 // verifier, or a replica that is not leader, which the append refuses)
 // is left to the caller.
-func (b *Broker) verifyTxn(st *produceState, ti, pi int, tp storage.TopicPartition, records []byte, then func()) bool {
+func (b *Broker) verifyTxn(st *produceState, ti, pi int, tp storage.TopicPartition, records []byte) bool {
 	if b.txnVerifier == nil {
 		return false
 	}
@@ -67,7 +67,7 @@ func (b *Broker) verifyTxn(st *produceState, ti, pi int, tp storage.TopicPartiti
 			st.resp.Topics[ti].Partitions[pi].ErrorCode = verr.Code
 			b.logp("txn-verification-failed", p, sim.I("producer", h.ProducerID), sim.S("error", verr.Message))
 		} else {
-			then()
+			b.produceOne(st, ti, pi)
 		}
 		b.produceStepDone(st)
 	})

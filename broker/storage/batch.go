@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"slices"
 )
 
 // Record format versions (the magic byte).
@@ -157,10 +158,22 @@ func recordBodySize(r *Record, tsDelta, offDelta int64) int {
 	return n
 }
 
+// EncodedSize returns the length of b's encoding by AppendTo.
+func (b *RecordBatch) EncodedSize() int {
+	n := RecordBatchOverhead
+	for i := range b.Records {
+		r := &b.Records[i]
+		body := recordBodySize(r, r.Timestamp-b.FirstTimestamp, r.Offset-b.BaseOffset)
+		n += varintSize(int64(body)) + body
+	}
+	return n
+}
+
 // AppendTo encodes b (magic 2) at the end of dst, computing Length, the
 // record count and the CRC, and returns the extended slice. Record offsets
 // and timestamps are encoded relative to BaseOffset and FirstTimestamp.
 func (b *RecordBatch) AppendTo(dst []byte) []byte {
+	dst = slices.Grow(dst, b.EncodedSize())
 	start := len(dst)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(b.BaseOffset))
 	dst = append(dst, 0, 0, 0, 0) // Length, patched below

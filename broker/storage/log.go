@@ -56,7 +56,8 @@ type Log struct {
 	recovery       RecoveryInfo
 	producers      producerState
 
-	buf []byte // scratch for encoding leader appends
+	buf   []byte    // scratch for encoding leader appends
+	reads readArena // the buffers Read returns
 }
 
 // AppendInfo describes an append.
@@ -207,7 +208,8 @@ func (l *Log) appendEncoded(data []byte) error {
 // batches (any magic); every batch is checked (length, magic, CRC, offsets
 // increasing from the LEO on) before any is written.
 func (l *Log) AppendAsFollower(data []byte) (AppendInfo, error) {
-	var hs []batchHeader
+	var in [4]batchHeader // most fetches bring a few batches: no allocation
+	hs := in[:0]
 	next := l.LogEndOffset()
 	info := AppendInfo{FirstOffset: -1, LastOffset: -1, MaxTimestamp: NoTimestamp}
 	for pos := int64(0); pos < int64(len(data)); {

@@ -31,7 +31,7 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64) ([]byte, error) 
 	for _, s := range l.segments[l.floorSegment(offset):] {
 		// A segment with no batch at or past offset (offset falls in a gap
 		// left by compaction) passes the read to the next one.
-		data, found, err := s.read(offset, maxBytes, maxOffset)
+		data, found, err := s.read(offset, maxBytes, maxOffset, &l.reads)
 		if err != nil || found {
 			return data, err
 		}

@@ -45,6 +45,10 @@ type segment struct {
 	// reading in order skips the scan from the sparse index entry. It is a
 	// cache only: lookups give the same answer without it.
 	hintOff, hintPos int64
+	// tailOff and tailPos are another such boundary: the last batch
+	// appended. Each follower fetches it in turn after an append, and the
+	// first one's read moves the hint past it.
+	tailOff, tailPos int64
 }
 
 func segmentStruct(fs FS, dir string, base int64, cfg *Config, now sim.Time) *segment {
@@ -102,6 +106,9 @@ func (s *segment) find(offset, from int64) (int64, batchHeader, bool, error) {
 	if s.hintPos > from && offset >= s.hintOff {
 		from = s.hintPos
 	}
+	if s.tailPos > from && offset >= s.tailOff {
+		from = s.tailPos
+	}
 	for pos := from; pos < s.size; {
 		h, err := s.readHeader(pos)
 		if err != nil {
@@ -118,6 +125,9 @@ func (s *segment) find(offset, from int64) (int64, batchHeader, bool, error) {
 // translate finds the batch holding offset (or the first one after it):
 // the sparse index gives where to start scanning.
 func (s *segment) translate(offset int64) (int64, batchHeader, bool, error) {
+	if offset >= s.next {
+		return 0, batchHeader{}, false, nil // as find, without the index search
+	}
 	return s.find(offset, s.index.lookup(offset).pos)
 }
 
@@ -129,6 +139,7 @@ func (s *segment) append(h batchHeader, data []byte, indexInterval int64) error 
 	}
 	s.size += int64(len(data))
 	s.hintOff, s.hintPos = h.baseOffset, pos
+	s.tailOff, s.tailPos = h.baseOffset, pos
 	return s.appended(h, pos, indexInterval)
 }
 
@@ -158,15 +169,16 @@ func (s *segment) appended(h batchHeader, pos, indexInterval int64) error {
 // maxBytes of them but always the first one in full (KIP-74), and only
 // batches wholly below maxOffset. found is false if no batch of the segment
 // holds offset or a later one.
-func (s *segment) read(offset int64, maxBytes int, maxOffset int64) (data []byte, found bool, err error) {
+func (s *segment) read(offset int64, maxBytes int, maxOffset int64, arena *readArena) (data []byte, found bool, err error) {
 	pos, h, ok, err := s.translate(offset)
 	if err != nil || !ok || h.lastOffset >= maxOffset {
 		return nil, ok, err
 	}
 	limit := min(max(int64(maxBytes), h.size), s.size-pos)
-	buf := make([]byte, limit)
+	buf := arena.take(int(limit))
 	n, err := s.fs.ReadAt(s.log, pos, buf)
 	if err != nil {
+		arena.trim(buf, 0)
 		return nil, true, err
 	}
 	buf = buf[:n]
@@ -180,7 +192,7 @@ func (s *segment) read(offset int64, maxBytes int, maxOffset int64) (data []byte
 		h = hh
 	}
 	s.hintOff, s.hintPos = h.lastOffset+1, pos+int64(end)
-	return buf[:end:end], true, nil
+	return arena.trim(buf, end), true, nil
 }
 
 // truncateTo removes the batches holding offsets >= offset (a batch holding
@@ -206,6 +218,7 @@ func (s *segment) truncateTo(offset int64) (int64, error) {
 	s.size = pos
 	s.bytesSinceIndex = 0
 	s.hintOff, s.hintPos = 0, 0
+	s.tailOff, s.tailPos = 0, 0
 	if pos == 0 {
 		s.rollingBase = NoTimestamp
 	}

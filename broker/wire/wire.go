@@ -17,7 +17,8 @@
 // correlation ids start again from the same values (NetworkClient matches a
 // response only against the requests in flight on its own connection).
 //
-// Simplification: the body is encoded once, to measure it, but not decoded
+// Simplification: the body is measured (encoded, or its length computed:
+// size.go), but not encoded for the receiver, nor decoded
 // on the other side; the Go value is handed over as it is. That keeps the
 // simulation fast while every message sent is still valid Kafka.
 package wire
@@ -101,24 +102,46 @@ type Encoder struct {
 }
 
 func (e *Encoder) measure(m interface{ AppendTo([]byte) []byte }) int {
+	if n, ok := encodedSize(m); ok {
+		return n
+	}
 	e.buf = m.AppendTo(e.buf[:0])
 	return len(e.buf)
 }
 
 // Request wraps body, which must have its version set.
 func (e *Encoder) Request(correlationID int32, body kmsg.Request) *Request {
-	return &Request{CorrelationID: correlationID, Connection: e.Connection, Body: body, size: headerBytes + e.measure(body), kind: names(body.Key())[0]}
+	return e.RequestIn(new(Request), correlationID, body)
+}
+
+// RequestIn is Request wrapping body in r, which the caller allocated (in
+// one block with the body, say) and returns: once sent, r is immutable
+// like the body.
+func (e *Encoder) RequestIn(r *Request, correlationID int32, body kmsg.Request) *Request {
+	*r = Request{CorrelationID: correlationID, Connection: e.Connection, Body: body, size: headerBytes + e.measure(body), kind: names(body.Key())[0]}
+	return r
 }
 
 // Response wraps body, which must have its version set.
 func (e *Encoder) Response(correlationID int32, body kmsg.Response) *Response {
-	return &Response{CorrelationID: correlationID, Body: body, size: 4 + 4 + e.measure(body), kind: names(body.Key())[1]}
+	return e.responseIn(new(Response), correlationID, body)
+}
+
+func (e *Encoder) responseIn(r *Response, correlationID int32, body kmsg.Response) *Response {
+	*r = Response{CorrelationID: correlationID, Body: body, size: 4 + 4 + e.measure(body), kind: names(body.Key())[1]}
+	return r
 }
 
 // Reply wraps body, which must have its version set, as the response to
 // req: same correlation id, same connection.
 func (e *Encoder) Reply(req *Request, body kmsg.Response) *Response {
-	r := e.Response(req.CorrelationID, body)
+	return e.ReplyIn(new(Response), req, body)
+}
+
+// ReplyIn is Reply wrapping body in r, which the caller allocated and
+// returns (see RequestIn).
+func (e *Encoder) ReplyIn(r *Response, req *Request, body kmsg.Response) *Response {
+	e.responseIn(r, req.CorrelationID, body)
 	r.Connection = req.Connection
 	return r
 }

@@ -1,0 +1,28 @@
+// Package slab hands out fresh values carved from shared arrays: a node
+// that makes one message block per record (a Fetch request, its answer, a
+// Produce's state) allocates once per Chunk of them instead of once each.
+//
+// Nothing is ever reused: a value handed out belongs to its taker for good,
+// as one from new(T) would, so a message built in it may be sent and stay
+// immutable. The cost is memory: a chunk lives while any of its values is
+// reachable. A Slab belongs to one node (it is not safe for use by two
+// worlds at once); its zero value is ready to use.
+package slab
+
+// Chunk is how many values one allocation holds.
+const Chunk = 16
+
+// Slab is a source of fresh *T.
+type Slab[T any] struct {
+	rest []T // the unused part of the current chunk
+}
+
+// New returns a pointer to a zero T that nothing else refers to.
+func (s *Slab[T]) New() *T {
+	if len(s.rest) == 0 {
+		s.rest = make([]T, Chunk)
+	}
+	p := &s.rest[0]
+	s.rest = s.rest[1:]
+	return p
+}
