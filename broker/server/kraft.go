@@ -174,7 +174,7 @@ func (b *Broker) serveKRaft(from sim.NodeID, req *wire.Request) bool {
 		if st.controller == nil || (st.meta != nil && !req.ControllerListener && !st.controller.Active()) {
 			return false
 		}
-		return st.controller.Handle(b.ctx, peer, req.Body, reply)
+		return st.controller.Handle(b.ctx, b.peerID(from), req.Body, b.replier(from, req))
 	default:
 		if st.controller == nil {
 			return false
