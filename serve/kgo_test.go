@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -45,26 +44,26 @@ func TestKgoThroughALeaderCrash(t *testing.T) {
 	}
 	var mu sync.Mutex
 	seen := map[string]bool{}
-	assigned := map[string][]int32{}
+	assigned := map[string]map[int32]bool{} // each consumer's partitions of t now
 	consumer := func(name string) *kgo.Client {
+		assigned[name] = map[int32]bool{}
+		drop := func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			mu.Lock()
+			for _, p := range m["t"] {
+				delete(assigned[name], p)
+			}
+			mu.Unlock()
+		}
 		c, err := kgo.NewClient(kgo.SeedBrokers(s.Addrs()...), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("t"), kgo.ClientID(name),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 			kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 				mu.Lock()
-				assigned[name] = append(assigned[name], m["t"]...)
+				for _, p := range m["t"] {
+					assigned[name][p] = true
+				}
 				mu.Unlock()
 			}),
-			kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
-				mu.Lock()
-				left := assigned[name][:0]
-				for _, p := range assigned[name] {
-					if !contains32(m["t"], p) {
-						left = append(left, p)
-					}
-				}
-				assigned[name] = left
-				mu.Unlock()
-			}))
+			kgo.OnPartitionsRevoked(drop), kgo.OnPartitionsLost(drop))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,9 +106,7 @@ func TestKgoThroughALeaderCrash(t *testing.T) {
 	waitFor(t, ctx, "the group to rebalance all 3 partitions to c1", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		ps := append([]int32(nil), assigned["c1"]...)
-		sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
-		return fmt.Sprint(ps) == "[0 1 2]"
+		return len(assigned["c1"]) == 3
 	})
 	c1.Close()
 	prod.Close()
@@ -152,15 +149,6 @@ func TestKgoThroughALeaderCrash(t *testing.T) {
 	if rep.TraceHash != res.TraceHash {
 		t.Fatalf("replay: trace %016x, served %016x", rep.TraceHash, res.TraceHash)
 	}
-}
-
-func contains32(xs []int32, x int32) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
