@@ -207,12 +207,25 @@ func (p *Producer) expireBatches(ctx *sim.Context) {
 	p.waiting = keep
 	for _, tp := range p.tps {
 		ps := p.parts[tp]
+		if !anyExpired(ps.inflight, now) && !anyExpired(ps.queue, now) {
+			continue // the common case: nothing to fail, nothing to copy
+		}
 		for _, b := range append(slices.Clone(ps.inflight), ps.queue...) {
 			if b.deadline <= now {
 				p.failBatch(ctx, ps, b, ErrDeliveryTimeout) // does nothing if done already
 			}
 		}
 	}
+}
+
+// anyExpired reports whether a batch of bs is past its deadline at now.
+func anyExpired(bs []*batch, now sim.Time) bool {
+	for _, b := range bs {
+		if b.deadline <= now {
+			return true
+		}
+	}
+	return false
 }
 
 // completeRecord runs a record's callback.

@@ -311,22 +311,48 @@ func checkBatch(b []byte, h batchHeader) error {
 // with its size in bytes. It checks the CRC and every length, and never
 // panics: bad bytes give a *CorruptError whose Position is relative to b.
 func DecodeBatch(b []byte) (RecordBatch, int, error) {
-	h, err := parseHeader(b)
-	if err != nil {
+	var rb RecordBatch
+	n, err := decodeBatch(b, &rb, false)
+	if err != nil && n == 0 {
 		return RecordBatch{}, 0, err
 	}
+	return rb, n, err // NB: a legacy message's error comes with its size
+
+}
+
+// DecodeBatchView decodes the batch at the start of b into rb as
+// DecodeBatch does, with the same checks, but copies nothing: rb.Records
+// reuses its capacity and the records' keys, values and header values
+// alias b. It is for a reader that looks at the records and keeps none of
+// their bytes (the harness's observer converts each value to a string).
+// On an error rb is left in an unspecified state.
+func DecodeBatchView(b []byte, rb *RecordBatch) (int, error) {
+	return decodeBatch(b, rb, true)
+}
+
+// decodeBatch is DecodeBatch and, with view, DecodeBatchView.
+func decodeBatch(b []byte, rb *RecordBatch, view bool) (int, error) {
+	h, err := parseHeader(b)
+	if err != nil {
+		return 0, err
+	}
 	if h.size > int64(len(b)) {
-		return RecordBatch{}, 0, corrupt(lengthOffset, "batch of %d bytes, only %d present", h.size, len(b))
+		return 0, corrupt(lengthOffset, "batch of %d bytes, only %d present", h.size, len(b))
 	}
 	b = b[:h.size]
 	if err := checkBatch(b, h); err != nil {
-		return RecordBatch{}, 0, err
+		return 0, err
 	}
 	if h.magic < MagicV2 {
-		rb, err := decodeLegacy(b, h)
-		return rb, int(h.size), err
+		lb, err := decodeLegacy(b, h)
+		*rb = lb
+		return int(h.size), err
 	}
-	rb := RecordBatch{
+	records := rb.Records[:0]
+	if !view {
+		records = make([]Record, 0, h.count)
+	}
+	*rb = RecordBatch{
 		BaseOffset:           h.baseOffset,
 		PartitionLeaderEpoch: h.leaderEpoch,
 		Magic:                MagicV2,
@@ -339,19 +365,19 @@ func DecodeBatch(b []byte) (RecordBatch, int, error) {
 		ProducerEpoch:        int16(binary.BigEndian.Uint16(b[producerEpochOff:])),
 		BaseSequence:         int32(binary.BigEndian.Uint32(b[baseSequenceOff:])),
 	}
-	d := decoder{b: b, pos: RecordBatchOverhead}
-	rb.Records = make([]Record, 0, h.count)
+	d := decoder{b: b, pos: RecordBatchOverhead, view: view}
 	for i := int32(0); i < h.count; i++ {
-		r, err := d.record(&rb)
+		r, err := d.record(rb)
 		if err != nil {
-			return RecordBatch{}, 0, err
+			return 0, err
 		}
-		rb.Records = append(rb.Records, r)
+		records = append(records, r)
 	}
+	rb.Records = records
 	if d.pos != len(b) {
-		return RecordBatch{}, 0, corrupt(int64(d.pos), "%d bytes after the last of %d records", len(b)-d.pos, h.count)
+		return 0, corrupt(int64(d.pos), "%d bytes after the last of %d records", len(b)-d.pos, h.count)
 	}
-	return rb, int(h.size), nil
+	return int(h.size), nil
 }
 
 // DecodeBatches decodes every batch in b, as returned by Log.Read.
@@ -370,8 +396,9 @@ func DecodeBatches(b []byte) ([]RecordBatch, error) {
 
 // decoder reads the records of a v2 batch.
 type decoder struct {
-	b   []byte
-	pos int
+	b    []byte
+	pos  int
+	view bool // bytes alias b rather than copy it (DecodeBatchView)
 }
 
 func (d *decoder) varint(what string) (int64, error) {
@@ -386,18 +413,26 @@ func (d *decoder) varint(what string) (int64, error) {
 // bytes reads a varint length and that many bytes (nil for length -1).
 func (d *decoder) bytes(what string, end int) ([]byte, error) {
 	at := d.pos
-	n, err := d.varint(what + " length")
-	if err != nil {
-		return nil, err
+	n, w := binary.Varint(d.b[d.pos:])
+	if w <= 0 {
+		// NB: the message is built here only: a what+" length" argument to
+		// varint would allocate once per field decoded.
+		return nil, corrupt(int64(d.pos), "bad varint for %s length", what)
 	}
+	d.pos += w
 	if n == -1 {
 		return nil, nil
 	}
 	if n < -1 || n > int64(end-d.pos) {
 		return nil, corrupt(int64(at), "%s length %d: must be -1 or fit in the %d bytes left", what, n, end-d.pos)
 	}
-	v := make([]byte, n)
-	copy(v, d.b[d.pos:])
+	var v []byte
+	if d.view {
+		v = d.b[d.pos : d.pos+int(n) : d.pos+int(n)]
+	} else {
+		v = make([]byte, n)
+		copy(v, d.b[d.pos:])
+	}
 	d.pos += int(n)
 	return v, nil
 }

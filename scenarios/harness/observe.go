@@ -6,6 +6,7 @@ package harness
 // Kafka's contract permits.
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -79,6 +80,8 @@ type Observer struct {
 	// readTo is how far below its HW each leader's log was read for the
 	// monitor's ever-committed records, per partition, broker and epoch.
 	readTo map[readKey]int64
+	// decoded is the batch appendEntries decodes into, reused.
+	decoded storage.RecordBatch
 	// topEpoch is the highest leader epoch a leader of tps[i] was seen in
 	// (+1; 0: none): a leader of a lower epoch is stale (a zombie), and its
 	// HW commits nothing (Vanlightly's inv_true_hwm is the non-stale
@@ -246,11 +249,7 @@ func (o *Observer) observe() {
 				}
 				rk := readKey{k, id, p.LeaderEpoch()}
 				if hw := p.HighWatermark(); hw > o.readTo[rk] {
-					for _, e := range logEntriesFrom(p.Log(), o.readTo[rk]) {
-						if e.Offset < hw {
-							snap.Committed = append(snap.Committed, e)
-						}
-					}
+					snap.Committed = o.appendEntries(snap.Committed, p.Log(), o.readTo[rk], hw)
 					o.readTo[rk] = hw
 				}
 			}
@@ -303,7 +302,7 @@ func (o *Observer) followLogs(tp storage.TopicPartition) {
 				Before: prev.entries, After: after})
 			prev.entries = after
 		case leo > prev.leo:
-			prev.entries = append(prev.entries, logEntriesFrom(p.Log(), prev.leo)...)
+			prev.entries = o.appendEntries(prev.entries, p.Log(), prev.leo, math.MaxInt64)
 		}
 		prev.leo = leo
 	}
@@ -363,11 +362,21 @@ func (o *Observer) final(ctrl *controller.Controller, manual map[storage.TopicPa
 
 // LogEntries reads a whole log as (offset, epoch, value) entries, control
 // batches left out.
-func LogEntries(l *storage.Log) []checkers.Entry { return logEntriesFrom(l, l.LogStartOffset()) }
+func LogEntries(l *storage.Log) []checkers.Entry {
+	var rb storage.RecordBatch
+	return appendLogEntries(nil, &rb, l, l.LogStartOffset(), math.MaxInt64)
+}
 
-// logEntriesFrom reads a log's entries from offset from on.
-func logEntriesFrom(l *storage.Log, from int64) []checkers.Entry {
-	var out []checkers.Entry
+// appendEntries appends l's entries in [from, below) to out, decoding into
+// the observer's reused batch.
+func (o *Observer) appendEntries(out []checkers.Entry, l *storage.Log, from, below int64) []checkers.Entry {
+	return appendLogEntries(out, &o.decoded, l, from, below)
+}
+
+// appendLogEntries appends l's entries in [from, below) to out. The batches
+// are decoded as views into rb (each value is copied into its entry's
+// string), and the decoding stops at the first batch at or past below.
+func appendLogEntries(out []checkers.Entry, rb *storage.RecordBatch, l *storage.Log, from, below int64) []checkers.Entry {
 	off := max(from, l.LogStartOffset())
 	for off < l.LogEndOffset() {
 		data, err := l.Read(off, 1<<20, l.LogEndOffset())
@@ -375,19 +384,19 @@ func logEntriesFrom(l *storage.Log, from int64) []checkers.Entry {
 			break
 		}
 		for len(data) > 0 {
-			b, n, err := storage.DecodeBatch(data)
-			if err != nil {
+			n, err := storage.DecodeBatchView(data, rb)
+			if err != nil || rb.BaseOffset >= below {
 				return out
 			}
-			for _, r := range b.Records {
+			for _, r := range rb.Records {
 				// NB: a control batch's marker (KIP-98) is no record of the
 				// application's: the checkers see data records only.
-				if r.Offset >= from && b.Attributes&storage.ControlFlagMask == 0 {
-					out = append(out, checkers.Entry{Offset: r.Offset, LeaderEpoch: b.PartitionLeaderEpoch, Value: string(r.Value)})
+				if r.Offset >= from && r.Offset < below && rb.Attributes&storage.ControlFlagMask == 0 {
+					out = append(out, checkers.Entry{Offset: r.Offset, LeaderEpoch: rb.PartitionLeaderEpoch, Value: string(r.Value)})
 				}
 			}
 			data = data[n:]
-			off = b.NextOffset()
+			off = rb.NextOffset()
 		}
 	}
 	return out
