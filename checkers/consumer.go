@@ -59,12 +59,31 @@ type consumerFacts struct {
 	offsets   string         // why a __consumer_offsets partition may have lost commits ("" if it may not)
 	known     map[tp][]int64 // sorted known offsets
 	acked     map[tp][]Op    // acknowledged sends
-	values    map[tp]map[int64]map[string]bool
+	values    map[tp]map[int64]offsetValues
 }
+
+// offsetValues are the distinct values seen at one offset: first, then the
+// others in the order seen. NB: one value is the rule, so it is held inline
+// (a map per offset cost an allocation for each record of a run).
+type offsetValues struct {
+	first string
+	more  []string
+}
+
+// add adds v if it is not among the values.
+func (vs *offsetValues) add(v string) {
+	if vs.first == v || slices.Contains(vs.more, v) {
+		return
+	}
+	vs.more = append(vs.more, v)
+}
+
+// count returns the number of distinct values.
+func (vs offsetValues) count() int { return 1 + len(vs.more) }
 
 func newConsumerFacts(h History, f Final) *consumerFacts {
 	cf := &consumerFacts{h: h, semantics: map[string]string{}, group: map[string]string{}, con: newContract(f), loss: map[tp]string{},
-		known: map[tp][]int64{}, acked: map[tp][]Op{}, values: map[tp]map[int64]map[string]bool{}}
+		known: map[tp][]int64{}, acked: map[tp][]Op{}, values: map[tp]map[int64]offsetValues{}}
 	cf.unfenced = map[string]bool{}
 	for _, c := range h.Consumers {
 		cf.semantics[c.Process], cf.group[c.Process] = c.Semantics, c.Group
@@ -73,20 +92,20 @@ func newConsumerFacts(h History, f Final) *consumerFacts {
 		}
 	}
 	cf.lossFacts(h, f)
-	seen := map[tp]map[int64]bool{}
 	addKnown := func(k tp, off int64, v string) {
-		if seen[k] == nil {
-			seen[k] = map[int64]bool{}
-			cf.values[k] = map[int64]map[string]bool{}
+		m := cf.values[k]
+		if m == nil {
+			m = map[int64]offsetValues{}
+			cf.values[k] = m
 		}
-		if !seen[k][off] {
-			seen[k][off] = true
+		vs, ok := m[off]
+		if !ok {
 			cf.known[k] = append(cf.known[k], off)
+			m[off] = offsetValues{first: v}
+			return
 		}
-		if cf.values[k][off] == nil {
-			cf.values[k][off] = map[string]bool{}
-		}
-		cf.values[k][off][v] = true
+		vs.add(v)
+		m[off] = vs
 	}
 	for _, op := range h.Ops {
 		k := tp{op.Topic, op.Partition}
@@ -178,11 +197,8 @@ func Consumers(h History, f Final) Verdict {
 	// inconsistent-offsets
 	for _, k := range sortedTPs(cf.values) {
 		for _, off := range cf.known[k] {
-			if vs := cf.values[k][off]; len(vs) > 1 {
-				names := make([]string, 0, len(vs))
-				for v := range vs {
-					names = append(names, v)
-				}
+			if vs := cf.values[k][off]; vs.count() > 1 {
+				names := append([]string{vs.first}, vs.more...)
 				slices.Sort(names)
 				anomalies = append(anomalies, Anomaly{Kind: "inconsistent-offsets", Topic: k.topic, Partition: k.partition,
 					Offsets: []int64{off}, Description: "offset holds " + strconv.Itoa(len(names)) + " values: " + joinStrings(names) + cf.lossNote(k), Permitted: cf.loss[k] != ""})

@@ -298,6 +298,15 @@ func (c *Consumer) Assignment() []TopicPartition {
 	return out
 }
 
+// AppendAssignment appends the assigned partitions, sorted, to dst and
+// returns it: Assignment into a buffer the caller reuses.
+func (c *Consumer) AppendAssignment(dst []TopicPartition) []TopicPartition {
+	for _, p := range c.parts {
+		dst = append(dst, p.tp)
+	}
+	return dst
+}
+
 // Generation returns the group generation and member id the consumer is
 // in (-1 and "" outside a group).
 func (c *Consumer) Generation() (int32, string) { return c.group.generation, c.group.memberID }

@@ -86,6 +86,16 @@ type consumerNode struct {
 	batch    [][]checkers.Record
 	// ctp is the consume-transform-produce side (ctp.go), nil otherwise.
 	ctp *ctpState
+	// assigned and positions are poll's scratch: the assignment and each
+	// partition's position before the poll, reused between polls.
+	assigned  []client.TopicPartition
+	positions []position
+}
+
+// position is a consumer's position in a partition, if it has one.
+type position struct {
+	offset int64
+	ok     bool
 }
 
 const (
@@ -171,11 +181,13 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 		return
 	}
 	invoke := ctx.Now()
-	before := map[client.TopicPartition]int64{}
-	for _, tp := range n.c.Assignment() {
-		if p, ok := n.c.Position(tp); ok {
-			before[tp] = p
-		}
+	// NB: the positions before the poll go to a reused slice; most polls
+	// return nothing, and only one that returns records needs them as a map.
+	n.assigned = n.c.AppendAssignment(n.assigned[:0])
+	n.positions = n.positions[:0]
+	for _, tp := range n.assigned {
+		p, ok := n.c.Position(tp)
+		n.positions = append(n.positions, position{p, ok})
 	}
 	recs, err := n.c.Poll(ctx)
 	if err != nil {
@@ -183,6 +195,12 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 	}
 	if len(recs) == 0 {
 		return
+	}
+	before := map[client.TopicPartition]int64{}
+	for i, tp := range n.assigned {
+		if pos := n.positions[i]; pos.ok {
+			before[tp] = pos.offset
+		}
 	}
 	gen, member := n.c.Generation()
 	var order []client.TopicPartition
