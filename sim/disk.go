@@ -311,6 +311,35 @@ func (d *Disk) ReadFile(name string) ([]byte, error) {
 	return b[:n], err
 }
 
+// AppendFile appends the whole file to dst and returns it: ReadFile, with
+// the same cost and faults, into a buffer the caller reuses. ok is false,
+// and dst unchanged, where ReadFile would fail (no such file, node down),
+// with no error built: a caller probing for files pays nothing for a miss.
+func (d *Disk) AppendFile(dst []byte, name string) (_ []byte, ok bool) {
+	if d.down {
+		return dst, false
+	}
+	c, err := clean(name) // NB: no allocation for a name already clean
+	if err != nil {
+		return dst, false
+	}
+	ino := d.files[c]
+	if ino == nil {
+		return dst, false
+	}
+	start := len(dst)
+	dst = append(dst, ino.data...)
+	n := len(ino.data)
+	d.stats.Reads++
+	d.stats.BytesRead += int64(n)
+	d.busy += d.cfg.ReadLatency
+	if n > 0 && d.cfg.ReadCorruptProbability > 0 && d.ch.Chance(KindCorrupt, d.cfg.ReadCorruptProbability) {
+		bit := d.ch.Choose(KindCorrupt, n*8)
+		dst[start+bit/8] ^= 1 << (bit % 8)
+	}
+	return dst, true
+}
+
 // Size returns the file's length in bytes.
 func (d *Disk) Size(name string) (int64, error) {
 	_, ino, err := d.lookup("stat", name)

@@ -12,6 +12,7 @@ package storage
 import (
 	"bytes"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -183,14 +184,34 @@ func ParseEpochCheckpoint(file string, data []byte) ([]EpochEntry, error) {
 // FormatOffsetCheckpoint renders entries in the checkpoint text format,
 // sorted by topic and partition.
 func FormatOffsetCheckpoint(entries []PartitionOffset) []byte {
-	sorted := append([]PartitionOffset(nil), entries...)
-	sort.Slice(sorted, func(i, j int) bool { return lessTP(sorted[i].TopicPartition, sorted[j].TopicPartition) })
-	var b bytes.Buffer
-	b.WriteString("0\n" + strconv.Itoa(len(sorted)) + "\n")
-	for _, e := range sorted {
-		b.WriteString(e.Topic + " " + strconv.FormatInt(int64(e.Partition), 10) + " " + strconv.FormatInt(e.Offset, 10) + "\n")
+	return appendOffsetCheckpoint(nil, entries)
+}
+
+// appendOffsetCheckpoint appends entries in the offset checkpoint format
+// to dst: FormatOffsetCheckpoint without its copies when entries are
+// sorted already, as the Manager's are.
+func appendOffsetCheckpoint(dst []byte, entries []PartitionOffset) []byte {
+	sorted := entries
+	if !slices.IsSortedFunc(sorted, comparePartitionOffset) {
+		sorted = slices.Clone(entries)
+		sort.Slice(sorted, func(i, j int) bool { return lessTP(sorted[i].TopicPartition, sorted[j].TopicPartition) })
 	}
-	return b.Bytes()
+	dst = append(dst, "0\n"...)
+	dst = strconv.AppendInt(dst, int64(len(sorted)), 10)
+	dst = append(dst, '\n')
+	for _, e := range sorted {
+		dst = append(dst, e.Topic...)
+		dst = append(dst, ' ')
+		dst = strconv.AppendInt(dst, int64(e.Partition), 10)
+		dst = append(dst, ' ')
+		dst = strconv.AppendInt(dst, e.Offset, 10)
+		dst = append(dst, '\n')
+	}
+	return dst
+}
+
+func comparePartitionOffset(a, b PartitionOffset) int {
+	return CompareTP(a.TopicPartition, b.TopicPartition)
 }
 
 // FormatEpochCheckpoint renders entries in the leader-epoch-checkpoint format.
@@ -206,7 +227,12 @@ func FormatEpochCheckpoint(entries []EpochEntry) []byte {
 // writeFileAtomic writes data to name through name.tmp: write, sync, rename,
 // sync the directory.
 func writeFileAtomic(fs FS, name string, data []byte) error {
-	tmp := name + TmpFileSuffix
+	return writeFileAtomicVia(fs, name, name+TmpFileSuffix, data)
+}
+
+// writeFileAtomicVia is writeFileAtomic with the temporary file's name
+// given (tmp is name+TmpFileSuffix).
+func writeFileAtomicVia(fs FS, name, tmp string, data []byte) error {
 	if fs.Exists(tmp) {
 		if err := fs.Truncate(tmp, 0); err != nil {
 			return err

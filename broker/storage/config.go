@@ -180,23 +180,29 @@ func (c Config) delete() bool { return strings.Contains(c.CleanupPolicy, Cleanup
 // log.message.format.version value selects: 0 before 0.10.0, 1 before 0.11.0,
 // 2 from 0.11.0 on.
 func MagicForFormatVersion(v string) (int8, error) {
-	bad := fmt.Errorf("storage config: log.message.format.version = %q: must be a Kafka version from 0.8.0 on, like \"0.10.2\", \"0.11.0\", \"2.8\" or \"3.0-IV1\"", v)
+	// NB: the error is built only when returned (Validate calls this for
+	// every log opened).
+	bad := func() error {
+		return fmt.Errorf("storage config: log.message.format.version = %q: must be a Kafka version from 0.8.0 on, like \"0.10.2\", \"0.11.0\", \"2.8\" or \"3.0-IV1\"", v)
+	}
 	s := v
 	if i := strings.Index(s, "-IV"); i >= 0 {
 		if _, err := strconv.Atoi(s[i+3:]); err != nil {
-			return 0, bad
+			return 0, bad()
 		}
 		s = s[:i]
 	}
-	parts := strings.Split(s, ".")
-	if len(parts) < 2 || len(parts) > 3 {
-		return 0, bad
+	// Two or three dot-separated numbers (cut in place: no slice of parts).
+	if dots := strings.Count(s, "."); dots < 1 || dots > 2 {
+		return 0, bad()
 	}
 	var n [3]int
-	for i, p := range parts {
+	for i, rest, more := 0, s, true; more; i++ {
+		var p string
+		p, rest, more = strings.Cut(rest, ".")
 		x, err := strconv.Atoi(p)
 		if err != nil || x < 0 || p == "" || p[0] == '+' {
-			return 0, bad
+			return 0, bad()
 		}
 		n[i] = x
 	}
@@ -208,5 +214,5 @@ func MagicForFormatVersion(v string) (int8, error) {
 	case n[0] == 0 && n[1] >= 11, n[0] >= 1 && n[0] <= 3:
 		return MagicV2, nil
 	}
-	return 0, bad
+	return 0, bad()
 }

@@ -13,10 +13,13 @@ package storage
 // scheduler's tasks run when the caller's Tick finds them due.
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -28,6 +31,13 @@ type Manager struct {
 	cfg   Config
 	logs  map[TopicPartition]*Log
 	dirOf map[TopicPartition]string
+	// sorted caches the keys of logs, sorted (partitions); nil: stale.
+	sorted []TopicPartition
+	// paths caches the checkpoint files' names per (directory, file),
+	// with their temporary files' (ckptPaths); ckpt is the buffer a
+	// checkpoint is formatted into, reused (FS.Append keeps no reference).
+	paths map[[2]string][2]string
+	ckpt  []byte
 
 	lastRetention, lastClean, lastRecoveryCkpt, lastStartCkpt sim.Time
 
@@ -122,6 +132,7 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 				return nil, err
 			}
 			m.logs[tp], m.dirOf[tp] = l, dir
+			m.sorted = nil
 		}
 		if clean {
 			if err := fs.Remove(marker); err != nil {
@@ -161,19 +172,36 @@ func (m *Manager) Log(tp TopicPartition) (*Log, bool) {
 func (m *Manager) LogDir(tp TopicPartition) string { return m.dirOf[tp] }
 
 // Partitions returns the partitions held, sorted by topic and partition.
-func (m *Manager) Partitions() []TopicPartition {
-	out := make([]TopicPartition, 0, len(m.logs))
-	for tp := range m.logs {
-		out = append(out, tp)
+func (m *Manager) Partitions() []TopicPartition { return slices.Clone(m.partitions()) }
+
+// partitions returns the partitions held, sorted, from a cache that a log
+// created or deleted resets. The caller must not modify the slice.
+// Invariant: a rebuild makes a new slice, so one a caller is iterating
+// over stays as it was.
+func (m *Manager) partitions() []TopicPartition {
+	if m.sorted == nil {
+		out := make([]TopicPartition, 0, len(m.logs))
+		for tp := range m.logs {
+			out = append(out, tp)
+		}
+		slices.SortFunc(out, CompareTP)
+		m.sorted = out
 	}
-	sort.Slice(out, func(i, j int) bool { return lessTP(out[i], out[j]) })
-	return out
+	return m.sorted
+}
+
+// CompareTP orders partitions by topic, then partition.
+func CompareTP(a, b TopicPartition) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Partition, b.Partition)
 }
 
 // nextLogDir returns the log directory with the fewest partitions.
 func (m *Manager) nextLogDir() string {
 	count := make([]int, len(m.cfg.LogDirs))
-	for _, tp := range m.Partitions() {
+	for _, tp := range m.partitions() {
 		for i, d := range m.cfg.LogDirs {
 			if m.dirOf[tp] == d {
 				count[i]++
@@ -215,6 +243,7 @@ func (m *Manager) GetOrCreateLog(tp TopicPartition, cfg *Config, now sim.Time) (
 		return nil, err
 	}
 	m.logs[tp], m.dirOf[tp] = l, dir
+	m.sorted = nil
 	return l, nil
 }
 
@@ -229,6 +258,7 @@ func (m *Manager) DeleteLog(tp TopicPartition) error {
 	}
 	delete(m.logs, tp)
 	delete(m.dirOf, tp)
+	m.sorted = nil
 	return nil
 }
 
@@ -236,12 +266,12 @@ func (m *Manager) DeleteLog(tp TopicPartition) error {
 func (m *Manager) checkpoint(file string, value func(*Log) int64) error {
 	for _, dir := range m.cfg.LogDirs {
 		var entries []PartitionOffset
-		for _, tp := range m.Partitions() {
+		for _, tp := range m.partitions() {
 			if m.dirOf[tp] == dir {
 				entries = append(entries, PartitionOffset{tp, value(m.logs[tp])})
 			}
 		}
-		if err := writeFileAtomic(m.fs, path.Join(dir, file), FormatOffsetCheckpoint(entries)); err != nil {
+		if err := m.writeCheckpoint(dir, file, entries); err != nil {
 			return err
 		}
 	}
@@ -262,20 +292,48 @@ func (m *Manager) CheckpointLogStartOffsets() error {
 // directory, each with the high watermarks of its partitions. Partitions the
 // broker does not hold are an error.
 func (m *Manager) WriteHighWatermarks(hws []PartitionOffset) error {
-	byDir := map[string][]PartitionOffset{}
 	for _, hw := range hws {
-		dir, ok := m.dirOf[hw.TopicPartition]
-		if !ok {
+		if _, ok := m.dirOf[hw.TopicPartition]; !ok {
 			return fmt.Errorf("storage: high watermark for %s: the broker holds no such partition", hw.TopicPartition)
 		}
+	}
+	if len(m.cfg.LogDirs) == 1 {
+		// NB: the common case: every partition is in the one directory.
+		return m.writeCheckpoint(m.cfg.LogDirs[0], HighWatermarkFile, hws)
+	}
+	byDir := map[string][]PartitionOffset{}
+	for _, hw := range hws {
+		dir := m.dirOf[hw.TopicPartition]
 		byDir[dir] = append(byDir[dir], hw)
 	}
 	for _, dir := range m.cfg.LogDirs {
-		if err := writeFileAtomic(m.fs, path.Join(dir, HighWatermarkFile), FormatOffsetCheckpoint(byDir[dir])); err != nil {
+		if err := m.writeCheckpoint(dir, HighWatermarkFile, byDir[dir]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeCheckpoint writes entries to the offset checkpoint file in dir.
+func (m *Manager) writeCheckpoint(dir, file string, entries []PartitionOffset) error {
+	names := m.ckptPaths(dir, file)
+	m.ckpt = appendOffsetCheckpoint(m.ckpt[:0], entries)
+	return writeFileAtomicVia(m.fs, names[0], names[1], m.ckpt)
+}
+
+// ckptPaths returns path.Join(dir, file) and its temporary file's name.
+func (m *Manager) ckptPaths(dir, file string) [2]string {
+	k := [2]string{dir, file}
+	if p, ok := m.paths[k]; ok {
+		return p
+	}
+	if m.paths == nil {
+		m.paths = map[[2]string][2]string{}
+	}
+	name := path.Join(dir, file)
+	p := [2]string{name, name + TmpFileSuffix}
+	m.paths[k] = p
+	return p
 }
 
 // ReadHighWatermarks reads replication-offset-checkpoint from every log
@@ -309,7 +367,7 @@ func (m *Manager) Tick(now sim.Time, highWatermark func(TopicPartition) int64) e
 		}
 		return highWatermark(l.tp)
 	}
-	tps := m.Partitions()
+	tps := m.partitions()
 	for _, tp := range tps {
 		if err := m.logs[tp].MaybeFlush(now); err != nil {
 			return err
@@ -349,7 +407,7 @@ func (m *Manager) Tick(now sim.Time, highWatermark func(TopicPartition) int64) e
 // Close shuts down cleanly: flushes every log, writes the checkpoints and
 // the clean shutdown marker, so the next start skips recovery.
 func (m *Manager) Close() error {
-	for _, tp := range m.Partitions() {
+	for _, tp := range m.partitions() {
 		if err := m.logs[tp].Flush(); err != nil {
 			return err
 		}

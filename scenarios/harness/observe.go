@@ -373,33 +373,48 @@ func (o *Observer) appendEntries(out []checkers.Entry, l *storage.Log, from, bel
 	return appendLogEntries(out, &o.decoded, l, from, below)
 }
 
-// appendLogEntries appends l's entries in [from, below) to out. The batches
-// are decoded as views into rb (each value is copied into its entry's
-// string), and the decoding stops at the first batch at or past below.
+// appendLogEntries appends l's entries in [from, below) to out, decoding
+// into rb.
 func appendLogEntries(out []checkers.Entry, rb *storage.RecordBatch, l *storage.Log, from, below int64) []checkers.Entry {
+	walkLogEntries(rb, l, from, below, func(offset int64, epoch int32, value []byte) {
+		out = append(out, checkers.Entry{Offset: offset, LeaderEpoch: epoch, Value: string(value)})
+	})
+	return out
+}
+
+// EachLogEntry calls fn for each of l's entries, as LogEntries reads them,
+// decoding into rb (reused: the caller keeps it between calls). The value
+// aliases the read buffer: fn must copy what it keeps.
+func EachLogEntry(l *storage.Log, rb *storage.RecordBatch, fn func(offset int64, epoch int32, value []byte)) {
+	walkLogEntries(rb, l, l.LogStartOffset(), math.MaxInt64, fn)
+}
+
+// walkLogEntries calls fn for l's entries in [from, below), control batches
+// left out. The batches are decoded as views into rb, and the walk stops
+// at the first batch at or past below.
+func walkLogEntries(rb *storage.RecordBatch, l *storage.Log, from, below int64, fn func(offset int64, epoch int32, value []byte)) {
 	off := max(from, l.LogStartOffset())
 	for off < l.LogEndOffset() {
 		data, err := l.Read(off, 1<<20, l.LogEndOffset())
 		if err != nil || len(data) == 0 {
-			break
+			return
 		}
 		for len(data) > 0 {
 			n, err := storage.DecodeBatchView(data, rb)
 			if err != nil || rb.BaseOffset >= below {
-				return out
+				return
 			}
 			for _, r := range rb.Records {
 				// NB: a control batch's marker (KIP-98) is no record of the
 				// application's: the checkers see data records only.
 				if r.Offset >= from && r.Offset < below && rb.Attributes&storage.ControlFlagMask == 0 {
-					out = append(out, checkers.Entry{Offset: r.Offset, LeaderEpoch: rb.PartitionLeaderEpoch, Value: string(r.Value)})
+					fn(r.Offset, rb.PartitionLeaderEpoch, r.Value)
 				}
 			}
 			data = data[n:]
 			off = rb.NextOffset()
 		}
 	}
-	return out
 }
 
 // healed reports whether every broker is up and no link among the

@@ -99,6 +99,7 @@ type explorer struct {
 	produced int
 	buf      []byte
 	bbuf     []byte
+	rb       storage.RecordBatch // brokerHash's decoded batch, reused
 	// checkpoints are the files a restarted broker reads its HW and its
 	// leader epochs from.
 	checkpoints []string
@@ -491,12 +492,10 @@ func (e *explorer) brokerHash(id int32) uint64 {
 		e.bbuf = b
 		return fnv64(b)
 	}
-	b = appendPartitionState(b, e.partition(id))
+	b = appendPartitionState(b, &e.rb, e.partition(id))
 	disk := w.Disk(e.r.Cluster.Brokers[id])
 	for _, f := range e.checkpoints {
-		if data, err := disk.ReadFile(f); err == nil {
-			b = append(b, data...)
-		}
+		b, _ = disk.AppendFile(b, f)
 		b = append(b, 0)
 	}
 	e.bbuf = b
@@ -505,8 +504,9 @@ func (e *explorer) brokerHash(id int32) uint64 {
 
 // appendPartitionState appends a live replica's part of the abstract
 // state: role, leader epoch, leader, LEO, HW, recovery point, ISR and the
-// log's (offset, epoch, value) entries; p nil (no replica) is 'n'.
-func appendPartitionState(b []byte, p *server.Partition) []byte {
+// log's (offset, epoch, value) entries; p nil (no replica) is 'n'. The
+// log's batches are decoded into rb.
+func appendPartitionState(b []byte, rb *storage.RecordBatch, p *server.Partition) []byte {
 	if p == nil {
 		return append(b, 'n')
 	}
@@ -518,12 +518,12 @@ func appendPartitionState(b []byte, p *server.Partition) []byte {
 		b = binary.AppendVarint(b, int64(x))
 	}
 	b = append(b, ';')
-	for _, en := range harness.LogEntries(p.Log()) {
-		b = binary.AppendVarint(b, en.Offset)
-		b = binary.AppendVarint(b, int64(en.LeaderEpoch))
-		b = append(b, en.Value...)
+	harness.EachLogEntry(p.Log(), rb, func(offset int64, epoch int32, value []byte) {
+		b = binary.AppendVarint(b, offset)
+		b = binary.AppendVarint(b, int64(epoch))
+		b = append(b, value...)
 		b = append(b, 0)
-	}
+	})
 	return b
 }
 

@@ -106,11 +106,12 @@ type kraftExplorer struct {
 	p      ExploreParams
 	faults map[string]bool
 	tp     storage.TopicPartition
-	nodes  []sim.NodeID // the dedicated controllers, then the brokers
-	broker []int32      // per node: its broker index, -1 for a dedicated controller
-	voters []int        // the indexes in nodes of the quorum's voters
-	down   []uint64     // per node: its state's hash when it went down
-	lost   []bool       // per node: it went down losing unsynced writes
+	nodes  []sim.NodeID        // the dedicated controllers, then the brokers
+	broker []int32             // per node: its broker index, -1 for a dedicated controller
+	rb     storage.RecordBatch // nodeHash's decoded batch, reused
+	voters []int               // the indexes in nodes of the quorum's voters
+	down   []uint64            // per node: its state's hash when it went down
+	lost   []bool              // per node: it went down losing unsynced writes
 	// produced is how many records the workload produced.
 	produced    int
 	checkpoints []string
@@ -480,12 +481,10 @@ func (e *kraftExplorer) nodeHash(i int) uint64 {
 	}
 	if bi := e.broker[i]; bi >= 0 {
 		b = append(b, '#')
-		b = appendPartitionState(b, e.partition(bi))
+		b = appendPartitionState(b, &e.rb, e.partition(bi))
 		disk := w.Disk(e.nodes[i])
 		for _, f := range e.checkpoints {
-			if data, err := disk.ReadFile(f); err == nil {
-				b = append(b, data...)
-			}
+			b, _ = disk.AppendFile(b, f)
 			b = append(b, 0)
 		}
 	}
