@@ -51,6 +51,7 @@ package checkers
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -114,10 +115,13 @@ func newContract(f Final) *contract {
 			c.committed[tp{pf.Topic, pf.Partition}] = committed(judge)
 		}
 		var ids []int32
+		if len(pf.Replicas) > 0 {
+			ids = make([]int32, 0, len(pf.Replicas))
+		}
 		for _, r := range pf.Replicas {
 			ids = append(ids, r.Broker)
 		}
-		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		slices.Sort(ids)
 		c.replicas[tp{pf.Topic, pf.Partition}] = ids
 	}
 	return c

@@ -187,13 +187,25 @@ func (s *Script) CheckRun(v Variant, set map[string]string) error {
 	}
 	vars := ScriptVars(v, set)
 	for _, st := range s.Steps {
-		vals := append([]string{}, st.Args...)
-		for _, k := range sortedKeys(keySet(st.KV)) {
-			vals = append(vals, st.KV[k])
-		}
-		for _, x := range vals {
+		unset := func(x string) error {
 			if _, ok := vars[x]; isVar(x) && !ok {
 				return fmt.Errorf("%s:%d: %s uses %s, which variant %s does not set (set it on the variant's line, or with -set '%s=VALUE')", s.File, st.Line, st.Op, x, v.Name, x)
+			}
+			return nil
+		}
+		// NB: the arguments, then the values by key, as before, without
+		// collecting them into a slice per step (explore checks every run).
+		for _, x := range st.Args {
+			if err := unset(x); err != nil {
+				return err
+			}
+		}
+		if len(st.KV) == 0 {
+			continue
+		}
+		for _, k := range sortedKeys(keySet(st.KV)) {
+			if err := unset(st.KV[k]); err != nil {
+				return err
 			}
 		}
 	}

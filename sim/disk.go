@@ -22,6 +22,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -225,8 +226,15 @@ func (d *Disk) Exists(name string) bool {
 
 // IsDir reports whether some file lies under dir.
 func (d *Disk) IsDir(dir string) bool {
-	names, err := d.List(dir)
-	return err == nil && len(names) > 0
+	if d.down {
+		return false
+	}
+	found := false
+	d.under(dir, func(string) bool {
+		found = true
+		return false
+	})
+	return found
 }
 
 // Append writes p at the end of the file.
@@ -417,29 +425,42 @@ func (d *Disk) List(dir string) ([]string, error) {
 	if d.down {
 		return nil, &fs.PathError{Op: "list", Path: dir, Err: ErrNodeDown}
 	}
-	prefix := ""
+	var out []string
+	d.under(dir, func(rest string) bool {
+		out = append(out, rest)
+		return true
+	})
+	// NB: sorted, then the duplicates (files of one subdirectory) dropped:
+	// the set the map-iteration order cannot reach.
+	sort.Strings(out)
+	return slices.Compact(out), nil
+}
+
+// under calls fn, until it returns false, with the first path element
+// below dir of each file under dir, in no particular order (so fn must not
+// let the order reach a decision). It allocates nothing.
+func (d *Disk) under(dir string, fn func(rest string) bool) {
+	top, prefix := true, ""
 	if dir != "" {
 		if c := path.Clean(dir); c != "." {
-			prefix = strings.TrimSuffix(c, "/") + "/"
+			top, prefix = false, strings.TrimSuffix(c, "/")
 		}
 	}
-	seen := map[string]bool{}
-	var out []string
 	for name := range d.files {
-		if !strings.HasPrefix(name, prefix) {
-			continue
+		rest := name
+		if !top {
+			if len(name) <= len(prefix) || name[len(prefix)] != '/' || !strings.HasPrefix(name, prefix) {
+				continue
+			}
+			rest = name[len(prefix)+1:]
 		}
-		rest := name[len(prefix):]
 		if i := strings.IndexByte(rest, '/'); i >= 0 {
 			rest = rest[:i]
 		}
-		if !seen[rest] {
-			seen[rest] = true
-			out = append(out, rest)
+		if !fn(rest) {
+			return
 		}
 	}
-	sort.Strings(out)
-	return out, nil
 }
 
 // Sync makes the file's content durable (fsync).

@@ -148,18 +148,34 @@ var releases = []release{
 // Mechanisms returns what release v does (the table's rows up to v). An
 // invalid v gets the zero Mechanisms.
 func (v Version) Mechanisms() Mechanisms {
-	var m Mechanisms
 	if !v.Valid() {
-		return m
+		return Mechanisms{}
 	}
+	n := 0
 	for _, r := range releases {
 		if r.From > v {
 			break
 		}
-		r.Apply(&m)
+		n++
 	}
-	return m
+	if n == 0 {
+		return Mechanisms{}
+	}
+	return cumulative[n-1]
 }
+
+// cumulative[i] is what rows 0 to i of releases add up to, computed once:
+// Mechanisms applied the rows on every call, and the indirect calls moved
+// its result to the heap (the table is read-only after init).
+var cumulative = func() []Mechanisms {
+	out := make([]Mechanisms, len(releases))
+	var m Mechanisms
+	for i, r := range releases {
+		r.Apply(&m)
+		out[i] = m
+	}
+	return out
+}()
 
 // ReleaseCitations returns, for each row of the table, its release and
 // citation, oldest first ("2.7: KIP-595 ...").

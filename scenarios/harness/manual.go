@@ -103,6 +103,7 @@ func (r *Runner) LeaderAndISR(st scenarios.Step) error {
 	um := kmsg.NewPtrUpdateMetadataRequest()
 	um.Version = 4
 	um.ControllerEpoch = manualControllerEpoch
+	um.LiveBrokers = make([]kmsg.UpdateMetadataRequestLiveBroker, 0, len(r.Cluster.Brokers))
 	for i := range r.Cluster.Brokers {
 		um.LiveBrokers = append(um.LiveBrokers, kmsg.UpdateMetadataRequestLiveBroker{ID: int32(i), Host: "b" + strconv.Itoa(i), Port: 9092})
 	}
