@@ -102,6 +102,9 @@ type Producer struct {
 	started   bool
 	closing   bool
 	closed    bool
+	// ready and recs are the scratch of drain and encode, reused.
+	ready []readyPartition
+	recs  []storage.Record
 }
 
 // New returns a producer with configuration cfg that finds the cluster

@@ -20,6 +20,7 @@ package client
 // Kafka's sender sets it.
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 
@@ -85,8 +86,12 @@ func (p *Producer) inflightTo(broker int32) int {
 // drain sends one Produce request per leader holding ready batches.
 func (p *Producer) drain(ctx *sim.Context) {
 	now := ctx.Now()
-	byLeader := map[int32][]*partitionState{}
-	var leaders []int32
+	// NB: the ready partitions go to a reused slice, sorted by leader
+	// (stably: each leader's in p.tps order), in place of a map of slices
+	// per call. The slice is taken, so a drain reentered from a callback
+	// gets its own.
+	ready := p.ready[:0]
+	p.ready = nil
 	for _, tp := range p.tps {
 		ps := p.parts[tp]
 		if len(ps.queue) == 0 {
@@ -103,18 +108,22 @@ func (p *Producer) drain(ctx *sim.Context) {
 		if !p.txnCanSend(tp) {
 			continue // AddPartitionsToTxn first
 		}
-		if _, seen := byLeader[leader]; !seen {
-			leaders = append(leaders, leader)
-		}
-		byLeader[leader] = append(byLeader[leader], ps)
+		ready = append(ready, readyPartition{leader, ps})
 	}
-	slices.Sort(leaders)
-	for _, leader := range leaders {
+	slices.SortStableFunc(ready, func(a, b readyPartition) int { return cmp.Compare(a.leader, b.leader) })
+	for i := 0; i < len(ready); {
+		leader, j := ready[i].leader, i
+		for j < len(ready) && ready[j].leader == leader {
+			j++
+		}
+		group := ready[i:j]
+		i = j
 		if p.inflightTo(leader) >= p.cfg.MaxInFlightRequestsPerConnection {
 			continue
 		}
-		var batches []*batch
-		for _, ps := range byLeader[leader] {
+		batches := make([]*batch, 0, len(group))
+		for _, r := range group {
+			ps := r.ps
 			b := ps.queue[0]
 			ps.queue = ps.queue[1:]
 			b.closed = true
@@ -126,6 +135,14 @@ func (p *Producer) drain(ctx *sim.Context) {
 		}
 		p.sendProduce(ctx, leader, batches)
 	}
+	clear(ready)
+	p.ready = ready[:0]
+}
+
+// readyPartition is a partition drain found ready, with its leader.
+type readyPartition struct {
+	leader int32
+	ps     *partitionState
 }
 
 // sendProduce sends batches (sorted by partition) to leader.
@@ -167,9 +184,11 @@ func (p *Producer) sendProduce(ctx *sim.Context, leader int32, batches []*batch)
 // id, epoch and base sequence. Each attempt gets its own copy, since the
 // broker may stamp the partition leader epoch into the bytes it receives.
 func (p *Producer) encode(b *batch) []byte {
-	recs := make([]storage.Record, len(b.recs))
-	for i, w := range b.recs {
-		recs[i] = storage.Record{Timestamp: w.ts, Key: w.rec.Key, Value: w.rec.Value, Headers: w.rec.Headers}
+	// NB: the records go through a reused slice: AppendTo copies them into
+	// the bytes sent, and the slice is cleared after.
+	recs := p.recs[:0]
+	for _, w := range b.recs {
+		recs = append(recs, storage.Record{Timestamp: w.ts, Key: w.rec.Key, Value: w.rec.Value, Headers: w.rec.Headers})
 	}
 	rb := storage.NewBatch(0, recs)
 	if b.seq >= 0 {
@@ -178,7 +197,10 @@ func (p *Producer) encode(b *batch) []byte {
 	if p.txn != nil {
 		rb.Attributes |= transactionalAttribute
 	}
-	return rb.AppendTo(nil)
+	out := rb.AppendTo(nil)
+	clear(recs)
+	p.recs = recs[:0]
+	return out
 }
 
 func tpName(tp storage.TopicPartition) string {

@@ -11,6 +11,8 @@ package server
 // carrying leader epochs (KIP-320).
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 
 	"github.com/kafkasim/kafkasim/broker/storage"
@@ -46,11 +48,13 @@ func (b *Broker) handleUpdateMetadata(from sim.NodeID, req *wire.Request, body *
 	b.controllerEpoch = body.ControllerEpoch
 	m := &b.metadata
 	m.controller = body.ControllerID
-	m.brokers = m.brokers[:0]
+	m.brokers = slices.Grow(m.brokers[:0], len(body.LiveBrokers))
 	for _, lb := range body.LiveBrokers {
 		m.brokers = append(m.brokers, brokerInfo{id: lb.ID, rack: lb.Rack})
 	}
-	sort.Slice(m.brokers, func(i, j int) bool { return m.brokers[i].id < m.brokers[j].id })
+	// NB: slices.SortFunc orders as sort.Slice did (the ids are distinct),
+	// without its allocations.
+	slices.SortFunc(m.brokers, func(a, c brokerInfo) int { return cmp.Compare(a.id, c.id) })
 	if m.partitions == nil {
 		m.partitions = map[storage.TopicPartition]kmsg.UpdateMetadataRequestTopicPartition{}
 	}

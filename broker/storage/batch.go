@@ -365,7 +365,13 @@ func decodeBatch(b []byte, rb *RecordBatch, view bool) (int, error) {
 		ProducerEpoch:        int16(binary.BigEndian.Uint16(b[producerEpochOff:])),
 		BaseSequence:         int32(binary.BigEndian.Uint32(b[baseSequenceOff:])),
 	}
-	d := decoder{b: b, pos: RecordBatchOverhead, view: view}
+	d := decoder{b: b, pos: RecordBatchOverhead}
+	if !view && h.count > 0 {
+		// NB: one copy of the batch, which the records' keys and values
+		// alias (each capped at its length), rather than one allocation
+		// per key and value: nothing aliases b, as DecodeBatch promises.
+		d.b = slices.Clone(b)
+	}
 	for i := int32(0); i < h.count; i++ {
 		r, err := d.record(rb)
 		if err != nil {
@@ -395,10 +401,11 @@ func DecodeBatches(b []byte) ([]RecordBatch, error) {
 }
 
 // decoder reads the records of a v2 batch.
+// Its keys and values alias b: decodeBatch gives it a copy of the
+// batch unless the caller asked for a view.
 type decoder struct {
-	b    []byte
-	pos  int
-	view bool // bytes alias b rather than copy it (DecodeBatchView)
+	b   []byte
+	pos int
 }
 
 func (d *decoder) varint(what string) (int64, error) {
@@ -426,13 +433,7 @@ func (d *decoder) bytes(what string, end int) ([]byte, error) {
 	if n < -1 || n > int64(end-d.pos) {
 		return nil, corrupt(int64(at), "%s length %d: must be -1 or fit in the %d bytes left", what, n, end-d.pos)
 	}
-	var v []byte
-	if d.view {
-		v = d.b[d.pos : d.pos+int(n) : d.pos+int(n)]
-	} else {
-		v = make([]byte, n)
-		copy(v, d.b[d.pos:])
-	}
+	v := d.b[d.pos : d.pos+int(n) : d.pos+int(n)]
 	d.pos += int(n)
 	return v, nil
 }
