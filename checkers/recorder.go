@@ -157,6 +157,15 @@ func (r *Recorder) History() History {
 	return History{Ops: ops, Producers: append([]Producer(nil), r.producers...), Consumers: append([]Consumer(nil), r.consumers...)}
 }
 
+// EachOp calls fn with each operation recorded so far, in order: History's
+// ops without the copy, for a caller that only looks (the explorer hashes
+// them after every step).
+func (r *Recorder) EachOp(fn func(op *Op)) {
+	for i := range r.ops {
+		fn(&r.ops[i])
+	}
+}
+
 func (r *Recorder) pending(id OpID, what string) *Op {
 	if id < 0 || int(id) >= len(r.ops) {
 		panic(fmt.Sprintf("checkers: %s of unknown operation %d (%d recorded)", what, id, len(r.ops)))

@@ -105,6 +105,9 @@ type property[T any] struct {
 	set          func(c *T, v string) error
 	get          func(c *T) string
 	check        func(c *T) error
+	// same, when set, reports whether get renders a and b alike, without
+	// rendering them (diff runs for every run a scenario makes).
+	same func(a, b *T) bool
 }
 
 // table is the list of a kind's properties, sorted by name.
@@ -188,9 +191,17 @@ func (t table[T]) pairs(c *T) []string {
 func (t table[T]) diff(c, base *T) []string {
 	var out []string
 	for _, p := range t {
-		if len(p.overriddenBy) == 0 && p.get(c) != p.get(base) {
-			out = append(out, p.name+"="+p.get(c))
+		if len(p.overriddenBy) != 0 {
+			continue
 		}
+		if p.same != nil {
+			if p.same(c, base) {
+				continue
+			}
+		} else if p.get(c) == p.get(base) {
+			continue
+		}
+		out = append(out, p.name+"="+p.get(c))
 	}
 	return out
 }
@@ -313,7 +324,8 @@ func longProp[T any](name string, f func(*T) *int64, lo, hi int64) property[T] {
 			}
 			return err
 		},
-		get: func(c *T) string { return strconv.FormatInt(*f(c), 10) },
+		get:  func(c *T) string { return strconv.FormatInt(*f(c), 10) },
+		same: func(a, b *T) bool { return *f(a) == *f(b) },
 		check: func(c *T) error {
 			if n := *f(c); n < lo || n > hi {
 				return outOfRange(name, n, lo, hi, "")
@@ -349,7 +361,8 @@ func durProp[T any](name string, unit sim.Duration, unitName string, f func(*T) 
 			}
 			return err
 		},
-		get: func(c *T) string { return strconv.FormatInt(fromDur(*f(c)), 10) },
+		get:  func(c *T) string { return strconv.FormatInt(fromDur(*f(c)), 10) },
+		same: func(a, b *T) bool { return fromDur(*f(a)) == fromDur(*f(b)) },
 		check: func(c *T) error {
 			d := *f(c)
 			if n := fromDur(d); n < lo || n > hi || (d != Never && d%unit != 0) {

@@ -41,8 +41,8 @@ func (m *ManualController) send(ctx *sim.Context, to sim.NodeID, req kmsg.Reques
 
 // brokerList parses "b0,b1" into ids.
 func (r *Runner) brokerList(s string) ([]int32, error) {
-	var out []int32
-	for _, n := range strings.Split(s, ",") {
+	out := make([]int32, 0, strings.Count(s, ",")+1)
+	for n := range strings.SplitSeq(s, ",") {
 		_, id, err := r.broker(n)
 		if err != nil {
 			return nil, err

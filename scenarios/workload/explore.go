@@ -40,6 +40,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
 
 	"github.com/kafkasim/kafkasim/scenarios"
@@ -471,10 +472,10 @@ func (e *explorer) hash() uint64 {
 			}
 		}
 	}
-	for _, op := range e.r.Recorder.History().Ops { // NB: a copy of a handful of ops
+	e.r.Recorder.EachOp(func(op *checkers.Op) {
 		b = append(b, byte(op.Outcome))
 		b = binary.AppendVarint(b, op.Offset)
-	}
+	})
 	e.buf = b
 	return fnv64(b)
 }
