@@ -425,7 +425,15 @@ func (d *Disk) List(dir string) ([]string, error) {
 	if d.down {
 		return nil, &fs.PathError{Op: "list", Path: dir, Err: ErrNodeDown}
 	}
-	var out []string
+	n := 0
+	d.under(dir, func(string) bool {
+		n++
+		return true
+	})
+	if n == 0 {
+		return nil, nil
+	}
+	out := make([]string, 0, n) // NB: counted first: one allocation
 	d.under(dir, func(rest string) bool {
 		out = append(out, rest)
 		return true
