@@ -40,12 +40,20 @@ func Duplicates(h History, f Final) Verdict {
 			}
 		}
 	}
-	sender := make(map[string]Op)
-	for _, op := range h.Ops {
+	sends := 0
+	for i := range h.Ops {
+		if h.Ops[i].Kind == Send {
+			sends++
+		}
+	}
+	// NB: sender holds indexes into h.Ops, presized: a map of Op values
+	// (too large to be held inline) allocated once per send.
+	sender := make(map[string]int, sends)
+	for i, op := range h.Ops {
 		switch {
 		case op.Kind == Send:
 			if _, ok := sender[op.Value]; !ok {
-				sender[op.Value] = op
+				sender[op.Value] = i
 			}
 		case op.Kind == Poll && (op.Outcome == OK || op.Outcome == Info):
 			for _, r := range op.Records {
@@ -93,12 +101,13 @@ func Duplicates(h History, f Final) Verdict {
 			offs := append([]int64(nil), offsets[k][v]...)
 			sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
 			a := Anomaly{Kind: "duplicate", Topic: k.topic, Partition: k.partition, Value: v, Offsets: offs}
-			op, ok := sender[v]
+			si, ok := sender[v]
 			if !ok {
 				a.Description = "no send in the history wrote " + v + "; not permitted"
 				anomalies = append(anomalies, a)
 				continue
 			}
+			op := h.Ops[si]
 			a.Ops = []int{op.Index}
 			why, permitted := duplicateExcuse(h, op.Process)
 			if !permitted && lostCopy(k, v, offs) {

@@ -412,17 +412,25 @@ func (m *Monitor) CommittedLoss(v Verdict, h History, f Final) Verdict {
 		}
 		reported[k][a.Value] = true
 	}
-	sends := map[tp]map[string]Op{}
-	for _, op := range h.Ops {
+	perTP := map[tp]int{}
+	for i := range h.Ops {
+		if op := &h.Ops[i]; op.Kind == Send {
+			perTP[tp{op.Topic, op.Partition}]++
+		}
+	}
+	// NB: sends holds indexes into h.Ops, presized: a map of Op values
+	// (too large to be held inline) allocated once per send.
+	sends := make(map[tp]map[string]int, len(perTP))
+	for i, op := range h.Ops {
 		if op.Kind != Send {
 			continue
 		}
 		k := tp{op.Topic, op.Partition}
 		if sends[k] == nil {
-			sends[k] = map[string]Op{}
+			sends[k] = make(map[string]int, perTP[k])
 		}
 		if _, dup := sends[k][op.Value]; !dup {
-			sends[k][op.Value] = op
+			sends[k][op.Value] = i
 		}
 	}
 	c := newContract(f)
@@ -453,8 +461,11 @@ func (m *Monitor) CommittedLoss(v Verdict, h History, f Final) Verdict {
 				continue
 			}
 			lost++
-			op, known := sends[k][ec.Value]
-			if !known {
+			var op Op
+			si, known := sends[k][ec.Value]
+			if known {
+				op = h.Ops[si]
+			} else {
 				op = Op{Kind: Send, Topic: k.topic, Partition: k.partition, Value: ec.Value, Acks: -1, Invoke: ec.time, Leader: -1}
 			}
 			a := Anomaly{Kind: KindCommittedLost, Topic: k.topic, Partition: k.partition, Value: ec.Value,
