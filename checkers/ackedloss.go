@@ -36,6 +36,11 @@ import (
 
 // AckedLoss checks that every acknowledged send survives in f.
 func AckedLoss(h History, f Final) Verdict {
+	return ackedLoss(h, f, newContract(f))
+}
+
+// ackedLoss is AckedLoss with the run's contract given (CheckAll builds one for all).
+func ackedLoss(h History, f Final, c *contract) Verdict {
 	byTP := make(map[tp][]Op)
 	total := 0
 	for _, op := range h.Ops {
@@ -49,7 +54,6 @@ func AckedLoss(h History, f Final) Verdict {
 	var notes []string
 	unknown := false
 	lost := 0
-	c := newContract(f)
 	for _, k := range sortedTPs(byTP) {
 		ops := byTP[k]
 		sort.SliceStable(ops, func(i, j int) bool {

@@ -45,7 +45,11 @@ import (
 
 // Divergence checks log matching and, if the cluster healed, convergence.
 func Divergence(f Final) Verdict {
-	con := newContract(f)
+	return divergence(f, newContract(f))
+}
+
+// divergence is Divergence with the run's contract given (CheckAll builds one for all).
+func divergence(f Final, con *contract) Verdict {
 	var anomalies []Anomaly
 	var notes []string
 	for _, pf := range f.sortedPartitions() {

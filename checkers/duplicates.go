@@ -24,6 +24,11 @@ import (
 
 // Duplicates checks that no value is at two offsets of a partition.
 func Duplicates(h History, f Final) Verdict {
+	return duplicates(h, f, newContract(f))
+}
+
+// duplicates is Duplicates with the run's contract given (CheckAll builds one for all).
+func duplicates(h History, f Final, con *contract) Verdict {
 	offsets := make(map[tp]map[string][]int64)
 	add := func(k tp, v string, off int64) {
 		if offsets[k] == nil {
@@ -61,7 +66,6 @@ func Duplicates(h History, f Final) Verdict {
 			}
 		}
 	}
-	con := newContract(f)
 	final := make(map[tp]Replica)
 	for _, pf := range f.Partitions {
 		if judge, ok := pf.Judge(); ok {

@@ -401,6 +401,11 @@ func sendsAcks(h History, topic string, partition int32, lo, hi int64) int16 {
 // an internal topic's records (__consumer_offsets, whose unclean election
 // group-unclean-election stages) are the consumer checkers' to judge.
 func (m *Monitor) CommittedLoss(v Verdict, h History, f Final) Verdict {
+	return m.committedLoss(v, h, f, newContract(f))
+}
+
+// committedLoss is CommittedLoss with the run's contract given (CheckAll builds one for all).
+func (m *Monitor) committedLoss(v Verdict, h History, f Final, c *contract) Verdict {
 	if m == nil {
 		return v
 	}
@@ -433,7 +438,6 @@ func (m *Monitor) CommittedLoss(v Verdict, h History, f Final) Verdict {
 			sends[k][op.Value] = i
 		}
 	}
-	c := newContract(f)
 	checked, lost := 0, 0
 	var added []Anomaly
 	for _, k := range sortedTPs(m.parts) {

@@ -60,11 +60,15 @@ const never = math.MaxInt64
 // (linearizability_contract.go), with the facts of f: if that one holds,
 // the violation is Permitted.
 func Linearizability(h History, f Final, budget time.Duration) Verdict {
+	return linearizability(h, f, budget, newContract(f))
+}
+
+// linearizability is Linearizability with the run's contract given (CheckAll builds one for all).
+func linearizability(h History, f Final, budget time.Duration, con *contract) Verdict {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
 	parts, keys, notes := porcupineHistory(h)
-	con := newContract(f)
 	m := model.Model()
 	single := m
 	single.Partition = nil

@@ -31,7 +31,11 @@ import (
 
 // Ordering checks per-producer, per-partition send order.
 func Ordering(h History, f Final) Verdict {
-	con := newContract(f)
+	return ordering(h, f, newContract(f))
+}
+
+// ordering is Ordering with the run's contract given (CheckAll builds one for all).
+func ordering(h History, f Final, con *contract) Verdict {
 	type key struct {
 		process string
 		tp      tp

@@ -258,17 +258,20 @@ type Options struct {
 // then, on a KRaft run (Final.Raft set), the raft checker. monitor is the invariants Monitor fed during the run; nil gives an
 // Unknown invariants verdict.
 func CheckAll(h History, f Final, monitor *Monitor, opts Options) []Verdict {
+	// NB: one contract for every checker (a pure function of f; its
+	// cache only memoizes), not one each.
+	con := newContract(f)
 	var lin Verdict
 	if opts.SkipLinearizability {
 		lin = verdict(NameLinearizability, nil, true, "skipped")
 	} else {
-		lin = Linearizability(h, f, opts.LinearizabilityBudget)
+		lin = linearizability(h, f, opts.LinearizabilityBudget, con)
 	}
 	inv := verdict(NameInvariants, nil, true, "no monitor observed the run")
 	if monitor != nil {
 		inv = monitor.VerdictWith(h, f)
 	}
-	out := []Verdict{lin, monitor.CommittedLoss(AckedLoss(h, f), h, f), Divergence(f), inv, Duplicates(h, f), Ordering(h, f), CheckLiveness(f.Liveness)}
+	out := []Verdict{lin, monitor.committedLoss(ackedLoss(h, f, con), h, f, con), divergence(f, con), inv, duplicates(h, f, con), ordering(h, f, con), CheckLiveness(f.Liveness)}
 	if len(h.Consumers) > 0 {
 		// The consumer checkers (ConsumerNames) judge runs with group consumers.
 		out = append(out, Consumers(h, f), Groups(h, f))

@@ -13,8 +13,9 @@ import (
 )
 
 func (b *Broker) checkpointHighWatermarks() {
-	var hws []storage.PartitionOffset
-	for _, p := range b.Partitions() {
+	ps := b.Partitions()
+	hws := make([]storage.PartitionOffset, 0, len(ps))
+	for _, p := range ps {
 		hws = append(hws, storage.PartitionOffset{TopicPartition: p.tp, Offset: p.hw})
 	}
 	if err := b.logs.WriteHighWatermarks(hws); err != nil {
