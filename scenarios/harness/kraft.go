@@ -23,6 +23,7 @@ import (
 	"github.com/kafkasim/kafkasim/scenarios"
 
 	"github.com/kafkasim/kafkasim/broker/controller"
+	"github.com/kafkasim/kafkasim/broker/metadata"
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/checkers"
@@ -43,6 +44,22 @@ func (r *Runner) quorumController() (sim.NodeID, int32, error) {
 	}
 	n, _ := strconv.Atoi(name[1:])
 	return id, int32(n), nil
+}
+
+// activeQuorumImage returns the active quorum controller's name and its
+// committed metadata image; nil when no controller is active (or in
+// ZooKeeper mode).
+func (r *Runner) activeQuorumImage() (string, *metadata.Image) {
+	name := r.Cluster.ActiveQuorumController()
+	if name == "" {
+		return "", nil
+	}
+	id, _ := r.World.Lookup(name)
+	b, _ := r.World.Node(id).(*server.Broker)
+	if b == nil || b.QuorumController() == nil {
+		return name, nil
+	}
+	return name, b.QuorumController().Image()
 }
 
 // controllerNode resolves cN, a dedicated controller.
@@ -106,13 +123,11 @@ func (r *Runner) leaderOf(tp storage.TopicPartition) (leader, epoch int32, why s
 		}
 		return leader, epoch, ""
 	}
-	name := r.Cluster.ActiveQuorumController()
-	if name == "" {
+	name, img := r.activeQuorumImage()
+	if img == nil {
 		return -1, -1, "no active KRaft controller"
 	}
-	id, _ := r.World.Lookup(name)
-	b, _ := r.World.Node(id).(*server.Broker)
-	p, ok := b.QuorumController().Image().Partition(tp.Topic, tp.Partition)
+	p, ok := img.Partition(tp.Topic, tp.Partition)
 	if !ok || p.Leader < 0 {
 		return -1, -1, "the KRaft controller " + name + " has no leader for it"
 	}
@@ -222,17 +237,12 @@ func (r *Runner) kraftOffline() []checkers.OfflinePartition {
 	if !r.Cluster.Spec.KRaft() || !r.Observer.Facts.EligibleLeaderReplicas || r.Observer.Facts.UncleanElectionEnabled {
 		return nil
 	}
-	name := r.Cluster.ActiveQuorumController()
-	if name == "" {
-		return nil
-	}
-	id, _ := r.World.Lookup(name)
-	b, _ := r.World.Node(id).(*server.Broker)
-	if b == nil || b.QuorumController() == nil {
+	_, img := r.activeQuorumImage()
+	if img == nil {
 		return nil
 	}
 	var out []checkers.OfflinePartition
-	for _, p := range b.QuorumController().Image().Partitions() {
+	for _, p := range img.Partitions() {
 		if p.Leader >= 0 || len(p.ISR) > 0 || len(p.ELR) > 0 {
 			continue
 		}

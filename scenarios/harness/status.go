@@ -89,14 +89,10 @@ func (r *Runner) isrOf(tp storage.TopicPartition) []int32 {
 		}
 		return nil
 	}
-	name := r.Cluster.ActiveQuorumController()
-	if name == "" {
-		return nil
-	}
-	id, _ := r.World.Lookup(name)
-	b, _ := r.World.Node(id).(*server.Broker)
-	if p, ok := b.QuorumController().Image().Partition(tp.Topic, tp.Partition); ok {
-		return p.ISR
+	if _, img := r.activeQuorumImage(); img != nil {
+		if p, ok := img.Partition(tp.Topic, tp.Partition); ok {
+			return p.ISR
+		}
 	}
 	return nil
 }
