@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -49,23 +48,8 @@ func TestKcatThroughALeaderCrash(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kcat -C: %v\n%s", err, out)
 	}
-	got := strings.Fields(string(out))
-	sort.Strings(got)
-	var want []string
-	for i := 0; i < 60; i++ {
-		want = append(want, fmt.Sprintf("k%d", i))
-	}
-	sort.Strings(want)
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Fatalf("kcat read back %d records, want the 60 produced:\n%v", len(got), got)
-	}
-	if a := s.Command("stop"); a != "stopping" {
-		t.Fatalf("stop: %q", a)
-	}
-	res, err := s.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
+	readBackAll(t, "kcat", strings.Fields(string(out)), "k", 60)
+	res := stopAndWait(t, s)
 	for _, v := range res.Verdicts {
 		if v.Checker == "acked-loss" && v.Result != checkers.ResultOK {
 			t.Fatalf("acked-loss: %v", v)

@@ -111,23 +111,8 @@ func TestKgoThroughALeaderCrash(t *testing.T) {
 	c1.Close()
 	prod.Close()
 
-	if a := s.Command("stop"); a != "stopping" {
-		t.Fatalf("stop: %q", a)
-	}
-	res, err := s.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Failed != "" {
-		t.Fatalf("run failed: %s", res.Failed)
-	}
-	acked := 0
-	for _, op := range res.History.Ops {
-		if op.Kind == checkers.Send && op.Outcome == checkers.OK && strings.HasPrefix(op.Process, "app") {
-			acked++
-		}
-	}
-	if acked < 120 {
+	res := stopAndWait(t, s)
+	if acked := ackedSends(res, "app"); acked < 120 {
 		t.Fatalf("the history holds %d acknowledged sends of app, want at least 120", acked)
 	}
 	for _, v := range res.Verdicts {
@@ -138,17 +123,7 @@ func TestKgoThroughALeaderCrash(t *testing.T) {
 			t.Errorf("%s: %v", v.Checker, v)
 		}
 	}
-	h, entries, err := ReadTape(strings.NewReader(tape.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Replay(h, entries, 0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.TraceHash != res.TraceHash {
-		t.Fatalf("replay: trace %016x, served %016x", rep.TraceHash, res.TraceHash)
-	}
+	replaysTo(t, tape.String(), res, 1)
 }
 
 func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {

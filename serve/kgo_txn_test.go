@@ -63,11 +63,7 @@ func TestKgoTransactions(t *testing.T) {
 	}
 	cons.Close()
 	prod.Close()
-	s.Command("stop")
-	res, err := s.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := stopAndWait(t, s)
 	for _, v := range res.Verdicts {
 		t.Logf("%s: %s", v.Checker, v.Result)
 		if v.ContractBroken() {

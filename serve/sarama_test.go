@@ -2,7 +2,6 @@ package serve
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -78,20 +77,8 @@ func TestSaramaThroughALeaderCrash(t *testing.T) {
 		}
 		pc.Close()
 	}
-	sort.Strings(got)
-	var want []string
-	for i := 0; i < 60; i++ {
-		want = append(want, fmt.Sprintf("s%d", i))
-	}
-	sort.Strings(want)
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Fatalf("sarama read back %d records, want the 60 produced:\n%v", len(got), got)
-	}
-	s.Command("stop")
-	res, err := s.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
+	readBackAll(t, "sarama", got, "s", 60)
+	res := stopAndWait(t, s)
 	for _, v := range res.Verdicts {
 		if v.Checker == "acked-loss" && v.Result != checkers.ResultOK {
 			t.Fatalf("acked-loss: %v", v)

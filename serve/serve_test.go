@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -31,6 +33,49 @@ func startServer(t *testing.T, speed float64, tape io.Writer, set map[string]str
 		t.Fatal("not ready within 30s")
 	}
 	return s
+}
+
+// stopAndWait stops the served run and returns its result, which must not
+// have failed.
+func stopAndWait(t *testing.T, s *Server) *harness.Result {
+	t.Helper()
+	if a := s.Command("stop"); a != "stopping" {
+		t.Fatalf("stop: %q", a)
+	}
+	res, err := s.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed != "" {
+		t.Fatalf("run failed: %s", res.Failed)
+	}
+	return res
+}
+
+// ackedSends counts the acknowledged sends of processes named prefix...
+func ackedSends(res *harness.Result, prefix string) int {
+	n := 0
+	for _, op := range res.History.Ops {
+		if op.Kind == checkers.Send && op.Outcome == checkers.OK && strings.HasPrefix(op.Process, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// readBackAll fails unless got holds prefix0 .. prefix(n-1), each once.
+func readBackAll(t *testing.T, client string, got []string, prefix string, n int) {
+	t.Helper()
+	var want []string
+	for i := 0; i < n; i++ {
+		want = append(want, fmt.Sprintf("%s%d", prefix, i))
+	}
+	got = slices.Clone(got)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s read back %d records, want the %d produced:\n%v", client, len(got), n, got)
+	}
 }
 
 type testLog struct{ t *testing.T }
@@ -108,24 +153,9 @@ func TestServeProduceFetchStop(t *testing.T) {
 	if a := s.Command("explode b0"); !strings.Contains(a, "unknown command") || !strings.Contains(a, "crash bN") {
 		t.Fatalf("unknown command answered %q", a)
 	}
-	if a := s.Command("stop"); a != "stopping" {
-		t.Fatalf("stop: %q", a)
-	}
-	res, err := s.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Failed != "" {
-		t.Fatalf("run failed: %s", res.Failed)
-	}
-	acked := 0
-	for _, op := range res.History.Ops {
-		if op.Kind == checkers.Send && op.Outcome == checkers.OK {
-			acked++
-		}
-	}
-	if acked < 5 {
-		t.Fatalf("history has %d acknowledged sends, want at least 5:\n%v", acked, res.History.Ops)
+	res := stopAndWait(t, s)
+	if acked := ackedSends(res, ""); acked < 5 {
+		t.Fatalf("history has %d acknowledged sends, want at least 5:\n%v", ackedSends(res, ""), res.History.Ops)
 	}
 	for _, v := range res.Verdicts {
 		if v.Checker == "acked-loss" && v.Result != checkers.ResultOK {
@@ -134,11 +164,18 @@ func TestServeProduceFetchStop(t *testing.T) {
 	}
 
 	// The tape replays to the same trace, twice.
-	h, entries, err := ReadTape(bytes.NewReader(tape.Bytes()))
+	replaysTo(t, tape.String(), res, 2)
+}
+
+// replaysTo replays tape times and fails unless each replay ends with the
+// served run's trace hash and event count.
+func replaysTo(t *testing.T, tape string, res *harness.Result, times int) {
+	t.Helper()
+	h, entries, err := ReadTape(strings.NewReader(tape))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 2; i++ {
+	for i := 0; i < times; i++ {
 		rep, err := Replay(h, entries, 0, false)
 		if err != nil {
 			t.Fatal(err)
