@@ -84,15 +84,33 @@ func mix(h, v uint64) uint64 {
 	return h ^ h>>29
 }
 
+// mixString mixes s's length, then each of its whole 8-byte words read
+// big-endian, then the last partial word (its bytes big-endian in the low
+// end; 0 when none). The whole words are read with one load each (the
+// compiler combines the eight byte loads): this runs for every field of
+// every trace record, and byte at a time it was a sixth of a cluster run's
+// instructions.
 func mixString(h uint64, s string) uint64 {
 	h = mix(h, uint64(len(s)))
+	for len(s) >= 8 {
+		_ = s[7]
+		h = mix(h, uint64(s[0])<<56|uint64(s[1])<<48|uint64(s[2])<<40|uint64(s[3])<<32|
+			uint64(s[4])<<24|uint64(s[5])<<16|uint64(s[6])<<8|uint64(s[7]))
+		s = s[8:]
+	}
+	// The tail, at most 7 bytes (most keys and names are shorter than 8),
+	// in at most three steps.
 	var w uint64
-	for i := 0; i < len(s); i++ {
-		w = w<<8 | uint64(s[i])
-		if i&7 == 7 {
-			h = mix(h, w)
-			w = 0
-		}
+	if len(s) >= 4 {
+		w = uint64(s[0])<<24 | uint64(s[1])<<16 | uint64(s[2])<<8 | uint64(s[3])
+		s = s[4:]
+	}
+	if len(s) >= 2 {
+		w = w<<16 | uint64(s[0])<<8 | uint64(s[1])
+		s = s[2:]
+	}
+	if len(s) == 1 {
+		w = w<<8 | uint64(s[0])
 	}
 	return mix(h, w)
 }
