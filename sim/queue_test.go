@@ -3,6 +3,7 @@ package sim
 import (
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -12,20 +13,20 @@ import (
 func TestQueuePopsInOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var q queue
-	var model []event
+	var model []key
 	seq := uint64(0)
 	for step := 0; step < 20000; step++ {
 		switch k := r.IntN(10); {
 		case k < 6:
 			seq++
-			e := event{at: Time(r.IntN(50)), seq: seq}
+			e := key{at: Time(r.IntN(50)), seq: seq}
 			q.push(e)
 			model = append(model, e)
 		case k < 9:
 			if len(q) == 0 {
 				continue
 			}
-			slices.SortFunc(model, func(a, b event) int {
+			slices.SortFunc(model, func(a, b key) int {
 				if before(&a, &b) {
 					return -1
 				}
@@ -44,7 +45,8 @@ func TestQueuePopsInOrder(t *testing.T) {
 }
 
 // TestEventsPopInOrder is TestQueuePopsInOrder for the two-heap queue:
-// events near and far from now, compactions and all, come out by (at, seq).
+// events near and far from now, compactions and all, come out by (at, seq),
+// each with its own payload (slots are reused).
 func TestEventsPopInOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	var q events
@@ -58,7 +60,7 @@ func TestEventsPopInOrder(t *testing.T) {
 			if r.IntN(3) == 0 {
 				d = Duration(r.IntN(4)) * farHorizon
 			}
-			e := event{at: now.Add(d), seq: seq}
+			e := event{at: now.Add(d), seq: seq, name: "e" + strconv.FormatUint(seq, 10)}
 			q.push(e, now)
 			model = append(model, e)
 		case k < 19:
@@ -66,7 +68,7 @@ func TestEventsPopInOrder(t *testing.T) {
 				continue
 			}
 			slices.SortFunc(model, func(a, b event) int {
-				if before(&a, &b) {
+				if a.at < b.at || a.at == b.at && a.seq < b.seq {
 					return -1
 				}
 				return 1
@@ -75,8 +77,8 @@ func TestEventsPopInOrder(t *testing.T) {
 				t.Fatalf("step %d: next %d, want %d", step, q.next(), model[0].at)
 			}
 			got := q.pop()
-			if got.at != model[0].at || got.seq != model[0].seq {
-				t.Fatalf("step %d: popped (%d, %d), want (%d, %d)", step, got.at, got.seq, model[0].at, model[0].seq)
+			if got.at != model[0].at || got.seq != model[0].seq || got.name != model[0].name {
+				t.Fatalf("step %d: popped (%d, %d, %s), want (%d, %d, %s)", step, got.at, got.seq, got.name, model[0].at, model[0].seq, model[0].name)
 			}
 			now = got.at
 			model = model[1:]

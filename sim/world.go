@@ -77,7 +77,7 @@ type World struct {
 	seq       uint64
 	events    uint64
 	queue     events
-	ready     []event // events due now, in seq order, not yet run
+	ready     []int32 // the slots of events due now, in seq order, not yet run
 	nodes     []*nodeState
 	names     map[string]NodeID
 	links     []link // len(nodes)^2, row = sender
@@ -387,16 +387,14 @@ func (w *World) run(until Time) (res Result) {
 			w.now = next
 		}
 		for w.queue.len() > 0 && w.queue.next() == w.now {
-			w.ready = append(w.ready, w.queue.pop())
+			w.ready = append(w.ready, w.queue.popSlot())
 		}
 		i := 0
 		if len(w.ready) > 1 {
 			i = w.chooser.Choose(KindOrder, len(w.ready))
 		}
-		ev := w.ready[i]
-		copy(w.ready[i:], w.ready[i+1:])
-		w.ready[len(w.ready)-1] = event{}
-		w.ready = w.ready[:len(w.ready)-1]
+		ev := w.queue.take(w.ready[i])
+		w.ready = append(w.ready[:i], w.ready[i+1:]...)
 		w.events++
 		w.fire(&ev)
 		if w.stepOnly {
