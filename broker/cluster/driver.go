@@ -72,6 +72,9 @@ type valueChunk struct {
 
 const valueChunkLen = 64
 
+// xs pads values (valueOf), a run at a time.
+const xs = "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+
 // valueOf returns record n's value, "v%07d-" of n padded with x's to
 // ValueSize, and its bytes (valid until the next call; the batch encoding
 // copies them).
@@ -90,8 +93,8 @@ func (d *Driver) valueOf(n int) (string, []byte) {
 				b = append(b, num...)
 			}
 			b = append(b, '-')
-			for len(b)-start < d.ValueSize {
-				b = append(b, 'x')
+			for pad := d.ValueSize - (len(b) - start); pad > 0; pad -= len(xs) {
+				b = append(b, xs[:min(pad, len(xs))]...)
 			}
 			c.ends[k] = len(b)
 		}
