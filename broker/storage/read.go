@@ -28,6 +28,9 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64) ([]byte, error) 
 	if offset < l.logStartOffset || offset > leo {
 		return nil, fmt.Errorf("storage: read %s at offset %d: %w: the log holds [%d, %d]", l.tp, offset, ErrOffsetOutOfRange, l.logStartOffset, leo)
 	}
+	if offset == leo {
+		return nil, nil // a caught-up fetch: nothing to read, no segment to ask
+	}
 	for _, s := range l.segments[l.floorSegment(offset):] {
 		// A segment with no batch at or past offset (offset falls in a gap
 		// left by compaction) passes the read to the next one.
