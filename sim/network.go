@@ -133,7 +133,7 @@ func (w *World) send(from, to NodeID, m Message) {
 			}
 			l.lastAt = at
 		}
-		w.trace.add(w.events, w.now, from, src.name, "send", []Field{S("to", dst.name), S("msg", m.Kind()), I("size", int64(size)), I("latency", int64(at.Sub(w.now)))})
+		w.trace.addSend(w.events, w.now, from, src.name, dst.name, m.Kind(), int64(size), int64(at.Sub(w.now)))
 		w.schedule(event{at: at, kind: evDeliver, node: to, from: from, inc: dst.inc, msg: msg})
 	}
 }
@@ -164,7 +164,7 @@ func (w *World) deliver(ev *event) {
 		return
 	}
 	l.stats.Delivered++
-	w.trace.add(w.events, w.now, dst.id, dst.name, "recv", []Field{S("from", w.nodes[ev.from].name), S("msg", ev.msg.Kind())})
+	w.trace.addRecv(w.events, w.now, dst.id, dst.name, w.nodes[ev.from].name, ev.msg.Kind())
 	dst.inst.Receive(&dst.ctx, ev.from, ev.msg)
 }
 

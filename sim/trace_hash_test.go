@@ -28,3 +28,43 @@ func TestMixStringKeepsItsDefinition(t *testing.T) {
 		b = append(b, byte(n*37+11))
 	}
 }
+
+// TestHotRecordsHashAsAdd holds the fast paths of trace_hot.go to add:
+// the same records give the same hash, count and kept records, whether
+// kept or not.
+func TestHotRecordsHashAsAdd(t *testing.T) {
+	names := []string{"", "b1", "driver", "a-longer-node-name", "FetchRequest"}
+	for _, keep := range []bool{false, true} {
+		for _, kinds := range []map[string]bool{nil, {"recv": true}} {
+			var fast, slow Trace
+			fast.keep, slow.keep = keep, keep
+			fast.kinds, slow.kinds = kinds, kinds
+			for i, a := range names {
+				for j, b := range names {
+					ev, now, node := uint64(i*7+j), Time(i*1000+j), NodeID(i-1)
+					fast.addSend(ev, now, node, a, b, a+b, int64(i), int64(-j))
+					slow.add(ev, now, node, a, "send", []Field{S("to", b), S("msg", a+b), I("size", int64(i)), I("latency", int64(-j))})
+					fast.addRecv(ev, now, node, b, a, b+a)
+					slow.add(ev, now, node, b, "recv", []Field{S("from", a), S("msg", b+a)})
+					fast.addTimer(ev, now, node, a, b)
+					slow.add(ev, now, node, a, "timer", []Field{S("name", b)})
+					if fast.Hash() != slow.Hash() || fast.Len() != slow.Len() {
+						t.Fatalf("keep=%v kinds=%v after (%q, %q): hash %x count %d, add gives %x %d", keep, kinds, a, b, fast.Hash(), fast.Len(), slow.Hash(), slow.Len())
+					}
+				}
+			}
+			if len(fast.Records()) != len(slow.Records()) {
+				t.Fatalf("keep=%v kinds=%v: %d records kept, add keeps %d", keep, kinds, len(fast.Records()), len(slow.Records()))
+			}
+		}
+	}
+}
+
+func TestShortOfRefusesLongStrings(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("shortOf of 8 bytes did not panic")
+		}
+	}()
+	shortOf("12345678")
+}

@@ -433,7 +433,7 @@ func (w *World) fire(ev *event) {
 		w.deliver(ev)
 	} else {
 		w.timers.remove(ev.timer)
-		w.trace.add(w.events, w.now, n.id, n.name, "timer", []Field{S("name", ev.name)})
+		w.trace.addTimer(w.events, w.now, n.id, n.name, ev.name)
 		n.inst.Timer(&n.ctx, ev.timer, ev.name)
 	}
 	w.afterHandler(n)
