@@ -155,6 +155,12 @@ func (c *Context) Log(kind string, fields ...Field) {
 	c.w.trace.add(c.w.events, c.w.now, c.n.id, c.n.name, kind, fields)
 }
 
+// LogFirst is Log(kind, first, fields...) without building that slice:
+// for a node that puts the same field first in each of its records.
+func (c *Context) LogFirst(kind string, first Field, fields ...Field) {
+	c.w.trace.addFirst(c.w.events, c.w.now, c.n.id, c.n.name, kind, first, fields)
+}
+
 // Lookup returns the id of the node with that name.
 func (c *Context) Lookup(name string) (NodeID, bool) { return c.w.Lookup(name) }
 

@@ -115,25 +115,44 @@ func mixString(h uint64, s string) uint64 {
 	return mix(h, w)
 }
 
+// keeps reports whether records of kind are kept (every record is hashed; only these are kept).
+func (t *Trace) keeps(kind string) bool { return t.keep || (t.kinds != nil && t.kinds[kind]) }
+
+// head mixes what every record starts with.
+func (t *Trace) head(event uint64, now Time, node NodeID) uint64 {
+	return mix(mix(mix(t.hash, event), uint64(now)), uint64(node))
+}
+
 func (t *Trace) add(event uint64, now Time, node NodeID, name, kind string, fields []Field) {
-	h := mix(t.hash, event)
-	h = mix(h, uint64(now))
-	h = mix(h, uint64(node))
-	h = mixString(h, kind)
-	for i := range fields {
-		f := &fields[i]
-		h = mixString(h, f.Key)
-		if f.IsInt {
-			h = mix(h, uint64(f.Int))
-		} else {
-			h = mixString(h, f.Str)
-		}
-	}
-	t.hash = h
+	t.hash = mixFields(mixString(t.head(event, now, node), kind), fields)
 	t.count++
-	if t.keep || (t.kinds != nil && t.kinds[kind]) {
+	if t.keeps(kind) {
 		t.records = append(t.records, Record{Event: event, Time: now, Node: node, Name: name, Kind: kind, Fields: append([]Field(nil), fields...)})
 	}
+}
+
+// addFirst is add with first before fields, without building that slice.
+func (t *Trace) addFirst(event uint64, now Time, node NodeID, name, kind string, first Field, fields []Field) {
+	t.hash = mixFields(mixField(mixString(t.head(event, now, node), kind), &first), fields)
+	t.count++
+	if t.keeps(kind) {
+		t.records = append(t.records, Record{Event: event, Time: now, Node: node, Name: name, Kind: kind, Fields: append([]Field{first}, fields...)})
+	}
+}
+
+func mixField(h uint64, f *Field) uint64 {
+	h = mixString(h, f.Key)
+	if f.IsInt {
+		return mix(h, uint64(f.Int))
+	}
+	return mixString(h, f.Str)
+}
+
+func mixFields(h uint64, fields []Field) uint64 {
+	for i := range fields {
+		h = mixField(h, &fields[i])
+	}
+	return h
 }
 
 // Hash returns the running 64-bit hash of every record so far.

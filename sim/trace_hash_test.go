@@ -68,3 +68,25 @@ func TestShortOfRefusesLongStrings(t *testing.T) {
 	}()
 	shortOf("12345678")
 }
+
+// TestAddFirstIsAdd: addFirst(first, fields) writes what add(first+fields)
+// does.
+func TestAddFirstIsAdd(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		var a, b Trace
+		a.keep, b.keep = keep, keep
+		rest := []Field{I("leo", 3), S("rule", "hw")}
+		for n := 0; n <= len(rest); n++ {
+			a.addFirst(uint64(n), Time(n), 1, "b1", "append", S("partition", "t-0"), rest[:n])
+			b.add(uint64(n), Time(n), 1, "b1", "append", append([]Field{S("partition", "t-0")}, rest[:n]...))
+		}
+		if a.Hash() != b.Hash() || a.Len() != b.Len() || len(a.Records()) != len(b.Records()) {
+			t.Fatalf("keep=%v: addFirst gives %x/%d/%d, add %x/%d/%d", keep, a.Hash(), a.Len(), len(a.Records()), b.Hash(), b.Len(), len(b.Records()))
+		}
+		for i, r := range a.Records() {
+			if r.String() != b.Records()[i].String() {
+				t.Fatalf("record %d: %s, add keeps %s", i, r, b.Records()[i])
+			}
+		}
+	}
+}

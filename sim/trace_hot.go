@@ -30,14 +30,6 @@ var (
 	kTo, kFrom, kMsg, kSize, kLatency, kNameKey = shortOf("to"), shortOf("from"), shortOf("msg"), shortOf("size"), shortOf("latency"), shortOf("name")
 )
 
-// keeps reports whether records of kind are kept (see add).
-func (t *Trace) keeps(kind string) bool { return t.keep || (t.kinds != nil && t.kinds[kind]) }
-
-// head mixes what every record starts with.
-func (t *Trace) head(event uint64, now Time, node NodeID) uint64 {
-	return mix(mix(mix(t.hash, event), uint64(now)), uint64(node))
-}
-
 // addSend is add(..., "send", to=, msg=, size=, latency=).
 func (t *Trace) addSend(event uint64, now Time, node NodeID, name, to, msg string, size, latency int64) {
 	if t.keeps("send") {

@@ -469,9 +469,7 @@ func (b *Broker) serve(from sim.NodeID, req *wire.Request) {
 
 // logp writes a transition to the trace, tagged with the partition.
 func (b *Broker) logp(kind string, p *Partition, fields ...sim.Field) {
-	var buf [8]sim.Field
-	all := append(append(buf[:0], sim.S("partition", p.name)), fields...)
-	b.ctx.Log(kind, all...)
+	b.ctx.LogFirst(kind, sim.S("partition", p.name), fields...)
 }
 
 // halt stops the broker for good, as Kafka's Runtime.halt / System.exit
