@@ -37,6 +37,11 @@ type Result struct {
 	// over the kernel's (the share of the bare loop's speed the kernel
 	// keeps), measured in the same process.
 	VsBareLoop float64 `json:"vs_bare_loop,omitempty"`
+	// Goal is the workload's target (issue 17), GoalMet whether this
+	// result meets it; GoalMet is absent when there is no goal or the
+	// result cannot tell.
+	Goal    string `json:"goal,omitempty"`
+	GoalMet *bool  `json:"goal_met,omitempty"`
 }
 
 // Measure runs w count times and returns the mean figures.
@@ -139,6 +144,12 @@ func RunAll(match func(string) bool, count int, each func(Result)) ([]Result, er
 		}
 		if w.Name == "kernel" && bare > 0 {
 			r.VsBareLoop = r.EventsPerS / bare
+		}
+		if w.Goal != nil {
+			r.Goal = w.Goal.Text
+			if met, ok := w.Goal.Met(r); ok {
+				r.GoalMet = &met
+			}
 		}
 		out = append(out, r)
 		if each != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 
@@ -71,7 +72,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "machine: %s; %d run(s) per workload, means per run\n", m, *count)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKLOAD\tWALL/RUN\tSIM/WALL\tEVENTS/S\tRUNS/S\tALLOCS/UNIT\tBYTES/UNIT\tPEAK HEAP\tNOTE")
+	fmt.Fprintln(tw, "WORKLOAD\tWALL/RUN\tSIM/WALL\tEVENTS/S\tRUNS/S\tALLOCS/UNIT\tBYTES/UNIT\tPEAK HEAP\tGOAL\tNOTE")
 	for _, r := range results {
 		speed, events, runs, note := "-", "-", "-", ""
 		if r.EventsPerS > 0 {
@@ -86,10 +87,23 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if r.VsBareLoop > 0 {
 			note = fmt.Sprintf("%.0f%% of the bare loop's events/s", 100*r.VsBareLoop)
 		}
-		fmt.Fprintf(tw, "%s\t%.1f ms\t%s\t%s\t%s\t%.1f /%s\t%.0f B/%s\t%.1f MB\t%s\n", r.Name, r.WallMs, speed, events, runs,
-			r.AllocsPerRecord, r.Unit, r.BytesPerRecord, r.Unit, r.PeakHeapMB, note)
+		fmt.Fprintf(tw, "%s\t%.1f ms\t%s\t%s\t%s\t%.1f /%s\t%.0f B/%s\t%.1f MB\t%s\t%s\n", r.Name, r.WallMs, speed, events, runs,
+			r.AllocsPerRecord, r.Unit, r.BytesPerRecord, r.Unit, r.PeakHeapMB, goalCell(r), note)
 	}
 	return tw.Flush()
+}
+
+// goalCell is the GOAL column: the target and whether this run met it.
+func goalCell(r bench.Result) string {
+	switch {
+	case r.Goal == "":
+		return "-"
+	case r.GoalMet == nil:
+		return r.Goal + ": cannot tell (run bare-loop with it)"
+	case *r.GoalMet:
+		return r.Goal + ": met"
+	}
+	return r.Goal + ": NOT MET"
 }
 
 // machine describes this machine: CPU model, cores, GOMAXPROCS, Go version.
@@ -105,5 +119,7 @@ func machine() string {
 			}
 		}
 	}
-	return fmt.Sprintf("%s, %d CPUs, GOMAXPROCS %d, %s %s/%s", cpu, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	gc := debug.SetGCPercent(100)
+	debug.SetGCPercent(gc)
+	return fmt.Sprintf("%s, %d CPUs, GOMAXPROCS %d, GOGC %d, %s %s/%s", cpu, runtime.NumCPU(), runtime.GOMAXPROCS(0), gc, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

@@ -29,6 +29,18 @@ func TestBenchJSON(t *testing.T) {
 	}
 }
 
+// TestBenchKernelAloneCannotTell: the kernel's goal is a ratio to the
+// bare loop; measured without it the table says it cannot tell, never met.
+func TestBenchKernelAloneCannotTell(t *testing.T) {
+	code, out, errb := runCmd("bench", "-run", "^kernel$")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errb)
+	}
+	if !strings.Contains(out, "cannot tell") || strings.Contains(out, ": met") || !strings.Contains(out, "GOGC") {
+		t.Fatalf("kernel alone:\n%s", out)
+	}
+}
+
 func TestBenchBadInput(t *testing.T) {
 	for _, args := range [][]string{{"-count", "0"}, {"-run", "nosuch"}, {"-run", "("}} {
 		code, _, errb := runCmd(append([]string{"bench"}, args...)...)
