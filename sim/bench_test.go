@@ -24,7 +24,7 @@ func (p *pinger) Start(ctx *sim.Context) {
 func (p *pinger) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) { ctx.Send(from, m) }
 func (p *pinger) Timer(*sim.Context, sim.TimerID, string)                  {}
 
-func pingPongWorld(b *testing.B, link sim.LinkConfig, msg func() sim.Message) *sim.World {
+func pingPongWorld(b testing.TB, link sim.LinkConfig, msg func() sim.Message) *sim.World {
 	w, err := sim.New(sim.Config{Seed: 1, Link: link, MaxEvents: 1 << 62, MaxTime: 1 << 62})
 	if err != nil {
 		b.Fatal(err)
