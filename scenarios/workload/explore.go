@@ -107,6 +107,10 @@ type explorer struct {
 	// sched are the steps the run took, at their virtual times
 	// (Result.Schedule).
 	sched []harness.TimedStep
+	// early lets the settle end at convergence (explore_settle.go); silent
+	// records that a cut or a power loss may have lost a message without
+	// telling its sender, which rules it out.
+	early, silent bool
 }
 
 // ExploreActions lists the exploration workload's actions of a run (other
@@ -127,6 +131,20 @@ func ExploreActions(res *harness.Result) []string {
 // mark, when not nil, is called with the state hash after the setup and
 // after each action. The error is bad input only.
 func ExploreRun(s *scenarios.Script, variant string, p ExploreParams, opts harness.Options, mark func(uint64)) (*harness.Result, error) {
+	return exploreRun(s, variant, p, opts, mark, false)
+}
+
+// ExploreSearchRun is ExploreRun for a search, which reads only the run's
+// marks and verdicts: the settle may end as soon as the cluster has
+// provably converged (explore_settle.go). The verdicts are those of
+// ExploreRun; the trace, its hash and the end time are not, so a run
+// replayed or reported is run with ExploreRun.
+func ExploreSearchRun(s *scenarios.Script, variant string, p ExploreParams, opts harness.Options, mark func(uint64)) (*harness.Result, error) {
+	return exploreRun(s, variant, p, opts, mark, true)
+}
+
+// exploreRun is ExploreRun; early lets the settle stop at convergence.
+func exploreRun(s *scenarios.Script, variant string, p ExploreParams, opts harness.Options, mark func(uint64), early bool) (*harness.Result, error) {
 	v, cfg, err := harness.Prepare(s, variant, opts.Set)
 	if err != nil {
 		return nil, err
@@ -153,7 +171,7 @@ func ExploreRun(s *scenarios.Script, variant string, p ExploreParams, opts harne
 	}
 	r.Observer.Facts.UncleanElectionEnabled = r.Observer.Facts.UncleanElectionEnabled || slices.Contains(p.Faults, "unclean")
 	res := &harness.Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w}
-	e := &explorer{r: r, p: p, faults: map[string]bool{}}
+	e := &explorer{r: r, p: p, faults: map[string]bool{}, early: early && !keep}
 	for _, f := range p.Faults {
 		e.faults[f] = true
 	}
@@ -313,6 +331,7 @@ func (e *explorer) do(a action) error {
 	case "crash", "power-loss":
 		e.down[a.b] = e.brokerHash(a.b)
 		e.lost[a.b] = a.op == "power-loss"
+		e.silent = e.silent || e.lost[a.b]
 		kv := map[string]string{}
 		if a.op == "power-loss" {
 			kv["keep"] = "none"
@@ -363,6 +382,7 @@ func (e *explorer) do(a action) error {
 	case "notify":
 		return e.notify(a.b)
 	case "cut":
+		e.silent = true
 		return e.exec(scenarios.Step{Op: "cut", Args: []string{bname(a.b), "->", bname(a.to)}})
 	case "heal":
 		return e.exec(scenarios.Step{Op: "heal"})
@@ -443,7 +463,11 @@ func (e *explorer) settle() error {
 	}
 	// Long enough for a fetch lost in a cut to time out and be retried
 	// (replica.socket.timeout.ms plus replica.fetch.wait.max.ms).
-	return r.Advance(r.World.Now().Add(settleTime))
+	deadline := r.World.Now().Add(settleTime)
+	if !e.early || e.silent {
+		return r.Advance(deadline)
+	}
+	return e.settleUntilConverged(deadline) // explore_settle.go
 }
 
 // settleTime is how long the healed cluster runs before the checkers judge.
