@@ -117,8 +117,12 @@ func Run(s *scenarios.Script, cfg Config) (*Exploration, error) {
 	if cfg.NoOrders {
 		opts.Branch = func(k sim.Kind) bool { return k != sim.KindOrder }
 	}
+	target, err := workload.NewExploreSearch(s, v.Name, cfg.Params, cfg.Set)
+	if err != nil {
+		return nil, err
+	}
 	rep, err := engine.Search(func(c sim.Chooser, mark func(uint64)) (string, error) {
-		res, err := workload.ExploreSearchRun(s, v.Name, cfg.Params, harness.Options{Seed: exploreSeed, Set: cfg.Set, Chooser: c, Budget: time.Second}, mark)
+		res, err := target.Run(harness.Options{Seed: exploreSeed, Set: cfg.Set, Chooser: c, Budget: time.Second}, mark)
 		if err != nil {
 			return "", err
 		}

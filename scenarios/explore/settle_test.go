@@ -13,12 +13,12 @@ import (
 	"github.com/kafkasim/kafkasim/sim"
 )
 
-// TestExploreSearchRunSame: a searched run, whose settle may end at
+// TestExploreSearchSame: a searched run, whose settle may end at
 // convergence (workload/explore_settle.go), has the verdicts, history and
 // final state of the same run settled for the whole settleTime, over every
 // run of explorations with each fault (a cut rules the early end out; the
 // partition case checks it stays so).
-func TestExploreSearchRunSame(t *testing.T) {
+func TestExploreSearchSame(t *testing.T) {
 	if testing.Short() {
 		t.Skip("explores every run twice")
 	}
@@ -40,11 +40,15 @@ func TestExploreSearchRunSame(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		target, err := workload.NewExploreSearch(s, tc.variant, tc.p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var runs, early atomic.Int64
 		_, err = engine.Search(func(c sim.Chooser, mark func(uint64)) (string, error) {
 			rec := &sim.Recorder{Inner: c}
 			opts := harness.Options{Seed: exploreSeed, Chooser: rec, Budget: 10e9}
-			a, err := workload.ExploreSearchRun(s, tc.variant, tc.p, opts, mark)
+			a, err := target.Run(opts, mark)
 			if err != nil {
 				return "", err
 			}

@@ -45,6 +45,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/scenarios"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
@@ -131,20 +132,6 @@ func ExploreActions(res *harness.Result) []string {
 // mark, when not nil, is called with the state hash after the setup and
 // after each action. The error is bad input only.
 func ExploreRun(s *scenarios.Script, variant string, p ExploreParams, opts harness.Options, mark func(uint64)) (*harness.Result, error) {
-	return exploreRun(s, variant, p, opts, mark, false)
-}
-
-// ExploreSearchRun is ExploreRun for a search, which reads only the run's
-// marks and verdicts: the settle may end as soon as the cluster has
-// provably converged (explore_settle.go). The verdicts are those of
-// ExploreRun; the trace, its hash and the end time are not, so a run
-// replayed or reported is run with ExploreRun.
-func ExploreSearchRun(s *scenarios.Script, variant string, p ExploreParams, opts harness.Options, mark func(uint64)) (*harness.Result, error) {
-	return exploreRun(s, variant, p, opts, mark, true)
-}
-
-// exploreRun is ExploreRun; early lets the settle stop at convergence.
-func exploreRun(s *scenarios.Script, variant string, p ExploreParams, opts harness.Options, mark func(uint64), early bool) (*harness.Result, error) {
 	v, cfg, err := harness.Prepare(s, variant, opts.Set)
 	if err != nil {
 		return nil, err
@@ -158,6 +145,60 @@ func exploreRun(s *scenarios.Script, variant string, p ExploreParams, opts harne
 	if err := CheckExplorable(s, false); err != nil {
 		return nil, err
 	}
+	return exploreZK(s, v, cfg, p, opts, mark, false)
+}
+
+// ExploreSearch is a variant's exploration prepared once (its script
+// checked, its configuration parsed and validated) for the many runs of a
+// search, which read only each run's marks and verdicts.
+type ExploreSearch struct {
+	s   *scenarios.Script
+	v   scenarios.Variant
+	cfg config.Config
+	p   ExploreParams
+}
+
+// NewExploreSearch prepares the exploration of variant with the -set
+// overrides set; the error is bad input.
+func NewExploreSearch(s *scenarios.Script, variant string, p ExploreParams, set map[string]string) (*ExploreSearch, error) {
+	v, cfg, err := harness.Prepare(s, variant, set)
+	if err != nil {
+		return nil, err
+	}
+	kraft := cfg.Broker.KRaftMode()
+	if kraft {
+		err = p.ValidateKRaft()
+	} else {
+		err = p.Validate()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckExplorable(s, kraft); err != nil {
+		return nil, err
+	}
+	return &ExploreSearch{s: s, v: v, cfg: cfg, p: p}, nil
+}
+
+// Run is ExploreRun for a search (opts.Set is the one given to
+// NewExploreSearch): in ZooKeeper mode the settle ends as soon as the
+// cluster has provably converged (explore_settle.go), and Result.Config is
+// left out. The verdicts are those of ExploreRun; the trace, its hash, the
+// end time and the choices after the last action are not, so a run
+// replayed or reported is run with ExploreRun.
+//
+// The prepared script and configuration are only read: one ExploreSearch
+// serves the search's parallel workers.
+func (x *ExploreSearch) Run(opts harness.Options, mark func(uint64)) (*harness.Result, error) {
+	if x.cfg.Broker.KRaftMode() {
+		return exploreKRaft(x.s, x.v, x.cfg, x.p, opts, mark) // explore_kraft.go
+	}
+	return exploreZK(x.s, x.v, x.cfg, x.p, opts, mark, true)
+}
+
+// exploreZK is ExploreRun in ZooKeeper mode, p validated; search is
+// ExploreSearch.Run's.
+func exploreZK(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p ExploreParams, opts harness.Options, mark func(uint64), search bool) (*harness.Result, error) {
 	keep := opts.Timeline || opts.KeepTrace
 	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
 		KeepKinds: map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true, "explore-action": true}, MaxTime: sim.Time(sim.Hour) * 24,
@@ -170,8 +211,11 @@ func exploreRun(s *scenarios.Script, variant string, p ExploreParams, opts harne
 		return nil, err
 	}
 	r.Observer.Facts.UncleanElectionEnabled = r.Observer.Facts.UncleanElectionEnabled || slices.Contains(p.Faults, "unclean")
-	res := &harness.Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w}
-	e := &explorer{r: r, p: p, faults: map[string]bool{}, early: early && !keep}
+	res := &harness.Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, World: w}
+	if !search {
+		res.Config = cfg.NonDefaultPairs()
+	}
+	e := &explorer{r: r, p: p, faults: map[string]bool{}, early: search && !keep}
 	for _, f := range p.Faults {
 		e.faults[f] = true
 	}

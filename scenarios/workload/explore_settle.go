@@ -2,7 +2,7 @@ package workload
 
 // This file ends a searched run's settle early: once the cluster has
 // converged, the rest of settleTime is idle fetch polling that changes
-// nothing the checkers read, so a search (ExploreSearchRun) stops there
+// nothing the checkers read, so a search (ExploreSearch.Run) stops there
 // and judges at once. A replayed or reported run (ExploreRun) still runs
 // the whole settleTime: its trace, trace hash and end time are part of
 // what it reports.
@@ -36,7 +36,7 @@ package workload
 // operation starts (the workload's steps are over). The periodic
 // checkpoints rewrite what they hold (the disk is not judged). So the
 // state the checkers read at the end of settleTime is the state now, and
-// the monitor sees no further change. TestExploreSearchRunSame runs
+// the monitor sees no further change. TestExploreSearchSame runs
 // explorations both ways and compares every verdict, history and final
 // state.
 
