@@ -159,11 +159,38 @@ func clean(name string) (string, error) {
 	if name == "" {
 		return "", errors.New("empty file name")
 	}
-	c := path.Clean(name)
+	c := name
+	if !isClean(name) {
+		c = path.Clean(name)
+	}
 	if c == "." || c == "/" {
 		return "", fmt.Errorf("file name %q names a directory", name)
 	}
 	return c, nil
+}
+
+// isClean reports whether path.Clean(name) is name, for the common names
+// (a root or relative path of non-empty elements, none "." or ".."), in
+// one scan and without path.Clean's buffer; false may also mean "ask
+// path.Clean" (a relative name starting with "..").
+func isClean(name string) bool {
+	start := 0
+	if name != "" && name[0] == '/' {
+		if len(name) == 1 {
+			return true
+		}
+		start = 1
+	}
+	for i := start; i <= len(name); i++ {
+		if i < len(name) && name[i] != '/' {
+			continue
+		}
+		if el := name[start:i]; el == "" || el == "." || el == ".." {
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // lookup returns the cleaned name and its inode, checking the node is up.
