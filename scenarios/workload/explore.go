@@ -102,6 +102,9 @@ type explorer struct {
 	buf      []byte
 	bbuf     []byte
 	rb       storage.RecordBatch // brokerHash's decoded batch, reused
+	// hashes are brokerHash's last results, computed when the broker's
+	// node had been touched hashed-1 times (0: none).
+	hashed, hashes []uint64
 	// checkpoints are the files a restarted broker reads its HW and its
 	// leader epochs from.
 	checkpoints []string
@@ -112,6 +115,9 @@ type explorer struct {
 	// records that a cut or a power loss may have lost a message without
 	// telling its sender, which rules it out.
 	early, silent bool
+	// search is ExploreSearch.Run's run: no one reads its schedule.
+	search  bool
+	menuBuf []action // menu's, reused
 }
 
 // ExploreActions lists the exploration workload's actions of a run (other
@@ -215,7 +221,7 @@ func exploreZK(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p Ex
 	if !search {
 		res.Config = cfg.NonDefaultPairs()
 	}
-	e := &explorer{r: r, p: p, faults: map[string]bool{}, early: search && !keep}
+	e := &explorer{r: r, p: p, faults: map[string]bool{}, early: search && !keep, search: search}
 	for _, f := range p.Faults {
 		e.faults[f] = true
 	}
@@ -226,6 +232,7 @@ func exploreZK(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p Ex
 	e.replicas = r.Observer.Replicas[e.tp]
 	n := len(r.Cluster.Brokers)
 	e.told, e.down, e.lost = make([]int32, n), make([]uint64, n), make([]bool, n)
+	e.hashed, e.hashes = make([]uint64, n), make([]uint64, n)
 	for i := range e.told {
 		e.told[i] = -1
 	}
@@ -283,7 +290,7 @@ func (e *explorer) run(mark func(uint64)) error {
 func (e *explorer) menu() []action {
 	w := e.r.World
 	e.readISR()
-	menu := []action{{op: "next"}}
+	menu := append(e.menuBuf[:0], action{op: "next"})
 	if e.produced < e.p.Records {
 		menu = append(menu, action{op: "produce", b: int32(e.produced + 1)})
 	}
@@ -337,6 +344,7 @@ func (e *explorer) menu() []action {
 			menu = append(menu, action{op: "heal"})
 		}
 	}
+	e.menuBuf = menu // the caller copies the action it picks
 	return menu
 }
 
@@ -345,7 +353,7 @@ func (e *explorer) menu() []action {
 // controller reads).
 func (e *explorer) readISR() {
 	if p := e.partition(e.leader); p != nil && p.Role() == server.Leader && p.LeaderEpoch() == e.epoch {
-		e.isr = slices.Clone(p.ISRView())
+		e.isr = append(e.isr[:0], p.ISRView()...) // no one keeps e.isr (bump makes a new one)
 		slices.Sort(e.isr)
 	}
 }
@@ -416,7 +424,9 @@ func (e *explorer) do(a action) error {
 	case "elect", "unclean":
 		e.bump(a.b)
 		if a.op == "unclean" {
-			e.sched = append(e.sched, harness.TimedStep{At: r.World.Now(), Step: scenarios.Step{Op: opUnclean, Args: []string{bname(a.b)}}})
+			if !e.search {
+				e.sched = append(e.sched, harness.TimedStep{At: r.World.Now(), Step: scenarios.Step{Op: opUnclean, Args: []string{bname(a.b)}}})
+			}
 			tp := e.tp.String()
 			r.World.Act(r.Controller, func(ctx *sim.Context) {
 				ctx.Log("controller-unclean-election", sim.S("partition", tp), sim.I("leader", int64(a.b)), sim.I("leader-epoch", int64(e.epoch)))
@@ -548,8 +558,23 @@ func (e *explorer) hash() uint64 {
 	return fnv64(b)
 }
 
-// brokerHash is one broker's part of the abstract state.
+// brokerHash is one broker's part of the abstract state. It is kept
+// until the broker's node is touched again (sim.World.Touched: a handler
+// run, a crash or a start), the only ways its memory, its disk or its
+// being up change; e.down and e.lost change only at a crash.
 func (e *explorer) brokerHash(id int32) uint64 {
+	w := e.r.World
+	touched := w.Touched(e.r.Cluster.Brokers[id]) + 1 // 0: nothing kept
+	if e.hashed[id] == touched {
+		return e.hashes[id]
+	}
+	h := e.computeBrokerHash(id)
+	e.hashed[id], e.hashes[id] = touched, h
+	return h
+}
+
+// computeBrokerHash is brokerHash, computed.
+func (e *explorer) computeBrokerHash(id int32) uint64 {
 	w := e.r.World
 	b := e.bbuf[:0]
 	if !w.Up(e.r.Cluster.Brokers[id]) {
