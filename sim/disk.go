@@ -170,27 +170,14 @@ func clean(name string) (string, error) {
 }
 
 // isClean reports whether path.Clean(name) is name, for the common names
-// (a root or relative path of non-empty elements, none "." or ".."), in
-// one scan and without path.Clean's buffer; false may also mean "ask
-// path.Clean" (a relative name starting with "..").
+// (no element empty or starting with '.'), with two substring searches
+// instead of path.Clean's scan; false may also mean "ask path.Clean".
 func isClean(name string) bool {
-	start := 0
-	if name != "" && name[0] == '/' {
-		if len(name) == 1 {
-			return true
-		}
-		start = 1
+	if name == "/" {
+		return true
 	}
-	for i := start; i <= len(name); i++ {
-		if i < len(name) && name[i] != '/' {
-			continue
-		}
-		if el := name[start:i]; el == "" || el == "." || el == ".." {
-			return false
-		}
-		start = i + 1
-	}
-	return true
+	return name != "" && name[0] != '.' && name[len(name)-1] != '/' &&
+		!strings.Contains(name, "//") && !strings.Contains(name, "/.")
 }
 
 // lookup returns the cleaned name and its inode, checking the node is up.
@@ -247,6 +234,9 @@ func (d *Disk) Create(name string) error {
 
 // Exists reports whether a file of that name exists.
 func (d *Disk) Exists(name string) bool {
+	if !d.down && d.files[name] != nil {
+		return true // the files' names are clean
+	}
 	c, err := clean(name)
 	return err == nil && !d.down && d.files[c] != nil
 }
@@ -354,13 +344,15 @@ func (d *Disk) AppendFile(dst []byte, name string) (_ []byte, ok bool) {
 	if d.down {
 		return dst, false
 	}
-	c, err := clean(name) // NB: no allocation for a name already clean
-	if err != nil {
-		return dst, false
-	}
-	ino := d.files[c]
+	ino := d.files[name] // the files' names are clean: a hit needs no cleaning
 	if ino == nil {
-		return dst, false
+		c, err := clean(name) // NB: no allocation for a name already clean
+		if err != nil {
+			return dst, false
+		}
+		if ino = d.files[c]; ino == nil {
+			return dst, false
+		}
 	}
 	start := len(dst)
 	dst = append(dst, ino.data...)

@@ -25,7 +25,7 @@ func TestIsClean(t *testing.T) {
 			t.Errorf("%q: isClean, but path.Clean gives %q", n, path.Clean(n))
 		}
 	}
-	for _, n := range []string{"/", "a", "/data/t-0/00000000000000000000.log", "data/replication-offset-checkpoint.tmp", "a.b/.c/d.."} {
+	for _, n := range []string{"/", "a", "/data/t-0/00000000000000000000.log", "data/replication-offset-checkpoint.tmp", "a.b/c/d.."} {
 		if !isClean(n) {
 			t.Errorf("%q: clean, not recognized", n)
 		}

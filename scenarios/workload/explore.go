@@ -561,7 +561,9 @@ func (e *explorer) hash() uint64 {
 // brokerHash is one broker's part of the abstract state. It is kept
 // until the broker's node is touched again (sim.World.Touched: a handler
 // run, a crash or a start), the only ways its memory, its disk or its
-// being up change; e.down and e.lost change only at a crash.
+// being up change; e.down and e.lost change only at a crash. (Reading the
+// checkpoint files counts disk reads, which nothing judges; the clusters'
+// disks have no read latency, so the reads never delay a broker.)
 func (e *explorer) brokerHash(id int32) uint64 {
 	w := e.r.World
 	touched := w.Touched(e.r.Cluster.Brokers[id]) + 1 // 0: nothing kept
