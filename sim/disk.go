@@ -469,7 +469,7 @@ func (d *Disk) List(dir string) ([]string, error) {
 func (d *Disk) under(dir string, fn func(rest string) bool) {
 	top, prefix := true, ""
 	if dir != "" {
-		if c := path.Clean(dir); c != "." {
+		if c := cleanDir(dir); c != "." {
 			top, prefix = false, strings.TrimSuffix(c, "/")
 		}
 	}
@@ -507,7 +507,31 @@ func (d *Disk) Sync(name string) error {
 }
 
 func touches(op nsOp, dir string) bool {
-	return path.Dir(op.name) == dir || (op.kind == nsRename && path.Dir(op.newname) == dir)
+	return dirOf(op.name) == dir || (op.kind == nsRename && dirOf(op.newname) == dir)
+}
+
+// cleanDir is path.Clean(dir), without its scan when dir is clean.
+func cleanDir(dir string) string {
+	if isClean(dir) {
+		return dir
+	}
+	return path.Clean(dir)
+}
+
+// dirOf is path.Dir(name), cut at the last slash when name is clean (the
+// namespace's names are).
+func dirOf(name string) string {
+	if !isClean(name) {
+		return path.Dir(name)
+	}
+	switch i := strings.LastIndexByte(name, '/'); i {
+	case -1:
+		return "."
+	case 0:
+		return "/"
+	default:
+		return name[:i]
+	}
 }
 
 // SyncDir makes durable every namespace change up to the last one that
@@ -517,9 +541,9 @@ func (d *Disk) SyncDir(dir string) error {
 	if d.down {
 		return &fs.PathError{Op: "syncdir", Path: dir, Err: ErrNodeDown}
 	}
-	c := path.Clean(dir)
-	if dir == "" {
-		c = "."
+	c := "."
+	if dir != "" {
+		c = cleanDir(dir)
 	}
 	last := -1
 	for i, op := range d.pendingNS {
