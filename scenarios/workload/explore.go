@@ -23,7 +23,9 @@ package workload
 // Links have one fixed latency, so message latency is not a choice; events
 // due at the same instant still are (KindOrder). After the last step every
 // broker is restarted and told the controller's state, every link healed,
-// the cluster runs for settleTime, and the checkers judge the run.
+// the cluster runs for settleTime, and the checkers judge the run (a
+// search's run, ExploreSearch.Run, stops as soon as the cluster has
+// provably converged: explore_settle.go).
 //
 // The abstract state hashed after each step: per replica, up or down (and,
 // down, its state when it went down and whether it lost power), role,
@@ -152,54 +154,6 @@ func ExploreRun(s *scenarios.Script, variant string, p ExploreParams, opts harne
 		return nil, err
 	}
 	return exploreZK(s, v, cfg, p, opts, mark, false)
-}
-
-// ExploreSearch is a variant's exploration prepared once (its script
-// checked, its configuration parsed and validated) for the many runs of a
-// search, which read only each run's marks and verdicts.
-type ExploreSearch struct {
-	s   *scenarios.Script
-	v   scenarios.Variant
-	cfg config.Config
-	p   ExploreParams
-}
-
-// NewExploreSearch prepares the exploration of variant with the -set
-// overrides set; the error is bad input.
-func NewExploreSearch(s *scenarios.Script, variant string, p ExploreParams, set map[string]string) (*ExploreSearch, error) {
-	v, cfg, err := harness.Prepare(s, variant, set)
-	if err != nil {
-		return nil, err
-	}
-	kraft := cfg.Broker.KRaftMode()
-	if kraft {
-		err = p.ValidateKRaft()
-	} else {
-		err = p.Validate()
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckExplorable(s, kraft); err != nil {
-		return nil, err
-	}
-	return &ExploreSearch{s: s, v: v, cfg: cfg, p: p}, nil
-}
-
-// Run is ExploreRun for a search (opts.Set is the one given to
-// NewExploreSearch): in ZooKeeper mode the settle ends as soon as the
-// cluster has provably converged (explore_settle.go), and Result.Config is
-// left out. The verdicts are those of ExploreRun; the trace, its hash, the
-// end time and the choices after the last action are not, so a run
-// replayed or reported is run with ExploreRun.
-//
-// The prepared script and configuration are only read: one ExploreSearch
-// serves the search's parallel workers.
-func (x *ExploreSearch) Run(opts harness.Options, mark func(uint64)) (*harness.Result, error) {
-	if x.cfg.Broker.KRaftMode() {
-		return exploreKRaft(x.s, x.v, x.cfg, x.p, opts, mark) // explore_kraft.go
-	}
-	return exploreZK(x.s, x.v, x.cfg, x.p, opts, mark, true)
 }
 
 // exploreZK is ExploreRun in ZooKeeper mode, p validated; search is
