@@ -64,6 +64,29 @@ const nextBound = 15 * sim.Second
 // restartDelay is how long a broker stays down at least.
 const restartDelay = sim.Millisecond
 
+// faultSet is ExploreParams.Faults as flags (the menu reads them at every
+// step).
+type faultSet struct{ crash, powerLoss, elect, unclean, partition bool }
+
+func newFaultSet(faults []string) faultSet {
+	var f faultSet
+	for _, n := range faults {
+		switch n {
+		case "crash":
+			f.crash = true
+		case "power-loss":
+			f.powerLoss = true
+		case "elect":
+			f.elect = true
+		case "unclean":
+			f.unclean = true
+		case "partition":
+			f.partition = true
+		}
+	}
+	return f
+}
+
 // action is one entry of the menu of a step.
 type action struct {
 	op string // next, produce, crash, power-loss, restart, elect, unclean, notify, cut, heal
@@ -91,7 +114,7 @@ func (a action) String() string {
 type explorer struct {
 	r        *harness.Runner
 	p        ExploreParams
-	faults   map[string]bool
+	faults   faultSet
 	tp       storage.TopicPartition
 	replicas []int32
 	leader   int32
@@ -175,10 +198,7 @@ func exploreZK(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p Ex
 	if !search {
 		res.Config = cfg.NonDefaultPairs()
 	}
-	e := &explorer{r: r, p: p, faults: map[string]bool{}, early: search && !keep, search: search}
-	for _, f := range p.Faults {
-		e.faults[f] = true
-	}
+	e := &explorer{r: r, p: p, faults: newFaultSet(p.Faults), early: search && !keep, search: search}
 	e.tp = r.Observer.Partitions[0]
 	for _, dir := range cfg.Broker.LogDirs {
 		e.checkpoints = append(e.checkpoints, dir+"/replication-offset-checkpoint", dir+"/"+e.tp.String()+"/leader-epoch-checkpoint")
@@ -251,26 +271,26 @@ func (e *explorer) menu() []action {
 	for i, id := range e.r.Cluster.Brokers {
 		b := int32(i)
 		if w.Up(id) {
-			if e.faults["crash"] {
+			if e.faults.crash {
 				menu = append(menu, action{op: "crash", b: b})
 			}
-			if e.faults["power-loss"] {
+			if e.faults.powerLoss {
 				menu = append(menu, action{op: "power-loss", b: b})
 			}
 		} else {
 			menu = append(menu, action{op: "restart", b: b})
 		}
 	}
-	if e.faults["elect"] || e.faults["unclean"] {
+	if e.faults.elect || e.faults.unclean {
 		for _, b := range e.replicas {
 			if b == e.leader || !w.Up(e.r.Cluster.Brokers[b]) {
 				continue
 			}
 			if slices.Contains(e.isr, b) {
-				if e.faults["elect"] {
+				if e.faults.elect {
 					menu = append(menu, action{op: "elect", b: b})
 				}
-			} else if e.faults["unclean"] {
+			} else if e.faults.unclean {
 				menu = append(menu, action{op: "unclean", b: b})
 			}
 		}
@@ -280,7 +300,7 @@ func (e *explorer) menu() []action {
 			}
 		}
 	}
-	if e.faults["partition"] {
+	if e.faults.partition {
 		anyCut := false
 		for i, a := range e.r.Cluster.Brokers {
 			for j, b := range e.r.Cluster.Brokers {
