@@ -169,15 +169,35 @@ func clean(name string) (string, error) {
 	return c, nil
 }
 
-// isClean reports whether path.Clean(name) is name, for the common names
-// (no element empty or starting with '.'), with two substring searches
-// instead of path.Clean's scan; false may also mean "ask path.Clean".
+// isClean reports whether path.Clean(name) is name, for every name but
+// a relative one starting with "..": substring searches for the common
+// names, an element scan for those holding "/." or starting with '.' (a
+// dot file such as .kafka_cleanshutdown); false may also mean "ask
+// path.Clean".
 func isClean(name string) bool {
 	if name == "/" {
 		return true
 	}
-	return name != "" && name[0] != '.' && name[len(name)-1] != '/' &&
-		!strings.Contains(name, "//") && !strings.Contains(name, "/.")
+	if name == "" || name[len(name)-1] == '/' || strings.Contains(name, "//") {
+		return false
+	}
+	if name[0] != '.' && !strings.Contains(name, "/.") {
+		return true
+	}
+	start := 0
+	if name[0] == '/' {
+		start = 1
+	}
+	for i := start; i <= len(name); i++ {
+		if i < len(name) && name[i] != '/' {
+			continue
+		}
+		if el := name[start:i]; el == "." || el == ".." {
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // lookup returns the cleaned name and its inode, checking the node is up.

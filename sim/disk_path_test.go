@@ -32,7 +32,7 @@ func TestIsClean(t *testing.T) {
 			t.Errorf("dirOf(%q) = %q, path.Dir %q", n, dirOf(n), path.Dir(n))
 		}
 	}
-	for _, n := range []string{"/", "a", "/data/t-0/00000000000000000000.log", "data/replication-offset-checkpoint.tmp", "a.b/c/d.."} {
+	for _, n := range []string{"/", "a", "/data/t-0/00000000000000000000.log", "data/replication-offset-checkpoint.tmp", "a.b/c/d..", "/tmp/kafka-logs/.kafka_cleanshutdown", ".a/b", "a/.b", "a/..b"} {
 		if !isClean(n) {
 			t.Errorf("%q: clean, not recognized", n)
 		}

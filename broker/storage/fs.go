@@ -142,10 +142,10 @@ func isCleanPath(p string) bool {
 	return p != "" && p[0] != '.' && p[len(p)-1] != '/' && !strings.Contains(p, "//") && !strings.Contains(p, "/.")
 }
 
-// isPlainName reports whether name is one path element, not empty and not
-// starting with '.'.
+// isPlainName reports whether name is one path element other than "."
+// and ".." (a dot file such as .kafka_cleanshutdown is one).
 func isPlainName(name string) bool {
-	return name != "" && name[0] != '.' && !strings.Contains(name, "/")
+	return name != "" && name != "." && name != ".." && !strings.Contains(name, "/")
 }
 
 func segmentFile(dir string, base int64, suffix string) string {

@@ -26,4 +26,7 @@ func TestJoinPath(t *testing.T) {
 			}
 		}
 	}
+	if joinPath("/tmp/kafka-logs", ".kafka_cleanshutdown") != "/tmp/kafka-logs/.kafka_cleanshutdown" {
+		t.Fatal("dot file")
+	}
 }
