@@ -159,11 +159,45 @@ func clean(name string) (string, error) {
 	if name == "" {
 		return "", errors.New("empty file name")
 	}
-	c := path.Clean(name)
+	c := name
+	if !isClean(name) {
+		c = path.Clean(name)
+	}
 	if c == "." || c == "/" {
 		return "", fmt.Errorf("file name %q names a directory", name)
 	}
 	return c, nil
+}
+
+// isClean reports whether path.Clean(name) is name, for every name but
+// a relative one starting with "..": substring searches for the common
+// names, an element scan for those holding "/." or starting with '.' (a
+// dot file such as .kafka_cleanshutdown); false may also mean "ask
+// path.Clean".
+func isClean(name string) bool {
+	if name == "/" {
+		return true
+	}
+	if name == "" || name[len(name)-1] == '/' || strings.Contains(name, "//") {
+		return false
+	}
+	if name[0] != '.' && !strings.Contains(name, "/.") {
+		return true
+	}
+	start := 0
+	if name[0] == '/' {
+		start = 1
+	}
+	for i := start; i <= len(name); i++ {
+		if i < len(name) && name[i] != '/' {
+			continue
+		}
+		if el := name[start:i]; el == "." || el == ".." {
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // lookup returns the cleaned name and its inode, checking the node is up.
@@ -220,6 +254,9 @@ func (d *Disk) Create(name string) error {
 
 // Exists reports whether a file of that name exists.
 func (d *Disk) Exists(name string) bool {
+	if !d.down && d.files[name] != nil {
+		return true // the files' names are clean
+	}
 	c, err := clean(name)
 	return err == nil && !d.down && d.files[c] != nil
 }
@@ -327,13 +364,15 @@ func (d *Disk) AppendFile(dst []byte, name string) (_ []byte, ok bool) {
 	if d.down {
 		return dst, false
 	}
-	c, err := clean(name) // NB: no allocation for a name already clean
-	if err != nil {
-		return dst, false
-	}
-	ino := d.files[c]
+	ino := d.files[name] // the files' names are clean: a hit needs no cleaning
 	if ino == nil {
-		return dst, false
+		c, err := clean(name) // NB: no allocation for a name already clean
+		if err != nil {
+			return dst, false
+		}
+		if ino = d.files[c]; ino == nil {
+			return dst, false
+		}
 	}
 	start := len(dst)
 	dst = append(dst, ino.data...)
@@ -450,7 +489,7 @@ func (d *Disk) List(dir string) ([]string, error) {
 func (d *Disk) under(dir string, fn func(rest string) bool) {
 	top, prefix := true, ""
 	if dir != "" {
-		if c := path.Clean(dir); c != "." {
+		if c := cleanDir(dir); c != "." {
 			top, prefix = false, strings.TrimSuffix(c, "/")
 		}
 	}
@@ -488,7 +527,31 @@ func (d *Disk) Sync(name string) error {
 }
 
 func touches(op nsOp, dir string) bool {
-	return path.Dir(op.name) == dir || (op.kind == nsRename && path.Dir(op.newname) == dir)
+	return dirOf(op.name) == dir || (op.kind == nsRename && dirOf(op.newname) == dir)
+}
+
+// cleanDir is path.Clean(dir), without its scan when dir is clean.
+func cleanDir(dir string) string {
+	if isClean(dir) {
+		return dir
+	}
+	return path.Clean(dir)
+}
+
+// dirOf is path.Dir(name), cut at the last slash when name is clean (the
+// namespace's names are).
+func dirOf(name string) string {
+	if !isClean(name) {
+		return path.Dir(name)
+	}
+	switch i := strings.LastIndexByte(name, '/'); i {
+	case -1:
+		return "."
+	case 0:
+		return "/"
+	default:
+		return name[:i]
+	}
 }
 
 // SyncDir makes durable every namespace change up to the last one that
@@ -498,9 +561,9 @@ func (d *Disk) SyncDir(dir string) error {
 	if d.down {
 		return &fs.PathError{Op: "syncdir", Path: dir, Err: ErrNodeDown}
 	}
-	c := path.Clean(dir)
-	if dir == "" {
-		c = "."
+	c := "."
+	if dir != "" {
+		c = cleanDir(dir)
 	}
 	last := -1
 	for i, op := range d.pendingNS {

@@ -10,7 +10,6 @@ package storage
 // deterministic.
 
 import (
-	"bytes"
 	"path"
 	"slices"
 	"sort"
@@ -216,12 +215,21 @@ func comparePartitionOffset(a, b PartitionOffset) int {
 
 // FormatEpochCheckpoint renders entries in the leader-epoch-checkpoint format.
 func FormatEpochCheckpoint(entries []EpochEntry) []byte {
-	var b bytes.Buffer
-	b.WriteString("0\n" + strconv.Itoa(len(entries)) + "\n")
+	return appendEpochCheckpoint(nil, entries)
+}
+
+// appendEpochCheckpoint appends FormatEpochCheckpoint(entries) to dst.
+func appendEpochCheckpoint(dst []byte, entries []EpochEntry) []byte {
+	dst = append(dst, "0\n"...)
+	dst = strconv.AppendInt(dst, int64(len(entries)), 10)
+	dst = append(dst, '\n')
 	for _, e := range entries {
-		b.WriteString(strconv.FormatInt(int64(e.Epoch), 10) + " " + strconv.FormatInt(e.StartOffset, 10) + "\n")
+		dst = strconv.AppendInt(dst, int64(e.Epoch), 10)
+		dst = append(dst, ' ')
+		dst = strconv.AppendInt(dst, e.StartOffset, 10)
+		dst = append(dst, '\n')
 	}
-	return b.Bytes()
+	return dst
 }
 
 // writeFileAtomic writes data to name through name.tmp: write, sync, rename,
@@ -233,6 +241,12 @@ func writeFileAtomic(fs FS, name string, data []byte) error {
 // writeFileAtomicVia is writeFileAtomic with the temporary file's name
 // given (tmp is name+TmpFileSuffix).
 func writeFileAtomicVia(fs FS, name, tmp string, data []byte) error {
+	return writeFileAtomicIn(fs, path.Dir(name), name, tmp, data)
+}
+
+// writeFileAtomicIn is writeFileAtomicVia with name's directory given
+// (dir is path.Dir(name)), for a writer that keeps the names.
+func writeFileAtomicIn(fs FS, dir, name, tmp string, data []byte) error {
 	if fs.Exists(tmp) {
 		if err := fs.Truncate(tmp, 0); err != nil {
 			return err
@@ -249,7 +263,7 @@ func writeFileAtomicVia(fs FS, name, tmp string, data []byte) error {
 	if err := fs.Rename(tmp, name); err != nil {
 		return err
 	}
-	return fs.SyncDir(path.Dir(name))
+	return fs.SyncDir(dir)
 }
 
 // readCheckpointFile returns the file's content, or nil if it does not exist.

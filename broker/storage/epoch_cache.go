@@ -8,7 +8,10 @@ package storage
 // Simplifications vs Kafka: none in the rules; every change is written
 // synchronously (tmp file, sync, rename), as Kafka 2.x did.
 
-import "fmt"
+import (
+	"fmt"
+	"path"
+)
 
 // UndefinedEpoch and UndefinedEpochOffset are Kafka's UNDEFINED_EPOCH and
 // UNDEFINED_EPOCH_OFFSET.
@@ -23,12 +26,17 @@ type LeaderEpochFileCache struct {
 	fs      FS     // nil: in memory only
 	file    string // the leader-epoch-checkpoint path
 	entries []EpochEntry
+	// tmp and dir are file's temporary file and directory, and buf the
+	// rendered checkpoint (the disk copies what it is given), kept for
+	// flush.
+	tmp, dir string
+	buf      []byte
 }
 
 // NewLeaderEpochFileCache returns a cache backed by file on fs, loaded from
 // it if it exists. A nil fs gives an in-memory cache (for tests and models).
 func NewLeaderEpochFileCache(fs FS, file string) (*LeaderEpochFileCache, error) {
-	c := &LeaderEpochFileCache{fs: fs, file: file}
+	c := &LeaderEpochFileCache{fs: fs, file: file, tmp: file + TmpFileSuffix, dir: path.Dir(file)}
 	if fs == nil {
 		return c, nil
 	}
@@ -73,7 +81,8 @@ func (c *LeaderEpochFileCache) flush() error {
 	if c.fs == nil {
 		return nil
 	}
-	return writeFileAtomic(c.fs, c.file, FormatEpochCheckpoint(c.entries))
+	c.buf = appendEpochCheckpoint(c.buf[:0], c.entries)
+	return writeFileAtomicIn(c.fs, c.dir, c.file, c.tmp, c.buf)
 }
 
 // Assign records that epoch starts at startOffset. It is a no-op when epoch

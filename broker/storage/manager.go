@@ -16,7 +16,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -85,7 +84,7 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 		lastRetention: now, lastClean: now, lastRecoveryCkpt: now, lastStartCkpt: now,
 		previousBrokerEpoch: -1, brokerEpoch: -1}
 	for i, dir := range cfg.LogDirs {
-		marker := path.Join(dir, CleanShutdownFile)
+		marker := joinPath(dir, CleanShutdownFile)
 		clean := fs.Exists(marker)
 		epoch := int64(-1)
 		if clean {
@@ -100,11 +99,11 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 		} else if epoch != m.previousBrokerEpoch {
 			m.previousBrokerEpoch = -1
 		}
-		rps, err := readOffsets(fs, path.Join(dir, RecoveryPointFile))
+		rps, err := readOffsets(fs, joinPath(dir, RecoveryPointFile))
 		if err != nil {
 			return nil, err
 		}
-		lsos, err := readOffsets(fs, path.Join(dir, LogStartOffsetFile))
+		lsos, err := readOffsets(fs, joinPath(dir, LogStartOffsetFile))
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +113,7 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 		}
 		for _, n := range names {
 			tp, ok := ParseTopicPartition(n)
-			if !ok || !fs.IsDir(path.Join(dir, n)) || tp.Topic == ClusterMetadataTopic {
+			if !ok || !fs.IsDir(joinPath(dir, n)) || tp.Topic == ClusterMetadataTopic {
 				// NB: KRaft's metadata log may share a log directory; it
 				// belongs to the raft client, not to the LogManager (Kafka's
 				// LogManager skips it the same way).
@@ -127,7 +126,7 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 			if clean {
 				rp = noRecovery
 			}
-			l, err := OpenLog(fs, path.Join(dir, n), tp, cfg, rp, lsos[tp], now)
+			l, err := OpenLog(fs, joinPath(dir, n), tp, cfg, rp, lsos[tp], now)
 			if err != nil {
 				return nil, err
 			}
@@ -235,7 +234,7 @@ func (m *Manager) GetOrCreateLog(tp TopicPartition, cfg *Config, now sim.Time) (
 		c.LogDirs = m.cfg.LogDirs
 	}
 	dir := m.nextLogDir()
-	l, err := OpenLog(m.fs, path.Join(dir, tp.String()), tp, c, 0, 0, now)
+	l, err := OpenLog(m.fs, joinPath(dir, tp.String()), tp, c, 0, 0, now)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +320,7 @@ func (m *Manager) writeCheckpoint(dir, file string, entries []PartitionOffset) e
 	return writeFileAtomicVia(m.fs, names[0], names[1], m.ckpt)
 }
 
-// ckptPaths returns path.Join(dir, file) and its temporary file's name.
+// ckptPaths returns joinPath(dir, file) and its temporary file's name.
 func (m *Manager) ckptPaths(dir, file string) [2]string {
 	k := [2]string{dir, file}
 	if p, ok := m.paths[k]; ok {
@@ -330,7 +329,7 @@ func (m *Manager) ckptPaths(dir, file string) [2]string {
 	if m.paths == nil {
 		m.paths = map[[2]string][2]string{}
 	}
-	name := path.Join(dir, file)
+	name := joinPath(dir, file)
 	p := [2]string{name, name + TmpFileSuffix}
 	m.paths[k] = p
 	return p
@@ -341,7 +340,7 @@ func (m *Manager) ckptPaths(dir, file string) [2]string {
 func (m *Manager) ReadHighWatermarks() ([]PartitionOffset, error) {
 	var out []PartitionOffset
 	for _, dir := range m.cfg.LogDirs {
-		file := path.Join(dir, HighWatermarkFile)
+		file := joinPath(dir, HighWatermarkFile)
 		data, err := readCheckpointFile(m.fs, file)
 		if err != nil {
 			return nil, err
@@ -426,7 +425,7 @@ func (m *Manager) Close() error {
 		marker = []byte(fmt.Sprintf(`{"version":0,"broker_epoch":%d}`, m.brokerEpoch))
 	}
 	for _, dir := range m.cfg.LogDirs {
-		if err := rewriteFile(m.fs, path.Join(dir, CleanShutdownFile), marker); err != nil {
+		if err := rewriteFile(m.fs, joinPath(dir, CleanShutdownFile), marker); err != nil {
 			return err
 		}
 		if err := m.fs.SyncDir(dir); err != nil {

@@ -341,23 +341,32 @@ func (l *Log) takeSnapshot() error {
 
 // deleteSnapshotsAfter removes the snapshots past offset.
 func (l *Log) deleteSnapshotsAfter(offset int64) error {
+	_, err := l.keepSnapshotsUpTo(offset)
+	return err
+}
+
+// keepSnapshotsUpTo is deleteSnapshotsAfter, returning the offsets of the
+// snapshots left, ascending (snapshotOffsets after it, without listing
+// the directory again).
+func (l *Log) keepSnapshotsUpTo(offset int64) ([]int64, error) {
 	offs, err := l.snapshotOffsets()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	removed := false
+	kept := offs[:0]
 	for _, o := range offs {
 		if o > offset {
 			if err := l.fs.Remove(segmentFile(l.dir, o, SnapshotFileSuffix)); err != nil {
-				return err
+				return nil, err
 			}
-			removed = true
+			continue
 		}
+		kept = append(kept, o)
 	}
-	if removed {
-		return l.fs.SyncDir(l.dir)
+	if len(kept) < len(offs) {
+		return kept, l.fs.SyncDir(l.dir)
 	}
-	return nil
+	return kept, nil
 }
 
 // deleteSnapshotsBefore removes the snapshots below offset, the first
@@ -390,10 +399,7 @@ func (l *Log) deleteSnapshotsBefore(offset int64) error {
 // and no snapshot) the state starts empty at the LEO.
 func (l *Log) loadProducerState(skipScan bool) error {
 	leo := l.LogEndOffset()
-	if err := l.deleteSnapshotsAfter(leo); err != nil {
-		return err
-	}
-	offs, err := l.snapshotOffsets()
+	offs, err := l.keepSnapshotsUpTo(leo)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,6 @@ package storage
 
 import (
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 
@@ -50,12 +49,14 @@ func OpenLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, lo
 	}
 	magic, _ := MagicForFormatVersion(cfg.MessageFormatVersion)
 	l := &Log{fs: fs, dir: dir, tp: tp, cfg: cfg, magic: magic, now: now, lastFlush: now, producers: newProducerState()}
-	if err := l.cleanLeftovers(); err != nil {
-		return nil, err
-	}
-	names, err := listDir(fs, dir)
+	names, fresh, err := l.cleanLeftovers()
 	if err != nil {
 		return nil, err
+	}
+	if !fresh {
+		if names, err = listDir(fs, dir); err != nil {
+			return nil, err
+		}
 	}
 	var bases []int64
 	for _, n := range names {
@@ -87,7 +88,7 @@ func OpenLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, lo
 	leo := l.LogEndOffset()
 	l.logStartOffset = max(logStartOffset, l.segments[0].base)
 	l.recoveryPoint = min(max(recoveryPoint, 0), leo)
-	epochFile := path.Join(dir, LeaderEpochFile)
+	epochFile := joinPath(dir, LeaderEpochFile)
 	if magic >= MagicV2 {
 		if l.epochs, err = NewLeaderEpochFileCache(fs, epochFile); err != nil {
 			return nil, err
@@ -125,19 +126,26 @@ func listDir(fs FS, dir string) ([]string, error) {
 }
 
 // cleanLeftovers deletes temporary files and completes interrupted swaps.
-func (l *Log) cleanLeftovers() error {
-	names, err := listDir(l.fs, l.dir)
+// It returns the directory's names after, fresh when it changed nothing
+// since it listed them (the caller lists again otherwise): a directory
+// listing scans every file of the disk, and most opens find nothing to
+// clean.
+func (l *Log) cleanLeftovers() (names []string, fresh bool, err error) {
+	names, err = listDir(l.fs, l.dir)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
+	changed := false
 	for _, n := range names {
-		full := path.Join(l.dir, n)
+		full := joinPath(l.dir, n)
 		switch {
 		case strings.HasSuffix(n, TmpFileSuffix), strings.HasSuffix(n, CleanedFileSuffix), strings.HasSuffix(n, DeletedFileSuffix):
+			changed = true
 			if err := l.fs.Remove(full); err != nil {
-				return err
+				return nil, false, err
 			}
 		case strings.HasSuffix(n, LogFileSuffix+SwapFileSuffix):
+			changed = true
 			// The .swap was complete (synced) before its rename: it replaces
 			// the segment it was cleaned from.
 			target := strings.TrimSuffix(full, SwapFileSuffix)
@@ -145,33 +153,37 @@ func (l *Log) cleanLeftovers() error {
 			for _, f := range []string{target, base + IndexFileSuffix, base + TimeIndexFileSuffix} { // the .txnindex stays
 				if l.fs.Exists(f) {
 					if err := l.fs.Remove(f); err != nil {
-						return err
+						return nil, false, err
 					}
 				}
 			}
 			if err := l.fs.Rename(full, target); err != nil {
-				return err
+				return nil, false, err
 			}
 		case strings.HasSuffix(n, SwapFileSuffix):
+			changed = true
 			if err := l.fs.Remove(full); err != nil {
-				return err
+				return nil, false, err
 			}
 		}
 	}
-	names, err = listDir(l.fs, l.dir)
-	if err != nil {
-		return err
+	if changed {
+		if names, err = listDir(l.fs, l.dir); err != nil {
+			return nil, false, err
+		}
 	}
+	fresh = true
 	for _, n := range names {
 		for _, suf := range []string{IndexFileSuffix, TimeIndexFileSuffix, TxnIndexFileSuffix} {
 			if b, ok := offsetFromFilename(n, suf); ok && !l.fs.Exists(segmentFile(l.dir, b, LogFileSuffix)) {
-				if err := l.fs.Remove(path.Join(l.dir, n)); err != nil {
-					return err
+				fresh = false
+				if err := l.fs.Remove(joinPath(l.dir, n)); err != nil {
+					return nil, false, err
 				}
 			}
 		}
 	}
-	return l.fs.SyncDir(l.dir)
+	return names, fresh, l.fs.SyncDir(l.dir)
 }
 
 // loadSegments loads the segments below the one holding recoveryPoint and

@@ -117,8 +117,12 @@ func Run(s *scenarios.Script, cfg Config) (*Exploration, error) {
 	if cfg.NoOrders {
 		opts.Branch = func(k sim.Kind) bool { return k != sim.KindOrder }
 	}
+	target, err := workload.NewExploreSearch(s, v.Name, cfg.Params, cfg.Set)
+	if err != nil {
+		return nil, err
+	}
 	rep, err := engine.Search(func(c sim.Chooser, mark func(uint64)) (string, error) {
-		res, err := workload.ExploreRun(s, v.Name, cfg.Params, harness.Options{Seed: exploreSeed, Set: cfg.Set, Chooser: c, Budget: time.Second}, mark)
+		res, err := target.Run(harness.Options{Seed: exploreSeed, Set: cfg.Set, Chooser: c, Budget: time.Second}, mark)
 		if err != nil {
 			return "", err
 		}
@@ -129,6 +133,13 @@ func Run(s *scenarios.Script, cfg Config) (*Exploration, error) {
 	}
 	out := &Exploration{Report: rep, Params: cfg.Params, Checkers: cfg.Checkers}
 	if rep.Violation != nil {
+		// The search's run may have ended its settle early, before its last
+		// choices: the file holds those of the whole run.
+		rec := &sim.Recorder{Inner: &sim.Prefix{Choices: rep.Violation.Choices}}
+		if _, err := workload.ExploreRun(s, v.Name, cfg.Params, harness.Options{Seed: exploreSeed, Set: cfg.Set, Chooser: rec, Budget: time.Second}, nil); err != nil {
+			return nil, err
+		}
+		rep.Violation.Choices = rec.Choices
 		out.Checker = rep.Violation.What
 		out.File = &replay.ChoiceFile{Version: replay.Version, Scenario: s.Name, Variant: v.Name, Seed: exploreSeed, Explore: &cfg.Params, Config: conf.NonDefaultPairs(), Choices: rep.Violation.Choices,
 			Script: s.ReplayName(), Set: cfg.Set}

@@ -23,7 +23,9 @@ package workload
 // Links have one fixed latency, so message latency is not a choice; events
 // due at the same instant still are (KindOrder). After the last step every
 // broker is restarted and told the controller's state, every link healed,
-// the cluster runs for settleTime, and the checkers judge the run.
+// the cluster runs for settleTime, and the checkers judge the run (a
+// search's run, ExploreSearch.Run, stops as soon as the cluster has
+// provably converged: explore_settle.go).
 //
 // The abstract state hashed after each step: per replica, up or down (and,
 // down, its state when it went down and whether it lost power), role,
@@ -45,6 +47,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/scenarios"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
@@ -60,6 +63,29 @@ const nextBound = 15 * sim.Second
 
 // restartDelay is how long a broker stays down at least.
 const restartDelay = sim.Millisecond
+
+// faultSet is ExploreParams.Faults as flags (the menu reads them at every
+// step).
+type faultSet struct{ crash, powerLoss, elect, unclean, partition bool }
+
+func newFaultSet(faults []string) faultSet {
+	var f faultSet
+	for _, n := range faults {
+		switch n {
+		case "crash":
+			f.crash = true
+		case "power-loss":
+			f.powerLoss = true
+		case "elect":
+			f.elect = true
+		case "unclean":
+			f.unclean = true
+		case "partition":
+			f.partition = true
+		}
+	}
+	return f
+}
 
 // action is one entry of the menu of a step.
 type action struct {
@@ -88,7 +114,7 @@ func (a action) String() string {
 type explorer struct {
 	r        *harness.Runner
 	p        ExploreParams
-	faults   map[string]bool
+	faults   faultSet
 	tp       storage.TopicPartition
 	replicas []int32
 	leader   int32
@@ -101,12 +127,22 @@ type explorer struct {
 	buf      []byte
 	bbuf     []byte
 	rb       storage.RecordBatch // brokerHash's decoded batch, reused
+	// hashes are brokerHash's last results, computed when the broker's
+	// node had been touched hashed-1 times (0: none).
+	hashed, hashes []uint64
 	// checkpoints are the files a restarted broker reads its HW and its
 	// leader epochs from.
 	checkpoints []string
 	// sched are the steps the run took, at their virtual times
 	// (Result.Schedule).
 	sched []harness.TimedStep
+	// early lets the settle end at convergence (explore_settle.go); silent
+	// records that a cut or a power loss may have lost a message without
+	// telling its sender, which rules it out.
+	early, silent bool
+	// search is ExploreSearch.Run's run: no one reads its schedule.
+	search  bool
+	menuBuf []action // menu's, reused
 }
 
 // ExploreActions lists the exploration workload's actions of a run (other
@@ -140,6 +176,12 @@ func ExploreRun(s *scenarios.Script, variant string, p ExploreParams, opts harne
 	if err := CheckExplorable(s, false); err != nil {
 		return nil, err
 	}
+	return exploreZK(s, v, cfg, p, opts, mark, false)
+}
+
+// exploreZK is ExploreRun in ZooKeeper mode, p validated; search is
+// ExploreSearch.Run's.
+func exploreZK(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p ExploreParams, opts harness.Options, mark func(uint64), search bool) (*harness.Result, error) {
 	keep := opts.Timeline || opts.KeepTrace
 	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
 		KeepKinds: map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true, "explore-action": true}, MaxTime: sim.Time(sim.Hour) * 24,
@@ -152,11 +194,11 @@ func ExploreRun(s *scenarios.Script, variant string, p ExploreParams, opts harne
 		return nil, err
 	}
 	r.Observer.Facts.UncleanElectionEnabled = r.Observer.Facts.UncleanElectionEnabled || slices.Contains(p.Faults, "unclean")
-	res := &harness.Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w}
-	e := &explorer{r: r, p: p, faults: map[string]bool{}}
-	for _, f := range p.Faults {
-		e.faults[f] = true
+	res := &harness.Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, World: w}
+	if !search {
+		res.Config = cfg.NonDefaultPairs()
 	}
+	e := &explorer{r: r, p: p, faults: newFaultSet(p.Faults), early: search && !keep, search: search}
 	e.tp = r.Observer.Partitions[0]
 	for _, dir := range cfg.Broker.LogDirs {
 		e.checkpoints = append(e.checkpoints, dir+"/replication-offset-checkpoint", dir+"/"+e.tp.String()+"/leader-epoch-checkpoint")
@@ -164,6 +206,7 @@ func ExploreRun(s *scenarios.Script, variant string, p ExploreParams, opts harne
 	e.replicas = r.Observer.Replicas[e.tp]
 	n := len(r.Cluster.Brokers)
 	e.told, e.down, e.lost = make([]int32, n), make([]uint64, n), make([]bool, n)
+	e.hashed, e.hashes = make([]uint64, n), make([]uint64, n)
 	for i := range e.told {
 		e.told[i] = -1
 	}
@@ -221,33 +264,33 @@ func (e *explorer) run(mark func(uint64)) error {
 func (e *explorer) menu() []action {
 	w := e.r.World
 	e.readISR()
-	menu := []action{{op: "next"}}
+	menu := append(e.menuBuf[:0], action{op: "next"})
 	if e.produced < e.p.Records {
 		menu = append(menu, action{op: "produce", b: int32(e.produced + 1)})
 	}
 	for i, id := range e.r.Cluster.Brokers {
 		b := int32(i)
 		if w.Up(id) {
-			if e.faults["crash"] {
+			if e.faults.crash {
 				menu = append(menu, action{op: "crash", b: b})
 			}
-			if e.faults["power-loss"] {
+			if e.faults.powerLoss {
 				menu = append(menu, action{op: "power-loss", b: b})
 			}
 		} else {
 			menu = append(menu, action{op: "restart", b: b})
 		}
 	}
-	if e.faults["elect"] || e.faults["unclean"] {
+	if e.faults.elect || e.faults.unclean {
 		for _, b := range e.replicas {
 			if b == e.leader || !w.Up(e.r.Cluster.Brokers[b]) {
 				continue
 			}
 			if slices.Contains(e.isr, b) {
-				if e.faults["elect"] {
+				if e.faults.elect {
 					menu = append(menu, action{op: "elect", b: b})
 				}
-			} else if e.faults["unclean"] {
+			} else if e.faults.unclean {
 				menu = append(menu, action{op: "unclean", b: b})
 			}
 		}
@@ -257,7 +300,7 @@ func (e *explorer) menu() []action {
 			}
 		}
 	}
-	if e.faults["partition"] {
+	if e.faults.partition {
 		anyCut := false
 		for i, a := range e.r.Cluster.Brokers {
 			for j, b := range e.r.Cluster.Brokers {
@@ -275,6 +318,7 @@ func (e *explorer) menu() []action {
 			menu = append(menu, action{op: "heal"})
 		}
 	}
+	e.menuBuf = menu // the caller copies the action it picks
 	return menu
 }
 
@@ -283,7 +327,7 @@ func (e *explorer) menu() []action {
 // controller reads).
 func (e *explorer) readISR() {
 	if p := e.partition(e.leader); p != nil && p.Role() == server.Leader && p.LeaderEpoch() == e.epoch {
-		e.isr = slices.Clone(p.ISRView())
+		e.isr = append(e.isr[:0], p.ISRView()...) // no one keeps e.isr (bump makes a new one)
 		slices.Sort(e.isr)
 	}
 }
@@ -313,6 +357,7 @@ func (e *explorer) do(a action) error {
 	case "crash", "power-loss":
 		e.down[a.b] = e.brokerHash(a.b)
 		e.lost[a.b] = a.op == "power-loss"
+		e.silent = e.silent || e.lost[a.b]
 		kv := map[string]string{}
 		if a.op == "power-loss" {
 			kv["keep"] = "none"
@@ -353,7 +398,9 @@ func (e *explorer) do(a action) error {
 	case "elect", "unclean":
 		e.bump(a.b)
 		if a.op == "unclean" {
-			e.sched = append(e.sched, harness.TimedStep{At: r.World.Now(), Step: scenarios.Step{Op: opUnclean, Args: []string{bname(a.b)}}})
+			if !e.search {
+				e.sched = append(e.sched, harness.TimedStep{At: r.World.Now(), Step: scenarios.Step{Op: opUnclean, Args: []string{bname(a.b)}}})
+			}
 			tp := e.tp.String()
 			r.World.Act(r.Controller, func(ctx *sim.Context) {
 				ctx.Log("controller-unclean-election", sim.S("partition", tp), sim.I("leader", int64(a.b)), sim.I("leader-epoch", int64(e.epoch)))
@@ -363,6 +410,7 @@ func (e *explorer) do(a action) error {
 	case "notify":
 		return e.notify(a.b)
 	case "cut":
+		e.silent = true
 		return e.exec(scenarios.Step{Op: "cut", Args: []string{bname(a.b), "->", bname(a.to)}})
 	case "heal":
 		return e.exec(scenarios.Step{Op: "heal"})
@@ -443,7 +491,11 @@ func (e *explorer) settle() error {
 	}
 	// Long enough for a fetch lost in a cut to time out and be retried
 	// (replica.socket.timeout.ms plus replica.fetch.wait.max.ms).
-	return r.Advance(r.World.Now().Add(settleTime))
+	deadline := r.World.Now().Add(settleTime)
+	if !e.early || e.silent {
+		return r.Advance(deadline)
+	}
+	return e.settleUntilConverged(deadline) // explore_settle.go
 }
 
 // settleTime is how long the healed cluster runs before the checkers judge.
@@ -466,6 +518,9 @@ func (e *explorer) hash() uint64 {
 	}
 	b = binary.AppendVarint(b, int64(e.produced))
 	for _, a := range e.r.Cluster.Brokers {
+		if !e.faults.partition {
+			break // only a cut action cuts a link
+		}
 		for _, c := range e.r.Cluster.Brokers {
 			if a != c && e.r.World.Cut(a, c) {
 				b = append(b, 'x', byte(a), byte(c))
@@ -480,8 +535,25 @@ func (e *explorer) hash() uint64 {
 	return fnv64(b)
 }
 
-// brokerHash is one broker's part of the abstract state.
+// brokerHash is one broker's part of the abstract state. It is kept
+// until the broker's node is touched again (sim.World.Touched: a handler
+// run, a crash or a start), the only ways its memory, its disk or its
+// being up change; e.down and e.lost change only at a crash. (Reading the
+// checkpoint files counts disk reads, which nothing judges; the clusters'
+// disks have no read latency, so the reads never delay a broker.)
 func (e *explorer) brokerHash(id int32) uint64 {
+	w := e.r.World
+	touched := w.Touched(e.r.Cluster.Brokers[id]) + 1 // 0: nothing kept
+	if e.hashed[id] == touched {
+		return e.hashes[id]
+	}
+	h := e.computeBrokerHash(id)
+	e.hashed[id], e.hashes[id] = touched, h
+	return h
+}
+
+// computeBrokerHash is brokerHash, computed.
+func (e *explorer) computeBrokerHash(id int32) uint64 {
 	w := e.r.World
 	b := e.bbuf[:0]
 	if !w.Up(e.r.Cluster.Brokers[id]) {

@@ -42,7 +42,9 @@ const opUnclean = "#unclean"
 
 // exec records a step in the schedule and takes it.
 func (e *explorer) exec(st scenarios.Step) error {
-	e.sched = append(e.sched, harness.TimedStep{At: e.r.World.Now(), Step: st})
+	if !e.search {
+		e.sched = append(e.sched, harness.TimedStep{At: e.r.World.Now(), Step: st})
+	}
 	if st.Op == "leader-and-isr" {
 		return e.r.LeaderAndISR(st)
 	}
