@@ -286,8 +286,9 @@ func (d *Disk) Append(name string, p []byte) error {
 	off := len(ino.data)
 	if need := off + len(p); need > cap(ino.data) {
 		// Double the capacity (append grows large slices by only 1.25x,
-		// copying a growing log over and over).
-		grown := make([]byte, off, max(2*cap(ino.data), need, 4096))
+		// copying a growing log over and over), from a small first size:
+		// most files are checkpoints of a few dozen bytes.
+		grown := make([]byte, off, max(2*cap(ino.data), need, 64))
 		copy(grown, ino.data)
 		ino.data = grown
 	}

@@ -454,7 +454,7 @@ func (r *Runner) broker(name string) (sim.NodeID, int32, error) {
 		}
 		return r.Cluster.Brokers[i], int32(i), nil
 	}
-	if scenarios.ControllerName.MatchString(name) && len(r.Cluster.Controllers) > 0 {
+	if len(r.Cluster.Controllers) > 0 && strings.HasPrefix(name, "c") && scenarios.ControllerName.MatchString(name) {
 		return r.controllerNode(name)
 	}
 	if !strings.HasPrefix(name, "b") {
