@@ -76,8 +76,8 @@ func (p *Producer) partitionState(tp storage.TopicPartition) *partitionState {
 	if ps == nil {
 		ps = &partitionState{tp: tp, acked: -1, firstAcked: -1}
 		p.parts[tp] = ps
-		i, _ := slices.BinarySearchFunc(p.tps, tp, cmpTP)
-		p.tps = slices.Insert(p.tps, i, tp)
+		i, _ := slices.BinarySearchFunc(p.partList, tp, func(x *partitionState, tp storage.TopicPartition) int { return cmpTP(x.tp, tp) })
+		p.partList = slices.Insert(p.partList, i, ps)
 	}
 	return ps
 }
@@ -205,8 +205,7 @@ func (p *Producer) expireBatches(ctx *sim.Context) {
 	}
 	clear(p.waiting[len(keep):])
 	p.waiting = keep
-	for _, tp := range p.tps {
-		ps := p.parts[tp]
+	for _, ps := range p.partList {
 		if !anyExpired(ps.inflight, now) && !anyExpired(ps.queue, now) {
 			continue // the common case: nothing to fail, nothing to copy
 		}

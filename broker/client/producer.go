@@ -87,12 +87,12 @@ type Producer struct {
 	bootstrap []int32
 	enc       wire.Encoder
 	corr      int32
-	requests  map[int32]*request // in flight, by correlation id
+	requests  []*request // in flight, by correlation id (ascending: ids only grow)
 	meta      metadata
 	part      *partitioner
 	parts     map[storage.TopicPartition]*partitionState
-	tps       []storage.TopicPartition // keys of parts, sorted
-	waiting   []*pending               // records waiting for their topic's metadata
+	partList  []*partitionState // values of parts, sorted by partition (cmpTP)
+	waiting   []*pending        // records waiting for their topic's metadata
 	idem      idempotence
 	txn       *transactions // nil without transactional.id (transactions.go)
 	batchSeq  uint64
@@ -126,7 +126,6 @@ func New(cfg config.Producer, bootstrap []int32) *Producer {
 		txn:                txnFor(cfg.TransactionalID),
 		cfg:                cfg,
 		bootstrap:          slices.Clone(bootstrap),
-		requests:           map[int32]*request{},
 		meta:               metadata{topics: map[string]*topicMeta{}},
 		part:               newPartitioner(cfg.Partitioner),
 		parts:              map[storage.TopicPartition]*partitionState{},
@@ -221,8 +220,8 @@ func (p *Producer) SendSync(ctx *sim.Context, records []Record, each func(ctx *s
 // whatever linger.ms says (KafkaProducer.flush without the blocking:
 // watch Pending, or the callbacks, to see the records complete).
 func (p *Producer) Flush(ctx *sim.Context) {
-	for _, tp := range p.tps {
-		if ps := p.parts[tp]; len(ps.queue) > 0 {
+	for _, ps := range p.partList {
+		if len(ps.queue) > 0 {
 			ps.queue[len(ps.queue)-1].closed = true
 		}
 	}
@@ -259,13 +258,14 @@ func (p *Producer) HandleMessage(ctx *sim.Context, from sim.NodeID, m sim.Messag
 	if !ok || !p.started || resp.CorrelationID < p.CorrelationBase || resp.CorrelationID > p.corr {
 		return false
 	}
-	req, ok := p.requests[resp.CorrelationID]
-	if !ok || req.node != from || resp.Connection != p.enc.Connection {
+	i, ok := p.findRequest(resp.CorrelationID)
+	if !ok || p.requests[i].node != from || resp.Connection != p.enc.Connection {
 		// Late (its request failed already), duplicated, or written to the
 		// connection of this node's previous life (wire.Response).
 		return true
 	}
-	delete(p.requests, resp.CorrelationID)
+	req := p.requests[i]
+	p.requests = slices.Delete(p.requests, i, i+1)
 	p.handleResponse(ctx, req, resp.Body)
 	p.run(ctx)
 	return true
@@ -324,20 +324,19 @@ func (p *Producer) nextWakeup(now sim.Time) (sim.Time, bool) {
 		}
 	}
 	for _, r := range p.requests {
-		take(r.deadline) // NB: a minimum, so map order does not matter
+		take(r.deadline)
 	}
 	for _, w := range p.waiting {
 		take(w.deadline)
 	}
-	for _, tp := range p.tps {
-		ps := p.parts[tp]
+	for _, ps := range p.partList {
 		for _, b := range ps.queue {
 			take(b.deadline)
 		}
 		for _, b := range ps.inflight {
 			take(b.deadline)
 		}
-		if t, ok := p.readyAt(ps); ok && p.txnWakeFor(tp) {
+		if t, ok := p.readyAt(ps); ok && p.txnWakeFor(ps.tp) {
 			take(t)
 		}
 	}

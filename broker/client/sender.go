@@ -69,7 +69,13 @@ func (p *Producer) call(ctx *sim.Context, broker int32, body kmsg.Request, r *re
 	if r.kind == reqProduce && p.cfg.Acks == config.AcksNone {
 		return
 	}
-	p.requests[r.corr] = r
+	p.requests = append(p.requests, r) // NB: r.corr is the highest yet, so the slice stays sorted
+}
+
+// findRequest returns the index of the request in flight with correlation
+// id corr, if there is one.
+func (p *Producer) findRequest(corr int32) (int, bool) {
+	return slices.BinarySearchFunc(p.requests, corr, func(r *request, corr int32) int { return cmp.Compare(r.corr, corr) })
 }
 
 // inflightTo counts the produce requests in flight to broker.
@@ -87,13 +93,13 @@ func (p *Producer) inflightTo(broker int32) int {
 func (p *Producer) drain(ctx *sim.Context) {
 	now := ctx.Now()
 	// NB: the ready partitions go to a reused slice, sorted by leader
-	// (stably: each leader's in p.tps order), in place of a map of slices
+	// (stably: each leader's in p.partList order), in place of a map of slices
 	// per call. The slice is taken, so a drain reentered from a callback
 	// gets its own.
 	ready := p.ready[:0]
 	p.ready = nil
-	for _, tp := range p.tps {
-		ps := p.parts[tp]
+	for _, ps := range p.partList {
+		tp := ps.tp
 		if len(ps.queue) == 0 {
 			continue
 		}
@@ -408,16 +414,19 @@ func (p *Producer) HandleDisconnect(ctx *sim.Context, node sim.NodeID) {
 // disconnect fails every request in flight to broker, in the order sent.
 func (p *Producer) disconnect(ctx *sim.Context, broker int32, now sim.Time) {
 	var rs []*request
-	for _, r := range p.requests {
+	for _, r := range p.requests { // NB: in correlation id order, the order sent
 		if r.broker == broker {
 			rs = append(rs, r)
 		}
 	}
-	slices.SortFunc(rs, func(a, b *request) int { return int(a.corr) - int(b.corr) })
 	ctx.Log("producer-disconnect", sim.I("broker", int64(broker)), sim.I("in-flight", int64(len(rs))))
 	p.meta.needUpdate = true
 	for _, r := range rs {
-		delete(p.requests, r.corr)
+		// NB: one at a time, as each is handled: a callback run below sees
+		// the rest still in flight.
+		if i, ok := p.findRequest(r.corr); ok {
+			p.requests = slices.Delete(p.requests, i, i+1)
+		}
 		err := ErrDisconnected
 		if r.deadline <= now {
 			err = ErrRequestTimeout
