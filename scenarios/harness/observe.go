@@ -68,11 +68,15 @@ type Observer struct {
 	// With timeline set, every change of a partition's replica states is
 	// kept, for replay's per-event view.
 	timeline bool
-	touched  uint64 // the brokers' sim.World.Touched sum at the last observation
-	dirty    []int  // the partitions (indexes into tps) the last event changed
-	snapBuf  [][]checkers.ReplicaState
-	last     map[string]string
-	Changes  []StateChange
+	// touched is each broker's sim.World.Touched at the last observation,
+	// by broker id; stale marks the brokers whose count moved since: only
+	// their replicas can have changed.
+	touched []uint64
+	stale   []bool
+	dirty   []int // the partitions (indexes into tps) the last event changed
+	snapBuf [][]checkers.ReplicaState
+	last    map[string]string
+	Changes []StateChange
 	// With timeline set, each replica's log is followed too, so that every
 	// truncation can show the log before and after it.
 	logs        map[storage.TopicPartition][]replicaLog
@@ -174,10 +178,12 @@ func (a *replicaSeen) set(alive, unclean bool, p *server.Partition) {
 
 // changed reports whether any replica differs from the last observation,
 // records the current state, and lists the partitions that changed in
-// o.dirty (indexes into o.tps).
+// o.dirty (indexes into o.tps). Only the replicas of the brokers in o.stale
+// are compared (all of them at the first observation).
 func (o *Observer) changed() bool {
 	o.dirty = o.dirty[:0]
-	if o.prev == nil {
+	first := o.prev == nil
+	if first {
 		o.prev = make([][]replicaSeen, len(o.Partitions))
 		for k := range o.Partitions {
 			o.prev[k] = make([]replicaSeen, len(o.reps[k]))
@@ -188,6 +194,9 @@ func (o *Observer) changed() bool {
 		seen := o.prev[k]
 		diff := false
 		for i, id := range o.reps[k] {
+			if !first && int(id) < len(o.stale) && !o.stale[id] {
+				continue // its broker ran no handler: the replica is as it was
+			}
 			b, alive := o.Broker(id)
 			var p *server.Partition
 			if alive {
@@ -210,15 +219,22 @@ func (o *Observer) changed() bool {
 func (o *Observer) observe() {
 	w := o.c.World
 	// An event that touched no broker (a client's, ZooKeeper's) cannot
-	// have changed a replica: skip the comparison.
-	touched := uint64(0)
-	for _, id := range o.c.Brokers {
-		touched += w.Touched(id)
+	// have changed a replica: skip the comparison. One that touched some
+	// can only have changed theirs.
+	if len(o.touched) < len(o.c.Brokers) {
+		o.touched = append(o.touched, make([]uint64, len(o.c.Brokers)-len(o.touched))...)
+		o.stale = append(o.stale, make([]bool, len(o.c.Brokers)-len(o.stale))...)
 	}
-	if touched == o.touched && o.prev != nil {
+	any := false
+	for i, id := range o.c.Brokers {
+		t := w.Touched(id)
+		o.stale[i] = t != o.touched[i]
+		o.touched[i] = t
+		any = any || o.stale[i]
+	}
+	if !any && o.prev != nil {
 		return
 	}
-	o.touched = touched
 	if !o.changed() {
 		return
 	}
