@@ -97,7 +97,7 @@ func cmpTP(a, b storage.TopicPartition) int {
 func (p *Producer) placeWaiting(ctx *sim.Context) {
 	keep := p.waiting[:0]
 	for _, w := range p.waiting {
-		if t := p.meta.topics[w.rec.Topic]; t != nil && len(t.partitions) > 0 {
+		if t := p.meta.topic(w.rec.Topic); t != nil && len(t.partitions) > 0 {
 			p.place(ctx, w)
 		} else {
 			keep = append(keep, w)
@@ -112,7 +112,7 @@ func (p *Producer) placeWaiting(ctx *sim.Context) {
 
 // place picks the record's partition and appends it to the accumulator.
 func (p *Producer) place(ctx *sim.Context, w *pending) {
-	t := p.meta.topics[w.rec.Topic]
+	t := p.meta.topic(w.rec.Topic)
 	n := len(t.partitions)
 	part := w.rec.Partition
 	if part >= int32(n) {

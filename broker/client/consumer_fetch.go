@@ -345,7 +345,7 @@ func (c *Consumer) sendFetches(ctx *sim.Context) {
 		}
 		if p.leaderSeen.leader < 0 {
 			// KIP-320: the position is checked against this leader from now on.
-			p.leaderSeen = c.meta.topics[p.tp.Topic].partitions[p.tp.Partition]
+			p.leaderSeen = c.meta.topic(p.tp.Topic).partitions[p.tp.Partition]
 		}
 		req := reqs[node]
 		if req == nil {
@@ -367,7 +367,7 @@ func (c *Consumer) sendFetches(ctx *sim.Context) {
 		fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes, fp.LogStartOffset = p.tp.Partition, p.fetchPos, int32(c.cfg.MaxPartitionFetchBytes), -1
 		fp.CurrentLeaderEpoch = -1 // a pre-2.1 client (Fetch v8 and older) does not send it
 		if c.cfg.TruncationDetection {
-			fp.CurrentLeaderEpoch = c.meta.topics[p.tp.Topic].partitions[p.tp.Partition].epoch
+			fp.CurrentLeaderEpoch = c.meta.topic(p.tp.Topic).partitions[p.tp.Partition].epoch
 		}
 		t.Partitions = append(t.Partitions, fp)
 		fetched[node] = append(fetched[node], p)

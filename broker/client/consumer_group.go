@@ -155,7 +155,7 @@ func (c *Consumer) applyMetadata(ctx *sim.Context, r *kmsg.MetadataResponse) {
 			}
 			t.partitions[rp.Partition] = pm
 		}
-		m.topics[*rt.Topic] = t
+		m.setTopic(*rt.Topic, t)
 	}
 	c.leadersChanged(ctx)
 	c.leaderCheckMetadata(ctx)

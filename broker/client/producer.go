@@ -182,7 +182,7 @@ func (p *Producer) Send(ctx *sim.Context, r Record, cb Callback) error {
 	rec := &pending{rec: r, cb: cb, ts: int64(now) / int64(sim.Millisecond), deadline: now.Add(p.MaxBlock)}
 	p.pending++
 	p.meta.want(r.Topic)
-	if t := p.meta.topics[r.Topic]; t != nil && len(t.partitions) > 0 {
+	if t := p.meta.topic(r.Topic); t != nil && len(t.partitions) > 0 {
 		p.place(ctx, rec)
 	} else {
 		p.waiting = append(p.waiting, rec)
