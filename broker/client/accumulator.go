@@ -32,6 +32,7 @@ type pending struct {
 type batch struct {
 	id       uint64
 	tp       storage.TopicPartition
+	ps       *partitionState // tp's
 	recs     []*pending
 	bytes    int
 	created  sim.Time
@@ -53,6 +54,7 @@ func (b *batch) lastSeq() int32 { return incrementSequence(b.seq, int32(len(b.re
 // producer, its sequence state.
 type partitionState struct {
 	tp         storage.TopicPartition
+	name       string   // tpName(tp), for the logs
 	queue      []*batch // not in flight; retries first, in sequence order
 	inflight   []*batch // in flight, in the order sent
 	nextSeq    int32
@@ -74,7 +76,7 @@ func estimateSize(r *Record) int {
 func (p *Producer) partitionState(tp storage.TopicPartition) *partitionState {
 	ps := p.parts[tp]
 	if ps == nil {
-		ps = &partitionState{tp: tp, acked: -1, firstAcked: -1}
+		ps = &partitionState{tp: tp, name: tpName(tp), acked: -1, firstAcked: -1}
 		p.parts[tp] = ps
 		i, _ := slices.BinarySearchFunc(p.partList, tp, func(x *partitionState, tp storage.TopicPartition) int { return cmpTP(x.tp, tp) })
 		p.partList = slices.Insert(p.partList, i, ps)
@@ -137,7 +139,7 @@ func (p *Producer) place(ctx *sim.Context, w *pending) {
 	if !p.fitsOpenBatch(tp, w) {
 		now := ctx.Now()
 		p.batchSeq++
-		ps.queue = append(ps.queue, &batch{id: p.batchSeq, tp: tp, created: now,
+		ps.queue = append(ps.queue, &batch{id: p.batchSeq, tp: tp, ps: ps, created: now,
 			deadline: now.Add(p.cfg.DeliveryTimeout), seq: -1, bytes: storage.RecordBatchOverhead})
 	}
 	b := ps.queue[len(ps.queue)-1]

@@ -26,6 +26,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // AnyPartition in Record.Partition lets the partitioner choose.
@@ -105,6 +106,8 @@ type Producer struct {
 	// ready and recs are the scratch of drain and encode, reused.
 	ready []readyPartition
 	recs  []storage.Record
+	// errTexts caches errorText's texts.
+	errTexts map[*kerr.Error]string
 }
 
 // New returns a producer with configuration cfg that finds the cluster

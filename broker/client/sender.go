@@ -174,14 +174,14 @@ func (p *Producer) sendProduce(ctx *sim.Context, leader int32, batches []*batch)
 	r := &request{kind: reqProduce, batches: batches}
 	p.call(ctx, leader, req, r)
 	for _, b := range batches {
-		ctx.Log("produce-send", sim.S("partition", tpName(b.tp)), sim.I("broker", int64(leader)), sim.I("batch", int64(b.id)),
+		ctx.Log("produce-send", sim.S("partition", b.ps.name), sim.I("broker", int64(leader)), sim.I("batch", int64(b.id)),
 			sim.I("records", int64(len(b.recs))), sim.I("base-seq", int64(b.seq)), sim.I("attempt", int64(b.attempts)), sim.I("corr", int64(r.corr)))
 	}
 	if p.cfg.Acks == config.AcksNone {
 		// No answer will come: Kafka completes the batch once it is sent,
 		// with offset -1 (outcome unknown).
 		for _, b := range batches {
-			p.completeBatch(ctx, p.parts[b.tp], b, -1)
+			p.completeBatch(ctx, b.ps, b, -1)
 		}
 	}
 }
@@ -207,6 +207,24 @@ func (p *Producer) encode(b *batch) []byte {
 	clear(recs)
 	p.recs = recs[:0]
 	return out
+}
+
+// errorText returns err.Error(), remembered for Kafka's errors (whose
+// Error formats its text anew each time: the sender logs one per retry).
+func (p *Producer) errorText(err error) string {
+	ke, ok := err.(*kerr.Error)
+	if !ok {
+		return err.Error()
+	}
+	if s, ok := p.errTexts[ke]; ok {
+		return s
+	}
+	if p.errTexts == nil {
+		p.errTexts = map[*kerr.Error]string{}
+	}
+	s := ke.Error()
+	p.errTexts[ke] = s
+	return s
 }
 
 func tpName(tp storage.TopicPartition) string {
@@ -260,7 +278,7 @@ func findPartition(resp *kmsg.ProduceResponse, tp storage.TopicPartition) (int16
 
 // batchAnswered applies one partition's answer to b.
 func (p *Producer) batchAnswered(ctx *sim.Context, b *batch, code int16, base int64) {
-	ps := p.parts[b.tp]
+	ps := b.ps
 	if code == 0 || (p.cfg.EnableIdempotence && code == kerr.DuplicateSequenceNumber.Code) {
 		// DUPLICATE_SEQUENCE_NUMBER: the broker already has the batch.
 		p.completeBatch(ctx, ps, b, base)
@@ -275,7 +293,7 @@ func (p *Producer) batchAnswered(ctx *sim.Context, b *batch, code int16, base in
 
 // batchError handles a failed attempt of b: retry it or fail it.
 func (p *Producer) batchError(ctx *sim.Context, b *batch, err error, unknown bool) {
-	ps := p.parts[b.tp]
+	ps := b.ps
 	b.unknown = b.unknown || unknown
 	b.lastErr = err
 	ke, _ := err.(*kerr.Error)
@@ -304,7 +322,7 @@ func (p *Producer) batchError(ctx *sim.Context, b *batch, err error, unknown boo
 		b.retries++
 		b.retryAt = ctx.Now().Add(p.cfg.RetryBackoff)
 		p.requeue(ps, b)
-		ctx.Log("produce-retry", sim.S("partition", tpName(b.tp)), sim.I("batch", int64(b.id)), sim.S("error", err.Error()),
+		ctx.Log("produce-retry", sim.S("partition", b.ps.name), sim.I("batch", int64(b.id)), sim.S("error", p.errorText(err)),
 			sim.I("retry", int64(b.retries)), sim.S("unknown", strconv.FormatBool(b.unknown)))
 		return
 	}
@@ -338,7 +356,7 @@ func (p *Producer) completeBatch(ctx *sim.Context, ps *partitionState, b *batch,
 		return // expired already: its records were failed
 	}
 	b.done = true
-	ctx.Log("produce-ack", sim.S("partition", tpName(b.tp)), sim.I("batch", int64(b.id)), sim.I("base-offset", base),
+	ctx.Log("produce-ack", sim.S("partition", b.ps.name), sim.I("batch", int64(b.id)), sim.I("base-offset", base),
 		sim.I("records", int64(len(b.recs))), sim.I("attempts", int64(b.attempts)))
 	for i, w := range b.recs {
 		off := int64(-1)
@@ -364,7 +382,7 @@ func (p *Producer) failBatch(ctx *sim.Context, ps *partitionState, b *batch, err
 		ps.queue = slices.DeleteFunc(ps.queue, func(x *batch) bool { return x == b })
 	}
 	definite := !b.unknown
-	ctx.Log("produce-fail", sim.S("partition", tpName(b.tp)), sim.I("batch", int64(b.id)), sim.S("error", err.Error()),
+	ctx.Log("produce-fail", sim.S("partition", b.ps.name), sim.I("batch", int64(b.id)), sim.S("error", p.errorText(err)),
 		sim.S("definite", strconv.FormatBool(definite)), sim.I("attempts", int64(b.attempts)))
 	for _, w := range b.recs {
 		p.completeRecord(ctx, w, b.tp.Partition, -1, &SendError{Err: err, Definite: definite, Attempts: b.attempts})
