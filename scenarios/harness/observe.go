@@ -86,6 +86,10 @@ type Observer struct {
 	readTo map[readKey]int64
 	// decoded is the batch appendEntries decodes into, reused.
 	decoded storage.RecordBatch
+	// values interns the record values appendEntries reads: each new
+	// leader's log is read again from its start, so most values were read
+	// before, and a lookup by the bytes allocates nothing.
+	values map[string]string
 	// topEpoch is the highest leader epoch a leader of tps[i] was seen in
 	// (+1; 0: none): a leader of a lower epoch is stale (a zombie), and its
 	// HW commits nothing (Vanlightly's inv_true_hwm is the non-stale
@@ -386,7 +390,18 @@ func LogEntries(l *storage.Log) []checkers.Entry {
 // appendEntries appends l's entries in [from, below) to out, decoding into
 // the observer's reused batch.
 func (o *Observer) appendEntries(out []checkers.Entry, l *storage.Log, from, below int64) []checkers.Entry {
-	return appendLogEntries(out, &o.decoded, l, from, below)
+	if o.values == nil {
+		o.values = map[string]string{}
+	}
+	walkLogEntries(&o.decoded, l, from, below, func(offset int64, epoch int32, value []byte) {
+		v, ok := o.values[string(value)]
+		if !ok {
+			v = string(value)
+			o.values[v] = v
+		}
+		out = append(out, checkers.Entry{Offset: offset, LeaderEpoch: epoch, Value: v})
+	})
+	return out
 }
 
 // appendLogEntries appends l's entries in [from, below) to out, decoding
