@@ -178,7 +178,12 @@ func (r *Recorder) pending(id OpID, what string) *Op {
 }
 
 func (r *Recorder) complete(id OpID, t sim.Time, out Outcome, errName string, want Kind) *Op {
-	op := r.pending(id, "completion ("+out.String()+")")
+	// NB: the panic text is built only when it is needed (once per
+	// completion it was an allocation).
+	if id < 0 || int(id) >= len(r.ops) || r.ops[id].Outcome != Pending {
+		r.pending(id, "completion ("+out.String()+")") // panics
+	}
+	op := &r.ops[id]
 	if want != 0 && op.Kind != want {
 		panic(fmt.Sprintf("checkers: %s completion of %s, a %s", want, op, op.Kind))
 	}

@@ -75,8 +75,11 @@ type Observer struct {
 	stale   []bool
 	dirty   []int // the partitions (indexes into tps) the last event changed
 	snapBuf [][]checkers.ReplicaState
-	last    map[string]string
-	Changes []StateChange
+	// committedBuf holds the Committed entries of tps[i]'s snapshot,
+	// reused like snapBuf.
+	committedBuf [][]checkers.Entry
+	last         map[string]string
+	Changes      []StateChange
 	// With timeline set, each replica's log is followed too, so that every
 	// truncation can show the log before and after it.
 	logs        map[storage.TopicPartition][]replicaLog
@@ -246,12 +249,14 @@ func (o *Observer) observe() {
 	// subset), into buffers reused between events.
 	if o.snapBuf == nil {
 		o.snapBuf = make([][]checkers.ReplicaState, len(o.Partitions))
+		o.committedBuf = make([][]checkers.Entry, len(o.Partitions))
 	}
 	o.snaps = o.snaps[:0]
 	src := o.controllerSource()
 	for _, k := range o.dirty {
 		tp := o.Partitions[k]
-		snap := checkers.PartitionSnapshot{Topic: tp.Topic, Partition: tp.Partition, Replicas: o.snapBuf[k][:0], Controller: o.controllerView(src, k, tp)}
+		snap := checkers.PartitionSnapshot{Topic: tp.Topic, Partition: tp.Partition, Replicas: o.snapBuf[k][:0], Controller: o.controllerView(src, k, tp),
+			Committed: o.committedBuf[k][:0]}
 		for _, id := range o.reps[k] {
 			b, alive := o.Broker(id)
 			var p *server.Partition
@@ -275,6 +280,7 @@ func (o *Observer) observe() {
 			}
 		}
 		o.snapBuf[k] = snap.Replicas
+		o.committedBuf[k] = snap.Committed // NB: the monitor copies the entries it keeps
 		o.snaps = append(o.snaps, snap)
 		if o.timeline {
 			o.followLogs(tp)
