@@ -47,8 +47,9 @@ type request struct {
 	broker   int32
 	node     sim.NodeID
 	deadline sim.Time
-	batches  []*batch // produce
-	op       *txnOp   // transactional
+	batches  []*batch  // produce
+	inline   [3]*batch // batches' storage when they are few
+	op       *txnOp    // transactional
 }
 
 // nodeName is a broker's node name in the simulation.
@@ -127,7 +128,13 @@ func (p *Producer) drain(ctx *sim.Context) {
 		if p.inflightTo(leader) >= p.cfg.MaxInFlightRequestsPerConnection {
 			continue
 		}
-		batches := make([]*batch, 0, len(group))
+		// NB: the request is made here so that its batches can live in
+		// it (one allocation for both, in the common case of a few).
+		req := &request{kind: reqProduce}
+		batches := req.inline[:0]
+		if len(group) > len(req.inline) {
+			batches = make([]*batch, 0, len(group))
+		}
 		for _, r := range group {
 			ps := r.ps
 			b := ps.queue[0]
@@ -139,7 +146,8 @@ func (p *Producer) drain(ctx *sim.Context) {
 			ps.inflight = append(ps.inflight, b)
 			batches = append(batches, b)
 		}
-		p.sendProduce(ctx, leader, batches)
+		req.batches = batches
+		p.sendProduce(ctx, leader, req)
 	}
 	clear(ready)
 	p.ready = ready[:0]
@@ -151,8 +159,9 @@ type readyPartition struct {
 	ps     *partitionState
 }
 
-// sendProduce sends batches (sorted by partition) to leader.
-func (p *Producer) sendProduce(ctx *sim.Context, leader int32, batches []*batch) {
+// sendProduce sends r's batches (sorted by partition) to leader.
+func (p *Producer) sendProduce(ctx *sim.Context, leader int32, r *request) {
+	batches := r.batches
 	req := kmsg.NewPtrProduceRequest()
 	req.Version = 7
 	req.Acks = int16(p.cfg.Acks)
@@ -166,12 +175,13 @@ func (p *Producer) sendProduce(ctx *sim.Context, leader int32, batches []*batch)
 	for _, b := range batches {
 		b.attempts++
 		if n := len(req.Topics); n == 0 || req.Topics[n-1].Topic != b.tp.Topic {
-			req.Topics = append(req.Topics, kmsg.ProduceRequestTopic{Topic: b.tp.Topic})
+			// NB: room for all the batches, the usual case being one topic.
+			req.Topics = append(req.Topics, kmsg.ProduceRequestTopic{Topic: b.tp.Topic,
+				Partitions: make([]kmsg.ProduceRequestTopicPartition, 0, len(batches))})
 		}
 		t := &req.Topics[len(req.Topics)-1]
 		t.Partitions = append(t.Partitions, kmsg.ProduceRequestTopicPartition{Partition: b.tp.Partition, Records: p.encode(b)})
 	}
-	r := &request{kind: reqProduce, batches: batches}
 	p.call(ctx, leader, req, r)
 	for _, b := range batches {
 		ctx.Log("produce-send", sim.S("partition", b.ps.name), sim.I("broker", int64(leader)), sim.I("batch", int64(b.id)),
