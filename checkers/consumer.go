@@ -58,7 +58,7 @@ type consumerFacts struct {
 	loss      map[tp]string  // the first loss fact of a partition that excuses one of its sends
 	offsets   string         // why a __consumer_offsets partition may have lost commits ("" if it may not)
 	known     map[tp][]int64 // sorted known offsets
-	acked     map[tp][]Op    // acknowledged sends
+	acked     map[tp][]*Op   // acknowledged sends, into h.Ops
 	values    map[tp]map[int64]offsetValues
 }
 
@@ -83,7 +83,7 @@ func (vs offsetValues) count() int { return 1 + len(vs.more) }
 
 func newConsumerFacts(h History, f Final) *consumerFacts {
 	cf := &consumerFacts{h: h, semantics: map[string]string{}, group: map[string]string{}, con: newContract(f), loss: map[tp]string{},
-		known: map[tp][]int64{}, acked: map[tp][]Op{}, values: map[tp]map[int64]offsetValues{}}
+		known: map[tp][]int64{}, acked: map[tp][]*Op{}, values: map[tp]map[int64]offsetValues{}}
 	cf.unfenced = map[string]bool{}
 	for _, c := range h.Consumers {
 		cf.semantics[c.Process], cf.group[c.Process] = c.Semantics, c.Group
@@ -107,7 +107,8 @@ func newConsumerFacts(h History, f Final) *consumerFacts {
 		vs.add(v)
 		m[off] = vs
 	}
-	for _, op := range h.Ops {
+	for i := range h.Ops {
+		op := &h.Ops[i]
 		k := tp{op.Topic, op.Partition}
 		switch {
 		case op.Kind == Send && op.Outcome == OK:
@@ -261,7 +262,7 @@ func Consumers(h History, f Final) Verdict {
 					anomalies = append(anomalies, a)
 				}
 			}
-			var unseen []Op
+			var unseen []*Op
 			for _, s := range cf.acked[k] {
 				if _, ok := dv[s.Value]; ok || s.Offset < start[g][k] {
 					continue
@@ -277,7 +278,7 @@ func Consumers(h History, f Final) Verdict {
 				// partition below the group's position (offsets reused)
 				// made the group skip it: before KIP-320 a consumer cannot
 				// tell.
-				if why, ok := cf.con.lossExcuse(s); ok && !a.Permitted {
+				if why, ok := cf.con.lossExcuse(*s); ok && !a.Permitted {
 					a.Permitted, a.Description = true, a.Description+"; "+why
 				} else if !a.Permitted && cf.permitted(k) {
 					a.Permitted, a.Description = true, a.Description+cf.lossNote(k)
