@@ -81,8 +81,8 @@ func (vs *offsetValues) add(v string) {
 // count returns the number of distinct values.
 func (vs offsetValues) count() int { return 1 + len(vs.more) }
 
-func newConsumerFacts(h History, f Final) *consumerFacts {
-	cf := &consumerFacts{h: h, semantics: map[string]string{}, group: map[string]string{}, con: newContract(f), loss: map[tp]string{},
+func newConsumerFacts(h History, f Final, con *contract) *consumerFacts {
+	cf := &consumerFacts{h: h, semantics: map[string]string{}, group: map[string]string{}, con: con, loss: map[tp]string{},
 		known: map[tp][]int64{}, acked: map[tp][]*Op{}, values: map[tp]map[int64]offsetValues{}}
 	cf.unfenced = map[string]bool{}
 	for _, c := range h.Consumers {
@@ -193,7 +193,12 @@ func (cf *consumerFacts) lossNote(k tp) string {
 
 // Consumers checks the deliveries of group consumers.
 func Consumers(h History, f Final) Verdict {
-	cf := newConsumerFacts(h, f)
+	return consumers(h, newConsumerFacts(h, f, newContract(f)))
+}
+
+// consumers is Consumers with the run's consumer facts given (CheckAll
+// builds them once for Consumers and Groups).
+func consumers(h History, cf *consumerFacts) Verdict {
 	var anomalies []Anomaly
 	// inconsistent-offsets
 	for _, k := range sortedTPs(cf.values) {
