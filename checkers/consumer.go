@@ -92,12 +92,17 @@ func newConsumerFacts(h History, f Final, con *contract) *consumerFacts {
 		}
 	}
 	cf.lossFacts(h, f)
-	addKnown := func(k tp, off int64, v string) {
+	// valuesOf returns k's values by offset. NB: the loops below look it
+	// up once per op, not per record (hashing a tp hashes its topic).
+	valuesOf := func(k tp) map[int64]offsetValues {
 		m := cf.values[k]
 		if m == nil {
 			m = map[int64]offsetValues{}
 			cf.values[k] = m
 		}
+		return m
+	}
+	addKnown := func(k tp, m map[int64]offsetValues, off int64, v string) {
 		vs, ok := m[off]
 		if !ok {
 			cf.known[k] = append(cf.known[k], off)
@@ -113,17 +118,24 @@ func newConsumerFacts(h History, f Final, con *contract) *consumerFacts {
 		switch {
 		case op.Kind == Send && op.Outcome == OK:
 			cf.acked[k] = append(cf.acked[k], op)
-			addKnown(k, op.Offset, op.Value)
+			addKnown(k, valuesOf(k), op.Offset, op.Value)
 		case op.Kind == Consume && op.Outcome == OK:
-			for _, r := range op.Records {
-				addKnown(k, r.Offset, r.Value)
+			if len(op.Records) > 0 {
+				m := valuesOf(k)
+				for _, r := range op.Records {
+					addKnown(k, m, r.Offset, r.Value)
+				}
 			}
 		}
 	}
 	for _, pf := range f.Partitions {
 		if judge, ok := pf.Judge(); ok {
-			for _, e := range committed(judge) {
-				addKnown(tp{pf.Topic, pf.Partition}, e.Offset, e.Value)
+			k := tp{pf.Topic, pf.Partition}
+			if es := committed(judge); len(es) > 0 {
+				m := valuesOf(k)
+				for _, e := range es {
+					addKnown(k, m, e.Offset, e.Value)
+				}
 			}
 		}
 	}
