@@ -65,6 +65,9 @@ type Observer struct {
 	// monitor is only fed when something changed (most events are pings
 	// and timers that change no replica).
 	prev [][]replicaSeen // per tps[i]
+	// refs caches each replica's *server.Partition (replicaOf), per tps[i]
+	// and replica.
+	refs [][]replicaRef
 	// With timeline set, every change of a partition's replica states is
 	// kept, for replay's per-event view.
 	timeline bool
@@ -183,6 +186,34 @@ func (a *replicaSeen) set(alive, unclean bool, p *server.Partition) {
 	a.pending = append(a.pending[:0], p.PendingISRView()...)
 }
 
+// replicaRef is a broker's replica as last looked up.
+type replicaRef struct {
+	b *server.Broker
+	p *server.Partition
+}
+
+// replicaOf returns broker b's replica of tps[k] (its i-th replica), nil
+// if it has none. NB: the lookup hashes the topic name, and the observer
+// makes it for every replica of every broker an event touched; so the
+// answer is kept while it must be the same: same broker instance (a
+// restart makes a new one), and a replica not Offline (a broker sets its
+// replica Offline before it drops it, and never touches it after).
+func (o *Observer) replicaOf(k, i int, b *server.Broker) *server.Partition {
+	if o.refs == nil {
+		o.refs = make([][]replicaRef, len(o.Partitions))
+		for k := range o.Partitions {
+			o.refs[k] = make([]replicaRef, len(o.reps[k]))
+		}
+	}
+	ref := &o.refs[k][i]
+	if ref.b == b && ref.p != nil && ref.p.Role() != server.Offline {
+		return ref.p
+	}
+	p, _ := b.Partition(o.Partitions[k])
+	ref.b, ref.p = b, p
+	return p
+}
+
 // changed reports whether any replica differs from the last observation,
 // records the current state, and lists the partitions that changed in
 // o.dirty (indexes into o.tps). Only the replicas of the brokers in o.stale
@@ -197,7 +228,7 @@ func (o *Observer) changed() bool {
 			o.prev[k][0].role = 254 // never a role: the first observation differs
 		}
 	}
-	for k, tp := range o.Partitions {
+	for k := range o.Partitions {
 		seen := o.prev[k]
 		diff := false
 		for i, id := range o.reps[k] {
@@ -207,7 +238,7 @@ func (o *Observer) changed() bool {
 			b, alive := o.Broker(id)
 			var p *server.Partition
 			if alive {
-				p, _ = b.Partition(tp)
+				p = o.replicaOf(k, i, b)
 			}
 			if !seen[i].same(alive, o.unclean[id], p) {
 				seen[i].set(alive, o.unclean[id], p)
@@ -257,11 +288,11 @@ func (o *Observer) observe() {
 		tp := o.Partitions[k]
 		snap := checkers.PartitionSnapshot{Topic: tp.Topic, Partition: tp.Partition, Replicas: o.snapBuf[k][:0], Controller: o.controllerView(src, k, tp),
 			Committed: o.committedBuf[k][:0]}
-		for _, id := range o.reps[k] {
+		for i, id := range o.reps[k] {
 			b, alive := o.Broker(id)
 			var p *server.Partition
 			if alive {
-				p, _ = b.Partition(tp)
+				p = o.replicaOf(k, i, b)
 			}
 			snap.Replicas = append(snap.Replicas, replicaState(id, alive, p, o.unclean[id]))
 			if o.topEpoch == nil {
