@@ -12,6 +12,7 @@ package checkers
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -52,6 +53,11 @@ func (r *Recorder) Invoke(op Op) OpID {
 	op.Index = len(r.ops)
 	op.Outcome = Pending
 	op.Complete = op.Invoke
+	if len(r.ops) == cap(r.ops) {
+		// NB: doubling: append grows a long slice by a quarter, and a
+		// run's ops, hundreds of bytes each, got copied five times over.
+		r.ops = slices.Grow(r.ops, max(cap(r.ops), 64))
+	}
 	r.ops = append(r.ops, op)
 	r.open++
 	return OpID(op.Index)
