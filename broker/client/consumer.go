@@ -428,6 +428,13 @@ func (c *Consumer) Poll(ctx *sim.Context) ([]ConsumerRecord, error) {
 	c.polling = false
 	var out []ConsumerRecord
 	n := len(c.parts)
+	avail := 0
+	for _, p := range c.parts {
+		avail += len(p.buffer)
+	}
+	if m := min(avail, c.cfg.MaxPollRecords); m > 0 {
+		out = make([]ConsumerRecord, 0, m) // NB: one allocation, not append's doublings
+	}
 	for i := 0; i < n && len(out) < c.cfg.MaxPollRecords; i++ {
 		p := c.parts[(c.cursor+i)%n]
 		take := min(len(p.buffer), c.cfg.MaxPollRecords-len(out))

@@ -492,6 +492,13 @@ func (c *Consumer) buffer(ctx *sim.Context, p *partState, batches []storage.Reco
 	abortedPIDs := map[int64]bool{}
 	skipped := false
 	p.skipTo = -1
+	// NB: room for every record up front (an upper bound), not the
+	// doublings of append from an empty buffer.
+	n := 0
+	for _, b := range batches {
+		n += len(b.Records)
+	}
+	p.buffer = slices.Grow(p.buffer, n)
 	for _, b := range batches {
 		next := b.NextOffset()
 		if next <= p.fetchPos {
