@@ -149,7 +149,13 @@ func porcupineHistory(h History) ([][]porcupine.Operation, []model.Key, []string
 		op  porcupine.Operation
 		key tp
 	}
-	var ops []porcupine.Operation
+	n := 0 // NB: ops gets room for every op it may take, at once
+	for i := range h.Ops {
+		if k := h.Ops[i].Kind; k == Send || k == Poll || k == ReadHW {
+			n++
+		}
+	}
+	ops := make([]porcupine.Operation, 0, n)
 	var unresolved []pending
 	named := make(map[tp]map[int64]bool) // offsets named by a value
 	need := make(map[tp]int64)           // one past the highest offset named or implied
