@@ -408,7 +408,7 @@ func (o *Observer) final(ctrl *controller.Controller, manual map[storage.TopicPa
 			}
 			r := checkers.Replica{ReplicaState: replicaState(id, alive, p, o.unclean[id])}
 			if p != nil && alive {
-				r.Log = LogEntries(p.Log())
+				r.Log = o.appendEntries(nil, p.Log(), p.Log().LogStartOffset(), math.MaxInt64) // LogEntries, values interned
 			}
 			pf.Replicas = append(pf.Replicas, r)
 		}
