@@ -231,7 +231,22 @@ func consumers(h History, cf *consumerFacts) Verdict {
 	}
 	byGroup := map[string]map[tp]map[string][]delivery{}
 	start := map[string]map[tp]int64{}
-	for _, op := range h.Ops {
+	// NB: a value's first delivery is a one-element slice carved from a
+	// shared block (most values are delivered once: a slice each cost an
+	// allocation per record); a second one makes append copy it out.
+	var block []delivery
+	deliver := func(ds []delivery, d delivery) []delivery {
+		if ds != nil {
+			return append(ds, d)
+		}
+		if len(block) == cap(block) {
+			block = make([]delivery, 0, 1024)
+		}
+		block = append(block, d)
+		return block[len(block)-1 : len(block) : len(block)]
+	}
+	for i := range h.Ops {
+		op := &h.Ops[i]
 		if op.Kind != Consume || op.Outcome != OK || op.Group == "" {
 			continue
 		}
@@ -239,13 +254,15 @@ func consumers(h History, cf *consumerFacts) Verdict {
 		if byGroup[op.Group] == nil {
 			byGroup[op.Group], start[op.Group] = map[tp]map[string][]delivery{}, map[tp]int64{}
 		}
-		if byGroup[op.Group][k] == nil {
-			byGroup[op.Group][k] = map[string][]delivery{}
+		dv := byGroup[op.Group][k]
+		if dv == nil {
+			dv = map[string][]delivery{}
+			byGroup[op.Group][k] = dv
 			start[op.Group][k] = op.FetchOffset
 		}
 		start[op.Group][k] = min(start[op.Group][k], op.FetchOffset)
 		for _, r := range op.Records {
-			byGroup[op.Group][k][r.Value] = append(byGroup[op.Group][k][r.Value], delivery{op.Index, r.Offset})
+			dv[r.Value] = deliver(dv[r.Value], delivery{op.Index, r.Offset})
 		}
 	}
 	groups := make([]string, 0, len(byGroup))
