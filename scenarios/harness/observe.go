@@ -96,6 +96,9 @@ type Observer struct {
 	// leader's log is read again from its start, so most values were read
 	// before, and a lookup by the bytes allocates nothing.
 	values map[string]string
+	// passed holds, per tps[i] and base offset, the bytes of each batch
+	// committedEntries passed on whole.
+	passed []map[int64][]byte
 	// topEpoch is the highest leader epoch a leader of tps[i] was seen in
 	// (+1; 0: none): a leader of a lower epoch is stale (a zombie), and its
 	// HW commits nothing (Vanlightly's inv_true_hwm is the non-stale
@@ -305,7 +308,7 @@ func (o *Observer) observe() {
 				}
 				rk := readKey{k, id, p.LeaderEpoch()}
 				if hw := p.HighWatermark(); hw > o.readTo[rk] {
-					snap.Committed = o.appendEntries(snap.Committed, p.Log(), o.readTo[rk], hw)
+					snap.Committed = o.committedEntries(snap.Committed, k, p.Log(), o.readTo[rk], hw)
 					o.readTo[rk] = hw
 				}
 			}
