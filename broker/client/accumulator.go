@@ -34,6 +34,7 @@ type batch struct {
 	tp       storage.TopicPartition
 	ps       *partitionState // tp's
 	recs     []*pending
+	first    [1]*pending // recs' storage while it holds one record (most batches)
 	bytes    int
 	created  sim.Time
 	deadline sim.Time // created + delivery.timeout.ms
@@ -139,8 +140,10 @@ func (p *Producer) place(ctx *sim.Context, w *pending) {
 	if !p.fitsOpenBatch(tp, w) {
 		now := ctx.Now()
 		p.batchSeq++
-		ps.queue = append(ps.queue, &batch{id: p.batchSeq, tp: tp, ps: ps, created: now,
-			deadline: now.Add(p.cfg.DeliveryTimeout), seq: -1, bytes: storage.RecordBatchOverhead})
+		b := &batch{id: p.batchSeq, tp: tp, ps: ps, created: now,
+			deadline: now.Add(p.cfg.DeliveryTimeout), seq: -1, bytes: storage.RecordBatchOverhead}
+		b.recs = b.first[:0]
+		ps.queue = append(ps.queue, b)
 	}
 	b := ps.queue[len(ps.queue)-1]
 	b.recs = append(b.recs, w)
