@@ -184,7 +184,7 @@ type Consumer struct {
 	bootstrap []int32
 	enc       wire.Encoder
 	corr      int32
-	requests  []*consumerRequest         // in flight, by correlation id (ascending: ids only grow)
+	requests  []*consumerRequest         // in flight, sorted by correlation id
 	backoff   map[sim.NodeID]connBackoff // brokers whose connection was reset
 	meta      metadata
 	metaRetry sim.Time

@@ -51,7 +51,15 @@ func (c *Consumer) call(ctx *sim.Context, broker int32, body kmsg.Request, done 
 			r.sent = true
 		}
 	}
-	c.requests = append(c.requests, r) // NB: c.corr is the highest yet, so the slice stays sorted
+	// NB: c.corr is the highest yet, so r goes last; except after a
+	// restart of the same consumer (Start starts the ids over): then it
+	// takes its place, and the place of a request of the last life with its
+	// id, as a map by id would.
+	if i, found := c.findRequest(r.corr); found {
+		c.requests[i] = r
+	} else {
+		c.requests = slices.Insert(c.requests, i, r)
+	}
 	return r
 }
 

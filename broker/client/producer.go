@@ -88,7 +88,7 @@ type Producer struct {
 	bootstrap []int32
 	enc       wire.Encoder
 	corr      int32
-	requests  []*request // in flight, by correlation id (ascending: ids only grow)
+	requests  []*request // in flight, sorted by correlation id
 	meta      metadata
 	part      *partitioner
 	parts     map[storage.TopicPartition]*partitionState

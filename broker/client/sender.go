@@ -70,7 +70,15 @@ func (p *Producer) call(ctx *sim.Context, broker int32, body kmsg.Request, r *re
 	if r.kind == reqProduce && p.cfg.Acks == config.AcksNone {
 		return
 	}
-	p.requests = append(p.requests, r) // NB: r.corr is the highest yet, so the slice stays sorted
+	// NB: r.corr is the highest yet, so r goes last; except after a restart
+	// of the same producer (Start starts the ids over): then it takes its
+	// place, and the place of a request of the last life with its id, as
+	// a map by id would.
+	if i, found := p.findRequest(r.corr); found {
+		p.requests[i] = r
+	} else {
+		p.requests = slices.Insert(p.requests, i, r)
+	}
 }
 
 // findRequest returns the index of the request in flight with correlation
