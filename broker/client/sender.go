@@ -70,10 +70,14 @@ func (p *Producer) call(ctx *sim.Context, broker int32, body kmsg.Request, r *re
 	if r.kind == reqProduce && p.cfg.Acks == config.AcksNone {
 		return
 	}
-	// NB: r.corr is the highest yet, so r goes last; except after a restart
-	// of the same producer (Start starts the ids over): then it takes its
-	// place, and the place of a request of the last life with its id, as
-	// a map by id would.
+	p.addRequest(r)
+}
+
+// addRequest records r as in flight. NB: r.corr is the highest yet, so r
+// goes last; except after a restart of the same producer (Start starts the
+// ids over): then it takes its place, and the place of a request of the
+// last life with its id, as a map by id would.
+func (p *Producer) addRequest(r *request) {
 	if i, found := p.findRequest(r.corr); found {
 		p.requests[i] = r
 	} else {
