@@ -55,7 +55,9 @@ func (c *Consumer) call(ctx *sim.Context, broker int32, body kmsg.Request, done 
 	// restart of the same consumer (Start starts the ids over): then it
 	// takes its place, and the place of a request of the last life with its
 	// id, as a map by id would.
-	if i, found := c.findRequest(r.corr); found {
+	if n := len(c.requests); n == 0 || c.requests[n-1].corr < r.corr {
+		c.requests = append(c.requests, r)
+	} else if i, found := c.findRequest(r.corr); found {
 		c.requests[i] = r
 	} else {
 		c.requests = slices.Insert(c.requests, i, r)

@@ -78,6 +78,10 @@ func (p *Producer) call(ctx *sim.Context, broker int32, body kmsg.Request, r *re
 // ids over): then it takes its place, and the place of a request of the
 // last life with its id, as a map by id would.
 func (p *Producer) addRequest(r *request) {
+	if n := len(p.requests); n == 0 || p.requests[n-1].corr < r.corr {
+		p.requests = append(p.requests, r)
+		return
+	}
 	if i, found := p.findRequest(r.corr); found {
 		p.requests[i] = r
 	} else {
