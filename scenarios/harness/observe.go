@@ -77,7 +77,12 @@ type Observer struct {
 	touched []uint64
 	stale   []bool
 	dirty   []int // the partitions (indexes into tps) the last event changed
-	snapBuf [][]checkers.ReplicaState
+	// onBroker and unknownBroker index the replicas for changed
+	// (indexReplicas); diffs is its scratch, per tps[i].
+	onBroker      [][]replicaAt
+	unknownBroker []replicaAt
+	diffs         []bool
+	snapBuf       [][]checkers.ReplicaState
 	// committedBuf holds the Committed entries of tps[i]'s snapshot,
 	// reused like snapBuf.
 	committedBuf [][]checkers.Entry
@@ -189,34 +194,6 @@ func (a *replicaSeen) set(alive, unclean bool, p *server.Partition) {
 	a.pending = append(a.pending[:0], p.PendingISRView()...)
 }
 
-// replicaRef is a broker's replica as last looked up.
-type replicaRef struct {
-	b *server.Broker
-	p *server.Partition
-}
-
-// replicaOf returns broker b's replica of tps[k] (its i-th replica), nil
-// if it has none. NB: the lookup hashes the topic name, and the observer
-// makes it for every replica of every broker an event touched; so the
-// answer is kept while it must be the same: same broker instance (a
-// restart makes a new one), and a replica not Offline (a broker sets its
-// replica Offline before it drops it, and never touches it after).
-func (o *Observer) replicaOf(k, i int, b *server.Broker) *server.Partition {
-	if o.refs == nil {
-		o.refs = make([][]replicaRef, len(o.Partitions))
-		for k := range o.Partitions {
-			o.refs[k] = make([]replicaRef, len(o.reps[k]))
-		}
-	}
-	ref := &o.refs[k][i]
-	if ref.b == b && ref.p != nil && ref.p.Role() != server.Offline {
-		return ref.p
-	}
-	p, _ := b.Partition(o.Partitions[k])
-	ref.b, ref.p = b, p
-	return p
-}
-
 // changed reports whether any replica differs from the last observation,
 // records the current state, and lists the partitions that changed in
 // o.dirty (indexes into o.tps). Only the replicas of the brokers in o.stale
@@ -231,25 +208,46 @@ func (o *Observer) changed() bool {
 			o.prev[k][0].role = 254 // never a role: the first observation differs
 		}
 	}
-	for k := range o.Partitions {
-		seen := o.prev[k]
-		diff := false
-		for i, id := range o.reps[k] {
-			if !first && int(id) < len(o.stale) && !o.stale[id] {
-				continue // its broker ran no handler: the replica is as it was
-			}
-			b, alive := o.Broker(id)
-			var p *server.Partition
-			if alive {
-				p = o.replicaOf(k, i, b)
-			}
-			if !seen[i].same(alive, o.unclean[id], p) {
-				seen[i].set(alive, o.unclean[id], p)
-				diff = true
+	if len(o.diffs) != len(o.Partitions) {
+		o.diffs = make([]bool, len(o.Partitions))
+	}
+	compare := func(r replicaAt) {
+		id := o.reps[r.k][r.i]
+		b, alive := o.Broker(id)
+		var p *server.Partition
+		if alive {
+			p = o.replicaOf(r.k, r.i, b)
+		}
+		if seen := &o.prev[r.k][r.i]; !seen.same(alive, o.unclean[id], p) {
+			seen.set(alive, o.unclean[id], p)
+			o.diffs[r.k] = true
+		}
+	}
+	if first {
+		for k := range o.Partitions {
+			for i := range o.reps[k] {
+				compare(replicaAt{k, i})
 			}
 		}
-		if diff {
-			o.dirty = append(o.dirty, k)
+	} else {
+		// NB: only the replicas of the brokers that ran a handler (their
+		// broker's list), and those of brokers o.stale does not know yet.
+		o.indexReplicas()
+		for id, stale := range o.stale {
+			if stale {
+				for _, r := range o.onBroker[id] {
+					compare(r)
+				}
+			}
+		}
+		for _, r := range o.unknownBroker {
+			compare(r)
+		}
+	}
+	for k, d := range o.diffs {
+		if d {
+			o.dirty = append(o.dirty, k) // in partition order, as the monitor is fed
+			o.diffs[k] = false
 		}
 	}
 	return len(o.dirty) > 0
