@@ -41,10 +41,10 @@ func AckedLoss(h History, f Final) Verdict {
 
 // ackedLoss is AckedLoss with the run's contract given (CheckAll builds one for all).
 func ackedLoss(h History, f Final, c *contract) Verdict {
-	byTP := make(map[tp][]Op)
+	byTP := make(map[tp][]*Op) // NB: pointers into h.Ops: an Op is large to copy and sort
 	total := 0
-	for _, op := range h.Ops {
-		if op.Kind == Send && op.Outcome == OK {
+	for i := range h.Ops {
+		if op := &h.Ops[i]; op.Kind == Send && op.Outcome == OK {
 			k := tp{op.Topic, op.Partition}
 			byTP[k] = append(byTP[k], op)
 			total++
@@ -110,7 +110,7 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 			if len(a.Replicas) > 0 {
 				desc += "; still held by " + brokerList(a.Replicas)
 			}
-			why, permitted := c.lossExcuse(op)
+			why, permitted := c.lossExcuse(*op)
 			if off := offlineWhy(f.Facts.Offline, k.topic, k.partition); a.Kind == "uncommitted" && off != "" && !permitted {
 				// Not lost: held, but the partition has no leader to commit
 				// it (offline by design, KIP-966).

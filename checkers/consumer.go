@@ -58,7 +58,7 @@ type consumerFacts struct {
 	loss      map[tp]string  // the first loss fact of a partition that excuses one of its sends
 	offsets   string         // why a __consumer_offsets partition may have lost commits ("" if it may not)
 	known     map[tp][]int64 // sorted known offsets
-	acked     map[tp][]Op    // acknowledged sends
+	acked     map[tp][]*Op   // acknowledged sends, into h.Ops
 	values    map[tp]map[int64]offsetValues
 }
 
@@ -81,9 +81,9 @@ func (vs *offsetValues) add(v string) {
 // count returns the number of distinct values.
 func (vs offsetValues) count() int { return 1 + len(vs.more) }
 
-func newConsumerFacts(h History, f Final) *consumerFacts {
-	cf := &consumerFacts{h: h, semantics: map[string]string{}, group: map[string]string{}, con: newContract(f), loss: map[tp]string{},
-		known: map[tp][]int64{}, acked: map[tp][]Op{}, values: map[tp]map[int64]offsetValues{}}
+func newConsumerFacts(h History, f Final, con *contract) *consumerFacts {
+	cf := &consumerFacts{h: h, semantics: map[string]string{}, group: map[string]string{}, con: con, loss: map[tp]string{},
+		known: map[tp][]int64{}, acked: map[tp][]*Op{}, values: map[tp]map[int64]offsetValues{}}
 	cf.unfenced = map[string]bool{}
 	for _, c := range h.Consumers {
 		cf.semantics[c.Process], cf.group[c.Process] = c.Semantics, c.Group
@@ -92,12 +92,17 @@ func newConsumerFacts(h History, f Final) *consumerFacts {
 		}
 	}
 	cf.lossFacts(h, f)
-	addKnown := func(k tp, off int64, v string) {
+	// valuesOf returns k's values by offset. NB: the loops below look it
+	// up once per op, not per record (hashing a tp hashes its topic).
+	valuesOf := func(k tp) map[int64]offsetValues {
 		m := cf.values[k]
 		if m == nil {
 			m = map[int64]offsetValues{}
 			cf.values[k] = m
 		}
+		return m
+	}
+	addKnown := func(k tp, m map[int64]offsetValues, off int64, v string) {
 		vs, ok := m[off]
 		if !ok {
 			cf.known[k] = append(cf.known[k], off)
@@ -107,22 +112,30 @@ func newConsumerFacts(h History, f Final) *consumerFacts {
 		vs.add(v)
 		m[off] = vs
 	}
-	for _, op := range h.Ops {
+	for i := range h.Ops {
+		op := &h.Ops[i]
 		k := tp{op.Topic, op.Partition}
 		switch {
 		case op.Kind == Send && op.Outcome == OK:
 			cf.acked[k] = append(cf.acked[k], op)
-			addKnown(k, op.Offset, op.Value)
+			addKnown(k, valuesOf(k), op.Offset, op.Value)
 		case op.Kind == Consume && op.Outcome == OK:
-			for _, r := range op.Records {
-				addKnown(k, r.Offset, r.Value)
+			if len(op.Records) > 0 {
+				m := valuesOf(k)
+				for _, r := range op.Records {
+					addKnown(k, m, r.Offset, r.Value)
+				}
 			}
 		}
 	}
 	for _, pf := range f.Partitions {
 		if judge, ok := pf.Judge(); ok {
-			for _, e := range committed(judge) {
-				addKnown(tp{pf.Topic, pf.Partition}, e.Offset, e.Value)
+			k := tp{pf.Topic, pf.Partition}
+			if es := committed(judge); len(es) > 0 {
+				m := valuesOf(k)
+				for _, e := range es {
+					addKnown(k, m, e.Offset, e.Value)
+				}
 			}
 		}
 	}
@@ -192,7 +205,12 @@ func (cf *consumerFacts) lossNote(k tp) string {
 
 // Consumers checks the deliveries of group consumers.
 func Consumers(h History, f Final) Verdict {
-	cf := newConsumerFacts(h, f)
+	return consumers(h, newConsumerFacts(h, f, newContract(f)))
+}
+
+// consumers is Consumers with the run's consumer facts given (CheckAll
+// builds them once for Consumers and Groups).
+func consumers(h History, cf *consumerFacts) Verdict {
 	var anomalies []Anomaly
 	// inconsistent-offsets
 	for _, k := range sortedTPs(cf.values) {
@@ -213,7 +231,22 @@ func Consumers(h History, f Final) Verdict {
 	}
 	byGroup := map[string]map[tp]map[string][]delivery{}
 	start := map[string]map[tp]int64{}
-	for _, op := range h.Ops {
+	// NB: a value's first delivery is a one-element slice carved from a
+	// shared block (most values are delivered once: a slice each cost an
+	// allocation per record); a second one makes append copy it out.
+	var block []delivery
+	deliver := func(ds []delivery, d delivery) []delivery {
+		if ds != nil {
+			return append(ds, d)
+		}
+		if len(block) == cap(block) {
+			block = make([]delivery, 0, 1024)
+		}
+		block = append(block, d)
+		return block[len(block)-1 : len(block) : len(block)]
+	}
+	for i := range h.Ops {
+		op := &h.Ops[i]
 		if op.Kind != Consume || op.Outcome != OK || op.Group == "" {
 			continue
 		}
@@ -221,13 +254,15 @@ func Consumers(h History, f Final) Verdict {
 		if byGroup[op.Group] == nil {
 			byGroup[op.Group], start[op.Group] = map[tp]map[string][]delivery{}, map[tp]int64{}
 		}
-		if byGroup[op.Group][k] == nil {
-			byGroup[op.Group][k] = map[string][]delivery{}
+		dv := byGroup[op.Group][k]
+		if dv == nil {
+			dv = map[string][]delivery{}
+			byGroup[op.Group][k] = dv
 			start[op.Group][k] = op.FetchOffset
 		}
 		start[op.Group][k] = min(start[op.Group][k], op.FetchOffset)
 		for _, r := range op.Records {
-			byGroup[op.Group][k][r.Value] = append(byGroup[op.Group][k][r.Value], delivery{op.Index, r.Offset})
+			dv[r.Value] = deliver(dv[r.Value], delivery{op.Index, r.Offset})
 		}
 	}
 	groups := make([]string, 0, len(byGroup))
@@ -261,7 +296,7 @@ func Consumers(h History, f Final) Verdict {
 					anomalies = append(anomalies, a)
 				}
 			}
-			var unseen []Op
+			var unseen []*Op
 			for _, s := range cf.acked[k] {
 				if _, ok := dv[s.Value]; ok || s.Offset < start[g][k] {
 					continue
@@ -277,7 +312,7 @@ func Consumers(h History, f Final) Verdict {
 				// partition below the group's position (offsets reused)
 				// made the group skip it: before KIP-320 a consumer cannot
 				// tell.
-				if why, ok := cf.con.lossExcuse(s); ok && !a.Permitted {
+				if why, ok := cf.con.lossExcuse(*s); ok && !a.Permitted {
 					a.Permitted, a.Description = true, a.Description+"; "+why
 				} else if !a.Permitted && cf.permitted(k) {
 					a.Permitted, a.Description = true, a.Description+cf.lossNote(k)

@@ -40,6 +40,7 @@
 package checkers
 
 import (
+	"sort"
 	"strconv"
 )
 
@@ -126,14 +127,38 @@ func divergence(f Final, con *contract) Verdict {
 // firstMismatch returns the first offset in [from, limit) where a and b
 // hold different entries (value or epoch, or one holds none).
 func firstMismatch(a, b Replica, from, limit int64) (int64, bool) {
+	ca, cb := newLogCursor(a, from), newLogCursor(b, from)
 	for off := from; off < limit; off++ {
-		ea, oka := a.At(off)
-		eb, okb := b.At(off)
+		ea, oka := ca.at(off)
+		eb, okb := cb.at(off)
 		if oka != okb || ea.Value != eb.Value || ea.LeaderEpoch != eb.LeaderEpoch {
 			return off, true
 		}
 	}
 	return 0, false
+}
+
+// logCursor reads a replica's log at increasing offsets: at(off) is
+// r.At(off) for a non-decreasing off, without a binary search each time
+// (the walks above visit every offset of the logs).
+type logCursor struct {
+	log []Entry
+	i   int
+}
+
+// newLogCursor returns a cursor on r's log for offsets from from on.
+func newLogCursor(r Replica, from int64) logCursor {
+	return logCursor{log: r.Log, i: sort.Search(len(r.Log), func(i int) bool { return r.Log[i].Offset >= from })}
+}
+
+func (c *logCursor) at(off int64) (Entry, bool) {
+	for c.i < len(c.log) && c.log[c.i].Offset < off {
+		c.i++
+	}
+	if c.i < len(c.log) && c.log[c.i].Offset == off {
+		return c.log[c.i], true
+	}
+	return Entry{}, false
 }
 
 // logStart returns the first offset of r's log (0 for an empty log).
@@ -157,9 +182,11 @@ func describeAt(r Replica, off int64) string {
 // reusedEpoch finds the first offset where a and b hold records of the
 // same leader epoch (>= 0) with different values.
 func reusedEpoch(a, b Replica) (int32, int64, bool) {
-	for off := max(logStart(a), logStart(b)); off < min(a.LEO, b.LEO); off++ {
-		ea, oka := a.At(off)
-		eb, okb := b.At(off)
+	from := max(logStart(a), logStart(b))
+	ca, cb := newLogCursor(a, from), newLogCursor(b, from)
+	for off := from; off < min(a.LEO, b.LEO); off++ {
+		ea, oka := ca.at(off)
+		eb, okb := cb.at(off)
 		if oka && okb && ea.LeaderEpoch >= 0 && ea.LeaderEpoch == eb.LeaderEpoch && ea.Value != eb.Value {
 			return ea.LeaderEpoch, off, true
 		}

@@ -30,18 +30,40 @@ func Duplicates(h History, f Final) Verdict {
 // duplicates is Duplicates with the run's contract given (CheckAll builds one for all).
 func duplicates(h History, f Final, con *contract) Verdict {
 	offsets := make(map[tp]map[string][]int64)
-	add := func(k tp, v string, off int64) {
-		if offsets[k] == nil {
-			offsets[k] = make(map[string][]int64)
+	// offsetsOf returns k's offsets by value. NB: the loops below look it
+	// up once per op, not per record, and a value's first offset is a
+	// one-element slice carved from a shared block (most values are at
+	// one offset; a second one makes append copy it out).
+	offsetsOf := func(k tp) map[string][]int64 {
+		m := offsets[k]
+		if m == nil {
+			m = make(map[string][]int64)
+			offsets[k] = m
 		}
-		if !containsOffset(offsets[k][v], off) {
-			offsets[k][v] = append(offsets[k][v], off)
+		return m
+	}
+	var block []int64
+	add := func(m map[string][]int64, v string, off int64) {
+		offs := m[v]
+		switch {
+		case containsOffset(offs, off):
+		case offs != nil:
+			m[v] = append(offs, off)
+		default:
+			if len(block) == cap(block) {
+				block = make([]int64, 0, 1024)
+			}
+			block = append(block, off)
+			m[v] = block[len(block)-1 : len(block) : len(block)]
 		}
 	}
 	for _, pf := range f.Partitions {
 		if judge, ok := pf.Judge(); ok {
-			for _, e := range committed(judge) {
-				add(tp{pf.Topic, pf.Partition}, e.Value, e.Offset)
+			if es := committed(judge); len(es) > 0 {
+				m := offsetsOf(tp{pf.Topic, pf.Partition})
+				for _, e := range es {
+					add(m, e.Value, e.Offset)
+				}
 			}
 		}
 	}
@@ -54,15 +76,17 @@ func duplicates(h History, f Final, con *contract) Verdict {
 	// NB: sender holds indexes into h.Ops, presized: a map of Op values
 	// (too large to be held inline) allocated once per send.
 	sender := make(map[string]int, sends)
-	for i, op := range h.Ops {
+	for i := range h.Ops {
+		op := &h.Ops[i]
 		switch {
 		case op.Kind == Send:
 			if _, ok := sender[op.Value]; !ok {
 				sender[op.Value] = i
 			}
-		case op.Kind == Poll && (op.Outcome == OK || op.Outcome == Info):
+		case op.Kind == Poll && (op.Outcome == OK || op.Outcome == Info) && len(op.Records) > 0:
+			m := offsetsOf(tp{op.Topic, op.Partition})
 			for _, r := range op.Records {
-				add(tp{op.Topic, op.Partition}, r.Value, r.Offset)
+				add(m, r.Value, r.Offset)
 			}
 		}
 	}

@@ -33,7 +33,12 @@ import (
 
 // Groups checks the group invariants.
 func Groups(h History, f Final) Verdict {
-	cf := newConsumerFacts(h, f)
+	return groups(h, newConsumerFacts(h, f, newContract(f)))
+}
+
+// groups is Groups with the run's consumer facts given (CheckAll builds
+// them once for Consumers and Groups).
+func groups(h History, cf *consumerFacts) Verdict {
 	var anomalies []Anomaly
 	type genKey struct {
 		group string

@@ -98,7 +98,8 @@ type Monitor struct {
 	parts     map[tp]*partitionWatch
 	anomalies []Anomaly
 	omitted   int
-	steps     uint64 // snapshots observed
+	steps     uint64         // snapshots observed
+	sorted    []ReplicaState // observe's scratch
 	last      uint64
 }
 
@@ -163,7 +164,10 @@ func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s Pa
 	byBroker := func(a, b ReplicaState) int { return cmp.Compare(a.Broker, b.Broker) }
 	reps := s.Replicas // read only; sorted by broker (a copy when it is not)
 	if !slices.IsSortedFunc(reps, byBroker) {
-		reps = slices.Clone(reps)
+		// NB: the copy is the monitor's scratch, reused: nothing keeps
+		// reps past this call.
+		m.sorted = append(m.sorted[:0], reps...)
+		reps = m.sorted
 		slices.SortStableFunc(reps, byBroker)
 	}
 	var now map[breakKey]bool

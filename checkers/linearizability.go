@@ -124,18 +124,24 @@ func linearizability(h History, f Final, budget time.Duration, con *contract) Ve
 func porcupineHistory(h History) ([][]porcupine.Operation, []model.Key, []string) {
 	clients := clientIDs(h)
 	// seen maps a value to the offsets polls saw it at, per partition.
+	// NB: the loops take each op by pointer and look its partition's maps
+	// up once, not once per record: an Op is large, and hashing a tp
+	// hashes its topic name.
 	seen := make(map[tp]map[string][]int64)
-	for _, op := range h.Ops {
+	for i := range h.Ops {
+		op := &h.Ops[i]
 		if op.Kind != Poll || (op.Outcome != OK && op.Outcome != Info) {
 			continue
 		}
 		k := tp{op.Topic, op.Partition}
-		if seen[k] == nil {
-			seen[k] = make(map[string][]int64)
+		sk := seen[k]
+		if sk == nil {
+			sk = make(map[string][]int64)
+			seen[k] = sk
 		}
 		for _, r := range op.Records {
-			if !containsOffset(seen[k][r.Value], r.Offset) {
-				seen[k][r.Value] = append(seen[k][r.Value], r.Offset)
+			if offs := sk[r.Value]; !containsOffset(offs, r.Offset) {
+				sk[r.Value] = append(offs, r.Offset)
 			}
 		}
 	}
@@ -143,20 +149,31 @@ func porcupineHistory(h History) ([][]porcupine.Operation, []model.Key, []string
 		op  porcupine.Operation
 		key tp
 	}
-	var ops []porcupine.Operation
+	n := 0 // NB: ops gets room for every op it may take, at once
+	for i := range h.Ops {
+		if k := h.Ops[i].Kind; k == Send || k == Poll || k == ReadHW {
+			n++
+		}
+	}
+	ops := make([]porcupine.Operation, 0, n)
 	var unresolved []pending
 	named := make(map[tp]map[int64]bool) // offsets named by a value
 	need := make(map[tp]int64)           // one past the highest offset named or implied
-	mark := func(k tp, off int64) {
-		if named[k] == nil {
-			named[k] = make(map[int64]bool)
+	// namedIn returns k's named offsets; the caller raises need[k] to one
+	// past the highest offset it marks.
+	namedIn := func(k tp) map[int64]bool {
+		nk := named[k]
+		if nk == nil {
+			nk = make(map[int64]bool)
+			named[k] = nk
 		}
-		named[k][off] = true
-		if off+1 > need[k] {
-			need[k] = off + 1
-		}
+		return nk
 	}
-	for _, op := range h.Ops {
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Kind != Send && op.Kind != Poll && op.Kind != ReadHW {
+			continue // NB: before the boxing below, which allocates
+		}
 		k := tp{op.Topic, op.Partition}
 		key := model.Key{Topic: op.Topic, Partition: op.Partition}
 		pop := porcupine.Operation{ClientId: clients[op.Process], Call: int64(op.Invoke), Return: int64(op.Complete), Metadata: op.Index}
@@ -169,7 +186,10 @@ func porcupineHistory(h History) ([][]porcupine.Operation, []model.Key, []string
 				if op.Acks != -1 {
 					pop.Return = never
 				}
-				mark(k, op.Offset)
+				namedIn(k)[op.Offset] = true
+				if op.Offset+1 > need[k] {
+					need[k] = op.Offset + 1
+				}
 			case Info, Pending:
 				pop.Return = never
 				if offs := seen[k][op.Value]; len(offs) == 1 {
@@ -191,9 +211,14 @@ func porcupineHistory(h History) ([][]porcupine.Operation, []model.Key, []string
 				pop.Return = never
 			}
 			recs := make([]model.Record, len(op.Records))
+			nk, top := namedIn(k), need[k]
 			for i, r := range op.Records {
 				recs[i] = model.Record{Offset: r.Offset, Value: r.Value}
-				mark(k, r.Offset)
+				nk[r.Offset] = true
+				top = max(top, r.Offset+1)
+			}
+			if top > need[k] { // NB: as marking one at a time would: unset while no offset+1 exceeds 0
+				need[k] = top
 			}
 			pop.Input = model.Input{Key: key, Kind: model.Read, Offset: op.FetchOffset}
 			pop.Output = model.Output{Records: recs}

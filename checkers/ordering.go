@@ -40,9 +40,10 @@ func ordering(h History, f Final, con *contract) Verdict {
 		process string
 		tp      tp
 	}
-	groups := make(map[key][]Op)
+	groups := make(map[key][]*Op) // NB: pointers into h.Ops: an Op is large to copy and sort
 	var keys []key
-	for _, op := range h.Ops {
+	for i := range h.Ops {
+		op := &h.Ops[i]
 		if op.Kind != Send || op.Outcome != OK {
 			continue
 		}
@@ -68,12 +69,12 @@ func ordering(h History, f Final, con *contract) Verdict {
 			return ops[i].Index < ops[j].Index
 		})
 		config, mayReorder := reorderExcuse(h, k.process)
-		var top Op
+		var top *Op
 		for i, op := range ops {
 			if i > 0 && op.Offset <= top.Offset {
 				a := Anomaly{Topic: k.tp.topic, Partition: k.tp.partition, Value: op.Value,
 					Offsets: []int64{top.Offset, op.Offset}, Ops: []int{top.Index, op.Index}}
-				lossWhy, lost := con.lossExcuseUntil(top, op.Complete)
+				lossWhy, lost := con.lossExcuseUntil(*top, op.Complete)
 				if op.Offset == top.Offset {
 					a.Kind = "same-offset"
 					a.Description = k.process + " had " + top.Value + " and " + op.Value + " both acknowledged at offset " +

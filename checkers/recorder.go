@@ -12,6 +12,7 @@ package checkers
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -52,6 +53,11 @@ func (r *Recorder) Invoke(op Op) OpID {
 	op.Index = len(r.ops)
 	op.Outcome = Pending
 	op.Complete = op.Invoke
+	if len(r.ops) == cap(r.ops) {
+		// NB: doubling: append grows a long slice by a quarter, and a
+		// run's ops, hundreds of bytes each, got copied five times over.
+		r.ops = slices.Grow(r.ops, max(cap(r.ops), 64))
+	}
 	r.ops = append(r.ops, op)
 	r.open++
 	return OpID(op.Index)
@@ -178,7 +184,12 @@ func (r *Recorder) pending(id OpID, what string) *Op {
 }
 
 func (r *Recorder) complete(id OpID, t sim.Time, out Outcome, errName string, want Kind) *Op {
-	op := r.pending(id, "completion ("+out.String()+")")
+	// NB: the panic text is built only when it is needed (once per
+	// completion it was an allocation).
+	if id < 0 || int(id) >= len(r.ops) || r.ops[id].Outcome != Pending {
+		r.pending(id, "completion ("+out.String()+")") // panics
+	}
+	op := &r.ops[id]
 	if want != 0 && op.Kind != want {
 		panic(fmt.Sprintf("checkers: %s completion of %s, a %s", want, op, op.Kind))
 	}

@@ -274,7 +274,9 @@ func CheckAll(h History, f Final, monitor *Monitor, opts Options) []Verdict {
 	out := []Verdict{lin, monitor.committedLoss(ackedLoss(h, f, con), h, f, con), divergence(f, con), inv, duplicates(h, f, con), ordering(h, f, con), CheckLiveness(f.Liveness)}
 	if len(h.Consumers) > 0 {
 		// The consumer checkers (ConsumerNames) judge runs with group consumers.
-		out = append(out, Consumers(h, f), Groups(h, f))
+		// NB: one set of consumer facts for both (read only once built).
+		cf := newConsumerFacts(h, f, con)
+		out = append(out, consumers(h, cf), groups(h, cf))
 	}
 	if f.Raft != nil {
 		out = append(out, Raft(f.Raft)) // KRaft runs (raft.go)

@@ -32,7 +32,9 @@ type pending struct {
 type batch struct {
 	id       uint64
 	tp       storage.TopicPartition
+	ps       *partitionState // tp's
 	recs     []*pending
+	first    [1]*pending // recs' storage while it holds one record (most batches)
 	bytes    int
 	created  sim.Time
 	deadline sim.Time // created + delivery.timeout.ms
@@ -53,6 +55,7 @@ func (b *batch) lastSeq() int32 { return incrementSequence(b.seq, int32(len(b.re
 // producer, its sequence state.
 type partitionState struct {
 	tp         storage.TopicPartition
+	name       string   // tpName(tp), for the logs
 	queue      []*batch // not in flight; retries first, in sequence order
 	inflight   []*batch // in flight, in the order sent
 	nextSeq    int32
@@ -74,10 +77,10 @@ func estimateSize(r *Record) int {
 func (p *Producer) partitionState(tp storage.TopicPartition) *partitionState {
 	ps := p.parts[tp]
 	if ps == nil {
-		ps = &partitionState{tp: tp, acked: -1, firstAcked: -1}
+		ps = &partitionState{tp: tp, name: tpName(tp), acked: -1, firstAcked: -1}
 		p.parts[tp] = ps
-		i, _ := slices.BinarySearchFunc(p.tps, tp, cmpTP)
-		p.tps = slices.Insert(p.tps, i, tp)
+		i, _ := slices.BinarySearchFunc(p.partList, tp, func(x *partitionState, tp storage.TopicPartition) int { return cmpTP(x.tp, tp) })
+		p.partList = slices.Insert(p.partList, i, ps)
 	}
 	return ps
 }
@@ -97,7 +100,7 @@ func cmpTP(a, b storage.TopicPartition) int {
 func (p *Producer) placeWaiting(ctx *sim.Context) {
 	keep := p.waiting[:0]
 	for _, w := range p.waiting {
-		if t := p.meta.topics[w.rec.Topic]; t != nil && len(t.partitions) > 0 {
+		if t := p.meta.topic(w.rec.Topic); t != nil && len(t.partitions) > 0 {
 			p.place(ctx, w)
 		} else {
 			keep = append(keep, w)
@@ -112,7 +115,7 @@ func (p *Producer) placeWaiting(ctx *sim.Context) {
 
 // place picks the record's partition and appends it to the accumulator.
 func (p *Producer) place(ctx *sim.Context, w *pending) {
-	t := p.meta.topics[w.rec.Topic]
+	t := p.meta.topic(w.rec.Topic)
 	n := len(t.partitions)
 	part := w.rec.Partition
 	if part >= int32(n) {
@@ -137,8 +140,10 @@ func (p *Producer) place(ctx *sim.Context, w *pending) {
 	if !p.fitsOpenBatch(tp, w) {
 		now := ctx.Now()
 		p.batchSeq++
-		ps.queue = append(ps.queue, &batch{id: p.batchSeq, tp: tp, created: now,
-			deadline: now.Add(p.cfg.DeliveryTimeout), seq: -1, bytes: storage.RecordBatchOverhead})
+		b := &batch{id: p.batchSeq, tp: tp, ps: ps, created: now,
+			deadline: now.Add(p.cfg.DeliveryTimeout), seq: -1, bytes: storage.RecordBatchOverhead}
+		b.recs = b.first[:0]
+		ps.queue = append(ps.queue, b)
 	}
 	b := ps.queue[len(ps.queue)-1]
 	b.recs = append(b.recs, w)
@@ -205,8 +210,7 @@ func (p *Producer) expireBatches(ctx *sim.Context) {
 	}
 	clear(p.waiting[len(keep):])
 	p.waiting = keep
-	for _, tp := range p.tps {
-		ps := p.parts[tp]
+	for _, ps := range p.partList {
 		if !anyExpired(ps.inflight, now) && !anyExpired(ps.queue, now) {
 			continue // the common case: nothing to fail, nothing to copy
 		}

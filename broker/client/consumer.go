@@ -184,7 +184,7 @@ type Consumer struct {
 	bootstrap []int32
 	enc       wire.Encoder
 	corr      int32
-	requests  map[int32]*consumerRequest
+	requests  []*consumerRequest         // in flight, sorted by correlation id
 	backoff   map[sim.NodeID]connBackoff // brokers whose connection was reset
 	meta      metadata
 	metaRetry sim.Time
@@ -222,7 +222,7 @@ func NewConsumer(cfg config.Consumer, bootstrap []int32) (*Consumer, error) {
 		}
 	}
 	return &Consumer{CorrelationBase: 1 << 29, MetadataMaxAge: sim.Ms(300000), cfg: cfg, bootstrap: slices.Clone(bootstrap),
-		requests: map[int32]*consumerRequest{}, meta: metadata{topics: map[string]*topicMeta{}},
+		meta:  metadata{topics: map[string]*topicMeta{}},
 		group: groupState{coordinator: -1, generation: -1}}, nil
 }
 
@@ -428,6 +428,13 @@ func (c *Consumer) Poll(ctx *sim.Context) ([]ConsumerRecord, error) {
 	c.polling = false
 	var out []ConsumerRecord
 	n := len(c.parts)
+	avail := 0
+	for _, p := range c.parts {
+		avail += len(p.buffer)
+	}
+	if m := min(avail, c.cfg.MaxPollRecords); m > 0 {
+		out = make([]ConsumerRecord, 0, m) // NB: one allocation, not append's doublings
+	}
 	for i := 0; i < n && len(out) < c.cfg.MaxPollRecords; i++ {
 		p := c.parts[(c.cursor+i)%n]
 		take := min(len(p.buffer), c.cfg.MaxPollRecords-len(out))
@@ -484,14 +491,15 @@ func (c *Consumer) HandleMessage(ctx *sim.Context, from sim.NodeID, m sim.Messag
 	if !ok || !c.started || resp.CorrelationID < c.CorrelationBase || resp.CorrelationID > c.corr {
 		return false
 	}
-	r, ok := c.requests[resp.CorrelationID]
-	if !ok || r.node != from || resp.Connection != c.enc.Connection {
+	i, ok := c.findRequest(resp.CorrelationID)
+	if !ok || c.requests[i].node != from || resp.Connection != c.enc.Connection {
 		// Late, or written to the connection of this node's previous
 		// life: a restarted consumer's correlation ids start over, and
 		// its old sockets died with the old process (wire.Response).
 		return true
 	}
-	delete(c.requests, resp.CorrelationID)
+	r := c.requests[i]
+	c.requests = slices.Delete(c.requests, i, i+1)
 	delete(c.backoff, from)
 	if !c.closed {
 		r.done(ctx, resp.Body, nil)
@@ -509,21 +517,20 @@ func (c *Consumer) HandleDisconnect(ctx *sim.Context, node sim.NodeID) {
 		return
 	}
 	c.connectionReset(ctx.Now(), node)
-	var due []int32
-	for corr, r := range c.requests {
+	var due []*consumerRequest
+	for _, r := range c.requests { // NB: in correlation id order
 		if r.node == node {
-			due = append(due, corr)
+			due = append(due, r)
 		}
 	}
 	if len(due) == 0 {
 		return
 	}
-	sortInt32s(due)
 	ctx.Log("consumer-disconnected", sim.S("client-id", c.cfg.ClientID), sim.I("node", int64(node)), sim.I("in-flight", int64(len(due))))
-	for _, corr := range due {
-		r := c.requests[corr]
-		delete(c.requests, corr)
-		r.done(ctx, nil, ErrDisconnected)
+	for _, r := range due {
+		if c.takeRequest(r) { // NB: a callback below may have ended it
+			r.done(ctx, nil, ErrDisconnected)
+		}
 	}
 	c.run(ctx)
 }

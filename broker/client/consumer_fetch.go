@@ -313,15 +313,21 @@ func (c *Consumer) reset(ctx *sim.Context, p *partState) {
 // replica) for the partitions with a position, nothing buffered and
 // nothing in flight.
 func (c *Consumer) sendFetches(ctx *sim.Context) {
-	busy := map[int32]bool{}
+	// NB: slices, not maps: a consumer fetches from a few brokers, and
+	// this runs on every step of the consumer (a map costs an allocation
+	// and a random seed to make).
+	var busy []int32
 	for _, p := range c.parts {
-		if p.fetching {
-			busy[p.fetchingFrom] = true
+		if p.fetching && !slices.Contains(busy, p.fetchingFrom) {
+			busy = append(busy, p.fetchingFrom)
 		}
 	}
-	reqs := map[int32]*kmsg.FetchRequest{}
-	var order []int32
-	var fetched = map[int32][]*partState{}
+	type fetchTo struct {
+		node  int32
+		req   *kmsg.FetchRequest
+		parts []*partState
+	}
+	var reqs []fetchTo // in the order their first partition was met
 	for _, p := range c.parts {
 		if p.fetchPos < 0 || p.fetching || len(p.buffer) > 0 || p.lookup || p.validate || ctx.Now() < p.fetchRetryAt {
 			continue
@@ -340,25 +346,26 @@ func (c *Consumer) sendFetches(ctx *sim.Context) {
 				c.clearReadReplica(ctx, p, "expired")
 			}
 		}
-		if busy[node] {
+		if slices.Contains(busy, node) {
 			continue
 		}
 		if p.leaderSeen.leader < 0 {
 			// KIP-320: the position is checked against this leader from now on.
-			p.leaderSeen = c.meta.topics[p.tp.Topic].partitions[p.tp.Partition]
+			p.leaderSeen = c.meta.topic(p.tp.Topic).partitions[p.tp.Partition]
 		}
-		req := reqs[node]
-		if req == nil {
-			req = kmsg.NewPtrFetchRequest()
+		i := slices.IndexFunc(reqs, func(f fetchTo) bool { return f.node == node })
+		if i < 0 {
+			req := kmsg.NewPtrFetchRequest()
 			req.Version, req.ReplicaID = 11, -1
 			req.MaxWaitMillis = int32(c.cfg.FetchMaxWait.Milliseconds())
 			req.MinBytes, req.MaxBytes = int32(c.cfg.FetchMinBytes), int32(c.cfg.FetchMaxBytes)
 			req.SessionEpoch = -1
 			req.Rack = c.cfg.ClientRack
 			req.IsolationLevel = c.isolationLevel()
-			reqs[node] = req
-			order = append(order, node)
+			i = len(reqs)
+			reqs = append(reqs, fetchTo{node: node, req: req})
 		}
+		req := reqs[i].req
 		if len(req.Topics) == 0 || req.Topics[len(req.Topics)-1].Topic != p.tp.Topic {
 			req.Topics = append(req.Topics, kmsg.FetchRequestTopic{Topic: p.tp.Topic})
 		}
@@ -367,19 +374,19 @@ func (c *Consumer) sendFetches(ctx *sim.Context) {
 		fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes, fp.LogStartOffset = p.tp.Partition, p.fetchPos, int32(c.cfg.MaxPartitionFetchBytes), -1
 		fp.CurrentLeaderEpoch = -1 // a pre-2.1 client (Fetch v8 and older) does not send it
 		if c.cfg.TruncationDetection {
-			fp.CurrentLeaderEpoch = c.meta.topics[p.tp.Topic].partitions[p.tp.Partition].epoch
+			fp.CurrentLeaderEpoch = c.meta.topic(p.tp.Topic).partitions[p.tp.Partition].epoch
 		}
 		t.Partitions = append(t.Partitions, fp)
-		fetched[node] = append(fetched[node], p)
+		reqs[i].parts = append(reqs[i].parts, p)
 	}
-	for _, node := range order {
-		parts := fetched[node]
+	for _, f := range reqs {
+		node, parts := f.node, f.parts
 		epochs := make([]int, len(parts))
 		for i, p := range parts {
 			p.fetching, p.fetchingFrom, epochs[i] = true, node, p.epoch
 			p.fetchFromReplica = node != c.meta.leader(p.tp.Topic, p.tp.Partition)
 		}
-		r := c.call(ctx, node, reqs[node], func(ctx *sim.Context, resp kmsg.Response, err error) {
+		r := c.call(ctx, node, f.req, func(ctx *sim.Context, resp kmsg.Response, err error) {
 			for _, p := range parts {
 				p.fetching = false
 			}
@@ -485,6 +492,13 @@ func (c *Consumer) buffer(ctx *sim.Context, p *partState, batches []storage.Reco
 	abortedPIDs := map[int64]bool{}
 	skipped := false
 	p.skipTo = -1
+	// NB: room for every record up front (an upper bound), not the
+	// doublings of append from an empty buffer.
+	n := 0
+	for _, b := range batches {
+		n += len(b.Records)
+	}
+	p.buffer = slices.Grow(p.buffer, n)
 	for _, b := range batches {
 		next := b.NextOffset()
 		if next <= p.fetchPos {

@@ -16,6 +16,9 @@ package client
 //     fatal, returned by Poll.
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/kafkasim/kafkasim/broker/assignor"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -24,6 +27,7 @@ import (
 
 // consumerRequest is a request in flight.
 type consumerRequest struct {
+	corr     int32
 	broker   int32
 	node     sim.NodeID
 	deadline sim.Time
@@ -37,7 +41,7 @@ type consumerRequest struct {
 // broker's connection is backing off after a reset: consumer_conn.go).
 func (c *Consumer) call(ctx *sim.Context, broker int32, body kmsg.Request, done func(*sim.Context, kmsg.Response, error)) *consumerRequest {
 	c.corr++
-	r := &consumerRequest{broker: broker, node: -1, deadline: ctx.Now().Add(c.cfg.RequestTimeout), err: ErrRequestTimeout, done: done}
+	r := &consumerRequest{corr: c.corr, broker: broker, node: -1, deadline: ctx.Now().Add(c.cfg.RequestTimeout), err: ErrRequestTimeout, done: done}
 	if node, ok := ctx.Lookup(nodeName(broker)); ok {
 		r.node = node
 		if until, off := c.backingOff(ctx.Now(), node); off {
@@ -47,8 +51,34 @@ func (c *Consumer) call(ctx *sim.Context, broker int32, body kmsg.Request, done 
 			r.sent = true
 		}
 	}
-	c.requests[c.corr] = r
+	// NB: c.corr is the highest yet, so r goes last; except after a
+	// restart of the same consumer (Start starts the ids over): then it
+	// takes its place, and the place of a request of the last life with its
+	// id, as a map by id would.
+	if n := len(c.requests); n == 0 || c.requests[n-1].corr < r.corr {
+		c.requests = append(c.requests, r)
+	} else if i, found := c.findRequest(r.corr); found {
+		c.requests[i] = r
+	} else {
+		c.requests = slices.Insert(c.requests, i, r)
+	}
 	return r
+}
+
+// findRequest returns the index of the request in flight with correlation
+// id corr, if there is one.
+func (c *Consumer) findRequest(corr int32) (int, bool) {
+	return slices.BinarySearchFunc(c.requests, corr, func(r *consumerRequest, corr int32) int { return cmp.Compare(r.corr, corr) })
+}
+
+// takeRequest removes r from the requests in flight; false if it was
+// not in flight (any more).
+func (c *Consumer) takeRequest(r *consumerRequest) bool {
+	i, ok := c.findRequest(r.corr)
+	if ok {
+		c.requests = slices.Delete(c.requests, i, i+1)
+	}
+	return ok
 }
 
 // waitUntil moves the deadline of a request that was sent and waits on
@@ -63,17 +93,16 @@ func (r *consumerRequest) waitUntil(t sim.Time) {
 // expire fails the requests past their deadline, in correlation order.
 func (c *Consumer) expire(ctx *sim.Context) {
 	now := ctx.Now()
-	var due []int32
-	for corr, r := range c.requests {
+	var due []*consumerRequest
+	for _, r := range c.requests { // NB: in correlation id order
 		if r.deadline <= now {
-			due = append(due, corr)
+			due = append(due, r)
 		}
 	}
-	sortInt32s(due)
-	for _, corr := range due {
-		r := c.requests[corr]
-		delete(c.requests, corr)
-		r.done(ctx, nil, r.err)
+	for _, r := range due {
+		if c.takeRequest(r) { // NB: a callback below may have ended it
+			r.done(ctx, nil, r.err)
+		}
 	}
 }
 
@@ -155,7 +184,7 @@ func (c *Consumer) applyMetadata(ctx *sim.Context, r *kmsg.MetadataResponse) {
 			}
 			t.partitions[rp.Partition] = pm
 		}
-		m.topics[*rt.Topic] = t
+		m.setTopic(*rt.Topic, t)
 	}
 	c.leadersChanged(ctx)
 	c.leaderCheckMetadata(ctx)

@@ -36,7 +36,7 @@ import (
 // update), as Kafka's maybeValidatePositionForCurrentLeader.
 func (c *Consumer) leadersChanged(ctx *sim.Context) {
 	for _, p := range c.parts {
-		t := c.meta.topics[p.tp.Topic]
+		t := c.meta.topic(p.tp.Topic)
 		if t == nil || int(p.tp.Partition) >= len(t.partitions) {
 			continue
 		}
@@ -71,7 +71,7 @@ func (c *Consumer) validatePositions(ctx *sim.Context) {
 		if !p.validate || p.lookup || now < p.retryAt {
 			continue
 		}
-		t := c.meta.topics[p.tp.Topic]
+		t := c.meta.topic(p.tp.Topic)
 		if t == nil || int(p.tp.Partition) >= len(t.partitions) || t.partitions[p.tp.Partition].leader < 0 {
 			c.meta.want(p.tp.Topic)
 			c.meta.needUpdate = true

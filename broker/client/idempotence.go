@@ -179,8 +179,8 @@ func (p *Producer) idempotentError(ps *partitionState, b *batch, err *kerr.Error
 // failPartition fails ps for good after one of its sequenced batches
 // failed: queued batches fail now, new records at Send.
 func (p *Producer) failPartition(ctx *sim.Context, ps *partitionState, cause error) {
-	ps.failed = fmt.Errorf("%w (partition %s: %v)", ErrPartitionFailed, tpName(ps.tp), cause)
-	ctx.Log("produce-partition-failed", sim.S("partition", tpName(ps.tp)), sim.S("cause", cause.Error()))
+	ps.failed = fmt.Errorf("%w (partition %s: %v)", ErrPartitionFailed, ps.name, cause)
+	ctx.Log("produce-partition-failed", sim.S("partition", ps.name), sim.S("cause", cause.Error()))
 	for len(ps.queue) > 0 {
 		p.failBatch(ctx, ps, ps.queue[0], ps.failed)
 	}

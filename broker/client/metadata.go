@@ -37,7 +37,12 @@ type topicMeta struct {
 
 // metadata is the producer's cluster view.
 type metadata struct {
-	topics      map[string]*topicMeta
+	topics map[string]*topicMeta // written through setTopic only
+	// last and lastName are the last topic looked up (topic): the sender
+	// looks up its partitions' leaders several times per step, and a
+	// comparison of the same name costs less than hashing it.
+	last        *topicMeta
+	lastName    string
 	wanted      []string // topics in use, sorted
 	brokers     []int32  // known brokers, sorted; empty before the first answer
 	needUpdate  bool
@@ -56,9 +61,27 @@ func (m *metadata) want(topic string) {
 	}
 }
 
+// topic returns the topic's metadata, nil if there is none.
+func (m *metadata) topic(name string) *topicMeta {
+	if m.last != nil && m.lastName == name {
+		return m.last
+	}
+	t := m.topics[name]
+	if t != nil {
+		m.last, m.lastName = t, name
+	}
+	return t
+}
+
+// setTopic replaces the topic's metadata.
+func (m *metadata) setTopic(name string, t *topicMeta) {
+	m.topics[name] = t
+	m.last, m.lastName = nil, ""
+}
+
 // leader returns the partition's leader, or -1.
 func (m *metadata) leader(topic string, partition int32) int32 {
-	t := m.topics[topic]
+	t := m.topic(topic)
 	if t == nil || int(partition) >= len(t.partitions) {
 		return -1
 	}
@@ -145,7 +168,7 @@ func (p *Producer) handleMetadata(ctx *sim.Context, resp *kmsg.MetadataResponse)
 			if old != nil && rt.ErrorCode != kerr.UnknownTopicOrPartition.Code {
 				t.partitions, t.avail = old.partitions, old.avail
 			}
-			m.topics[name] = t
+			m.setTopic(name, t)
 			continue
 		}
 		n := 0
@@ -172,7 +195,7 @@ func (p *Producer) handleMetadata(ctx *sim.Context, resp *kmsg.MetadataResponse)
 				t.avail = append(t.avail, int32(i))
 			}
 		}
-		m.topics[name] = t
+		m.setTopic(name, t)
 	}
 	ctx.Log("producer-metadata", sim.I("topics", int64(len(resp.Topics))), sim.I("brokers", int64(len(resp.Brokers))))
 	p.placeWaiting(ctx)

@@ -26,6 +26,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // AnyPartition in Record.Partition lets the partitioner choose.
@@ -87,12 +88,12 @@ type Producer struct {
 	bootstrap []int32
 	enc       wire.Encoder
 	corr      int32
-	requests  map[int32]*request // in flight, by correlation id
+	requests  []*request // in flight, sorted by correlation id
 	meta      metadata
 	part      *partitioner
 	parts     map[storage.TopicPartition]*partitionState
-	tps       []storage.TopicPartition // keys of parts, sorted
-	waiting   []*pending               // records waiting for their topic's metadata
+	partList  []*partitionState // values of parts, sorted by partition (cmpTP)
+	waiting   []*pending        // records waiting for their topic's metadata
 	idem      idempotence
 	txn       *transactions // nil without transactional.id (transactions.go)
 	batchSeq  uint64
@@ -105,6 +106,8 @@ type Producer struct {
 	// ready and recs are the scratch of drain and encode, reused.
 	ready []readyPartition
 	recs  []storage.Record
+	// errTexts caches errorText's texts.
+	errTexts map[*kerr.Error]string
 }
 
 // New returns a producer with configuration cfg that finds the cluster
@@ -126,7 +129,6 @@ func New(cfg config.Producer, bootstrap []int32) *Producer {
 		txn:                txnFor(cfg.TransactionalID),
 		cfg:                cfg,
 		bootstrap:          slices.Clone(bootstrap),
-		requests:           map[int32]*request{},
 		meta:               metadata{topics: map[string]*topicMeta{}},
 		part:               newPartitioner(cfg.Partitioner),
 		parts:              map[storage.TopicPartition]*partitionState{},
@@ -183,7 +185,7 @@ func (p *Producer) Send(ctx *sim.Context, r Record, cb Callback) error {
 	rec := &pending{rec: r, cb: cb, ts: int64(now) / int64(sim.Millisecond), deadline: now.Add(p.MaxBlock)}
 	p.pending++
 	p.meta.want(r.Topic)
-	if t := p.meta.topics[r.Topic]; t != nil && len(t.partitions) > 0 {
+	if t := p.meta.topic(r.Topic); t != nil && len(t.partitions) > 0 {
 		p.place(ctx, rec)
 	} else {
 		p.waiting = append(p.waiting, rec)
@@ -221,8 +223,8 @@ func (p *Producer) SendSync(ctx *sim.Context, records []Record, each func(ctx *s
 // whatever linger.ms says (KafkaProducer.flush without the blocking:
 // watch Pending, or the callbacks, to see the records complete).
 func (p *Producer) Flush(ctx *sim.Context) {
-	for _, tp := range p.tps {
-		if ps := p.parts[tp]; len(ps.queue) > 0 {
+	for _, ps := range p.partList {
+		if len(ps.queue) > 0 {
 			ps.queue[len(ps.queue)-1].closed = true
 		}
 	}
@@ -259,13 +261,14 @@ func (p *Producer) HandleMessage(ctx *sim.Context, from sim.NodeID, m sim.Messag
 	if !ok || !p.started || resp.CorrelationID < p.CorrelationBase || resp.CorrelationID > p.corr {
 		return false
 	}
-	req, ok := p.requests[resp.CorrelationID]
-	if !ok || req.node != from || resp.Connection != p.enc.Connection {
+	i, ok := p.findRequest(resp.CorrelationID)
+	if !ok || p.requests[i].node != from || resp.Connection != p.enc.Connection {
 		// Late (its request failed already), duplicated, or written to the
 		// connection of this node's previous life (wire.Response).
 		return true
 	}
-	delete(p.requests, resp.CorrelationID)
+	req := p.requests[i]
+	p.requests = slices.Delete(p.requests, i, i+1)
 	p.handleResponse(ctx, req, resp.Body)
 	p.run(ctx)
 	return true
@@ -324,20 +327,19 @@ func (p *Producer) nextWakeup(now sim.Time) (sim.Time, bool) {
 		}
 	}
 	for _, r := range p.requests {
-		take(r.deadline) // NB: a minimum, so map order does not matter
+		take(r.deadline)
 	}
 	for _, w := range p.waiting {
 		take(w.deadline)
 	}
-	for _, tp := range p.tps {
-		ps := p.parts[tp]
+	for _, ps := range p.partList {
 		for _, b := range ps.queue {
 			take(b.deadline)
 		}
 		for _, b := range ps.inflight {
 			take(b.deadline)
 		}
-		if t, ok := p.readyAt(ps); ok && p.txnWakeFor(tp) {
+		if t, ok := p.readyAt(ps); ok && p.txnWakeFor(ps.tp) {
 			take(t)
 		}
 	}

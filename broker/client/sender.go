@@ -47,8 +47,9 @@ type request struct {
 	broker   int32
 	node     sim.NodeID
 	deadline sim.Time
-	batches  []*batch // produce
-	op       *txnOp   // transactional
+	batches  []*batch  // produce
+	inline   [3]*batch // batches' storage when they are few
+	op       *txnOp    // transactional
 }
 
 // nodeName is a broker's node name in the simulation.
@@ -69,7 +70,29 @@ func (p *Producer) call(ctx *sim.Context, broker int32, body kmsg.Request, r *re
 	if r.kind == reqProduce && p.cfg.Acks == config.AcksNone {
 		return
 	}
-	p.requests[r.corr] = r
+	p.addRequest(r)
+}
+
+// addRequest records r as in flight. NB: r.corr is the highest yet, so r
+// goes last; except after a restart of the same producer (Start starts the
+// ids over): then it takes its place, and the place of a request of the
+// last life with its id, as a map by id would.
+func (p *Producer) addRequest(r *request) {
+	if n := len(p.requests); n == 0 || p.requests[n-1].corr < r.corr {
+		p.requests = append(p.requests, r)
+		return
+	}
+	if i, found := p.findRequest(r.corr); found {
+		p.requests[i] = r
+	} else {
+		p.requests = slices.Insert(p.requests, i, r)
+	}
+}
+
+// findRequest returns the index of the request in flight with correlation
+// id corr, if there is one.
+func (p *Producer) findRequest(corr int32) (int, bool) {
+	return slices.BinarySearchFunc(p.requests, corr, func(r *request, corr int32) int { return cmp.Compare(r.corr, corr) })
 }
 
 // inflightTo counts the produce requests in flight to broker.
@@ -87,13 +110,13 @@ func (p *Producer) inflightTo(broker int32) int {
 func (p *Producer) drain(ctx *sim.Context) {
 	now := ctx.Now()
 	// NB: the ready partitions go to a reused slice, sorted by leader
-	// (stably: each leader's in p.tps order), in place of a map of slices
+	// (stably: each leader's in p.partList order), in place of a map of slices
 	// per call. The slice is taken, so a drain reentered from a callback
 	// gets its own.
 	ready := p.ready[:0]
 	p.ready = nil
-	for _, tp := range p.tps {
-		ps := p.parts[tp]
+	for _, ps := range p.partList {
+		tp := ps.tp
 		if len(ps.queue) == 0 {
 			continue
 		}
@@ -121,7 +144,13 @@ func (p *Producer) drain(ctx *sim.Context) {
 		if p.inflightTo(leader) >= p.cfg.MaxInFlightRequestsPerConnection {
 			continue
 		}
-		batches := make([]*batch, 0, len(group))
+		// NB: the request is made here so that its batches can live in
+		// it (one allocation for both, in the common case of a few).
+		req := &request{kind: reqProduce}
+		batches := req.inline[:0]
+		if len(group) > len(req.inline) {
+			batches = make([]*batch, 0, len(group))
+		}
 		for _, r := range group {
 			ps := r.ps
 			b := ps.queue[0]
@@ -133,7 +162,8 @@ func (p *Producer) drain(ctx *sim.Context) {
 			ps.inflight = append(ps.inflight, b)
 			batches = append(batches, b)
 		}
-		p.sendProduce(ctx, leader, batches)
+		req.batches = batches
+		p.sendProduce(ctx, leader, req)
 	}
 	clear(ready)
 	p.ready = ready[:0]
@@ -145,8 +175,9 @@ type readyPartition struct {
 	ps     *partitionState
 }
 
-// sendProduce sends batches (sorted by partition) to leader.
-func (p *Producer) sendProduce(ctx *sim.Context, leader int32, batches []*batch) {
+// sendProduce sends r's batches (sorted by partition) to leader.
+func (p *Producer) sendProduce(ctx *sim.Context, leader int32, r *request) {
+	batches := r.batches
 	req := kmsg.NewPtrProduceRequest()
 	req.Version = 7
 	req.Acks = int16(p.cfg.Acks)
@@ -160,22 +191,23 @@ func (p *Producer) sendProduce(ctx *sim.Context, leader int32, batches []*batch)
 	for _, b := range batches {
 		b.attempts++
 		if n := len(req.Topics); n == 0 || req.Topics[n-1].Topic != b.tp.Topic {
-			req.Topics = append(req.Topics, kmsg.ProduceRequestTopic{Topic: b.tp.Topic})
+			// NB: room for all the batches, the usual case being one topic.
+			req.Topics = append(req.Topics, kmsg.ProduceRequestTopic{Topic: b.tp.Topic,
+				Partitions: make([]kmsg.ProduceRequestTopicPartition, 0, len(batches))})
 		}
 		t := &req.Topics[len(req.Topics)-1]
 		t.Partitions = append(t.Partitions, kmsg.ProduceRequestTopicPartition{Partition: b.tp.Partition, Records: p.encode(b)})
 	}
-	r := &request{kind: reqProduce, batches: batches}
 	p.call(ctx, leader, req, r)
 	for _, b := range batches {
-		ctx.Log("produce-send", sim.S("partition", tpName(b.tp)), sim.I("broker", int64(leader)), sim.I("batch", int64(b.id)),
+		ctx.Log("produce-send", sim.S("partition", b.ps.name), sim.I("broker", int64(leader)), sim.I("batch", int64(b.id)),
 			sim.I("records", int64(len(b.recs))), sim.I("base-seq", int64(b.seq)), sim.I("attempt", int64(b.attempts)), sim.I("corr", int64(r.corr)))
 	}
 	if p.cfg.Acks == config.AcksNone {
 		// No answer will come: Kafka completes the batch once it is sent,
 		// with offset -1 (outcome unknown).
 		for _, b := range batches {
-			p.completeBatch(ctx, p.parts[b.tp], b, -1)
+			p.completeBatch(ctx, b.ps, b, -1)
 		}
 	}
 }
@@ -201,6 +233,24 @@ func (p *Producer) encode(b *batch) []byte {
 	clear(recs)
 	p.recs = recs[:0]
 	return out
+}
+
+// errorText returns err.Error(), remembered for Kafka's errors (whose
+// Error formats its text anew each time: the sender logs one per retry).
+func (p *Producer) errorText(err error) string {
+	ke, ok := err.(*kerr.Error)
+	if !ok {
+		return err.Error()
+	}
+	if s, ok := p.errTexts[ke]; ok {
+		return s
+	}
+	if p.errTexts == nil {
+		p.errTexts = map[*kerr.Error]string{}
+	}
+	s := ke.Error()
+	p.errTexts[ke] = s
+	return s
 }
 
 func tpName(tp storage.TopicPartition) string {
@@ -254,7 +304,7 @@ func findPartition(resp *kmsg.ProduceResponse, tp storage.TopicPartition) (int16
 
 // batchAnswered applies one partition's answer to b.
 func (p *Producer) batchAnswered(ctx *sim.Context, b *batch, code int16, base int64) {
-	ps := p.parts[b.tp]
+	ps := b.ps
 	if code == 0 || (p.cfg.EnableIdempotence && code == kerr.DuplicateSequenceNumber.Code) {
 		// DUPLICATE_SEQUENCE_NUMBER: the broker already has the batch.
 		p.completeBatch(ctx, ps, b, base)
@@ -269,7 +319,7 @@ func (p *Producer) batchAnswered(ctx *sim.Context, b *batch, code int16, base in
 
 // batchError handles a failed attempt of b: retry it or fail it.
 func (p *Producer) batchError(ctx *sim.Context, b *batch, err error, unknown bool) {
-	ps := p.parts[b.tp]
+	ps := b.ps
 	b.unknown = b.unknown || unknown
 	b.lastErr = err
 	ke, _ := err.(*kerr.Error)
@@ -298,7 +348,7 @@ func (p *Producer) batchError(ctx *sim.Context, b *batch, err error, unknown boo
 		b.retries++
 		b.retryAt = ctx.Now().Add(p.cfg.RetryBackoff)
 		p.requeue(ps, b)
-		ctx.Log("produce-retry", sim.S("partition", tpName(b.tp)), sim.I("batch", int64(b.id)), sim.S("error", err.Error()),
+		ctx.Log("produce-retry", sim.S("partition", b.ps.name), sim.I("batch", int64(b.id)), sim.S("error", p.errorText(err)),
 			sim.I("retry", int64(b.retries)), sim.S("unknown", strconv.FormatBool(b.unknown)))
 		return
 	}
@@ -332,7 +382,7 @@ func (p *Producer) completeBatch(ctx *sim.Context, ps *partitionState, b *batch,
 		return // expired already: its records were failed
 	}
 	b.done = true
-	ctx.Log("produce-ack", sim.S("partition", tpName(b.tp)), sim.I("batch", int64(b.id)), sim.I("base-offset", base),
+	ctx.Log("produce-ack", sim.S("partition", b.ps.name), sim.I("batch", int64(b.id)), sim.I("base-offset", base),
 		sim.I("records", int64(len(b.recs))), sim.I("attempts", int64(b.attempts)))
 	for i, w := range b.recs {
 		off := int64(-1)
@@ -358,7 +408,7 @@ func (p *Producer) failBatch(ctx *sim.Context, ps *partitionState, b *batch, err
 		ps.queue = slices.DeleteFunc(ps.queue, func(x *batch) bool { return x == b })
 	}
 	definite := !b.unknown
-	ctx.Log("produce-fail", sim.S("partition", tpName(b.tp)), sim.I("batch", int64(b.id)), sim.S("error", err.Error()),
+	ctx.Log("produce-fail", sim.S("partition", b.ps.name), sim.I("batch", int64(b.id)), sim.S("error", p.errorText(err)),
 		sim.S("definite", strconv.FormatBool(definite)), sim.I("attempts", int64(b.attempts)))
 	for _, w := range b.recs {
 		p.completeRecord(ctx, w, b.tp.Partition, -1, &SendError{Err: err, Definite: definite, Attempts: b.attempts})
@@ -408,16 +458,19 @@ func (p *Producer) HandleDisconnect(ctx *sim.Context, node sim.NodeID) {
 // disconnect fails every request in flight to broker, in the order sent.
 func (p *Producer) disconnect(ctx *sim.Context, broker int32, now sim.Time) {
 	var rs []*request
-	for _, r := range p.requests {
+	for _, r := range p.requests { // NB: in correlation id order, the order sent
 		if r.broker == broker {
 			rs = append(rs, r)
 		}
 	}
-	slices.SortFunc(rs, func(a, b *request) int { return int(a.corr) - int(b.corr) })
 	ctx.Log("producer-disconnect", sim.I("broker", int64(broker)), sim.I("in-flight", int64(len(rs))))
 	p.meta.needUpdate = true
 	for _, r := range rs {
-		delete(p.requests, r.corr)
+		// NB: one at a time, as each is handled: a callback run below sees
+		// the rest still in flight.
+		if i, ok := p.findRequest(r.corr); ok {
+			p.requests = slices.Delete(p.requests, i, i+1)
+		}
 		err := ErrDisconnected
 		if r.deadline <= now {
 			err = ErrRequestTimeout

@@ -250,8 +250,7 @@ func (p *Producer) AbortTransaction(ctx *sim.Context, cb TxnCallback) error {
 		p.completeRecord(ctx, w, -1, -1, &SendError{Err: ErrTransactionAborted, Definite: true})
 	}
 	p.waiting = nil
-	for _, tp := range p.tps {
-		ps := p.parts[tp]
+	for _, ps := range p.partList {
 		for len(ps.queue) > 0 {
 			p.failBatch(ctx, ps, ps.queue[0], ErrTransactionAborted)
 		}
@@ -377,8 +376,8 @@ func (p *Producer) txnBatchesDone() bool {
 	if len(p.waiting) > 0 {
 		return false
 	}
-	for _, tp := range p.tps {
-		if ps := p.parts[tp]; len(ps.queue) > 0 || len(ps.inflight) > 0 {
+	for _, ps := range p.partList {
+		if len(ps.queue) > 0 || len(ps.inflight) > 0 {
 			return false
 		}
 	}
@@ -424,8 +423,7 @@ func (p *Producer) txnNewEpoch(ctx *sim.Context, pid int64, epoch int16) {
 	}
 	p.idem.producerID, p.idem.epoch = pid, epoch
 	ctx.Log("producer-init-id", sim.I("producer-id", pid), sim.I("epoch", int64(epoch)))
-	for _, tp := range p.tps {
-		ps := p.parts[tp]
+	for _, ps := range p.partList {
 		ps.nextSeq, ps.acked, ps.firstAcked, ps.failed = 0, -1, -1, nil
 	}
 	p.txn.needBump = false

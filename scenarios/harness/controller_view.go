@@ -19,6 +19,7 @@ import (
 
 // zkView caches a partition state znode's decoding by its Mzxid.
 type zkView struct {
+	path  string // the partition's state znode
 	mzxid int64
 	view  *checkers.ControllerView
 }
@@ -64,15 +65,19 @@ func (o *Observer) controllerView(src controllerSource, k int, tp storage.TopicP
 	if src.zk == nil {
 		return nil
 	}
-	path := "/brokers/topics/" + tp.Topic + "/partitions/" + strconv.Itoa(int(tp.Partition)) + "/state"
+	if o.zkViews == nil {
+		o.zkViews = make([]zkView, len(o.Partitions))
+	}
+	c := &o.zkViews[k]
+	if c.path == "" {
+		c.path = "/brokers/topics/" + tp.Topic + "/partitions/" + strconv.Itoa(int(tp.Partition)) + "/state"
+	}
+	path := c.path
 	stat, ok := src.zk.Stat(path)
 	if !ok {
 		return nil
 	}
-	if o.zkViews == nil {
-		o.zkViews = make([]zkView, len(o.Partitions))
-	}
-	if c := &o.zkViews[k]; c.view != nil && c.mzxid == stat.Mzxid {
+	if c.view != nil && c.mzxid == stat.Mzxid {
 		return c.view
 	}
 	data, _, _ := src.zk.Get(path)
@@ -85,6 +90,6 @@ func (o *Observer) controllerView(src controllerSource, k int, tp storage.TopicP
 		return nil
 	}
 	v := &checkers.ControllerView{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, ISR: st.ISR}
-	o.zkViews[k] = zkView{stat.Mzxid, v}
+	c.mzxid, c.view = stat.Mzxid, v
 	return v
 }

@@ -65,14 +65,29 @@ type Observer struct {
 	// monitor is only fed when something changed (most events are pings
 	// and timers that change no replica).
 	prev [][]replicaSeen // per tps[i]
+	// refs caches each replica's *server.Partition (replicaOf), per tps[i]
+	// and replica.
+	refs [][]replicaRef
 	// With timeline set, every change of a partition's replica states is
 	// kept, for replay's per-event view.
 	timeline bool
-	touched  uint64 // the brokers' sim.World.Touched sum at the last observation
-	dirty    []int  // the partitions (indexes into tps) the last event changed
-	snapBuf  [][]checkers.ReplicaState
-	last     map[string]string
-	Changes  []StateChange
+	// touched is each broker's sim.World.Touched at the last observation,
+	// by broker id; stale marks the brokers whose count moved since: only
+	// their replicas can have changed.
+	touched []uint64
+	stale   []bool
+	dirty   []int // the partitions (indexes into tps) the last event changed
+	// onBroker and unknownBroker index the replicas for changed
+	// (indexReplicas); diffs is its scratch, per tps[i].
+	onBroker      [][]replicaAt
+	unknownBroker []replicaAt
+	diffs         []bool
+	snapBuf       [][]checkers.ReplicaState
+	// committedBuf holds the Committed entries of tps[i]'s snapshot,
+	// reused like snapBuf.
+	committedBuf [][]checkers.Entry
+	last         map[string]string
+	Changes      []StateChange
 	// With timeline set, each replica's log is followed too, so that every
 	// truncation can show the log before and after it.
 	logs        map[storage.TopicPartition][]replicaLog
@@ -82,6 +97,13 @@ type Observer struct {
 	readTo map[readKey]int64
 	// decoded is the batch appendEntries decodes into, reused.
 	decoded storage.RecordBatch
+	// values interns the record values appendEntries reads: each new
+	// leader's log is read again from its start, so most values were read
+	// before, and a lookup by the bytes allocates nothing.
+	values map[string]string
+	// passed holds, per tps[i] and base offset, the bytes of each batch
+	// committedEntries passed on whole.
+	passed []map[int64][]byte
 	// topEpoch is the highest leader epoch a leader of tps[i] was seen in
 	// (+1; 0: none): a leader of a lower epoch is stale (a zombie), and its
 	// HW commits nothing (Vanlightly's inv_true_hwm is the non-stale
@@ -174,32 +196,58 @@ func (a *replicaSeen) set(alive, unclean bool, p *server.Partition) {
 
 // changed reports whether any replica differs from the last observation,
 // records the current state, and lists the partitions that changed in
-// o.dirty (indexes into o.tps).
+// o.dirty (indexes into o.tps). Only the replicas of the brokers in o.stale
+// are compared (all of them at the first observation).
 func (o *Observer) changed() bool {
 	o.dirty = o.dirty[:0]
-	if o.prev == nil {
+	first := o.prev == nil
+	if first {
 		o.prev = make([][]replicaSeen, len(o.Partitions))
 		for k := range o.Partitions {
 			o.prev[k] = make([]replicaSeen, len(o.reps[k]))
 			o.prev[k][0].role = 254 // never a role: the first observation differs
 		}
 	}
-	for k, tp := range o.Partitions {
-		seen := o.prev[k]
-		diff := false
-		for i, id := range o.reps[k] {
-			b, alive := o.Broker(id)
-			var p *server.Partition
-			if alive {
-				p, _ = b.Partition(tp)
-			}
-			if !seen[i].same(alive, o.unclean[id], p) {
-				seen[i].set(alive, o.unclean[id], p)
-				diff = true
+	if len(o.diffs) != len(o.Partitions) {
+		o.diffs = make([]bool, len(o.Partitions))
+	}
+	compare := func(r replicaAt) {
+		id := o.reps[r.k][r.i]
+		b, alive := o.Broker(id)
+		var p *server.Partition
+		if alive {
+			p = o.replicaOf(r.k, r.i, b)
+		}
+		if seen := &o.prev[r.k][r.i]; !seen.same(alive, o.unclean[id], p) {
+			seen.set(alive, o.unclean[id], p)
+			o.diffs[r.k] = true
+		}
+	}
+	if first {
+		for k := range o.Partitions {
+			for i := range o.reps[k] {
+				compare(replicaAt{k, i})
 			}
 		}
-		if diff {
-			o.dirty = append(o.dirty, k)
+	} else {
+		// NB: only the replicas of the brokers that ran a handler (their
+		// broker's list), and those of brokers o.stale does not know yet.
+		o.indexReplicas()
+		for id, stale := range o.stale {
+			if stale {
+				for _, r := range o.onBroker[id] {
+					compare(r)
+				}
+			}
+		}
+		for _, r := range o.unknownBroker {
+			compare(r)
+		}
+	}
+	for k, d := range o.diffs {
+		if d {
+			o.dirty = append(o.dirty, k) // in partition order, as the monitor is fed
+			o.diffs[k] = false
 		}
 	}
 	return len(o.dirty) > 0
@@ -210,15 +258,22 @@ func (o *Observer) changed() bool {
 func (o *Observer) observe() {
 	w := o.c.World
 	// An event that touched no broker (a client's, ZooKeeper's) cannot
-	// have changed a replica: skip the comparison.
-	touched := uint64(0)
-	for _, id := range o.c.Brokers {
-		touched += w.Touched(id)
+	// have changed a replica: skip the comparison. One that touched some
+	// can only have changed theirs.
+	if len(o.touched) < len(o.c.Brokers) {
+		o.touched = append(o.touched, make([]uint64, len(o.c.Brokers)-len(o.touched))...)
+		o.stale = append(o.stale, make([]bool, len(o.c.Brokers)-len(o.stale))...)
 	}
-	if touched == o.touched && o.prev != nil {
+	any := false
+	for i, id := range o.c.Brokers {
+		t := w.Touched(id)
+		o.stale[i] = t != o.touched[i]
+		o.touched[i] = t
+		any = any || o.stale[i]
+	}
+	if !any && o.prev != nil {
 		return
 	}
-	o.touched = touched
 	if !o.changed() {
 		return
 	}
@@ -226,17 +281,19 @@ func (o *Observer) observe() {
 	// subset), into buffers reused between events.
 	if o.snapBuf == nil {
 		o.snapBuf = make([][]checkers.ReplicaState, len(o.Partitions))
+		o.committedBuf = make([][]checkers.Entry, len(o.Partitions))
 	}
 	o.snaps = o.snaps[:0]
 	src := o.controllerSource()
 	for _, k := range o.dirty {
 		tp := o.Partitions[k]
-		snap := checkers.PartitionSnapshot{Topic: tp.Topic, Partition: tp.Partition, Replicas: o.snapBuf[k][:0], Controller: o.controllerView(src, k, tp)}
-		for _, id := range o.reps[k] {
+		snap := checkers.PartitionSnapshot{Topic: tp.Topic, Partition: tp.Partition, Replicas: o.snapBuf[k][:0], Controller: o.controllerView(src, k, tp),
+			Committed: o.committedBuf[k][:0]}
+		for i, id := range o.reps[k] {
 			b, alive := o.Broker(id)
 			var p *server.Partition
 			if alive {
-				p, _ = b.Partition(tp)
+				p = o.replicaOf(k, i, b)
 			}
 			snap.Replicas = append(snap.Replicas, replicaState(id, alive, p, o.unclean[id]))
 			if o.topEpoch == nil {
@@ -249,12 +306,13 @@ func (o *Observer) observe() {
 				}
 				rk := readKey{k, id, p.LeaderEpoch()}
 				if hw := p.HighWatermark(); hw > o.readTo[rk] {
-					snap.Committed = o.appendEntries(snap.Committed, p.Log(), o.readTo[rk], hw)
+					snap.Committed = o.committedEntries(snap.Committed, k, p.Log(), o.readTo[rk], hw)
 					o.readTo[rk] = hw
 				}
 			}
 		}
 		o.snapBuf[k] = snap.Replicas
+		o.committedBuf[k] = snap.Committed // NB: the monitor copies the entries it keeps
 		o.snaps = append(o.snaps, snap)
 		if o.timeline {
 			o.followLogs(tp)
@@ -351,7 +409,7 @@ func (o *Observer) final(ctrl *controller.Controller, manual map[storage.TopicPa
 			}
 			r := checkers.Replica{ReplicaState: replicaState(id, alive, p, o.unclean[id])}
 			if p != nil && alive {
-				r.Log = LogEntries(p.Log())
+				r.Log = o.appendEntries(nil, p.Log(), p.Log().LogStartOffset(), math.MaxInt64) // LogEntries, values interned
 			}
 			pf.Replicas = append(pf.Replicas, r)
 		}
@@ -370,7 +428,18 @@ func LogEntries(l *storage.Log) []checkers.Entry {
 // appendEntries appends l's entries in [from, below) to out, decoding into
 // the observer's reused batch.
 func (o *Observer) appendEntries(out []checkers.Entry, l *storage.Log, from, below int64) []checkers.Entry {
-	return appendLogEntries(out, &o.decoded, l, from, below)
+	if o.values == nil {
+		o.values = map[string]string{}
+	}
+	walkLogEntries(&o.decoded, l, from, below, func(offset int64, epoch int32, value []byte) {
+		v, ok := o.values[string(value)]
+		if !ok {
+			v = string(value)
+			o.values[v] = v
+		}
+		out = append(out, checkers.Entry{Offset: offset, LeaderEpoch: epoch, Value: v})
+	})
+	return out
 }
 
 // appendLogEntries appends l's entries in [from, below) to out, decoding
