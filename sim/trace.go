@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 )
@@ -69,8 +70,12 @@ func (r Record) Get(key string) (string, bool) {
 // kept or not, so two runs can be compared at the cost of a few multiplies
 // per record even with recording off.
 type Trace struct {
-	keep    bool
-	kinds   map[string]bool // kept even when keep is off
+	keep  bool
+	kinds map[string]bool // kept even when keep is off (a copy: never changes)
+	// hot says, for the kernel's own kinds (send, recv, timer), whether
+	// they are kept: read once, as a map lookup per record cost more than
+	// hashing it (trace_hot.go).
+	hot     [3]bool
 	hash    uint64
 	count   uint64
 	records []Record
@@ -113,6 +118,14 @@ func mixString(h uint64, s string) uint64 {
 		w = w<<8 | uint64(s[0])
 	}
 	return mix(h, w)
+}
+
+// setKeep sets what is kept: every record, or those of kinds.
+func (t *Trace) setKeep(all bool, kinds map[string]bool) {
+	t.keep, t.kinds = all, maps.Clone(kinds)
+	for i, k := range hotKinds {
+		t.hot[i] = t.keeps(k)
+	}
 }
 
 // keeps reports whether records of kind are kept (every record is hashed; only these are kept).

@@ -37,8 +37,8 @@ func TestHotRecordsHashAsAdd(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		for _, kinds := range []map[string]bool{nil, {"recv": true}} {
 			var fast, slow Trace
-			fast.keep, slow.keep = keep, keep
-			fast.kinds, slow.kinds = kinds, kinds
+			fast.setKeep(keep, kinds)
+			slow.setKeep(keep, kinds)
 			for i, a := range names {
 				for j, b := range names {
 					ev, now, node := uint64(i*7+j), Time(i*1000+j), NodeID(i-1)
@@ -74,7 +74,8 @@ func TestShortOfRefusesLongStrings(t *testing.T) {
 func TestAddFirstIsAdd(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		var a, b Trace
-		a.keep, b.keep = keep, keep
+		a.setKeep(keep, nil)
+		b.setKeep(keep, nil)
 		rest := []Field{I("leo", 3), S("rule", "hw")}
 		for n := 0; n <= len(rest); n++ {
 			a.addFirst(uint64(n), Time(n), 1, "b1", "append", S("partition", "t-0"), rest[:n])

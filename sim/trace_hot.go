@@ -25,6 +25,15 @@ func shortOf(s string) short {
 // mixShort is mixString(h, s) for the string s was made from.
 func mixShort(h uint64, s short) uint64 { return mix(mix(h, s.n), s.w) }
 
+// hotKinds are the kinds of Trace.hot, in order.
+var hotKinds = [3]string{"send", "recv", "timer"}
+
+const (
+	hotSend = iota
+	hotRecv
+	hotTimer
+)
+
 var (
 	kSend, kRecv, kTimer                        = shortOf("send"), shortOf("recv"), shortOf("timer")
 	kTo, kFrom, kMsg, kSize, kLatency, kNameKey = shortOf("to"), shortOf("from"), shortOf("msg"), shortOf("size"), shortOf("latency"), shortOf("name")
@@ -32,7 +41,7 @@ var (
 
 // addSend is add(..., "send", to=, msg=, size=, latency=).
 func (t *Trace) addSend(event uint64, now Time, node NodeID, name, to, msg string, size, latency int64) {
-	if t.keeps("send") {
+	if t.hot[hotSend] {
 		t.add(event, now, node, name, "send", []Field{S("to", to), S("msg", msg), I("size", size), I("latency", latency)})
 		return
 	}
@@ -46,7 +55,7 @@ func (t *Trace) addSend(event uint64, now Time, node NodeID, name, to, msg strin
 
 // addRecv is add(..., "recv", from=, msg=).
 func (t *Trace) addRecv(event uint64, now Time, node NodeID, name, from, msg string) {
-	if t.keeps("recv") {
+	if t.hot[hotRecv] {
 		t.add(event, now, node, name, "recv", []Field{S("from", from), S("msg", msg)})
 		return
 	}
@@ -58,7 +67,7 @@ func (t *Trace) addRecv(event uint64, now Time, node NodeID, name, from, msg str
 
 // addTimer is add(..., "timer", name=timer).
 func (t *Trace) addTimer(event uint64, now Time, node NodeID, name, timer string) {
-	if t.keeps("timer") {
+	if t.hot[hotTimer] {
 		t.add(event, now, node, name, "timer", []Field{S("name", timer)})
 		return
 	}

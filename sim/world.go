@@ -18,6 +18,7 @@ type Config struct {
 	KeepTrace bool
 	// KeepKinds keeps, with KeepTrace off, the records of these kinds only
 	// (a runner that needs a few transitions without paying for the rest).
+	// New copies it: changing the map afterwards changes nothing.
 	KeepKinds map[string]bool
 	// MaxTime ends the run when the next event is later; 0 means one hour.
 	MaxTime Time
@@ -117,8 +118,7 @@ func New(cfg Config) (*World, error) {
 		w.recorder = &Recorder{Inner: w.chooser}
 		w.chooser = w.recorder
 	}
-	w.trace.keep = cfg.KeepTrace
-	w.trace.kinds = cfg.KeepKinds
+	w.trace.setKeep(cfg.KeepTrace, cfg.KeepKinds)
 	return w, nil
 }
 
