@@ -79,7 +79,7 @@ type Broker struct {
 
 	logs       *storage.Manager
 	partitions map[storage.TopicPartition]*Partition
-	pcache     partitionCache                   // of partitions, for the hot paths
+	pindex     partitionIndex                   // of partitions, for the hot paths
 	hwOnDisk   map[storage.TopicPartition]int64 // replication-offset-checkpoint at start
 
 	controllerEpoch int32 // the highest controller epoch seen
@@ -149,31 +149,50 @@ func (b *Broker) Partition(tp storage.TopicPartition) (*Partition, bool) {
 	return p, ok
 }
 
-// partitionCache memoizes the replica lookups of the replication paths (a
-// fetch looks each of its partitions up several times on both sides): a
-// scan of a few entries costs less than hashing the topic name.
-// Invariant: every entry is in partitions; only a replica present is
-// cached, and removing one from partitions clears the cache.
-type partitionCache struct {
-	tps  [8]storage.TopicPartition
-	ps   [8]*Partition
-	next int
+// partitionIndex finds replicas on the replication paths (a fetch looks
+// each of its partitions up several times on both sides, and a follower of
+// __consumer_offsets fetches dozens at once): the replicas of each topic by
+// partition number, and the last topic looked up, so consecutive lookups in
+// one topic compare its name instead of hashing it.
+// Invariant: byTopic[t][n] is partitions[{t, n}] or nil, and topicParts is
+// byTopic[topic] (reset whenever byTopic changes).
+type partitionIndex struct {
+	byTopic    map[string][]*Partition
+	topic      string
+	topicParts []*Partition
 }
 
 // partition returns b.partitions[tp].
 func (b *Broker) partition(tp storage.TopicPartition) *Partition {
-	c := &b.pcache
-	for i := range c.ps {
-		if c.ps[i] != nil && c.tps[i].Partition == tp.Partition && c.tps[i].Topic == tp.Topic {
-			return c.ps[i]
+	x := &b.pindex
+	if tp.Topic != x.topic || x.topicParts == nil {
+		x.topic, x.topicParts = tp.Topic, x.byTopic[tp.Topic]
+	}
+	if tp.Partition < 0 || int(tp.Partition) >= len(x.topicParts) {
+		return nil
+	}
+	return x.topicParts[tp.Partition]
+}
+
+// setPartition makes p (nil: none) the replica of tp, in partitions and
+// its index.
+func (b *Broker) setPartition(tp storage.TopicPartition, p *Partition) {
+	x := &b.pindex
+	parts := x.byTopic[tp.Topic]
+	if p == nil {
+		delete(b.partitions, tp)
+		if int(tp.Partition) < len(parts) {
+			parts[tp.Partition] = nil
 		}
+	} else {
+		b.partitions[tp] = p
+		if n := int(tp.Partition) + 1; n > len(parts) {
+			parts = append(parts, make([]*Partition, n-len(parts))...)
+		}
+		parts[tp.Partition] = p
+		x.byTopic[tp.Topic] = parts
 	}
-	p := b.partitions[tp]
-	if p != nil {
-		c.tps[c.next], c.ps[c.next] = tp, p
-		c.next = (c.next + 1) % len(c.ps)
-	}
-	return p
+	x.topic, x.topicParts = "", nil
 }
 
 // Partitions returns this broker's replicas, sorted by topic and partition.
@@ -201,7 +220,7 @@ func (b *Broker) Start(ctx *sim.Context) {
 	b.ctx = ctx
 	b.enc.Connection = ctx.Incarnation()
 	b.partitions = map[storage.TopicPartition]*Partition{}
-	b.pcache = partitionCache{}
+	b.pindex = partitionIndex{byTopic: map[string][]*Partition{}}
 	b.inflight = map[int32]pending{}
 	b.nodes = map[int32]sim.NodeID{}
 	b.fetchers = map[int32]*fetcher{}

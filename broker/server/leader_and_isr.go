@@ -70,7 +70,7 @@ func (b *Broker) getOrCreatePartition(tp storage.TopicPartition) *Partition {
 	p.minISR = b.cfg.minISR(tp.Topic)
 	p.unclean = b.cfg.unclean(tp.Topic)
 	p.strictMinISR = b.cfg.KRaft != nil && b.cfg.KRaft.ELR
-	b.partitions[tp] = p
+	b.setPartition(tp, p)
 	return p
 }
 

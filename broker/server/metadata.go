@@ -248,8 +248,7 @@ func (b *Broker) handleStopReplica(from sim.NodeID, req *wire.Request, body *kms
 				b.failDelayedProduce(tp, kerr.NotLeaderForPartition)
 				b.logp("stop-replica", p, sim.S("delete", boolStr(body.DeletePartitions)))
 				if body.DeletePartitions {
-					delete(b.partitions, tp)
-					b.pcache = partitionCache{}
+					b.setPartition(tp, nil)
 					if err := b.logs.DeleteLog(tp); err != nil {
 						panic(err)
 					}
