@@ -8,28 +8,33 @@ import (
 )
 
 // TestPartitionIndexIsTheMap: whatever replicas are added and removed, in
-// whatever order the lookups come, partition(tp) is partitions[tp].
+// whatever order the lookups come, partition(tp) is partitions[tp]. Each
+// round starts from an empty broker, so the per-topic slices grow again,
+// and the topic mostly stays the same from one step to the next, as the
+// lookups of one fetch do.
 func TestPartitionIndexIsTheMap(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	b := &Broker{partitions: map[storage.TopicPartition]*Partition{}, pindex: partitionIndex{byTopic: map[string][]*Partition{}}}
 	topics := []string{"t", "u", "__consumer_offsets"}
-	tpOf := func() storage.TopicPartition {
-		return storage.TopicPartition{Topic: topics[r.IntN(len(topics))], Partition: int32(r.IntN(12)) - 1}
-	}
-	for step := 0; step < 20000; step++ {
-		tp := tpOf()
-		switch r.IntN(4) {
-		case 0:
-			if tp.Partition >= 0 {
-				b.setPartition(tp, &Partition{tp: tp})
+	for round := 0; round < 2000; round++ {
+		b := &Broker{partitions: map[storage.TopicPartition]*Partition{}, pindex: partitionIndex{byTopic: map[string][]*Partition{}}}
+		topic := topics[0]
+		for step := 0; step < 40; step++ {
+			if r.IntN(5) == 0 {
+				topic = topics[r.IntN(len(topics))]
 			}
-		case 1:
-			if tp.Partition >= 0 {
-				b.setPartition(tp, nil)
+			tp := storage.TopicPartition{Topic: topic, Partition: int32(r.IntN(20)) - 1}
+			switch r.IntN(3) {
+			case 0:
+				if tp.Partition >= 0 {
+					b.setPartition(tp, &Partition{tp: tp})
+				}
+			case 1:
+				if tp.Partition >= 0 && r.IntN(3) == 0 {
+					b.setPartition(tp, nil)
+				}
 			}
-		default:
 			if got, want := b.partition(tp), b.partitions[tp]; got != want {
-				t.Fatalf("step %d: partition(%v) = %p, the map holds %p", step, tp, got, want)
+				t.Fatalf("round %d step %d: partition(%v) = %p, the map holds %p", round, step, tp, got, want)
 			}
 		}
 	}
