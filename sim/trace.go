@@ -128,7 +128,8 @@ func (t *Trace) setKeep(all bool, kinds map[string]bool) {
 	}
 }
 
-// keeps reports whether records of kind are kept (every record is hashed; only these are kept).
+// keeps reports whether records of kind are kept (every record is hashed;
+// only these are kept).
 func (t *Trace) keeps(kind string) bool { return t.keep || (t.kinds != nil && t.kinds[kind]) }
 
 // head mixes what every record starts with.
