@@ -55,7 +55,6 @@ type Driver struct {
 	metaAsked bool
 	nextMeta  int
 	nodes     map[int32]sim.NodeID // broker id -> node, once looked up
-	timer     sim.TimerID          // the last call's timeout
 	values    valueChunk           // the next records' values
 	record    [1]storage.Record    // scratch for the next batch
 	batches   []byte               // the chunk batches are carved from
@@ -134,7 +133,8 @@ func (d *Driver) Start(ctx *sim.Context) {
 	ctx.SetTimer(d.Interval, timerSend)
 }
 
-func (d *Driver) call(ctx *sim.Context, broker int32, req kmsg.Request, msg *wire.Request) int32 {
+// call sends req to broker and returns its correlation id and timeout.
+func (d *Driver) call(ctx *sim.Context, broker int32, req kmsg.Request, msg *wire.Request) (int32, sim.TimerID) {
 	d.corr++
 	to, ok := d.nodes[broker]
 	if !ok {
@@ -148,9 +148,9 @@ func (d *Driver) call(ctx *sim.Context, broker int32, req kmsg.Request, msg *wir
 		}
 		ctx.Send(to, d.enc.RequestIn(msg, d.corr, req))
 	}
-	d.timer = ctx.SetTimer(d.Timeout, timerTimeout)
-	d.timeouts[d.timer] = d.corr
-	return d.corr
+	timer := ctx.SetTimer(d.Timeout, timerTimeout)
+	d.timeouts[timer] = d.corr
+	return d.corr, timer
 }
 
 // pending is a request waiting for its answer: the outcome it decides (-1
@@ -171,8 +171,8 @@ func (d *Driver) refreshMetadata(ctx *sim.Context) {
 	topic := d.Topic
 	req.Topics = []kmsg.MetadataRequestTopic{{Topic: &topic}}
 	d.nextMeta = (d.nextMeta + 1) % d.Brokers
-	corr := d.call(ctx, int32(d.nextMeta), req, nil)
-	d.pending[corr] = pending{-1, d.timer}
+	corr, timer := d.call(ctx, int32(d.nextMeta), req, nil)
+	d.pending[corr] = pending{-1, timer}
 }
 
 // Timer implements sim.Node.
@@ -236,12 +236,12 @@ func (d *Driver) send(ctx *sim.Context) {
 	c.topics[0] = kmsg.ProduceRequestTopic{Topic: d.Topic, Partitions: c.parts[:]}
 	req.Topics = c.topics[:]
 	d.record[0] = storage.Record{}
-	corr := d.call(ctx, leader, req, &c.msg)
+	corr, timer := d.call(ctx, leader, req, &c.msg)
 	if d.Acks == 0 {
 		d.Outcomes[i].Error, d.Outcomes[i].Done = "acks=0", ctx.Now() // unknown by design
 		return
 	}
-	d.pending[corr] = pending{i, d.timer}
+	d.pending[corr] = pending{i, timer}
 }
 
 // Receive implements sim.Node.
