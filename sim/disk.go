@@ -20,11 +20,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/kafkasim/kafkasim/internal/cleanpath"
 )
 
 // ErrNoSpace is returned when a write would grow the disk past its capacity
@@ -159,45 +160,11 @@ func clean(name string) (string, error) {
 	if name == "" {
 		return "", errors.New("empty file name")
 	}
-	c := name
-	if !isClean(name) {
-		c = path.Clean(name)
-	}
+	c := cleanpath.Clean(name)
 	if c == "." || c == "/" {
 		return "", fmt.Errorf("file name %q names a directory", name)
 	}
 	return c, nil
-}
-
-// isClean reports whether path.Clean(name) is name, for every name but
-// a relative one starting with "..": substring searches for the common
-// names, an element scan for those holding "/." or starting with '.' (a
-// dot file such as .kafka_cleanshutdown); false may also mean "ask
-// path.Clean".
-func isClean(name string) bool {
-	if name == "/" {
-		return true
-	}
-	if name == "" || name[len(name)-1] == '/' || strings.Contains(name, "//") {
-		return false
-	}
-	if name[0] != '.' && !strings.Contains(name, "/.") {
-		return true
-	}
-	start := 0
-	if name[0] == '/' {
-		start = 1
-	}
-	for i := start; i <= len(name); i++ {
-		if i < len(name) && name[i] != '/' {
-			continue
-		}
-		if el := name[start:i]; el == "." || el == ".." {
-			return false
-		}
-		start = i + 1
-	}
-	return true
 }
 
 // lookup returns the cleaned name and its inode, checking the node is up.
@@ -490,7 +457,7 @@ func (d *Disk) List(dir string) ([]string, error) {
 func (d *Disk) under(dir string, fn func(rest string) bool) {
 	top, prefix := true, ""
 	if dir != "" {
-		if c := cleanDir(dir); c != "." {
+		if c := cleanpath.Clean(dir); c != "." {
 			top, prefix = false, strings.TrimSuffix(c, "/")
 		}
 	}
@@ -528,31 +495,7 @@ func (d *Disk) Sync(name string) error {
 }
 
 func touches(op nsOp, dir string) bool {
-	return dirOf(op.name) == dir || (op.kind == nsRename && dirOf(op.newname) == dir)
-}
-
-// cleanDir is path.Clean(dir), without its scan when dir is clean.
-func cleanDir(dir string) string {
-	if isClean(dir) {
-		return dir
-	}
-	return path.Clean(dir)
-}
-
-// dirOf is path.Dir(name), cut at the last slash when name is clean (the
-// namespace's names are).
-func dirOf(name string) string {
-	if !isClean(name) {
-		return path.Dir(name)
-	}
-	switch i := strings.LastIndexByte(name, '/'); i {
-	case -1:
-		return "."
-	case 0:
-		return "/"
-	default:
-		return name[:i]
-	}
+	return cleanpath.Dir(op.name) == dir || (op.kind == nsRename && cleanpath.Dir(op.newname) == dir)
 }
 
 // SyncDir makes durable every namespace change up to the last one that
@@ -564,7 +507,7 @@ func (d *Disk) SyncDir(dir string) error {
 	}
 	c := "."
 	if dir != "" {
-		c = cleanDir(dir)
+		c = cleanpath.Clean(dir)
 	}
 	last := -1
 	for i, op := range d.pendingNS {

@@ -10,7 +10,8 @@ import (
 	"fmt"
 	"path"
 	"strconv"
-	"strings"
+
+	"github.com/kafkasim/kafkasim/internal/cleanpath"
 )
 
 // FS is the disk the storage writes to: exactly the operations it uses.
@@ -126,30 +127,8 @@ func offsetFromFilename(name, suffix string) (int64, bool) {
 	return o, err == nil
 }
 
-// joinPath is path.Join(dir, name); for a clean directory (not ".", "" or
-// "/") and a plain name it is dir + "/" + name, without path.Join's
-// scan of the result (a log open joins a dozen names).
-func joinPath(dir, name string) string {
-	if dir == "" || dir == "." || dir == "/" || !isCleanPath(dir) || !isPlainName(name) {
-		return path.Join(dir, name)
-	}
-	return dir + "/" + name
-}
-
-// isCleanPath reports whether path.Clean(p) is p, for the common paths (no
-// element empty or starting with '.'); false may also mean "not known".
-func isCleanPath(p string) bool {
-	return p != "" && p[0] != '.' && p[len(p)-1] != '/' && !strings.Contains(p, "//") && !strings.Contains(p, "/.")
-}
-
-// isPlainName reports whether name is one path element other than "."
-// and ".." (a dot file such as .kafka_cleanshutdown is one).
-func isPlainName(name string) bool {
-	return name != "" && name != "." && name != ".." && !strings.Contains(name, "/")
-}
-
 func segmentFile(dir string, base int64, suffix string) string {
-	if dir == "" || dir == "." || dir == "/" || !isCleanPath(dir) {
+	if dir == "" || dir == "." || dir == "/" || !cleanpath.IsClean(dir) {
 		return path.Join(dir, FilenamePrefixFromOffset(base)+suffix)
 	}
 	// NB: for a clean directory path.Join is dir + "/" + name: one

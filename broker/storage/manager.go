@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/internal/cleanpath"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -84,7 +85,7 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 		lastRetention: now, lastClean: now, lastRecoveryCkpt: now, lastStartCkpt: now,
 		previousBrokerEpoch: -1, brokerEpoch: -1}
 	for i, dir := range cfg.LogDirs {
-		marker := joinPath(dir, CleanShutdownFile)
+		marker := cleanpath.Join(dir, CleanShutdownFile)
 		clean := fs.Exists(marker)
 		epoch := int64(-1)
 		if clean {
@@ -99,11 +100,11 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 		} else if epoch != m.previousBrokerEpoch {
 			m.previousBrokerEpoch = -1
 		}
-		rps, err := readOffsets(fs, joinPath(dir, RecoveryPointFile))
+		rps, err := readOffsets(fs, cleanpath.Join(dir, RecoveryPointFile))
 		if err != nil {
 			return nil, err
 		}
-		lsos, err := readOffsets(fs, joinPath(dir, LogStartOffsetFile))
+		lsos, err := readOffsets(fs, cleanpath.Join(dir, LogStartOffsetFile))
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +114,7 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 		}
 		for _, n := range names {
 			tp, ok := ParseTopicPartition(n)
-			if !ok || !fs.IsDir(joinPath(dir, n)) || tp.Topic == ClusterMetadataTopic {
+			if !ok || !fs.IsDir(cleanpath.Join(dir, n)) || tp.Topic == ClusterMetadataTopic {
 				// NB: KRaft's metadata log may share a log directory; it
 				// belongs to the raft client, not to the LogManager (Kafka's
 				// LogManager skips it the same way).
@@ -126,7 +127,7 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 			if clean {
 				rp = noRecovery
 			}
-			l, err := OpenLog(fs, joinPath(dir, n), tp, cfg, rp, lsos[tp], now)
+			l, err := OpenLog(fs, cleanpath.Join(dir, n), tp, cfg, rp, lsos[tp], now)
 			if err != nil {
 				return nil, err
 			}
@@ -234,7 +235,7 @@ func (m *Manager) GetOrCreateLog(tp TopicPartition, cfg *Config, now sim.Time) (
 		c.LogDirs = m.cfg.LogDirs
 	}
 	dir := m.nextLogDir()
-	l, err := OpenLog(m.fs, joinPath(dir, tp.String()), tp, c, 0, 0, now)
+	l, err := OpenLog(m.fs, cleanpath.Join(dir, tp.String()), tp, c, 0, 0, now)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +321,7 @@ func (m *Manager) writeCheckpoint(dir, file string, entries []PartitionOffset) e
 	return writeFileAtomicVia(m.fs, names[0], names[1], m.ckpt)
 }
 
-// ckptPaths returns joinPath(dir, file) and its temporary file's name.
+// ckptPaths returns cleanpath.Join(dir, file) and its temporary file's name.
 func (m *Manager) ckptPaths(dir, file string) [2]string {
 	k := [2]string{dir, file}
 	if p, ok := m.paths[k]; ok {
@@ -329,7 +330,7 @@ func (m *Manager) ckptPaths(dir, file string) [2]string {
 	if m.paths == nil {
 		m.paths = map[[2]string][2]string{}
 	}
-	name := joinPath(dir, file)
+	name := cleanpath.Join(dir, file)
 	p := [2]string{name, name + TmpFileSuffix}
 	m.paths[k] = p
 	return p
@@ -340,7 +341,7 @@ func (m *Manager) ckptPaths(dir, file string) [2]string {
 func (m *Manager) ReadHighWatermarks() ([]PartitionOffset, error) {
 	var out []PartitionOffset
 	for _, dir := range m.cfg.LogDirs {
-		file := joinPath(dir, HighWatermarkFile)
+		file := cleanpath.Join(dir, HighWatermarkFile)
 		data, err := readCheckpointFile(m.fs, file)
 		if err != nil {
 			return nil, err
@@ -425,7 +426,7 @@ func (m *Manager) Close() error {
 		marker = []byte(fmt.Sprintf(`{"version":0,"broker_epoch":%d}`, m.brokerEpoch))
 	}
 	for _, dir := range m.cfg.LogDirs {
-		if err := rewriteFile(m.fs, joinPath(dir, CleanShutdownFile), marker); err != nil {
+		if err := rewriteFile(m.fs, cleanpath.Join(dir, CleanShutdownFile), marker); err != nil {
 			return err
 		}
 		if err := m.fs.SyncDir(dir); err != nil {

@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/internal/cleanpath"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -88,7 +89,7 @@ func OpenLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, lo
 	leo := l.LogEndOffset()
 	l.logStartOffset = max(logStartOffset, l.segments[0].base)
 	l.recoveryPoint = min(max(recoveryPoint, 0), leo)
-	epochFile := joinPath(dir, LeaderEpochFile)
+	epochFile := cleanpath.Join(dir, LeaderEpochFile)
 	if magic >= MagicV2 {
 		if l.epochs, err = NewLeaderEpochFileCache(fs, epochFile); err != nil {
 			return nil, err
@@ -137,7 +138,7 @@ func (l *Log) cleanLeftovers() (names []string, fresh bool, err error) {
 	}
 	changed := false
 	for _, n := range names {
-		full := joinPath(l.dir, n)
+		full := cleanpath.Join(l.dir, n)
 		switch {
 		case strings.HasSuffix(n, TmpFileSuffix), strings.HasSuffix(n, CleanedFileSuffix), strings.HasSuffix(n, DeletedFileSuffix):
 			changed = true
@@ -177,7 +178,7 @@ func (l *Log) cleanLeftovers() (names []string, fresh bool, err error) {
 		for _, suf := range []string{IndexFileSuffix, TimeIndexFileSuffix, TxnIndexFileSuffix} {
 			if b, ok := offsetFromFilename(n, suf); ok && !l.fs.Exists(segmentFile(l.dir, b, LogFileSuffix)) {
 				fresh = false
-				if err := l.fs.Remove(joinPath(l.dir, n)); err != nil {
+				if err := l.fs.Remove(cleanpath.Join(l.dir, n)); err != nil {
 					return nil, false, err
 				}
 			}
