@@ -84,13 +84,13 @@ func linearizability(h History, f Final, budget time.Duration, con *contract) Ve
 			notes = append(notes, keys[i].String()+": not checked, budget spent")
 			continue
 		}
-		res, info := porcupine.CheckOperationsVerbose(single, ops, left)
-		pe := PartitionEvidence{Topic: keys[i].Topic, Partition: keys[i].Partition, Ops: len(ops), Info: info}
+		pe := PartitionEvidence{Topic: keys[i].Topic, Partition: keys[i].Partition, Ops: len(ops), model: single, ops: ops}
+		res := checkPartition(single, ops, left, &pe)
 		switch res {
 		case porcupine.Ok:
 			pe.Result = ResultOK
 		case porcupine.Illegal:
-			a := explainIllegal(keys[i], ops, info)
+			a := explainIllegal(keys[i], ops, *pe.info)
 			// The contract check gets a fair share of what is left, so one
 			// partition cannot spend the others' budget.
 			share := (budget - time.Since(start)) / time.Duration(len(parts)-i)
@@ -117,6 +117,26 @@ func linearizability(h History, f Final, budget time.Duration, con *contract) Ve
 	v := verdict(NameLinearizability, anomalies, unknown, notes...)
 	v.Porcupine = ev
 	return v
+}
+
+// checkPartition runs porcupine on one partition's ops within budget.
+// A linearizable partition is judged on its narrowed history
+// (linearizability_narrow.go), which has the same linearizations and is far
+// cheaper to search; porcupine's info on the history as recorded is then
+// computed when first asked for (PartitionEvidence.Info). Any other
+// partition is judged, as before narrowing, by porcupine's search of the
+// history as recorded, whose info explains the violation (explainIllegal).
+func checkPartition(m porcupine.Model, ops []porcupine.Operation, budget time.Duration, pe *PartitionEvidence) porcupine.CheckResult {
+	start := time.Now()
+	if n := narrow(ops); len(ops) > 0 && &n[0] != &ops[0] {
+		if porcupine.CheckOperationsTimeout(m, n, budget) == porcupine.Ok {
+			return porcupine.Ok
+		}
+		budget = max(budget-time.Since(start), time.Millisecond)
+	}
+	res, info := porcupine.CheckOperationsVerbose(m, ops, budget)
+	pe.info = &info
+	return res
 }
 
 // porcupineHistory turns h into one porcupine history per partition, in

@@ -159,10 +159,10 @@ type Verdict struct {
 const MaxAnomalies = 200
 
 // PorcupineEvidence is porcupine's output for a linearizability verdict:
-// for each partition checked, porcupine.Visualize(Model, p.Info, w) draws
-// its history and (partial) linearizations as one HTML file. The order of
-// partial linearizations inside Info is not deterministic; nothing in
-// Verdict.String depends on it.
+// for each partition checked, porcupine.Visualize(Model, p.Info(budget), w)
+// draws its history and (partial) linearizations as one HTML file. The
+// order of partial linearizations inside the info is not deterministic;
+// nothing in Verdict.String depends on it.
 type PorcupineEvidence struct {
 	Model      porcupine.Model
 	Partitions []PartitionEvidence
@@ -177,8 +177,30 @@ type PartitionEvidence struct {
 	// Result is porcupine's: ok, violation (Illegal) or unknown (timeout).
 	Result Result
 	// Ops is the number of operations checked.
-	Ops  int
-	Info porcupine.LinearizationInfo
+	Ops int
+	// info is porcupine's linearization info of ops (the partition's
+	// history as recorded), nil until computed: the check computes it for
+	// a partition it does not find linearizable, Info for the others.
+	info  *porcupine.LinearizationInfo
+	ops   []porcupine.Operation
+	model porcupine.Model // unpartitioned
+}
+
+// Info returns porcupine's linearization info of the partition's history as
+// recorded, for porcupine.Visualize. A linearizable partition is judged on
+// an equivalent, narrowed history (checkers/linearizability_narrow.go), so
+// its info is searched for on the first call, within budget: past it the
+// info is porcupine's partial one. A partition that was not checked (the
+// checker's budget was spent) has empty info.
+func (p *PartitionEvidence) Info(budget time.Duration) porcupine.LinearizationInfo {
+	if p.info == nil {
+		var info porcupine.LinearizationInfo
+		if p.ops != nil {
+			_, info = porcupine.CheckOperationsVerbose(p.model, p.ops, budget)
+		}
+		p.info = &info
+	}
+	return *p.info
 }
 
 // Broken returns the anomalies outside Kafka's contract (Permitted false).

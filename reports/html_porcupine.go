@@ -101,13 +101,14 @@ func (d *htmlReport) porcupine(r *harness.Result) error {
 			affected[p.Topic+"-"+strconv.Itoa(int(p.Partition))] = true
 		}
 	}
-	for _, p := range ev.Partitions {
+	for i := range ev.Partitions {
+		p := &ev.Partitions[i]
 		tp := p.Topic + "-" + strconv.Itoa(int(p.Partition))
 		if len(affected) > 0 && !affected[tp] || len(affected) == 0 && p.Ops > maxPorcupineOps {
 			continue
 		}
 		var b bytes.Buffer
-		if err := porcupine.Visualize(escapingModel(ev.Model), p.Info, &b); err != nil {
+		if err := porcupine.Visualize(escapingModel(ev.Model), p.Info(checkers.DefaultBudget), &b); err != nil {
 			return err
 		}
 		// NB: porcupine measures each label (getBBox) as it renders; in a
