@@ -124,6 +124,8 @@ type Broker struct {
 	// The blocks of the messages made per record, a chunk at a time.
 	fetchCalls    slab.Slab[fetchCall]
 	fetchAnswers  slab.Slab[fetchAnswer]
+	fetchParts    slab.Slab[kmsg.FetchResponseTopicPartition]
+	fetchReqParts slab.Slab[kmsg.FetchRequestTopicPartition]
 	produceStates slab.Slab[produceState]
 }
 

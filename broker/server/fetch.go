@@ -84,16 +84,19 @@ func (b *Broker) handleFetch(from sim.NodeID, req *wire.Request, body *kmsg.Fetc
 	b.delayFetch(from, req, body, a, sim.Ms(int64(body.MaxWaitMillis)))
 }
 
-// fetchAnswer is a Fetch response and its wire envelope in one allocation,
-// with room for one topic and two partitions inline (512 bytes: a size
-// class; more partitions take an array of their own). Until it is sent it
+// fetchAnswer is a Fetch response and its wire envelope in one block of
+// the broker's slab, with room for two topics and two partitions inline
+// (more partitions take an array carved from another slab). Until it is sent it
 // is the node's own: a delayed fetch reads into it again when it
 // completes. Once sent it is immutable, as every message.
 type fetchAnswer struct {
 	msg    wire.Response
 	body   kmsg.FetchResponse
-	topics [1]kmsg.FetchResponseTopic
+	topics [2]kmsg.FetchResponseTopic // a topic and __consumer_offsets
 	parts  [2]kmsg.FetchResponseTopicPartition
+	// more holds the partitions of a fetch of more than two, carved from
+	// the broker's fetchParts; a delayed fetch reads into it again.
+	more []kmsg.FetchResponseTopicPartition
 }
 
 // respondFetch sends a.
@@ -113,7 +116,10 @@ func (b *Broker) readForFetch(a *fetchAnswer, body *kmsg.FetchRequest, follower,
 	}
 	flat := a.parts[:0]
 	if n > len(a.parts) {
-		flat = make([]kmsg.FetchResponseTopicPartition, 0, n)
+		if cap(a.more) < n {
+			a.more = b.fetchParts.Slice(n)
+		}
+		flat = a.more[:0]
 	}
 	a.body = kmsg.NewFetchResponse()
 	resp := &a.body

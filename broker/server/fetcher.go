@@ -339,13 +339,14 @@ func (b *Broker) fetchVersion() int16 {
 }
 
 // fetchCall is a follower's Fetch request and its wire envelope in one
-// allocation, with room for one topic and two partitions inline (a follower
-// fetching from each of the other brokers with partitions spread evenly).
+// block of the broker's slab, with room for two topics and two partitions
+// inline (a follower fetching from each of the other brokers with a topic's
+// partitions spread evenly, and __consumer_offsets beside it).
 // Immutable once sent, as every message.
 type fetchCall struct {
 	msg    wire.Request
 	body   kmsg.FetchRequest
-	topics [1]kmsg.FetchRequestTopic
+	topics [2]kmsg.FetchRequestTopic // a topic and __consumer_offsets
 	parts  [2]kmsg.FetchRequestTopicPartition
 }
 
@@ -364,7 +365,7 @@ func (b *Broker) sendFetch(f *fetcher, parts []*fetchPartition) {
 	req.Topics = c.topics[:0]
 	flat := c.parts[:0]
 	if len(parts) > len(c.parts) {
-		flat = make([]kmsg.FetchRequestTopicPartition, 0, len(parts))
+		flat = b.fetchReqParts.Slice(len(parts))
 	}
 	for i, fp := range parts {
 		if seenTopic(parts[:i], fp.tp.Topic) {

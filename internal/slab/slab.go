@@ -26,3 +26,18 @@ func (s *Slab[T]) New() *T {
 	s.rest = s.rest[1:]
 	return p
 }
+
+// Slice returns an empty slice with room for n zero Ts (length 0, capacity
+// n) that nothing else refers to: appending up to n fills it, past n
+// reallocates, as with make([]T, 0, n). Above Chunk it is make's.
+func (s *Slab[T]) Slice(n int) []T {
+	if n > Chunk {
+		return make([]T, 0, n)
+	}
+	if len(s.rest) < n {
+		s.rest = make([]T, Chunk)
+	}
+	p := s.rest[:0:n]
+	s.rest = s.rest[n:]
+	return p
+}
