@@ -223,8 +223,8 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 // Build adds the plan's cluster to w and starts it: what Build does after
 // the checks and the brokers' configurations.
 func (p *Plan) Build(w *sim.World) (*Cluster, error) {
-	spec := p.spec
-	c := &Cluster{World: w, Spec: spec, configs: p.configs}
+	spec := &p.spec // NB: a pointer, so that the closures below do not copy the spec to the heap
+	c := &Cluster{World: w, Spec: *spec, configs: p.configs}
 	zkServer := zk.ServerConfig{}
 	var err error
 	c.ZK = -1
@@ -267,13 +267,14 @@ func (p *Plan) Build(w *sim.World) (*Cluster, error) {
 		if err := c.addControllers(p.controllers); err != nil {
 			return nil, err
 		}
-		voters := p.voters
-		if c.Admin, err = w.AddNode("admin", func() sim.Node { return &kraftAdmin{topics: topics, voters: voters, brokers: spec.Brokers} }, sim.NodeOptions{}); err != nil {
+		voters, brokers := p.voters, spec.Brokers
+		if c.Admin, err = w.AddNode("admin", func() sim.Node { return &kraftAdmin{topics: topics, voters: voters, brokers: brokers} }, sim.NodeOptions{}); err != nil {
 			return nil, err
 		}
 		start = append(append(slices.Clone(c.Controllers), c.Brokers...), c.Admin)
 	} else if !spec.ManualController {
-		if c.Admin, err = w.AddNode("admin", func() sim.Node { return &admin{topics: topics, session: spec.Config.Broker.ZookeeperSessionTimeout} }, sim.NodeOptions{}); err != nil {
+		session := spec.Config.Broker.ZookeeperSessionTimeout
+		if c.Admin, err = w.AddNode("admin", func() sim.Node { return &admin{topics: topics, session: session} }, sim.NodeOptions{}); err != nil {
 			return nil, err
 		}
 		start = append(append([]sim.NodeID{c.ZK}, c.Brokers...), c.Admin)
