@@ -59,6 +59,10 @@ func OpenLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, lo
 			return nil, err
 		}
 	}
+	// NB: nothing below writes a snapshot, and only TruncateFullyAndStartAt
+	// removes any (every one): the listing's snapshots are those on disk
+	// when the producer state is loaded.
+	snapshots := snapshotOffsetsIn(names)
 	var bases []int64
 	for _, n := range names {
 		if b, ok := offsetFromFilename(n, LogFileSuffix); ok {
@@ -104,6 +108,7 @@ func OpenLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, lo
 		if err := l.TruncateFullyAndStartAt(l.logStartOffset); err != nil {
 			return nil, err
 		}
+		snapshots = nil
 	}
 	if l.epochs != nil {
 		if err := l.epochs.TruncateFromEnd(l.LogEndOffset()); err != nil {
@@ -113,7 +118,7 @@ func OpenLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, lo
 			return nil, err
 		}
 	}
-	if err := l.loadProducerState(recoveryPoint == noRecovery); err != nil {
+	if err := l.loadProducerStateFrom(recoveryPoint == noRecovery, snapshots); err != nil {
 		return nil, err
 	}
 	return l, nil
