@@ -127,7 +127,7 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 			if clean {
 				rp = noRecovery
 			}
-			l, err := OpenLog(fs, cleanpath.Join(dir, n), tp, cfg, rp, lsos[tp], now)
+			l, err := openLog(fs, cleanpath.Join(dir, n), tp, cfg, rp, lsos[tp], now) // cfg validated above
 			if err != nil {
 				return nil, err
 			}
@@ -229,13 +229,16 @@ func (m *Manager) GetOrCreateLog(tp TopicPartition, cfg *Config, now sim.Time) (
 	if tp.Topic == "" || tp.Partition < 0 {
 		return nil, fmt.Errorf("storage: partition %q: the topic must be non-empty and the partition >= 0", tp)
 	}
-	c := m.cfg
+	c := m.cfg // validated by OpenManager
 	if cfg != nil {
 		c = *cfg
 		c.LogDirs = m.cfg.LogDirs
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	dir := m.nextLogDir()
-	l, err := OpenLog(m.fs, cleanpath.Join(dir, tp.String()), tp, c, 0, 0, now)
+	l, err := openLog(m.fs, cleanpath.Join(dir, tp.String()), tp, c, 0, 0, now)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,14 @@ func OpenLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, lo
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	magic, _ := MagicForFormatVersion(cfg.MessageFormatVersion)
+	return openLog(fs, dir, tp, cfg, recoveryPoint, logStartOffset, now)
+}
+
+// openLog is OpenLog with cfg validated: the Manager opens every log with
+// the configuration it validated when it opened (a broker start opens each
+// of its logs, and an exploration starts brokers thousands of times).
+func openLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, logStartOffset int64, now sim.Time) (*Log, error) {
+	magic, _ := MagicForFormatVersion(cfg.MessageFormatVersion) // checked by Validate
 	l := &Log{fs: fs, dir: dir, tp: tp, cfg: cfg, magic: magic, now: now, lastFlush: now, producers: newProducerState()}
 	names, fresh, err := l.cleanLeftovers()
 	if err != nil {
