@@ -150,6 +150,9 @@ func (l *Log) cleanLeftovers() (names []string, fresh bool, err error) {
 	}
 	changed := false
 	for _, n := range names {
+		if !strings.HasSuffix(n, TmpFileSuffix) && !strings.HasSuffix(n, CleanedFileSuffix) && !strings.HasSuffix(n, DeletedFileSuffix) && !strings.HasSuffix(n, SwapFileSuffix) {
+			continue // the common case: no leftover, and no path to build
+		}
 		full := cleanpath.Join(l.dir, n)
 		switch {
 		case strings.HasSuffix(n, TmpFileSuffix), strings.HasSuffix(n, CleanedFileSuffix), strings.HasSuffix(n, DeletedFileSuffix):
