@@ -114,7 +114,11 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 		}
 		for _, n := range names {
 			tp, ok := ParseTopicPartition(n)
-			if !ok || !fs.IsDir(cleanpath.Join(dir, n)) || tp.Topic == ClusterMetadataTopic {
+			if !ok {
+				continue
+			}
+			full := cleanpath.Join(dir, n)
+			if !fs.IsDir(full) || tp.Topic == ClusterMetadataTopic {
 				// NB: KRaft's metadata log may share a log directory; it
 				// belongs to the raft client, not to the LogManager (Kafka's
 				// LogManager skips it the same way).
@@ -127,7 +131,7 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 			if clean {
 				rp = noRecovery
 			}
-			l, err := openLog(fs, cleanpath.Join(dir, n), tp, cfg, rp, lsos[tp], now) // cfg validated above
+			l, err := openLog(fs, full, tp, cfg, rp, lsos[tp], now) // cfg validated above
 			if err != nil {
 				return nil, err
 			}
@@ -154,6 +158,9 @@ func readOffsets(fs FS, file string) (map[TopicPartition]int64, error) {
 	entries, err := ParseOffsetCheckpoint(file, data)
 	if err != nil {
 		return nil, err
+	}
+	if len(entries) == 0 {
+		return nil, nil // read only: a nil map answers 0, as an empty one
 	}
 	out := make(map[TopicPartition]int64, len(entries))
 	for _, e := range entries {
