@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kafkasim/kafkasim/sim"
@@ -178,25 +179,35 @@ func Search(run RunFunc, opts Options) (*Report, error) {
 }
 
 // runBatch executes prefixes on up to parallel goroutines and returns the
-// outcomes in the prefixes' order.
+// outcomes in the prefixes' order. With one worker the runs execute in the
+// caller: a run is short (a few hundred microseconds), and handing each to
+// a goroutine cost a wake-up per run. With more, each worker takes the next
+// index from a shared counter, not from a channel, for the same reason.
+// Which worker ran a prefix never reaches its outcome.
 func runBatch(run RunFunc, prefixes [][]sim.Choice, parallel int) []outcome {
 	outs := make([]outcome, len(prefixes))
 	parallel = max(1, min(parallel, len(prefixes)))
+	if parallel == 1 {
+		for i, p := range prefixes {
+			outs[i] = runOne(run, p)
+		}
+		return outs
+	}
 	var wg sync.WaitGroup
-	next := make(chan int)
+	var next atomic.Int64
 	for w := 0; w < parallel; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(prefixes) {
+					return
+				}
 				outs[i] = runOne(run, prefixes[i])
 			}
 		}()
 	}
-	for i := range prefixes {
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 	return outs
 }

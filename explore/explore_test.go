@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/kafkasim/kafkasim/sim"
@@ -120,5 +121,42 @@ func TestResume(t *testing.T) {
 	}
 	if _, err := Search(toy("cba"), Options{StateFile: file, Key: "other"}); err == nil {
 		t.Fatal("a state file saved for another key was accepted")
+	}
+}
+
+// TestRunBatchSerialSameAsParallel: the batch run in the caller (one
+// worker) and on several workers gives the same outcomes in the same
+// order: prefixes, choices, marks and violations.
+func TestRunBatchSerialSameAsParallel(t *testing.T) {
+	o3 := func(i int) sim.Choice { return sim.Choice{Kind: sim.KindOrder, N: 3, Index: i} }
+	o2 := func(i int) sim.Choice { return sim.Choice{Kind: sim.KindOrder, N: 2, Index: i} }
+	var prefixes [][]sim.Choice
+	for i := 0; i < 3; i++ {
+		prefixes = append(prefixes, []sim.Choice{o3(i)}, []sim.Choice{o3(i), o2(1)})
+	}
+	prefixes = append(prefixes, nil)
+	run := toy("cba")
+	serial := runBatch(run, prefixes, 1)
+	for _, p := range []int{2, 3, 16} {
+		par := runBatch(run, prefixes, p)
+		if len(par) != len(serial) {
+			t.Fatalf("parallel %d: %d outcomes, serial %d", p, len(par), len(serial))
+		}
+		for i := range serial {
+			a, b := serial[i], par[i]
+			if !reflect.DeepEqual(a.prefix, b.prefix) || !reflect.DeepEqual(a.choices, b.choices) || !reflect.DeepEqual(a.marks, b.marks) ||
+				a.violation != b.violation || a.err != nil || b.err != nil {
+				t.Fatalf("parallel %d, prefix %d %v: serial %+v, parallel %+v", p, i, prefixes[i], a, b)
+			}
+		}
+	}
+	violations := 0
+	for _, o := range serial {
+		if o.violation != "" {
+			violations++
+		}
+	}
+	if violations == 0 {
+		t.Fatal("no prefix reached the bad order: the comparison checks little")
 	}
 }

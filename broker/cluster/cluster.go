@@ -209,48 +209,32 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 }
 
 // Build adds the cluster's nodes to w and starts them. Topics are created
-// by the admin node as soon as it connects to ZooKeeper.
+// by the admin node as soon as it connects to ZooKeeper. It is NewPlan and
+// Plan.Build: a caller that builds the same cluster in many worlds (an
+// exploration) makes the plan once.
 func Build(w *sim.World, spec Spec) (*Cluster, error) {
-	if err := spec.Validate(); err != nil {
+	p, err := NewPlan(spec)
+	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{World: w, Spec: spec}
+	return p.Build(w)
+}
+
+// Build adds the plan's cluster to w and starts it: what Build does after
+// the checks and the brokers' configurations.
+func (p *Plan) Build(w *sim.World) (*Cluster, error) {
+	spec := &p.spec // NB: a pointer, so that the closures below do not copy the spec to the heap
+	c := &Cluster{World: w, Spec: *spec, configs: p.configs}
 	zkServer := zk.ServerConfig{}
 	var err error
 	c.ZK = -1
 	kraftMode := spec.KRaft()
-	var voters []int32
-	if kraftMode {
-		voters, _ = spec.voters() // checked by Validate
-	}
 	if !spec.ManualController && !kraftMode {
 		if c.ZK, err = w.AddNode(ZKName, func() sim.Node { return zk.NewServer(zkServer) }, sim.NodeOptions{}); err != nil {
 			return nil, err
 		}
 	}
-	var brokers []controller.Broker
-	for i := 0; i < spec.Brokers; i++ {
-		rack := ""
-		if len(spec.Racks) > 0 {
-			rack = spec.Racks[i]
-		}
-		brokers = append(brokers, controller.Broker{ID: int32(i), Rack: rack})
-		sc, err := ServerConfig(spec.Config, int32(i), rack)
-		if err != nil {
-			return nil, err
-		}
-		if spec.ManualController || kraftMode {
-			sc.ZooKeeper = ""
-		}
-		sc.NoAutoCreate = spec.ScriptedTopics
-		if kraftMode {
-			sc.KRaft = kraftConfig(spec.Config, int32(i), spec.Config.Broker.KRaft.ProcessRoles, voters)
-		}
-		f, err := server.New(sc)
-		if err != nil {
-			return nil, err
-		}
-		c.configs = append(c.configs, sc)
+	for i, f := range p.brokers {
 		id, err := w.AddNode(server.NodeName(int32(i)), f, sim.NodeOptions{Disk: spec.Disk})
 		if err != nil {
 			return nil, err
@@ -265,7 +249,7 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 	if t := spec.Config.Broker.Txn; t.Enabled && !spec.ManualController {
 		all = append(slices.Clone(all), Topic{Name: txn.StateTopic, Partitions: t.StateLogNumPartitions, ReplicationFactor: t.StateLogReplicationFactor})
 	}
-	topics, err := assignments(all, brokers)
+	topics, err := assignments(all, p.members)
 	if err != nil {
 		return nil, err
 	}
@@ -280,15 +264,17 @@ func Build(w *sim.World, spec Spec) (*Cluster, error) {
 	start := c.Brokers
 	c.Admin = -1
 	if kraftMode {
-		if err := c.addControllers(voters); err != nil {
+		if err := c.addControllers(p.controllers); err != nil {
 			return nil, err
 		}
-		if c.Admin, err = w.AddNode("admin", func() sim.Node { return &kraftAdmin{topics: topics, voters: voters, brokers: spec.Brokers} }, sim.NodeOptions{}); err != nil {
+		voters, brokers := p.voters, spec.Brokers
+		if c.Admin, err = w.AddNode("admin", func() sim.Node { return &kraftAdmin{topics: topics, voters: voters, brokers: brokers} }, sim.NodeOptions{}); err != nil {
 			return nil, err
 		}
 		start = append(append(slices.Clone(c.Controllers), c.Brokers...), c.Admin)
 	} else if !spec.ManualController {
-		if c.Admin, err = w.AddNode("admin", func() sim.Node { return &admin{topics: topics, session: spec.Config.Broker.ZookeeperSessionTimeout} }, sim.NodeOptions{}); err != nil {
+		session := spec.Config.Broker.ZookeeperSessionTimeout
+		if c.Admin, err = w.AddNode("admin", func() sim.Node { return &admin{topics: topics, session: session} }, sim.NodeOptions{}); err != nil {
 			return nil, err
 		}
 		start = append(append([]sim.NodeID{c.ZK}, c.Brokers...), c.Admin)

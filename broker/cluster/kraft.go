@@ -140,20 +140,11 @@ func kraftConfig(c config.Config, id int32, roles config.Roles, voters []int32) 
 	}
 }
 
-// addControllers adds the dedicated controller nodes.
-func (c *Cluster) addControllers(voters []int32) error {
-	for i := 0; i < c.Spec.controllers(); i++ {
+// addControllers adds the dedicated controller nodes, one per factory
+// (Plan.controllers).
+func (c *Cluster) addControllers(nodes []func() sim.Node) error {
+	for i, f := range nodes {
 		id := server.FirstControllerID + int32(i)
-		sc, err := ServerConfig(c.Spec.Config, id, "")
-		if err != nil {
-			return err
-		}
-		sc.ZooKeeper = ""
-		sc.KRaft = kraftConfig(c.Spec.Config, id, config.RolesController, voters)
-		f, err := server.New(sc)
-		if err != nil {
-			return err
-		}
 		n, err := c.World.AddNode(server.NodeName(id), f, sim.NodeOptions{Disk: c.Spec.Disk})
 		if err != nil {
 			return err

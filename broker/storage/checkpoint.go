@@ -100,6 +100,9 @@ func parseInt(s string, bits int) (int64, bool) {
 // An empty file, or one with only a version line, holds no entries, as in
 // Kafka's CheckpointReadBuffer.
 func parseCheckpoint(file string, data []byte, version int, nfields int) ([][]string, error) {
+	if len(data) == 0 {
+		return nil, nil // no file (readCheckpointFile), or an empty one: no entries
+	}
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
 	lines := strings.Split(text, "\n")

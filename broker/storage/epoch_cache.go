@@ -10,7 +10,8 @@ package storage
 
 import (
 	"fmt"
-	"path"
+
+	"github.com/kafkasim/kafkasim/internal/cleanpath"
 )
 
 // UndefinedEpoch and UndefinedEpochOffset are Kafka's UNDEFINED_EPOCH and
@@ -36,7 +37,7 @@ type LeaderEpochFileCache struct {
 // NewLeaderEpochFileCache returns a cache backed by file on fs, loaded from
 // it if it exists. A nil fs gives an in-memory cache (for tests and models).
 func NewLeaderEpochFileCache(fs FS, file string) (*LeaderEpochFileCache, error) {
-	c := &LeaderEpochFileCache{fs: fs, file: file, tmp: file + TmpFileSuffix, dir: path.Dir(file)}
+	c := &LeaderEpochFileCache{fs: fs, file: file, tmp: file + TmpFileSuffix, dir: cleanpath.Dir(file)}
 	if fs == nil {
 		return c, nil
 	}

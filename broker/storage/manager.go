@@ -114,7 +114,11 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 		}
 		for _, n := range names {
 			tp, ok := ParseTopicPartition(n)
-			if !ok || !fs.IsDir(cleanpath.Join(dir, n)) || tp.Topic == ClusterMetadataTopic {
+			if !ok {
+				continue
+			}
+			full := cleanpath.Join(dir, n)
+			if !fs.IsDir(full) || tp.Topic == ClusterMetadataTopic {
 				// NB: KRaft's metadata log may share a log directory; it
 				// belongs to the raft client, not to the LogManager (Kafka's
 				// LogManager skips it the same way).
@@ -127,7 +131,7 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 			if clean {
 				rp = noRecovery
 			}
-			l, err := OpenLog(fs, cleanpath.Join(dir, n), tp, cfg, rp, lsos[tp], now)
+			l, err := openLog(fs, full, tp, cfg, rp, lsos[tp], now) // cfg validated above
 			if err != nil {
 				return nil, err
 			}
@@ -154,6 +158,9 @@ func readOffsets(fs FS, file string) (map[TopicPartition]int64, error) {
 	entries, err := ParseOffsetCheckpoint(file, data)
 	if err != nil {
 		return nil, err
+	}
+	if len(entries) == 0 {
+		return nil, nil // read only: a nil map answers 0, as an empty one
 	}
 	out := make(map[TopicPartition]int64, len(entries))
 	for _, e := range entries {
@@ -229,13 +236,16 @@ func (m *Manager) GetOrCreateLog(tp TopicPartition, cfg *Config, now sim.Time) (
 	if tp.Topic == "" || tp.Partition < 0 {
 		return nil, fmt.Errorf("storage: partition %q: the topic must be non-empty and the partition >= 0", tp)
 	}
-	c := m.cfg
+	c := m.cfg // validated by OpenManager
 	if cfg != nil {
 		c = *cfg
 		c.LogDirs = m.cfg.LogDirs
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	dir := m.nextLogDir()
-	l, err := OpenLog(m.fs, cleanpath.Join(dir, tp.String()), tp, c, 0, 0, now)
+	l, err := openLog(m.fs, cleanpath.Join(dir, tp.String()), tp, c, 0, 0, now)
 	if err != nil {
 		return nil, err
 	}

@@ -312,6 +312,12 @@ func (l *Log) snapshotOffsets() ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
+	return snapshotOffsetsIn(names), nil
+}
+
+// snapshotOffsetsIn returns the offsets of the snapshot files among a
+// directory's names, ascending.
+func snapshotOffsetsIn(names []string) []int64 {
 	var out []int64
 	for _, n := range names {
 		if o, ok := offsetFromFilename(n, SnapshotFileSuffix); ok {
@@ -319,7 +325,7 @@ func (l *Log) snapshotOffsets() ([]int64, error) {
 		}
 	}
 	slices.Sort(out)
-	return out, nil
+	return out
 }
 
 // takeSnapshot writes the producer state at the LEO to <LEO>.snapshot and
@@ -353,6 +359,12 @@ func (l *Log) keepSnapshotsUpTo(offset int64) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
+	return l.keepSnapshotsIn(offs, offset)
+}
+
+// keepSnapshotsIn is keepSnapshotsUpTo with the snapshots' offsets, offs
+// (ascending), already listed; it reuses offs.
+func (l *Log) keepSnapshotsIn(offs []int64, offset int64) ([]int64, error) {
 	kept := offs[:0]
 	for _, o := range offs {
 		if o > offset {
@@ -398,8 +410,19 @@ func (l *Log) deleteSnapshotsBefore(offset int64) error {
 // transactions the .txnindex files lack. With skipScan (a clean shutdown
 // and no snapshot) the state starts empty at the LEO.
 func (l *Log) loadProducerState(skipScan bool) error {
+	offs, err := l.snapshotOffsets()
+	if err != nil {
+		return err
+	}
+	return l.loadProducerStateFrom(skipScan, offs)
+}
+
+// loadProducerStateFrom is loadProducerState with the offsets of the
+// snapshots on disk, offs (ascending), already listed: OpenLog has just
+// listed the directory (a listing scans every file of the disk).
+func (l *Log) loadProducerStateFrom(skipScan bool, offs []int64) error {
 	leo := l.LogEndOffset()
-	offs, err := l.keepSnapshotsUpTo(leo)
+	offs, err := l.keepSnapshotsIn(offs, leo)
 	if err != nil {
 		return err
 	}

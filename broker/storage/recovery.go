@@ -48,7 +48,14 @@ func OpenLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, lo
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	magic, _ := MagicForFormatVersion(cfg.MessageFormatVersion)
+	return openLog(fs, dir, tp, cfg, recoveryPoint, logStartOffset, now)
+}
+
+// openLog is OpenLog with cfg validated: the Manager opens every log with
+// the configuration it validated when it opened (a broker start opens each
+// of its logs, and an exploration starts brokers thousands of times).
+func openLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, logStartOffset int64, now sim.Time) (*Log, error) {
+	magic, _ := MagicForFormatVersion(cfg.MessageFormatVersion) // checked by Validate
 	l := &Log{fs: fs, dir: dir, tp: tp, cfg: cfg, magic: magic, now: now, lastFlush: now, producers: newProducerState()}
 	names, fresh, err := l.cleanLeftovers()
 	if err != nil {
@@ -59,6 +66,10 @@ func OpenLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, lo
 			return nil, err
 		}
 	}
+	// NB: nothing below writes a snapshot, and only TruncateFullyAndStartAt
+	// removes any (every one): the listing's snapshots are those on disk
+	// when the producer state is loaded.
+	snapshots := snapshotOffsetsIn(names)
 	var bases []int64
 	for _, n := range names {
 		if b, ok := offsetFromFilename(n, LogFileSuffix); ok {
@@ -104,6 +115,7 @@ func OpenLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, lo
 		if err := l.TruncateFullyAndStartAt(l.logStartOffset); err != nil {
 			return nil, err
 		}
+		snapshots = nil
 	}
 	if l.epochs != nil {
 		if err := l.epochs.TruncateFromEnd(l.LogEndOffset()); err != nil {
@@ -113,7 +125,7 @@ func OpenLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, lo
 			return nil, err
 		}
 	}
-	if err := l.loadProducerState(recoveryPoint == noRecovery); err != nil {
+	if err := l.loadProducerStateFrom(recoveryPoint == noRecovery, snapshots); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -138,6 +150,9 @@ func (l *Log) cleanLeftovers() (names []string, fresh bool, err error) {
 	}
 	changed := false
 	for _, n := range names {
+		if !strings.HasSuffix(n, TmpFileSuffix) && !strings.HasSuffix(n, CleanedFileSuffix) && !strings.HasSuffix(n, DeletedFileSuffix) && !strings.HasSuffix(n, SwapFileSuffix) {
+			continue // the common case: no leftover, and no path to build
+		}
 		full := cleanpath.Join(l.dir, n)
 		switch {
 		case strings.HasSuffix(n, TmpFileSuffix), strings.HasSuffix(n, CleanedFileSuffix), strings.HasSuffix(n, DeletedFileSuffix):

@@ -312,3 +312,49 @@ func TestCompactionKeepsTransactions(t *testing.T) {
 		t.Fatal("a transaction left ongoing after compaction and recovery")
 	}
 }
+
+// OpenLog loads the producer state from the snapshots it listed with the
+// segments: a snapshot past the recovered LEO is deleted, the latest at or
+// below it is loaded; with the log start offset past the LEO every
+// snapshot goes with the truncation.
+func TestOpenLogSnapshotsPastTheLEO(t *testing.T) {
+	d := newDisk(t, nil)
+	cfg := smallConfig()
+	l := openTestLog(t, d, cfg, 0)
+	appendN(t, l, 3, 0, 0)
+	txnBatch(t, l, 10, 0, 0, 2)
+	for len(l.Segments()) < 2 { // the roll takes a snapshot
+		appendN(t, l, 1, 0, 0)
+	}
+	snap := l.Segments()[1].BaseOffset
+	data, err := d.ReadFile(snapshotFile("/data/t-0", snap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	leo := l.LogEndOffset()
+	ahead := snapshotFile("/data/t-0", leo+5) // as if the log's tail were lost
+	if err := rewriteFile(d, ahead, data); err != nil {
+		t.Fatal(err)
+	}
+	l = openTestLog(t, d, cfg, 0)
+	if d.Exists(ahead) || !d.Exists(snapshotFile("/data/t-0", snap)) {
+		t.Fatalf("after the open: snapshot past the LEO kept %v, the one at %d kept %v", d.Exists(ahead), snap, d.Exists(snapshotFile("/data/t-0", snap)))
+	}
+	if e, ok := l.ProducerState(10); !ok || e.CurrentTxnFirstOffset != 3 {
+		t.Fatalf("pid 10: %+v %v, want its ongoing transaction from offset 3", e, ok)
+	}
+	// A log start offset past the LEO empties the log and its snapshots.
+	l, err = OpenLog(d, "/data/t-0", tp0, cfg, 0, leo+10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.LogEndOffset() != leo+10 || d.Exists(snapshotFile("/data/t-0", snap)) {
+		t.Fatalf("LEO %d (want %d), snapshot at %d kept %v", l.LogEndOffset(), leo+10, snap, d.Exists(snapshotFile("/data/t-0", snap)))
+	}
+	if _, ok := l.ProducerState(10); ok {
+		t.Fatal("pid 10's state survived the log's truncation")
+	}
+}

@@ -357,19 +357,47 @@ func NewRunner(s *scenarios.Script, w *sim.World, cfg config.Config, manual bool
 	return newRunner(s, w, cfg, manual, vars, timeline, false)
 }
 
-// newRunner is NewRunner; with clientTopics the brokers create topics as
-// Kafka lets clients have them (auto-creation, CreateTopics): serve mode,
-// whose clients are real. A script's own clients never need that: the
-// script creates every topic they use.
-func newRunner(s *scenarios.Script, w *sim.World, cfg config.Config, manual bool, vars map[string]string, timeline, clientTopics bool) (*Runner, error) {
+// ClusterPlan is the plan of the scenario's cluster under cfg (with the
+// manual controller when manual), for NewRunnerFrom: a caller that runs
+// the same cluster in many worlds (an exploration) checks it once.
+func ClusterPlan(s *scenarios.Script, cfg config.Config, manual bool) (*cluster.Plan, error) {
+	return cluster.NewPlan(clusterSpec(s, cfg, manual, false))
+}
+
+// NewRunnerFrom is NewRunner with the cluster's plan made by ClusterPlan
+// (from the same s, cfg and manual).
+func NewRunnerFrom(s *scenarios.Script, w *sim.World, cfg config.Config, plan *cluster.Plan, vars map[string]string, timeline bool) (*Runner, error) {
+	return newRunnerFrom(s, w, cfg, plan, vars, timeline)
+}
+
+// clusterSpec is the cluster of s under cfg; with clientTopics the brokers
+// create topics as Kafka lets clients have them (auto-creation,
+// CreateTopics): serve mode, whose clients are real. A script's own
+// clients never need that: the script creates every topic they use.
+func clusterSpec(s *scenarios.Script, cfg config.Config, manual, clientTopics bool) cluster.Spec {
 	spec := cluster.Spec{Brokers: s.Brokers, Controllers: s.Controllers, Racks: s.Racks, Config: cfg, ManualController: manual, ScriptedTopics: !clientTopics}
 	for _, t := range s.Topics {
 		spec.Topics = append(spec.Topics, cluster.Topic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Assignment: t.Assignment})
 	}
-	c, err := cluster.Build(w, spec)
+	return spec
+}
+
+// newRunner is NewRunner, with clientTopics as clusterSpec takes it.
+func newRunner(s *scenarios.Script, w *sim.World, cfg config.Config, manual bool, vars map[string]string, timeline, clientTopics bool) (*Runner, error) {
+	plan, err := cluster.NewPlan(clusterSpec(s, cfg, manual, clientTopics))
 	if err != nil {
 		return nil, err
 	}
+	return newRunnerFrom(s, w, cfg, plan, vars, timeline)
+}
+
+// newRunnerFrom builds plan's cluster in w and the runner around it.
+func newRunnerFrom(s *scenarios.Script, w *sim.World, cfg config.Config, plan *cluster.Plan, vars map[string]string, timeline bool) (*Runner, error) {
+	c, err := plan.Build(w)
+	if err != nil {
+		return nil, err
+	}
+	manual := plan.Spec().ManualController
 	script := s
 	if manual && !s.Manual {
 		m := *s

@@ -47,6 +47,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/scenarios"
 
+	"github.com/kafkasim/kafkasim/broker/cluster"
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
@@ -168,7 +169,7 @@ func ExploreRun(s *scenarios.Script, variant string, p ExploreParams, opts harne
 		return nil, err
 	}
 	if cfg.Broker.KRaftMode() {
-		return exploreKRaft(s, v, cfg, p, opts, mark) // explore_kraft.go
+		return exploreKRaft(s, v, cfg, p, opts, mark, nil) // explore_kraft.go
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -176,12 +177,14 @@ func ExploreRun(s *scenarios.Script, variant string, p ExploreParams, opts harne
 	if err := CheckExplorable(s, false); err != nil {
 		return nil, err
 	}
-	return exploreZK(s, v, cfg, p, opts, mark, false)
+	return exploreZK(s, v, cfg, p, opts, mark, nil)
 }
 
-// exploreZK is ExploreRun in ZooKeeper mode, p validated; search is
-// ExploreSearch.Run's.
-func exploreZK(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p ExploreParams, opts harness.Options, mark func(uint64), search bool) (*harness.Result, error) {
+// exploreZK is ExploreRun in ZooKeeper mode, p validated; a search's run
+// (ExploreSearch.Run) gives the cluster's plan (harness.ClusterPlan of s
+// and cfg with the manual controller), ExploreRun nil.
+func exploreZK(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p ExploreParams, opts harness.Options, mark func(uint64), plan *cluster.Plan) (*harness.Result, error) {
+	search := plan != nil
 	keep := opts.Timeline || opts.KeepTrace
 	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
 		KeepKinds: map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true, "explore-action": true}, MaxTime: sim.Time(sim.Hour) * 24,
@@ -189,7 +192,12 @@ func exploreZK(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p Ex
 	if err != nil {
 		return nil, err
 	}
-	r, err := harness.NewRunner(s, w, cfg, true, nil, opts.Timeline)
+	var r *harness.Runner
+	if plan != nil {
+		r, err = harness.NewRunnerFrom(s, w, cfg, plan, nil, opts.Timeline)
+	} else {
+		r, err = harness.NewRunner(s, w, cfg, true, nil, opts.Timeline)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/scenarios"
 
+	"github.com/kafkasim/kafkasim/broker/cluster"
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/raft"
 	"github.com/kafkasim/kafkasim/broker/server"
@@ -122,8 +123,10 @@ type kraftExplorer struct {
 	nbuf  []byte
 }
 
-// exploreKRaft is ExploreRun on a KRaft cluster.
-func exploreKRaft(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p ExploreParams, opts harness.Options, mark func(uint64)) (*harness.Result, error) {
+// exploreKRaft is ExploreRun on a KRaft cluster; a search's run gives the
+// cluster's plan (harness.ClusterPlan of OnePartition(s) and cfg), a
+// single run nil.
+func exploreKRaft(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p ExploreParams, opts harness.Options, mark func(uint64), plan *cluster.Plan) (*harness.Result, error) {
 	if err := p.ValidateKRaft(); err != nil {
 		return nil, err
 	}
@@ -138,7 +141,12 @@ func exploreKRaft(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p
 	if err != nil {
 		return nil, err
 	}
-	r, err := harness.NewRunner(s, w, cfg, false, nil, opts.Timeline)
+	var r *harness.Runner
+	if plan != nil {
+		r, err = harness.NewRunnerFrom(s, w, cfg, plan, nil, opts.Timeline)
+	} else {
+		r, err = harness.NewRunner(s, w, cfg, false, nil, opts.Timeline)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -3,19 +3,22 @@ package workload
 // This file prepares an exploration once for the many runs of a search.
 
 import (
+	"github.com/kafkasim/kafkasim/broker/cluster"
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 // ExploreSearch is a variant's exploration prepared once (its script
-// checked, its configuration parsed and validated) for the many runs of a
-// search, which read only each run's marks and verdicts.
+// checked, its configuration parsed and validated, its cluster planned:
+// harness.ClusterPlan) for the many runs of a search, which read only each
+// run's marks and verdicts.
 type ExploreSearch struct {
-	s   *scenarios.Script
-	v   scenarios.Variant
-	cfg config.Config
-	p   ExploreParams
+	s    *scenarios.Script
+	v    scenarios.Variant
+	cfg  config.Config
+	p    ExploreParams
+	plan *cluster.Plan
 }
 
 // NewExploreSearch prepares the exploration of variant with the -set
@@ -37,7 +40,16 @@ func NewExploreSearch(s *scenarios.Script, variant string, p ExploreParams, set 
 	if err := CheckExplorable(s, kraft); err != nil {
 		return nil, err
 	}
-	return &ExploreSearch{s: s, v: v, cfg: cfg, p: p}, nil
+	var plan *cluster.Plan
+	if kraft {
+		plan, err = harness.ClusterPlan(OnePartition(s), cfg, false) // as exploreKRaft runs it
+	} else {
+		plan, err = harness.ClusterPlan(s, cfg, true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &ExploreSearch{s: s, v: v, cfg: cfg, p: p, plan: plan}, nil
 }
 
 // Run is ExploreRun for a search (opts.Set is the one given to
@@ -51,7 +63,7 @@ func NewExploreSearch(s *scenarios.Script, variant string, p ExploreParams, set 
 // serves the search's parallel workers.
 func (x *ExploreSearch) Run(opts harness.Options, mark func(uint64)) (*harness.Result, error) {
 	if x.cfg.Broker.KRaftMode() {
-		return exploreKRaft(x.s, x.v, x.cfg, x.p, opts, mark) // explore_kraft.go
+		return exploreKRaft(x.s, x.v, x.cfg, x.p, opts, mark, x.plan) // explore_kraft.go
 	}
-	return exploreZK(x.s, x.v, x.cfg, x.p, opts, mark, true)
+	return exploreZK(x.s, x.v, x.cfg, x.p, opts, mark, x.plan)
 }
