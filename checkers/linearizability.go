@@ -85,12 +85,12 @@ func linearizability(h History, f Final, budget time.Duration, con *contract) Ve
 			continue
 		}
 		pe := PartitionEvidence{Topic: keys[i].Topic, Partition: keys[i].Partition, Ops: len(ops), model: single, ops: ops}
-		res := checkPartition(single, ops, left, &pe)
+		res, info := checkPartition(single, ops, left, &pe)
 		switch res {
 		case porcupine.Ok:
 			pe.Result = ResultOK
 		case porcupine.Illegal:
-			a := explainIllegal(keys[i], ops, *pe.info)
+			a := explainIllegal(keys[i], ops, info)
 			// The contract check gets a fair share of what is left, so one
 			// partition cannot spend the others' budget.
 			share := (budget - time.Since(start)) / time.Duration(len(parts)-i)
@@ -125,18 +125,25 @@ func linearizability(h History, f Final, budget time.Duration, con *contract) Ve
 // cheaper to search; porcupine's info on the history as recorded is then
 // computed when first asked for (PartitionEvidence.Info). Any other
 // partition is judged, as before narrowing, by porcupine's search of the
-// history as recorded, whose info explains the violation (explainIllegal).
-func checkPartition(m porcupine.Model, ops []porcupine.Operation, budget time.Duration, pe *PartitionEvidence) porcupine.CheckResult {
+// history as recorded, whose partial linearizations (the info returned)
+// explain the violation (explainIllegal); the search runs with the
+// invocations postponed (linearizability_postpone.go), which takes the same
+// path with fewer failing tries, and its info is kept for drawing only when
+// nothing moved.
+func checkPartition(m porcupine.Model, ops []porcupine.Operation, budget time.Duration, pe *PartitionEvidence) (porcupine.CheckResult, porcupine.LinearizationInfo) {
 	start := time.Now()
 	if n := narrow(ops); len(ops) > 0 && &n[0] != &ops[0] {
 		if porcupine.CheckOperationsTimeout(m, n, budget) == porcupine.Ok {
-			return porcupine.Ok
+			return porcupine.Ok, porcupine.LinearizationInfo{}
 		}
 		budget = max(budget-time.Since(start), time.Millisecond)
 	}
-	res, info := porcupine.CheckOperationsVerbose(m, ops, budget)
-	pe.info = &info
-	return res
+	p := postpone(ops)
+	res, info := porcupine.CheckOperationsVerbose(m, p, budget)
+	if len(p) == 0 || &p[0] == &ops[0] {
+		pe.info = &info
+	}
+	return res, info
 }
 
 // porcupineHistory turns h into one porcupine history per partition, in
