@@ -84,10 +84,11 @@ var contractModel = func() porcupine.Model {
 func contractOps(h History, con *contract, k tp) ([]porcupine.Operation, []string) {
 	clients := clientIDs(h)
 	key := model.Key{Topic: k.topic, Partition: k.partition}
-	var sends []Op
+	var sends []*Op // NB: pointers into h.Ops: an Op is large to copy
 	seen := make(map[string][]int64) // value -> offsets polls saw it at
-	for _, op := range h.Ops {
-		if op.Topic != k.topic || op.Partition != k.partition {
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Partition != k.partition || op.Topic != k.topic {
 			continue
 		}
 		switch {
@@ -111,7 +112,7 @@ func contractOps(h History, con *contract, k tp) ([]porcupine.Operation, []strin
 	for i, lf := range con.lossFacts(k) {
 		excused := map[string]bool{}
 		for _, op := range sends {
-			if lf.excuses(op) {
+			if lf.excuses(*op) {
 				excused[op.Value] = true
 			}
 		}
@@ -125,8 +126,14 @@ func contractOps(h History, con *contract, k tp) ([]porcupine.Operation, []strin
 			Metadata: "loss fact"})
 	}
 	dups := 0
+	retries := make(map[string]bool) // by process: may it write a record twice (duplicateExcuse, asked once)
 	for _, op := range sends {
-		if _, ok := duplicateExcuse(h, op.Process); !ok {
+		ok, asked := retries[op.Process]
+		if !asked {
+			_, ok = duplicateExcuse(h, op.Process)
+			retries[op.Process] = ok
+		}
+		if !ok {
 			continue
 		}
 		for _, off := range seen[op.Value] {
