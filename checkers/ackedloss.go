@@ -28,7 +28,9 @@
 // partition only when one of its sends is missing, and the holders from
 // an index of every replica's values only once a few have been asked
 // (holderIndex: the same brokers in the same order as scanning each log,
-// property-tested against the version that scanned for every send).
+// property-tested against the version that scanned for every send). Past
+// MaxAnomalies a missing send is only counted (Verdict.Omitted): the
+// verdict keeps no anomaly past it, so none is described.
 
 package checkers
 
@@ -60,7 +62,7 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 	var anomalies []Anomaly
 	var notes []string
 	unknown := false
-	lost := 0
+	lost, omitted := 0, 0 // NB: past MaxAnomalies a loss is only counted: the verdict keeps none past it
 	for _, k := range sortedTPs(byTP) {
 		ops := byTP[k]
 		slices.SortStableFunc(ops, func(a, b *Op) int { return cmp.Or(cmp.Compare(a.Offset, b.Offset), cmp.Compare(a.Index, b.Index)) })
@@ -97,6 +99,10 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 				who = newHolderIndex(pf)
 			}
 			lost++
+			if len(anomalies) == MaxAnomalies {
+				omitted++
+				continue
+			}
 			a := Anomaly{Topic: k.topic, Partition: k.partition, Value: op.Value,
 				Offsets: []int64{op.Offset}, Times: []sim.Time{op.Invoke, op.Complete}, Ops: []int{op.Index}}
 			desc := "acknowledged (acks=" + strconv.Itoa(int(op.Acks)) + ") at offset " + strconv.FormatInt(op.Offset, 10) +
@@ -133,7 +139,9 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 		}
 	}
 	notes = append([]string{strconv.Itoa(total) + " acknowledged sends checked, " + strconv.Itoa(lost) + " not in the final committed log"}, notes...)
-	return verdict(NameAckedLoss, anomalies, unknown, notes...)
+	v := verdict(NameAckedLoss, anomalies, unknown, notes...)
+	v.Omitted += omitted
+	return v
 }
 
 // holderIndex answers holders for one partition, from an index of every

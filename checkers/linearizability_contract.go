@@ -84,7 +84,7 @@ var contractModel = func() porcupine.Model {
 func contractOps(h History, con *contract, k tp) ([]porcupine.Operation, []string) {
 	clients := clientIDs(h)
 	key := model.Key{Topic: k.topic, Partition: k.partition}
-	var sends []*Op // NB: pointers into h.Ops: an Op is large to copy
+	var sends []*Op                  // NB: pointers into h.Ops: an Op is large to copy
 	seen := make(map[string][]int64) // value -> offsets polls saw it at
 	for i := range h.Ops {
 		op := &h.Ops[i]
