@@ -3,6 +3,7 @@ package checkers
 import (
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -19,15 +20,24 @@ import (
 // offsets that hold them or not, polls that read the committed log or
 // other values, faults that excuse losses), both verdicts print the same.
 // Runs with many lost sends (the holder index), some past the anomaly cap,
-// and with duplicates must be drawn.
+// and with duplicates must be drawn. The acked-loss verdict is also
+// compared with the monitor's committed-lost records added (drawMonitor),
+// some past the cap.
 func TestAckedLossAndDuplicatesMatchReference(t *testing.T) {
-	var lossy, duplicated, capped int
+	var lossy, duplicated, capped, unlisted int
 	rapid.Check(t, func(t *rapid.T) {
 		// NB: a fifth of the runs have hundreds of sends, past the anomaly cap.
 		h, f := drawLossyRun(t, []int{1, 40, 40, 40, 40, 40, 40, 40, 800, 800}[rapid.IntRange(0, 9).Draw(t, "size")])
 		con := newContract(f)
 		if got, want := ackedLoss(h, f, con).String(), ackedLossReference(h, f, newContract(f)).String(); got != want {
 			t.Fatalf("acked-loss:\n got %s\nwant %s", got, want)
+		}
+		m := drawMonitor(t, f)
+		if got, want := m.committedLoss(ackedLoss(h, f, con), h, f, con).String(), m.committedLossReference(ackedLossReference(h, f, newContract(f)), h, f, newContract(f)).String(); got != want {
+			t.Fatalf("acked-loss with committed-lost:\n got %s\nwant %s", got, want)
+		}
+		if strings.Contains(m.committedLoss(ackedLoss(h, f, con), h, f, con).String(), "more committed-lost") {
+			unlisted++
 		}
 		v := duplicates(h, f, con)
 		if got, want := v.String(), duplicatesReference(h, f, newContract(f)).String(); got != want {
@@ -43,8 +53,8 @@ func TestAckedLossAndDuplicatesMatchReference(t *testing.T) {
 			duplicated++
 		}
 	})
-	if lossy < 5 || duplicated < 5 || capped < 2 {
-		t.Fatalf("%d runs with more than 5 lost sends (%d past the cap), %d with duplicates: the draw does not exercise the indexes", lossy, capped, duplicated)
+	if lossy < 5 || duplicated < 5 || capped < 2 || unlisted < 2 {
+		t.Fatalf("%d runs with more than 5 lost sends (%d past the cap, %d with committed-lost records past it), %d with duplicates: the draw does not exercise the indexes", lossy, capped, unlisted, duplicated)
 	}
 }
 
@@ -109,6 +119,26 @@ func drawLossyRun(t *rapid.T, maxOps int) (History, Final) {
 		h.Ops = append(h.Ops, op)
 	}
 	return h, f
+}
+
+// drawMonitor draws a monitor that saw records committed on f's partitions
+// (values and offsets drawn as drawLossyRun's: some still committed, most
+// not), in one or two steps.
+func drawMonitor(t *rapid.T, f Final) *Monitor {
+	m := NewMonitor()
+	for step := range uint64(rapid.IntRange(1, 2).Draw(t, "steps")) {
+		var snaps []PartitionSnapshot
+		for _, pf := range f.Partitions {
+			s := PartitionSnapshot{Topic: pf.Topic, Partition: pf.Partition}
+			for range rapid.IntRange(0, 300).Draw(t, "committed") {
+				s.Committed = append(s.Committed, Entry{Offset: int64(rapid.IntRange(0, 13).Draw(t, "at")),
+					Value: "v" + strconv.Itoa(rapid.IntRange(0, 40).Draw(t, "value"))})
+			}
+			snaps = append(snaps, s)
+		}
+		m.Observe(step, sim.Time(10*step), snaps)
+	}
+	return m
 }
 
 // ackedLossReference is ackedLoss as it was, the reference it is tested
@@ -320,4 +350,111 @@ func duplicatesReference(h History, f Final, con *contract) Verdict {
 		}
 	}
 	return verdict(NameDuplicates, anomalies, false)
+}
+
+// committedLossReference is committedLoss as it was, the reference it is
+// tested against.
+func (m *Monitor) committedLossReference(v Verdict, h History, f Final, c *contract) Verdict {
+	if m == nil {
+		return v
+	}
+	reported := map[tp]map[string]bool{}
+	for _, a := range v.Anomalies {
+		k := tp{a.Topic, a.Partition}
+		if reported[k] == nil {
+			reported[k] = map[string]bool{}
+		}
+		reported[k][a.Value] = true
+	}
+	perTP := map[tp]int{}
+	for i := range h.Ops {
+		if op := &h.Ops[i]; op.Kind == Send {
+			perTP[tp{op.Topic, op.Partition}]++
+		}
+	}
+	// NB: sends holds indexes into h.Ops, presized: a map of Op values
+	// (too large to be held inline) allocated once per send.
+	sends := make(map[tp]map[string]int, len(perTP))
+	for i, op := range h.Ops {
+		if op.Kind != Send {
+			continue
+		}
+		k := tp{op.Topic, op.Partition}
+		if sends[k] == nil {
+			sends[k] = make(map[string]int, perTP[k])
+		}
+		if _, dup := sends[k][op.Value]; !dup {
+			sends[k][op.Value] = i
+		}
+	}
+	checked, lost := 0, 0
+	var added []Anomaly
+	for _, k := range sortedTPs(m.parts) {
+		if sends[k] == nil {
+			// Only the workload's partitions: an internal topic's records
+			// (__consumer_offsets) are the consumer checkers' to judge.
+			continue
+		}
+		w := m.parts[k]
+		pf, ok := f.Partition(k.topic, k.partition)
+		if !ok {
+			continue
+		}
+		judge, ok := pf.Judge()
+		if !ok {
+			continue
+		}
+		for _, ec := range w.committed {
+			checked++
+			e, found := judge.At(ec.Offset)
+			if found && e.Value == ec.Value && e.Offset < judge.HW {
+				continue
+			}
+			if reported[k][ec.Value] {
+				continue
+			}
+			lost++
+			var op Op
+			si, known := sends[k][ec.Value]
+			if known {
+				op = h.Ops[si]
+			} else {
+				op = Op{Kind: Send, Topic: k.topic, Partition: k.partition, Value: ec.Value, Acks: -1, Invoke: ec.time, Leader: -1}
+			}
+			a := Anomaly{Kind: KindCommittedLost, Topic: k.topic, Partition: k.partition, Value: ec.Value,
+				Offsets: []int64{ec.Offset}, Steps: []uint64{ec.step}, Times: []sim.Time{ec.time}, Replicas: holders(pf, ec.Value)}
+			if known {
+				a.Ops = []int{op.Index}
+			}
+			desc := "committed at offset " + strconv.FormatInt(ec.Offset, 10) + " (epoch " + strconv.Itoa(int(ec.LeaderEpoch)) + ") by " +
+				ec.time.String() + "; judged on " + judge.ReplicaState.String()
+			switch {
+			case found && e.Value == ec.Value:
+				desc += ": present but not below the HW"
+			case found:
+				desc += ": offset " + strconv.FormatInt(ec.Offset, 10) + " holds " + e.Value + " (epoch " + strconv.Itoa(int(e.LeaderEpoch)) + ")"
+			default:
+				desc += ": the committed log ends at " + strconv.FormatInt(judge.HW, 10)
+			}
+			why, permitted := c.lossExcuse(op)
+			if off := offlineWhy(f.Facts.Offline, k.topic, k.partition); found && e.Value == ec.Value && off != "" && !permitted {
+				why, permitted = off, true
+			}
+			a.Permitted = permitted
+			a.Description = desc + "; " + why
+			added = append(added, a)
+		}
+	}
+	notes := append(append([]string(nil), v.Notes...), strconv.Itoa(checked)+" ever-committed records checked, "+strconv.Itoa(lost)+" not in the final committed log")
+	// NB: Omitted keeps counting acknowledged records only (run statistics
+	// add it to the listed acked losses): committed-lost anomalies past
+	// the cap are counted in a note instead.
+	if room := max(MaxAnomalies-len(v.Anomalies), 0); len(added) > room {
+		notes = append(notes, strconv.Itoa(len(added)-room)+" more committed-lost records not listed")
+		added = added[:room]
+	}
+	anomalies := append(append([]Anomaly(nil), v.Anomalies...), added...)
+	out := verdict(v.Checker, anomalies, v.Result == ResultUnknown, notes...)
+	out.Omitted += v.Omitted
+	return out
 }
