@@ -96,11 +96,15 @@ func drawLossyRun(t *rapid.T, maxOps int) (History, Final) {
 	for p := range 2 {
 		h.Producers = append(h.Producers, Producer{Process: "p" + strconv.Itoa(p), Acks: "all", MaxInFlight: 5, Retries: p * 3, Idempotent: p == 0})
 	}
+	reindexed := rapid.IntRange(0, 4).Draw(t, "reindexed") == 0 // indexes that repeat, as a hand-written history's may
 	for i := range rapid.IntRange(maxOps/2, maxOps).Draw(t, "ops") {
 		k := tp{"t", int32(rapid.IntRange(0, 1).Draw(t, "partition"))}
 		invoke := sim.Time(rapid.IntRange(0, 40).Draw(t, "invoke"))
 		op := Op{Index: i, Process: "p" + strconv.Itoa(rapid.IntRange(0, 2).Draw(t, "process")), Topic: k.topic, Partition: k.partition,
 			Leader: -1, Invoke: invoke, Complete: invoke + 3, Outcome: OK}
+		if reindexed {
+			op.Index = rapid.IntRange(0, 5).Draw(t, "index")
+		}
 		if rapid.IntRange(0, 3).Draw(t, "kind") > 0 {
 			op.Kind, op.Value, op.Offset = Send, value("sent"), int64(rapid.IntRange(0, 13).Draw(t, "offset"))
 			op.Acks = []int16{-1, 1, 0}[rapid.IntRange(0, 2).Draw(t, "acks")]
