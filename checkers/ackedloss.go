@@ -22,6 +22,15 @@
 // What it simplifies: see contract.go. A
 // partition with acknowledged sends but no final state or no live replica
 // makes the verdict Unknown unless some other anomaly was found.
+//
+// How it stays cheap: the indexes an anomaly's evidence needs (where the
+// judge commits each value; which replicas hold it) are built for a
+// partition only when one of its sends is missing, and the holders from
+// an index of every replica's values only once a few have been asked
+// (holderIndex: the same brokers in the same order as scanning each log,
+// property-tested against the version that scanned for every send). Past
+// MaxAnomalies a missing send is only counted (Verdict.Omitted): the
+// verdict keeps no anomaly past it, so none is described.
 
 package checkers
 
@@ -43,7 +52,11 @@ func AckedLoss(h History, f Final) Verdict {
 func ackedLoss(h History, f Final, c *contract) Verdict {
 	byTP := make(map[tp][]*Op) // NB: pointers into h.Ops: an Op is large to copy and sort
 	total := 0
+	distinct := true // the ops' indexes are strictly increasing, so no two compare equal below
 	for i := range h.Ops {
+		if i > 0 && h.Ops[i].Index <= h.Ops[i-1].Index {
+			distinct = false
+		}
 		if op := &h.Ops[i]; op.Kind == Send && op.Outcome == OK {
 			k := tp{op.Topic, op.Partition}
 			byTP[k] = append(byTP[k], op)
@@ -53,15 +66,17 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 	var anomalies []Anomaly
 	var notes []string
 	unknown := false
-	lost := 0
+	lost, omitted := 0, 0 // NB: past MaxAnomalies a loss is only counted: the verdict keeps none past it
 	for _, k := range sortedTPs(byTP) {
 		ops := byTP[k]
-		sort.SliceStable(ops, func(i, j int) bool {
-			if ops[i].Offset != ops[j].Offset {
-				return ops[i].Offset < ops[j].Offset
-			}
-			return ops[i].Index < ops[j].Index
-		})
+		byOffset := func(a, b *Op) int { return cmp.Or(cmp.Compare(a.Offset, b.Offset), cmp.Compare(a.Index, b.Index)) }
+		if distinct {
+			// NB: an order with no ties has one sorted result, so the
+			// faster unstable sort gives the stable one's.
+			slices.SortFunc(ops, byOffset)
+		} else {
+			slices.SortStableFunc(ops, byOffset)
+		}
 		pf, ok := f.Partition(k.topic, k.partition)
 		if !ok {
 			unknown = true
@@ -74,18 +89,31 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 			notes = append(notes, k.String()+": no live replica; "+strconv.Itoa(len(ops))+" acknowledged sends not judged")
 			continue
 		}
-		where := make(map[string]int64) // value -> committed offset on the judge
-		for _, e := range committed(judge) {
-			if _, dup := where[e.Value]; !dup {
-				where[e.Value] = e.Offset
-			}
-		}
+		// NB: where (value -> committed offset on the judge) and who (value
+		// -> the brokers holding it) are built for the first send not in
+		// the committed log, if any: most partitions have none.
+		var where map[string]int64
+		var who *holderIndex
 		for _, op := range ops {
 			e, found := judge.At(op.Offset)
 			if found && e.Value == op.Value && e.Offset < judge.HW {
 				continue
 			}
+			if where == nil {
+				es := committed(judge)
+				where = make(map[string]int64, len(es))
+				for _, e := range es {
+					if _, dup := where[e.Value]; !dup {
+						where[e.Value] = e.Offset
+					}
+				}
+				who = newHolderIndex(pf)
+			}
 			lost++
+			if len(anomalies) == MaxAnomalies {
+				omitted++
+				continue
+			}
 			a := Anomaly{Topic: k.topic, Partition: k.partition, Value: op.Value,
 				Offsets: []int64{op.Offset}, Times: []sim.Time{op.Invoke, op.Complete}, Ops: []int{op.Index}}
 			desc := "acknowledged (acks=" + strconv.Itoa(int(op.Acks)) + ") at offset " + strconv.FormatInt(op.Offset, 10) +
@@ -106,7 +134,7 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 					desc += ": the committed log ends at " + strconv.FormatInt(judge.HW, 10)
 				}
 			}
-			a.Replicas = holders(pf, op.Value)
+			a.Replicas = who.holders(op.Value)
 			if len(a.Replicas) > 0 {
 				desc += "; still held by " + brokerList(a.Replicas)
 			}
@@ -122,7 +150,50 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 		}
 	}
 	notes = append([]string{strconv.Itoa(total) + " acknowledged sends checked, " + strconv.Itoa(lost) + " not in the final committed log"}, notes...)
-	return verdict(NameAckedLoss, anomalies, unknown, notes...)
+	v := verdict(NameAckedLoss, anomalies, unknown, notes...)
+	v.Omitted += omitted
+	return v
+}
+
+// holderIndex answers holders for one partition, from an index of every
+// value its replicas hold once a few have been asked (a lossy run asks for
+// every lost send, and each scan reads every replica's log).
+type holderIndex struct {
+	pf    PartitionFinal
+	asked int
+	index map[string]heldBy
+}
+
+// heldBy are the brokers holding one value, and the last replica (in
+// sortedReplicas order) that added one.
+type heldBy struct {
+	brokers []int32
+	last    int
+}
+
+func newHolderIndex(pf PartitionFinal) *holderIndex { return &holderIndex{pf: pf} }
+
+// holders returns holders(pf, value).
+func (x *holderIndex) holders(value string) []int32 {
+	if x.asked++; x.asked <= 4 {
+		return holders(x.pf, value)
+	}
+	if x.index == nil {
+		n := 0
+		for _, r := range x.pf.Replicas {
+			n = max(n, len(r.Log))
+		}
+		x.index = make(map[string]heldBy, n)
+		for ri, r := range sortedReplicas(x.pf.Replicas) {
+			for _, e := range r.Log {
+				// NB: a replica once per value, as the scan's break does.
+				if h := x.index[e.Value]; len(h.brokers) == 0 || h.last != ri {
+					x.index[e.Value] = heldBy{append(h.brokers, r.Broker), ri}
+				}
+			}
+		}
+	}
+	return slices.Clone(x.index[value].brokers)
 }
 
 // holders returns the brokers whose log holds value anywhere, in id order.

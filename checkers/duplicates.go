@@ -15,6 +15,13 @@
 // for a producer not listed in History.Producers or a value no Send wrote.
 //
 // What it simplifies: values are compared within one partition only.
+//
+// How it stays cheap: a polled record that the committed log holds at its
+// offset (found by index when the committed offsets are consecutive) was
+// already counted with it, so it is not looked up again; and which send
+// wrote a value is looked up only for values at two offsets. The same
+// anomalies as looking up everything (property-tested against that
+// version).
 
 package checkers
 
@@ -57,43 +64,44 @@ func duplicates(h History, f Final, con *contract) Verdict {
 			m[v] = block[len(block)-1 : len(block) : len(block)]
 		}
 	}
+	final := make(map[tp]Replica)
+	dense := make(map[tp][]Entry) // the committed logs whose offsets are base, base+1, ...
 	for _, pf := range f.Partitions {
 		if judge, ok := pf.Judge(); ok {
+			k := tp{pf.Topic, pf.Partition}
+			final[k] = judge
 			if es := committed(judge); len(es) > 0 {
-				m := offsetsOf(tp{pf.Topic, pf.Partition})
+				if isDense(es) {
+					dense[k] = es
+				}
+				m := offsets[k]
+				if m == nil {
+					m = make(map[string][]int64, len(es)) // NB: presized, not grown one rehash at a time
+					offsets[k] = m
+				}
 				for _, e := range es {
 					add(m, e.Value, e.Offset)
 				}
 			}
 		}
 	}
-	sends := 0
-	for i := range h.Ops {
-		if h.Ops[i].Kind == Send {
-			sends++
-		}
-	}
-	// NB: sender holds indexes into h.Ops, presized: a map of Op values
-	// (too large to be held inline) allocated once per send.
-	sender := make(map[string]int, sends)
 	for i := range h.Ops {
 		op := &h.Ops[i]
-		switch {
-		case op.Kind == Send:
-			if _, ok := sender[op.Value]; !ok {
-				sender[op.Value] = i
-			}
-		case op.Kind == Poll && (op.Outcome == OK || op.Outcome == Info) && len(op.Records) > 0:
-			m := offsetsOf(tp{op.Topic, op.Partition})
-			for _, r := range op.Records {
-				add(m, r.Value, r.Offset)
-			}
+		if op.Kind != Poll || (op.Outcome != OK && op.Outcome != Info) || len(op.Records) == 0 {
+			continue
 		}
-	}
-	final := make(map[tp]Replica)
-	for _, pf := range f.Partitions {
-		if judge, ok := pf.Judge(); ok {
-			final[tp{pf.Topic, pf.Partition}] = judge
+		k := tp{op.Topic, op.Partition}
+		es := dense[k]
+		m := offsetsOf(k)
+		for _, r := range op.Records {
+			// NB: a record the committed log holds at its offset was added
+			// with it (most polls read the committed log): no lookup.
+			if len(es) > 0 {
+				if j := r.Offset - es[0].Offset; j >= 0 && j < int64(len(es)) && es[j].Value == r.Value {
+					continue
+				}
+			}
+			add(m, r.Value, r.Offset)
 		}
 	}
 	// lostCopy reports whether some offset of v is not v's in the final
@@ -110,6 +118,9 @@ func duplicates(h History, f Final, con *contract) Verdict {
 		}
 		return false
 	}
+	// sender maps each duplicated value to the first send of it, by index
+	// into h.Ops; built only when some value is duplicated.
+	var sender map[string]int
 	var anomalies []Anomaly
 	for _, k := range sortedTPs(offsets) {
 		var values []string
@@ -125,6 +136,9 @@ func duplicates(h History, f Final, con *contract) Verdict {
 			}
 			return values[i] < values[j]
 		})
+		if len(values) > 0 && sender == nil {
+			sender = firstSenders(h, offsets)
+		}
 		for _, v := range values {
 			offs := append([]int64(nil), offsets[k][v]...)
 			sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
@@ -148,6 +162,39 @@ func duplicates(h History, f Final, con *contract) Verdict {
 		}
 	}
 	return verdict(NameDuplicates, anomalies, false)
+}
+
+// isDense reports whether es are at consecutive offsets, so that the entry
+// at offset o is es[o-es[0].Offset].
+func isDense(es []Entry) bool {
+	for i := range es {
+		if es[i].Offset != es[0].Offset+int64(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// firstSenders maps each value at two offsets of a partition to the index
+// in h.Ops of the first send of it.
+func firstSenders(h History, offsets map[tp]map[string][]int64) map[string]int {
+	dup := make(map[string]bool)
+	for _, m := range offsets {
+		for v, offs := range m {
+			if len(offs) > 1 {
+				dup[v] = true
+			}
+		}
+	}
+	sender := make(map[string]int, len(dup))
+	for i := range h.Ops {
+		if op := &h.Ops[i]; op.Kind == Send && dup[op.Value] {
+			if _, ok := sender[op.Value]; !ok {
+				sender[op.Value] = i
+			}
+		}
+	}
+	return sender
 }
 
 func min64(xs []int64) int64 {

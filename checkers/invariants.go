@@ -427,25 +427,36 @@ func (m *Monitor) committedLoss(v Verdict, h History, f Final, c *contract) Verd
 			perTP[tp{op.Topic, op.Partition}]++
 		}
 	}
-	// NB: sends holds indexes into h.Ops, presized: a map of Op values
-	// (too large to be held inline) allocated once per send.
-	sends := make(map[tp]map[string]int, len(perTP))
-	for i, op := range h.Ops {
-		if op.Kind != Send {
-			continue
+	// sends maps a partition's values to their first send, by index into
+	// h.Ops. NB: built for the first lost record, if any (most runs have
+	// none), presized: a map of Op values (too large to be held inline)
+	// allocated once per send.
+	var sends map[tp]map[string]int
+	sendsOf := func(k tp) map[string]int {
+		if sends == nil {
+			sends = make(map[tp]map[string]int, len(perTP))
+			for i := range h.Ops {
+				op := &h.Ops[i]
+				if op.Kind != Send {
+					continue
+				}
+				k := tp{op.Topic, op.Partition}
+				if sends[k] == nil {
+					sends[k] = make(map[string]int, perTP[k])
+				}
+				if _, dup := sends[k][op.Value]; !dup {
+					sends[k][op.Value] = i
+				}
+			}
 		}
-		k := tp{op.Topic, op.Partition}
-		if sends[k] == nil {
-			sends[k] = make(map[string]int, perTP[k])
-		}
-		if _, dup := sends[k][op.Value]; !dup {
-			sends[k][op.Value] = i
-		}
+		return sends[k]
 	}
-	checked, lost := 0, 0
+	// NB: past room a lost record is only counted: the verdict keeps none.
+	room := max(MaxAnomalies-len(v.Anomalies), 0)
+	checked, lost, unlisted := 0, 0, 0
 	var added []Anomaly
 	for _, k := range sortedTPs(m.parts) {
-		if sends[k] == nil {
+		if perTP[k] == 0 {
 			// Only the workload's partitions: an internal topic's records
 			// (__consumer_offsets) are the consumer checkers' to judge.
 			continue
@@ -469,8 +480,12 @@ func (m *Monitor) committedLoss(v Verdict, h History, f Final, c *contract) Verd
 				continue
 			}
 			lost++
+			if len(added) == room {
+				unlisted++
+				continue
+			}
 			var op Op
-			si, known := sends[k][ec.Value]
+			si, known := sendsOf(k)[ec.Value]
 			if known {
 				op = h.Ops[si]
 			} else {
@@ -504,9 +519,8 @@ func (m *Monitor) committedLoss(v Verdict, h History, f Final, c *contract) Verd
 	// NB: Omitted keeps counting acknowledged records only (run statistics
 	// add it to the listed acked losses): committed-lost anomalies past
 	// the cap are counted in a note instead.
-	if room := max(MaxAnomalies-len(v.Anomalies), 0); len(added) > room {
-		notes = append(notes, strconv.Itoa(len(added)-room)+" more committed-lost records not listed")
-		added = added[:room]
+	if unlisted > 0 {
+		notes = append(notes, strconv.Itoa(unlisted)+" more committed-lost records not listed")
 	}
 	anomalies := append(append([]Anomaly(nil), v.Anomalies...), added...)
 	out := verdict(v.Checker, anomalies, v.Result == ResultUnknown, notes...)

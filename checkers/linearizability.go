@@ -36,7 +36,9 @@
 package checkers
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,12 +87,12 @@ func linearizability(h History, f Final, budget time.Duration, con *contract) Ve
 			continue
 		}
 		pe := PartitionEvidence{Topic: keys[i].Topic, Partition: keys[i].Partition, Ops: len(ops), model: single, ops: ops}
-		res := checkPartition(single, ops, left, &pe)
+		res, info := checkPartition(single, ops, left, &pe)
 		switch res {
 		case porcupine.Ok:
 			pe.Result = ResultOK
 		case porcupine.Illegal:
-			a := explainIllegal(keys[i], ops, *pe.info)
+			a := explainIllegal(keys[i], ops, info)
 			// The contract check gets a fair share of what is left, so one
 			// partition cannot spend the others' budget.
 			share := (budget - time.Since(start)) / time.Duration(len(parts)-i)
@@ -120,82 +122,123 @@ func linearizability(h History, f Final, budget time.Duration, con *contract) Ve
 }
 
 // checkPartition runs porcupine on one partition's ops within budget.
-// A linearizable partition is judged on its narrowed history
+// A partition with an obvious linearization is judged by exhibiting it
+// (linearizability_witness.go). Any other linearizable partition is
+// judged on its narrowed history
 // (linearizability_narrow.go), which has the same linearizations and is far
 // cheaper to search; porcupine's info on the history as recorded is then
 // computed when first asked for (PartitionEvidence.Info). Any other
 // partition is judged, as before narrowing, by porcupine's search of the
-// history as recorded, whose info explains the violation (explainIllegal).
-func checkPartition(m porcupine.Model, ops []porcupine.Operation, budget time.Duration, pe *PartitionEvidence) porcupine.CheckResult {
+// history as recorded, whose partial linearizations (the info returned)
+// explain the violation (explainIllegal); the search runs with the
+// invocations postponed (linearizability_postpone.go), which takes the same
+// path with fewer failing tries, and its info is kept for drawing only when
+// nothing moved.
+func checkPartition(m porcupine.Model, ops []porcupine.Operation, budget time.Duration, pe *PartitionEvidence) (porcupine.CheckResult, porcupine.LinearizationInfo) {
+	if witness(ops) {
+		return porcupine.Ok, porcupine.LinearizationInfo{} // a linearization, found without search
+	}
 	start := time.Now()
 	if n := narrow(ops); len(ops) > 0 && &n[0] != &ops[0] {
 		if porcupine.CheckOperationsTimeout(m, n, budget) == porcupine.Ok {
-			return porcupine.Ok
+			return porcupine.Ok, porcupine.LinearizationInfo{}
 		}
 		budget = max(budget-time.Since(start), time.Millisecond)
 	}
-	res, info := porcupine.CheckOperationsVerbose(m, ops, budget)
-	pe.info = &info
-	return res
+	p := postpone(ops)
+	res, info := porcupine.CheckOperationsVerbose(m, p, budget)
+	if len(p) == 0 || &p[0] == &ops[0] {
+		pe.info = &info
+	}
+	return res, info
 }
 
 // porcupineHistory turns h into one porcupine history per partition, in
-// topic-partition order, with notes on what was dropped.
+// topic-partition order, each in history order, with notes on what was
+// dropped.
+//
+// NB: it reads h twice, not once with maps: first what each partition's
+// values name (the offsets named, the highest implied, where polls saw
+// each value of a send of unknown outcome), then the operations, each
+// into its partition's slice at once, so that an unresolved send is
+// decided where it stands. The partitions are found through a cache of
+// the last one, offsets are marked in dense tables, and polls are indexed
+// by value only for the values of sends of unknown outcome, which are all
+// that look them up; a swarm history's ~6,000 sends took ~3,600
+// instructions each in maps of maps and a sort by history index.
 func porcupineHistory(h History) ([][]porcupine.Operation, []model.Key, []string) {
 	clients := clientIDs(h)
-	// seen maps a value to the offsets polls saw it at, per partition.
-	// NB: the loops take each op by pointer and look its partition's maps
-	// up once, not once per record: an Op is large, and hashing a tp
-	// hashes its topic name.
-	seen := make(map[tp]map[string][]int64)
+	parts := &partitionTable{index: make(map[tp]int)}
+	where := make([]int32, len(h.Ops)) // each op's partition, or -1
 	for i := range h.Ops {
 		op := &h.Ops[i]
-		if op.Kind != Poll || (op.Outcome != OK && op.Outcome != Info) {
+		where[i] = -1
+		if op.Kind != Send && op.Kind != Poll && op.Kind != ReadHW {
 			continue
 		}
-		k := tp{op.Topic, op.Partition}
-		sk := seen[k]
-		if sk == nil {
-			sk = make(map[string][]int64)
-			seen[k] = sk
-		}
-		for _, r := range op.Records {
-			if offs := sk[r.Value]; !containsOffset(offs, r.Offset) {
-				sk[r.Value] = append(offs, r.Offset)
+		pi := parts.of(op.Topic, op.Partition)
+		where[i] = int32(pi)
+		p := parts.all[pi]
+		switch op.Kind {
+		case Send:
+			switch op.Outcome {
+			case OK:
+				p.name(op.Offset)
+				p.need = max(p.need, op.Offset+1)
+				p.n++
+			case Info, Pending:
+				if p.seen == nil {
+					p.seen = make(map[string][]int64)
+				}
+				p.seen[op.Value] = nil
+				p.n++
+			}
+		case Poll:
+			if len(op.Records) == 0 || (op.Outcome != OK && op.Outcome != Info) {
+				continue
+			}
+			for _, r := range op.Records {
+				p.name(r.Offset)
+				p.need = max(p.need, r.Offset+1)
+			}
+			p.polls = append(p.polls, i)
+			p.n++
+		case ReadHW:
+			if op.Outcome == OK {
+				p.need = max(p.need, op.HighWatermark)
+				p.n++
 			}
 		}
 	}
-	type pending struct {
-		op  porcupine.Operation
-		key tp
-	}
-	n := 0 // NB: ops gets room for every op it may take, at once
-	for i := range h.Ops {
-		if k := h.Ops[i].Kind; k == Send || k == Poll || k == ReadHW {
-			n++
+	for _, p := range parts.all {
+		// Where polls saw each value of a send of unknown outcome.
+		if p.seen != nil {
+			for _, i := range p.polls {
+				for _, r := range h.Ops[i].Records {
+					if offs, ok := p.seen[r.Value]; ok && !containsOffset(offs, r.Offset) {
+						p.seen[r.Value] = append(offs, r.Offset)
+					}
+				}
+			}
 		}
-	}
-	ops := make([]porcupine.Operation, 0, n)
-	var unresolved []pending
-	named := make(map[tp]map[int64]bool) // offsets named by a value
-	need := make(map[tp]int64)           // one past the highest offset named or implied
-	// namedIn returns k's named offsets; the caller raises need[k] to one
-	// past the highest offset it marks.
-	namedIn := func(k tp) map[int64]bool {
-		nk := named[k]
-		if nk == nil {
-			nk = make(map[int64]bool)
-			named[k] = nk
+		for off := int64(0); off < p.need; off++ {
+			if !p.named(off) {
+				p.gaps = append(p.gaps, off)
+			}
 		}
-		return nk
+		p.ops = make([]porcupine.Operation, 0, p.n)
 	}
+	sorted := true // by Index, as history order is
 	for i := range h.Ops {
 		op := &h.Ops[i]
-		if op.Kind != Send && op.Kind != Poll && op.Kind != ReadHW {
+		if i > 0 && op.Index <= h.Ops[i-1].Index {
+			sorted = false
+		}
+		if where[i] < 0 {
 			continue // NB: before the boxing below, which allocates
 		}
-		k := tp{op.Topic, op.Partition}
-		key := model.Key{Topic: op.Topic, Partition: op.Partition}
+		p := parts.all[where[i]]
+		key := p.key
 		pop := porcupine.Operation{ClientId: clients[op.Process], Call: int64(op.Invoke), Return: int64(op.Complete), Metadata: op.Index}
 		switch op.Kind {
 		case Send:
@@ -206,39 +249,31 @@ func porcupineHistory(h History) ([][]porcupine.Operation, []model.Key, []string
 				if op.Acks != -1 {
 					pop.Return = never
 				}
-				namedIn(k)[op.Offset] = true
-				if op.Offset+1 > need[k] {
-					need[k] = op.Offset + 1
-				}
 			case Info, Pending:
 				pop.Return = never
-				if offs := seen[k][op.Value]; len(offs) == 1 {
+				if offs := p.seen[op.Value]; len(offs) == 1 {
 					pop.Output = model.Output{Offset: offs[0]}
+				} else if len(p.gaps) > 0 {
+					// An unresolved send can only matter by filling a gap.
+					pop.Output = model.Output{Unknown: true, Unobserved: true, Gaps: p.gaps, Tail: p.need}
+					p.unresolved = append(p.unresolved, len(p.ops))
 				} else {
-					pop.Output = model.Output{Unknown: true}
-					unresolved = append(unresolved, pending{pop, k})
+					p.dropped++
 					continue
 				}
 			default:
 				continue
 			}
 		case Poll:
-			// An empty read is always legal: it constrains nothing.
 			if len(op.Records) == 0 || (op.Outcome != OK && op.Outcome != Info) {
-				continue
+				continue // an empty read is always legal: it constrains nothing
 			}
 			if op.Outcome != OK {
 				pop.Return = never
 			}
 			recs := make([]model.Record, len(op.Records))
-			nk, top := namedIn(k), need[k]
 			for i, r := range op.Records {
 				recs[i] = model.Record{Offset: r.Offset, Value: r.Value}
-				nk[r.Offset] = true
-				top = max(top, r.Offset+1)
-			}
-			if top > need[k] { // NB: as marking one at a time would: unset while no offset+1 exceeds 0
-				need[k] = top
 			}
 			pop.Input = model.Input{Key: key, Kind: model.Read, Offset: op.FetchOffset}
 			pop.Output = model.Output{Records: recs}
@@ -248,41 +283,142 @@ func porcupineHistory(h History) ([][]porcupine.Operation, []model.Key, []string
 			}
 			pop.Input = model.Input{Key: key, Kind: model.HighWatermark}
 			pop.Output = model.Output{HighWatermark: op.HighWatermark}
-			if op.HighWatermark > need[k] {
-				need[k] = op.HighWatermark
-			}
-		default:
-			continue
 		}
 		if pop.Return < pop.Call {
 			pop.Return = pop.Call
 		}
-		ops = append(ops, pop)
+		p.ops = append(p.ops, pop)
 	}
+	order := make([]int, len(parts.all))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if parts.all[a].key.Less(parts.all[b].key) {
+			return -1
+		}
+		return 1 // NB: keys are distinct
+	})
+	var out [][]porcupine.Operation
+	var keys []model.Key
 	var notes []string
-	dropped := make(map[tp]int)
-	gaps := make(map[tp][]int64)
-	for k, n := range need {
-		for off := int64(0); off < n; off++ {
-			if !named[k][off] {
-				gaps[k] = append(gaps[k], off)
-			}
+	for _, pi := range order {
+		p := parts.all[pi]
+		if p.dropped > 0 {
+			notes = append(notes, p.key.String()+": "+strconv.Itoa(p.dropped)+" unobserved sends of unknown outcome cannot fill a gap and were left out")
+		}
+		if len(p.ops) == 0 {
+			continue
+		}
+		if !sorted {
+			p.sortByIndex()
+		}
+		out, keys = append(out, p.ops), append(keys, p.key)
+	}
+	return out, keys, notes
+}
+
+// partitionTable finds the partitions of porcupineHistory by topic and
+// partition, the last one found first (a history's operations come in
+// runs on one partition).
+type partitionTable struct {
+	index map[tp]int
+	all   []*partitionOps
+	last  int
+}
+
+func (t *partitionTable) of(topic string, partition int32) int {
+	if len(t.all) > 0 {
+		if p := t.all[t.last]; p.key.Partition == partition && p.key.Topic == topic {
+			return t.last
 		}
 	}
-	for _, u := range unresolved {
-		if g := gaps[u.key]; len(g) > 0 {
-			u.op.Output = model.Output{Unknown: true, Unobserved: true, Gaps: g, Tail: need[u.key]}
-			ops = append(ops, u.op)
-		} else {
-			dropped[u.key]++
+	k := tp{topic, partition}
+	i, ok := t.index[k]
+	if !ok {
+		i = len(t.all)
+		t.index[k] = i
+		t.all = append(t.all, &partitionOps{key: model.Key{Topic: topic, Partition: partition}})
+	}
+	t.last = i
+	return i
+}
+
+// partitionOps is what porcupineHistory knows of one partition.
+type partitionOps struct {
+	key model.Key
+	// marked[o] is set for each offset o a value names (an acknowledged
+	// send or a poll's record); far holds those outside it.
+	marked []bool
+	far    map[int64]bool
+	need   int64              // one past the highest offset named or implied
+	seen   map[string][]int64 // each value of a send of unknown outcome: the offsets polls saw it at
+	polls  []int              // the polls with records, by history index
+	gaps   []int64            // the offsets below need no value names
+	n      int                // how many operations it may take
+	ops    []porcupine.Operation
+	// unresolved are the positions in ops of the unobserved sends;
+	// dropped counts those left out (no gap to fill).
+	unresolved []int
+	dropped    int
+}
+
+// maxMarked bounds the dense table of named offsets; offsets past it (a
+// hand-written history) are kept in a map.
+const maxMarked = 1 << 20
+
+func (p *partitionOps) name(off int64) {
+	if off < 0 || off >= maxMarked {
+		if p.far == nil {
+			p.far = make(map[int64]bool)
 		}
+		p.far[off] = true
+		return
 	}
-	for _, k := range sortedTPs(dropped) {
-		notes = append(notes, k.String()+": "+strconv.Itoa(dropped[k])+" unobserved sends of unknown outcome cannot fill a gap and were left out")
+	for int64(len(p.marked)) <= off {
+		p.marked = append(p.marked, false)
 	}
-	// Keep each partition in history order (porcupine sorts by time itself).
-	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Metadata.(int) < ops[j].Metadata.(int) })
-	return model.Partition(ops), model.PartitionKeys(ops), notes
+	p.marked[off] = true
+}
+
+func (p *partitionOps) named(off int64) bool {
+	if off >= 0 && off < int64(len(p.marked)) {
+		return p.marked[off]
+	}
+	return p.far[off]
+}
+
+// sortByIndex puts p.ops in history-index order, as a stable sort of the
+// resolved operations followed by the unresolved ones did before (for
+// histories whose indexes are not their positions).
+func (p *partitionOps) sortByIndex() {
+	late := make([]bool, len(p.ops))
+	for _, i := range p.unresolved {
+		late[i] = true
+	}
+	type keyed struct {
+		op   porcupine.Operation
+		late bool
+	}
+	ks := make([]keyed, len(p.ops))
+	for i := range p.ops {
+		ks[i] = keyed{p.ops[i], late[i]}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		if c := cmp.Compare(a.op.Metadata.(int), b.op.Metadata.(int)); c != 0 {
+			return c
+		}
+		switch {
+		case a.late == b.late:
+			return 0
+		case b.late:
+			return -1
+		}
+		return 1
+	})
+	for i := range ks {
+		p.ops[i] = ks[i].op
+	}
 }
 
 // clientIDs numbers the processes of h from 0, in name order.

@@ -19,10 +19,19 @@
 //
 // What it simplifies: the contract history names every fact of the
 // partition, not only those the linearization used.
+//
+// How it stays cheap: porcupine searches the contract history with each
+// known-offset append's invocation moved to where the model first lets it
+// take effect (narrowContract: the same linearizations, so the same
+// verdict); as recorded, a swarm partition's sends invoked during an
+// outage and acknowledged after it are all tried at every step, ~120 model
+// steps per operation where narrowed it takes one.
 
 package checkers
 
 import (
+	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,7 +56,11 @@ func contractCheck(h History, con *contract, key model.Key, ops []porcupine.Oper
 	}
 	all := append(append([]porcupine.Operation(nil), ops...), extra...)
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Call < all[j].Call })
-	res, _ := porcupine.CheckOperationsVerbose(contractModel, all, left)
+	// NB: not CheckOperationsVerbose: the verdict is all this needs, and
+	// the verbose search, the same search, also copies its stack at every
+	// backtrack to keep the longest partial linearizations.
+	// The narrowed history has the same linearizations (narrowContract).
+	res := porcupine.CheckOperationsTimeout(contractModel, narrowContract(all), left)
 	allowed := strings.Join(facts, "; ")
 	switch res {
 	case porcupine.Ok:
@@ -71,10 +84,11 @@ var contractModel = func() porcupine.Model {
 func contractOps(h History, con *contract, k tp) ([]porcupine.Operation, []string) {
 	clients := clientIDs(h)
 	key := model.Key{Topic: k.topic, Partition: k.partition}
-	var sends []Op
+	var sends []*Op                  // NB: pointers into h.Ops: an Op is large to copy
 	seen := make(map[string][]int64) // value -> offsets polls saw it at
-	for _, op := range h.Ops {
-		if op.Topic != k.topic || op.Partition != k.partition {
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Partition != k.partition || op.Topic != k.topic {
 			continue
 		}
 		switch {
@@ -98,7 +112,7 @@ func contractOps(h History, con *contract, k tp) ([]porcupine.Operation, []strin
 	for i, lf := range con.lossFacts(k) {
 		excused := map[string]bool{}
 		for _, op := range sends {
-			if lf.excuses(op) {
+			if lf.excuses(*op) {
 				excused[op.Value] = true
 			}
 		}
@@ -112,8 +126,14 @@ func contractOps(h History, con *contract, k tp) ([]porcupine.Operation, []strin
 			Metadata: "loss fact"})
 	}
 	dups := 0
+	retries := make(map[string]bool) // by process: may it write a record twice (duplicateExcuse, asked once)
 	for _, op := range sends {
-		if _, ok := duplicateExcuse(h, op.Process); !ok {
+		ok, asked := retries[op.Process]
+		if !asked {
+			_, ok = duplicateExcuse(h, op.Process)
+			retries[op.Process] = ok
+		}
+		if !ok {
 			continue
 		}
 		for _, off := range seen[op.Value] {
@@ -135,4 +155,102 @@ func contractOps(h History, con *contract, k tp) ([]porcupine.Operation, []strin
 		facts = append(facts[:3:3], "… ("+strconv.Itoa(n)+" facts in all)")
 	}
 	return out, facts
+}
+
+// narrowContract returns a copy of ops, a contract-model history, with
+// each known-offset append invoked no earlier than the model lets it take
+// effect, and the times renamed so that appends invoked at one time are
+// tried in offset order (reorder); or ops itself when no invocation moves.
+//
+// Why it is exact: an append at offset o takes effect on a log at least o
+// long (ContractStep: floor <= o <= Len), whose entry at each offset k < o
+// was put there by an append that took effect at k, earlier in the
+// linearization: one at offset k, one of unknown outcome, or an
+// unobserved one with k a gap or past its tail. So it takes effect no
+// earlier than L(o), the latest over k < o of the earliest invocation of
+// such an append, and it moves there (never past its completion). The
+// real-time orders this adds (an operation completing before L(o) now
+// precedes the append) already follow: that operation precedes every
+// append that can fill the offset of L(o), which precedes the append. A
+// truncation makes offsets reusable but changes none of this; completions
+// do not move, as an append at a higher offset may take effect first and
+// be truncated away. So the narrowed history has exactly the
+// linearizations of the original, and porcupine's verdict on it is the
+// verdict on the original.
+func narrowContract(ops []porcupine.Operation) []porcupine.Operation {
+	top := int64(-1)
+	for i := range ops {
+		if in := ops[i].Input.(model.Input); in.Kind == model.Append {
+			if out := ops[i].Output.(model.Output); !out.Unknown {
+				if out.Offset < 0 {
+					return ops
+				}
+				top = max(top, out.Offset)
+			}
+		}
+	}
+	if top < 1 || top > int64(4*len(ops)+64) {
+		return ops // nothing to move, or offsets too sparse for dense tables
+	}
+	// first[k]: the earliest invocation of an append that can take effect
+	// at offset k; tailFirst[t], of the unobserved ones with Tail t (and
+	// unknown ones, at 0), which can take effect at any k >= t.
+	const none = int64(math.MaxInt64)
+	first, tailFirst := make([]int64, top+1), make([]int64, top+2)
+	for k := range tailFirst {
+		tailFirst[k] = none
+	}
+	copy(first, tailFirst)
+	for i := range ops {
+		if in := ops[i].Input.(model.Input); in.Kind != model.Append {
+			continue
+		}
+		c := ops[i].Call
+		switch out := ops[i].Output.(model.Output); {
+		case out.Unobserved:
+			for _, g := range out.Gaps {
+				if g >= 0 && g <= top {
+					first[g] = min(first[g], c)
+				}
+			}
+			t := min(max(out.Tail, 0), top+1)
+			tailFirst[t] = min(tailFirst[t], c)
+		case out.Unknown:
+			tailFirst[0] = min(tailFirst[0], c)
+		default:
+			first[out.Offset] = min(first[out.Offset], c)
+		}
+	}
+	tail := none
+	for k := range first {
+		tail = min(tail, tailFirst[k])
+		first[k] = min(first[k], tail)
+	}
+	// bound[o] = L(o), the latest first[k] for k < o.
+	bound := make([]int64, top+1)
+	bound[0] = math.MinInt64
+	for o := 1; o <= int(top); o++ {
+		bound[o] = max(bound[o-1], first[o-1])
+	}
+	var out []porcupine.Operation
+	key := make([]int64, len(ops)) // each known-offset append's offset; the others first
+	for i := range ops {
+		key[i] = -1
+		in, o := ops[i].Input.(model.Input), ops[i].Output.(model.Output)
+		if in.Kind != model.Append || o.Unknown {
+			continue
+		}
+		key[i] = o.Offset
+		if c := min(bound[o.Offset], ops[i].Return); c > ops[i].Call {
+			if out == nil {
+				out = slices.Clone(ops)
+			}
+			out[i].Call = c
+		}
+	}
+	if out == nil {
+		return ops
+	}
+	reorder(out, key)
+	return out
 }

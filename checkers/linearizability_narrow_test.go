@@ -85,7 +85,7 @@ func drawNarrowable(t *rapid.T) []porcupine.Operation {
 		}
 		ops = append(ops, op)
 	}
-	if rapid.Bool().Draw(t, "corrupt") {
+	for range rapid.IntRange(0, 2).Draw(t, "corruptions") {
 		op := &ops[rapid.IntRange(0, len(ops)-1).Draw(t, "victim")]
 		switch rapid.IntRange(0, 2).Draw(t, "how") {
 		case 0:

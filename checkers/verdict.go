@@ -179,8 +179,10 @@ type PartitionEvidence struct {
 	// Ops is the number of operations checked.
 	Ops int
 	// info is porcupine's linearization info of ops (the partition's
-	// history as recorded), nil until computed: the check computes it for
-	// a partition it does not find linearizable, Info for the others.
+	// history as recorded), nil until computed: the check keeps it for a
+	// partition it does not find linearizable when it searched the
+	// history's own times (linearizability_postpone.go), Info computes it
+	// for the others.
 	info  *porcupine.LinearizationInfo
 	ops   []porcupine.Operation
 	model porcupine.Model // unpartitioned

@@ -1,0 +1,128 @@
+package checkers
+
+import (
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/anishathalye/porcupine"
+	"pgregory.net/rapid"
+
+	"github.com/kafkasim/kafkasim/model"
+)
+
+// TestNarrowContractKeepsVerdict holds narrowContract to its claim: on
+// small random contract-model histories, porcupine finds the narrowed
+// history linearizable exactly when it finds the original so. The
+// histories (drawContractHistory) are a log that truncations cut back and
+// appends refill (offsets reused), read and HW-read, with appends of
+// unknown outcome and unobserved ones; some are corrupted, so both
+// verdicts occur. Both must, and narrowing must have moved invocations in
+// most histories of each, or the test would prove nothing.
+func TestNarrowContractKeepsVerdict(t *testing.T) {
+	var ok, illegal, okMoved, illegalMoved int
+	rapid.Check(t, func(t *rapid.T) {
+		ops := drawContractHistory(t)
+		n := narrowContract(ops)
+		want := porcupine.CheckOperations(contractModel, ops)
+		if got := porcupine.CheckOperations(contractModel, n); got != want {
+			t.Fatalf("original linearizable=%v, narrowed %v\noriginal: %v\nnarrowed: %v", want, got, ops, n)
+		}
+		moved := &n[0] != &ops[0]
+		if want {
+			ok++
+			if moved {
+				okMoved++
+			}
+		} else {
+			illegal++
+			if moved {
+				illegalMoved++
+			}
+		}
+	})
+	if ok < 10 || illegal < 10 || okMoved < ok/5 || illegalMoved < illegal/5 {
+		t.Fatalf("%d linearizable (%d moved), %d not (%d moved): the draw does not exercise narrowContract", ok, okMoved, illegal, illegalMoved)
+	}
+}
+
+// drawContractHistory draws a contract-model history of 2-10 operations
+// (see TestNarrowContractKeepsVerdict) against a true log.
+func drawContractHistory(t *rapid.T) []porcupine.Operation {
+	key := model.Key{Topic: "t"}
+	n := rapid.IntRange(2, 12).Draw(t, "n")
+	points := make([]int64, n) // the instants the operations take effect, in order
+	for i := range points {
+		points[i] = int64(rapid.IntRange(0, 30).Draw(t, "point"))
+	}
+	slices.Sort(points)
+	var ops []porcupine.Operation
+	var log []string
+	for i, p := range points {
+		call := p - int64(rapid.IntRange(0, 20).Draw(t, "before"))
+		ret := p + int64(rapid.IntRange(0, 10).Draw(t, "after"))
+		op := porcupine.Operation{ClientId: i % 3, Call: call, Return: ret, Metadata: i}
+		v := "m" + strconv.Itoa(i)
+		switch kind := rapid.IntRange(0, 13).Draw(t, "kind"); {
+		case kind < 7: // an acknowledged append, sometimes never completing (acks=1)
+			op.Input, op.Output = model.Input{Key: key, Kind: model.Append, Value: v}, model.Output{Offset: int64(len(log))}
+			if kind == 0 {
+				op.Return = never
+			}
+			log = append(log, v)
+		case kind == 7: // an append of unknown outcome
+			op.Input, op.Output, op.Return = model.Input{Key: key, Kind: model.Append, Value: v}, model.Output{Unknown: true}, never
+			log = append(log, v)
+		case kind == 8: // an unobserved append, past the tail
+			op.Input = model.Input{Key: key, Kind: model.Append, Value: v}
+			op.Output, op.Return = model.Output{Unknown: true, Unobserved: true, Tail: int64(len(log))}, never
+			log = append(log, model.Hidden)
+		case kind < 11: // a truncation of an excused suffix, from its fact on
+			excused := map[string]bool{}
+			for _, x := range log {
+				if rapid.Bool().Draw(t, "excused") {
+					excused[x] = true
+				}
+			}
+			cut := len(log)
+			for cut > 0 && (excused[log[cut-1]] || log[cut-1] == model.Hidden) && rapid.Bool().Draw(t, "cut") {
+				cut--
+			}
+			log = log[:cut]
+			op.Input, op.Output, op.Return = model.Input{Key: key, Kind: model.Truncate, Value: "fact", Excused: excused}, model.Output{}, never
+		case kind == 11 && len(log) > 0: // a read of part of the log
+			from := rapid.IntRange(0, len(log)-1).Draw(t, "from")
+			var recs []model.Record
+			for o := from; o < len(log); o++ {
+				if log[o] != model.Hidden {
+					recs = append(recs, model.Record{Offset: int64(o), Value: log[o]})
+				}
+			}
+			op.Input, op.Output = model.Input{Key: key, Kind: model.Read, Offset: int64(from)}, model.Output{Records: recs}
+		default:
+			op.Input, op.Output = model.Input{Key: key, Kind: model.HighWatermark}, model.Output{HighWatermark: int64(len(log))}
+		}
+		ops = append(ops, op)
+	}
+	for range rapid.IntRange(1, 3).Draw(t, "corruptions") {
+		op := &ops[rapid.IntRange(0, len(ops)-1).Draw(t, "victim")]
+		switch rapid.IntRange(0, 2).Draw(t, "how") {
+		case 0:
+			if out, ok := op.Output.(model.Output); ok {
+				out.Offset = max(0, out.Offset+int64(rapid.IntRange(-2, 2).Draw(t, "offset by")))
+				out.HighWatermark += int64(rapid.IntRange(-1, 1).Draw(t, "hw by"))
+				op.Output = out
+			}
+		case 1:
+			op.Call += int64(rapid.IntRange(0, 15).Draw(t, "call by"))
+		default:
+			if op.Return != never {
+				op.Return -= int64(rapid.IntRange(0, 15).Draw(t, "return by"))
+			}
+		}
+		if op.Return < op.Call {
+			op.Return = op.Call
+		}
+	}
+	return ops
+}
