@@ -104,25 +104,6 @@ func drawContractHistory(t *rapid.T) []porcupine.Operation {
 		}
 		ops = append(ops, op)
 	}
-	for range rapid.IntRange(1, 3).Draw(t, "corruptions") {
-		op := &ops[rapid.IntRange(0, len(ops)-1).Draw(t, "victim")]
-		switch rapid.IntRange(0, 2).Draw(t, "how") {
-		case 0:
-			if out, ok := op.Output.(model.Output); ok {
-				out.Offset = max(0, out.Offset+int64(rapid.IntRange(-2, 2).Draw(t, "offset by")))
-				out.HighWatermark += int64(rapid.IntRange(-1, 1).Draw(t, "hw by"))
-				op.Output = out
-			}
-		case 1:
-			op.Call += int64(rapid.IntRange(0, 15).Draw(t, "call by"))
-		default:
-			if op.Return != never {
-				op.Return -= int64(rapid.IntRange(0, 15).Draw(t, "return by"))
-			}
-		}
-		if op.Return < op.Call {
-			op.Return = op.Call
-		}
-	}
+	corrupt(t, ops, corruption{min: 1, max: 3, shift: 15, clamp: true})
 	return ops
 }

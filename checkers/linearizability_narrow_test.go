@@ -85,26 +85,7 @@ func drawNarrowable(t *rapid.T) []porcupine.Operation {
 		}
 		ops = append(ops, op)
 	}
-	for range rapid.IntRange(0, 2).Draw(t, "corruptions") {
-		op := &ops[rapid.IntRange(0, len(ops)-1).Draw(t, "victim")]
-		switch rapid.IntRange(0, 2).Draw(t, "how") {
-		case 0:
-			if out, ok := op.Output.(model.Output); ok {
-				out.Offset += int64(rapid.IntRange(-2, 2).Draw(t, "offset by"))
-				out.HighWatermark += int64(rapid.IntRange(-1, 1).Draw(t, "hw by"))
-				op.Output = out
-			}
-		case 1:
-			op.Call += int64(rapid.IntRange(0, 20).Draw(t, "call by"))
-		default:
-			if op.Return != never {
-				op.Return -= int64(rapid.IntRange(0, 20).Draw(t, "return by"))
-			}
-		}
-		if op.Return < op.Call {
-			op.Return = op.Call
-		}
-	}
+	corrupt(t, ops, corruption{min: 0, max: 2, shift: 20})
 	return ops
 }
 

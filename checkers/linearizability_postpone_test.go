@@ -117,32 +117,6 @@ func drawPostponable(t *rapid.T) []porcupine.Operation {
 		}
 		ops = append(ops, op)
 	}
-	for range rapid.IntRange(1, 3).Draw(t, "corruptions") {
-		op := &ops[rapid.IntRange(0, len(ops)-1).Draw(t, "victim")]
-		switch rapid.IntRange(0, 3).Draw(t, "how") {
-		case 0: // another offset (two appends at one offset) or HW
-			if out, ok := op.Output.(model.Output); ok {
-				out.Offset = max(0, out.Offset+int64(rapid.IntRange(-2, 2).Draw(t, "offset by")))
-				out.HighWatermark += int64(rapid.IntRange(-1, 1).Draw(t, "hw by"))
-				op.Output = out
-			}
-		case 1: // a read of a value at another offset
-			if out := op.Output.(model.Output); len(out.Records) > 0 {
-				recs := slices.Clone(out.Records)
-				recs[0].Offset++
-				out.Records = recs
-				op.Output = out
-			}
-		case 2:
-			op.Call += int64(rapid.IntRange(0, 15).Draw(t, "call by"))
-		default:
-			if op.Return != never {
-				op.Return -= int64(rapid.IntRange(0, 15).Draw(t, "return by"))
-			}
-		}
-		if op.Return < op.Call {
-			op.Return = op.Call
-		}
-	}
+	corrupt(t, ops, corruption{min: 1, max: 3, shift: 15, clamp: true, reads: true})
 	return ops
 }
