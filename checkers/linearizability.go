@@ -28,6 +28,12 @@
 //     Polls that saw nothing are dropped: an empty read is always legal.
 //   - ReadHW ok: an HW read. Anything else is dropped.
 //
+// How each partition is searched: checkPartition tries an exhibited
+// linearization, then porcupine on the narrowed history, then porcupine on
+// the history as recorded (its events postponed where the search cannot
+// take them); each step keeps porcupine's verdict, and violations are
+// explained from the recorded history's search (see those files' headers).
+//
 // What it simplifies: partitions are checked one after the other, each with
 // what is left of the wall-time budget; past it the verdict is Unknown, never
 // OK. The budget is the only wall-clock input of the checkers, so only an
@@ -121,19 +127,20 @@ func linearizability(h History, f Final, budget time.Duration, con *contract) Ve
 	return v
 }
 
-// checkPartition runs porcupine on one partition's ops within budget.
-// A partition with an obvious linearization is judged by exhibiting it
-// (linearizability_witness.go). Any other linearizable partition is
-// judged on its narrowed history
-// (linearizability_narrow.go), which has the same linearizations and is far
-// cheaper to search; porcupine's info on the history as recorded is then
-// computed when first asked for (PartitionEvidence.Info). Any other
-// partition is judged, as before narrowing, by porcupine's search of the
-// history as recorded, whose partial linearizations (the info returned)
-// explain the violation (explainIllegal); the search runs with the
-// invocations postponed (linearizability_postpone.go), which takes the same
-// path with fewer failing tries, and its info is kept for drawing only when
-// nothing moved.
+// checkPartition judges one partition's ops within budget, trying in turn:
+//  1. a linearization exhibited without search, for a partition with an
+//     obvious one (linearizability_witness.go);
+//  2. porcupine on the narrowed history, which has the same linearizations
+//     and is far cheaper to search (linearizability_narrow.go);
+//  3. porcupine's search of the history as recorded, whose partial
+//     linearizations (the info returned) explain a violation
+//     (explainIllegal). It runs with the invocations postponed
+//     (linearizability_postpone.go), which takes the same path with fewer
+//     failing tries.
+//
+// Porcupine's info for drawing is kept only from a search of the history
+// as recorded with nothing moved; otherwise PartitionEvidence.Info searches
+// for it when a report first asks.
 func checkPartition(m porcupine.Model, ops []porcupine.Operation, budget time.Duration, pe *PartitionEvidence) (porcupine.CheckResult, porcupine.LinearizationInfo) {
 	if witness(ops) {
 		return porcupine.Ok, porcupine.LinearizationInfo{} // a linearization, found without search
