@@ -1,7 +1,6 @@
 package checkers
 
 import (
-	"slices"
 	"strconv"
 	"testing"
 
@@ -50,18 +49,8 @@ func TestNarrowContractKeepsVerdict(t *testing.T) {
 // (see TestNarrowContractKeepsVerdict) against a true log.
 func drawContractHistory(t *rapid.T) []porcupine.Operation {
 	key := model.Key{Topic: "t"}
-	n := rapid.IntRange(2, 12).Draw(t, "n")
-	points := make([]int64, n) // the instants the operations take effect, in order
-	for i := range points {
-		points[i] = int64(rapid.IntRange(0, 30).Draw(t, "point"))
-	}
-	slices.Sort(points)
-	var ops []porcupine.Operation
 	var log []string
-	for i, p := range points {
-		call := p - int64(rapid.IntRange(0, 20).Draw(t, "before"))
-		ret := p + int64(rapid.IntRange(0, 10).Draw(t, "after"))
-		op := porcupine.Operation{ClientId: i % 3, Call: call, Return: ret, Metadata: i}
+	ops := drawTimed(t, timing{minN: 2, maxN: 12, span: 30, before: 20, after: 10}, func(i int, op *porcupine.Operation) {
 		v := "m" + strconv.Itoa(i)
 		switch kind := rapid.IntRange(0, 13).Draw(t, "kind"); {
 		case kind < 7: // an acknowledged append, sometimes never completing (acks=1)
@@ -102,8 +91,7 @@ func drawContractHistory(t *rapid.T) []porcupine.Operation {
 		default:
 			op.Input, op.Output = model.Input{Key: key, Kind: model.HighWatermark}, model.Output{HighWatermark: int64(len(log))}
 		}
-		ops = append(ops, op)
-	}
+	})
 	corrupt(t, ops, corruption{min: 1, max: 3, shift: 15, clamp: true})
 	return ops
 }

@@ -1,7 +1,6 @@
 package checkers
 
 import (
-	"slices"
 	"strconv"
 	"testing"
 
@@ -49,18 +48,8 @@ func TestNarrowKeepsVerdict(t *testing.T) {
 // against a true log (see TestNarrowKeepsVerdict).
 func drawNarrowable(t *rapid.T) []porcupine.Operation {
 	key := model.Key{Topic: "t"}
-	n := rapid.IntRange(2, 9).Draw(t, "n")
-	points := make([]int64, n) // the instants the operations take effect, in order
-	for i := range points {
-		points[i] = int64(rapid.IntRange(0, 30).Draw(t, "point"))
-	}
-	slices.Sort(points)
-	var ops []porcupine.Operation
 	var log []string
-	for i, p := range points {
-		call := p - int64(rapid.IntRange(0, 12).Draw(t, "before"))
-		ret := p + int64(rapid.IntRange(0, 12).Draw(t, "after"))
-		op := porcupine.Operation{ClientId: i % 3, Call: call, Return: ret, Metadata: i}
+	ops := drawTimed(t, timing{minN: 2, maxN: 9, span: 30, before: 12, after: 12}, func(i int, op *porcupine.Operation) {
 		switch kind := rapid.IntRange(0, 9).Draw(t, "kind"); {
 		case kind < 6: // an acknowledged append, sometimes with no completion (acks=1)
 			v := "m" + strconv.Itoa(i)
@@ -83,8 +72,7 @@ func drawNarrowable(t *rapid.T) []porcupine.Operation {
 		default:
 			op.Input, op.Output = model.Input{Key: key, Kind: model.HighWatermark}, model.Output{HighWatermark: int64(len(log))}
 		}
-		ops = append(ops, op)
-	}
+	})
 	corrupt(t, ops, corruption{min: 0, max: 2, shift: 20})
 	return ops
 }

@@ -73,18 +73,8 @@ func partials(info porcupine.LinearizationInfo) [][]int {
 // operations against a true log (see TestPostponeKeepsSearch).
 func drawPostponable(t *rapid.T) []porcupine.Operation {
 	key := model.Key{Topic: "t"}
-	n := rapid.IntRange(2, 10).Draw(t, "n")
-	points := make([]int64, n) // the instants the operations take effect, in order
-	for i := range points {
-		points[i] = int64(rapid.IntRange(0, 20).Draw(t, "point"))
-	}
-	slices.Sort(points)
-	var ops []porcupine.Operation
 	var log []string
-	for i, p := range points {
-		call := max(0, p-int64(rapid.IntRange(0, 20).Draw(t, "before")))
-		ret := p + int64(rapid.IntRange(0, 10).Draw(t, "after"))
-		op := porcupine.Operation{ClientId: i % 3, Call: call, Return: ret, Metadata: i}
+	ops := drawTimed(t, timing{minN: 2, maxN: 10, span: 20, before: 20, after: 10, callAtOrAbove0: true}, func(i int, op *porcupine.Operation) {
 		v := "m" + strconv.Itoa(i)
 		switch kind := rapid.IntRange(0, 11).Draw(t, "kind"); {
 		case kind < 6: // an acknowledged append, sometimes never completing (acks=1)
@@ -115,8 +105,7 @@ func drawPostponable(t *rapid.T) []porcupine.Operation {
 		default:
 			op.Input, op.Output = model.Input{Key: key, Kind: model.HighWatermark}, model.Output{HighWatermark: int64(len(log))}
 		}
-		ops = append(ops, op)
-	}
+	})
 	corrupt(t, ops, corruption{min: 1, max: 3, shift: 15, clamp: true, reads: true})
 	return ops
 }

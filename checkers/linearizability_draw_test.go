@@ -9,6 +9,39 @@ import (
 	"github.com/kafkasim/kafkasim/model"
 )
 
+// timing says how drawTimed places a drawn history's operations.
+type timing struct {
+	minN, maxN     int  // how many operations
+	span           int  // the instants they take effect, in [0, span]
+	before, after  int  // how far an interval reaches before and after its instant
+	callAtOrAbove0 bool // no invocation before time 0
+}
+
+// drawTimed draws the operations of a partition history against a true
+// log: their instants, sorted, then for each one its interval around the
+// instant, and then what kind calls each draw (its input and output, and
+// what it does to the log), in instant order.
+func drawTimed(t *rapid.T, c timing, kind func(i int, op *porcupine.Operation)) []porcupine.Operation {
+	n := rapid.IntRange(c.minN, c.maxN).Draw(t, "n")
+	points := make([]int64, n) // the instants the operations take effect, in order
+	for i := range points {
+		points[i] = int64(rapid.IntRange(0, c.span).Draw(t, "point"))
+	}
+	slices.Sort(points)
+	ops := make([]porcupine.Operation, 0, n)
+	for i, p := range points {
+		call := p - int64(rapid.IntRange(0, c.before).Draw(t, "before"))
+		if c.callAtOrAbove0 {
+			call = max(0, call)
+		}
+		ret := p + int64(rapid.IntRange(0, c.after).Draw(t, "after"))
+		op := porcupine.Operation{ClientId: i % 3, Call: call, Return: ret, Metadata: i}
+		kind(i, &op)
+		ops = append(ops, op)
+	}
+	return ops
+}
+
 // corruption says how drawn partition histories are corrupted, so that the
 // property tests of the checker's shortcuts see refused histories too.
 type corruption struct {
