@@ -444,6 +444,25 @@ func (a *analysis) permitRebalance(an *checkers.Anomaly) {
 	}
 }
 
+// unrecordedPolls returns the references of the ok ops with a poll
+// micro-op written without its result, in history order.
+func (a *analysis) unrecordedPolls() []string {
+	var refs []string
+	for i := range a.h.Ops {
+		op := &a.h.Ops[i]
+		if op.Type != OK {
+			continue
+		}
+		for _, m := range op.Mops {
+			if !m.Send && m.Unrecorded {
+				refs = append(refs, a.ref(i))
+				break
+			}
+		}
+	}
+	return refs
+}
+
 // unseen returns Jepsen's final :unseen, as one anomaly: per key, the
 // values :ok sends acknowledged that no :ok poll or txn read (before or
 // after), with their count; n is the number of such values.

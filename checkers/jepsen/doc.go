@@ -57,7 +57,13 @@
 //     measurements, not error types, and are not computed.
 //   - unseen is a violation as in Jepsen, with the note that an unseen
 //     value may be late rather than lost: only final polls that caught up
-//     can tell, and a history file does not say whether they did.
+//     can tell, and a history file does not say whether they did. It is
+//     Unknown instead when some ok poll was written without its result
+//     ([:poll], where a poll that read nothing is [:poll {}]): Jepsen's
+//     clients never complete a poll so, and Maelstrom's history.edn writes
+//     its final polls so while its jepsen.log shows them reading every key
+//     to its end, and its results.edn has no :unseen. Jepsen's checker run
+//     on such a file would report :unseen; on the run itself it did not.
 //   - Where Jepsen picks an arbitrary value (one of several at a
 //     conflicting offset), this package picks the smallest, so output is
 //     deterministic.

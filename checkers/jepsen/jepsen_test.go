@@ -82,6 +82,10 @@ func TestJepsenAnomalies(t *testing.T) {
 			evidence: "G1c-process offsets=[0]: cycle #1 -> #3 -> #1: process 0 ran #1 before #3 (process); #3 sent 3 to 1 at offset 0 which was polled by #1 (wr) (ops #1, #3); no ww edge: a read saw a write that the process order puts after it"},
 		{file: "unseen.edn", wantBroken: []string{NameUnseen},
 			evidence: "unseen unseen={1 1} offsets=[1]: 1 acknowledged value on 1 key never read by an ok poll or txn: key 1: 2 (offset 1, sent by #3); lost, or late (sent after the last polls caught up) (ops #3)"},
+		{file: "unseen-read-nothing.edn", wantBroken: []string{NameUnseen},
+			evidence: "unseen unseen={1 1} offsets=[1]: 1 acknowledged value on 1 key never read by an ok poll or txn: key 1: 2 (offset 1, sent by #3)"},
+		{file: "unseen-unrecorded.edn", wantUnknown: []string{NameUnseen}},
+		{file: "seen-unrecorded.edn"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			h := readTestdata(t, c.file)
@@ -136,6 +140,10 @@ func TestJepsenAnomalies(t *testing.T) {
 			}
 			if u := m[NameUnseen]; u.Result == checkers.ResultViolation && (len(u.Notes) != 1 || !strings.Contains(u.Notes[0], "may be late rather than lost")) {
 				t.Errorf("unseen notes %q", u.Notes)
+			}
+			if u := m[NameUnseen]; u.Result == checkers.ResultUnknown && (len(u.Notes) != 1 || !strings.Contains(u.Notes[0], "(#7) completed without a recorded result") ||
+				!strings.Contains(u.Notes[0], "key 1: 2 (offset 1, sent by #3)")) {
+				t.Errorf("unknown unseen notes %q", u.Notes)
 			}
 		})
 	}

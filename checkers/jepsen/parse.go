@@ -135,6 +135,10 @@ type Mop struct {
 	Pair Pair
 	// Reads are a completed poll's, in key order.
 	Reads []KeyPairs
+	// Unrecorded marks a poll written without its result ([:poll] or
+	// [:poll nil]): an invocation's, or a completion whose reads the
+	// history lost. A poll that read nothing is [:poll {}].
+	Unrecorded bool
 }
 
 // Op is one line of the history.
@@ -451,6 +455,7 @@ func parseMop(x any) (Mop, error) {
 		m := Mop{}
 		switch {
 		case len(v) == 1 || len(v) == 2 && v[1] == nil:
+			m.Unrecorded = true
 			return m, nil
 		case len(v) != 2:
 			return Mop{}, fmt.Errorf("want [:poll] or [:poll {k [[offset v] ...]}]")
