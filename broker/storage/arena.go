@@ -11,9 +11,14 @@ package storage
 // (trim).
 type readArena struct {
 	chunk []byte // len: bytes handed out; cap: the chunk's size
+	next  int    // the next chunk's size; 0: arenaFirst
 }
 
+// Chunks start at arenaFirst and double up to arenaChunk, so that a log
+// read only a few times (a short explored run) does not allocate and clear
+// a whole arenaChunk.
 const (
+	arenaFirst = 2 << 10
 	arenaChunk = 16 << 10
 	arenaMax   = arenaChunk / 4 // larger reads get an allocation of their own
 )
@@ -25,7 +30,9 @@ func (a *readArena) take(n int) []byte {
 		return make([]byte, n)
 	}
 	if len(a.chunk)+n > cap(a.chunk) {
-		a.chunk = make([]byte, 0, arenaChunk)
+		size := max(a.next, arenaFirst, n)
+		a.chunk = make([]byte, 0, size)
+		a.next = min(2*size, arenaChunk)
 	}
 	start := len(a.chunk)
 	a.chunk = a.chunk[:start+n]

@@ -9,18 +9,32 @@
 // worlds at once); its zero value is ready to use.
 package slab
 
-// Chunk is how many values one allocation holds.
-const Chunk = 16
+// Chunk is how many values one allocation holds, once a slab has handed
+// out a few: its first chunks hold firstChunk, then twice as many each time
+// up to Chunk, so that a node which sends only a handful (a short explored
+// run's broker) does not allocate and clear a whole Chunk of each kind.
+const (
+	Chunk      = 16
+	firstChunk = 2
+)
 
 // Slab is a source of fresh *T.
 type Slab[T any] struct {
 	rest []T // the unused part of the current chunk
+	next int // the next chunk's size; 0: firstChunk
+}
+
+// refill starts a new chunk with room for at least n values.
+func (s *Slab[T]) refill(n int) {
+	size := max(s.next, firstChunk, n)
+	s.rest = make([]T, size)
+	s.next = min(2*size, Chunk)
 }
 
 // New returns a pointer to a zero T that nothing else refers to.
 func (s *Slab[T]) New() *T {
 	if len(s.rest) == 0 {
-		s.rest = make([]T, Chunk)
+		s.refill(1)
 	}
 	p := &s.rest[0]
 	s.rest = s.rest[1:]
@@ -35,7 +49,7 @@ func (s *Slab[T]) Slice(n int) []T {
 		return make([]T, 0, n)
 	}
 	if len(s.rest) < n {
-		s.rest = make([]T, Chunk)
+		s.refill(n)
 	}
 	p := s.rest[:0:n]
 	s.rest = s.rest[n:]
