@@ -28,11 +28,14 @@
 //     Polls that saw nothing are dropped: an empty read is always legal.
 //   - ReadHW ok: an HW read. Anything else is dropped.
 //
-// How each partition is searched: checkPartition tries an exhibited
-// linearization, then porcupine on the narrowed history, then porcupine on
-// the history as recorded (its events postponed where the search cannot
-// take them); each step keeps porcupine's verdict, and violations are
-// explained from the recorded history's search (see those files' headers).
+// How each partition is searched: a partition where two appends took one
+// offset is not linearizable, decided without search
+// (linearizability_conflict.go); any other, checkPartition tries an
+// exhibited linearization, then porcupine on the narrowed history, then
+// porcupine on the history as recorded (its events postponed where the
+// search cannot take them); each step keeps porcupine's verdict, and
+// violations are explained from the recorded history's search (see those
+// files' headers).
 //
 // What it simplifies: partitions are checked one after the other, each with
 // what is left of the wall-time budget; past it the verdict is Unknown, never
@@ -93,12 +96,18 @@ func linearizability(h History, f Final, budget time.Duration, con *contract) Ve
 			continue
 		}
 		pe := PartitionEvidence{Topic: keys[i].Topic, Partition: keys[i].Partition, Ops: len(ops), model: single, ops: ops}
-		res, info := checkPartition(single, ops, left, &pe)
+		res, info := porcupine.Illegal, porcupine.LinearizationInfo{}
+		a, conflict := offsetConflict(keys[i], ops) // linearizability_conflict.go
+		if !conflict {
+			res, info = checkPartition(single, ops, left, &pe)
+		}
 		switch res {
 		case porcupine.Ok:
 			pe.Result = ResultOK
 		case porcupine.Illegal:
-			a := explainIllegal(keys[i], ops, info)
+			if !conflict {
+				a = explainIllegal(keys[i], ops, info)
+			}
 			// The contract check gets a fair share of what is left, so one
 			// partition cannot spend the others' budget.
 			share := (budget - time.Since(start)) / time.Duration(len(parts)-i)
