@@ -36,25 +36,24 @@ import (
 // offsetConflict reports whether two appends of ops took one offset, and
 // if so explains it as an anomaly of partition k.
 func offsetConflict(k model.Key, ops []porcupine.Operation) (Anomaly, bool) {
-	type taken struct{ first, n int } // per offset: the index in ops of its first append, and how many
-	at := make(map[int64]*taken, len(ops))
-	a, b := -1, -1 // the explained pair, indexes in ops
-	offsets := 0   // offsets taken by two appends or more
+	first := make(map[int64]int, len(ops)) // offset -> index in ops of its first append; -1 once taken twice
+	a, b := -1, -1                         // the explained pair, indexes in ops
+	offsets := 0                           // offsets taken by two appends or more
 	for i, op := range ops {
 		in, out := op.Input.(model.Input), op.Output.(model.Output)
 		if in.Kind != model.Append || out.Unknown || out.Unobserved {
 			continue
 		}
-		t := at[out.Offset]
-		if t == nil {
-			at[out.Offset] = &taken{first: i, n: 1}
-			continue
-		}
-		if t.n++; t.n == 2 {
+		j, taken := first[out.Offset]
+		switch {
+		case !taken:
+			first[out.Offset] = i
+		case j >= 0: // the offset's second append
 			offsets++
 			if a < 0 || out.Offset < ops[a].Output.(model.Output).Offset {
-				a, b = t.first, i
+				a, b = j, i
 			}
+			first[out.Offset] = -1
 		}
 	}
 	if a < 0 {
