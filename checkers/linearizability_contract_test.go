@@ -95,3 +95,39 @@ func drawContractHistory(t *rapid.T) []porcupine.Operation {
 	corrupt(t, ops, corruption{min: 1, max: 3, shift: 15, clamp: true})
 	return ops
 }
+
+// TestContractWitnessIsLinearizable: whenever contractWitness exhibits a
+// linearization, porcupine finds the contract history linearizable. The
+// drawn histories (drawContractHistory: truncations, reused offsets,
+// reads, HW reads, appends of unknown outcome and unobserved ones, some
+// corrupted) must include ones the witness decides, linearizable ones it
+// leaves to porcupine, and refused ones, or the test proves nothing. The
+// hint is each operation's invocation moved by a drawn amount: soundness
+// must not depend on it.
+func TestContractWitnessIsLinearizable(t *testing.T) {
+	var found, missed, refused int
+	// NB: five histories per case, so that each kind is drawn dozens of
+	// times and the counts below cannot fall short by chance.
+	rapid.Check(t, func(t *rapid.T) {
+		for range 5 {
+			ops := drawContractHistory(t)
+			shift := int64(rapid.IntRange(0, 20).Draw(t, "hint shift"))
+			w := contractWitness(ops, func(op *porcupine.Operation) int64 { return op.Call + shift })
+			linear := porcupine.CheckOperations(contractModel, ops)
+			switch {
+			case w && !linear:
+				t.Fatalf("contractWitness exhibited a linearization of a history porcupine refuses: %v", ops)
+			case w:
+				found++
+			case linear:
+				missed++
+			default:
+				refused++
+			}
+		}
+	})
+	t.Logf("%d exhibited, %d linearizable left to porcupine, %d refused", found, missed, refused)
+	if found < 10 || missed < 10 || refused < 10 {
+		t.Fatalf("%d exhibited, %d left to porcupine, %d refused: the draw does not exercise contractWitness", found, missed, refused)
+	}
+}
