@@ -155,34 +155,22 @@ func contractWitness(ops []porcupine.Operation, hint func(*porcupine.Operation) 
 			seq = append(seq, j)
 		}
 	}
-	return len(seq) == n && isContractLinearization(ops, ins, outs, seq)
+	return isContractLinearization(ops, ins, outs, seq)
 }
 
 // isContractLinearization reports whether seq, an order of every
 // operation of ops, is legal for the contract model and respects real
 // time.
 func isContractLinearization(ops []porcupine.Operation, ins []model.Input, outs []model.Output, seq []int) bool {
-	seen := make([]bool, len(ops))
+	if !isOrderOfAll(ops, seq) {
+		return false
+	}
 	state, _ := model.ContractModel().Init().(model.ContractState)
 	for _, i := range seq {
-		if seen[i] {
-			return false
-		}
-		seen[i] = true
 		var ok bool
 		if ok, state = model.ContractStep(state, ins[i], outs[i]); !ok {
 			return false
 		}
 	}
-	// NB: as isLinearization: each invocation must be at most the earliest
-	// completion after it.
-	earliest := int64(never)
-	for k := len(seq) - 1; k >= 0; k-- {
-		i := seq[k]
-		if ops[i].Call > earliest {
-			return false
-		}
-		earliest = min(earliest, ops[i].Return)
-	}
-	return len(seq) == len(ops)
+	return respectsRealTime(ops, seq) // linearizability_witness.go
 }

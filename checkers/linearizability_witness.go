@@ -129,21 +129,39 @@ func witness(ops []porcupine.Operation) bool {
 // isLinearization reports whether seq, an order of every operation of
 // ops, is legal for the strict model and respects real time.
 func isLinearization(ops []porcupine.Operation, ins []model.Input, outs []model.Output, seq []int) bool {
-	seen := make([]bool, len(ops))
+	if !isOrderOfAll(ops, seq) {
+		return false
+	}
 	state := model.Log{}
 	for _, i := range seq {
-		if seen[i] {
-			return false
-		}
-		seen[i] = true
 		var ok bool
 		if ok, state = model.Step(state, ins[i], outs[i]); !ok {
 			return false
 		}
 	}
-	// NB: an operation completing before a later one's invocation would
-	// have to come first: each invocation must be at most the earliest
-	// completion after it.
+	return respectsRealTime(ops, seq)
+}
+
+// isOrderOfAll reports whether seq holds every operation of ops once.
+func isOrderOfAll(ops []porcupine.Operation, seq []int) bool {
+	if len(seq) != len(ops) {
+		return false
+	}
+	seen := make([]bool, len(ops))
+	for _, i := range seq {
+		if seen[i] {
+			return false
+		}
+		seen[i] = true
+	}
+	return true
+}
+
+// respectsRealTime reports whether the order seq respects real time as
+// porcupine does: an operation completing before a later one's invocation
+// would have to come first, so each invocation must be at most the
+// earliest completion after it.
+func respectsRealTime(ops []porcupine.Operation, seq []int) bool {
 	earliest := int64(never)
 	for k := len(seq) - 1; k >= 0; k-- {
 		i := seq[k]
@@ -152,5 +170,5 @@ func isLinearization(ops []porcupine.Operation, ins []model.Input, outs []model.
 		}
 		earliest = min(earliest, ops[i].Return)
 	}
-	return len(seq) == len(ops)
+	return true
 }
