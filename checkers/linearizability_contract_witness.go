@@ -24,7 +24,8 @@
 //     append waiting at the new end, once the log reaches o. An append at
 //     an offset the log has passed needs a truncation: of the loss facts
 //     not used yet and dated no later than the append's instant, the
-//     latest one that lets the log be cut to o is taken just before it.
+//     latest one that lets the log be cut to o is taken just before it;
+//     so does an HW read below the log's end.
 //   - The survivors' order, tried when the first is not a linearization
 //     (a deposed leader that still answered acknowledged records after the
 //     ones that survived at their offsets were written elsewhere): the log
@@ -144,7 +145,7 @@ func (w *contractOrder) branches(rest []int, at []int64) []int {
 			continue
 		}
 		o := w.outs[i].Offset
-		if _, taken := survivor[o]; !taken && final[o] == w.ins[i].Value {
+		if _, taken := survivor[o]; !taken && w.ins[i].Value == final[o] && o <= top {
 			survivor[o] = i
 		} else {
 			lost = append(lost, i)
@@ -229,8 +230,14 @@ func (w *contractOrder) try(rest []int, at []int64, given bool) bool {
 	}
 	waiting := map[int64][]int{} // appends at an offset the log has not reached, by offset
 	for _, i := range rest {
-		if ins[i].Kind != model.Append {
+		switch ins[i].Kind {
+		case model.Read:
 			if !take(i) {
+				return false
+			}
+			continue
+		case model.HighWatermark: // a log longer than the HW read must be cut to it first
+			if !take(i) && !(truncateFor(outs[i].HighWatermark, at[i]) && take(i)) {
 				return false
 			}
 			continue
