@@ -30,16 +30,18 @@
 //
 // How each partition is searched: a partition where two appends took one
 // offset is not linearizable, decided without search
-// (linearizability_conflict.go); any other, checkPartition tries an
-// exhibited linearization, then porcupine on the narrowed history, then
-// porcupine on the history as recorded (its events postponed where the
-// search cannot take them); each step keeps porcupine's verdict, and
-// violations are explained from the recorded history's search (see those
-// files' headers).
+// (linearizability_conflict.go); one with an obvious linearization is
+// shown to be by exhibiting it (linearizability_witness.go); any other,
+// checkPartition tries porcupine on the narrowed history, then porcupine
+// on the history as recorded (its events postponed where the search cannot
+// take them); each step keeps porcupine's verdict, and violations are
+// explained from the recorded history's search (see those files'
+// headers). The first two read no clock, so they run whatever is left of
+// the budget.
 //
 // What it simplifies: partitions are checked one after the other, each with
-// what is left of the wall-time budget; past it the verdict is Unknown, never
-// OK. The budget is the only wall-clock input of the checkers, so only an
+// what is left of the wall-time budget; past it a partition that needs a
+// search is Unknown, never OK. The budget is the only wall-clock input of the checkers, so only an
 // Unknown verdict can differ between two runs of one seed.
 
 package checkers
@@ -88,17 +90,21 @@ func linearizability(h History, f Final, budget time.Duration, con *contract) Ve
 	unknown := false
 	start := time.Now()
 	for i, ops := range parts {
-		left := budget - time.Since(start)
-		if left <= 0 {
+		pe := PartitionEvidence{Topic: keys[i].Topic, Partition: keys[i].Partition, Ops: len(ops), model: single, ops: ops}
+		res, info := porcupine.Illegal, porcupine.LinearizationInfo{}
+		// NB: the shortcuts that read no clock come before the budget, so
+		// that only a search can leave a partition unknown.
+		a, conflict := offsetConflict(keys[i], ops) // linearizability_conflict.go
+		switch left := budget - time.Since(start); {
+		case conflict:
+		case witness(ops): // linearizability_witness.go
+			res = porcupine.Ok
+		case left <= 0:
 			unknown = true
 			ev.Partitions = append(ev.Partitions, PartitionEvidence{Topic: keys[i].Topic, Partition: keys[i].Partition, Result: ResultUnknown, Ops: len(ops)})
 			notes = append(notes, keys[i].String()+": not checked, budget spent")
 			continue
-		}
-		pe := PartitionEvidence{Topic: keys[i].Topic, Partition: keys[i].Partition, Ops: len(ops), model: single, ops: ops}
-		res, info := porcupine.Illegal, porcupine.LinearizationInfo{}
-		a, conflict := offsetConflict(keys[i], ops) // linearizability_conflict.go
-		if !conflict {
+		default:
 			res, info = checkPartition(single, ops, left, &pe)
 		}
 		switch res {
@@ -136,12 +142,13 @@ func linearizability(h History, f Final, budget time.Duration, con *contract) Ve
 	return v
 }
 
-// checkPartition judges one partition's ops within budget, trying in turn:
-//  1. a linearization exhibited without search, for a partition with an
-//     obvious one (linearizability_witness.go);
-//  2. porcupine on the narrowed history, which has the same linearizations
+// checkPartition judges one partition's ops within budget, a partition
+// the caller found neither two appends at one offset in nor a
+// linearization without search (linearizability_witness.go) for, trying
+// in turn:
+//  1. porcupine on the narrowed history, which has the same linearizations
 //     and is far cheaper to search (linearizability_narrow.go);
-//  3. porcupine's search of the history as recorded, whose partial
+//  2. porcupine's search of the history as recorded, whose partial
 //     linearizations (the info returned) explain a violation
 //     (explainIllegal). It runs with the invocations postponed
 //     (linearizability_postpone.go), which takes the same path with fewer
@@ -151,9 +158,6 @@ func linearizability(h History, f Final, budget time.Duration, con *contract) Ve
 // as recorded with nothing moved; otherwise PartitionEvidence.Info searches
 // for it when a report first asks.
 func checkPartition(m porcupine.Model, ops []porcupine.Operation, budget time.Duration, pe *PartitionEvidence) (porcupine.CheckResult, porcupine.LinearizationInfo) {
-	if witness(ops) {
-		return porcupine.Ok, porcupine.LinearizationInfo{} // a linearization, found without search
-	}
 	start := time.Now()
 	if n := narrow(ops); len(ops) > 0 && &n[0] != &ops[0] {
 		if porcupine.CheckOperationsTimeout(m, n, budget) == porcupine.Ok {
