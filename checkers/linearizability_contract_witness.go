@@ -65,16 +65,13 @@ import (
 // hint gives, for an operation that never completes, the instant it most
 // likely took effect at, or 0 for none (its invocation is used).
 func contractWitness(ops []porcupine.Operation, hint func(*porcupine.Operation) int64) bool {
-	n := len(ops)
-	ins, outs := make([]model.Input, n), make([]model.Output, n)
+	ins, outs, ok := modelIO(ops) // linearizability_witness.go
+	if !ok {
+		return false
+	}
 	var truncs, rest []int
 	for i := range ops {
-		in, ok1 := ops[i].Input.(model.Input)
-		out, ok2 := ops[i].Output.(model.Output)
-		if !ok1 || !ok2 {
-			return false
-		}
-		ins[i], outs[i] = in, out
+		in, out := ins[i], outs[i]
 		switch in.Kind {
 		case model.Truncate:
 			truncs = append(truncs, i)
@@ -89,7 +86,7 @@ func contractWitness(ops []porcupine.Operation, hint func(*porcupine.Operation) 
 			return false
 		}
 	}
-	at := make([]int64, n) // the instant each op is placed by
+	at := make([]int64, len(ops)) // the instant each op is placed by
 	for _, i := range rest {
 		switch op := &ops[i]; {
 		case op.Return != never:

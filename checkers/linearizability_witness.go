@@ -50,19 +50,17 @@ import (
 // one partition's strict-model history (see the file's header).
 func witness(ops []porcupine.Operation) bool {
 	n := len(ops)
-	ins, outs := make([]model.Input, n), make([]model.Output, n)
+	ins, outs, ok := modelIO(ops)
+	if !ok {
+		return false
+	}
 	need := make([]int64, n) // the log length at which the op may be taken
 	byOffset := make([]int, n+1)
 	for i := range byOffset {
 		byOffset[i] = -1
 	}
 	for i := range ops {
-		in, ok1 := ops[i].Input.(model.Input)
-		out, ok2 := ops[i].Output.(model.Output)
-		if !ok1 || !ok2 {
-			return false
-		}
-		ins[i], outs[i] = in, out
+		in, out := ins[i], outs[i]
 		switch in.Kind {
 		case model.Append:
 			// NB: n appends can fill offsets 0..n-1 at most.
@@ -124,6 +122,21 @@ func witness(ops []porcupine.Operation) bool {
 		}
 	}
 	return len(seq) == n && isLinearization(ops, ins, outs, seq)
+}
+
+// modelIO returns each operation's model input and output; ok is false if
+// one is not a model.Input and model.Output.
+func modelIO(ops []porcupine.Operation) (ins []model.Input, outs []model.Output, ok bool) {
+	ins, outs = make([]model.Input, len(ops)), make([]model.Output, len(ops))
+	for i := range ops {
+		in, ok1 := ops[i].Input.(model.Input)
+		out, ok2 := ops[i].Output.(model.Output)
+		if !ok1 || !ok2 {
+			return nil, nil, false
+		}
+		ins[i], outs[i] = in, out
+	}
+	return ins, outs, true
 }
 
 // isLinearization reports whether seq, an order of every operation of
