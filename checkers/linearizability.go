@@ -41,8 +41,9 @@
 //
 // What it simplifies: partitions are checked one after the other, each with
 // what is left of the wall-time budget; past it a partition that needs a
-// search is Unknown, never OK. The budget is the only wall-clock input of the checkers, so only an
-// Unknown verdict can differ between two runs of one seed.
+// search is Unknown, never OK. The budget is the only wall-clock input of
+// the checkers, so only an Unknown verdict can differ between two runs of
+// one seed.
 
 package checkers
 
