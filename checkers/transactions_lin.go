@@ -37,10 +37,11 @@ func LinearizabilityOutsideTransactions(h History, f Final, th TxnHistory, budge
 			judged++
 		}
 	}
-	note := "partitions holding transactions, judged by the transactions checker only: " + strings.Join(skipped, ", ")
+	list := strings.Join(skipped, ", ")
 	if judged == 0 {
-		return verdict(NameLinearizability, nil, true, "every partition the history touches holds transactions; "+note)
+		return verdict(NameLinearizability, nil, true, "not judged: every partition the history touches holds transactions ("+list+"), which the log model cannot represent (markers, aborted records); the transactions checker judges them")
 	}
+	note := "partitions holding transactions, judged by the transactions checker only: " + list
 	v := Linearizability(fh, f, budget)
 	if len(skipped) > 0 {
 		v.Notes = append(v.Notes, note)

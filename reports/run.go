@@ -129,13 +129,16 @@ func anyViolation(r *harness.Result) bool {
 	return false
 }
 
-// WriteVerdictsText writes one line per verdict and its first anomalies.
+// WriteVerdictsText writes one line per verdict and its first anomalies,
+// and under an unknown verdict its notes: "unknown" alone would not say
+// whether the checker ran out of budget, had no replica to judge, or was
+// never meant to judge this history (every partition transactional).
 func WriteVerdictsText(w io.Writer, verdicts []checkers.Verdict) {
 	WriteVerdictsTextOpts(w, verdicts, 16, false)
 }
 
 // WriteVerdictsTextOpts is WriteVerdictsText with the checker names padded
-// to width, and with notes set, each failed or unknown verdict's notes.
+// to width, and with notes set, each failed verdict's notes as well.
 func WriteVerdictsTextOpts(w io.Writer, verdicts []checkers.Verdict, width int, notes bool) {
 	for _, v := range verdicts {
 		mark := v.Result.String()
@@ -152,7 +155,7 @@ func WriteVerdictsTextOpts(w io.Writer, verdicts []checkers.Verdict, width int, 
 		if more := v.Omitted + max(0, len(v.Anomalies)-maxListed); more > 0 {
 			fmt.Fprintf(w, "      ... and %d more (-json lists them)\n", more)
 		}
-		if notes && v.Result != checkers.ResultOK {
+		if v.Result == checkers.ResultUnknown || notes && v.Result != checkers.ResultOK {
 			for _, n := range v.Notes {
 				fmt.Fprintf(w, "      note: %s\n", n)
 			}
