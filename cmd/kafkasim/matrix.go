@@ -17,19 +17,15 @@ package main
 // matrix-spec.json) joins the shards.
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/kafkasim/kafkasim/reports"
@@ -75,52 +71,17 @@ func (m matrixManifest) describe() string {
 }
 
 func readMatrixManifest(dir string) (matrixManifest, bool, error) {
-	b, err := os.ReadFile(filepath.Join(dir, matrixSpecFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return matrixManifest{}, false, nil
-	}
-	if err != nil {
-		return matrixManifest{}, false, err
-	}
-	var m matrixManifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return matrixManifest{}, true, usagef("%s: not a matrix's %s: %v", filepath.Join(dir, matrixSpecFile), matrixSpecFile, err)
-	}
-	return m, true, nil
+	return readManifestFile[matrixManifest](dir, matrixSpecFile, "matrix")
 }
 
-// readMatrixRuns reads a matrix's runs.jsonl; as readRuns, a torn line is
-// dropped, or with strict set refused by file and line.
+// readMatrixRuns reads a matrix's runs.jsonl, as readRuns a sweep's.
 func readMatrixRuns(dir string, strict bool) ([]matrix.RunRecord, []int, error) {
-	path := filepath.Join(dir, "runs.jsonl")
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	var out []matrix.RunRecord
-	var lines []int
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		var r matrix.RunRecord
-		err := json.Unmarshal(sc.Bytes(), &r)
-		if err == nil && (r.Seed == 0 || r.Scenario == "") {
-			err = errors.New("no seed or scenario")
+	return readJournal(dir, "matrix", strict, func(r *matrix.RunRecord) error {
+		if r.Seed == 0 || r.Scenario == "" {
+			return errors.New("no seed or scenario")
 		}
-		if err != nil {
-			if strict {
-				return nil, nil, usagef("%s:%d: not a run record of kafkasim matrix (%v): %.60q", path, n, err, sc.Text())
-			}
-			continue
-		}
-		out = append(out, r)
-		lines = append(lines, n)
-	}
-	return out, lines, sc.Err()
+		return nil
+	})
 }
 
 func runMatrix(args []string, stdout, stderr io.Writer) error {
@@ -162,49 +123,19 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	jobs := plan.Jobs(shard, shards)
-	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stopSignals()
-	journal, err := os.OpenFile(filepath.Join(rf.out, "runs.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	defer journal.Close()
-	bar := newProgress(stderr, rf.progress, "matrix", len(jobs), len(prior))
-	recs := prior
 	start := time.Now()
-	_, stopped, err := plan.Run(matrix.Options{Parallel: rf.parallel, Shard: shard, Shards: shards, Done: done, Stop: ctx.Done(),
-		OnRun: func(r matrix.RunRecord) error {
-			b, err := json.Marshal(r)
-			if err != nil {
-				return err
-			}
-			if _, err := journal.Write(append(b, '\n')); err != nil {
-				return err
-			}
-			recs = append(recs, r)
-			bar.add(1)
-			return nil
-		}})
-	bar.finish()
+	recs, err := runJournaled(rf, stderr, "matrix", len(jobs), prior, func(stop <-chan struct{}, onRun func(matrix.RunRecord) error) (bool, error) {
+		_, stopped, err := plan.Run(matrix.Options{Parallel: rf.parallel, Shard: shard, Shards: shards, Done: done, Stop: stop, OnRun: onRun})
+		return stopped, err
+	})
 	if err != nil {
 		return err
-	}
-	if err := journal.Close(); err != nil {
-		return err
-	}
-	if stopped {
-		return exitError{130, fmt.Sprintf("interrupted: %d of %d runs kept in %s; rerun the same command to resume",
-			len(recs), len(jobs), filepath.Join(rf.out, "runs.jsonl"))}
 	}
 	recs = matrix.SortRecords(recs)
 	// NB: the wall time goes to stderr only: no output file depends on it.
 	fmt.Fprintf(stderr, "kafkasim matrix: %d runs in %.1fs (-parallel %d)\n", len(jobs)-len(prior), time.Since(start).Seconds(), rf.parallel)
 	if shards > 1 {
-		if err := reports.WriteFileAtomic(filepath.Join(rf.out, "runs.jsonl"), func(w io.Writer) error { return reports.WriteMatrixRuns(w, recs) }); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "shard %s: %d runs in %s; join the shards with: kafkasim merge -out DIR SHARD_DIR...\n", rf.shardText, len(recs), rf.out)
-		return nil
+		return writeShardRuns(rf, stdout, len(recs), func(w io.Writer) error { return reports.WriteMatrixRuns(w, recs) })
 	}
 	return writeMatrixOutputs(rf.out, stdout, plan, recs)
 }
@@ -237,13 +168,7 @@ func prepareMatrixOut(dir string, m matrixManifest, plan *matrix.Plan, shard, sh
 		return nil, nil, err
 	}
 	if !ok {
-		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-			return nil, nil, usagef("-out %s: the directory is not empty and holds no %s; give a new or empty directory", dir, matrixSpecFile)
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, nil, usagef("-out %s: %v", dir, err)
-		}
-		return nil, nil, reports.WriteFileAtomic(filepath.Join(dir, matrixSpecFile), func(w io.Writer) error { _, err := w.Write(m.encode()); return err })
+		return nil, nil, startOutDir(dir, matrixSpecFile, m.encode())
 	}
 	if !bytes.Equal(old.encode(), m.encode()) {
 		return nil, nil, usagef("-out %s holds another matrix (%s); resume it with the same arguments, or give another directory", dir, old.describe())
@@ -252,22 +177,8 @@ func prepareMatrixOut(dir string, m matrixManifest, plan *matrix.Plan, shard, sh
 	if err != nil {
 		return nil, nil, err
 	}
-	mine := map[matrix.Job]bool{}
-	for _, j := range plan.Jobs(shard, shards) {
-		mine[j] = true
-	}
-	done := map[matrix.Job]bool{}
-	var kept []matrix.RunRecord
-	for _, r := range recs {
-		j := matrix.Job{Cell: r.Point, Seed: r.Seed}
-		if mine[j] && !done[j] {
-			done[j] = true
-			kept = append(kept, r)
-		}
-	}
-	kept = matrix.SortRecords(kept)
-	err = reports.WriteFileAtomic(filepath.Join(dir, "runs.jsonl"), func(w io.Writer) error { return reports.WriteMatrixRuns(w, kept) })
-	return done, kept, err
+	return keepRuns(dir, plan.Jobs(shard, shards), recs, func(r matrix.RunRecord) matrix.Job { return matrix.Job{Cell: r.Point, Seed: r.Seed} },
+		matrix.SortRecords, reports.WriteMatrixRuns)
 }
 
 // writeMatrixOutputs writes every file of a complete matrix, each

@@ -17,18 +17,14 @@ package main
 // makes the rest.
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios/sweep"
@@ -66,54 +62,17 @@ func (m manifest) encode() []byte {
 }
 
 func readManifest(dir string) (manifest, bool, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return manifest{}, false, nil
-	}
-	if err != nil {
-		return manifest{}, false, err
-	}
-	var m manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return manifest{}, true, usagef("%s: not a sweep's sweep.json: %v", filepath.Join(dir, "sweep.json"), err)
-	}
-	return m, true, nil
+	return readManifestFile[manifest](dir, "sweep.json", "sweep")
 }
 
-// readRuns reads a runs.jsonl journal; a line that does not parse (a run
-// cut off by an interruption) is dropped. With strict set (merge: a shard
-// is rewritten whole when it completes, so nothing in it is torn) such a
-// line is refused, named by file and line.
+// readRuns reads a sweep's runs.jsonl journal (readJournal).
 func readRuns(dir string, strict bool) ([]sweep.RunRecord, []int, error) {
-	path := filepath.Join(dir, "runs.jsonl")
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	var out []sweep.RunRecord
-	var lines []int
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		var r sweep.RunRecord
-		err := json.Unmarshal(sc.Bytes(), &r)
-		if err == nil && r.Seed == 0 {
-			err = errors.New("no seed")
+	return readJournal(dir, "sweep", strict, func(r *sweep.RunRecord) error {
+		if r.Seed == 0 {
+			return errors.New("no seed")
 		}
-		if err != nil {
-			if strict {
-				return nil, nil, usagef("%s:%d: not a run record of kafkasim sweep (%v): %.60q", path, n, err, sc.Text())
-			}
-			continue
-		}
-		out = append(out, r)
-		lines = append(lines, n)
-	}
-	return out, lines, sc.Err()
+		return nil
+	})
 }
 
 // checkDir refuses a path that exists and is not a directory (-out FILE,
@@ -162,46 +121,16 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	jobs := sw.Jobs(shard, shards)
-	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stopSignals()
-	journal, err := os.OpenFile(filepath.Join(rf.out, "runs.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	recs, err := runJournaled(rf, stderr, "sweep", len(jobs), prior, func(stop <-chan struct{}, onRun func(sweep.RunRecord) error) (bool, error) {
+		_, stopped, err := sweep.Run(s, sw, sweep.Options{Parallel: rf.parallel, Shard: shard, Shards: shards, Done: done, Stop: stop, OnRun: onRun})
+		return stopped, err
+	})
 	if err != nil {
 		return err
-	}
-	defer journal.Close()
-	bar := newProgress(stderr, rf.progress, "sweep", len(jobs), len(prior))
-	recs := prior
-	_, stopped, err := sweep.Run(s, sw, sweep.Options{Parallel: rf.parallel, Shard: shard, Shards: shards, Done: done, Stop: ctx.Done(),
-		OnRun: func(r sweep.RunRecord) error {
-			b, err := json.Marshal(r)
-			if err != nil {
-				return err
-			}
-			if _, err := journal.Write(append(b, '\n')); err != nil {
-				return err
-			}
-			recs = append(recs, r)
-			bar.add(1)
-			return nil
-		}})
-	bar.finish()
-	if err != nil {
-		return err
-	}
-	if err := journal.Close(); err != nil {
-		return err
-	}
-	if stopped {
-		return exitError{130, fmt.Sprintf("interrupted: %d of %d runs kept in %s; rerun the same command to resume",
-			len(recs), len(jobs), filepath.Join(rf.out, "runs.jsonl"))}
 	}
 	recs = sweep.SortRecords(recs)
 	if shards > 1 {
-		if err := reports.WriteFileAtomic(filepath.Join(rf.out, "runs.jsonl"), func(w io.Writer) error { return reports.WriteRunsJSONL(w, recs) }); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "shard %s: %d runs in %s; join the shards with: kafkasim merge -out DIR SHARD_DIR...\n", rf.shardText, len(recs), rf.out)
-		return nil
+		return writeShardRuns(rf, stdout, len(recs), func(w io.Writer) error { return reports.WriteRunsJSONL(w, recs) })
 	}
 	return writeSweepOutputs(rf.out, stdout, sw, recs)
 }
@@ -215,13 +144,7 @@ func prepareOut(dir string, m manifest, shard, shards int) (map[sweep.Job]bool, 
 		return nil, nil, err
 	}
 	if !ok {
-		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-			return nil, nil, usagef("-out %s: the directory is not empty and holds no sweep.json; give a new or empty directory", dir)
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, nil, usagef("-out %s: %v", dir, err)
-		}
-		return nil, nil, reports.WriteFileAtomic(filepath.Join(dir, "sweep.json"), func(w io.Writer) error { _, err := w.Write(m.encode()); return err })
+		return nil, nil, startOutDir(dir, "sweep.json", m.encode())
 	}
 	if !bytes.Equal(old.encode(), m.encode()) {
 		return nil, nil, usagef("-out %s holds another sweep (%s); resume it with the same arguments, or give another directory", dir, describe(old))
@@ -230,23 +153,8 @@ func prepareOut(dir string, m manifest, shard, shards int) (map[sweep.Job]bool, 
 	if err != nil {
 		return nil, nil, err
 	}
-	mine := map[sweep.Job]bool{}
-	for _, j := range m.Jobs(shard, shards) {
-		mine[j] = true
-	}
-	done := map[sweep.Job]bool{}
-	var kept []sweep.RunRecord
-	for _, r := range recs {
-		j := sweep.Job{Point: r.Point, Seed: r.Seed}
-		if mine[j] && !done[j] {
-			done[j] = true
-			kept = append(kept, r)
-		}
-	}
-	// Rewrite the journal without a torn last line before appending to it.
-	kept = sweep.SortRecords(kept)
-	err = reports.WriteFileAtomic(filepath.Join(dir, "runs.jsonl"), func(w io.Writer) error { return reports.WriteRunsJSONL(w, kept) })
-	return done, kept, err
+	return keepRuns(dir, m.Jobs(shard, shards), recs, func(r sweep.RunRecord) sweep.Job { return sweep.Job{Point: r.Point, Seed: r.Seed} },
+		sweep.SortRecords, reports.WriteRunsJSONL)
 }
 
 func describe(m manifest) string {
