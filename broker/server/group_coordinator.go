@@ -50,8 +50,7 @@ const groupLoadTime = 200 * sim.Millisecond
 // groupHost is the broker's state for its coordinator.
 type groupHost struct {
 	coord   *coordinator.Coordinator
-	tick    sim.TimerID
-	tickAt  sim.Time
+	tick    deadlineTimer
 	loads   map[sim.TimerID]groupLoad
 	appends []*groupAppend
 	// onTxnMarker is told of the transaction markers replicated on the
@@ -332,8 +331,7 @@ func (b *Broker) completeGroupAppends() {
 func (b *Broker) handleGroupTimer(id sim.TimerID, name string) bool {
 	switch name {
 	case timerGroupTick:
-		if id == b.group.tick {
-			b.group.tick = 0
+		if b.group.tick.fired(id) {
 			b.group.coord.Tick(b.ctx.Now())
 		}
 	case timerGroupLoad:
@@ -366,18 +364,39 @@ func (b *Broker) handleGroupTimer(id sim.TimerID, name string) bool {
 // armGroupTick sets the coordinator's timer for its next deadline.
 func (b *Broker) armGroupTick() {
 	at, ok := b.group.coord.NextDeadline()
+	b.group.tick.arm(b.ctx, at, ok, timerGroupTick)
+}
+
+// deadlineTimer is a coordinator's one timer for its next deadline.
+type deadlineTimer struct {
+	id sim.TimerID // 0: not set
+	at sim.Time
+}
+
+// arm sets the timer for at (when ok: there is a deadline), not before
+// now, unless it is already set as early; a later one is cancelled.
+func (t *deadlineTimer) arm(ctx *sim.Context, at sim.Time, ok bool, name string) {
 	if !ok {
 		return
 	}
-	now := b.ctx.Now()
+	now := ctx.Now()
 	at = max(at, now)
-	if b.group.tick != 0 {
-		if b.group.tickAt <= at {
+	if t.id != 0 {
+		if t.at <= at {
 			return
 		}
-		b.ctx.CancelTimer(b.group.tick)
+		ctx.CancelTimer(t.id)
 	}
-	b.group.tick, b.group.tickAt = b.ctx.SetTimer(at.Sub(now), timerGroupTick), at
+	t.id, t.at = ctx.SetTimer(at.Sub(now), name), at
+}
+
+// fired reports whether id is this timer's, which is then no longer set.
+func (t *deadlineTimer) fired(id sim.TimerID) bool {
+	if id != t.id {
+		return false
+	}
+	t.id = 0
+	return true
 }
 
 // readAll returns every record of l from its start to its LEO.

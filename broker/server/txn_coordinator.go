@@ -73,8 +73,7 @@ const (
 // txnHost is the broker's state for its transaction coordinator.
 type txnHost struct {
 	coord  *txn.Coordinator
-	tick   sim.TimerID
-	tickAt sim.Time
+	tick   deadlineTimer
 	loads  map[sim.TimerID]groupLoad
 	epochs map[int32]int32 // __transaction_state partition -> leader epoch (the coordinator epoch)
 
@@ -187,8 +186,7 @@ func (b *Broker) appendTxnRecords(partition int32, recs []storage.Record, done f
 func (b *Broker) handleTxnTimer(id sim.TimerID, name string) bool {
 	switch name {
 	case timerTxnTick:
-		if id == b.txn.tick {
-			b.txn.tick = 0
+		if b.txn.tick.fired(id) {
 			b.txn.coord.Tick(b.ctx.Now())
 		}
 	case timerTxnLoad:
@@ -218,18 +216,7 @@ func (b *Broker) handleTxnTimer(id sim.TimerID, name string) bool {
 // armTxnTick sets the coordinator's timer for its next deadline.
 func (b *Broker) armTxnTick() {
 	at, ok := b.txn.coord.NextDeadline()
-	if !ok {
-		return
-	}
-	now := b.ctx.Now()
-	at = max(at, now)
-	if b.txn.tick != 0 {
-		if b.txn.tickAt <= at {
-			return
-		}
-		b.ctx.CancelTimer(b.txn.tick)
-	}
-	b.txn.tick, b.txn.tickAt = b.ctx.SetTimer(at.Sub(now), timerTxnTick), at
+	b.txn.tick.arm(b.ctx, at, ok, timerTxnTick)
 }
 
 // writeTxnMarkers queues the markers of one transaction end.
