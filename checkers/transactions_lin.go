@@ -16,8 +16,8 @@ import (
 )
 
 // LinearizabilityOutsideTransactions judges the partitions of h that hold
-// no transaction (TxnFinalPartition.Transactional in th); Unknown when
-// every partition the history touches holds one.
+// no transaction (TxnFinalPartition.Transactional in th); Unknown and
+// NotJudged when every partition the history touches holds one.
 func LinearizabilityOutsideTransactions(h History, f Final, th TxnHistory, budget time.Duration) Verdict {
 	txn := map[tp]bool{}
 	var skipped []string
@@ -39,7 +39,9 @@ func LinearizabilityOutsideTransactions(h History, f Final, th TxnHistory, budge
 	}
 	list := strings.Join(skipped, ", ")
 	if judged == 0 {
-		return verdict(NameLinearizability, nil, true, "not judged: every partition the history touches holds transactions ("+list+"), which the log model cannot represent (markers, aborted records); the transactions checker judges them")
+		v := verdict(NameLinearizability, nil, true, "every partition the history touches holds transactions ("+list+"), which the log model cannot represent (markers, aborted records); the transactions checker judges them")
+		v.NotJudged = true
+		return v
 	}
 	note := "partitions holding transactions, judged by the transactions checker only: " + list
 	v := Linearizability(fh, f, budget)

@@ -150,6 +150,13 @@ type Verdict struct {
 	Omitted int
 	// Notes say what was checked and, for Unknown, why it could not judge.
 	Notes []string
+	// NotJudged marks an Unknown verdict of a checker that does not apply
+	// to the history at all (linearizability when every partition holds
+	// transactions, which the transactions checker judges): it is shown
+	// as "not judged" and left out of exit codes and undecided counts,
+	// since it says nothing about the run, as the raft checker is left out
+	// of a ZooKeeper run.
+	NotJudged bool
 	// Porcupine holds what a report needs to draw porcupine's visualization
 	// (linearizability only; nil otherwise).
 	Porcupine *PorcupineEvidence
@@ -219,11 +226,24 @@ func (v Verdict) Broken() []Anomaly {
 // ContractBroken reports whether any anomaly is outside Kafka's contract.
 func (v Verdict) ContractBroken() bool { return len(v.Broken()) > 0 }
 
+// Undecided reports whether the checker applied but could not decide:
+// Unknown, and not NotJudged.
+func (v Verdict) Undecided() bool { return v.Result == ResultUnknown && !v.NotJudged }
+
+// Mark is the verdict's result as a reader sees it: its Result, or "not
+// judged".
+func (v Verdict) Mark() string {
+	if v.NotJudged {
+		return "not judged"
+	}
+	return v.Result.String()
+}
+
 // String renders the verdict: a header line, then one indented line per
 // note and anomaly. It is deterministic (no wall times).
 func (v Verdict) String() string {
 	var b strings.Builder
-	b.WriteString(v.Checker + ": " + v.Result.String())
+	b.WriteString(v.Checker + ": " + v.Mark())
 	if n := len(v.Anomalies) + v.Omitted; n > 0 {
 		noun := " anomalies, "
 		if n == 1 {

@@ -176,7 +176,7 @@ func WriteHTMLReport(w io.Writer, r *harness.Result) error {
 		Seed: r.Seed, Replay: r.Replay, TraceHash: fmt.Sprintf("%016x", r.TraceHash), NumEvents: r.Events, SimTime: r.SimTime.String(),
 		Failed: r.Failed, Config: r.Config, Mismatches: r.Mismatches, Width: 1100, Left: 110}
 	for _, v := range r.Verdicts {
-		hv := htmlVerdict{Checker: v.Checker, Result: v.Result.String(), Class: harness.Outcome(v), Notes: v.Notes, Omitted: v.Omitted}
+		hv := htmlVerdict{Checker: v.Checker, Result: v.Mark(), Class: harness.Outcome(v), Notes: v.Notes, Omitted: v.Omitted}
 		if hv.Class == "permitted" {
 			hv.Result += " (permitted by Kafka's contract)"
 		}
@@ -379,7 +379,7 @@ code, pre, td.mono { font-family: ui-monospace, monospace; font-size: 0.85em; }
 pre { background: #f4f4f4; padding: 0.5em; overflow-x: auto; }
 table { border-collapse: collapse; margin: 0.5em 0; }
 td, th { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; }
-.ok { color: #1a7f37; } .permitted { color: #9a6700; } .bug { color: #cf222e; font-weight: bold; } .unknown { color: #6e7781; }
+.ok { color: #1a7f37; } .permitted { color: #9a6700; } .bug { color: #cf222e; font-weight: bold; } .unknown, .not-judged { color: #6e7781; }
 td.lost { background: #ffcdd2; } td.div { background: #ffe0b2; } td.uncommitted { color: #888; }
 tr.gap td { text-align: center; color: #888; border: none; }
 svg text { font-size: 11px; font-family: ui-monospace, monospace; }

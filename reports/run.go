@@ -18,6 +18,9 @@ type VerdictJSON struct {
 	Permitted bool     `json:"permitted"` // every anomaly is within Kafka's contract
 	Anomalies []string `json:"anomalies"`
 	Notes     []string `json:"notes,omitempty"`
+	// NotJudged: the checker does not apply to this history (the result
+	// is "unknown", left out of the exit code; checkers.Verdict.NotJudged).
+	NotJudged bool `json:"not_judged,omitempty"`
 }
 
 // RunJSON is one run in JSON output (kafkasim run -json). Protocol is
@@ -64,7 +67,7 @@ func NewRunJSON(r *harness.Result) RunJSON {
 func NewVerdictsJSON(verdicts []checkers.Verdict) []VerdictJSON {
 	var out []VerdictJSON
 	for _, v := range verdicts {
-		vj := VerdictJSON{Checker: v.Checker, Result: v.Result.String(), Permitted: !v.ContractBroken(), Anomalies: []string{}, Notes: v.Notes}
+		vj := VerdictJSON{Checker: v.Checker, Result: v.Result.String(), Permitted: !v.ContractBroken(), Anomalies: []string{}, Notes: v.Notes, NotJudged: v.NotJudged}
 		for _, a := range v.Anomalies {
 			vj.Anomalies = append(vj.Anomalies, a.String())
 		}
@@ -141,7 +144,7 @@ func WriteVerdictsText(w io.Writer, verdicts []checkers.Verdict) {
 // to width, and with notes set, each failed verdict's notes as well.
 func WriteVerdictsTextOpts(w io.Writer, verdicts []checkers.Verdict, width int, notes bool) {
 	for _, v := range verdicts {
-		mark := v.Result.String()
+		mark := v.Mark()
 		if v.Result == checkers.ResultViolation && !v.ContractBroken() {
 			mark += " (permitted by Kafka's contract)"
 		}

@@ -32,7 +32,7 @@ func SuiteRows(cases []*suite.Case) []SuiteRow {
 	for _, c := range cases {
 		row := SuiteRow{Scenario: c.Scenario, Variant: c.Variant, Runs: len(c.Runs)}
 		worst := map[string]string{}
-		rank := map[string]int{"ok": 0, "unknown": 1, "permitted": 2, "bug": 3}
+		rank := map[string]int{"not-judged": -1, "ok": 0, "unknown": 1, "permitted": 2, "bug": 3}
 		for _, r := range c.Runs {
 			if r.OK() {
 				row.AsExpected++

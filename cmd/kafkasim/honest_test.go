@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kafkasim/kafkasim/checkers"
 )
 
 // refusedScript's 'await p1 ack m1' cannot hold: min.insync.replicas=2
@@ -190,6 +192,35 @@ func TestExploreShrinkProgress(t *testing.T) {
 	for _, cmd := range []string{"explore", "shrink"} {
 		if code, _, _ := runCmd(cmd, "-scenario", "kip101-hw-lag", "-progress", "fancy"); code != 2 {
 			t.Errorf("%s -progress fancy: exit %d, want 2", cmd, code)
+		}
+	}
+}
+
+// TestNotJudgedLeavesTheExitCode: a checker that does not apply to a run
+// (linearizability when every partition holds transactions) is shown as
+// not judged, with why, and does not make a clean run exit 3; a checker
+// that applied and could not decide still does.
+func TestNotJudgedLeavesTheExitCode(t *testing.T) {
+	var out, errb strings.Builder
+	if code := run([]string{"run", "-scenario", "txn-zombie-fencing", "-variant", "tv1"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d, want 0\n%s%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "  linearizability  not judged\n      note: every partition the history touches holds transactions (t-0)") {
+		t.Errorf("want linearizability shown as not judged, with why:\n%s", out.String())
+	}
+	notJudged := checkers.Verdict{Checker: checkers.NameLinearizability, Result: checkers.ResultUnknown, NotJudged: true}
+	undecided := checkers.Verdict{Checker: checkers.NameLinearizability, Result: checkers.ResultUnknown}
+	ok := checkers.Verdict{Checker: checkers.NameAckedLoss}
+	for _, c := range []struct {
+		verdicts []checkers.Verdict
+		want     int
+	}{
+		{[]checkers.Verdict{notJudged, ok}, 0},
+		{[]checkers.Verdict{undecided, ok}, 3},
+		{[]checkers.Verdict{notJudged, undecided}, 3},
+	} {
+		if got := exitForVerdicts(c.verdicts); got != c.want {
+			t.Errorf("exitForVerdicts(%v) = %d, want %d", c.verdicts, got, c.want)
 		}
 	}
 }

@@ -232,7 +232,9 @@ func exitForVerdicts(verdicts []checkers.Verdict) int {
 		case checkers.ResultViolation:
 			return 1
 		case checkers.ResultUnknown:
-			code = 3
+			if !v.NotJudged {
+				code = 3
+			}
 		}
 	}
 	return code

@@ -124,20 +124,24 @@ type Result struct {
 // OK reports whether the run completed and met every expectation.
 func (r *Result) OK() bool { return r.Failed == "" && len(r.Mismatches) == 0 }
 
-// Unknown reports whether some checker could not decide.
+// Unknown reports whether some checker could not decide (one that does
+// not apply, Verdict.NotJudged, is not undecided).
 func (r *Result) Unknown() bool {
 	for _, v := range r.Verdicts {
-		if v.Result == checkers.ResultUnknown {
+		if v.Undecided() {
 			return true
 		}
 	}
 	return false
 }
 
-// Outcome is a verdict as one word: ok, unknown, permitted (a violation
-// within Kafka's contract) or bug.
+// Outcome is a verdict as one word: ok, unknown, not-judged (the checker
+// does not apply, Verdict.NotJudged), permitted (a violation within
+// Kafka's contract) or bug.
 func Outcome(v checkers.Verdict) string {
 	switch {
+	case v.NotJudged:
+		return "not-judged"
 	case v.Result == checkers.ResultViolation && v.ContractBroken():
 		return "bug"
 	case v.Result == checkers.ResultViolation:
