@@ -208,6 +208,11 @@ func TestNotJudgedLeavesTheExitCode(t *testing.T) {
 	if !strings.Contains(out.String(), "  linearizability  not judged\n      note: every partition the history touches holds transactions (t-0)") {
 		t.Errorf("want linearizability shown as not judged, with why:\n%s", out.String())
 	}
+	// Its records are the transactions', not acknowledged sends: the counts
+	// say so (the new producer commits, the fenced zombie's ends unknown).
+	if !strings.Contains(out.String(), "  acknowledged 0, acknowledged and lost 0, divergent offsets 0\n  transactions committed 1, aborted 0, outcome unknown 1 ") {
+		t.Errorf("want the transactions counted beside the acknowledged sends:\n%s", out.String())
+	}
 	notJudged := checkers.Verdict{Checker: checkers.NameLinearizability, Result: checkers.ResultUnknown, NotJudged: true}
 	undecided := checkers.Verdict{Checker: checkers.NameLinearizability, Result: checkers.ResultUnknown}
 	ok := checkers.Verdict{Checker: checkers.NameAckedLoss}

@@ -65,6 +65,11 @@ type Stats struct {
 	Acked            int `json:"acked"`
 	AckedLost        int `json:"acked_lost"`
 	DivergentOffsets int `json:"divergent_offsets"`
+	// The transactions by what their clients saw (runs with transactions:
+	// their records are not sends, so Acked does not count them).
+	TxnCommitted int `json:"txn_committed,omitempty"`
+	TxnAborted   int `json:"txn_aborted,omitempty"`
+	TxnUnknown   int `json:"txn_unknown,omitempty"`
 }
 
 // Result is the outcome of one run.

@@ -347,6 +347,18 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 			res.Stats.Acked++
 		}
 	}
+	if th := res.Transactions; th != nil {
+		for _, t := range th.Txns {
+			switch t.Outcome {
+			case checkers.TxnCommitted:
+				res.Stats.TxnCommitted++
+			case checkers.TxnAborted:
+				res.Stats.TxnAborted++
+			default:
+				res.Stats.TxnUnknown++
+			}
+		}
+	}
 	for _, vd := range res.Verdicts {
 		switch vd.Checker {
 		case "acked-loss":
