@@ -44,8 +44,14 @@ type RunJSON struct {
 	SimTimeNs    int64         `json:"sim_time_ns"`
 	Verdicts     []VerdictJSON `json:"verdicts"`
 	Stats        harness.Stats `json:"stats"`
-	Expected     bool          `json:"expected"` // the run met the variant's expectations
+	Expected     bool          `json:"expected"` // the run passed: harness.Result.OK
 	Mismatches   []string      `json:"mismatches,omitempty"`
+	// Unexpected are the verdicts that fail the run with no expect line
+	// (harness.Unexpected); ExpectNote says why expect lines did not apply.
+	Unexpected []string `json:"unexpected,omitempty"`
+	ExpectNote string   `json:"expect_note,omitempty"`
+	// Exit is the run's exit code by the one rule (harness.ExitRule).
+	Exit int `json:"exit"`
 	Failed       string        `json:"failed,omitempty"`
 	Replay       string        `json:"replay"`
 }
@@ -55,7 +61,8 @@ func NewRunJSON(r *harness.Result) RunJSON {
 	out := RunJSON{Scenario: r.Scenario, Variant: r.Variant, Seed: r.Seed, Config: r.Config, Profile: r.Profile,
 		TraceHash: fmt.Sprintf("%016x", r.TraceHash), Events: r.Events, SimTimeNs: int64(r.SimTime),
 		Protocol: r.Protocol, Overridden: r.Overridden, SameAs: r.SameAs, ScheduleFrom: r.ScheduleFrom,
-		Stats: r.Stats, Expected: r.OK(), Mismatches: r.Mismatches, Failed: r.Failed, Replay: r.Replay}
+		Stats: r.Stats, Expected: r.OK(), Mismatches: r.Mismatches, Failed: r.Failed, Replay: r.Replay,
+		Unexpected: harness.Unexpected(r), ExpectNote: r.ExpectNote, Exit: r.Exit()}
 	if out.Config == nil {
 		out.Config = []string{}
 	}
@@ -120,6 +127,12 @@ func WriteRunText(w io.Writer, r *harness.Result) {
 	}
 	if len(r.Mismatches) > 0 {
 		fmt.Fprintf(w, "  not as the scenario expects: %s\n", strings.Join(r.Mismatches, "; "))
+	}
+	if u := harness.Unexpected(r); len(u) > 0 {
+		fmt.Fprintf(w, "  fails the run (no expect line names it): %s\n", strings.Join(u, "; "))
+	}
+	if r.ExpectNote != "" {
+		fmt.Fprintf(w, "  note: %s\n", r.ExpectNote)
 	}
 	if anyViolation(r) || r.Failed != "" {
 		fmt.Fprintf(w, "  replay: %s\n", r.Replay)

@@ -28,6 +28,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	path := fs.String("history", "", "history file written by kafkasim run -history (or by Jepsen, with -format jepsen)")
 	format := fs.String("format", formatKafkasim, "history format: "+formatKafkasim+" (kafkasim run -history) or "+formatJepsen+" (Jepsen's Kafka workload, EDN)")
 	asJSON := fs.Bool("json", false, "print one JSON object: the file, its source and the verdicts")
+	strict := fs.Bool("strict", false, "exit 1 on a violation Kafka's contract permits, too")
 	budget := fs.Duration("budget", checkers.DefaultBudget, "porcupine's wall-time budget; past it linearizability is unknown")
 	wwDeps := fs.Bool("ww-deps", true, "with -format jepsen: infer ww dependencies from log order, as Jepsen's :ww-deps (false: as a Jepsen test run without it)")
 	if err := parse(fs, args); err != nil {
@@ -66,7 +67,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s\n", b)
-		return checkExit(verdicts)
+		return checkExit(verdicts, *strict)
 	}
 	source := hf.Source
 	if source == "" {
@@ -74,7 +75,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "history %s (%s): %d operations, %d partitions\n", *path, source, len(hf.History.Ops), len(hf.Final.Partitions))
 	reports.WriteVerdictsText(stdout, verdicts)
-	return checkExit(verdicts)
+	return checkExit(verdicts, *strict)
 }
 
 // The history formats check reads.
@@ -109,13 +110,13 @@ func checkJepsen(path string, r io.Reader, opts jepsen.Options, asJSON bool, std
 			return err
 		}
 		fmt.Fprintf(stdout, "%s\n", b)
-		return checkExit(judged)
+		return checkExit(judged, true) // Jepsen: every anomaly is invalid (:valid? false)
 	}
 	fmt.Fprintf(stdout, "history %s (Jepsen EDN): %s\n", path, jepsen.Summary(h))
 	writeJepsenVerdicts(stdout, judged)
 	fmt.Fprintln(stdout, "  not judged (unknown for every Jepsen history, not counted in the exit code):")
 	writeJepsenVerdicts(stdout, unjudged)
-	return checkExit(judged)
+	return checkExit(judged, true) // Jepsen: every anomaly is invalid (:valid? false)
 }
 
 // checkerNames returns the verdicts' checker names.
@@ -133,15 +134,10 @@ func writeJepsenVerdicts(w io.Writer, verdicts []checkers.Verdict) {
 	reports.WriteVerdictsTextOpts(w, verdicts, 24, true)
 }
 
-// checkExit turns the verdicts into check's exit code, as run's.
-func checkExit(verdicts []checkers.Verdict) error {
-	switch exitForVerdicts(verdicts) {
-	case 1:
-		return failedError{"a checker found a violation"}
-	case 3:
-		return exitError{3, "a checker could not decide (unknown)"}
-	}
-	return nil
+// checkExit turns the verdicts into check's exit code, by run's rule
+// (harness.VerdictsExit; a history has no expect lines).
+func checkExit(verdicts []checkers.Verdict, strict bool) error {
+	return runExit(harness.VerdictsExit(verdicts, nil, strict))
 }
 
 // saveHistory writes a run's history file, atomically.

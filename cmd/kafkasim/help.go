@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 // commandDoc is one subcommand's help text.
@@ -19,14 +21,8 @@ type commandDoc struct {
 	examples []string
 }
 
-// runExits are the exit codes of run, replay and check.
-const runExits = `0  every checker ok
-1  a checker found a violation
-2  bad input (flags, scenario, script, choice file, history)
-3  a checker could only say unknown
-4  the run could not be carried out: a step's expectation broke (an await
-   that never happened or got another outcome, e.g. a produce refused with
-   NOT_ENOUGH_REPLICAS), a panic`
+// runExits are the exit codes of run, replay and serve: the one rule.
+const runExits = harness.ExitRule
 
 var docs = map[string]commandDoc{
 	"list": {
@@ -98,7 +94,7 @@ the inputs so that kafkasim replay -tape FILE reruns the server's side.`,
 how many seeds showed what the scenario expects, the acknowledged records,
 the loss rate and each checker's worst verdict. A case whose runs could not
 be carried out says RUN FAILED.`,
-		exits:    "0  every run showed what its scenario expects\n1  some run did not (or could not be carried out)\n2  bad input",
+		exits:    "Each run is judged by run's rule; a run whose exit would be 0 or 3 passes:\n" + harness.ExitRule + "\nThe suite exits 0 when every run passed, 1 when some run did not (1 or 4\nabove), 2 on bad input.",
 		examples: []string{"kafkasim suite", "kafkasim suite -run 'kip101|kip279' -seeds 20 -junit suite.xml"},
 	},
 	"check": {
@@ -106,7 +102,7 @@ be carried out says RUN FAILED.`,
 		purpose: `Runs the checkers on a history saved by 'kafkasim run -history FILE', or
 recorded by Jepsen's Kafka workload (-format jepsen), and prints the
 verdicts as run does.`,
-		exits:    "0  every checker ok\n1  a checker found a violation\n2  bad input (the line and what was expected)\n3  a checker could only say unknown",
+		exits:    "By run's rule, with no expect lines (a Jepsen history: any anomaly exits 1,\nas Jepsen's :valid? false):\n0  every verdict ok, permitted by Kafka's contract, or not judged\n1  a verdict breaks Kafka's contract (-strict: a permitted one too)\n2  bad input (the line and what was expected)\n3  a checker could only say unknown",
 		examples: []string{"kafkasim check -history run.jsonl", "kafkasim check -format jepsen -history checkers/jepsen/testdata/lost-write.edn -json"},
 	},
 	"bench": {
@@ -155,7 +151,7 @@ kip101-hw-lag, kip101-power-loss, kip279-fast-failover,
 consumer-truncation, kafka3410-halt, last-replica-standing (when this build
 has it) and swarm. -shard splits the runs; 'kafkasim merge' joins matrix
 shards as it joins sweep shards. Rerunning the same command resumes.`,
-		exits: "0    the matrix ran (its cells are data, not a verdict)\n1    an output could not be written\n2    bad input (an unknown scenario or version label, -versions '', -seeds < 1, no -out, a bad -shard)\n130  interrupted (rerun to resume)",
+		exits: "By run's rule over every run of the matrix (a release's configuration is\nnever the variant's own, so the scripts' expect lines do not apply):\n" + harness.ExitRule + "\n1    also: an output could not be written\n130  interrupted (rerun to resume)",
 		examples: []string{"kafkasim matrix -seeds 5 -parallel 2 -out out/matrix",
 			"kafkasim matrix -scenario kip101-hw-lag -scenario consumer-truncation -versions 0.10.2,1.1,2.0,2.1 -seeds 1 -out m"},
 	},

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 // refusedScript's 'await p1 ack m1' cannot hold: min.insync.replicas=2
@@ -56,29 +57,6 @@ func TestRunThatCannotBeCarriedOutExitsFour(t *testing.T) {
 	path = writeScript(t, strings.Replace(refusedScript, "%s", "done", 1))
 	if code, out, errb := runCmd("run", "-scenario", path); code == 4 || strings.Contains(out, "RUN FAILED") {
 		t.Errorf("await done: exit %d\n%s%s", code, out, errb)
-	}
-}
-
-func TestRunExit(t *testing.T) {
-	for _, c := range []struct {
-		codes map[int]int
-		want  int
-	}{
-		{map[int]int{0: 2}, 0},
-		{map[int]int{3: 1, 1: 1}, 1}, // a violation outranks another run's unknown
-		{map[int]int{1: 1, 4: 1}, 4},
-		{map[int]int{3: 1}, 3},
-	} {
-		got := 0
-		if err := runExit(c.codes); err != nil {
-			got = 1 // failedError
-			if e, ok := err.(exitError); ok {
-				got = e.code
-			}
-		}
-		if got != c.want {
-			t.Errorf("%v: exit %d, want %d", c.codes, got, c.want)
-		}
 	}
 }
 
@@ -224,8 +202,8 @@ func TestNotJudgedLeavesTheExitCode(t *testing.T) {
 		{[]checkers.Verdict{undecided, ok}, 3},
 		{[]checkers.Verdict{notJudged, undecided}, 3},
 	} {
-		if got := exitForVerdicts(c.verdicts); got != c.want {
-			t.Errorf("exitForVerdicts(%v) = %d, want %d", c.verdicts, got, c.want)
+		if got := harness.VerdictsExit(c.verdicts, nil, false); got != c.want {
+			t.Errorf("VerdictsExit(%v) = %d, want %d", c.verdicts, got, c.want)
 		}
 	}
 }

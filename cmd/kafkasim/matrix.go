@@ -30,6 +30,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/scenarios/matrix"
 	"github.com/kafkasim/kafkasim/scenarios/sweep"
 )
@@ -90,6 +91,7 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&scens, "scenario", "scenario name (kafkasim list) or path of a script file (repeatable; default: "+strings.Join(defaultMatrixScenarios, ", ")+")")
 	versions := fs.String("versions", strings.Join(matrix.DefaultVersions, ","), "comma-separated Kafka release labels (X.Y, 3.9-zk, 3.9-kraft, 4.0, 4.1)")
 	seeds := fs.Int("seeds", 5, "seeds per cell (1..N)")
+	strict := fs.Bool("strict", false, "exit 1 when a run shows a violation Kafka's contract permits, too")
 	rf := addRunFlags(fs, "cell")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -135,9 +137,29 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	// NB: the wall time goes to stderr only: no output file depends on it.
 	fmt.Fprintf(stderr, "kafkasim matrix: %d runs in %.1fs (-parallel %d)\n", len(jobs)-len(prior), time.Since(start).Seconds(), rf.parallel)
 	if shards > 1 {
-		return writeShardRuns(rf, stdout, len(recs), func(w io.Writer) error { return reports.WriteMatrixRuns(w, recs) })
+		err = writeShardRuns(rf, stdout, len(recs), func(w io.Writer) error { return reports.WriteMatrixRuns(w, recs) })
+	} else {
+		err = writeMatrixOutputs(rf.out, stdout, plan, recs)
 	}
-	return writeMatrixOutputs(rf.out, stdout, plan, recs)
+	if err != nil {
+		return err
+	}
+	code := matrixExit(recs, *strict)
+	if code == harness.ExitFailed {
+		return failedError{"some runs break Kafka's contract (B in the table; -strict: or lose what it permits)"}
+	}
+	return runExit(code)
+}
+
+// matrixExit is the exit of a matrix's runs by run's rule
+// (harness.OutcomesExit: a release's configuration is never the variant's
+// own, so expect lines do not apply).
+func matrixExit(recs []matrix.RunRecord, strict bool) int {
+	code := harness.ExitOK
+	for _, r := range recs {
+		code = harness.CombineExits(code, harness.OutcomesExit(r.Failed, r.Verdicts, strict))
+	}
+	return code
 }
 
 // defaultScenarios returns the default scenarios this build knows and a

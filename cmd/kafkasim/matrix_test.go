@@ -22,8 +22,10 @@ var matrixFiles = []string{"matrix-spec.json", "runs.jsonl", "matrix.csv", "matr
 func matrixInto(t *testing.T, dir string, extra ...string) string {
 	t.Helper()
 	code, out, errb := runCmd(append(append(append([]string{}, tinyMatrix...), "-out", dir), extra...)...)
-	if code != 0 {
-		t.Fatalf("matrix %v: exit %d\n%s%s", extra, code, out, errb)
+	// kip101-hw-lag on 0.10.2 breaks Kafka's contract (HW truncation): exit 1
+	// by run's rule, every output written.
+	if code != 1 || !strings.Contains(errb, "break Kafka's contract") {
+		t.Fatalf("matrix %v: exit %d, want 1\n%s%s", extra, code, out, errb)
 	}
 	return out
 }
@@ -125,8 +127,8 @@ func TestMatrixELRRows(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errb := runCmd("matrix", "-scenario", "kafka3410-halt", "-scenario", "last-replica-standing", "-versions", "0.10.2,2.0,4.1",
 		"-seeds", "1", "-progress", "none", "-out", dir)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s%s", code, out, errb)
+	if code != 1 { // kafka3410-halt's liveness on 0.10.2 is a bug
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errb)
 	}
 	rows := readMatrixRows(t, dir)
 	num := func(s, v, col string) float64 { return rows[[2]string{s, v}][col].(float64) }
@@ -166,7 +168,10 @@ func TestMatrixDeterministicAcrossParallelismAndShards(t *testing.T) {
 	var shards []string
 	for _, s := range []string{"0/2", "1/2"} {
 		d := filepath.Join(base, "shard-"+s[:1])
-		matrixInto(t, d, "-shard", s, "-parallel", "2")
+		// A shard exits by its own runs: 1 for the one holding the bug.
+		if code, out, errb := runCmd(append(append([]string{}, tinyMatrix...), "-out", d, "-shard", s, "-parallel", "2")...); code != 0 && code != 1 {
+			t.Fatalf("matrix -shard %s: exit %d\n%s%s", s, code, out, errb)
+		}
 		shards = append(shards, d)
 	}
 	slices.Reverse(shards) // the order of the shard directories does not matter

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
@@ -78,6 +77,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	set := setFlags{}
 	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
 	asJSON := fs.Bool("json", false, "print one JSON object per run")
+	strict := fs.Bool("strict", false, "exit 1 on a violation Kafka's contract permits, too (where no expect line names the checker)")
 	trace := fs.Bool("trace", false, "print the whole trace")
 	all := fs.Bool("all", false, "replay: show every trace record, messages and timers included")
 	export := fs.String("export", "", "write every broker's disk to DIR/<variant>/<broker>/<log.dirs path>/ in Kafka's layout")
@@ -95,7 +95,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 		if *scenario != "" || *choices != "" || len(set) > 0 {
 			return usagef("-tape names the scenario, variant, seed and -set itself: leave out -scenario, -choices and -set")
 		}
-		return replayTape(*tape, stdout, stderr, *all, *report, *history)
+		return replayTape(*tape, stdout, stderr, *all, *report, *history, *strict)
 	}
 	seed, err := strconv.ParseUint(*seedText, 10, 64)
 	if err != nil {
@@ -134,10 +134,10 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 		// Variants that -set made identical run once.
 		groups = harness.IdenticalVariants(s, set)
 	}
-	codes := map[int]int{} // exit code -> runs
+	code := harness.ExitOK
 	for _, g := range groups {
 		v := g[0]
-		res, err := runOrReplayChoices(s, v.Name, *variant, *choices, harness.Options{Seed: seed, Set: set, Timeline: replay || *report != "", KeepTrace: *trace})
+		res, err := runOrReplayChoices(s, v.Name, *variant, *choices, harness.Options{Seed: seed, Set: set, Timeline: replay || *report != "", KeepTrace: *trace, Strict: *strict})
 		if err != nil {
 			return usageError{err.Error()}
 		}
@@ -167,9 +167,9 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 			}
 			fmt.Fprintf(stderr, "exported the brokers' disks to %s\n", filepath.Join(*export, v.Name))
 		}
-		codes[exitFor(res)]++
+		code = harness.CombineExits(code, res.Exit())
 	}
-	return runExit(codes)
+	return runExit(code)
 }
 
 // writeRunFiles writes a run's HTML report into dir report and its
@@ -189,55 +189,27 @@ func writeRunFiles(res *harness.Result, report, history string, stderr io.Writer
 	return nil
 }
 
-// runExit is the exit of run and replay over several runs: 4 when some run
-// could not be carried out, else 1 when some checker found a violation
-// (even if another run's checker said unknown), else 3 on an unknown.
-func runExit(codes map[int]int) error {
-	switch {
-	case codes[exitRunFailed] > 0:
-		return exitError{exitRunFailed, fmt.Sprintf("%d run(s) could not be carried out: a step's expectation broke (RUN FAILED above)", codes[exitRunFailed])}
-	case codes[exitViolation] > 0:
-		return failedError{"a checker found a violation"}
-	case codes[exitUnknown] > 0:
-		return exitError{exitUnknown, "a checker could not decide (unknown)"}
-	}
-	return nil
-}
-
-// The exit codes of run, replay and check.
+// The exit codes, as the tests and check name them (harness.ExitRule).
 const (
-	exitOK        = 0 // every checker ok
-	exitViolation = 1 // a checker found a violation
-	exitBadInput  = 2 // bad input: flags, scenario, script, choice file
-	exitUnknown   = 3 // a checker could only say unknown
-	exitRunFailed = 4 // the run could not be carried out (an await that never happened or got another outcome, a panic)
+	exitOK        = harness.ExitOK
+	exitViolation = harness.ExitFailed
+	exitBadInput  = harness.ExitBadInput
+	exitUnknown   = harness.ExitUnknown
+	exitRunFailed = harness.ExitRunFailed
 )
 
-// exitFor is run's exit code for one result: 4 when the run could not be
-// carried out, else 1 on a violation, 3 when a checker could only say
-// unknown, 0 when every checker says ok.
-func exitFor(r *harness.Result) int {
-	if r.Failed != "" {
-		return exitRunFailed
+// runExit turns the exit code of one or more runs (harness.Exit, combined
+// by harness.CombineExits) into the command's error.
+func runExit(code int) error {
+	switch code {
+	case harness.ExitRunFailed:
+		return exitError{code, "a run could not be carried out: a step's expectation broke (RUN FAILED above)"}
+	case harness.ExitFailed:
+		return failedError{"a verdict breaks Kafka's contract or misses the script's expectation (see above)"}
+	case harness.ExitUnknown:
+		return exitError{code, "a checker could not decide (unknown)"}
 	}
-	return exitForVerdicts(r.Verdicts)
-}
-
-// exitForVerdicts is 1 on a violation, 3 when some checker said unknown,
-// and 0 otherwise.
-func exitForVerdicts(verdicts []checkers.Verdict) int {
-	code := 0
-	for _, v := range verdicts {
-		switch v.Result {
-		case checkers.ResultViolation:
-			return 1
-		case checkers.ResultUnknown:
-			if !v.NotJudged {
-				code = 3
-			}
-		}
-	}
-	return code
+	return nil
 }
 
 // noisy are the trace kinds replay hides unless -all: every message and

@@ -29,8 +29,8 @@ func TestListNamesEveryScenario(t *testing.T) {
 
 func TestRunReportsViolationWithReplayCommand(t *testing.T) {
 	code, out, _ := runCmd("run", "-scenario", "kip101-hw-lag", "-variant", "hw", "-seed", "3")
-	if code != 1 {
-		t.Fatalf("exit %d, want 1 (acked-loss violation)\n%s", code, out)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 (the acked-loss bug its expect line names)\n%s", code, out)
 	}
 	if !strings.Contains(out, "acked-loss       violation") || !strings.Contains(out, "replay: kafkasim replay -scenario kip101-hw-lag -variant hw -seed 3") {
 		t.Fatalf("output lacks the verdict or the replay command:\n%s", out)
@@ -43,8 +43,8 @@ func TestRunReportsViolationWithReplayCommand(t *testing.T) {
 
 func TestRunJSON(t *testing.T) {
 	code, out, _ := runCmd("run", "-scenario", "kip101-power-loss", "-variant", "kip279", "-seed", "1", "-json")
-	if code != 1 {
-		t.Fatalf("exit %d (the loss of m2 is a violation, permitted)", code)
+	if code != 0 {
+		t.Fatalf("exit %d (the loss of m2 is a violation, permitted: exit 0)", code)
 	}
 	var got map[string]any
 	if err := json.Unmarshal([]byte(out), &got); err != nil {

@@ -50,6 +50,7 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	report := fs.String("report", "", "write the run's HTML report into DIR at stop")
 	history := fs.String("history", "", "save the history (JSON lines, for kafkasim check) to FILE at stop")
 	tapePath := fs.String("tape", "", "record the arrival order of every input to FILE, for kafkasim replay -tape")
+	strict := fs.Bool("strict", false, "exit 1 on a violation Kafka's contract permits, too")
 	set := setFlags{}
 	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
 	if err := parse(fs, args); err != nil {
@@ -129,6 +130,7 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	if err != nil {
 		return err
 	}
+	res.Strict = *strict
 	if tape != nil {
 		if err := tape.Sync(); err != nil {
 			return err
@@ -145,11 +147,11 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	if err := writeRunFiles(res, *report, *history, stderr); err != nil {
 		return err
 	}
-	return runExit(map[int]int{exitFor(res): 1})
+	return runExit(res.Exit())
 }
 
 // replayTape is replay -tape: the served run's world again, from its tape.
-func replayTape(path string, stdout, stderr io.Writer, all bool, report, history string) error {
+func replayTape(path string, stdout, stderr io.Writer, all bool, report, history string, strict bool) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return usagef("-tape: %v", err)
@@ -163,10 +165,11 @@ func replayTape(path string, stdout, stderr io.Writer, all bool, report, history
 	if err != nil {
 		return usagef("-tape %s: %v", path, err)
 	}
+	res.Strict = strict
 	writeTimeline(stdout, res, all)
 	reports.WriteRunText(stdout, res)
 	if err := writeRunFiles(res, report, history, stderr); err != nil {
 		return err
 	}
-	return runExit(map[int]int{exitFor(res): 1})
+	return runExit(res.Exit())
 }

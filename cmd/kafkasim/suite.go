@@ -12,6 +12,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/scenarios/suite"
 )
 
@@ -29,6 +30,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	budget := fs.Duration("budget", 2*time.Second, "wall-clock budget of each linearizability check (past it: unknown)")
 	progressMode := fs.String("progress", "auto", "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines or none")
 	report := fs.String("report", "", "write an HTML run report into DIR for each run not as expected")
+	strict := fs.Bool("strict", false, "a violation Kafka's contract permits fails a run too (where no expect line names the checker)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -59,7 +61,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	var bar *progress
-	cases, err := suite.Run(all, suite.Options{Seeds: *seeds, Filter: re, Parallel: *parallel, Budget: *budget,
+	cases, err := suite.Run(all, suite.Options{Seeds: *seeds, Filter: re, Parallel: *parallel, Budget: *budget, Strict: *strict,
 		Progress: func(done, total int) {
 			if bar == nil {
 				bar = newProgress(stderr, *progressMode, "suite", total, 0)
@@ -84,6 +86,9 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 				why := r.Failed
 				if why == "" {
 					why = strings.Join(r.Mismatches, "; ")
+				}
+				if why == "" {
+					why = strings.Join(harness.Unexpected(r), "; ")
 				}
 				jc.Failures = append(jc.Failures, fmt.Sprintf("seed %d: %s; replay: %s", r.Seed, why, r.Replay))
 			}

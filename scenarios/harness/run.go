@@ -48,6 +48,9 @@ type Options struct {
 	Pacer     Pacer
 	MaxTime   sim.Time
 	MaxEvents uint64
+	// Strict makes a violation Kafka's contract permits fail the run too
+	// (Result.Exit), where no expect line names its checker.
+	Strict bool
 }
 
 // awaitsTrace reports whether a step waits for a trace record.
@@ -86,6 +89,12 @@ type Result struct {
 	// Mismatches lists the checkers whose verdict did not meet the
 	// variant's expectation.
 	Mismatches []string
+	// Expect are the expect lines that judged the run (exit.go): the
+	// variant's, or nil when ExpectNote says why they did not apply.
+	Expect     map[string]scenarios.Expectation
+	ExpectNote string
+	// Strict is Options.Strict: a permitted violation fails the run too.
+	Strict bool
 	// Protocol is the run's inter-broker protocol and truncation rule
 	// (ProtocolLabel), defaults included.
 	Protocol string
@@ -125,9 +134,6 @@ type Result struct {
 	// expectations, for a run report); shared, never changed.
 	Script *scenarios.Script
 }
-
-// OK reports whether the run completed and met every expectation.
-func (r *Result) OK() bool { return r.Failed == "" && len(r.Mismatches) == 0 }
 
 // Unknown reports whether some checker could not decide (one that does
 // not apply, Verdict.NotJudged, is not undecided).
@@ -315,7 +321,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
-		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s}
+		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s, Strict: opts.Strict}
 	r.Pacer = opts.Pacer
 	for _, st := range s.Steps {
 		st = st.Substitute(r.vars)

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -375,10 +376,28 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 				res.Stats.DivergentOffsets += max(1, len(a.Offsets))
 			}
 		}
+	}
+	if !expectationsApply(r.s, v, res.Set) {
+		res.ExpectNote = "the script's expect lines were not applied: -set changed the variant's configuration, so the contract alone judges the run"
+		return
+	}
+	res.Expect = v.Expect
+	for _, vd := range res.Verdicts {
 		if e, ok := v.Expect[vd.Checker]; ok && !meets(vd, e) {
 			res.Mismatches = append(res.Mismatches, fmt.Sprintf("%s: expected %s, got %s", vd.Checker, e, Outcome(vd)))
 		}
 	}
+}
+
+// expectationsApply reports whether the variant's expect lines judge a run
+// under set: only when set leaves its configuration and script variables
+// as the variant writes them (exit.go).
+func expectationsApply(s *scenarios.Script, v scenarios.Variant, set map[string]string) bool {
+	if len(v.Expect) == 0 || len(set) == 0 {
+		return true
+	}
+	return maps.Equal(s.Configuration(v, set), s.Configuration(v, nil)) &&
+		maps.Equal(scenarios.ScriptVars(v, set), scenarios.ScriptVars(v, nil))
 }
 
 // meets reports whether a verdict satisfies an expectation.

@@ -15,6 +15,9 @@ type Options struct {
 	Filter   *regexp.Regexp // on "scenario/variant"; nil for all
 	Parallel int            // worlds run at once
 	Budget   time.Duration  // linearizability budget per run
+	// Strict fails a run on a violation Kafka's contract permits, too
+	// (harness.Options.Strict).
+	Strict bool
 	// Progress, if set, is called after each run with the runs done and
 	// the total (from one goroutine at a time).
 	Progress func(done, total int)
@@ -27,7 +30,8 @@ type Case struct {
 	Wall              time.Duration
 }
 
-// Expected reports whether every run met the variant's expectations.
+// Expected reports whether every run passed (harness.Result.OK: every
+// verdict as its expect line says, and the rest within Kafka's contract).
 func (c *Case) Expected() bool {
 	for _, r := range c.Runs {
 		if !r.OK() {
@@ -86,7 +90,7 @@ func Run(scripts []*scenarios.Script, o Options) ([]*Case, error) {
 				next++
 				mu.Unlock()
 				start := time.Now()
-				res, err := harness.Run(j.s, j.v, harness.Options{Seed: j.seed, Budget: o.Budget})
+				res, err := harness.Run(j.s, j.v, harness.Options{Seed: j.seed, Budget: o.Budget, Strict: o.Strict})
 				if res != nil {
 					res.Summarize()
 				}
