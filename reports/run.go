@@ -51,9 +51,9 @@ type RunJSON struct {
 	Unexpected []string `json:"unexpected,omitempty"`
 	ExpectNote string   `json:"expect_note,omitempty"`
 	// Exit is the run's exit code by the one rule (harness.ExitRule).
-	Exit int `json:"exit"`
-	Failed       string        `json:"failed,omitempty"`
-	Replay       string        `json:"replay"`
+	Exit   int    `json:"exit"`
+	Failed string `json:"failed,omitempty"`
+	Replay string `json:"replay"`
 }
 
 // NewRunJSON converts a result.
