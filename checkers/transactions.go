@@ -239,8 +239,13 @@ func CheckTransactions(h TxnHistory, f Final) Verdict {
 	out = append(out, duplicateOutputs(h, final)...)
 	out = append(out, missingOutputs(h, final, f, &c)...)
 	out = append(out, cycleAnomalies(h, owner, final, outcome)...)
-	unknown := len(h.Txns) == 0 || (judged == 0 && len(h.Final) == 0)
 	note := strconv.Itoa(len(h.Txns)) + " transactions, " + strconv.Itoa(len(h.Reads)) + " reads, " + strconv.Itoa(len(h.Final)) + " final logs"
+	if len(h.Txns) == 0 && len(out) == 0 {
+		// read_committed consumers alone: no transaction to judge, as
+		// linearizability is not judged on all-transactional partitions.
+		return NotJudgedVerdict(NameTransactions, "no transaction in the run (no transactional producer began one): nothing to judge; "+note)
+	}
+	unknown := judged == 0 && len(h.Final) == 0
 	return verdict(NameTransactions, out, unknown, note)
 }
 

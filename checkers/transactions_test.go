@@ -51,8 +51,21 @@ func TestTransactionsClean(t *testing.T) {
 	if v.Result != ResultOK {
 		t.Fatalf("clean history: %s %v", v.Result, v.Anomalies)
 	}
-	if v := CheckTransactions(TxnHistory{}, Final{}); v.Result != ResultUnknown {
-		t.Fatalf("no transactions: %s, want unknown", v.Result)
+	if v := CheckTransactions(TxnHistory{}, Final{}); !v.NotJudged {
+		t.Fatalf("no transactions: %s, want not judged", v.Mark())
+	}
+	// Issue 28: read_committed consumers with no transactional producer are
+	// nothing to judge (not judged, so the run exits 0, not 3); a
+	// transaction whose partitions no final log shows is still undecided.
+	h := txnClean()
+	h.Txns = nil
+	if v := CheckTransactions(h, Final{}); !v.NotJudged || v.Undecided() || !strings.Contains(v.Notes[0], "no transaction in the run") {
+		t.Fatalf("read_committed reads without transactions: %s %v, want not judged", v.Mark(), v.Notes)
+	}
+	h = txnClean()
+	h.Final = nil
+	if v := CheckTransactions(h, Final{}); !v.Undecided() {
+		t.Fatalf("transactions with no final log: %s, want unknown", v.Mark())
 	}
 }
 

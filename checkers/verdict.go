@@ -327,3 +327,21 @@ func CheckAll(h History, f Final, monitor *Monitor, opts Options) []Verdict {
 	}
 	return out
 }
+
+// endPhaseCheckers judge what the end phase sets up: the final log after
+// healing (acked-loss), convergence (divergence), the liveness phase, and
+// the final reads (consumer's unseen and lost writes, transactions'
+// read_committed reads). The others judge what the run did while it ran
+// (invariants, linearizability of the operations recorded, duplicates and
+// order in what was read, group membership, raft).
+var endPhaseCheckers = map[string]bool{NameAckedLoss: true, NameDivergence: true, NameLiveness: true, NameConsumer: true, NameTransactions: true}
+
+// NeedsEndPhase reports whether checker name judges what the end phase
+// sets up, so that a run cut short before it cannot be judged by it.
+func NeedsEndPhase(name string) bool { return endPhaseCheckers[name] }
+
+// NotJudgedVerdict is the verdict of a checker that does not apply to a
+// run, with why (Verdict.NotJudged).
+func NotJudgedVerdict(name, why string) Verdict {
+	return Verdict{Checker: name, Result: ResultUnknown, NotJudged: true, Notes: []string{why}}
+}

@@ -342,6 +342,15 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 		res.Verdicts[0] = checkers.LinearizabilityOutsideTransactions(hist, final, *th, budget)
 		res.Verdicts = append(res.Verdicts, checkers.CheckTransactions(*th, final))
 	}
+	if res.Failed != "" {
+		// A run cut short is judged only on what it did: the checkers of
+		// the end phase it never reached would judge a half-run.
+		for i, vd := range res.Verdicts {
+			if checkers.NeedsEndPhase(vd.Checker) {
+				res.Verdicts[i] = checkers.NotJudgedVerdict(vd.Checker, "the run ended at "+failedAt(res.Failed)+", before the end phase this checker judges (healing, final reads, liveness)")
+			}
+		}
+	}
 	res.TraceHash, res.Events, res.SimTime = w.Trace().Hash(), w.Events(), w.Now()
 	for _, op := range hist.Ops {
 		if op.Kind == checkers.Send && op.Outcome == checkers.OK && op.Process != CheckerClient { // probes are not the workload
@@ -398,6 +407,18 @@ func expectationsApply(s *scenarios.Script, v scenarios.Variant, set map[string]
 	}
 	return maps.Equal(s.Configuration(v, set), s.Configuration(v, nil)) &&
 		maps.Equal(scenarios.ScriptVars(v, set), scenarios.ScriptVars(v, nil))
+}
+
+// failedAt is where a failed run ended: the "file:line" of Result.Failed,
+// or the whole reason when it names no step.
+func failedAt(failed string) string {
+	file, rest, ok := strings.Cut(failed, ":")
+	if line, _, ok2 := strings.Cut(rest, ":"); ok && ok2 {
+		if _, err := strconv.Atoi(line); err == nil {
+			return file + ":" + line
+		}
+	}
+	return failed
 }
 
 // meets reports whether a verdict satisfies an expectation.
