@@ -28,6 +28,7 @@ package checkers
 import (
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -150,20 +151,21 @@ func raftAnomaly(kind string, ev, other RaftEvent, desc string) Anomaly {
 	return a
 }
 
-// raftNodeID maps a node name to its node.id: "b2" is 2, "c1" is 3001
+// raftNodeID maps a node name to its node.id: "b2" is 2, "ctl1" is 3001
 // (dedicated controllers are numbered from 3000).
 func raftNodeID(name string) (int32, bool) {
-	if len(name) < 2 || (name[0] != 'b' && name[0] != 'c') {
+	digits, base := "", 0
+	switch {
+	case strings.HasPrefix(name, "ctl"):
+		digits, base = name[3:], 3000
+	case strings.HasPrefix(name, "b"):
+		digits = name[1:]
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil || n < 0 || digits[0] == '+' {
 		return 0, false
 	}
-	n, err := strconv.Atoi(name[1:])
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	if name[0] == 'c' {
-		n += 3000
-	}
-	return int32(n), true
+	return int32(base + n), true
 }
 
 // logMatching checks Raft's Log Matching property on the final logs: if

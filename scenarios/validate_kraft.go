@@ -64,17 +64,17 @@ func shapesQuorum(props map[string]string) bool {
 	return false
 }
 
-// isController reports whether name is cN, and whether N is one of the
+// isController reports whether name is ctlN, and whether N is one of the
 // script's dedicated controllers.
 func (c *checker) isController(name string) (looksLike, inRange bool) {
 	if !ControllerName.MatchString(name) {
 		return false, false
 	}
-	n, err := strconv.Atoi(name[1:])
+	n, err := strconv.Atoi(strings.TrimPrefix(name, ControllerPrefix))
 	return true, err == nil && n < c.controllers
 }
 
-// controllerNodeError checks cN against the script's controllers: nil when
+// controllerNodeError checks ctlN against the script's controllers: nil when
 // it is one, an error naming them otherwise.
 func (c *checker) controllerNodeError(name string) error {
 	if _, ok := c.isController(name); ok {
@@ -83,9 +83,14 @@ func (c *checker) controllerNodeError(name string) error {
 	if c.controllers == 0 {
 		return fmt.Errorf("%q: no dedicated KRaft controllers in this script (add 'controllers N' to the header; %s)", name, c.brokerRange())
 	}
-	return fmt.Errorf("%q is not a controller: the script's KRaft controllers are c0..c%d", name, c.controllers-1)
+	return fmt.Errorf("%q is not a controller: the script's KRaft controllers are ctl0..ctl%d", name, c.controllers-1)
 }
 
-// ControllerName matches a dedicated KRaft controller's node name (c0,
-// c1, ...).
-var ControllerName = regexp.MustCompile(`^c[0-9]+$`)
+// ControllerPrefix starts a dedicated KRaft controller's node name
+// (server.ControllerPrefix): no client of a script may take such a name,
+// whatever its variants, since -set can select a KRaft release for any.
+const ControllerPrefix = "ctl"
+
+// ControllerName matches a dedicated KRaft controller's node name (ctl0,
+// ctl1, ...).
+var ControllerName = regexp.MustCompile(`^ctl[0-9]+$`)

@@ -16,12 +16,16 @@ func TestKRaftScriptValidationErrors(t *testing.T) {
 		{"absent voter", k + "variant v controller.quorum.voters=3000@c0:9093,3007@c7:9093\nrun 1s\n", `f.txt:4: variant v: controller.quorum.voters: node 3007 is not a controller of this cluster`},
 		{"voter in set", k + "set controller.quorum.voters=3009@c9:9093\nrun 1s\n", `f.txt:2: variant default: controller.quorum.voters: node 3009 is not a controller`},
 		{"zookeeper.connect", k + "set zookeeper.connect=zk:2181\n", `f.txt:4: set: config: zookeeper.connect = zk:2181 conflicts with process.roles = broker`},
-		{"crash out of range", k + "crash c3\n", `f.txt:4: crash: "c3" is not a controller: the script's KRaft controllers are c0..c2`},
-		{"restart out of range", k + "restart c9\n", `f.txt:4: restart: "c9" is not a controller`},
-		{"cut out of range", k + "cut c0 <-> c5\n", `f.txt:4: cut: "c5" is not a controller`},
-		{"partition out of range", k + "partition c4 | b0,b1\n", `f.txt:4: partition: "c4" is not a controller`},
-		{"consumer named like a controller", k + "consumer c1 group.id=g topic=t\n", `f.txt:4: consumer: "c1" names a KRaft controller (c0..c2)`},
-		{"zk mode has no cN", "brokers 3\ntopic t rf=3\ncrash c0\n", `f.txt:3: crash: "c0": no dedicated KRaft controllers in this script`},
+		{"crash out of range", k + "crash ctl3\n", `f.txt:4: crash: "ctl3" is not a controller: the script's KRaft controllers are ctl0..ctl2`},
+		{"restart out of range", k + "restart ctl9\n", `f.txt:4: restart: "ctl9" is not a controller`},
+		{"cut out of range", k + "cut ctl0 <-> ctl5\n", `f.txt:4: cut: "ctl5" is not a controller`},
+		{"partition out of range", k + "partition ctl4 | b0,b1\n", `f.txt:4: partition: "ctl4" is not a controller`},
+		{"consumer named like a controller", k + "consumer ctl1 group.id=g topic=t\n", `f.txt:4: consumer: "ctl1" is a KRaft controller's name (ctl0, ctl1, ...: reserved`},
+		// Issue 28: a ZooKeeper script meets the controllers once -set selects
+		// a KRaft release, so no client may take their names there either.
+		{"zk consumer named like a controller", "brokers 3\ntopic t rf=3\nconsumer ctl0 group.id=g topic=t\n", `f.txt:3: consumer: "ctl0" is a KRaft controller's name`},
+		{"zk client named like a controller", "brokers 3\ntopic t rf=3\ncut ctl2 <-> b0\n", `f.txt:3: cut: "ctl2": no dedicated KRaft controllers in this script`},
+		{"zk mode has no ctlN", "brokers 3\ntopic t rf=3\ncrash ctl0\n", `f.txt:3: crash: "ctl0": no dedicated KRaft controllers in this script`},
 	}
 	for _, c := range cases {
 		_, err := Parse("f.txt", "f", strings.NewReader(c.src))
@@ -34,10 +38,12 @@ func TestKRaftScriptValidationErrors(t *testing.T) {
 // TestKRaftScriptValidationAccepts: the KRaft node names are accepted.
 func TestKRaftScriptValidationAccepts(t *testing.T) {
 	for _, src := range []string{
-		"brokers 3\ncontrollers 3\ntopic t rf=3\ncrash c2\nrestart c2\npower-loss controller\nrestart-all\npause c0 1s\nshutdown c1\n",
-		"brokers 3\ncontrollers 3\ntopic t rf=3\ncut b0 <-> c0\ncut controller -> b1\npartition c0,c1 | c2,b0,b1,b2\nlossy c0 <-> * drop=0.1\nheal\n",
+		"brokers 3\ncontrollers 3\ntopic t rf=3\ncrash ctl2\nrestart ctl2\npower-loss controller\nrestart-all\npause ctl0 1s\nshutdown ctl1\n",
+		"brokers 3\ncontrollers 3\ntopic t rf=3\ncut b0 <-> ctl0\ncut controller -> b1\npartition ctl0,ctl1 | ctl2,b0,b1,b2\nlossy ctl0 <-> * drop=0.1\nheal\n",
 		"brokers 3 roles=broker,controller\ntopic t rf=3\ncrash controller\n",
-		"brokers 3\ntopic t rf=3\nvariant kraft process.roles=broker\ncrash c1\n", // the default 3 controllers
+		"brokers 3\ntopic t rf=3\nvariant kraft process.roles=broker\ncrash ctl1\n", // the default 3 controllers
+		// Consumers and clients named c1, c2 beside the controllers.
+		"brokers 3\ncontrollers 3\ntopic t rf=3\nset offsets.topic.replication.factor=3\nconsumer c1 group.id=g topic=t\ncut c1 <-> ctl0\ncrash ctl1\n",
 	} {
 		if _, err := Parse("f.txt", "f", strings.NewReader(src)); err != nil {
 			t.Errorf("script %q: %v", src, err)

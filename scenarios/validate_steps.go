@@ -234,7 +234,7 @@ func (c *checker) broker(name string, allowController bool) error {
 	if allowController {
 		also = ", or controller (the broker that is the controller then)"
 		if c.controllers > 0 {
-			also = fmt.Sprintf(", a KRaft controller c0..c%d, or controller (the active quorum controller then)", c.controllers-1)
+			also = fmt.Sprintf(", a KRaft controller ctl0..ctl%d, or controller (the active quorum controller then)", c.controllers-1)
 		}
 	}
 	return fmt.Errorf("%q is not a broker (%s%s)", name, c.brokerRange(), also)
@@ -255,9 +255,9 @@ func (c *checker) node(name string, st Step, implicit bool) error {
 	if isVar(name) || c.infra(name) || (name == "controller" && c.kraftVariant != "") {
 		return nil
 	}
-	if looks, _ := c.isController(name); looks && c.controllers > 0 {
-		// NB: without dedicated controllers (ZooKeeper mode, or KRaft's
-		// combined mode) cN is a client's name like any other.
+	if looks, _ := c.isController(name); looks {
+		// NB: also without dedicated controllers: ctlN is never a client
+		// (a -set selecting a KRaft release would make it a controller).
 		return c.controllerNodeError(name)
 	}
 	if looks, ok := c.isBroker(name); looks {
@@ -446,8 +446,8 @@ func (c *checker) declare(st Step) error {
 	if isVar(name) {
 		return nil
 	}
-	if looks, _ := c.isController(name); looks && c.controllers > 0 {
-		return fmt.Errorf("%q names a KRaft controller (c0..c%d); name the %s otherwise (p1, g1, ...)", name, c.controllers-1, st.Op)
+	if looks, _ := c.isController(name); looks {
+		return fmt.Errorf("%q is a KRaft controller's name (ctl0, ctl1, ...: reserved for the dedicated controllers a KRaft release runs, whatever the variants); name the %s otherwise (p1, c1, ...)", name, st.Op)
 	}
 	if looks, _ := c.isBroker(name); looks || name == "zk" || name == "admin" || name == "controller" {
 		return fmt.Errorf("%q names a broker or a cluster node; name the %s otherwise (p1, c1, ...)", name, st.Op)

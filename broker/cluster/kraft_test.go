@@ -117,7 +117,7 @@ func TestKRaftSpecBadInput(t *testing.T) {
 			t.Errorf("%v controllers=%d: %v, want %q", tc.props, tc.controllers, err, tc.want)
 		}
 	}
-	if server.NodeName(3001) != "c1" {
-		t.Errorf("NodeName(3001) = %q, want c1", server.NodeName(3001))
+	if server.NodeName(3001) != "ctl1" {
+		t.Errorf("NodeName(3001) = %q, want ctl1", server.NodeName(3001))
 	}
 }

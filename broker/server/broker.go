@@ -28,11 +28,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// ControllerPrefix starts a dedicated KRaft controller's node name:
+// "ctl0", "ctl1". NB: not "c", which scripts use for consumers (c1, c2):
+// a script written for ZooKeeper meets the controllers when -set selects
+// a KRaft release (issue 28), so their names must be ones no client takes
+// (scenarios refuses a client named so).
+const ControllerPrefix = "ctl"
+
 // NodeName returns the simulation node name of node id: "b<id>" for a
-// broker, "c<i>" for the dedicated controller FirstControllerID+i.
+// broker, "ctl<i>" for the dedicated controller FirstControllerID+i.
 func NodeName(id int32) string {
 	if id >= FirstControllerID {
-		return "c" + strconv.Itoa(int(id-FirstControllerID))
+		return ControllerPrefix + strconv.Itoa(int(id-FirstControllerID))
 	}
 	return "b" + strconv.Itoa(int(id))
 }

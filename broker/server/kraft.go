@@ -199,22 +199,26 @@ func (b *Broker) peerID(n sim.NodeID) int32 {
 	return id
 }
 
-// nodeIDOfName inverts NodeName: "b3" is 3, "c1" is FirstControllerID+1.
+// nodeIDOfName inverts NodeName: "b3" is 3, "ctl1" is FirstControllerID+1.
 func nodeIDOfName(name string) (int32, bool) {
-	if len(name) < 2 || (name[0] != 'b' && name[0] != 'c') {
+	digits, base := "", int32(0)
+	switch {
+	case strings.HasPrefix(name, ControllerPrefix):
+		digits, base = name[len(ControllerPrefix):], FirstControllerID
+	case strings.HasPrefix(name, "b"):
+		digits = name[1:]
+	}
+	if digits == "" {
 		return 0, false
 	}
 	n := int32(0)
-	for _, c := range name[1:] {
+	for _, c := range digits {
 		if c < '0' || c > '9' || n > 1<<24 {
 			return 0, false
 		}
 		n = n*10 + int32(c-'0')
 	}
-	if name[0] == 'c' {
-		n += FirstControllerID
-	}
-	return n, true
+	return base + n, true
 }
 
 // handleKRaftTimer runs the timers of the raft client, the controller and

@@ -447,6 +447,9 @@ func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run conf
 	if cfg.GroupID == "" {
 		return nil, fmt.Errorf("consumer: a group.id is required (group.id=NAME)")
 	}
+	if cfg.OffsetsStorage == config.OffsetsZookeeper && run.Broker.KRaftMode() {
+		return nil, fmt.Errorf("consumer: offsets.storage=zookeeper keeps offsets in ZooKeeper, and this run is in KRaft mode (%s): no ZooKeeper to keep them (allowed: offsets.storage=kafka, or a ZooKeeper release: inter.broker.protocol.version 3.9 or older without process.roles)", scenarios.ProtocolLabel(run))
+	}
 	s.cfg = cfg
 	if b := run.Broker; cfg.SessionTimeout < b.GroupMinSessionTimeout || cfg.SessionTimeout > b.GroupMaxSessionTimeout {
 		return nil, fmt.Errorf("consumer: session.timeout.ms=%d outside the brokers' group.min.session.timeout.ms..group.max.session.timeout.ms [%d, %d]: the coordinator would answer INVALID_SESSION_TIMEOUT",

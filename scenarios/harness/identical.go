@@ -12,15 +12,15 @@ import (
 	"github.com/kafkasim/kafkasim/scenarios"
 )
 
-// IdenticalVariants groups the script's variants by what they run under
+// IdenticalVariants groups variants (of s, in its order) by what they run under
 // set: variants whose configuration, script variables and end-phase
 // settings come out the same run the same world, so a caller runs each
 // group once. Groups keep the script's order (by their first variant).
 // Variants that do not prepare (bad input) form groups of their own.
-func IdenticalVariants(s *scenarios.Script, set map[string]string) [][]scenarios.Variant {
+func IdenticalVariants(s *scenarios.Script, set map[string]string, variants []scenarios.Variant) [][]scenarios.Variant {
 	var groups [][]scenarios.Variant
 	byKey := map[string]int{}
-	for _, v := range s.Variants {
+	for _, v := range variants {
 		key, err := runKey(s, v, set)
 		if err != nil {
 			groups = append(groups, []scenarios.Variant{v})

@@ -39,7 +39,7 @@ func (r *Runner) quorumController() (sim.NodeID, int32, error) {
 	}
 	id, _ := r.World.Lookup(name)
 	if scenarios.ControllerName.MatchString(name) {
-		n, _ := strconv.Atoi(name[1:])
+		n, _ := strconv.Atoi(strings.TrimPrefix(name, server.ControllerPrefix))
 		return id, server.FirstControllerID + int32(n), nil
 	}
 	n, _ := strconv.Atoi(name[1:])
@@ -64,9 +64,9 @@ func (r *Runner) activeQuorumImage() (string, *metadata.Image) {
 
 // controllerNode resolves cN, a dedicated controller.
 func (r *Runner) controllerNode(name string) (sim.NodeID, int32, error) {
-	n, err := strconv.Atoi(name[1:])
+	n, err := strconv.Atoi(strings.TrimPrefix(name, server.ControllerPrefix))
 	if err != nil || n < 0 || n >= len(r.Cluster.Controllers) {
-		return 0, 0, fmt.Errorf("%q is not a controller (controllers are c0..c%d)", name, len(r.Cluster.Controllers)-1)
+		return 0, 0, fmt.Errorf("%q is not a controller (controllers are ctl0..ctl%d)", name, len(r.Cluster.Controllers)-1)
 	}
 	return r.Cluster.Controllers[n], server.FirstControllerID + int32(n), nil
 }
@@ -76,7 +76,7 @@ func (r *Runner) controllerRange() string {
 	if len(r.Cluster.Controllers) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; controllers c0..c%d", len(r.Cluster.Controllers)-1)
+	return fmt.Sprintf("; controllers ctl0..ctl%d", len(r.Cluster.Controllers)-1)
 }
 
 // faultTargets are the nodes the swarm and restart-all act on: the
@@ -87,7 +87,7 @@ func (r *Runner) faultTargets() []string {
 		out = append(out, "b"+strconv.Itoa(i))
 	}
 	for i := range r.Cluster.Controllers {
-		out = append(out, "c"+strconv.Itoa(i))
+		out = append(out, server.NodeName(server.FirstControllerID+int32(i)))
 	}
 	return out
 }
@@ -96,7 +96,7 @@ func (r *Runner) faultTargets() []string {
 func (r *Runner) restartControllers() error {
 	for i, id := range r.Cluster.Controllers {
 		if !r.World.Up(id) {
-			if err := r.Step(scenarios.Step{Op: "restart", Args: []string{"c" + strconv.Itoa(i)}}); err != nil {
+			if err := r.Step(scenarios.Step{Op: "restart", Args: []string{server.NodeName(server.FirstControllerID + int32(i))}}); err != nil {
 				return err
 			}
 		}

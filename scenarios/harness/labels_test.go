@@ -85,7 +85,7 @@ func TestIdenticalVariantsUnderSet(t *testing.T) {
 		{map[string]string{"inter.broker.protocol.version": "2.0"}, [][]string{{"hw", "kip101", "kip279"}}},
 		{map[string]string{"acks": "1"}, [][]string{{"hw"}, {"kip101"}, {"kip279"}}},
 	} {
-		if d := cmp.Diff(c.want, names(IdenticalVariants(s, c.set))); d != "" {
+		if d := cmp.Diff(c.want, names(IdenticalVariants(s, c.set, s.Variants))); d != "" {
 			t.Errorf("-set %v (-want +got):\n%s", c.set, d)
 		}
 	}

@@ -497,7 +497,7 @@ func (r *Runner) broker(name string) (sim.NodeID, int32, error) {
 		}
 		return r.Cluster.Brokers[i], int32(i), nil
 	}
-	if len(r.Cluster.Controllers) > 0 && strings.HasPrefix(name, "c") && scenarios.ControllerName.MatchString(name) {
+	if len(r.Cluster.Controllers) > 0 && scenarios.ControllerName.MatchString(name) {
 		return r.controllerNode(name)
 	}
 	if !strings.HasPrefix(name, "b") {

@@ -20,13 +20,11 @@ package matrix
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
@@ -134,31 +132,10 @@ func newCell(i int, s *scenarios.Script, r Release) Cell {
 		c.Status = "n/a: a 'controller manual' script (its leader-and-isr steps are the ZooKeeper controller's decisions); KRaft has no such controller"
 		return c
 	}
-	if r.Mode == ModeKRaft && s.Controllers == 0 && namesCNode(s) {
-		// cN is a client of this script (it has no dedicated controllers):
-		// the quorum runs on the brokers instead (combined mode).
-		c.Set[config.PropProcessRoles] = config.RolesCombined.String()
-		c.Release.Mode = ModeKRaftCombined
-	}
 	if _, _, err := harness.Prepare(s, v.Name, c.Set); err != nil {
 		c.Status = "n/a: " + oneLine(err.Error())
 	}
 	return c
-}
-
-var cNode = regexp.MustCompile(`(^|[^A-Za-z0-9_])c[0-9]+($|[^A-Za-z0-9_])`)
-
-// namesCNode reports whether a step of s names a node cN (a client, in a
-// script without dedicated controllers; a controller's name in KRaft).
-func namesCNode(s *scenarios.Script) bool {
-	for _, st := range s.Steps {
-		for _, a := range st.Args {
-			if cNode.MatchString(a) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

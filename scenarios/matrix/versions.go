@@ -22,10 +22,6 @@ var DefaultVersions = []string{"0.10.2", "0.11.0", "1.1", "2.0", "2.1", "2.4", "
 const (
 	ModeZooKeeper = "zk"
 	ModeKRaft     = "kraft"
-	// ModeKRaftCombined is KRaft with the quorum on the brokers
-	// (process.roles=broker,controller), for a script that names a client
-	// cN, which dedicated controllers would take.
-	ModeKRaftCombined = "kraft-combined"
 )
 
 // Release is one version label of the matrix and the run properties it
