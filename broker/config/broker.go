@@ -445,7 +445,7 @@ func brokerVersion(props map[string]string) (Version, error) {
 		if err != nil {
 			return 0, err
 		}
-		if hasV && (mv.Level > latestMetadataVersion(v).Level || mv.Level < minMetadataVersion(v).Level) {
+		if hasV && (mv.Level > LatestMetadataVersion(v).Level || mv.Level < minMetadataVersion(v).Level) {
 			return 0, metadataConflict(ms, v)
 		}
 		if !hasV {

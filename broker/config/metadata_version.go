@@ -76,9 +76,9 @@ func (m MetadataVersion) AtLeast(o MetadataVersion) bool { return m.Level >= o.L
 // (KAFKA-15021).
 func (m MetadataVersion) LeaderEpochBumpOnISRShrink() bool { return !m.AtLeast(MetadataVersion36IV0) }
 
-// latestMetadataVersion is the latest production level of release v (the
+// LatestMetadataVersion is the latest production level of release v (the
 // level a new cluster of v bootstraps with); the zero value below 3.3.
-func latestMetadataVersion(v Version) MetadataVersion {
+func LatestMetadataVersion(v Version) MetadataVersion {
 	var out MetadataVersion
 	for _, m := range metadataVersions {
 		if m.Release == v {
@@ -105,7 +105,7 @@ func ParseMetadataVersion(s string) (MetadataVersion, error) {
 		return MetadataVersion{}, bad("not a KRaft release (X.Y, optionally -IVn)")
 	}
 	if !hasIV {
-		if m := latestMetadataVersion(v); m.Level != 0 {
+		if m := LatestMetadataVersion(v); m.Level != 0 {
 			return m, nil
 		}
 		return MetadataVersion{}, bad("Kafka " + v.String() + " has no KRaft metadata.version a cluster can start with")

@@ -258,8 +258,8 @@ func metadataVersionProp() property[Broker] {
 // release of inter.broker.protocol.version (or older than it supports).
 func metadataConflict(mv string, v Version) error {
 	return conflict(PropMetadataVersion, mv, PropInterBrokerProtocolVersion, v.String(),
-		"Kafka "+v.String()+" supports metadata.version "+minMetadataVersion(v).String()+" to "+latestMetadataVersion(v).String(),
-		"metadata.version "+minMetadataVersion(v).String()+" to "+latestMetadataVersion(v).String()+", or set only one of the two")
+		"Kafka "+v.String()+" supports metadata.version "+minMetadataVersion(v).String()+" to "+LatestMetadataVersion(v).String(),
+		"metadata.version "+minMetadataVersion(v).String()+" to "+LatestMetadataVersion(v).String()+", or set only one of the two")
 }
 
 // minMetadataVersion is the oldest level release v runs: 3.3-IV0
@@ -285,7 +285,7 @@ func (b Broker) MetadataVersionInEffect() MetadataVersion {
 	if !b.KRaftMode() {
 		return MetadataVersion{}
 	}
-	return latestMetadataVersion(b.InterBrokerProtocolVersion)
+	return LatestMetadataVersion(b.InterBrokerProtocolVersion)
 }
 
 // validateRelease checks metadata.version: KRaft only, and a level the
@@ -302,7 +302,7 @@ func (b Broker) validateRelease() error {
 				"metadata.version is a KRaft feature level, and process.roles is unset (ZooKeeper mode)",
 				"process.roles=broker or broker,controller, or metadata.version unset (inter.broker.protocol.version names the release)")
 		}
-		if mv.Level > latestMetadataVersion(v).Level || mv.Level < minMetadataVersion(v).Level {
+		if mv.Level > LatestMetadataVersion(v).Level || mv.Level < minMetadataVersion(v).Level {
 			return metadataConflict(b.MetadataVersion, v)
 		}
 	}
