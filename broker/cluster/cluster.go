@@ -200,7 +200,8 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 	sc.Coordinator.InitialRebalanceDelay = b.GroupInitialRebalanceDelay
 	sc.Txn = txn.Config{NumPartitions: b.Txn.StateLogNumPartitions, OffsetsPartitions: b.OffsetsTopicNumPartitions,
 		MaxTimeout: b.Txn.MaxTimeout, IDExpiration: b.Txn.IDExpiration, AbortCheckInterval: b.Txn.AbortCleanupInterval,
-		ExpireCheckInterval: b.Txn.RemoveExpiredInterval, Version: int16(b.Txn.Version)}
+		ExpireCheckInterval: b.Txn.RemoveExpiredInterval, Version: int16(b.Txn.Version),
+		FenceBumpsEpochTwice: b.Mechanisms().TxnFenceBumpsEpochTwice}
 	sc.TxnPartitionVerification = b.Txn.Enabled && b.Txn.PartitionVerification
 	if b.Txn.Enabled {
 		sc.TopicOverrides = map[string]server.TopicSettings{txn.StateTopic: {MinInsyncReplicas: b.Txn.StateLogMinISR}}

@@ -119,6 +119,7 @@ func (s Spec) validateKRaft() error {
 // kraftConfig is node id's KRaft configuration.
 func kraftConfig(c config.Config, id int32, roles config.Roles, voters []int32) *server.KRaftConfig {
 	k := c.Broker.KRaft
+	m := c.Broker.Mechanisms()
 	dir := k.MetadataLogDir
 	if dir == "" && len(c.Broker.LogDirs) > 0 {
 		dir = c.Broker.LogDirs[0]
@@ -137,6 +138,12 @@ func kraftConfig(c config.Config, id int32, roles config.Roles, voters []int32) 
 		DefaultReplicationFactor: c.Broker.DefaultReplicationFactor,
 		NumPartitions:            c.Broker.NumPartitions,
 		ELR:                      c.Broker.ELR.Enabled(),
+		MetadataVersion:          c.Broker.MetadataVersionInEffect().Level,
+		MetadataVersionMax:       config.LatestMetadataVersion(c.Broker.InterBrokerProtocolVersion).Level,
+		UncleanElection:          m.UncleanElectionKRaft,
+		UncleanCheckInterval:     k.UncleanElectionInterval,
+		// KAFKA-19522 is 4.0.0's; the releases table says where.
+		ElectFencedLastKnownLeader: m.FencedLastKnownLeaderElected,
 	}
 }
 

@@ -25,6 +25,7 @@ package config
 
 import (
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/kafkasim/kafkasim/sim"
@@ -168,6 +169,10 @@ type Broker struct {
 	// leader.imbalance.per.broker.percentage: the imbalance that triggers a
 	// rebalance. Default 10; in [0, 100].
 	LeaderImbalancePerBrokerPercentage int
+	// Patch is the patch release inter.broker.protocol.version named (1 of
+	// "4.0.1"), or -1 (the default) when it named the release alone, which
+	// is the release's DefaultPatch (release.go).
+	Patch int
 	// InterBrokerProtocolVersion is inter.broker.protocol.version. Default
 	// Latest (3.9); one of Versions().
 	InterBrokerProtocolVersion Version
@@ -258,11 +263,12 @@ type Broker struct {
 	// Ignored under HW and KIP101 truncation; set true at 2.0 to 2.6 it is
 	// an experiment Kafka never shipped.
 	TruncationInFetch bool
-	// MetadataVersion is metadata.version, KRaft's feature level naming a
-	// release ("4.0-IV3" or "4.0"). Default "" (follows
-	// inter.broker.protocol.version). Set, it needs KRaft mode and must name
-	// the release of inter.broker.protocol.version when both are given;
-	// alone it selects that release.
+	// MetadataVersion is metadata.version, KRaft's feature level
+	// ("3.6-IV2", or "3.6" for its latest level; metadata_version.go).
+	// Default "": the latest production level of
+	// inter.broker.protocol.version (MetadataVersionInEffect). Set, it
+	// needs KRaft mode and a level the release runs (3.3-IV0, from 4.0
+	// 3.3-IV3, up to the release's latest); alone it selects its release.
 	MetadataVersion string
 	// KRaft holds the KRaft properties (kraft.go).
 	KRaft KRaft
@@ -299,6 +305,7 @@ func DefaultBrokerFor(v Version) Broker {
 		LeaderImbalanceCheckInterval:           300 * sim.Second,
 		LeaderImbalancePerBrokerPercentage:     10,
 		InterBrokerProtocolVersion:             v,
+		Patch:                                  -1,
 		LogMessageFormatVersion:                "3.0-IV1",
 		LogSegmentBytes:                        1073741824,
 		LogRoll:                                168 * sim.Hour,
@@ -438,11 +445,11 @@ func brokerVersion(props map[string]string) (Version, error) {
 		if err != nil {
 			return 0, err
 		}
-		if hasV && mv != v {
+		if hasV && (mv.Level > LatestMetadataVersion(v).Level || mv.Level < minMetadataVersion(v).Level) {
 			return 0, metadataConflict(ms, v)
 		}
 		if !hasV {
-			v, hasV = mv, true
+			v, hasV = mv.Release, true
 		}
 	}
 	if !hasT {
@@ -519,13 +526,43 @@ func (b Broker) NonDefaultPairs() []string {
 // String renders Pairs one per line.
 func (b Broker) String() string { return strings.Join(b.Pairs(), "\n") }
 
-// versionProp is inter.broker.protocol.version.
+// versionProp is inter.broker.protocol.version: the release and, when
+// given, its patch (Broker.Patch).
 func versionProp() property[Broker] {
-	return choiceProp(PropInterBrokerProtocolVersion, func(b *Broker) *Version { return &b.InterBrokerProtocolVersion },
+	p := choiceProp(PropInterBrokerProtocolVersion, func(b *Broker) *Version { return &b.InterBrokerProtocolVersion },
 		func(s string) (Version, bool) {
 			v, err := ParseVersion(s)
 			return v, err == nil
 		}, allowedVersions())
+	set := p.set
+	p.set = func(b *Broker, s string) error {
+		if err := set(b, s); err != nil {
+			return err
+		}
+		_, b.Patch, _ = ParseVersionPatch(s)
+		return nil
+	}
+	get := p.get
+	p.get = func(b *Broker) string {
+		if b.Patch >= 0 {
+			return get(b) + "." + strconv.Itoa(b.Patch)
+		}
+		return get(b)
+	}
+	return p
+}
+
+// Mechanisms is what the configured release does at its patch
+// (inter.broker.protocol.version; see release.go).
+func (b Broker) Mechanisms() Mechanisms { return b.InterBrokerProtocolVersion.MechanismsAt(b.Patch) }
+
+// Release renders inter.broker.protocol.version with its patch when one
+// was given ("4.0.0"), else the release ("4.0").
+func (b Broker) Release() string {
+	if b.Patch >= 0 {
+		return b.InterBrokerProtocolVersion.String() + "." + strconv.Itoa(b.Patch)
+	}
+	return b.InterBrokerProtocolVersion.String()
 }
 
 // formatVersionProp is log.message.format.version or message.format.version:

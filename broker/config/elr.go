@@ -65,5 +65,10 @@ func (b Broker) validateELR() error {
 		return conflict(PropEligibleLeaderReplicasVersion, v, PropInterBrokerProtocolVersion, b.InterBrokerProtocolVersion.String(),
 			"Eligible Leader Replicas (KIP-966 part 1) arrived in Kafka 4.0", "inter.broker.protocol.version 4.0 or later, or eligible.leader.replicas.version=0")
 	}
+	if mv := b.MetadataVersionInEffect(); !mv.AtLeast(MetadataVersion40IV1) {
+		return conflict(PropEligibleLeaderReplicasVersion, v, PropMetadataVersion, mv.String(),
+			"eligible.leader.replicas.version 1 depends on metadata.version "+MetadataVersion40IV1.String(),
+			"metadata.version "+MetadataVersion40IV1.String()+" or later, or eligible.leader.replicas.version=0")
+	}
 	return nil
 }

@@ -39,8 +39,10 @@ const (
 	PropControllerQuorumVoters = "controller.quorum.voters"
 	PropZookeeperConnect       = "zookeeper.connect"
 	PropRaftPreVote            = "kafkasim.raft.prevote"
-	PropRaftCheckQuorum        = "kafkasim.raft.check.quorum"
-	PropRaftVoteCheckLog       = "kafkasim.raft.vote.check.log"
+	// PropUncleanElectionInterval is unclean.leader.election.interval.ms.
+	PropUncleanElectionInterval = "unclean.leader.election.interval.ms"
+	PropRaftCheckQuorum         = "kafkasim.raft.check.quorum"
+	PropRaftVoteCheckLog        = "kafkasim.raft.vote.check.log"
 )
 
 // Roles is process.roles.
@@ -171,6 +173,13 @@ type KRaft struct {
 	// MetadataSnapshotBytes is
 	// metadata.log.max.record.bytes.between.snapshots (20971520).
 	MetadataSnapshotBytes int64
+	// UncleanElectionInterval is unclean.leader.election.interval.ms
+	// (300000, at least 1; an internal property of Kafka 3.9's
+	// ReplicationConfigs): how often the active controller looks for
+	// leaderless partitions to elect uncleanly (KAFKA-12670). Accepted on
+	// every release, read only where the controller honours unclean
+	// election (3.9 on; Kafka before 3.9 ignores the unknown property).
+	UncleanElectionInterval sim.Duration
 	// PreVote is kafkasim.raft.prevote (KIP-996 pre-vote; on from 4.0).
 	PreVote bool
 	// CheckQuorum is kafkasim.raft.check.quorum (on; see the file comment).
@@ -192,6 +201,7 @@ func defaultKRaft(v Version) KRaft {
 		BrokerHeartbeatInterval: sim.Ms(2000),
 		MetadataLogSegmentBytes: 1073741824,
 		MetadataSnapshotBytes:   20971520,
+		UncleanElectionInterval: sim.Ms(300000),
 		PreVote:                 m.PreVote,
 		CheckQuorum:             true,
 		VoteCheckLog:            true,
@@ -220,6 +230,7 @@ func kraftProps() []property[Broker] {
 		stringProp("metadata.log.dir", func(b *Broker) *string { return &b.KRaft.MetadataLogDir }),
 		intProp("metadata.log.segment.bytes", func(b *Broker) *int { return &b.KRaft.MetadataLogSegmentBytes }, 14, maxInt32),
 		longProp("metadata.log.max.record.bytes.between.snapshots", func(b *Broker) *int64 { return &b.KRaft.MetadataSnapshotBytes }, 1, math.MaxInt64),
+		msProp(PropUncleanElectionInterval, k(func(c *KRaft) *sim.Duration { return &c.UncleanElectionInterval }), 1, math.MaxInt64),
 		boolProp(PropRaftPreVote, func(b *Broker) *bool { return &b.KRaft.PreVote }),
 		boolProp(PropRaftCheckQuorum, func(b *Broker) *bool { return &b.KRaft.CheckQuorum }),
 		boolProp(PropRaftVoteCheckLog, func(b *Broker) *bool { return &b.KRaft.VoteCheckLog }),

@@ -11,12 +11,27 @@ package config
 // ParseMatrixVersion maps a label of the version matrix ("2.0", "3.9-zk",
 // "3.9-kraft", "4.0") to the properties a run needs for it.
 //
+// Patch releases: a row may name the patch release it arrives in (Patch:
+// 1 is X.Y.1), for a bug Kafka fixed in a patch release, so that the release
+// that had it reproduces it: 4.0.0 elects a fenced last-known leader
+// (KAFKA-19522) and bumps the producer epoch twice on a transaction version
+// 2 fence-and-abort (KAFKA-19367); 4.0.1 fixes both. A release named
+// without its patch ("4.0", inter.broker.protocol.version=4.0) is its newest
+// patch the table knows (DefaultPatch: 4.0 is 4.0.1), which is what kafkasim
+// modelled before patches were in the table. A patch the table has no row
+// for behaves as the newest row at or below it (3.9.1 is 3.9.0).
+//
 // Simplified vs Kafka: a mechanism arrives with the release that shipped
 // it; Kafka's inter.broker.protocol.version sub-versions (2.7-IV1 for
 // truncation in Fetch) are folded into their release, and a mechanism that
-// Kafka back-ported to a patch release arrives at its minor release.
+// Kafka back-ported to a patch release arrives at its minor release unless
+// a row names the patch (only where kafkasim models the difference).
 
-import "strings"
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // Mechanisms is what a release does, as far as kafkasim models it.
 type Mechanisms struct {
@@ -86,12 +101,35 @@ type Mechanisms struct {
 	// 4.0, 2 from 4.0 (KIP-890 part 2: an epoch bump on every commit and
 	// abort); 0 before transactions.
 	TransactionVersion int
+	// UncleanElectionKRaft: the KRaft controller honours
+	// unclean.leader.election.enable (topic, else cluster) when a broker
+	// leaves, and checks leaderless partitions every
+	// unclean.leader.election.interval.ms (KAFKA-12670, PR #16866, 3.9.0).
+	// Before, ConfigurationControlManager.uncleanLeaderElectionEnabledForTopic
+	// returned false: a 3.3-3.8 KRaft controller never elects uncleanly on
+	// its own (only the ElectLeaders API could, which kafkasim does not
+	// model).
+	UncleanElectionKRaft bool
+	// FencedLastKnownLeaderElected is KAFKA-19522 (4.0.0 only): the
+	// last-known-leader election of KIP-966 elects that broker even while
+	// it is fenced (PartitionChangeBuilder.canElectLastKnownLeader only
+	// logged an unacceptable leader); fixed in 4.0.1 and 4.1.0.
+	FencedLastKnownLeaderElected bool
+	// TxnFenceBumpsEpochTwice is KAFKA-19367 (4.0.0 only): with
+	// transaction version 2 a coordinator's fence-and-abort (InitProducerId
+	// over an ongoing transaction, or its timeout) bumps the producer epoch
+	// in the fence and again in the abort; fixed in 4.0.1 and 4.1.0 (one
+	// bump).
+	TxnFenceBumpsEpochTwice bool
 }
 
 // release is one row of the table: from release From on, Apply changes the
 // mechanisms of the release before it.
 type release struct {
-	From  Version
+	From Version
+	// Patch is the patch release of From the row arrives in: 0 for X.Y.0,
+	// 1 for X.Y.1.
+	Patch int
 	Cite  string
 	Apply func(*Mechanisms)
 	// Alias is the truncation alias that selects this release as
@@ -135,25 +173,51 @@ var releases = []release{
 	{From: V3_6, Cite: "KIP-890 part 1: transaction.partition.verification.enable (KAFKA-14402's hanging transactions)", Apply: func(m *Mechanisms) {
 		m.TxnPartitionVerification = true
 	}},
-	{From: V3_9, Cite: "KIP-500: the last release with ZooKeeper (KRaft possible)", Alias: KIP279, Apply: func(m *Mechanisms) {}},
-	{From: V4_0, Cite: "KIP-500: KRaft only; KIP-996 pre-vote; KIP-966 ELR available, off by default; KIP-890 part 2: transaction.version 2", Apply: func(m *Mechanisms) {
+	{From: V3_9, Cite: "KIP-500: the last release with ZooKeeper (KRaft possible); KAFKA-12670: the KRaft controller honours unclean.leader.election.enable and checks leaderless partitions every unclean.leader.election.interval.ms", Alias: KIP279, Apply: func(m *Mechanisms) {
+		m.UncleanElectionKRaft = true
+	}},
+	{From: V4_0, Cite: "KIP-500: KRaft only; KIP-996 pre-vote; KIP-966 ELR available, off by default; KIP-890 part 2: transaction.version 2; 4.0.0's KAFKA-19522 (a fenced last-known leader is elected) and KAFKA-19367 (a TV2 fence-and-abort bumps the epoch twice)", Apply: func(m *Mechanisms) {
 		m.ZooKeeper, m.PreVote, m.ELRAvailable = false, true, true
 		m.TransactionVersion = 2
+		m.FencedLastKnownLeaderElected, m.TxnFenceBumpsEpochTwice = true, true
+	}},
+	{From: V4_0, Patch: 1, Cite: "KAFKA-19522 fixed (only an acceptable last-known leader is elected); KAFKA-19367 fixed (one epoch bump on a TV2 fence-and-abort)", Apply: func(m *Mechanisms) {
+		m.FencedLastKnownLeaderElected, m.TxnFenceBumpsEpochTwice = false, false
 	}},
 	{From: V4_1, Cite: "KIP-966: ELR on by default for new clusters", Apply: func(m *Mechanisms) {
 		m.ELRDefault = true
 	}},
 }
 
-// Mechanisms returns what release v does (the table's rows up to v). An
+// Mechanisms returns what release v does at its default patch (the
+// table's rows up to v's newest patch row; see the file comment). An
 // invalid v gets the zero Mechanisms.
-func (v Version) Mechanisms() Mechanisms {
+func (v Version) Mechanisms() Mechanisms { return v.MechanismsAt(-1) }
+
+// DefaultPatch is the patch release "X.Y" alone means: the newest patch
+// the table has a row for (1 for 4.0), else 0.
+func (v Version) DefaultPatch() int {
+	p := 0
+	for _, r := range releases {
+		if r.From == v && r.Patch > p {
+			p = r.Patch
+		}
+	}
+	return p
+}
+
+// MechanismsAt returns what patch release patch of v does (v.patch, e.g.
+// 4.0.0 for patch 0); a negative patch is DefaultPatch.
+func (v Version) MechanismsAt(patch int) Mechanisms {
 	if !v.Valid() {
 		return Mechanisms{}
 	}
+	if patch < 0 {
+		patch = v.DefaultPatch()
+	}
 	n := 0
 	for _, r := range releases {
-		if r.From > v {
+		if r.From > v || r.From == v && r.Patch > patch {
 			break
 		}
 		n++
@@ -183,6 +247,9 @@ func ReleaseCitations() []string {
 	out := make([]string, len(releases))
 	for i, r := range releases {
 		out[i] = r.From.String() + ": " + r.Cite
+		if r.Patch > 0 {
+			out[i] = r.From.String() + "." + strconv.Itoa(r.Patch) + ": " + r.Cite
+		}
 	}
 	return out
 }
@@ -198,23 +265,35 @@ func aliasVersion(t Truncation) Version {
 }
 
 // Matrix labels: a release alone runs in its only mode (ZooKeeper below
-// 3.3, KRaft from 4.0); from 3.3 to 3.9 the label names the mode.
+// 3.3, KRaft from 4.0); from 3.3 to 3.9 the label names the mode. A label
+// may name a patch release ("4.0.0", "4.0.1", "3.9.0-kraft"): the release
+// at that patch (see the file comment); without one it is DefaultPatch.
 const (
 	matrixZK    = "-zk"
 	matrixKRaft = "-kraft"
 )
 
-// MatrixLabels returns every label ParseMatrixVersion accepts, oldest
-// release first.
+// MatrixLabels returns the labels to list: one per release and mode, oldest
+// release first, and for a release with patch rows (4.0) also each of its
+// patches ("4.0.0", "4.0.1") after it. ParseMatrixVersion accepts these
+// and any other patch of a known release.
 func MatrixLabels() []string {
 	var out []string
 	for _, v := range Versions() {
 		m := v.Mechanisms()
-		switch {
-		case m.ZooKeeper && m.KRaftAvailable:
-			out = append(out, v.String()+matrixZK, v.String()+matrixKRaft)
-		default:
-			out = append(out, v.String())
+		modes := []string{""}
+		if m.ZooKeeper && m.KRaftAvailable {
+			modes = []string{matrixZK, matrixKRaft}
+		}
+		for _, mode := range modes {
+			out = append(out, v.String()+mode)
+		}
+		if p := v.DefaultPatch(); p > 0 {
+			for i := 0; i <= p; i++ {
+				for _, mode := range modes {
+					out = append(out, v.String()+"."+strconv.Itoa(i)+mode)
+				}
+			}
 		}
 	}
 	return out
@@ -223,21 +302,31 @@ func MatrixLabels() []string {
 // ParseMatrixVersion returns the properties a run needs for the matrix
 // label s: {inter.broker.protocol.version: "3.9"} for "3.9-zk" (and for a
 // ZooKeeper-only release such as "2.0"), plus process.roles=broker for
-// "3.9-kraft"; "4.0" needs only the version (4.0 runs KRaft by default).
-// An unknown label is an *Error listing the known ones.
+// "3.9-kraft"; "4.0" needs only the version (4.0 runs KRaft by default); a
+// patch label keeps its patch ("4.0.0": inter.broker.protocol.version
+// 4.0.0). An unknown label is an *Error listing the known ones.
 func ParseMatrixVersion(s string) (map[string]string, error) {
 	label := strings.TrimSpace(s)
-	for _, known := range MatrixLabels() {
-		if known != label {
-			continue
-		}
-		release, mode, _ := strings.Cut(label, "-")
-		props := map[string]string{PropInterBrokerProtocolVersion: release}
-		if "-"+mode == matrixKRaft {
-			props[PropProcessRoles] = RolesBroker.String()
-		}
-		return props, nil
+	release, mode, _ := strings.Cut(label, "-")
+	bad := &Error{Kind: BadValue, Property: "version", Value: s, Reason: "not a known matrix label",
+		Allowed: strings.Join(MatrixLabels(), ", ") + " (or another patch release of a listed one, such as 3.9.1-kraft)"}
+	v, patch, ok := parseReleasePatch(release)
+	if !ok {
+		return nil, bad
 	}
-	return nil, &Error{Kind: BadValue, Property: "version", Value: s, Reason: "not a known matrix label",
-		Allowed: strings.Join(MatrixLabels(), ", ")}
+	want := v.String()
+	if mode != "" {
+		want += "-" + mode
+	}
+	if !slices.Contains(MatrixLabels(), want) {
+		return nil, bad
+	}
+	props := map[string]string{PropInterBrokerProtocolVersion: v.String()}
+	if patch >= 0 {
+		props[PropInterBrokerProtocolVersion] = v.String() + "." + strconv.Itoa(patch)
+	}
+	if "-"+mode == matrixKRaft {
+		props[PropProcessRoles] = RolesBroker.String()
+	}
+	return props, nil
 }

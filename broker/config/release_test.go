@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -33,6 +34,10 @@ func TestReleasesTableRowByRow(t *testing.T) {
 		"ELRDefault":                   {V4_1, 0},
 		"Transactions":                 {V0_11_0, 0},
 		"TxnPartitionVerification":     {V3_6, 0},
+		"UncleanElectionKRaft":         {V3_9, 0},
+		// 4.0.0 only: the default patch of 4.0 is 4.0.1 (TestPatchReleases).
+		"FencedLastKnownLeaderElected": {V4_0 + 1, V4_0},
+		"TxnFenceBumpsEpochTwice":      {V4_0 + 1, V4_0},
 	}
 	truncation := func(v Version) Truncation {
 		switch {
@@ -67,7 +72,9 @@ func TestReleasesTableRowByRow(t *testing.T) {
 			}
 		}
 	}
-	if !sort.SliceIsSorted(releases, func(i, j int) bool { return releases[i].From < releases[j].From }) {
+	if !sort.SliceIsSorted(releases, func(i, j int) bool {
+		return releases[i].From < releases[j].From || releases[i].From == releases[j].From && releases[i].Patch < releases[j].Patch
+	}) {
 		t.Error("the releases table is not in release order")
 	}
 	for _, r := range releases {
@@ -134,6 +141,11 @@ func TestParseMatrixVersion(t *testing.T) {
 		"0.10.2":    {PropInterBrokerProtocolVersion: "0.10.2"},
 		"4.0":       {PropInterBrokerProtocolVersion: "4.0"},
 		" 4.1 ":     {PropInterBrokerProtocolVersion: "4.1"},
+		// Patch labels keep the patch; any patch of a known release.
+		"4.0.0":       {PropInterBrokerProtocolVersion: "4.0.0"},
+		"4.0.1":       {PropInterBrokerProtocolVersion: "4.0.1"},
+		"3.9.0-kraft": {PropInterBrokerProtocolVersion: "3.9.0", PropProcessRoles: "broker"},
+		"0.10.2.1":    {PropInterBrokerProtocolVersion: "0.10.2.1"},
 	}
 	for label, want := range good {
 		got, err := ParseMatrixVersion(label)
@@ -150,10 +162,10 @@ func TestParseMatrixVersion(t *testing.T) {
 			t.Errorf("%q: KRaft mode %v, want %v", label, c.Broker.KRaftMode(), kraft)
 		}
 	}
-	for _, bad := range []string{"", "3.9", "2.0-kraft", "4.0-zk", "4.0-kraft", "5.0", "3.9-KRaft", "latest"} {
+	for _, bad := range []string{"", "3.9", "2.0-kraft", "4.0-zk", "4.0-kraft", "5.0", "3.9-KRaft", "latest", "3.9.0", "4.0.0-kraft", "4.0.x", "4.0.01", "2.0.1-zk"} {
 		_, err := ParseMatrixVersion(bad)
 		var e *Error
-		if !errors.As(err, &e) || e.Kind != BadValue || !strings.Contains(e.Allowed, "3.9-zk, 3.9-kraft, 4.0, 4.1") {
+		if !errors.As(err, &e) || e.Kind != BadValue || !strings.Contains(e.Allowed, "3.9-zk, 3.9-kraft, 4.0, 4.0.0, 4.0.1, 4.1") {
 			t.Errorf("ParseMatrixVersion(%q) = %v; want a BadValue listing the labels", bad, err)
 		}
 	}
@@ -172,6 +184,10 @@ func TestMetadataVersion(t *testing.T) {
 		{map[string]string{PropMetadataVersion: "4.1"}, V4_1},
 		{map[string]string{PropMetadataVersion: "3.9-IV0", PropProcessRoles: "broker"}, V3_9},
 		{map[string]string{PropMetadataVersion: "4.0-IV1", PropInterBrokerProtocolVersion: "4.0"}, V4_0},
+		// An older level than the release's: a cluster formatted with
+		// --release-version, or an upgrade not yet finalized.
+		{map[string]string{PropMetadataVersion: "3.9", PropInterBrokerProtocolVersion: "4.0"}, V4_0},
+		{map[string]string{PropMetadataVersion: "3.5-IV2", PropInterBrokerProtocolVersion: "3.7", PropProcessRoles: "broker"}, V3_7},
 	} {
 		b, err := ParseBroker(c.props)
 		if err != nil || b.InterBrokerProtocolVersion != c.want || !b.KRaftMode() {
@@ -188,10 +204,18 @@ func TestMetadataVersion(t *testing.T) {
 		{map[string]string{PropMetadataVersion: "3.5-IV2", PropInterBrokerProtocolVersion: "3.5"}, Conflict, PropMetadataVersion, PropProcessRoles},
 		// Two releases.
 		{map[string]string{PropMetadataVersion: "4.1-IV0", PropInterBrokerProtocolVersion: "4.0"}, Conflict, PropMetadataVersion, PropInterBrokerProtocolVersion},
-		{map[string]string{PropMetadataVersion: "3.9", PropInterBrokerProtocolVersion: "4.0"}, Conflict, PropMetadataVersion, PropInterBrokerProtocolVersion},
+		{map[string]string{PropMetadataVersion: "3.7-IV0", PropInterBrokerProtocolVersion: "3.6", PropProcessRoles: "broker"}, Conflict, PropMetadataVersion, PropInterBrokerProtocolVersion},
+		// 4.0 dropped the levels below 3.3-IV3.
+		{map[string]string{PropMetadataVersion: "3.3-IV2", PropInterBrokerProtocolVersion: "4.0"}, Conflict, PropMetadataVersion, PropInterBrokerProtocolVersion},
+		// ELR needs 4.0-IV1.
+		{map[string]string{PropMetadataVersion: "4.0-IV0", PropInterBrokerProtocolVersion: "4.1"}, Conflict, PropEligibleLeaderReplicasVersion, PropMetadataVersion},
 		// Not a release.
 		{map[string]string{PropMetadataVersion: "4.0-IVx"}, BadValue, PropMetadataVersion, ""},
 		{map[string]string{PropMetadataVersion: "9.9"}, BadValue, PropMetadataVersion, ""},
+		// An internal version Kafka does not have, a release without KRaft.
+		{map[string]string{PropMetadataVersion: "3.6-IV3"}, BadValue, PropMetadataVersion, ""},
+		{map[string]string{PropMetadataVersion: "3.2"}, BadValue, PropMetadataVersion, ""},
+		{map[string]string{PropMetadataVersion: "3.6-IV01"}, BadValue, PropMetadataVersion, ""},
 	} {
 		_, err := ParseBroker(c.props)
 		var e *Error
@@ -201,9 +225,77 @@ func TestMetadataVersion(t *testing.T) {
 	}
 	// A hand-built broker is checked too.
 	b := DefaultBrokerFor(V4_0)
-	b.MetadataVersion = "3.9"
+	b.MetadataVersion = "4.1-IV0"
 	var e *Error
 	if err := b.Validate(); !errors.As(err, &e) || e.Kind != Conflict || e.Other != PropInterBrokerProtocolVersion {
-		t.Errorf("hand-built 4.0 broker with metadata.version 3.9: %v", err)
+		t.Errorf("hand-built 4.0 broker with metadata.version 4.1-IV0: %v", err)
+	}
+}
+
+// TestMetadataVersionFollowsRelease: without metadata.version a KRaft
+// cluster bootstraps with its release's latest production level, and only
+// levels below 3.6-IV0 bump the leader epoch on an ISR shrink (KAFKA-15021).
+func TestMetadataVersionFollowsRelease(t *testing.T) {
+	want := map[Version]string{V3_3: "3.3-IV3", V3_4: "3.4-IV0", V3_5: "3.5-IV2", V3_6: "3.6-IV2", V3_7: "3.7-IV4",
+		V3_8: "3.8-IV0", V3_9: "3.9-IV0", V4_0: "4.0-IV3", V4_1: "4.1-IV1"}
+	for v, name := range want {
+		props := map[string]string{PropInterBrokerProtocolVersion: v.String()}
+		if v < V4_0 {
+			props[PropProcessRoles] = "broker"
+		}
+		b, err := ParseBroker(props)
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		mv := b.MetadataVersionInEffect()
+		if mv.String() != name || mv.LeaderEpochBumpOnISRShrink() != (v < V3_6) {
+			t.Errorf("%s: metadata.version %s (bump on shrink %v), want %s", v, mv, mv.LeaderEpochBumpOnISRShrink(), name)
+		}
+	}
+	b, err := ParseBroker(map[string]string{PropInterBrokerProtocolVersion: "3.7", PropProcessRoles: "broker", PropMetadataVersion: "3.5-IV2"})
+	if err != nil || b.MetadataVersionInEffect().Level != 11 || !b.MetadataVersionInEffect().LeaderEpochBumpOnISRShrink() {
+		t.Errorf("3.7 at 3.5-IV2: %v, %v", b.MetadataVersionInEffect(), err)
+	}
+	if mv := DefaultBrokerFor(V3_9).MetadataVersionInEffect(); mv.Level != 0 {
+		t.Errorf("ZooKeeper mode has metadata.version %s", mv)
+	}
+	for i, m := range metadataVersions[1:] {
+		if m.Level != metadataVersions[i].Level+1 {
+			t.Errorf("%s: level %d after %s's %d", m, m.Level, metadataVersions[i], metadataVersions[i].Level)
+		}
+	}
+}
+
+// TestPatchReleases: a patch named in inter.broker.protocol.version picks
+// its rows; "4.0" alone is 4.0.1 (DefaultPatch), so 4.0.0's bugs need the
+// patch spelled out.
+func TestPatchReleases(t *testing.T) {
+	for _, c := range []struct {
+		ibp       string
+		release   string
+		bug       bool
+		wantPatch int
+	}{
+		{"4.0", "4.0", false, -1}, {"4.0.0", "4.0.0", true, 0}, {"4.0.1", "4.0.1", false, 1},
+		{"4.0.2", "4.0.2", false, 2}, {"4.1", "4.1", false, -1}, {"4.1.0", "4.1.0", false, 0},
+	} {
+		b, err := ParseBroker(map[string]string{PropInterBrokerProtocolVersion: c.ibp})
+		if err != nil {
+			t.Fatalf("%s: %v", c.ibp, err)
+		}
+		m := b.Mechanisms()
+		if b.Patch != c.wantPatch || b.Release() != c.release || m.FencedLastKnownLeaderElected != c.bug || m.TxnFenceBumpsEpochTwice != c.bug {
+			t.Errorf("%s: patch %d, release %s, KAFKA-19522 %v, KAFKA-19367 %v; want %d, %s, bugs %v",
+				c.ibp, b.Patch, b.Release(), m.FencedLastKnownLeaderElected, m.TxnFenceBumpsEpochTwice, c.wantPatch, c.release, c.bug)
+		}
+		if !slices.Contains(b.Pairs(), PropInterBrokerProtocolVersion+"="+c.release) {
+			t.Errorf("%s: pairs do not render the release as %s", c.ibp, c.release)
+		}
+	}
+	if V4_0.DefaultPatch() != 1 || V3_9.DefaultPatch() != 0 {
+		t.Errorf("default patches: 4.0 %d, 3.9 %d", V4_0.DefaultPatch(), V3_9.DefaultPatch())
+	}
+	if V3_9.MechanismsAt(0) != V3_9.Mechanisms() || V3_9.MechanismsAt(7) != V3_9.Mechanisms() {
+		t.Error("3.9's patches differ though the table has no 3.9 patch row")
 	}
 }

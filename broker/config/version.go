@@ -107,6 +107,40 @@ func ParseVersion(s string) (Version, error) {
 	return v, nil
 }
 
+// ParseVersionPatch is ParseVersion that also returns the patch release
+// given ("4.0.1": 1), or -1 for a release alone ("4.0"). The releases table
+// models the patches where Kafka's behaviour changed (release.go).
+func ParseVersionPatch(s string) (Version, int, error) {
+	v, patch, ok := parseReleasePatch(strings.TrimSpace(s))
+	if !ok {
+		_, err := ParseVersion(s)
+		return 0, -1, err
+	}
+	return v, patch, nil
+}
+
+// parseReleasePatch is parseRelease (without -IVn) that also returns the
+// patch number, -1 when s names no patch.
+func parseReleasePatch(s string) (Version, int, bool) {
+	v, ok := parseRelease(s, false)
+	if !ok {
+		return 0, -1, false
+	}
+	parts := strings.Split(s, ".")
+	width := 2
+	if parts[0] == "0" {
+		width = 3
+	}
+	if len(parts) == width {
+		return v, -1, true
+	}
+	n, err := strconv.Atoi(parts[width])
+	if err != nil || n > 99 {
+		return 0, -1, false
+	}
+	return v, n, true
+}
+
 // parseRelease maps "0.10.2", "0.10.2.1", "2.8", "2.8.1" (and, when iv is
 // set, "2.8-IV1") to its release.
 func parseRelease(s string, iv bool) (Version, bool) {
@@ -203,18 +237,8 @@ func (t Truncation) Version() Version { return aliasVersion(t) }
 // truncationRanges says which releases select which protocol, for errors.
 const truncationRanges = "hw needs a version below 0.11, kip101 0.11 to 1.1, kip279 2.0 or later"
 
-// parseMetadataVersion parses metadata.version: a release with an optional
-// -IVn suffix ("4.0-IV3", "3.9").
-func parseMetadataVersion(s string) (Version, error) {
-	v, ok := parseRelease(strings.TrimSpace(s), true)
-	if !ok {
-		return 0, &Error{Kind: BadValue, Property: PropMetadataVersion, Value: s,
-			Reason: "not a known Kafka release", Allowed: metadataAllowed}
-	}
-	return v, nil
-}
-
-const metadataAllowed = "a Kafka release, optionally with an -IVn suffix (4.0-IV3, 3.9)"
+// parseMetadataVersion parses metadata.version (metadata_version.go).
+func parseMetadataVersion(s string) (MetadataVersion, error) { return ParseMetadataVersion(s) }
 
 func metadataVersionProp() property[Broker] {
 	p := stringProp(PropMetadataVersion, func(b *Broker) *string { return &b.MetadataVersion })
@@ -230,16 +254,42 @@ func metadataVersionProp() property[Broker] {
 	return p
 }
 
-// metadataConflict is metadata.version naming another release than
-// inter.broker.protocol.version.
+// metadataConflict is metadata.version naming a level newer than the
+// release of inter.broker.protocol.version (or older than it supports).
 func metadataConflict(mv string, v Version) error {
 	return conflict(PropMetadataVersion, mv, PropInterBrokerProtocolVersion, v.String(),
-		"metadata.version and inter.broker.protocol.version name different releases",
-		"metadata.version "+v.String()+" (or "+v.String()+"-IVn), or set only one of the two")
+		"Kafka "+v.String()+" supports metadata.version "+minMetadataVersion(v).String()+" to "+LatestMetadataVersion(v).String(),
+		"metadata.version "+minMetadataVersion(v).String()+" to "+LatestMetadataVersion(v).String()+", or set only one of the two")
 }
 
-// validateRelease checks metadata.version: KRaft only, and the release of
-// inter.broker.protocol.version.
+// minMetadataVersion is the oldest level release v runs: 3.3-IV0
+// (MINIMUM_BOOTSTRAP_VERSION) in 3.x, 3.3-IV3 from 4.0 (which dropped the
+// older levels).
+func minMetadataVersion(v Version) MetadataVersion {
+	if v >= V4_0 {
+		return metadataVersions[3]
+	}
+	return metadataVersions[0]
+}
+
+// MetadataVersionInEffect is the metadata.version the cluster bootstraps
+// with: metadata.version when set, else the latest production level of
+// inter.broker.protocol.version (the zero value in ZooKeeper mode or below
+// 3.3).
+func (b Broker) MetadataVersionInEffect() MetadataVersion {
+	if b.MetadataVersion != "" {
+		if mv, err := parseMetadataVersion(b.MetadataVersion); err == nil {
+			return mv
+		}
+	}
+	if !b.KRaftMode() {
+		return MetadataVersion{}
+	}
+	return LatestMetadataVersion(b.InterBrokerProtocolVersion)
+}
+
+// validateRelease checks metadata.version: KRaft only, and a level the
+// release of inter.broker.protocol.version runs.
 func (b Broker) validateRelease() error {
 	v := b.InterBrokerProtocolVersion
 	if b.MetadataVersion != "" {
@@ -252,7 +302,7 @@ func (b Broker) validateRelease() error {
 				"metadata.version is a KRaft feature level, and process.roles is unset (ZooKeeper mode)",
 				"process.roles=broker or broker,controller, or metadata.version unset (inter.broker.protocol.version names the release)")
 		}
-		if mv != v {
+		if mv.Level > LatestMetadataVersion(v).Level || mv.Level < minMetadataVersion(v).Level {
 			return metadataConflict(b.MetadataVersion, v)
 		}
 	}

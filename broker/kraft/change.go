@@ -11,10 +11,16 @@ package kraft
 //     LeaderRecoveryState RECOVERING (KIP-704); otherwise no leader (-1);
 //   - an ISR that would become empty is left as it is (the last member
 //     stays) when ELR is off;
-//   - since metadata.version 3.6-IV0 an ISR shrink alone does not bump the
-//     leader epoch (MetadataVersion.isLeaderEpochBumpRequiredOnIsrShrink); the
-//     image's Merge bumps it on every leader change, and the partition
-//     epoch on every change.
+//   - below metadata.version 3.6-IV0 an ISR shrink bumps the leader epoch
+//     although the leader stays (triggerLeaderEpochBumpIfNeeded: the record
+//     names the same leader; KAFKA-15021 stopped it from 3.6-IV0,
+//     MetadataVersion.isLeaderEpochBumpRequiredOnIsrShrink); the level is
+//     the image's finalized metadata.version, else Config.MetadataVersion.
+//     The image's Merge bumps the leader epoch on every record that names
+//     a leader, and the partition epoch on every change;
+//   - unclean.leader.election.enable is read only from 3.9
+//     (Config.UncleanElection, KAFKA-12670): before, the controller's
+//     uncleanLeaderElectionEnabledForTopic was hard-wired false.
 //
 // With ELR on (eligible.leader.replicas.version=1, KIP-966 part 1,
 // maybePopulateTargetElr / maybeUpdateRecordElr): a target ISR at or above
@@ -37,8 +43,10 @@ package kraft
 // elected once acceptable — whatever unclean.leader.election.enable says —
 // as an unclean election (ISR just it, LeaderRecoveryState RECOVERING), even
 // after an unclean shutdown took it out of the ELR. KAFKA-19522 (fixed in
-// 4.0.1 and 4.1.0) made Kafka 4.0.0 elect it even while fenced; kafkasim
-// follows the fix. Any leader clears the LastKnownELR.
+// 4.0.1 and 4.1.0) made Kafka 4.0.0 elect it even while fenced (its
+// canElectLastKnownLeader logged an unacceptable leader and went on):
+// Config.ElectFencedLastKnownLeader, set for 4.0.0 by the releases table.
+// Any leader clears the LastKnownELR.
 
 import (
 	"fmt"
@@ -64,6 +72,10 @@ type change struct {
 	// shutdown (-1 for none): it may not lead and leaves the ELR.
 	uncleanShutdown int32
 	targetELR       []int32
+	// electFenced is 4.0.0's KAFKA-19522 (Config.ElectFencedLastKnownLeader).
+	electFenced bool
+	// bumpOnShrink: the metadata.version is below 3.6-IV0 (KAFKA-15021).
+	bumpOnShrink bool
 	// uncleanElected is set by build when it elected a leader from
 	// outside the ISR; elrElected when it elected one from the ELR;
 	// lastKnownElected when it elected the last known leader.
@@ -74,10 +86,11 @@ func (c *Controller) newChange(p metadata.PartitionState, acceptable func(int32)
 	if acceptable == nil {
 		acceptable = c.isActive
 	}
-	ch := &change{p: p, acceptable: acceptable, unclean: c.cfg.Unclean != nil && c.cfg.Unclean(p.Topic),
+	ch := &change{p: p, acceptable: acceptable, unclean: c.cfg.UncleanElection && c.cfg.Unclean != nil && c.cfg.Unclean(p.Topic),
 		targetISR: slices.Clone(p.ISR), targetLRS: p.LeaderRecoveryState,
 		elr: c.cfg.ELR, minISR: 1, uncleanShutdown: -1,
-		targetELR: slices.Clone(p.ELR)}
+		targetELR: slices.Clone(p.ELR), electFenced: c.cfg.ElectFencedLastKnownLeader,
+		bumpOnShrink: c.metadataVersion() < metadata.MetadataVersion36IV0}
 	if c.cfg.MinISR != nil {
 		ch.minISR = c.cfg.MinISR(p.Topic)
 	}
@@ -117,6 +130,17 @@ func (ch *change) populateTargetELR() {
 	ch.targetELR = elr
 }
 
+// containsAll reports whether a holds every member of b
+// (Replicas.contains).
+func containsAll(a, b []int32) bool {
+	for _, r := range b {
+		if !slices.Contains(a, r) {
+			return false
+		}
+	}
+	return true
+}
+
 func sortedUnion(a, b []int32) []int32 {
 	out := slices.Concat(a, b)
 	slices.Sort(out)
@@ -148,10 +172,21 @@ func (ch *change) elect() (int32, bool) {
 }
 
 // canElectLastKnownLeader: ELR on, the target ISR and ELR empty, the
-// LastKnownELR just the last leader, and that broker acceptable
-// (KAFKA-19522).
+// LastKnownELR just the last leader, and that broker acceptable — or, on
+// 4.0.0 (KAFKA-19522), whether acceptable or not.
 func (ch *change) canElectLastKnownLeader() bool {
-	return ch.elr && len(ch.targetISR) == 0 && len(ch.targetELR) == 0 && len(ch.p.LastKnownELR) == 1 && ch.acceptable(ch.p.LastKnownELR[0])
+	return ch.elr && len(ch.targetISR) == 0 && len(ch.targetELR) == 0 && len(ch.p.LastKnownELR) == 1 &&
+		(ch.electFenced || ch.acceptable(ch.p.LastKnownELR[0]))
+}
+
+// metadataVersion is the finalized metadata.version level of the working
+// image (FeatureControlManager.metadataVersion), else the one the
+// controller bootstraps with.
+func (c *Controller) metadataVersion() int16 {
+	if l := c.working.img.Feature(metadata.MetadataVersionFeature); l > 0 {
+		return l
+	}
+	return c.cfg.MetadataVersion
 }
 
 // build returns the record, or nil when nothing changes.
@@ -172,6 +207,11 @@ func (ch *change) build() *metadata.PartitionChangeRecord {
 				rec.LeaderRecoveryState = metadata.Recovering
 			}
 		}
+	}
+	// triggerLeaderEpochBumpIfNeeded: below 3.6-IV0 an ISR shrink names
+	// the same leader, so the leader epoch is bumped (KAFKA-15021).
+	if rec.Leader == metadata.NoLeaderChange && ch.bumpOnShrink && !containsAll(ch.targetISR, ch.p.ISR) {
+		rec.Leader = ch.p.Leader
 	}
 	// maybeUpdateRecordElr: an unclean election, or ELR off, clears both.
 	if rec.ISR != nil || !ch.elr {

@@ -50,6 +50,18 @@ type Config struct {
 	// Unclean is unclean.leader.election.enable for a topic (the topic's
 	// config, else the cluster's; default false). Nil means false.
 	Unclean func(topic string) bool
+	// UncleanElection: the controller consults Unclean at all (3.9 on,
+	// KAFKA-12670). False is a 3.3-3.8 controller, whose
+	// uncleanLeaderElectionEnabledForTopic always returned false.
+	UncleanElection bool
+	// UncleanCheckInterval is unclean.leader.election.interval.ms
+	// (300000): with UncleanElection, how often the active controller
+	// elects leaders for leaderless partitions (unclean_check.go).
+	UncleanCheckInterval sim.Duration
+	// ElectFencedLastKnownLeader is 4.0.0's KAFKA-19522: the
+	// last-known-leader election (change.go) takes that broker even while
+	// it is fenced. False from 4.0.1.
+	ElectFencedLastKnownLeader bool
 	// DefaultReplicationFactor is default.replication.factor (1).
 	DefaultReplicationFactor int
 	// NumPartitions is num.partitions (1).
@@ -81,6 +93,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("producer id block size %d: must be > 0", c.ProducerIDBlockSize)
 	case c.MetadataVersion < 0:
 		return fmt.Errorf("metadata.version level %d: must be >= 0", c.MetadataVersion)
+	case c.UncleanElection && c.UncleanCheckInterval <= 0:
+		return fmt.Errorf("unclean.leader.election.interval.ms %d: must be >= 1", c.UncleanCheckInterval.Milliseconds())
 	}
 	return nil
 }
@@ -88,7 +102,8 @@ func (c Config) Validate() error {
 // DefaultConfig returns Kafka's defaults for node id.
 func DefaultConfig(id int32) Config {
 	return Config{NodeID: id, SessionTimeout: sim.Ms(9000), DefaultReplicationFactor: 1, NumPartitions: 1,
-		ProducerIDBlockSize: 1000, MetadataVersion: metadata.MetadataVersion40IV3}
+		ProducerIDBlockSize: 1000, MetadataVersion: metadata.MetadataVersion40IV3,
+		UncleanElection: true, UncleanCheckInterval: sim.Ms(300000)}
 }
 
 // state is an image plus the offsets of the brokers' RegisterBrokerRecords
@@ -139,6 +154,7 @@ type Controller struct {
 	sessions      map[int32]*session
 	fenceTimer    sim.TimerID
 	fenceArmed    bool
+	unclean       uncleanCheck
 	// previousEpochs keeps each broker's PreviousBrokerEpoch from its last
 	// BrokerRegistration (KIP-966 unclean-shutdown detection).
 	previousEpochs map[int32]int64
@@ -267,6 +283,7 @@ func (c *Controller) activate(ctx *sim.Context) {
 		c.sessions[b.ID] = &session{lastContact: ctx.Now(), fenced: b.Fenced, metadataOffset: -1, shutdownOffset: -1}
 	}
 	c.armFenceTimer(ctx)
+	c.maybeScheduleUncleanCheck(ctx)
 	if c.working.img.Feature(metadata.MetadataVersionFeature) == 0 && c.lastCommitted < 0 {
 		// ActivationRecordsGenerator: an empty log is bootstrapped with
 		// the metadata.version record first.
@@ -283,6 +300,7 @@ func (c *Controller) renounce(ctx *sim.Context, why string) {
 		ctx.CancelTimer(c.fenceTimer)
 		c.fenceArmed = false
 	}
+	c.cancelUncleanCheck(ctx)
 	c.sessions = map[int32]*session{}
 	ps := c.pending
 	c.pending = nil
@@ -306,6 +324,9 @@ func (c *Controller) writeReplayed(ctx *sim.Context, recs []metadata.Record, ok 
 }
 
 func (c *Controller) append(ctx *sim.Context, recs []metadata.Record, replay bool, ok func(), fail func(*kerr.Error)) (lastOffset int64) {
+	// After every write event QuorumController schedules the unclean
+	// check if a partition is leaderless (maybeScheduleNextElectUncleanLeaders).
+	defer c.maybeScheduleUncleanCheck(ctx)
 	if len(recs) == 0 {
 		c.pending = append(c.pending, pending{offset: c.nextWrite - 1, ok: ok, fail: fail})
 		c.completePending()
@@ -401,6 +422,12 @@ func (c *Controller) Timer(ctx *sim.Context, id sim.TimerID, name string) bool {
 		if c.fenceArmed && id == c.fenceTimer {
 			c.fenceArmed = false
 			c.maybeFenceStaleBroker(ctx)
+		}
+		return true
+	case timerUncleanCheck:
+		if c.unclean.armed && id == c.unclean.timer {
+			c.unclean.armed = false
+			c.electUncleanLeaders(ctx)
 		}
 		return true
 	}

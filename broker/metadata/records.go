@@ -84,6 +84,9 @@ const (
 const (
 	MetadataVersionFeature       = "metadata.version"
 	MetadataVersion40IV3   int16 = 25
+	// MetadataVersion36IV0 is 3.6-IV0, the first level that does not bump
+	// the leader epoch on an ISR shrink (KAFKA-15021).
+	MetadataVersion36IV0 int16 = 12
 )
 
 // BrokerEndpoint is one of RegisterBrokerRecord's EndPoints.

@@ -70,6 +70,14 @@ func (b *Broker) alterPartition(p *Partition, newISR []int32) {
 			}
 			return
 		}
+		if got.LeaderEpoch != epoch {
+			// Partition.handleAlterPartitionUpdate ignores a state at
+			// another leader epoch: below metadata.version 3.6-IV0 the
+			// controller bumps it on a shrink (KAFKA-15021) and the
+			// metadata log brings the new epoch.
+			b.logp("isr-update-new-epoch", p, sim.I("leader-epoch", int64(got.LeaderEpoch)))
+			return
+		}
 		if got.PartitionEpoch <= p.zkVersion {
 			return // the metadata log brought this change already
 		}

@@ -255,6 +255,7 @@ func (b *Broker) handleAPIVersions(from sim.NodeID, req *wire.Request, body *kms
 	}
 	resp.ApiKeys = apiKeys(b.cfg)
 	if body.Version >= 3 && b.kraft != nil && b.kraft.meta != nil {
+		_, metadataVersionLevel := b.cfg.KRaft.metadataVersion()
 		resp.SupportedFeatures = []kmsg.ApiVersionsResponseSupportedFeature{{Name: metadata.MetadataVersionFeature, MinVersion: 1, MaxVersion: metadataVersionLevel}}
 		if l := b.kraft.meta.img.Feature(metadata.MetadataVersionFeature); l > 0 {
 			resp.FinalizedFeaturesEpoch = b.kraft.meta.offset

@@ -51,6 +51,30 @@ type KRaftConfig struct {
 	// controller keeps eligible leader replicas and the partition leaders
 	// follow the strict min ISR rule (Partition.maybeIncrementHW).
 	ELR bool
+	// MetadataVersion is the metadata.version level the controller
+	// bootstraps with; MetadataVersionMax the newest level the node
+	// supports (its release's latest). Zero: 4.0-IV3 for both.
+	MetadataVersion, MetadataVersionMax int16
+	// UncleanElection: the controller honours
+	// unclean.leader.election.enable (3.9 on, KAFKA-12670), checking
+	// leaderless partitions every UncleanCheckInterval
+	// (unclean.leader.election.interval.ms).
+	UncleanElection      bool
+	UncleanCheckInterval sim.Duration
+	// ElectFencedLastKnownLeader is 4.0.0's KAFKA-19522.
+	ElectFencedLastKnownLeader bool
+}
+
+// metadataVersion returns the bootstrap level and the supported maximum.
+func (k *KRaftConfig) metadataVersion() (bootstrap, max int16) {
+	bootstrap, max = k.MetadataVersion, k.MetadataVersionMax
+	if bootstrap == 0 {
+		bootstrap = metadataVersionLevel
+	}
+	if max == 0 {
+		max = metadataVersionLevel
+	}
+	return bootstrap, max
 }
 
 // kraftState is what a KRaft node holds beside the broker.
@@ -101,17 +125,21 @@ func (b *Broker) startKRaft() {
 	}
 	st.raft = rc
 	if k.Controller {
+		mv, _ := k.metadataVersion()
 		ctl, err := kraft.New(kraft.Config{
-			NodeID:                   b.cfg.BrokerID,
-			ClusterID:                k.Raft.ClusterID,
-			MetadataVersion:          metadataVersionLevel,
-			SessionTimeout:           k.SessionTimeout,
-			Unclean:                  b.cfg.unclean,
-			ELR:                      k.ELR,
-			MinISR:                   b.cfg.minISR,
-			DefaultReplicationFactor: k.DefaultReplicationFactor,
-			NumPartitions:            k.NumPartitions,
-			ProducerIDBlockSize:      producerIDBlockSize,
+			NodeID:                     b.cfg.BrokerID,
+			ClusterID:                  k.Raft.ClusterID,
+			MetadataVersion:            mv,
+			SessionTimeout:             k.SessionTimeout,
+			Unclean:                    b.cfg.unclean,
+			UncleanElection:            k.UncleanElection,
+			UncleanCheckInterval:       k.UncleanCheckInterval,
+			ElectFencedLastKnownLeader: k.ElectFencedLastKnownLeader,
+			ELR:                        k.ELR,
+			MinISR:                     b.cfg.minISR,
+			DefaultReplicationFactor:   k.DefaultReplicationFactor,
+			NumPartitions:              k.NumPartitions,
+			ProducerIDBlockSize:        producerIDBlockSize,
 		}, rc)
 		if err != nil {
 			panic(fmt.Sprintf("node %d: the controller: %v", b.cfg.BrokerID, err))

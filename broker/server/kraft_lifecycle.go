@@ -97,7 +97,8 @@ func (l *lifecycle) register() {
 	req.ClusterID = b.cfg.KRaft.Raft.ClusterID
 	req.IncarnationID = l.incarnation
 	req.Listeners = []kmsg.BrokerRegistrationRequestListener{{Name: "PLAINTEXT", Host: NodeName(b.cfg.BrokerID), Port: 9092}}
-	req.Features = []kmsg.BrokerRegistrationRequestFeature{{Name: "metadata.version", MinSupportedVersion: 1, MaxSupportedVersion: metadataVersionLevel}}
+	_, maxLevel := b.cfg.KRaft.metadataVersion()
+	req.Features = []kmsg.BrokerRegistrationRequestFeature{{Name: "metadata.version", MinSupportedVersion: 1, MaxSupportedVersion: maxLevel}}
 	if b.cfg.Rack != "" {
 		rack := b.cfg.Rack
 		req.Rack = &rack
@@ -123,8 +124,9 @@ func (l *lifecycle) register() {
 	})
 }
 
-// metadataVersionLevel is the metadata.version feature level this broker
-// supports: 4.0-IV3 (level 25 in Kafka 4.0's MetadataVersion).
+// metadataVersionLevel is the metadata.version feature level a node
+// supports and bootstraps with when KRaftConfig leaves it unset: 4.0-IV3
+// (level 25 in Kafka 4.0's MetadataVersion).
 const metadataVersionLevel = 25
 
 func (l *lifecycle) heartbeat() {

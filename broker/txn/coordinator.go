@@ -39,6 +39,10 @@ type Config struct {
 	// InitProducerId) or 2 (KIP-890 part 2: EndTxn v5+ bumps it on every
 	// commit and abort). Kafka finalizes 2 from 4.0.
 	Version int16
+	// FenceBumpsEpochTwice is 4.0.0's KAFKA-19367: with Version 2 a
+	// fence-and-abort bumps the producer epoch in the fence and again in
+	// the abort. False (4.0.1 on): the fence's bump is the only one.
+	FenceBumpsEpochTwice bool
 }
 
 // DefaultConfig returns Kafka's defaults (transaction version 2, as a 4.x

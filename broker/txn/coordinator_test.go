@@ -202,24 +202,42 @@ func TestVerifyPartitions(t *testing.T) {
 
 type storageTP = storage.TopicPartition
 
-// TestFenceTV2: with transaction version 2 a coordinator abort bumps the
-// epoch twice (the fence, then the abort's own bump), so the old
-// producer's EndTxn is no retry: it is fenced, as Kafka 4.x decides.
+// TestFenceTV2: with transaction version 2 a coordinator abort (here the
+// transaction timeout) bumps the epoch once from 4.0.1: the markers carry
+// epoch 1 and the old producer's abort at epoch 0 is a retry of the
+// completed abort. Kafka 4.0.0 bumped it twice (KAFKA-19367: the fence,
+// then the abort's own bump): the markers carry 2, the old producer's
+// abort is fenced, and an abort at 1 passes as a retry.
 func TestFenceTV2(t *testing.T) {
-	h := newHarness(t, testConfig(2), true)
-	leadFor(h, "t")
-	h.init("t", 1000, 4, -1, -1)
-	h.add("t", 1000, 0, tp("a", 0))
-	h.now = h.now.Add(11 * sim.Second)
-	h.c.Tick(h.now)
-	if len(h.sent) != 1 || h.sent[0].Commit || h.sent[0].ProducerEpoch != 2 || h.sent[0].TransactionVersion != 2 {
-		t.Fatalf("markers %+v", h.sent)
-	}
-	if e := h.end("t", 1000, 0, false, 5); e.ErrorCode != kerr.ProducerFenced.Code {
-		t.Fatalf("old producer's abort: %+v", e)
-	}
-	if e := h.end("t", 1000, 1, false, 5); e.ErrorCode != 0 || e.ProducerEpoch != 2 {
-		t.Fatalf("abort at the epoch before the last bump (a retry): %+v", e)
+	for _, twice := range []bool{false, true} {
+		cfg := testConfig(2)
+		cfg.FenceBumpsEpochTwice = twice
+		h := newHarness(t, cfg, true)
+		leadFor(h, "t")
+		h.init("t", 1000, 4, -1, -1)
+		h.add("t", 1000, 0, tp("a", 0))
+		h.now = h.now.Add(11 * sim.Second)
+		h.c.Tick(h.now)
+		want := int16(1)
+		if twice {
+			want = 2
+		}
+		if len(h.sent) != 1 || h.sent[0].Commit || h.sent[0].ProducerEpoch != want || h.sent[0].TransactionVersion != 2 {
+			t.Fatalf("twice=%v: markers %+v, want an abort at epoch %d", twice, h.sent, want)
+		}
+		e := h.end("t", 1000, 0, false, 5)
+		if twice && e.ErrorCode != kerr.ProducerFenced.Code {
+			t.Fatalf("4.0.0: old producer's abort: %+v, want PRODUCER_FENCED", e)
+		}
+		if !twice && (e.ErrorCode != 0 || e.ProducerEpoch != 1) {
+			t.Fatalf("4.0.1: old producer's abort: %+v, want a retry answered at epoch 1", e)
+		}
+		if !twice {
+			continue
+		}
+		if e := h.end("t", 1000, 1, false, 5); e.ErrorCode != 0 || e.ProducerEpoch != 2 {
+			t.Fatalf("abort at the epoch before the last bump (a retry): %+v", e)
+		}
 	}
 }
 

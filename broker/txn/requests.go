@@ -189,9 +189,12 @@ func (c *Coordinator) initExisting(now sim.Time, e *entry, timeout int32, expPID
 // as Kafka's prepareFenceProducerEpoch then endTransaction(isFromClient
 // false) with the server's transaction version: the epoch is bumped in
 // memory (PrepareEpochFence, never written) and PrepareAbort is written
-// with it, so the markers fence the old producer; with transaction
-// version 2 PrepareAbort bumps it once more (the old producer's abort is
-// then no retry: it is fenced too).
+// with it, so the markers fence the old producer. With transaction
+// version 2 Kafka 4.0.0 let PrepareAbort bump it once more (KAFKA-19367,
+// Config.FenceBumpsEpochTwice: the old producer's abort is then no retry,
+// it is fenced too); from 4.0.1 the fence's bump is the abort's
+// (PR #19910), so the old producer's EndTxn(abort) at its epoch is a retry
+// of a completed abort.
 func (c *Coordinator) fenceAndAbort(now sim.Time, e *entry, done func(sim.Time, *kerr.Error)) {
 	m := e.m
 	f := m.to(PrepareEpochFence)
@@ -200,6 +203,9 @@ func (c *Coordinator) fenceAndAbort(now sim.Time, e *entry, done func(sim.Time, 
 	}
 	f.LastProducerEpoch = NoProducerEpoch
 	next := f.prepareEnd(PrepareAbort, c.cfg.Version, NoProducerID, nowMs(now))
+	if c.cfg.Version >= 2 && !c.cfg.FenceBumpsEpochTwice {
+		next.ProducerEpoch, next.LastProducerEpoch = f.ProducerEpoch, m.ProducerEpoch
+	}
 	c.env.Log("txn-fence", sim.S("txn", m.String()), sim.I("epoch", int64(next.ProducerEpoch)))
 	c.write(now, e, next, func(now sim.Time, err *kerr.Error) {
 		if err == nil {

@@ -143,9 +143,11 @@ run's replay command) into DIR. A scenario runs as its first variant with
 the version-selecting properties it pins (inter.broker.protocol.version,
 truncation, process.roles, kafkasim.leader.epoch.fencing,
 consumer.kafkasim.truncation.detection, log.message.format.version,
-kafkasim.raft.prevote) replaced by the release's own. Labels: X.Y
-(ZooKeeper below 4.0), 3.9-zk, 3.9-kraft (process.roles=broker, dedicated
-controllers), 4.0, 4.1 (KRaft). A cell that cannot run on its release
+kafkasim.raft.prevote, metadata.version) replaced by the release's own.
+Labels: X.Y (ZooKeeper below 4.0), 3.9-zk, 3.9-kraft (process.roles=broker,
+dedicated controllers), 4.0, 4.1 (KRaft), and patch releases such as
+4.0.0 (KAFKA-19522, KAFKA-19367), 4.0.1 or 3.9.0-kraft; 4.0 alone is
+4.0.1, the newest 4.0 patch modelled. A cell that cannot run on its release
 (a 'controller manual' script on KRaft) is n/a with why. Without -scenario:
 kip101-hw-lag, kip101-power-loss, kip279-fast-failover,
 consumer-truncation, kafka3410-halt, last-replica-standing (when this build

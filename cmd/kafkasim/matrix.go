@@ -89,7 +89,7 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("matrix", stderr)
 	var scens listFlags
 	fs.Var(&scens, "scenario", "scenario name (kafkasim list) or path of a script file (repeatable; default: "+strings.Join(defaultMatrixScenarios, ", ")+")")
-	versions := fs.String("versions", strings.Join(matrix.DefaultVersions, ","), "comma-separated Kafka release labels (X.Y, 3.9-zk, 3.9-kraft, 4.0, 4.1)")
+	versions := fs.String("versions", strings.Join(matrix.DefaultVersions, ","), "comma-separated Kafka release labels (X.Y, 3.9-zk, 3.9-kraft, 4.0, 4.1, a patch such as 4.0.0)")
 	seeds := fs.Int("seeds", 5, "seeds per cell (1..N)")
 	strict := fs.Bool("strict", false, "exit 1 when a run shows a violation Kafka's contract permits, too")
 	rf := addRunFlags(fs, "cell")

@@ -45,6 +45,9 @@ type Release struct {
 //	           script's 'controllers N', or cluster.DefaultControllers = 3)
 //	X.Y-zk     from 3.3 to 3.9, ZooKeeper mode
 //	X.Y-kraft  from 3.3 to 3.9, KRaft mode: process.roles=broker
+//	X.Y.Z...   a patch release of any of these (4.0.0, 4.0.1,
+//	           3.9.0-kraft): inter.broker.protocol.version=X.Y.Z; X.Y alone
+//	           is the release's newest patch the table models (4.0 = 4.0.1)
 //
 // An unknown label is an error listing the known ones.
 func ParseRelease(label string) (Release, error) {
@@ -53,12 +56,15 @@ func ParseRelease(label string) (Release, error) {
 		return Release{}, fmt.Errorf("-versions: unknown version label %q (allowed: %s, the defaults; every label: %s)",
 			label, strings.Join(DefaultVersions, ", "), strings.Join(config.MatrixLabels(), ", "))
 	}
-	v, err := config.ParseVersion(props[config.PropInterBrokerProtocolVersion])
+	ibp := props[config.PropInterBrokerProtocolVersion]
+	v, err := config.ParseVersion(ibp)
 	if err != nil {
 		return Release{}, err
 	}
+	// ibp keeps a patch label's patch ("4.0.0"): the releases table models
+	// bugs fixed in patch releases.
 	r := Release{Label: label, Version: v, Mode: ModeZooKeeper,
-		Props: [][2]string{{config.PropInterBrokerProtocolVersion, v.String()}}}
+		Props: [][2]string{{config.PropInterBrokerProtocolVersion, ibp}}}
 	if v >= config.FirstKRaftOnly {
 		r.Mode = ModeKRaft
 	}
@@ -103,6 +109,7 @@ var VersionKeys = []string{
 	"consumer.kafkasim.truncation.detection", // KIP-320's consumer side, follows the fencing
 	config.PropLogMessageFormatVersion,       // follows the release below 3.0
 	config.PropRaftPreVote,                   // KIP-996, from 4.0
+	config.PropMetadataVersion,               // KRaft's level, follows the release
 }
 
 // own returns the release's value of a version-selecting key: Props first,
