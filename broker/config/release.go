@@ -86,6 +86,12 @@ type Mechanisms struct {
 	// 4.0, 2 from 4.0 (KIP-890 part 2: an epoch bump on every commit and
 	// abort); 0 before transactions.
 	TransactionVersion int
+	// StrictTV2MarkerEpoch is KAFKA-19446 with its KAFKA-19999 follow-up
+	// (Kafka 4.2, apache/kafka PRs #20882 and #21176): the partition
+	// leader checks a transaction version 2 marker's epoch strictly (above
+	// the producer's, or equal with no transaction ongoing) instead of
+	// "not below". No row up to 4.1 has it.
+	StrictTV2MarkerEpoch bool
 }
 
 // release is one row of the table: from release From on, Apply changes the
