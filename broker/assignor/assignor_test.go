@@ -77,11 +77,11 @@ func TestRoundRobinOrdering(t *testing.T) {
 // they had and share only the departed member's partitions.
 func TestStickyKeepsOwners(t *testing.T) {
 	parts := map[string]int32{"t": 6}
-	first := Sticky{}.Assign(sub("t")("a", "b", "c"), parts)
+	first := stickyUD(sub("t")("a", "b", "c"), parts)
 	if got := render(first); got != "a:[t-0 t-3] b:[t-1 t-4] c:[t-2 t-5]" {
 		t.Fatalf("first: %s", got)
 	}
-	second := Sticky{}.Assign([]Member{{ID: "a", Topics: []string{"t"}, Owned: first["a"]}, {ID: "c", Topics: []string{"t"}, Owned: first["c"]}}, parts)
+	second := stickyUD([]Member{{ID: "a", Topics: []string{"t"}, Owned: first["a"]}, {ID: "c", Topics: []string{"t"}, Owned: first["c"]}}, parts)
 	for _, tp := range first["a"] {
 		if !slices.Contains(second["a"], tp) {
 			t.Errorf("a lost %v: %s", tp, render(second))
@@ -224,7 +224,7 @@ func TestPropertyStickyKeepsOwners(t *testing.T) {
 		slices.Sort(topics)
 		before := RoundRobin{}.Assign(prev, parts)
 		if rapid.Bool().Draw(t, "sticky-before") {
-			before = Sticky{}.Assign(prev, parts)
+			before = stickyUD(prev, parts)
 		}
 		var next []Member
 		for _, m := range prev {
@@ -249,7 +249,7 @@ func TestPropertyStickyKeepsOwners(t *testing.T) {
 			}
 			return n
 		}
-		st, rr := Sticky{}.Assign(next, parts), RoundRobin{}.Assign(next, parts)
+		st, rr := stickyUD(next, parts), RoundRobin{}.Assign(next, parts)
 		checkExactlyOnce(t, "sticky", next, parts, st)
 		if kept(st) < kept(rr) {
 			t.Fatalf("sticky kept %d < roundrobin %d: sticky %s, roundrobin %s", kept(st), kept(rr), render(st), render(rr))
@@ -274,7 +274,7 @@ func genPrevious(t *rapid.T, ms []Member, parts map[string]int32) []Member {
 	case 1:
 		before = Range{}.Assign(ms, parts)
 	default:
-		before = Sticky{}.Assign(ms, parts)
+		before = stickyUD(ms, parts)
 	}
 	for i := range out {
 		out[i].Owned = slices.Clone(before[out[i].ID])
@@ -294,9 +294,9 @@ func TestPropertyStickyWithPrevious(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ms, parts := genGroup(t, rapid.Bool().Draw(t, "same"))
 		ms = genPrevious(t, ms, parts)
-		st := Sticky{}.Assign(ms, parts)
+		st := stickyUD(ms, parts)
 		checkExactlyOnce(t, "sticky", ms, parts, st)
-		if again := (Sticky{}).Assign(ms, parts); render(again) != render(st) {
+		if again := stickyUD(ms, parts); render(again) != render(st) {
 			t.Fatalf("not deterministic: %s then %s", render(st), render(again))
 		}
 		for i, x := range ms {
@@ -350,7 +350,7 @@ func checkCooperative(t *rapid.T, ms []Member, co Assignment) {
 func TestPropertyCooperativeTwoRounds(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ms, parts := genGroup(t, true)
-		first := Sticky{}.Assign(ms, parts)
+		first := stickyUD(ms, parts)
 		var next []Member
 		for _, m := range ms {
 			if rapid.IntRange(0, 3).Draw(t, "keep") > 0 {
@@ -363,7 +363,7 @@ func TestPropertyCooperativeTwoRounds(t *testing.T) {
 		if len(next) == 0 {
 			return
 		}
-		st := Sticky{}.Assign(next, parts)
+		st := stickyUD(next, parts)
 		co := CooperativeSticky{}.Assign(next, parts)
 		checkCooperative(t, next, co)
 		tr := TransferringOwnership(next, st)

@@ -45,10 +45,12 @@ package assignor
 //     previous owner is fixed or no longer subscribes to the topic (Kafka
 //     would throw a NullPointerException or give the partition to a member
 //     that does not subscribe to it).
-//   - Eager Sticky reads the previous assignment from UserData
-//     (StickyAssignorUserData) as Kafka does, and falls back to Member.Owned
-//     and Member.Generation when there is no UserData (Kafka: no previous
-//     assignment), so a caller without user data still gets stickiness.
+//   - (Not a deviation, NB:) eager Sticky reads the previous assignment
+//     only from UserData (StickyAssignorUserData), as Kafka's
+//     StickyAssignor.memberData does: a member without user data (a first
+//     assignment, or one that upgraded from another assignor and sends its
+//     owned partitions in the subscription only) has no previous
+//     partitions and no generation.
 //   - Java HashMap tree bins (8+ colliding member ids) are not modelled.
 // A broken internal invariant (Kafka's IllegalStateException) panics.
 
@@ -90,17 +92,18 @@ func (s Sticky) Assign(members []Member, partitions map[string]int32) Assignment
 // partitions and their generation (DefaultGeneration if unknown).
 type memberData func(Member) ([]TopicPartition, int32)
 
-// stickyMemberData is StickyAssignor.memberData (see the file header for
-// the fallback to Owned).
+// stickyMemberData is StickyAssignor.memberData: the previous partitions
+// and generation from the user data; none without it (Member.Owned is
+// ignored, as Kafka ignores the subscription's ownedPartitions here).
 func stickyMemberData(m Member) ([]TopicPartition, int32) {
-	if len(m.UserData) > 0 {
-		tps, gen, err := DecodeStickyUserData(m.UserData)
-		if err != nil {
-			return nil, DefaultGeneration
-		}
-		return tps, gen
+	if len(m.UserData) == 0 {
+		return nil, DefaultGeneration
 	}
-	return m.Owned, m.generation()
+	tps, gen, err := DecodeStickyUserData(m.UserData)
+	if err != nil {
+		return nil, DefaultGeneration
+	}
+	return tps, gen
 }
 
 // generation is the member's generation, DefaultGeneration if unknown.

@@ -47,7 +47,7 @@ type stickyCase struct {
 
 func (c stickyCase) run(t *testing.T) Assignment {
 	t.Helper()
-	got, tr := stickyAssign(c.members, c.parts, stickyMemberData)
+	got, tr := stickyAssign(withUserData(c.members), c.parts, stickyMemberData)
 	for id, w := range c.want {
 		if set(got[id]) != set(tps(w)) {
 			t.Errorf("%s: %s got %v, want %v (all: %s)", c.name, id, set(got[id]), set(tps(w)), render(got))
@@ -267,7 +267,7 @@ func TestStickyReassignmentAfterOneConsumerLeaves(t *testing.T) {
 		}
 		ms = append(ms, Member{ID: fmt.Sprintf("consumer%02d", i), Topics: ts})
 	}
-	a := Sticky{}.Assign(ms, parts)
+	a := stickyUD(ms, parts)
 	checkValidityAndBalance(t, "first", ms, parts, a)
 	var next []Member
 	for _, m := range ms {
@@ -275,7 +275,7 @@ func TestStickyReassignmentAfterOneConsumerLeaves(t *testing.T) {
 			next = append(next, Member{ID: m.ID, Topics: m.Topics, Owned: a[m.ID], Generation: 1})
 		}
 	}
-	b := Sticky{}.Assign(next, parts)
+	b := stickyUD(next, parts)
 	checkValidityAndBalance(t, "second", next, parts, b)
 	kept := 0
 	for _, m := range next {
@@ -320,7 +320,7 @@ func TestStickyUserData(t *testing.T) {
 		{ID: "consumer1", Topics: []string{"topic", "topic2"}, UserData: EncodeStickyUserData(claim, 10)},
 		{ID: "consumer2", Topics: []string{"topic", "topic2"}, Owned: tps("topic-1"), UserData: EncodeStickyUserData(claim, 9)},
 	}
-	a := Sticky{}.Assign(ms, parts)
+	a := stickyUD(ms, parts)
 	if set(a["consumer1"]) != set(claim) || set(a["consumer2"]) != set(tps("topic-1 topic2-0 topic2-2")) {
 		t.Fatalf("user data: %s", render(a))
 	}
@@ -354,7 +354,7 @@ func TestCooperativeStickyWithholdsTransfers(t *testing.T) {
 	}
 	// General path: transfers computed from owned vs assigned.
 	ms = []Member{km("c1", "topic1", "topic1-0 topic1-1 topic1-2", 1), km("c2", "topic1 topic2", "topic2-0 topic2-1 topic2-2 topic2-3", 1), km("c3", "topic1 topic2", "", 1)}
-	st := Sticky{}.Assign(ms, parts)
+	st := stickyUD(ms, parts)
 	co := CooperativeSticky{}.Assign(ms, parts)
 	tr := TransferringOwnership(ms, st)
 	if len(tr) == 0 {
@@ -397,7 +397,7 @@ func BenchmarkSticky(b *testing.B) {
 	for i := 0; i < 100; i++ {
 		ms = append(ms, Member{ID: fmt.Sprintf("consumer-%03d", i), Topics: topics})
 	}
-	first := Sticky{}.Assign(ms, parts)
+	first := stickyUD(ms, parts)
 	var leave []Member
 	for _, m := range ms[1:] {
 		leave = append(leave, Member{ID: m.ID, Topics: m.Topics, Owned: first[m.ID], Generation: 1})
@@ -410,7 +410,7 @@ func BenchmarkSticky(b *testing.B) {
 	}{{"fresh", ms}, {"one-left", leave}, {"general", general}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				Sticky{}.Assign(c.ms, parts)
+				stickyUD(c.ms, parts)
 			}
 		})
 	}
@@ -439,7 +439,7 @@ func TestStickyConflictingPreviousGenerations(t *testing.T) {
 		c2 := "topic-0 topic-1 topic2-0 topic2-1 topic2-2 topic2-3"
 		c3 := "topic-2 topic-3 topic3-0 topic3-1 topic3-2 topic3-3"
 		ms := []Member{ud("consumer1", t1, c1, 1), ud("consumer2", t2, c2, 2), ud("consumer3", all, c3, 2)}
-		a := Sticky{}.Assign(ms, parts)
+		a := stickyUD(ms, parts)
 		name := fmt.Sprintf("equal=%v", equal)
 		checkValidityAndBalance(t, name, ms, parts, a)
 		for _, id := range []string{"consumer1", "consumer2", "consumer3"} {
@@ -461,7 +461,7 @@ func TestStickySchemaBackwardCompatibility(t *testing.T) {
 	v0 := EncodeStickyUserData(tps("topic-1"), 0)
 	v0 = v0[:len(v0)-4]
 	ms := []Member{ud("consumer1", "topic", "topic-0 topic-2", 1), {ID: "consumer2", Topics: []string{"topic"}, UserData: v0}, km("consumer3", "topic", "", 0)}
-	a := Sticky{}.Assign(ms, parts)
+	a := stickyUD(ms, parts)
 	checkValidityAndBalance(t, "v0", ms, parts, a)
 	if len(a["consumer1"]) != 1 || !containsAll(tps("topic-0 topic-2"), a["consumer1"]) || set(a["consumer2"]) != set(tps("topic-1")) {
 		t.Errorf("got %s", render(a))
@@ -474,12 +474,12 @@ func TestStickySchemaBackwardCompatibility(t *testing.T) {
 func TestStickyStickiness(t *testing.T) {
 	parts := map[string]int32{"topic1": 3}
 	ms := []Member{km("consumer1", "topic1", "", 0), km("consumer2", "topic1", "", 0), km("consumer3", "topic1", "", 0), km("consumer4", "topic1", "", 0)}
-	a := Sticky{}.Assign(ms, parts)
+	a := stickyUD(ms, parts)
 	var next []Member
 	for _, m := range ms[1:] {
 		next = append(next, Member{ID: m.ID, Topics: m.Topics, Owned: a[m.ID], Generation: 1})
 	}
-	b := Sticky{}.Assign(next, parts)
+	b := stickyUD(next, parts)
 	for _, m := range next {
 		if len(b[m.ID]) != 1 || !containsAll(b[m.ID], m.Owned) {
 			t.Errorf("%s had %v, now %v", m.ID, m.Owned, b[m.ID])
@@ -502,17 +502,60 @@ func TestStickyLargeUniform(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		ms = append(ms, Member{ID: fmt.Sprintf("consumer%03d", i), Topics: topics})
 	}
-	a := Sticky{}.Assign(ms, parts)
+	a := stickyUD(ms, parts)
 	checkValidityAndBalance(t, "fresh", ms, parts, a)
 	var next []Member
 	for _, m := range ms[1:] {
 		next = append(next, Member{ID: m.ID, Topics: m.Topics, Owned: a[m.ID], Generation: 1})
 	}
-	b := Sticky{}.Assign(next, parts)
+	b := stickyUD(next, parts)
 	checkValidityAndBalance(t, "one left", next, parts, b)
 	for _, m := range next {
 		if !containsAll(b[m.ID], m.Owned) {
 			t.Fatalf("%s lost partitions: had %d, has %d", m.ID, len(m.Owned), len(b[m.ID]))
 		}
+	}
+}
+
+// withUserData is Kafka's StickyAssignorTest.buildSubscriptionV2Above: a
+// member's owned partitions and generation travel in its
+// StickyAssignorUserData (as the consumer sends them to "sticky"); a
+// member with neither, or with user data already, is left as it is.
+func withUserData(ms []Member) []Member {
+	out := slices.Clone(ms)
+	for i, m := range out {
+		if len(m.UserData) == 0 && (len(m.Owned) > 0 || m.Generation != 0) {
+			out[i].UserData = EncodeStickyUserData(m.Owned, m.Generation)
+		}
+	}
+	return out
+}
+
+// stickyUD is the eager sticky assignor over withUserData(ms).
+func stickyUD(ms []Member, parts map[string]int32) Assignment {
+	return Sticky{}.Assign(withUserData(ms), parts)
+}
+
+// TestStickyWithoutUserDataIgnoresOwned: StickyAssignor.memberData reads
+// only the user data, so members without it (a first assignment, or
+// members that upgraded from another assignor and carry their owned
+// partitions and generation in the subscription only) are assigned as
+// with no previous partitions at all, while CooperativeSticky, which reads
+// the subscription's owned partitions, keeps them.
+func TestStickyWithoutUserDataIgnoresOwned(t *testing.T) {
+	parts := map[string]int32{"topic": 3}
+	upgraded := []Member{km("consumer1", "topic", "topic-1 topic-2", 1), km("consumer2", "topic", "topic-0", 1)}
+	fresh := []Member{km("consumer1", "topic", "", 0), km("consumer2", "topic", "", 0)}
+	if got, want := render(Sticky{}.Assign(upgraded, parts)), "consumer1:[topic-0 topic-2] consumer2:[topic-1]"; got != want {
+		t.Fatalf("sticky, owned without user data: %s, want %s", got, want)
+	}
+	if got, want := render(Sticky{}.Assign(upgraded, parts)), render(Sticky{}.Assign(fresh, parts)); got != want {
+		t.Fatalf("sticky, owned without user data: %s, want the fresh assignment %s", got, want)
+	}
+	if got, want := render(CooperativeSticky{}.Assign(upgraded, parts)), "consumer1:[topic-1 topic-2] consumer2:[topic-0]"; got != want {
+		t.Fatalf("cooperative-sticky keeps the subscription's owned partitions: %s, want %s", got, want)
+	}
+	if got, want := render(stickyUD(upgraded, parts)), "consumer1:[topic-1 topic-2] consumer2:[topic-0]"; got != want {
+		t.Fatalf("sticky with the same partitions in user data: %s, want %s", got, want)
 	}
 }

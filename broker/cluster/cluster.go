@@ -203,6 +203,7 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 		ExpireCheckInterval: b.Txn.RemoveExpiredInterval, Version: int16(b.Txn.Version),
 		FenceBumpsEpochTwice: b.Mechanisms().TxnFenceBumpsEpochTwice}
 	sc.TxnPartitionVerification = b.Txn.Enabled && b.Txn.PartitionVerification
+	sc.StrictTV2MarkerEpoch = b.InterBrokerProtocolVersion.Mechanisms().StrictTV2MarkerEpoch
 	if b.Txn.Enabled {
 		sc.TopicOverrides = map[string]server.TopicSettings{txn.StateTopic: {MinInsyncReplicas: b.Txn.StateLogMinISR}}
 	}

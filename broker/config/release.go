@@ -121,6 +121,12 @@ type Mechanisms struct {
 	// in the fence and again in the abort; fixed in 4.0.1 and 4.1.0 (one
 	// bump).
 	TxnFenceBumpsEpochTwice bool
+	// StrictTV2MarkerEpoch is KAFKA-19446 with its KAFKA-19999 follow-up
+	// (Kafka 4.2, apache/kafka PRs #20882 and #21176): the partition
+	// leader checks a transaction version 2 marker's epoch strictly (above
+	// the producer's, or equal with no transaction ongoing) instead of
+	// "not below". No row up to 4.1 has it.
+	StrictTV2MarkerEpoch bool
 }
 
 // release is one row of the table: from release From on, Apply changes the

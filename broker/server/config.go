@@ -125,6 +125,12 @@ type Config struct {
 	// (KIP-890 part 1, 3.6+) with transactions on: partition leaders verify
 	// a transaction's first batch with its coordinator.
 	TxnPartitionVerification bool
+	// StrictTV2MarkerEpoch is KAFKA-19446 (Kafka 4.2; config.Mechanisms):
+	// a partition leader checks a WriteTxnMarkers v2 marker of transaction
+	// version 2 against the producer's epoch strictly (above it, or equal
+	// with no transaction ongoing). Off, every marker gets the legacy
+	// check (not below the producer's epoch).
+	StrictTV2MarkerEpoch bool
 }
 
 // TopicSettings are the topic-level overrides replication consults.

@@ -14,15 +14,17 @@ package server
 // (groupHost.onTxnMarker; GroupCoordinator.onTransactionCompleted), which
 // completes the transactional offset commits it holds.
 //
-// Versions: v0 to v2 (v2's TransactionVersion is read by Kafka only to
-// check TV2 markers, whose epoch must be above the producer's; here every
-// marker is checked the TV0/TV1 way: an epoch below the producer's).
+// Versions: v0 to v2. v2's TransactionVersion decides the epoch check
+// only where the release has KAFKA-19446 (Config.StrictTV2MarkerEpoch):
+// a TV2 marker must then carry an epoch above the producer's, or equal to
+// it with no transaction ongoing (a retry, KAFKA-19999); otherwise, and in
+// every release before, a marker is refused only below the producer's.
 // Errors per partition, as Kafka: UNKNOWN_TOPIC_OR_PARTITION (no replica
 // here), NOT_LEADER_OR_FOLLOWER, UNSUPPORTED_FOR_MESSAGE_FORMAT (a log
 // below v2), NOT_ENOUGH_REPLICAS (ISR below min.insync.replicas before the
 // append), NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT (30 s, the
 // request.timeout.ms default), INVALID_PRODUCER_EPOCH (a marker older than
-// the producer's epoch), TRANSACTION_COORDINATOR_FENCED (a coordinator
+// the producer's epoch, or not newer under the strict check), TRANSACTION_COORDINATOR_FENCED (a coordinator
 // epoch below the last marker's).
 // Simplification: no authorization (CLUSTER_ACTION) check.
 
@@ -121,7 +123,11 @@ func (b *Broker) appendTxnMarker(tp storage.TopicPartition, m *kmsg.WriteTxnMark
 		b.logp("not-enough-replicas", p, sim.S("isr", fmtIDs(p.isr)), sim.I("min-isr", int64(p.minISR)))
 		return -1, kerr.NotEnoughReplicas
 	}
-	info, err := p.log.AppendControlAsLeader(m.ProducerID, m.ProducerEpoch, m.CoordinatorEpoch, m.Committed, p.leaderEpoch, b.ctx.Now())
+	var tv int16 // the legacy check, as every release before KAFKA-19446
+	if b.cfg.StrictTV2MarkerEpoch {
+		tv = int16(m.TransactionVersion)
+	}
+	info, err := p.log.AppendControlAsLeader(m.ProducerID, m.ProducerEpoch, m.CoordinatorEpoch, m.Committed, tv, p.leaderEpoch, b.ctx.Now())
 	if err != nil {
 		terr := txnAppendError(err)
 		b.logp("txn-marker-refused", p, sim.I("producer", m.ProducerID), sim.I("producer-epoch", int64(m.ProducerEpoch)),

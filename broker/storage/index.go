@@ -9,6 +9,15 @@ package storage
 // log.index.size.max.bytes and trimmed on roll; they grow by appends, which
 // leaves the same bytes on disk once a segment is inactive. Index files are
 // synced with their segment and rebuilt by recovery, as in Kafka.
+//
+// An append Kafka refuses with an exception (OffsetIndex.append: a full
+// index, an offset not larger than the last entry; TimeIndex.maybeAppend: a
+// full index, an offset or a timestamp below the last entry; either: an
+// offset outside [base, base+Integer.MAX_VALUE], IndexOffsetOverflowException)
+// is a broken invariant of the segment that calls it, and panics with
+// Kafka's exception named; the simulator turns the panic into a failed run.
+// Only what Kafka skips without an exception is skipped: a time index entry
+// whose timestamp is not larger than the last one's.
 
 import (
 	"encoding/binary"
@@ -51,13 +60,21 @@ func (x *offsetIndex) lastOffset() int64 {
 	return x.entries[len(x.entries)-1].offset
 }
 
-// append adds (offset, pos) if offset is past the last entry.
+// append adds (offset, pos), as OffsetIndex.append. It panics, as Kafka
+// throws, on a full index (IllegalArgumentException), an offset not larger
+// than the last entry's (InvalidOffsetException) and an offset the entry
+// cannot hold relative to base (IndexOffsetOverflowException).
 func (x *offsetIndex) append(fs FS, offset, pos int64) error {
-	if n := len(x.entries); (n > 0 && offset <= x.entries[n-1].offset) || x.isFull() {
-		return nil
+	if x.isFull() {
+		panic(fmt.Sprintf("storage: %s: attempt to append to a full index (size = %d) (IllegalArgumentException)", x.file, len(x.entries)))
 	}
+	if n := len(x.entries); n > 0 && offset <= x.entries[n-1].offset {
+		panic(fmt.Sprintf("storage: %s: attempt to append an offset %d to position %d no larger than the last offset appended (%d) (InvalidOffsetException)",
+			x.file, offset, n, x.entries[n-1].offset))
+	}
+	rel := relativeOffset(x.file, x.base, offset)
 	var b [IndexEntrySize]byte
-	binary.BigEndian.PutUint32(b[:], uint32(offset-x.base))
+	binary.BigEndian.PutUint32(b[:], rel)
 	binary.BigEndian.PutUint32(b[4:], uint32(pos))
 	if err := fs.Append(x.file, b[:]); err != nil {
 		return err
@@ -146,16 +163,38 @@ func (x *timeIndex) last() timeEntry {
 	return x.entries[len(x.entries)-1]
 }
 
-// maybeAppend adds (ts, offset) if ts is past the last entry's timestamp.
-// The last slot is kept for the entry written when the segment rolls
-// (skipFullCheck), as in Kafka.
+// maybeAppend adds (ts, offset) if ts is past the last entry's timestamp,
+// as TimeIndex.maybeAppend: an equal timestamp is skipped (a segment closed
+// or rolled writes its last entry again). The last slot is kept for the
+// entry written when the segment rolls (skipFullCheck), as in Kafka. It
+// panics, as Kafka throws, on a full index (IllegalArgumentException; with
+// skipFullCheck, no slot at all: BufferOverflowException), an offset below
+// the last entry's (InvalidOffsetException), a timestamp below it
+// (IllegalStateException) and an offset outside the entry's range
+// (IndexOffsetOverflowException).
 func (x *timeIndex) maybeAppend(fs FS, ts, offset int64, skipFullCheck bool) error {
-	if (!skipFullCheck && x.isFull()) || len(x.entries) >= x.maxEntries || ts <= x.last().ts || offset < x.last().offset {
+	if !skipFullCheck && x.isFull() {
+		panic(fmt.Sprintf("storage: %s: attempt to append to a full time index (size = %d) (IllegalArgumentException)", x.file, len(x.entries)))
+	}
+	n, last := len(x.entries), x.last()
+	if n > 0 && offset < last.offset {
+		panic(fmt.Sprintf("storage: %s: attempt to append an offset (%d) to slot %d no larger than the last offset appended (%d) (InvalidOffsetException)",
+			x.file, offset, n, last.offset))
+	}
+	if n > 0 && ts < last.ts {
+		panic(fmt.Sprintf("storage: %s: attempt to append a timestamp (%d) to slot %d no larger than the last timestamp appended (%d) (IllegalStateException)",
+			x.file, ts, n, last.ts))
+	}
+	if ts <= last.ts {
 		return nil
 	}
+	if n >= x.maxEntries {
+		panic(fmt.Sprintf("storage: %s: no slot left for (%d, %d) in a time index of %d entries (BufferOverflowException)", x.file, ts, offset, x.maxEntries))
+	}
+	rel := relativeOffset(x.file, x.base, offset)
 	var b [TimeIndexEntrySize]byte
 	binary.BigEndian.PutUint64(b[:], uint64(ts))
-	binary.BigEndian.PutUint32(b[8:], uint32(offset-x.base))
+	binary.BigEndian.PutUint32(b[8:], rel)
 	if err := fs.Append(x.file, b[:]); err != nil {
 		return err
 	}
@@ -211,6 +250,18 @@ func (x *timeIndex) rewrite(fs FS) error {
 		b = binary.BigEndian.AppendUint32(b, uint32(e.offset-x.base))
 	}
 	return rewriteFile(fs, x.file, b)
+}
+
+// relativeOffset is AbstractIndex.relativeOffset: offset - base as an
+// index entry holds it, panicking (IndexOffsetOverflowException) when it
+// is negative or past Integer.MAX_VALUE.
+func relativeOffset(file string, base, offset int64) uint32 {
+	rel := offset - base
+	if rel < 0 || rel > maxRelativeOffset {
+		panic(fmt.Sprintf("storage: %s: integer overflow for offset: %d (IndexOffsetOverflowException): it is not in [%d, %d]",
+			file, offset, base, base+maxRelativeOffset))
+	}
+	return uint32(rel)
 }
 
 // rewriteFile replaces name's content with b, creating it if needed.

@@ -522,16 +522,22 @@ func (l *Log) AppendRawAsLeader(data []byte, epoch int32, now sim.Time) (AppendI
 // pid's transaction (commit or abort), stamped with the leader epoch, after
 // checking it against the producer state: a producer epoch below the
 // producer's gives ErrInvalidProducerEpoch, a coordinator epoch below the
-// last marker's ErrTransactionCoordinatorFenced. The marker's timestamp is
-// now, in milliseconds.
-func (l *Log) AppendControlAsLeader(pid int64, producerEpoch int16, coordinatorEpoch int32, commit bool, epoch int32, now sim.Time) (AppendInfo, error) {
+// last marker's ErrTransactionCoordinatorFenced. tv is the marker's
+// transaction version as the leader checks it (0 for the legacy check;
+// 2: the epoch must be above the producer's, see checkMarker). The
+// marker's timestamp is now, in milliseconds.
+func (l *Log) AppendControlAsLeader(pid int64, producerEpoch int16, coordinatorEpoch int32, commit bool, tv int16, epoch int32, now sim.Time) (AppendInfo, error) {
 	if l.magic < MagicV2 {
 		return AppendInfo{}, fmt.Errorf("storage: append a transaction marker to %s: %w: magic v%d has no control batches", l.tp, ErrInvalidRecord, l.magic)
 	}
 	l.tick(now)
 	b := NewControlBatch(pid, producerEpoch, coordinatorEpoch, commit, int64(now)/int64(sim.Millisecond))
 	l.buf = b.AppendTo(l.buf[:0])
-	if err := l.CheckProducerAppend(l.buf); err != nil {
+	h, err := parseHeader(l.buf)
+	if err == nil {
+		err = l.producers.checkMarker(h, l.buf, tv)
+	}
+	if err != nil {
 		return AppendInfo{}, fmt.Errorf("storage: append a transaction marker to %s: %w", l.tp, err)
 	}
 	return l.AppendBatchAsLeader(&b, epoch, now)

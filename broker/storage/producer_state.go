@@ -121,7 +121,17 @@ func marker(h batchHeader, data []byte) (EndTxnMarker, bool, error) {
 // check validates a client's (leader) append against the state, as
 // ProducerAppendInfo does for AppendOrigin.CLIENT; sequence numbers are
 // the broker's (package server) to check.
-func (ps *producerState) check(h batchHeader, data []byte) error {
+func (ps *producerState) check(h batchHeader, data []byte) error { return ps.checkMarker(h, data, 0) }
+
+// checkMarker is check with the transaction version a coordinator's
+// WriteTxnMarkers gave a marker (0: unknown, the legacy check). A marker of
+// transaction version 2 or more must carry an epoch strictly above the
+// producer's (KAFKA-19446: the coordinator bumps the epoch before writing
+// the markers, so a marker at the producer's epoch is a late one of an
+// earlier transaction and must not end the ongoing one), except one at the
+// producer's epoch while no transaction is ongoing: a retry of a marker
+// already written, which is appended again (KAFKA-19999).
+func (ps *producerState) checkMarker(h batchHeader, data []byte, tv int16) error {
 	if h.magic < MagicV2 || h.producerID < 0 {
 		return nil
 	}
@@ -131,6 +141,10 @@ func (ps *producerState) check(h batchHeader, data []byte) error {
 	}
 	if h.producerEpoch < e.Epoch {
 		return fmt.Errorf("%w: producer %d epoch %d is below the last seen epoch %d", ErrInvalidProducerEpoch, h.producerID, h.producerEpoch, e.Epoch)
+	}
+	if h.control() && tv >= 2 && h.producerEpoch <= e.Epoch && !(h.producerEpoch == e.Epoch && e.CurrentTxnFirstOffset < 0) {
+		return fmt.Errorf("%w: producer %d epoch %d is <= the last seen epoch %d (TV%d), with a transaction ongoing from offset %d",
+			ErrInvalidProducerEpoch, h.producerID, h.producerEpoch, e.Epoch, tv, e.CurrentTxnFirstOffset)
 	}
 	if h.control() {
 		m, ok, err := marker(h, data)

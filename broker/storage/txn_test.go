@@ -32,7 +32,7 @@ func txnBatch(t testing.TB, l *Log, pid int64, epoch int16, seq int32, n int) Ap
 
 func writeMarker(t testing.TB, l *Log, pid int64, epoch int16, coord int32, commit bool) int64 {
 	t.Helper()
-	info, err := l.AppendControlAsLeader(pid, epoch, coord, commit, 0, 7*sim.Time(sim.Millisecond))
+	info, err := l.AppendControlAsLeader(pid, epoch, coord, commit, 0, 0, 7*sim.Time(sim.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestTransactionsInTheLog(t *testing.T) {
 	if len(data) != AbortedTxnEntrySize {
 		t.Fatalf(".txnindex of %d bytes", len(data))
 	}
-	if _, err := l.AppendControlAsLeader(10, 0, 0, true, 0, 0); !errors.Is(err, ErrTransactionCoordinatorFenced) {
+	if _, err := l.AppendControlAsLeader(10, 0, 0, true, 0, 0, 0); !errors.Is(err, ErrTransactionCoordinatorFenced) {
 		t.Fatalf("stale coordinator epoch: %v", err)
 	}
 	writeMarker(t, l, 10, 1, 1, false) // the coordinator fences pid 10 with epoch 1

@@ -395,7 +395,11 @@ func (c *Coordinator) abortTimedOut(now sim.Time) {
 			continue
 		}
 		c.env.Log("txn-timed-out", sim.S("txn", e.m.String()), sim.I("timeout-ms", int64(e.m.TxnTimeoutMs)))
-		c.fenceAndAbort(now, e, func(sim.Time, *kerr.Error) {})
+		if !c.fenceAndAbort(now, e, func(sim.Time, *kerr.Error) {}) {
+			// Kafka's exception ends abortTimedOutTransactions' loop: the
+			// ids after this one wait for the next check.
+			return
+		}
 	}
 }
 

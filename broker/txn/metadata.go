@@ -6,6 +6,19 @@ package txn
 // prepareAddPartitions, prepareAbortOrCommit, prepareComplete,
 // prepareDead). A prepared transition is a copy; it is applied only once
 // its record is committed to __transaction_state.
+//
+// Epoch exhaustion is handled as every release up to 4.1 handles it: the
+// coordinator never hands out Short.MAX_VALUE on purpose (isEpochExhausted
+// is MAX-1 and up, and InitProducerId or a version 2 end rotates to a new
+// producer id there), and a transition that would pass Short.MAX_VALUE is
+// refused with the exception Kafka throws (errEpochOverflow: an epoch
+// increment at an exhausted epoch, IllegalStateException; a fence at
+// MAX_VALUE, IllegalStateException; a version 2 end at MAX_VALUE, whose
+// bump overflows, IllegalArgumentException). The host answers it
+// UNKNOWN_SERVER_ERROR, as KafkaApis answers an unexpected exception.
+// NB: KAFKA-20090 (after 4.1) lets a fence and an abort at MAX_VALUE go
+// through without a bump; no release in the table has it, so it is not
+// modelled.
 
 import (
 	"fmt"
@@ -14,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // NoProducerID and NoProducerEpoch are Kafka's RecordBatch.NO_PRODUCER_ID
@@ -114,11 +128,20 @@ func (m *Metadata) to(s State) *Metadata {
 	return c
 }
 
+// errEpochOverflow is a transition Kafka refuses with an exception
+// because the epoch would pass Short.MAX_VALUE (see the file header).
+var errEpochOverflow = kerr.UnknownServerError
+
 // prepareIncrementEpoch is prepareIncrementProducerEpoch: a new epoch for
 // InitProducerId. expected is the epoch the producer says it has (-1: a
-// new producer). It returns nil, with fenced true, when expected is
-// neither the current nor the previous epoch (PRODUCER_FENCED).
-func (m *Metadata) prepareIncrementEpoch(timeoutMs int32, expected int16, nowMs int64) (next *Metadata, fenced bool) {
+// new producer). It returns PRODUCER_FENCED when expected is neither the
+// current nor the previous epoch, and errEpochOverflow at an exhausted
+// epoch (Kafka's IllegalStateException "Cannot allocate any more producer
+// epochs", checked before anything else, so also for a retry).
+func (m *Metadata) prepareIncrementEpoch(timeoutMs int32, expected int16, nowMs int64) (*Metadata, *kerr.Error) {
+	if epochExhausted(m.ProducerEpoch) {
+		return nil, errEpochOverflow
+	}
 	c := m.to(Empty)
 	switch {
 	case expected == NoProducerEpoch:
@@ -128,10 +151,24 @@ func (m *Metadata) prepareIncrementEpoch(timeoutMs int32, expected int16, nowMs 
 	case expected == m.LastProducerEpoch:
 		// A retry of an InitProducerId that succeeded: answer it again.
 	default:
-		return nil, true
+		return nil, kerr.ProducerFenced
 	}
 	c.TxnTimeoutMs, c.TopicPartitions, c.TxnStartTimestamp, c.TxnLastUpdateTimestamp = timeoutMs, nil, -1, nowMs
-	return c, false
+	return c, nil
+}
+
+// prepareFence is prepareFenceProducerEpoch: the epoch bumped in memory
+// (PrepareEpochFence, never written) so that the abort's markers fence the
+// ongoing transaction's producer. It returns errEpochOverflow at
+// Short.MAX_VALUE (Kafka's IllegalStateException "Cannot fence producer
+// with epoch equal to Short.MaxValue since this would overflow").
+func (m *Metadata) prepareFence() (*Metadata, *kerr.Error) {
+	if m.ProducerEpoch == maxEpoch {
+		return nil, errEpochOverflow
+	}
+	c := m.to(PrepareEpochFence)
+	c.ProducerEpoch, c.LastProducerEpoch = m.ProducerEpoch+1, NoProducerEpoch
+	return c, nil
 }
 
 // prepareRotation is prepareProducerIdRotation: a new producer id, epoch 0.
@@ -160,20 +197,23 @@ func (m *Metadata) prepareAddPartitions(tps []storage.TopicPartition, nowMs int6
 
 // prepareEnd is prepareAbortOrCommit. Transaction version 2 bumps the epoch
 // (KIP-890 part 2) so that the markers and everything after them carry an
-// epoch no late request of this transaction has.
-func (m *Metadata) prepareEnd(s State, tv int16, nextPID int64, nowMs int64) *Metadata {
+// epoch no late request of this transaction has; at Short.MAX_VALUE that
+// bump overflows, and Kafka's prepareTransitionTo refuses the negative
+// epoch (IllegalArgumentException "Illegal new producer epoch"):
+// errEpochOverflow.
+func (m *Metadata) prepareEnd(s State, tv int16, nextPID int64, nowMs int64) (*Metadata, *kerr.Error) {
+	if tv >= 2 && m.ProducerEpoch == maxEpoch {
+		return nil, errEpochOverflow
+	}
 	c := m.to(s)
 	if tv >= 2 {
-		if !(m.ProducerEpoch == maxEpoch && s == PrepareAbort) {
-			c.ProducerEpoch = m.ProducerEpoch + 1
-		}
-		c.LastProducerEpoch = m.ProducerEpoch
+		c.ProducerEpoch, c.LastProducerEpoch = m.ProducerEpoch+1, m.ProducerEpoch
 	}
 	if len(m.TopicPartitions) == 0 || m.State.complete() {
 		c.TxnStartTimestamp = nowMs // v2 may abort a transaction that added nothing
 	}
 	c.NextProducerID, c.TxnLastUpdateTimestamp, c.ClientTransactionVersion = nextPID, nowMs, tv
-	return c
+	return c, nil
 }
 
 // prepareComplete is prepareComplete: the markers are written.

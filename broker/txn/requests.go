@@ -145,9 +145,12 @@ func (c *Coordinator) initExisting(now sim.Time, e *entry, timeout int32, expPID
 		answer(-1, -1, kerr.ConcurrentTransactions)
 	case Empty, CompleteCommit, CompleteAbort:
 		if !epochExhausted(m.ProducerEpoch) || (expPID != NoProducerID && expEpoch != m.ProducerEpoch) {
-			next, isFenced := m.prepareIncrementEpoch(timeout, expEpoch, nowMs(now))
-			if isFenced {
-				answer(-1, -1, kerr.ProducerFenced)
+			next, err := m.prepareIncrementEpoch(timeout, expEpoch, nowMs(now))
+			if err != nil {
+				if err == errEpochOverflow {
+					c.env.Log("txn-epoch-exhausted", sim.S("txn", m.String()), sim.I("expected-epoch", int64(expEpoch)))
+				}
+				answer(-1, -1, err)
 				return
 			}
 			if next.ProducerEpoch == m.ProducerEpoch && next.LastProducerEpoch == m.LastProducerEpoch && next.TxnTimeoutMs == m.TxnTimeoutMs {
@@ -194,17 +197,41 @@ func (c *Coordinator) initExisting(now sim.Time, e *entry, timeout int32, expPID
 // Config.FenceBumpsEpochTwice: the old producer's abort is then no retry,
 // it is fenced too); from 4.0.1 the fence's bump is the abort's
 // (PR #19910), so the old producer's EndTxn(abort) at its epoch is a retry
-// of a completed abort.
-func (c *Coordinator) fenceAndAbort(now sim.Time, e *entry, done func(sim.Time, *kerr.Error)) {
+// of a completed abort. The abort never rotates the producer id, even at
+// an exhausted epoch (endTransaction's !isEpochFence): the producer's next
+// InitProducerId does.
+//
+// It returns false when Kafka refuses the fence with an exception (see
+// metadata.go): at Short.MAX_VALUE the fence itself, and on 4.0.0 with
+// transaction version 2 at MAX_VALUE-1 the abort's second bump. done then
+// gets UNKNOWN_SERVER_ERROR; nothing is written and the transaction stays
+// Ongoing. NB: in the second case Kafka has already put the fenced epoch
+// (MAX_VALUE) into the cached metadata and cleared its pending state when
+// prepareAbortOrCommit throws, so it is kept here too: the ongoing
+// producer is fenced in memory, and every later fence is refused at
+// MAX_VALUE until a coordinator reloads the log.
+func (c *Coordinator) fenceAndAbort(now sim.Time, e *entry, done func(sim.Time, *kerr.Error)) bool {
 	m := e.m
-	f := m.to(PrepareEpochFence)
-	if f.ProducerEpoch < maxEpoch {
-		f.ProducerEpoch++
+	f, err := m.prepareFence()
+	if err != nil {
+		c.env.Log("txn-fence-refused", sim.S("txn", m.String()), sim.S("reason", "cannot fence producer with epoch equal to Short.MaxValue"))
+		done(now, err)
+		return false
 	}
-	f.LastProducerEpoch = NoProducerEpoch
-	next := f.prepareEnd(PrepareAbort, c.cfg.Version, NoProducerID, nowMs(now))
+	from := f
 	if c.cfg.Version >= 2 && !c.cfg.FenceBumpsEpochTwice {
-		next.ProducerEpoch, next.LastProducerEpoch = f.ProducerEpoch, m.ProducerEpoch
+		// 4.0.1 and later: the abort's bump is the fence's (from the
+		// ongoing metadata, which the fence refused at Short.MAX_VALUE).
+		from = m
+	}
+	next, err := from.prepareEnd(PrepareAbort, c.cfg.Version, NoProducerID, nowMs(now))
+	if err != nil {
+		kept := m.clone()
+		kept.ProducerEpoch, kept.LastProducerEpoch = f.ProducerEpoch, f.LastProducerEpoch
+		e.m = kept
+		c.env.Log("txn-fence-refused", sim.S("txn", kept.String()), sim.S("reason", "illegal new producer epoch: the abort's bump overflows"))
+		done(now, err)
+		return false
 	}
 	c.env.Log("txn-fence", sim.S("txn", m.String()), sim.I("epoch", int64(next.ProducerEpoch)))
 	c.write(now, e, next, func(now sim.Time, err *kerr.Error) {
@@ -213,6 +240,7 @@ func (c *Coordinator) fenceAndAbort(now sim.Time, e *entry, done func(sim.Time, 
 		}
 		done(now, err)
 	})
+	return true
 }
 
 // txnFor returns the entry of (id, pid, epoch) or the error Kafka answers.
@@ -446,7 +474,12 @@ func (c *Coordinator) EndTxn(now sim.Time, req *kmsg.EndTxnRequest, reply func(*
 func (c *Coordinator) end(now sim.Time, e *entry, s State, tv int16, answer func(int64, int16, *kerr.Error)) {
 	m := e.m
 	prepare := func(nextPID int64) {
-		next := m.prepareEnd(s, tv, nextPID, nowMs(now))
+		next, err := m.prepareEnd(s, tv, nextPID, nowMs(now))
+		if err != nil {
+			c.env.Log("txn-end-refused", sim.S("txn", m.String()), sim.S("reason", "illegal new producer epoch: the bump overflows"))
+			answer(-1, -1, err)
+			return
+		}
 		c.write(now, e, next, func(now sim.Time, err *kerr.Error) {
 			if err != nil {
 				answer(-1, -1, err)
