@@ -51,7 +51,7 @@ func kraftStory(r *harness.Result) string {
 
 // kraftGolden are the KRaft scenarios with golden files (the swarm is
 // judged by the suite).
-var kraftGolden = []string{"kraft-controller-failover", "kraft-quorum-loss", "kraft-disruptive-voter", "kraft-fenced-broker"}
+var kraftGolden = []string{"kraft-controller-failover", "kraft-quorum-loss", "kraft-disruptive-voter", "kraft-fenced-broker", "kraft-split-brain"}
 
 func TestKRaftGolden(t *testing.T) {
 	for _, name := range kraftGolden {

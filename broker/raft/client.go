@@ -38,7 +38,17 @@ const checkQuorumFactor = 1.5
 type replica struct {
 	endOffset int64 // -1: unknown
 	lastFetch sim.Time
-	fetched   bool // fetched since the last check-quorum pass
+	// fetched: a voter that fetched (Fetch or FetchSnapshot) since the
+	// check-quorum timer was last reset (LeaderState.fetchedVoters).
+	fetched bool
+	// acked: the voter acknowledged this leader, by answering its
+	// BeginQuorumEpoch or by fetching (ReplicaState.hasAcknowledgedLeader).
+	acked bool
+	// beginInflight and beginBackoff are the RequestManager's connection
+	// state for BeginQuorumEpoch: a request awaiting its answer, and the
+	// end of the retry backoff after a failed one.
+	beginInflight bool
+	beginBackoff  sim.Time
 }
 
 // Client is one member of the metadata quorum.
@@ -66,7 +76,8 @@ type Client struct {
 
 	electionTimer, fetchTimer, backoffTimer, checkQuorumTimer, beginTimer, retryTimer sim.TimerID
 
-	electionDeadline sim.Time
+	electionDeadline    sim.Time
+	checkQuorumDeadline sim.Time // the check-quorum timer's expiry (leader)
 
 	// candidate and prospective
 	granted, rejected map[int32]bool
@@ -78,12 +89,11 @@ type Client struct {
 	parked     []*parkedFetch
 
 	// follower and observer
-	fetchFrom       int32 // the node fetched from (the leader, or a voter an observer asks)
-	fetchInflight   bool
-	lastLeaderFetch sim.Time // last successful fetch from the current leader
-	heardLeader     bool
-	snapFetch       *snapshotFetch
-	delivering      bool
+	fetchFrom     int32 // the node fetched from (the leader, or a voter an observer asks)
+	fetchInflight bool
+	heardLeader   bool // the leader answered a fetch in this follower state (FollowerState.hasFetchedFromLeader)
+	snapFetch     *snapshotFetch
+	delivering    bool
 
 	// listener
 	nextDeliver    int64

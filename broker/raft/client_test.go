@@ -91,6 +91,7 @@ func voteReq(candidate, epoch, lastEpoch int32, lastOffset int64, preVote bool) 
 	req.Version = 2
 	id := "kafkasim-raft"
 	req.ClusterID = &id
+	req.VoterID = 0 // the unit's own id
 	t := kmsg.NewVoteRequestTopic()
 	t.Topic = raft.MetadataTopic
 	p := kmsg.NewVoteRequestTopicPartition()
@@ -176,20 +177,140 @@ func TestVoteLogCheck(t *testing.T) {
 	}
 }
 
-// TestPreVoteDoesNotBumpEpoch (KIP-996): a pre-vote changes neither the
-// epoch nor the vote.
+// TestPreVoteDoesNotBumpEpoch (KIP-996 as Kafka 4.x ships it): a pre-vote
+// names the prospective's current epoch; a receiver at a lower epoch moves
+// to that epoch (it exists: the prospective is in it), unattached with no
+// vote, and grants when the log is up to date; nothing of the pre-vote is
+// persisted, and the receiver's epoch does not go past the prospective's.
 func TestPreVoteDoesNotBumpEpoch(t *testing.T) {
 	x := newUnit(t, func(c *raft.Config) { c.PreVote = true })
 	p := votePart(x.handle(1, voteReq(1, 5, 0, 0, true)))
-	if !p.VoteGranted {
+	if !p.VoteGranted || p.ErrorCode != 0 {
 		t.Fatalf("pre-vote refused: %+v", p)
 	}
-	if e := x.u.c.Leader().Epoch; e != 0 {
-		t.Fatalf("epoch %d after a pre-vote, want 0", e)
+	if e := x.u.c.Leader().Epoch; e != 5 {
+		t.Fatalf("epoch %d after a pre-vote of epoch 5 from epoch 0, want 5", e)
+	}
+	if v := x.u.c.VotedFor(); v != -1 {
+		t.Fatalf("voted for %d after a pre-vote, want -1", v)
 	}
 	if qs := x.quorumState(); strings.Contains(qs, `"votedId":1`) {
 		t.Fatalf("pre-vote was persisted: %s", qs)
 	}
+	// A standard vote in the same epoch is still free to go to anyone.
+	if p := votePart(x.handle(2, voteReq(2, 6, 0, 0, false))); !p.VoteGranted {
+		t.Fatalf("standard vote after a pre-vote refused: %+v", p)
+	}
+}
+
+// TestProspectiveSendsCurrentEpoch (KIP-996): a prospective's pre-vote
+// carries its current epoch, and only a standard vote the bumped one.
+func TestProspectiveSendsCurrentEpoch(t *testing.T) {
+	x := newUnit(t, func(c *raft.Config) { c.PreVote = true })
+	x.handle(1, voteReq(1, 3, 0, 0, false)) // epoch 3, voted for 1
+	x.w.RunFor(sim.Ms(2100))                // election timeout: prospective
+	var pre []*kmsg.VoteRequest
+	for _, s := range x.u.sent {
+		if v, ok := s.req.(*kmsg.VoteRequest); ok {
+			pre = append(pre, v)
+		}
+	}
+	if len(pre) == 0 || x.u.c.State() != "prospective" {
+		t.Fatalf("state %s, %d vote requests: want a prospective's pre-votes", x.u.c.State(), len(pre))
+	}
+	for _, v := range pre {
+		p := v.Topics[0].Partitions[0]
+		if !p.PreVote || p.CandidateEpoch != 3 || v.VoterID == 0 {
+			t.Fatalf("pre-vote to %d: PreVote=%v epoch %d, want a pre-vote of epoch 3 to another voter", v.VoterID, p.PreVote, p.CandidateEpoch)
+		}
+	}
+	if e := x.u.c.Leader().Epoch; e != 3 {
+		t.Fatalf("prospective epoch %d, want 3", e)
+	}
+}
+
+// TestFollowerRefusesPreVoteOnceLeaderFetched (KIP-996): a follower that
+// got a fetch answer from its leader refuses pre-votes, naming the leader;
+// before that it grants an up-to-date one.
+func TestFollowerRefusesPreVoteOnceLeaderFetched(t *testing.T) {
+	x := newUnit(t, func(c *raft.Config) { c.PreVote = true })
+	x.handle(1, beginEpoch(1, 2))
+	if p := votePart(x.handle(2, voteReq(2, 2, 0, 0, true))); !p.VoteGranted {
+		t.Fatalf("follower that never fetched refused an up-to-date pre-vote: %+v", p)
+	}
+	fetch := x.u.sent[len(x.u.sent)-1]
+	if err := x.w.Act(0, func(*sim.Context) { fetch.cb(fetchResp(2, 1, 0, nil), nil) }); err != nil {
+		t.Fatal(err)
+	}
+	p := votePart(x.handle(2, voteReq(2, 2, 0, 0, true)))
+	if p.VoteGranted || p.LeaderID != 1 || p.LeaderEpoch != 2 {
+		t.Fatalf("follower with a live leader: %+v, want a refusal naming leader 1 in epoch 2", p)
+	}
+}
+
+// TestObserverAnswersVotes: an observer answers a Vote from its own state,
+// with no error (Kafka 4.0 dropped INCONSISTENT_VOTER_SET for Vote), and
+// never persists a pre-vote.
+func TestObserverAnswersVotes(t *testing.T) {
+	x := newUnit(t, func(c *raft.Config) { c.Voters = []int32{1, 2, 3}; c.PreVote = true })
+	if x.u.c.IsVoter() {
+		t.Fatal("node 0 should be an observer")
+	}
+	if p := votePart(x.handle(1, voteReq(1, 1, 0, 0, true))); p.ErrorCode != 0 || !p.VoteGranted {
+		t.Fatalf("observer, pre-vote: %+v, want granted with no error", p)
+	}
+	if v := x.u.c.VotedFor(); v != -1 {
+		t.Fatalf("observer voted for %d after a pre-vote", v)
+	}
+	if p := votePart(x.handle(1, voteReq(1, 2, 0, 0, false))); p.ErrorCode != 0 || !p.VoteGranted {
+		t.Fatalf("observer, vote: %+v, want granted with no error", p)
+	}
+}
+
+// TestVoteInvalidRequest: the Vote requests handleVoteRequest refuses with
+// INVALID_REQUEST (a negative last offset or epoch, a last epoch not below
+// a candidate's epoch, or above a prospective's, a negative candidate id),
+// and one for another voter id with INVALID_VOTER_KEY; none changes the
+// receiver's epoch or vote.
+func TestVoteInvalidRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		req  *kmsg.VoteRequest
+		code int16
+	}{
+		{"negative last offset", voteReq(1, 3, 0, -1, false), kerr.InvalidRequest.Code},
+		{"negative last epoch", voteReq(1, 3, -1, 0, false), kerr.InvalidRequest.Code},
+		{"vote: last epoch == epoch", voteReq(1, 3, 3, 10, false), kerr.InvalidRequest.Code},
+		{"pre-vote: last epoch > epoch", voteReq(1, 3, 4, 10, true), kerr.InvalidRequest.Code},
+		{"negative candidate", voteReq(-1, 3, 0, 0, false), kerr.InvalidRequest.Code},
+		{"another voter's key", func() *kmsg.VoteRequest { r := voteReq(1, 3, 0, 0, false); r.VoterID = 2; return r }(), kerr.InvalidVoterKey.Code},
+	} {
+		x := newUnit(t, func(c *raft.Config) { c.PreVote = true })
+		p := votePart(x.handle(1, tc.req))
+		if p.ErrorCode != tc.code || p.VoteGranted {
+			t.Errorf("%s: %+v, want error %d and no vote", tc.name, p, tc.code)
+		}
+		if v := x.u.c.VotedFor(); v != -1 {
+			t.Errorf("%s: voted for %d", tc.name, v)
+		}
+	}
+	// A pre-vote whose last epoch equals its epoch is valid.
+	x := newUnit(t, func(c *raft.Config) { c.PreVote = true })
+	if p := votePart(x.handle(1, voteReq(1, 3, 3, 10, true))); p.ErrorCode != 0 || !p.VoteGranted {
+		t.Errorf("pre-vote with last epoch == epoch: %+v, want granted", p)
+	}
+}
+
+func beginEpoch(leader, epoch int32) *kmsg.BeginQuorumEpochRequest {
+	begin := kmsg.NewPtrBeginQuorumEpochRequest()
+	begin.Version = 1
+	bt := kmsg.NewBeginQuorumEpochRequestTopic()
+	bt.Topic = raft.MetadataTopic
+	bp := kmsg.NewBeginQuorumEpochRequestTopicPartition()
+	bp.LeaderID, bp.LeaderEpoch = leader, epoch
+	bt.Partitions = append(bt.Partitions, bp)
+	begin.Topics = append(begin.Topics, bt)
+	return begin
 }
 
 // TestStaleFetchFenced: a Fetch of an older epoch gets FENCED_LEADER_EPOCH,

@@ -21,6 +21,11 @@
 // Trace records: raft-state, raft-leader, raft-vote, raft-truncate,
 // raft-commit, raft-snapshot, raft-hw (every advance), raft-resign.
 //
+// Invariant: a follower never truncates below its high watermark; a leader
+// asking for it makes the client panic with "raft: invariant: ..." (Kafka
+// throws a fatal KafkaException), which the simulator turns into a failed
+// run.
+//
 // Left out: dynamic voters (KIP-853), directory ids, leader endpoints,
 // compression, and fetch sessions.
 package raft

@@ -2,14 +2,17 @@ package raft
 
 // This file serves Fetch (key 1) for __cluster_metadata on the leader, as
 // KafkaRaftClient.handleFetchRequest does (Fetch v17, as Kafka 4.0's raft
-// sends it: the replica in ReplicaState, the topic by its id): the epoch is
+// sends it: the replica in ReplicaState, the topic by its id): a request
+// with a negative max wait, fetch offset or last fetched epoch, or a last
+// fetched epoch above its leader epoch, is refused with INVALID_REQUEST
+// before anything else is looked at; then the epoch is
 // validated (FENCED_LEADER_EPOCH below, UNKNOWN_LEADER_EPOCH above,
 // NOT_LEADER_OR_FOLLOWER off the leader, each with CurrentLeader filled),
 // then the fetch offset and last fetched epoch (KIP-595's log
 // reconciliation: a DivergingEpoch from the epoch cache when they do not
 // match the leader's log, a SnapshotID when the offset lies below the log
-// start). A valid fetch records the replica's end offset (the fetch offset)
-// and may advance the HW; one that finds no new data is parked up to
+// start). A valid fetch records the replica's end offset (the fetch offset),
+// counts for check-quorum (state.go: noteVoterFetch) and may advance the HW; one that finds no new data is parked up to
 // FetchMaxWait, as Kafka's purgatory does, and answered at once when data
 // is appended or the HW moves.
 // Simplification: one partition per request (KRaft never sends more).
@@ -107,6 +110,11 @@ func (c *Client) fetchResponse(req *kmsg.FetchRequest, final bool) (*kmsg.FetchR
 		return resp, false
 	}
 	p := req.Topics[0].Partitions[0]
+	if req.MaxWaitMillis < 0 || p.FetchOffset < 0 || p.LastFetchedEpoch < 0 || p.LastFetchedEpoch > p.CurrentLeaderEpoch {
+		// handleFetchRequest refuses these before it looks at the epoch.
+		rp.ErrorCode = kerr.InvalidRequest.Code
+		return resp, false
+	}
 	switch {
 	case p.CurrentLeaderEpoch < c.epoch:
 		rp.ErrorCode = kerr.FencedLeaderEpoch.Code
@@ -116,9 +124,6 @@ func (c *Client) fetchResponse(req *kmsg.FetchRequest, final bool) (*kmsg.FetchR
 		return resp, false
 	case c.role != roleLeader:
 		rp.ErrorCode = kerr.NotLeaderForPartition.Code
-		return resp, false
-	case p.FetchOffset < 0 || (p.LastFetchedEpoch < 0 && p.FetchOffset > 0):
-		rp.ErrorCode = kerr.InvalidRequest.Code
 		return resp, false
 	}
 	rp.HighWatermark = c.hw
@@ -133,7 +138,7 @@ func (c *Client) fetchResponse(req *kmsg.FetchRequest, final bool) (*kmsg.FetchR
 			c.replicas[id] = r // an observer
 		}
 		r.endOffset, r.lastFetch = p.FetchOffset, c.ctx.Now()
-		r.fetched = true
+		c.noteVoterFetch(id)
 		if c.isVoter(id) {
 			c.maybeAdvanceHW()
 			rp.HighWatermark = c.hw

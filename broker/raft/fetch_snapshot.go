@@ -75,7 +75,7 @@ func (c *Client) handleFetchSnapshotResponse(resp *kmsg.FetchSnapshotResponse, e
 		c.retryFetch()
 		return
 	}
-	c.heardLeader, c.lastLeaderFetch = true, c.ctx.Now()
+	c.heardLeader = true
 	c.armFetchTimeout(c.cfg.FetchTimeout)
 	sf.buf = append(sf.buf, p.Bytes...)
 	if int64(len(sf.buf)) >= p.Size {
@@ -134,6 +134,9 @@ func (c *Client) handleFetchSnapshot(req *kmsg.FetchSnapshotRequest) *kmsg.Fetch
 		p.ErrorCode = kerr.PositionOutOfRange.Code
 		return resp
 	}
+	// A FetchSnapshot counts for check-quorum as a Fetch does
+	// (handleFetchSnapshotRequest).
+	c.noteVoterFetch(req.ReplicaID)
 	n := min(int64(len(data))-rp.Position, int64(max(req.MaxBytes, 1)))
 	p.Size, p.Position = int64(len(data)), rp.Position
 	p.Bytes = append([]byte(nil), data[rp.Position:rp.Position+n]...)

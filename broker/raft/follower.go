@@ -12,6 +12,8 @@ package raft
 // stands for election (state.go).
 
 import (
+	"fmt"
+
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -110,7 +112,7 @@ func (c *Client) handleFetchResponse(from int32, resp *kmsg.FetchResponse, err e
 		}
 		return
 	}
-	c.heardLeader, c.lastLeaderFetch = true, c.ctx.Now()
+	c.heardLeader = true
 	c.armFetchTimeout(c.cfg.FetchTimeout)
 	switch {
 	case p.DivergingEpoch.EndOffset >= 0 && p.DivergingEpoch.Epoch >= 0:
@@ -132,7 +134,17 @@ func (c *Client) handleFetchResponse(from int32, resp *kmsg.FetchResponse, err e
 
 // truncateToDiverging is KIP-595's reconciliation: truncate to the end
 // offset of the diverging epoch, as the local log knows it too.
+// Invariant: a follower never truncates below its high watermark. Kafka's
+// handleFetchResponse throws a KafkaException (fatal to the raft thread)
+// when the leader asks for it; here it panics, which the simulator turns
+// into a failed run stamped with seed and step. The local end offset of the
+// epoch is held to the same rule: removing a committed record is never
+// silent.
 func (c *Client) truncateToDiverging(epoch int32, endOffset int64) {
+	if c.hw >= 0 && endOffset < c.hw {
+		panic(fmt.Sprintf("raft: invariant: node %d (epoch %d, leader %d) asked to truncate to offset %d (diverging epoch %d), below its high watermark %d",
+			c.cfg.NodeID, c.epoch, c.leader, endOffset, epoch, c.hw))
+	}
 	target := endOffset
 	if e, localEnd := c.log.endOffsetForEpoch(epoch); e >= 0 && localEnd >= 0 {
 		target = min(target, localEnd)
@@ -141,6 +153,10 @@ func (c *Client) truncateToDiverging(epoch int32, endOffset int64) {
 	leo := c.log.endOffset()
 	if target >= leo {
 		return
+	}
+	if c.hw >= 0 && target < c.hw {
+		panic(fmt.Sprintf("raft: invariant: node %d (epoch %d, leader %d) would truncate to offset %d (its end of epoch %d), below its high watermark %d",
+			c.cfg.NodeID, c.epoch, c.leader, target, epoch, c.hw))
 	}
 	c.ctx.Log("raft-truncate", sim.I("to", target), sim.I("from-leo", leo), sim.I("hw", c.hw))
 	c.log.truncateTo(target)

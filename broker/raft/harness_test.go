@@ -9,6 +9,7 @@ package raft_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/kafkasim/kafkasim/broker/raft"
@@ -302,9 +303,16 @@ func newWorld(t testing.TB, seed uint64, cfg raft.Config, observers int, appendE
 	return h
 }
 
+// run runs the world for d. A broken raft invariant (the client panics
+// with "raft: invariant") is a violation of the run; any other panic fails
+// the test.
 func (h *world) run(d sim.Duration) {
 	h.t.Helper()
 	if res := h.w.RunFor(d); res.Reason == sim.Panicked {
+		if v := fmt.Sprint(res.Panic.Value); strings.HasPrefix(v, "raft: invariant") {
+			h.fail("%s", v)
+			return
+		}
 		h.t.Fatalf("run panicked: %v\n%s", res.Panic, res.Panic.Stack)
 	}
 }

@@ -2,14 +2,25 @@ package raft
 
 // This file is the BeginQuorumEpoch (key 53, v1) and EndQuorumEpoch (key
 // 54, v1) APIs, as in KafkaRaftClient: a new leader announces its epoch to
-// the voters (and repeats it, every fetch timeout / 2, to voters that have
-// not fetched yet), a voter of a lower or equal epoch follows it; a
+// the voters at once and again every fetch timeout / 2 (LeaderState's
+// beginQuorumEpochTimer) to every voter that has not acknowledged it yet —
+// by answering a BeginQuorumEpoch or by fetching
+// (ReplicaState.hasAcknowledgedLeader, as LeaderState documents the
+// targets) — skipping, as RequestManager does, a voter with a request
+// still awaiting its answer (up to the request timeout) or within
+// retry.backoff of a failed one; a voter of a lower or equal epoch follows
+// it; a
 // resigning leader sends EndQuorumEpoch with its preferred successors (the
 // voters by end offset, most caught up first) and a follower of that
 // leader shortens its fetch timeout by its rank (endEpochElectionBackoff),
 // so the best successor stands first.
-// Simplification: leader endpoints (v1's LeaderEndpoints) are left empty:
-// static voters are reachable by id.
+// Simplifications: leader endpoints (v1's LeaderEndpoints) are left empty:
+// static voters are reachable by id. Once every voter has acknowledged, the
+// resend timer is not armed again (Kafka's keeps running with nobody left
+// to send to: the same messages). NB: Kafka 4.0's pollLeader sends to every
+// voter each round and later 4.x releases to the voters that have not
+// fetched within fetch timeout / 2; both include every unacknowledged
+// voter, which is what matters for a voter that missed the election.
 
 import (
 	"sort"
@@ -29,8 +40,15 @@ func (c *Client) sendBeginQuorumEpoch() {
 		return
 	}
 	gen := c.gen
+	now := c.ctx.Now()
+	pending := false
 	for _, v := range c.voters {
-		if v == c.cfg.NodeID || c.replicas[v].endOffset >= 0 {
+		r := c.replicas[v]
+		if v == c.cfg.NodeID || r.acked {
+			continue
+		}
+		pending = true
+		if r.beginInflight || now < r.beginBackoff {
 			continue
 		}
 		req := kmsg.NewPtrBeginQuorumEpochRequest()
@@ -43,17 +61,31 @@ func (c *Client) sendBeginQuorumEpoch() {
 		p.LeaderID, p.LeaderEpoch = c.cfg.NodeID, c.epoch
 		t.Partitions = append(t.Partitions, p)
 		req.Topics = append(req.Topics, t)
-		c.env.Send(v, req, c.cfg.RequestTimeout, func(r kmsg.Response, err error) {
-			if c.stopped || gen != c.gen || err != nil {
+		r.beginInflight = true
+		c.env.Send(v, req, c.cfg.RequestTimeout, func(resp kmsg.Response, err error) {
+			if c.stopped || gen != c.gen {
 				return
 			}
-			if resp, ok := r.(*kmsg.BeginQuorumEpochResponse); ok && len(resp.Topics) == 1 && len(resp.Topics[0].Partitions) == 1 {
-				p := resp.Topics[0].Partitions[0]
-				c.observeEpoch(p.LeaderEpoch, p.LeaderID)
+			r.beginInflight = false
+			br, _ := resp.(*kmsg.BeginQuorumEpochResponse)
+			if err != nil || br == nil || br.ErrorCode != 0 || len(br.Topics) != 1 || len(br.Topics[0].Partitions) != 1 {
+				r.beginBackoff = c.ctx.Now().Add(c.cfg.RetryBackoff)
+				return
 			}
+			p := br.Topics[0].Partitions[0]
+			if c.observeEpoch(p.LeaderEpoch, p.LeaderID) {
+				return
+			}
+			if p.ErrorCode != 0 {
+				r.beginBackoff = c.ctx.Now().Add(c.cfg.RetryBackoff)
+				return
+			}
+			r.acked = true // LeaderState.addAcknowledgementFrom
 		})
 	}
-	c.beginTimer = c.ctx.SetTimer(c.cfg.FetchTimeout/2, "raft-begin-epoch")
+	if pending {
+		c.beginTimer = c.ctx.SetTimer(c.cfg.FetchTimeout/2, "raft-begin-epoch")
+	}
 }
 
 func beginResponse(version, code, partCode int16, leader, epoch int32) *kmsg.BeginQuorumEpochResponse {

@@ -264,7 +264,10 @@ func TestRandomQuorumSafety(t *testing.T) {
 func TestPlantedVoteBugIsFound(t *testing.T) {
 	for seed := uint64(1); seed <= 60; seed++ {
 		if v := randomRun(t, seed, 3, false, false); v != "" {
-			if !strings.Contains(v, "Completeness") && !strings.Contains(v, "Safety") && !strings.Contains(v, "Matching") {
+			// A truncation below the HW is how Kafka itself would stop
+			// (a fatal KafkaException): the invariant catches it first.
+			if !strings.Contains(v, "Completeness") && !strings.Contains(v, "Safety") && !strings.Contains(v, "Matching") &&
+				!strings.Contains(v, "below its high watermark") {
 				t.Fatalf("seed %d: unexpected violation %s", seed, v)
 			}
 			t.Logf("seed %d: %s", seed, v)

@@ -12,6 +12,14 @@ package raft
 // the failure counted for the next backoff; election backoff is Kafka's
 // binary exponential one (random multiple of retry.backoff, capped at
 // election.backoff.max).
+//
+// Check-quorum (KIP-996, LeaderState's checkQuorumTimer): the timer runs
+// 1.5 × controller.quorum.fetch.timeout.ms from the leader's start and
+// starts again whenever a majority of the voters (the leader counting
+// itself) has fetched — Fetch at a valid position, or FetchSnapshot — since
+// the last start; when it expires the leader resigns. It is a sliding
+// deadline, not a window: a leader lives exactly the timeout past the last
+// time a majority was with it.
 
 import (
 	"github.com/kafkasim/kafkasim/broker/storage"
@@ -211,14 +219,16 @@ func (c *Client) becomeLeader() {
 	c.epochStart = c.log.endOffset()
 	c.replicas = map[int32]*replica{}
 	for _, v := range c.voters {
-		c.replicas[v] = &replica{endOffset: -1}
+		c.replicas[v] = &replica{endOffset: -1, acked: v == c.cfg.NodeID}
 	}
 	c.setRole(roleLeader)
 	c.ctx.Log("raft-leader", sim.I("epoch", int64(c.epoch)), sim.I("leo", c.epochStart), sim.I("last-epoch", int64(lastEpoch)))
 	nowMs := sim.Duration(c.ctx.Now()).Milliseconds()
 	c.log.appendLeader(c.ctx.Now(), c.epoch, true, []storage.Record{leaderChangeRecord(nowMs, c.cfg.NodeID, c.voters, granting)})
-	if c.cfg.CheckQuorum {
-		c.checkQuorumTimer = c.ctx.SetTimer(sim.Duration(float64(c.cfg.FetchTimeout)*checkQuorumFactor), "raft-check-quorum")
+	if c.cfg.CheckQuorum && len(c.voters) > 1 {
+		// A single voter's check-quorum never expires.
+		c.checkQuorumDeadline = c.ctx.Now().Add(c.checkQuorumTimeout())
+		c.checkQuorumTimer = c.ctx.SetTimer(c.checkQuorumTimeout(), "raft-check-quorum")
 	}
 	c.sendBeginQuorumEpoch()
 	c.onLeaderAppend()
@@ -288,24 +298,49 @@ func (c *Client) onFetchTimeout() {
 	}
 }
 
-// onCheckQuorum is KIP-996's check-quorum: a leader that a majority of
-// voters has not fetched from within the timeout resigns.
+// checkQuorumTimeout is LeaderState's checkQuorumTimeoutMs: 1.5 times
+// the fetch timeout, in whole milliseconds as Kafka's int cast leaves it.
+func (c *Client) checkQuorumTimeout() sim.Duration {
+	return sim.Ms(int64(float64(c.cfg.FetchTimeout.Milliseconds()) * checkQuorumFactor))
+}
+
+// noteVoterFetch is LeaderState.updateCheckQuorumForFollowingVoter, called
+// for every valid Fetch and FetchSnapshot of a voter: once a majority of
+// the voters (the leader counts itself) has fetched since the last reset,
+// the set is cleared and the check-quorum timer starts again.
+func (c *Client) noteVoterFetch(id int32) {
+	r := c.replicas[id]
+	if c.role != roleLeader || id == c.cfg.NodeID || r == nil || !c.isVoter(id) {
+		return
+	}
+	r.acked, r.fetched = true, true
+	n := 0
+	for _, v := range c.voters {
+		if v != c.cfg.NodeID && c.replicas[v].fetched {
+			n++
+		}
+	}
+	if n >= c.majority()-1 {
+		for _, v := range c.voters {
+			c.replicas[v].fetched = false
+		}
+		c.checkQuorumDeadline = c.ctx.Now().Add(c.checkQuorumTimeout())
+	}
+}
+
+// onCheckQuorum is KIP-996's check-quorum (pollLeader): a leader whose
+// check-quorum timer expired — no majority of voters fetched within the
+// timeout since the last time a majority did — resigns. The sim timer is
+// re-armed lazily: a reset only moves checkQuorumDeadline.
 func (c *Client) onCheckQuorum() {
 	if c.role != roleLeader {
 		return
 	}
-	n := 1
-	for _, v := range c.voters {
-		if r := c.replicas[v]; v != c.cfg.NodeID && r.fetched {
-			n++
-		}
-		c.replicas[v].fetched = false
-	}
-	if n < c.majority() {
-		c.resign("check-quorum")
+	if now := c.ctx.Now(); now < c.checkQuorumDeadline {
+		c.checkQuorumTimer = c.ctx.SetTimer(c.checkQuorumDeadline.Sub(now), "raft-check-quorum")
 		return
 	}
-	c.checkQuorumTimer = c.ctx.SetTimer(sim.Duration(float64(c.cfg.FetchTimeout)*checkQuorumFactor), "raft-check-quorum")
+	c.resign("check-quorum")
 }
 
 func sortedKeys(m map[int32]bool) []int32 {

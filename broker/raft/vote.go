@@ -6,10 +6,31 @@ package raft
 // (canGrantVote): a vote is granted once per epoch, only to a candidate
 // whose log is at least as up to date (last epoch, then end offset) —
 // unless Config.VoteCheckLog is false, the planted bug — and persisted in
-// quorum-state before the answer leaves. A pre-vote changes nothing on the
-// voter; a voter that fetched from a live leader within the fetch timeout
-// refuses it.
-// Simplification: directory ids (KIP-853) are left zero.
+// quorum-state before the answer leaves.
+//
+// Validation, in handleVoteRequest's order: a request with a negative last
+// offset or last epoch, or whose last epoch is not below the candidate's
+// epoch (a pre-vote's may equal it: the prospective has not bumped its
+// epoch), or from a negative replica id, is refused with INVALID_REQUEST;
+// one of an older epoch with FENCED_LEADER_EPOCH; one addressed to another
+// voter id with INVALID_VOTER_KEY (after the epoch transition, as Kafka).
+//
+// Pre-vote (KIP-996, as 4.x ships it): a prospective sends its current
+// epoch, not the next one (buildVoteRequest uses quorum.epoch() for both
+// kinds), so the epoch it names exists; a receiver at a lower epoch moves
+// to it (unattached, no vote, no leader) exactly as for a standard vote,
+// then answers. A pre-vote never persists anything. A follower that has
+// fetched from its leader in its current follower state refuses it
+// (FollowerState.hasFetchedFromLeader); unattached, prospective, candidate
+// and resigned members grant it when the log is up to date; a leader never.
+// Observers answer like any member (Kafka 4.0 no longer refuses a Vote
+// with INCONSISTENT_VOTER_SET: with KIP-853 the voter set a node knows may
+// be stale); candidates only ask voters, so an observer's answer never
+// counts.
+// Simplifications: directory ids (KIP-853) are left zero; a prospective
+// that grants a standard vote becomes unattached-voted (Kafka 4.x keeps it
+// prospective with the vote: prospectiveAddVotedState); both stop its own
+// pre-vote round and arm a fresh election timeout.
 
 import (
 	"github.com/kafkasim/kafkasim/sim"
@@ -56,13 +77,21 @@ func (c *Client) handleVote(from int32, req *kmsg.VoteRequest) *kmsg.VoteRespons
 		return voteResponse(req.Version, kerr.InvalidRequest.Code, 0, -1, -1, false)
 	}
 	p := req.Topics[0].Partitions[0]
-	if !c.voter || !c.isVoter(p.CandidateID) {
-		return voteResponse(req.Version, 0, kerr.InconsistentVoterSet.Code, c.leader, c.epoch, false)
-	}
 	preVote := req.Version >= 2 && p.PreVote
+	illegalEpoch := p.LastOffsetEpoch >= p.CandidateEpoch
+	if preVote {
+		illegalEpoch = p.LastOffsetEpoch > p.CandidateEpoch
+	}
+	if p.LastOffset < 0 || p.LastOffsetEpoch < 0 || illegalEpoch {
+		return voteResponse(req.Version, 0, kerr.InvalidRequest.Code, c.leader, c.epoch, false)
+	}
+	// validateVoterOnlyRequest.
 	if p.CandidateEpoch < c.epoch {
 		c.logVote(p.CandidateEpoch, p.CandidateID, false, preVote)
 		return voteResponse(req.Version, 0, kerr.FencedLeaderEpoch.Code, c.leader, c.epoch, false)
+	}
+	if p.CandidateID < 0 {
+		return voteResponse(req.Version, 0, kerr.InvalidRequest.Code, c.leader, c.epoch, false)
 	}
 	// Raft's rule: only a granted vote (or a leader) resets the election
 	// timer, so a voter refusing a stale candidate that keeps bumping the
@@ -71,11 +100,14 @@ func (c *Client) handleVote(from int32, req *kmsg.VoteRequest) *kmsg.VoteRespons
 	if c.electionTimer != 0 {
 		deadline = c.electionDeadline
 	}
-	if !preVote && p.CandidateEpoch > c.epoch {
+	if p.CandidateEpoch > c.epoch {
 		c.becomeUnattached(p.CandidateEpoch, -1)
-		if deadline > 0 {
+		if deadline > 0 && c.electionTimer != 0 {
 			c.armElection(max(deadline.Sub(c.ctx.Now()), 0))
 		}
+	}
+	if req.Version >= 1 && req.VoterID != c.cfg.NodeID {
+		return voteResponse(req.Version, 0, kerr.InvalidVoterKey.Code, c.leader, c.epoch, false)
 	}
 	upToDate := !c.cfg.VoteCheckLog || c.logUpToDate(p.LastOffsetEpoch, p.LastOffset)
 	granted := c.canGrantVote(p.CandidateID, p.CandidateEpoch, upToDate, preVote)
@@ -85,7 +117,11 @@ func (c *Client) handleVote(from int32, req *kmsg.VoteRequest) *kmsg.VoteRespons
 		c.persist()
 		c.setRole(roleUnattached)
 		c.fetchFrom = -1
-		c.armElection(c.randomElectionTimeout())
+		if c.voter {
+			c.armElection(c.randomElectionTimeout())
+		} else {
+			c.maybeFetch()
+		}
 	}
 	c.logVote(p.CandidateEpoch, p.CandidateID, granted, preVote)
 	return voteResponse(req.Version, 0, 0, c.leader, c.epoch, granted)
@@ -98,9 +134,10 @@ func (c *Client) canGrantVote(candidate, candidateEpoch int32, upToDate, preVote
 		case roleLeader:
 			return false
 		case roleFollower:
-			// KIP-996: refuse while the leader is alive.
-			recent := c.heardLeader && c.ctx.Now().Sub(c.lastLeaderFetch) < c.cfg.FetchTimeout
-			return !recent && upToDate
+			// KIP-996: refuse once the leader answered a fetch in this
+			// follower state (FollowerState.hasFetchedFromLeader); the
+			// state ends when the fetch timeout expires.
+			return !c.heardLeader && upToDate
 		default:
 			return upToDate
 		}
@@ -138,13 +175,12 @@ func boolStr(b bool) string {
 	return "false"
 }
 
-// sendVotes sends a Vote (or pre-vote, for epoch+1) to every other voter.
+// sendVotes sends a Vote (or a pre-vote) to every other voter, in the
+// current epoch: a candidate bumped it already, a prospective does not
+// (KIP-996 as 4.x ships it).
 func (c *Client) sendVotes(preVote bool) {
 	lastEpoch, end := c.lastOffsetEpoch()
 	epoch := c.epoch
-	if preVote {
-		epoch = c.epoch + 1
-	}
 	gen := c.gen
 	for _, v := range c.voters {
 		if v == c.cfg.NodeID {
@@ -169,7 +205,7 @@ func (c *Client) sendVotes(preVote bool) {
 			// Only an answer to this very round counts: a pre-vote grant
 			// arriving after the node became candidate (or a vote of an
 			// older round) is not a vote in the current epoch.
-			current := (preVote && c.role == roleProspective && c.epoch+1 == epoch) ||
+			current := (preVote && c.role == roleProspective && c.epoch == epoch) ||
 				(!preVote && c.role == roleCandidate && c.epoch == epoch)
 			c.handleVoteResponse(voter, resp, err, current)
 		})
