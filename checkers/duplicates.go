@@ -14,7 +14,19 @@
 // wrote it again after the loss. Otherwise it is a contract break, as it is
 // for a producer not listed in History.Producers or a value no Send wrote.
 //
-// What it simplifies: values are compared within one partition only.
+// A value is the evidence, never the identity (issue 28): an application
+// may send equal values. A record's identity is its send: an idempotent
+// producer's (producer id, epoch, sequence) when the history has it (serve
+// mode, where every produce request is its own send and a retry shares the
+// identity), else the send operation itself (the simulated clients, whose
+// retries are one operation). A value at n offsets is a duplicate only when
+// fewer than n identities sent it (and did not certainly fail): then some
+// record is at two offsets. Two producers writing "1" once each are not.
+//
+// What it simplifies: values are compared within one partition only; a
+// producer without idempotence in serve mode cannot be judged for
+// duplicates (each produce request is its own identity, since a broker
+// cannot tell a client's retry from its resend).
 //
 // How it stays cheap: a polled record that the committed log holds at its
 // offset (found by index when the committed offsets are consecutive) was
@@ -121,6 +133,7 @@ func duplicates(h History, f Final, con *contract) Verdict {
 	// sender maps each duplicated value to the first send of it, by index
 	// into h.Ops; built only when some value is duplicated.
 	var sender map[string]int
+	var identities map[tp]map[string]int
 	var anomalies []Anomaly
 	for _, k := range sortedTPs(offsets) {
 		var values []string
@@ -138,8 +151,12 @@ func duplicates(h History, f Final, con *contract) Verdict {
 		})
 		if len(values) > 0 && sender == nil {
 			sender = firstSenders(h, offsets)
+			identities = senderIdentities(h, offsets)
 		}
 		for _, v := range values {
+			if len(offsets[k][v]) <= identities[k][v] {
+				continue // as many records as offsets: equal values, not a duplicate
+			}
 			offs := append([]int64(nil), offsets[k][v]...)
 			sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
 			a := Anomaly{Kind: "duplicate", Topic: k.topic, Partition: k.partition, Value: v, Offsets: offs}
@@ -195,6 +212,54 @@ func firstSenders(h History, offsets map[tp]map[string][]int64) map[string]int {
 		}
 	}
 	return sender
+}
+
+// senderIdentities counts, for each value at two offsets of a partition,
+// the distinct records that sent it there: its sends that did not
+// certainly fail, an idempotent producer's by (producer id, epoch,
+// sequence) when known, any other by the operation.
+func senderIdentities(h History, offsets map[tp]map[string][]int64) map[tp]map[string]int {
+	idempotent := map[string]bool{}
+	for _, p := range h.Producers {
+		idempotent[p.Process] = p.Idempotent
+	}
+	type key struct {
+		k tp
+		v string
+	}
+	type pes struct {
+		pid   int64
+		epoch int16
+		seq   int32
+	}
+	seen := map[key]map[pes]bool{}
+	out := map[tp]map[string]int{}
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Kind != Send || op.Outcome == Fail {
+			continue
+		}
+		k := tp{op.Topic, op.Partition}
+		if offs := offsets[k][op.Value]; len(offs) < 2 {
+			continue
+		}
+		if out[k] == nil {
+			out[k] = map[string]int{}
+		}
+		if !idempotent[op.Process] || op.Sequence < 0 || op.ProducerID < 0 {
+			out[k][op.Value]++ // the operation is the record
+			continue
+		}
+		kv, id := key{k, op.Value}, pes{op.ProducerID, op.ProducerEpoch, op.Sequence}
+		if seen[kv] == nil {
+			seen[kv] = map[pes]bool{}
+		}
+		if !seen[kv][id] {
+			seen[kv][id] = true
+			out[k][op.Value]++
+		}
+	}
+	return out
 }
 
 func min64(xs []int64) int64 {

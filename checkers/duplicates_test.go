@@ -1,8 +1,11 @@
 package checkers
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kafkasim/kafkasim/sim"
 )
 
 func TestDuplicates(t *testing.T) {
@@ -79,5 +82,43 @@ func TestOrdering(t *testing.T) {
 	h.Ops[2].Offset = 1
 	if a := onlyAnomaly(t, Ordering(h, Final{})); a.Kind != "same-offset" || a.Permitted {
 		t.Fatalf("anomaly = %s", a)
+	}
+}
+
+// TestDuplicatesByIdentityNotValue: issue 28. Two producer sessions (kcat
+// run twice) write the same values, "1" at offsets 0 and 20: two records,
+// no duplicate. A value at more offsets than records sent it is one: the
+// same (producer id, epoch, sequence) at two offsets breaks KIP-98, and a
+// serve-mode retry (a second send of that identity, acknowledged at the
+// first offset) is one record. A send that certainly failed sent nothing.
+func TestDuplicatesByIdentityNotValue(t *testing.T) {
+	idem := func(i int, process string, pid int64, seq int32, offset int64, outcome Outcome) Op {
+		op := send(i, process, "1", -1, sim.Time(i)*ms, sim.Time(i)*ms+ms, outcome, offset)
+		op.ProducerID, op.ProducerEpoch, op.Sequence = pid, 0, seq
+		return op
+	}
+	producers := []Producer{{Process: "rdkafka/pid0", Idempotent: true, MaxInFlight: 5}, {Process: "rdkafka/pid1", Idempotent: true, MaxInFlight: 5},
+		{Process: "app", MaxInFlight: 5, Retries: 3}}
+	log := make([]string, 21)
+	for i := range log {
+		log[i] = "x" + strconv.Itoa(i)
+	}
+	log[0], log[20] = "1", "1"
+	f := final1(0, 0, Facts{}, replica(0, Leader, 0, 21, log...))
+	for _, c := range []struct {
+		name   string
+		ops    []Op
+		broken bool // want a contract-broken duplicate (else ok)
+	}{
+		{"two sessions, same value", []Op{idem(0, "rdkafka/pid0", 0, 0, 0, OK), idem(1, "rdkafka/pid1", 1, 0, 20, OK)}, false},
+		{"a retry of one record", []Op{idem(0, "rdkafka/pid0", 0, 0, 0, Info), idem(1, "rdkafka/pid0", 0, 0, 0, OK), idem(2, "rdkafka/pid1", 1, 0, 20, OK)}, false},
+		{"one identity at two offsets", []Op{idem(0, "rdkafka/pid0", 0, 0, 0, OK), idem(1, "rdkafka/pid0", 0, 0, 20, OK)}, true},
+		{"the second send failed", []Op{idem(0, "rdkafka/pid0", 0, 0, 0, OK), idem(1, "rdkafka/pid1", 1, 0, 20, Fail)}, true},
+		{"two sends without idempotence", []Op{send(0, "app", "1", -1, 0, ms, OK, 0), send(1, "app", "1", -1, 2*ms, 3*ms, OK, 20)}, false},
+	} {
+		v := Duplicates(History{Ops: c.ops, Producers: producers}, f)
+		if got := v.Result == ResultViolation && v.ContractBroken(); got != c.broken || (!c.broken && v.Result != ResultOK) {
+			t.Errorf("%s: %s", c.name, v)
+		}
 	}
 }

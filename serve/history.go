@@ -25,8 +25,13 @@ package serve
 //     the transactions checker, which reads their fate from the final log.
 //     The transactions themselves (which records each committed) are not
 //     reconstructed from the requests.
-//   - Values identify records in the checkers: a client that writes the
-//     same value twice makes its verdicts less precise.
+//   - Values are the evidence the checkers compare, not records'
+//     identities: an idempotent producer's record is its (producer id,
+//     epoch, sequence), recorded with each send, so equal values from two
+//     producer sessions are two records, not duplicates (issue 28); a
+//     producer without idempotence cannot be judged for duplicates, each
+//     request being its own record. Equal values still make the other
+//     verdicts' evidence less precise.
 
 import (
 	"encoding/binary"
