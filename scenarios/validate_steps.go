@@ -266,6 +266,9 @@ func (c *checker) node(name string, st Step, implicit bool) error {
 		}
 		return nil
 	}
+	if name == MetadataNodes {
+		return fmt.Errorf("%q (the metadata store: zk, or the KRaft controllers) stands only in a partition's groups", name)
+	}
 	if name == "zk" || name == "admin" || name == "controller" {
 		if c.s.Manual {
 			return fmt.Errorf("%q: with 'controller manual' there is no ZooKeeper or admin node; the manual controller is the node 'controller'", name)
@@ -281,6 +284,13 @@ func (c *checker) node(name string, st Step, implicit bool) error {
 	c.clients[name] = declared{kind: kindScripted, line: st.Line, how: st.Op + " step"}
 	return nil
 }
+
+// MetadataNodes, in a partition's groups, names the nodes that hold the
+// cluster's metadata whatever the mode a release runs: zk in ZooKeeper
+// mode, every dedicated controller in KRaft mode (none in combined mode,
+// where the brokers hold it). So a script that cuts a leader off from
+// ZooKeeper runs under a KRaft release too.
+const MetadataNodes = "metadata"
 
 // swarmClient reports whether name is pN of a swarm step whose client
 // count is a variable.
@@ -379,6 +389,10 @@ func (c *checker) partitionGroups(st Step) error {
 			if name == "" {
 				continue
 			}
+			if name == MetadataNodes {
+				n++ // zk, or the KRaft controllers: the harness expands it
+				continue
+			}
 			if err := c.node(name, st, true); err != nil {
 				return err
 			}
@@ -449,7 +463,7 @@ func (c *checker) declare(st Step) error {
 	if looks, _ := c.isController(name); looks {
 		return fmt.Errorf("%q is a KRaft controller's name (ctl0, ctl1, ...: reserved for the dedicated controllers a KRaft release runs, whatever the variants); name the %s otherwise (p1, c1, ...)", name, st.Op)
 	}
-	if looks, _ := c.isBroker(name); looks || name == "zk" || name == "admin" || name == "controller" {
+	if looks, _ := c.isBroker(name); looks || name == "zk" || name == "admin" || name == "controller" || name == MetadataNodes {
 		return fmt.Errorf("%q names a broker or a cluster node; name the %s otherwise (p1, c1, ...)", name, st.Op)
 	}
 	if d, ok := c.clients[name]; ok {

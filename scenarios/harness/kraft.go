@@ -92,6 +92,22 @@ func (r *Runner) faultTargets() []string {
 	return out
 }
 
+// metadataNodes are the nodes 'metadata' names in a partition's groups
+// (scenarios.MetadataNodes): zk, or the dedicated controllers.
+func (r *Runner) metadataNodes() []string {
+	if !r.Cluster.Spec.KRaft() {
+		if r.s.Manual {
+			return nil
+		}
+		return []string{"zk"}
+	}
+	var out []string
+	for i := range r.Cluster.Controllers {
+		out = append(out, server.NodeName(server.FirstControllerID+int32(i)))
+	}
+	return out
+}
+
 // restartControllers restarts every dedicated controller that is down.
 func (r *Runner) restartControllers() error {
 	for i, id := range r.Cluster.Controllers {

@@ -282,8 +282,32 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 		if err != nil {
 			return v, cfg, fmt.Errorf("%s:%d: %w", s.File, st.Line, err)
 		}
+		if err := nodesOfMode(st.Substitute(vars), cfg); err != nil {
+			return v, cfg, fmt.Errorf("%s:%d: %s: %w", s.File, st.Line, st.Op, err)
+		}
 	}
 	return v, cfg, nil
+}
+
+// nodesOfMode refuses a step naming a node the run's metadata mode does
+// not have: zk under KRaft, a dedicated controller under ZooKeeper (the
+// script checks names against every variant; -set can change the mode).
+func nodesOfMode(st scenarios.Step, cfg config.Config) error {
+	if st.Op == "consumer" || st.Op == "producer" {
+		return nil // declarations: their names are checked as clients'
+	}
+	kraft := cfg.Broker.KRaftMode()
+	for _, a := range st.Args {
+		for _, n := range strings.Split(a, ",") {
+			switch {
+			case n == "zk" && kraft:
+				return fmt.Errorf("zk: this run is in KRaft mode (%s), which has no ZooKeeper (in a partition's groups, %s names the metadata store in either mode)", scenarios.ProtocolLabel(cfg), scenarios.MetadataNodes)
+			case scenarios.ControllerName.MatchString(n) && !kraft:
+				return fmt.Errorf("%s: this run is in ZooKeeper mode (%s), which has no KRaft controllers (in a partition's groups, %s names the metadata store in either mode)", n, scenarios.ProtocolLabel(cfg), scenarios.MetadataNodes)
+			}
+		}
+	}
+	return nil
 }
 
 // Run runs the script under one variant. The error is for bad input only;

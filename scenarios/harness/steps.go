@@ -152,7 +152,7 @@ func (r *Runner) Step(st scenarios.Step) error {
 		for _, a := range append(st.Args, "|") {
 			if a == "|" {
 				if len(cur) == 0 {
-					return fmt.Errorf("empty group: want 'partition A,B | C,D'")
+					return fmt.Errorf("empty group: want 'partition A,B | C,D' (%s names no node with the brokers holding the metadata: KRaft's combined mode, a manual controller)", scenarios.MetadataNodes)
 				}
 				var g []sim.NodeID
 				for _, n := range cur {
@@ -167,7 +167,10 @@ func (r *Runner) Step(st scenarios.Step) error {
 				continue
 			}
 			for _, n := range strings.Split(a, ",") {
-				if n != "" {
+				switch {
+				case n == scenarios.MetadataNodes:
+					cur = append(cur, r.metadataNodes()...)
+				case n != "":
 					cur = append(cur, n)
 				}
 			}
