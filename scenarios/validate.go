@@ -194,6 +194,12 @@ func (c *checker) keepCuts() error {
 		case n == "controller":
 			return fmt.Errorf("keep-cuts: %q names the active controller at each step, which the end phase cannot know; name the nodes (b0, ctl0, ...)", n)
 		}
+		_, client := c.clients[n]
+		looksBroker, _ := c.isBroker(n)
+		looksController, _ := c.isController(n)
+		if !client && !looksBroker && !looksController && !c.infra(n) && !c.swarmClient(n) {
+			return fmt.Errorf("keep-cuts: %q is no node of the script (%s; a client is one a produce, producer, consumer, cut, partition or swarm step makes)", n, c.brokerRange())
+		}
 		if err := c.node(n, Step{}, false); err != nil {
 			return fmt.Errorf("keep-cuts: %w", err)
 		}
