@@ -16,6 +16,7 @@ package scenarios
 //	expect hw acked-loss=bug
 //	expect kip279 acked-loss=ok
 //	final-read on           # the default; 'off' skips the end phase's reads
+//	end-phase heal          # the default; 'keep-cuts' keeps the script's cuts
 //
 //	run 5s
 //	produce p1 t/0 m1 acks=all
@@ -46,6 +47,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -127,6 +129,20 @@ type Script struct {
 	// final reads (a script where a read would disturb what it shows says
 	// why in a comment). The heal and the liveness phase still run.
 	NoFinalRead bool
+	// KeepCuts is set by 'end-phase keep-cuts': the end phase's heal
+	// leaves the links the script cut (cut and partition steps) cut, so
+	// that liveness is judged under that fault; it still makes lossy
+	// links perfect, waits out pauses and restarts what is down. A script
+	// uses it only where Kafka's contract promises progress under the
+	// cuts it keeps (a majority of controllers reaching each other and the
+	// brokers, say), and says so in a comment.
+	KeepCuts bool
+	// KeepCutsBetween, set by 'end-phase keep-cuts=A,B,...', limits
+	// KeepCuts to the cut links between two of these nodes (both ends
+	// named); the other cuts are healed. Empty: every cut is kept.
+	KeepCutsBetween []string
+	// EndPhaseLine is the 'end-phase' line (0 for none), for errors.
+	EndPhaseLine int
 }
 
 // SyntaxError is a malformed line.
@@ -201,7 +217,7 @@ func Parse(file, name string, r io.Reader) (*Script, error) {
 			return nil, fail("%v", err)
 		}
 		switch word {
-		case "name", "describe", "source", "brokers", "controllers", "topic", "set", "variant", "expect", "limit", "controller", "final-read":
+		case "name", "describe", "source", "brokers", "controllers", "topic", "set", "variant", "expect", "limit", "controller", "final-read", "end-phase":
 			if inBody {
 				return nil, fail("%q belongs in the header, before the first step", word)
 			}
@@ -213,6 +229,12 @@ func Parse(file, name string, r io.Reader) (*Script, error) {
 			}
 			if word == "controller" {
 				s.ManualLine = line
+			}
+			if word == "end-phase" {
+				if s.EndPhaseLine != 0 {
+					return nil, fail("end-phase: given twice (first at line %d)", s.EndPhaseLine)
+				}
+				s.EndPhaseLine = line
 			}
 			if word == "controllers" || (word == "brokers" && kv["roles"] != "") {
 				s.KRaftLines = append(s.KRaftLines, line)
@@ -293,6 +315,8 @@ func (s *Script) header(word string, rest []string, kv map[string]string, pos []
 			return fmt.Errorf("final-read: want 'final-read on' (the default: after the last step the healed cluster is read back) or 'final-read off'")
 		}
 		s.NoFinalRead = rest[0] == "off"
+	case "end-phase":
+		return s.endPhaseLine(kv, pos)
 	case "limit":
 		if len(pos) != 1 {
 			return fmt.Errorf("limit: want one duration")
@@ -387,6 +411,40 @@ func (s *Script) header(word string, rest []string, kv map[string]string, pos []
 			}
 			v.Expect[c] = Expectation(e)
 		}
+	}
+	return nil
+}
+
+// endPhaseUsage is the 'end-phase' header line's syntax, for errors.
+const endPhaseUsage = "want 'end-phase heal' (the default: the end phase restores every cut link), 'end-phase keep-cuts' " +
+	"(every link the script's cut and partition steps cut stays cut through the liveness phase and the final reads) or " +
+	"'end-phase keep-cuts=A,B,...' (only the cut links between two of the named nodes stay cut)"
+
+// endPhaseLine parses 'end-phase heal|keep-cuts|keep-cuts=A,B,...'; the
+// names are checked against the cluster and the steps in validate.go.
+func (s *Script) endPhaseLine(kv map[string]string, pos []string) error {
+	between, named := kv["keep-cuts"]
+	switch {
+	case len(kv) == 0 && len(pos) == 1 && pos[0] == "heal":
+		s.KeepCuts, s.KeepCutsBetween = false, nil
+	case len(kv) == 0 && len(pos) == 1 && pos[0] == "keep-cuts":
+		s.KeepCuts, s.KeepCutsBetween = true, nil
+	case len(kv) == 1 && len(pos) == 0 && named:
+		names := strings.Split(between, ",")
+		for i, n := range names {
+			if n == "" {
+				return fmt.Errorf("end-phase keep-cuts=%q: an empty node name; %s", between, endPhaseUsage)
+			}
+			if slices.Contains(names[:i], n) {
+				return fmt.Errorf("end-phase keep-cuts=%q: %s named twice", between, n)
+			}
+		}
+		if len(names) < 2 {
+			return fmt.Errorf("end-phase keep-cuts=%q: a cut is between two nodes, name at least two (or write 'end-phase keep-cuts' to keep every cut)", between)
+		}
+		s.KeepCuts, s.KeepCutsBetween = true, names
+	default:
+		return fmt.Errorf("end-phase: %s", endPhaseUsage)
 	}
 	return nil
 }

@@ -60,7 +60,7 @@ import (
 )
 
 // headerKeywords are the words that start a header line.
-var headerKeywords = []string{"name", "describe", "source", "brokers", "controllers", "topic", "set", "variant", "expect", "limit", "controller", "final-read"}
+var headerKeywords = []string{"name", "describe", "source", "brokers", "controllers", "topic", "set", "variant", "expect", "limit", "controller", "final-read", "end-phase"}
 
 // stepWords are the words that start a step.
 var stepWords = []string{"run", "produce", "await", "crash", "power-loss", "shutdown", "restart", "restart-all", "pause", "cut", "partition", "heal",
@@ -162,6 +162,46 @@ func (s *Script) validate() error {
 	for _, st := range s.Steps {
 		if err := c.step(st); err != nil {
 			return &SyntaxError{File: s.File, Line: st.Line, Msg: fmt.Sprintf("%s: %v", st.Op, err)}
+		}
+	}
+	if err := c.keepCuts(); err != nil {
+		return &SyntaxError{File: s.File, Line: s.EndPhaseLine, Msg: "end-phase: " + err.Error()}
+	}
+	return nil
+}
+
+// keepCuts checks 'end-phase keep-cuts[=A,B,...]' against the steps: the
+// script must cut something, and each name must be a node of the cluster
+// or a client the steps made. 'controller' is refused: it names whichever
+// node is the controller when a step runs, and by the end phase that may
+// be another one.
+func (c *checker) keepCuts() error {
+	s := c.s
+	if !s.KeepCuts {
+		return nil
+	}
+	cuts := false
+	for _, st := range s.Steps {
+		cuts = cuts || st.Op == "cut" || st.Op == "partition" || st.Op == "swarm"
+	}
+	if !cuts {
+		return fmt.Errorf("keep-cuts: the script has no cut, partition or swarm step, so there is no cut to keep (remove the line)")
+	}
+	for _, n := range s.KeepCutsBetween {
+		switch {
+		case isVar(n):
+			return fmt.Errorf("keep-cuts: %s: a header line takes node names, not script variables", n)
+		case n == "controller":
+			return fmt.Errorf("keep-cuts: %q names the active controller at each step, which the end phase cannot know; name the nodes (b0, ctl0, ...)", n)
+		}
+		_, client := c.clients[n]
+		looksBroker, _ := c.isBroker(n)
+		looksController, _ := c.isController(n)
+		if !client && !looksBroker && !looksController && !c.infra(n) && !c.swarmClient(n) {
+			return fmt.Errorf("keep-cuts: %q is no node of the script (%s; a client is one a produce, producer, consumer, cut, partition or swarm step makes)", n, c.brokerRange())
+		}
+		if err := c.node(n, Step{}, false); err != nil {
+			return fmt.Errorf("keep-cuts: %w", err)
 		}
 	}
 	return nil

@@ -3,7 +3,7 @@ package scenarios
 // This file is what a variant runs under: its configuration (the script's
 // properties, the variant's and -set's over them), its script variables,
 // and the end phase's settings the script gives (the kafkasim.* properties,
-// 'final-read'). Validate checks them; the harness runs with them.
+// 'final-read', 'end-phase'). Validate checks them; the harness runs with them.
 
 import (
 	"fmt"
@@ -113,12 +113,17 @@ type EndOptions struct {
 	LinkLatency sim.Duration
 	// FinalRead is false with 'final-read off'.
 	FinalRead bool
+	// KeepCuts is set by 'end-phase keep-cuts': the heal leaves cut links
+	// cut (only those between two of KeepCutsBetween when it is not
+	// empty).
+	KeepCuts        bool
+	KeepCutsBetween []string
 }
 
 // EndOptions reads the end phase's settings from the script, the variant
 // and the overrides; an invalid value is bad input.
 func (s *Script) EndOptions(v Variant, set map[string]string) (EndOptions, error) {
-	o := EndOptions{LivenessTimeout: DefaultLivenessTimeout, FinalRead: !s.NoFinalRead}
+	o := EndOptions{LivenessTimeout: DefaultLivenessTimeout, FinalRead: !s.NoFinalRead, KeepCuts: s.KeepCuts, KeepCutsBetween: s.KeepCutsBetween}
 	val, ok := "", false
 	for _, m := range []map[string]string{s.Props, v.Props, set} {
 		if x, has := m[PropLivenessTimeout]; has {

@@ -62,8 +62,13 @@ type Cut struct {
 	BothWays bool
 }
 
-// Heal restores every cut link.
-type Heal struct{}
+// Heal restores every cut link but those in Keep.
+type Heal struct {
+	// Keep are the directed links (From -> To) that stay cut: the end
+	// phase of a script that says 'end-phase keep-cuts' heals the rest
+	// and judges liveness under these.
+	Keep []Cut
+}
 
 func (f Start) String() string { return fmt.Sprintf("start n%d", f.Node) }
 func (f Crash) String() string {
@@ -246,11 +251,36 @@ func (f Cut) Apply(w *World) error {
 }
 
 // Apply implements Fault.
-func (Heal) Apply(w *World) error {
-	for i := range w.links {
-		w.links[i].cut = false
+func (f Heal) Apply(w *World) error {
+	for _, k := range f.Keep {
+		if err := w.checkNode("heal", k.From); err != nil {
+			return err
+		}
+		if err := w.checkNode("heal", k.To); err != nil {
+			return err
+		}
+		if k.BothWays {
+			return fmt.Errorf("heal: keep %s: name each direction of a kept link as its own Cut", k)
+		}
 	}
-	w.traceWorld("heal")
+	kept := make([]bool, len(w.links))
+	var names []string
+	for _, k := range f.Keep {
+		if w.Cut(k.From, k.To) {
+			kept[int(k.From)*len(w.nodes)+int(k.To)] = true
+			names = append(names, w.Name(k.From)+"->"+w.Name(k.To))
+		}
+	}
+	for i := range w.links {
+		if !kept[i] {
+			w.links[i].cut = false
+		}
+	}
+	if len(f.Keep) == 0 {
+		w.traceWorld("heal")
+	} else {
+		w.traceWorld("heal", S("kept", strings.Join(names, ",")))
+	}
 	return nil
 }
 

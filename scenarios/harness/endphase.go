@@ -9,6 +9,11 @@ package harness
 //     exited: it is crashed and started again, as an operator would) — is
 //     restarted. Each is a trace record ("end-phase phase=heal", "heal",
 //     "crash", "start"), so the timeline shows where the script ends.
+//     With 'end-phase keep-cuts' the links the script cut stay cut (with
+//     keep-cuts=A,B,... those between two of the named nodes; the others
+//     are healed): "end-phase phase=heal keep-cuts=..." lists them, and
+//     the liveness phase and the final reads run under them. Lossy links,
+//     pauses and restarts are as without it.
 //  2. Liveness: every 100ms of simulated time, until all hold or
 //     kafkasim.liveness.timeout.ms (default 60000) passes, the conditions
 //     of checkers/liveness.go are sampled: a live leader at the current
@@ -75,7 +80,7 @@ func (r *Runner) endPhase(res *Result, o endOptions) {
 			r.live.Skipped = res.Failed
 		}
 	}
-	if err := r.finalHeal(); err != nil {
+	if err := r.finalHeal(o.EndOptions); err != nil {
 		fail("heal", err)
 		return
 	}
@@ -157,9 +162,21 @@ func (r *Runner) endMark(fields ...sim.Field) error {
 	return r.World.Act(id, func(ctx *sim.Context) { ctx.Log("end-phase", fields...) })
 }
 
-// finalHeal heals the network, waits out pauses and restarts every broker
-// that is not running.
-func (r *Runner) finalHeal() error {
+// finalHeal heals the network (but the cuts o keeps), waits out pauses and
+// restarts every broker that is not running.
+func (r *Runner) finalHeal(o scenarios.EndOptions) error {
+	if o.KeepCuts {
+		if err := r.healKeeping(o.KeepCutsBetween); err != nil {
+			return err
+		}
+	} else if err := r.healAll(); err != nil {
+		return err
+	}
+	return r.restartAll()
+}
+
+// healAll restores every cut link (a "heal" step, when any is cut).
+func (r *Runner) healAll() error {
 	w := r.World
 	if err := r.endMark(sim.S("phase", "heal")); err != nil {
 		return err
@@ -178,6 +195,64 @@ func (r *Runner) finalHeal() error {
 			return err
 		}
 	}
+	return nil
+}
+
+// healKeeping restores the cut links but those between two of between
+// (every cut link, when between is empty): 'end-phase keep-cuts'. The
+// brokers and controllers at an end of a kept link stay isolated in the
+// observer's failures.
+func (r *Runner) healKeeping(between []string) error {
+	w := r.World
+	var keep []sim.Cut
+	var kept []string
+	ends := map[sim.NodeID]bool{}
+	healed := false
+	for a := 0; a < w.Nodes(); a++ {
+		for b := 0; b < w.Nodes(); b++ {
+			from, to := sim.NodeID(a), sim.NodeID(b)
+			if a == b || !w.Cut(from, to) {
+				continue
+			}
+			if len(between) > 0 && (!slices.Contains(between, w.Name(from)) || !slices.Contains(between, w.Name(to))) {
+				healed = true
+				continue
+			}
+			keep = append(keep, sim.Cut{From: from, To: to})
+			kept = append(kept, w.Name(from)+"->"+w.Name(to))
+			ends[from], ends[to] = true, true
+		}
+	}
+	desc := strings.Join(kept, ",")
+	if desc == "" {
+		desc = "none"
+	}
+	if err := r.endMark(sim.S("phase", "heal"), sim.S("keep-cuts", desc)); err != nil {
+		return err
+	}
+	if !healed {
+		return nil
+	}
+	if err := w.Inject(sim.Heal{Keep: keep}); err != nil {
+		return err
+	}
+	for b, id := range r.Cluster.Brokers {
+		if !ends[id] {
+			r.Observer.recover(int32(b), checkers.Isolated)
+		}
+	}
+	for i, id := range r.Cluster.Controllers {
+		if !ends[id] {
+			r.Observer.recover(server.FirstControllerID+int32(i), checkers.Isolated)
+		}
+	}
+	return nil
+}
+
+// restartAll makes lossy links perfect again, waits out pauses and
+// restarts every controller and broker that is not running.
+func (r *Runner) restartAll() error {
+	w := r.World
 	for _, l := range r.lossyLinks {
 		if err := w.SetLink(l[0], l[1], sim.DefaultLink); err != nil {
 			return err

@@ -59,15 +59,16 @@ func TestSuiteMeetsExpectations(t *testing.T) {
 // configuration that breaks the contract): the only ones where a checker
 // may report "bug".
 var bugVariants = map[string]bool{
-	"kip101-hw-lag/hw":            true, // KIP-101 scenario 1: HW truncation loses an acked write
-	"kip101-power-loss/hw":        true, // KIP-101 scenario 2: replicas diverge
-	"kip279-fast-failover/kip101": true, // KAFKA-6361: divergence under KIP-101
-	"kafka7164-epoch-bump/bug":    true, // KAFKA-7164: divergence on a same-leader epoch bump
-	"swarm/hw-unsafe":             true, // HW truncation under random faults
-	"kafka3410-halt/hw":           true, // KAFKA-3410: a follower halts and never rejoins
-	"txn-delayed-endtxn/tv1":      true, // Jepsen (2024): a delayed EndTxn of one transaction commits the next early (G1b)
-	"txn-delayed-produce/tv1":     true, // Jepsen (2024): a delayed produce of an aborted transaction commits in the next (G1a)
-	"txn-hanging/pre-kip890":      true, // KAFKA-14402: a hanging transaction's LSO stalls read_committed (liveness), before KIP-890
+	"kip101-hw-lag/hw":                  true, // KIP-101 scenario 1: HW truncation loses an acked write
+	"kip101-power-loss/hw":              true, // KIP-101 scenario 2: replicas diverge
+	"kip279-fast-failover/kip101":       true, // KAFKA-6361: divergence under KIP-101
+	"kafka7164-epoch-bump/bug":          true, // KAFKA-7164: divergence on a same-leader epoch bump
+	"swarm/hw-unsafe":                   true, // HW truncation under random faults
+	"kafka3410-halt/hw":                 true, // KAFKA-3410: a follower halts and never rejoins
+	"txn-delayed-endtxn/tv1":            true, // Jepsen (2024): a delayed EndTxn of one transaction commits the next early (G1b)
+	"txn-delayed-produce/tv1":           true, // Jepsen (2024): a delayed produce of an aborted transaction commits in the next (G1a)
+	"txn-hanging/pre-kip890":            true, // KAFKA-14402: a hanging transaction's LSO stalls read_committed (liveness), before KIP-890
+	"kraft-split-brain/no-check-quorum": true, // KAFKA-15489: without check-quorum the cut-off quorum leader keeps the brokers, the partition stays leaderless (liveness)
 }
 
 // bugCheckers are the checkers that may report "bug" in an otherwise safe

@@ -118,6 +118,12 @@ func WriteScheduleScript(w io.Writer, s *scenarios.Script, res *harness.Result, 
 	if s.NoFinalRead {
 		fmt.Fprintln(bw, "final-read off")
 	}
+	switch {
+	case s.KeepCuts && len(s.KeepCutsBetween) > 0:
+		fmt.Fprintf(bw, "end-phase keep-cuts=%s\n", strings.Join(s.KeepCutsBetween, ","))
+	case s.KeepCuts:
+		fmt.Fprintln(bw, "end-phase keep-cuts")
+	}
 	for _, v := range s.Variants {
 		fmt.Fprintf(bw, "variant %s", v.Name)
 		if len(v.Props) > 0 {
