@@ -18,9 +18,8 @@ package config
 //
 // Simulation-only switches: kafkasim.raft.prevote (KIP-996 pre-vote, on from
 // 4.0 where Kafka ships it), kafkasim.raft.check.quorum (KIP-996 check
-// quorum: a leader that a majority stopped fetching from resigns; Kafka
-// added it in 3.7 (KAFKA-15489); on by default for every release here, so
-// the ZooKeeper-era rows keep their defaults — set it false for 3.3-3.6) and kafkasim.raft.vote.check.log (Raft's log
+// quorum: a leader that a majority stopped fetching from resigns; on from
+// 3.7, where Kafka added it, KAFKA-15489) and kafkasim.raft.vote.check.log (Raft's log
 // up-to-date check on Vote; false is a planted bug for explore to find).
 // Dynamic quorums (KIP-853, controller.quorum.bootstrap.servers) are not
 // modelled: voters are static.
@@ -182,7 +181,7 @@ type KRaft struct {
 	UncleanElectionInterval sim.Duration
 	// PreVote is kafkasim.raft.prevote (KIP-996 pre-vote; on from 4.0).
 	PreVote bool
-	// CheckQuorum is kafkasim.raft.check.quorum (on; see the file comment).
+	// CheckQuorum is kafkasim.raft.check.quorum (KAFKA-15489; on from 3.7).
 	CheckQuorum bool
 	// VoteCheckLog is kafkasim.raft.vote.check.log (true; false is the
 	// planted bug).
@@ -203,7 +202,7 @@ func defaultKRaft(v Version) KRaft {
 		MetadataSnapshotBytes:   20971520,
 		UncleanElectionInterval: sim.Ms(300000),
 		PreVote:                 m.PreVote,
-		CheckQuorum:             true,
+		CheckQuorum:             !m.NoCheckQuorum,
 		VoteCheckLog:            true,
 	}
 	if !m.ZooKeeper {

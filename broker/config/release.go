@@ -82,6 +82,14 @@ type Mechanisms struct {
 	// ZooKeeper: the release can run with ZooKeeper (up to 3.9; KIP-500
 	// removed it in 4.0).
 	ZooKeeper bool
+	// NoCheckQuorum is KRaft before KAFKA-15489 (3.3-3.6; fixed in 3.7.0,
+	// apache/kafka #14428, which made a Raft leader that no majority of
+	// voters fetched from within 1.5 × the fetch timeout resign): their
+	// LeaderState has no such check, so a leader cut off from the other
+	// voters but not from the brokers stays leader (scenario
+	// kraft-split-brain). kafkasim.raft.check.quorum defaults to its
+	// negation (on for the ZooKeeper-only rows, where it does nothing).
+	NoCheckQuorum bool
 	// PreVote is KIP-996 pre-vote, the default of kafkasim.raft.prevote
 	// (4.0).
 	PreVote bool
@@ -173,11 +181,14 @@ var releases = []release{
 	{From: V3_0, Cite: "KIP-679: producer enable.idempotence=true, acks=all; KIP-724: message format 3.0-IV1", Apply: func(m *Mechanisms) {
 		m.IdempotenceDefault, m.AcksAllDefault, m.MessageFormatFollowsProtocol = true, true, false
 	}},
-	{From: V3_3, Cite: "KIP-833: KRaft production-ready", Apply: func(m *Mechanisms) {
-		m.KRaftAvailable = true
+	{From: V3_3, Cite: "KIP-833: KRaft production-ready (without check-quorum until 3.7: KAFKA-15489)", Apply: func(m *Mechanisms) {
+		m.KRaftAvailable, m.NoCheckQuorum = true, true
 	}},
 	{From: V3_6, Cite: "KIP-890 part 1: transaction.partition.verification.enable (KAFKA-14402's hanging transactions)", Apply: func(m *Mechanisms) {
 		m.TxnPartitionVerification = true
+	}},
+	{From: V3_7, Cite: "KAFKA-15489: a KRaft leader without fetches from a majority of voters resigns (check-quorum)", Apply: func(m *Mechanisms) {
+		m.NoCheckQuorum = false
 	}},
 	{From: V3_9, Cite: "KIP-500: the last release with ZooKeeper (KRaft possible); KAFKA-12670: the KRaft controller honours unclean.leader.election.enable and checks leaderless partitions every unclean.leader.election.interval.ms", Alias: KIP279, Apply: func(m *Mechanisms) {
 		m.UncleanElectionKRaft = true

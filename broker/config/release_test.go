@@ -30,6 +30,7 @@ func TestReleasesTableRowByRow(t *testing.T) {
 		"KRaftAvailable":               {V3_3, 0},
 		"ZooKeeper":                    {V0_8_0, V3_9},
 		"PreVote":                      {V4_0, 0},
+		"NoCheckQuorum":                {V3_3, V3_6},
 		"ELRAvailable":                 {V4_0, 0},
 		"ELRDefault":                   {V4_1, 0},
 		"Transactions":                 {V0_11_0, 0},
@@ -99,7 +100,7 @@ func TestDefaultsReadTheTable(t *testing.T) {
 			t.Errorf("%s: truncation %s, table %s", v, b.Truncation, m.Truncation)
 		}
 		if b.LeaderEpochFencing != m.LeaderEpochFencing || b.TruncationInFetch != m.TruncationInFetch ||
-			b.UncleanLeaderElectionEnable != m.UncleanElectionDefault || b.KRaft.PreVote != m.PreVote ||
+			b.UncleanLeaderElectionEnable != m.UncleanElectionDefault || b.KRaft.PreVote != m.PreVote || b.KRaft.CheckQuorum == m.NoCheckQuorum ||
 			b.KRaftMode() == m.ZooKeeper {
 			t.Errorf("%s: broker defaults %+v do not follow the table %+v", v, b, m)
 		}
