@@ -75,3 +75,13 @@ func TransferringOwnership(members []Member, a Assignment) map[TopicPartition]st
 	}
 	return added
 }
+
+// EncodeCooperativeStickyUserData is CooperativeStickyAssignor's
+// subscriptionUserData: COOPERATIVE_STICKY_ASSIGNOR_USER_DATA_V0, the
+// member's last generation as an int32. NB: the consumer here does not
+// send it (Kafka's does, always); cooperativeMemberData reads it only when
+// the subscription carries no generation, when it changes nothing for a
+// member that owns no partitions (a reset member has lost them).
+func EncodeCooperativeStickyUserData(generation int32) []byte {
+	return binary.BigEndian.AppendUint32(nil, uint32(generation))
+}

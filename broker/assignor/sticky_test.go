@@ -75,6 +75,9 @@ func (c stickyCase) runCooperative(t *testing.T, eager Assignment, eagerTransfer
 	if got := renderTransferring(tr); got != eagerTransferring {
 		t.Errorf("%s: transferring %q, want %q", name, got, eagerTransferring)
 	}
+	if tr == nil {
+		tr = TransferringOwnership(c.members, eager)
+	}
 	first, final := coopRounds(t, name, c.members, c.parts)
 	for _, m := range c.members {
 		want := slices.DeleteFunc(slices.Clone(eager[m.ID]), func(tp TopicPartition) bool { return tr[tp] == m.ID })
