@@ -5,10 +5,13 @@ package assignor
 // branch) that sticky_test.go does not: first assignments, members with
 // and without user data, stale and missing generations, and the
 // non-rack-aware expectations of the rack tests. Rack-aware expectations
-// are left out (no racks here).
+// are left out (no racks here). runCooperative and coopRounds, at the
+// end, are CooperativeStickyAssignorTest's checks.
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -412,4 +415,92 @@ func TestStickyRackTestsWithoutRacks(t *testing.T) {
 	expect("non-equal, other owners, cooperative-sticky", CooperativeSticky{}.Assign(members(nonEqual, owned), parts), intermediate)
 	expect("non-equal, after revoking, cooperative-sticky", CooperativeSticky{}.Assign(members(nonEqual, intermediate), parts),
 		[]string{"t1-2, t1-3, t1-4, t2-4, t2-5", "t2-0, t2-1, t2-2, t2-3, t2-6", "t1-0, t1-1, t1-5, t3-0, t3-1"})
+}
+
+// runCooperative runs the case through CooperativeSticky, as
+// CooperativeStickyAssignorTest runs AbstractStickyAssignorTest: the
+// members' owned partitions and generation travel in the subscription
+// (buildSubscriptionV2Above). partitionsTransferringOwnership must be the
+// eager one; the first round is the eager result without the transferring
+// partitions; the rounds that follow (coopRounds) must end in want.
+func (c stickyCase) runCooperative(t *testing.T, eager Assignment, eagerTransferring string) {
+	t.Helper()
+	name := c.name + " (cooperative-sticky)"
+	_, tr := stickyAssign(c.members, c.parts, cooperativeMemberData)
+	if got := renderTransferring(tr); got != eagerTransferring {
+		t.Errorf("%s: transferring %q, want %q", name, got, eagerTransferring)
+	}
+	if tr == nil {
+		tr = TransferringOwnership(c.members, eager)
+	}
+	first, final := coopRounds(t, name, c.members, c.parts)
+	for _, m := range c.members {
+		want := slices.DeleteFunc(slices.Clone(eager[m.ID]), func(tp TopicPartition) bool { return tr[tp] == m.ID })
+		if set(first[m.ID]) != set(want) {
+			t.Errorf("%s: first round %s got %v, want %v", name, m.ID, set(first[m.ID]), set(want))
+		}
+	}
+	for id, w := range c.want {
+		if set(final[id]) != set(tps(w)) {
+			t.Errorf("%s: after the follow-up rebalances %s got %v, want %v (all: %s)", name, id, set(final[id]), set(tps(w)), render(final))
+		}
+	}
+}
+
+func renderTransferring(tr map[TopicPartition]string) string {
+	if tr == nil {
+		return "nil"
+	}
+	var b []string
+	for _, tp := range slices.SortedFunc(maps.Keys(tr), Compare) {
+		b = append(b, tp.String()+":"+tr[tp])
+	}
+	return strings.Join(b, " ")
+}
+
+// coopRounds is CooperativeStickyAssignorTest.verifyValidityAndBalance: it
+// assigns with CooperativeSticky and, while some member loses a partition,
+// rebalances again with every member owning what it was given (generation
+// 1, as the test's generationId), at most four more times. No partition
+// may be revoked from one member and given to another in the same round.
+// The final assignment must be valid and balanced. It returns the first
+// and the final assignment.
+func coopRounds(t *testing.T, name string, ms []Member, parts map[string]int32) (first, final Assignment) {
+	t.Helper()
+	a := CooperativeSticky{}.Assign(ms, parts)
+	first = a
+	for rebalances := 0; ; rebalances++ {
+		added, revoked := map[TopicPartition]bool{}, map[TopicPartition]bool{}
+		for _, m := range ms {
+			for _, tp := range a[m.ID] {
+				if !slices.Contains(m.Owned, tp) {
+					added[tp] = true
+				}
+			}
+			for _, tp := range m.Owned {
+				if !slices.Contains(a[m.ID], tp) {
+					revoked[tp] = true
+				}
+			}
+		}
+		for _, tp := range slices.SortedFunc(maps.Keys(added), Compare) {
+			if revoked[tp] {
+				t.Fatalf("%s: round %d: %v assigned to a new member in the rebalance it is revoked in: %s", name, rebalances+1, tp, render(a))
+			}
+		}
+		if len(revoked) == 0 {
+			break
+		}
+		if rebalances == 4 {
+			t.Fatalf("%s: still revoking after %d rebalances: %s", name, rebalances+1, render(a))
+		}
+		next := make([]Member, len(ms))
+		for i, m := range ms {
+			next[i] = Member{ID: m.ID, Topics: m.Topics, Owned: a[m.ID], Generation: 1}
+		}
+		ms = next
+		a = CooperativeSticky{}.Assign(ms, parts)
+	}
+	checkValidityAndBalance(t, name, ms, parts, a)
+	return first, a
 }
