@@ -5,8 +5,8 @@ package assignor
 // member's ConsumerProtocol owned partitions and generation, followed by
 // adjustAssignment: a partition that changes owner is left out of its new
 // owner's assignment this round, so its old owner revokes it first and a
-// follow-up rebalance hands it over. The consumer here still runs the eager
-// protocol (it sends no owned partitions), for which this changes nothing.
+// follow-up rebalance hands it over. Under the EAGER protocol a member
+// joins owning nothing, and this changes nothing.
 
 import "encoding/binary"
 

@@ -59,6 +59,9 @@ package assignor
 //     assignment, or one that upgraded from another assignor and sends its
 //     owned partitions in the subscription only) has no previous
 //     partitions and no generation.
+//   - A subscription generation of 0 counts as unknown (Member.Generation's
+//     zero value; Kafka reads 0 as a generation, but no group reaches a
+//     consumer at generation 0: the first is 1).
 //   - Java HashMap tree bins (8+ colliding member ids) are not modelled.
 // A broken internal invariant (Kafka's IllegalStateException) panics.
 
