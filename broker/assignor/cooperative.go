@@ -5,8 +5,8 @@ package assignor
 // member's ConsumerProtocol owned partitions and generation, followed by
 // adjustAssignment: a partition that changes owner is left out of its new
 // owner's assignment this round, so its old owner revokes it first and a
-// follow-up rebalance hands it over. The consumer here still runs the eager
-// protocol (it sends no owned partitions), for which this changes nothing.
+// follow-up rebalance hands it over. Under the EAGER protocol a member
+// joins owning nothing, and this changes nothing.
 
 import "encoding/binary"
 
@@ -74,4 +74,14 @@ func TransferringOwnership(members []Member, a Assignment) map[TopicPartition]st
 		}
 	}
 	return added
+}
+
+// EncodeCooperativeStickyUserData is CooperativeStickyAssignor's
+// subscriptionUserData: COOPERATIVE_STICKY_ASSIGNOR_USER_DATA_V0, the
+// member's last generation as an int32. NB: the consumer here does not
+// send it (Kafka's does, always); cooperativeMemberData reads it only when
+// the subscription carries no generation, when it changes nothing for a
+// member that owns no partitions (a reset member has lost them).
+func EncodeCooperativeStickyUserData(generation int32) []byte {
+	return binary.BigEndian.AppendUint32(nil, uint32(generation))
 }

@@ -1,8 +1,10 @@
 package assignor
 
 // This file is the Sticky assignor: a port of Kafka's AbstractStickyAssignor
-// (clients/.../consumer/internals/AbstractStickyAssignor.java as of Kafka
-// 3.8: ConstrainedAssignmentBuilder and GeneralAssignmentBuilder, run
+// (clients/.../consumer/internals/AbstractStickyAssignor.java, checked line
+// by line against the 3.9 release branch (no 3.9.0 tag in the mirror; 3.8
+// is the same without racks): ConstrainedAssignmentBuilder and
+// GeneralAssignmentBuilder, run
 // without rack information) and StickyAssignor (KIP-54; KIP-341 for the
 // generation in StickyAssignorUserData v1). The cooperative variant is in
 // cooperative.go, the general (unequal subscriptions) path in
@@ -33,10 +35,16 @@ package assignor
 // hold. Everything else is sorted as Kafka sorts it. As in Kafka's leader,
 // only topics some member subscribes to take part.
 //
+// NB: a claim conflict compares the claimant's MemberData generation with
+// the earlier claimant's Subscription.generationId (Member.Generation), not
+// with that member's MemberData generation, as Kafka's
+// allSubscriptionsEqual does. The two differ for "sticky" when the user
+// data names another generation than the subscription (a member whose
+// generation was reset sends its last assignment and generation in user
+// data, and generation -1 in the subscription), and for
+// "cooperative-sticky" with a v0/v1 subscription.
+//
 // Deviations from Kafka:
-//   - A generation conflict compares the other claimant's MemberData
-//     generation (Kafka reads Subscription.generationId for it; the two agree
-//     when the generation is carried in both places).
 //   - maxGeneration is computed per call (Kafka keeps it in an instance
 //     field that never resets).
 //   - An owned partition beyond the topic's partition count is dropped like
@@ -51,6 +59,9 @@ package assignor
 //     assignment, or one that upgraded from another assignor and sends its
 //     owned partitions in the subscription only) has no previous
 //     partitions and no generation.
+//   - A subscription generation of 0 counts as unknown (Member.Generation's
+//     zero value; Kafka reads 0 as a generation, but no group reaches a
+//     consumer at generation 0: the first is 1).
 //   - Java HashMap tree bins (8+ colliding member ids) are not modelled.
 // A broken internal invariant (Kafka's IllegalStateException) panics.
 
@@ -208,11 +219,11 @@ func (in *stickyInput) allSubscriptionsEqual() bool {
 			case !ok:
 				in.owned[i] = append(in.owned[i], tp)
 				prevOwner[tp] = i
-			case gen == in.gens[other]:
+			case gen == in.ms[other].generation():
 				in.multi[tp] = true
 				in.owned[other] = removeTP(in.owned[other], tp)
 				prevOwner[tp] = i
-			case gen > in.gens[other]:
+			case gen > in.ms[other].generation():
 				in.owned[i] = append(in.owned[i], tp)
 				in.owned[other] = removeTP(in.owned[other], tp)
 				prevOwner[tp] = i
@@ -248,7 +259,7 @@ func (in *stickyInput) constrainedAssign() ([][]TopicPartition, map[TopicPartiti
 	expectedOver, currentOver := total%n, 0
 	assignment := make([][]TopicPartition, n)
 	assigned := map[TopicPartition]bool{}
-	revoked := map[TopicPartition]bool{}
+	revoked := map[TopicPartition]int{} // maybeRevokedPartitions: partition -> member that gave it up
 	transferring := map[TopicPartition]int{}
 	var under, exactly []int // unfilledMembersWith{Under,Exactly}MinQuotaPartitions
 
@@ -269,7 +280,7 @@ func (in *stickyInput) constrainedAssign() ([][]TopicPartition, map[TopicPartiti
 				assigned[tp] = true
 			}
 			for _, tp := range owned[k:] {
-				revoked[tp] = true
+				revoked[tp] = i
 			}
 		}
 		switch {
@@ -313,7 +324,7 @@ func (in *stickyInput) constrainedAssign() ([][]TopicPartition, map[TopicPartiti
 			c, fromUnder, next = under[0], true, 1
 		}
 		assignment[c] = append(assignment[c], tp)
-		if revoked[tp] || in.multi[tp] {
+		if from, ok := revoked[tp]; (ok && from != c) || in.multi[tp] {
 			transferring[tp] = c
 		}
 		switch count := len(assignment[c]); {

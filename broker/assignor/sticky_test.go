@@ -2,7 +2,6 @@ package assignor
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,21 +52,12 @@ func (c stickyCase) run(t *testing.T) Assignment {
 			t.Errorf("%s: %s got %v, want %v (all: %s)", c.name, id, set(got[id]), set(tps(w)), render(got))
 		}
 	}
-	var trs string
-	if tr == nil {
-		trs = "nil"
-	} else {
-		keys := slices.SortedFunc(maps.Keys(tr), Compare)
-		var b []string
-		for _, tp := range keys {
-			b = append(b, tp.String()+":"+tr[tp])
-		}
-		trs = strings.Join(b, " ")
-	}
+	trs := renderTransferring(tr)
 	if trs != c.transferring {
 		t.Errorf("%s: transferring %q, want %q", c.name, trs, c.transferring)
 	}
 	checkValidityAndBalance(t, c.name, c.members, c.parts, got)
+	c.runCooperative(t, got, trs)
 	return got
 }
 
