@@ -49,6 +49,10 @@ const (
 	// RaftLoadedSnapshot: Node replaced its state with a snapshot ending
 	// at Offset (exclusive).
 	RaftLoadedSnapshot
+	// RaftFatal: Node's raft client met a fatal error (Reason: a broken
+	// invariant, such as a leader asking it to truncate below its high
+	// watermark) and the node halted, as Kafka's fault handler halts it.
+	RaftFatal
 )
 
 // RaftEvent is one raft trace record, in trace order.
@@ -61,6 +65,8 @@ type RaftEvent struct {
 	Offset     int64
 	LastOffset int64
 	CRC        string
+	// Reason is a RaftFatal's error.
+	Reason string
 }
 
 // RaftEntry is one batch of a node's final metadata log.
@@ -125,6 +131,10 @@ func Raft(r *RaftRun) Verdict {
 			if ev.LastOffset+1 > committedEnd {
 				committedEnd, lastCommit = ev.LastOffset+1, ev
 			}
+		case RaftFatal:
+			a := raftAnomaly("fatal", ev, RaftEvent{}, ev.Node+" halted on a fatal raft error: "+ev.Reason)
+			a.Offsets = nil
+			out = append(out, a)
 		}
 	}
 	out = append(out, logMatching(r.Logs)...)

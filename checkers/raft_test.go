@@ -52,6 +52,8 @@ func TestRaftCheckerFindsEachViolation(t *testing.T) {
 		{"final logs agree on an entry but not before it", RaftRun{Logs: []RaftLog{
 			{Node: "c0", Entries: []RaftEntry{{0, 0, 1, "a"}, {1, 1, 2, "b"}}},
 			{Node: "c1", Entries: []RaftEntry{{0, 0, 1, "q"}, {1, 1, 2, "b"}}}}}, "log-matching"},
+		{"a follower asked to truncate below its high watermark halts", RaftRun{Events: []RaftEvent{
+			{Step: 9, Node: "ctl2", Kind: RaftFatal, Reason: "raft: invariant: node 3002 (epoch 2, leader 3001) asked to truncate to offset 10 (diverging epoch 1), below its high watermark 11"}}}, "fatal"},
 	} {
 		v := Raft(&tc.run)
 		if v.Result != ResultViolation || len(v.Anomalies) == 0 || v.Anomalies[0].Kind != tc.kind || v.Anomalies[0].Permitted {

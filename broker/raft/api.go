@@ -62,6 +62,12 @@ type Env struct {
 	// Send sends req to node `to` and calls cb exactly once, with the
 	// response or with an error when it does not come within timeout.
 	Send func(to int32, req kmsg.Request, timeout sim.Duration, cb func(kmsg.Response, error))
+	// Fatal, when set, is the node's fatal fault handler: Kafka's raft
+	// thread hands a fatal error (a KafkaException such as a truncation
+	// below the high watermark) to it, and the process halts. The client
+	// logs "raft-fatal" first and does nothing more in that event. Unset
+	// (unit tests), a fatal error panics.
+	Fatal func(reason string)
 }
 
 // Batch is a committed batch of records, handed to the listener in offset

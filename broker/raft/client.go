@@ -85,8 +85,13 @@ type Client struct {
 
 	// leader
 	epochStart int64
-	replicas   map[int32]*replica
-	parked     []*parkedFetch
+	// hwInEpoch: as leader, a majority has fetched past epochStart, so the
+	// HW is known in this epoch (LeaderState's highWatermark is empty until
+	// then, and Fetch answers carry -1: a new leader exposes nothing of
+	// earlier epochs before committing one record of its own).
+	hwInEpoch bool
+	replicas  map[int32]*replica
+	parked    []*parkedFetch
 
 	// follower and observer
 	fetchFrom     int32 // the node fetched from (the leader, or a voter an observer asks)

@@ -52,10 +52,23 @@ func (c *Client) maybeAdvanceHW() {
 	}
 	sort.Slice(ends, func(i, j int) bool { return ends[i] > ends[j] })
 	candidate := ends[c.majority()-1]
+	if candidate > c.epochStart {
+		c.hwInEpoch = true
+	}
 	if candidate > c.epochStart && candidate > c.hw {
 		c.setHW(candidate)
 		c.answerParked()
 	}
+}
+
+// leaderHW is the high watermark a leader's Fetch answer carries: -1 until
+// it is known in the leader's epoch (hwInEpoch), as KafkaRaftClient's
+// buildFetchResponse sends leaderState.highWatermark().orElse(-1).
+func (c *Client) leaderHW() int64 {
+	if !c.hwInEpoch {
+		return -1
+	}
+	return c.hw
 }
 
 // notifyLeader tells the listener of a new leader or epoch; this node's

@@ -126,7 +126,7 @@ func (c *Client) fetchResponse(req *kmsg.FetchRequest, final bool) (*kmsg.FetchR
 		rp.ErrorCode = kerr.NotLeaderForPartition.Code
 		return resp, false
 	}
-	rp.HighWatermark = c.hw
+	rp.HighWatermark = c.leaderHW()
 	rp.LogStartOffset = c.log.startOffset()
 	if !c.validFetchPosition(p.FetchOffset, p.LastFetchedEpoch, &rp) {
 		return resp, false
@@ -141,7 +141,7 @@ func (c *Client) fetchResponse(req *kmsg.FetchRequest, final bool) (*kmsg.FetchR
 		c.noteVoterFetch(id)
 		if c.isVoter(id) {
 			c.maybeAdvanceHW()
-			rp.HighWatermark = c.hw
+			rp.HighWatermark = c.leaderHW()
 		}
 	}
 	leo := c.log.endOffset()

@@ -116,7 +116,9 @@ func (c *Client) handleFetchResponse(from int32, resp *kmsg.FetchResponse, err e
 	c.armFetchTimeout(c.cfg.FetchTimeout)
 	switch {
 	case p.DivergingEpoch.EndOffset >= 0 && p.DivergingEpoch.Epoch >= 0:
-		c.truncateToDiverging(p.DivergingEpoch.Epoch, p.DivergingEpoch.EndOffset)
+		if !c.truncateToDiverging(p.DivergingEpoch.Epoch, p.DivergingEpoch.EndOffset) {
+			return // fatal: the node halts
+		}
 	case p.SnapshotID.EndOffset >= 0 && p.SnapshotID.Epoch >= 0:
 		c.snapFetch = &snapshotFetch{id: snapshotID{end: p.SnapshotID.EndOffset, epoch: p.SnapshotID.Epoch, ok: true}}
 	default:
@@ -136,14 +138,16 @@ func (c *Client) handleFetchResponse(from int32, resp *kmsg.FetchResponse, err e
 // offset of the diverging epoch, as the local log knows it too.
 // Invariant: a follower never truncates below its high watermark. Kafka's
 // handleFetchResponse throws a KafkaException (fatal to the raft thread)
-// when the leader asks for it; here it panics, which the simulator turns
-// into a failed run stamped with seed and step. The local end offset of the
-// epoch is held to the same rule: removing a committed record is never
-// silent.
-func (c *Client) truncateToDiverging(epoch int32, endOffset int64) {
+// when the leader asks for it, and the node's fatal fault handler halts the
+// process; here it goes to Env.Fatal (the broker halts; the raft checker
+// reports the "raft-fatal" record), and it returns false. The local end
+// offset of the epoch is held to the same rule: removing a committed record
+// is never silent.
+func (c *Client) truncateToDiverging(epoch int32, endOffset int64) bool {
 	if c.hw >= 0 && endOffset < c.hw {
-		panic(fmt.Sprintf("raft: invariant: node %d (epoch %d, leader %d) asked to truncate to offset %d (diverging epoch %d), below its high watermark %d",
+		c.fatal(fmt.Sprintf("raft: invariant: node %d (epoch %d, leader %d) asked to truncate to offset %d (diverging epoch %d), below its high watermark %d",
 			c.cfg.NodeID, c.epoch, c.leader, endOffset, epoch, c.hw))
+		return false
 	}
 	target := endOffset
 	if e, localEnd := c.log.endOffsetForEpoch(epoch); e >= 0 && localEnd >= 0 {
@@ -152,12 +156,24 @@ func (c *Client) truncateToDiverging(epoch int32, endOffset int64) {
 	target = max(target, c.log.startOffset())
 	leo := c.log.endOffset()
 	if target >= leo {
-		return
+		return true
 	}
 	if c.hw >= 0 && target < c.hw {
-		panic(fmt.Sprintf("raft: invariant: node %d (epoch %d, leader %d) would truncate to offset %d (its end of epoch %d), below its high watermark %d",
+		c.fatal(fmt.Sprintf("raft: invariant: node %d (epoch %d, leader %d) would truncate to offset %d (its end of epoch %d), below its high watermark %d",
 			c.cfg.NodeID, c.epoch, c.leader, target, epoch, c.hw))
+		return false
 	}
 	c.ctx.Log("raft-truncate", sim.I("to", target), sim.I("from-leo", leo), sim.I("hw", c.hw))
 	c.log.truncateTo(target)
+	return true
+}
+
+// fatal hands a fatal error to the node (Env.Fatal), or panics without
+// one.
+func (c *Client) fatal(reason string) {
+	if c.env.Fatal == nil {
+		panic(reason)
+	}
+	c.ctx.Log("raft-fatal", sim.S("reason", reason))
+	c.env.Fatal(reason)
 }

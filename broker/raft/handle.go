@@ -77,7 +77,7 @@ func (c *Client) handleDescribeQuorum(req *kmsg.DescribeQuorumRequest) *kmsg.Des
 	t := kmsg.NewDescribeQuorumResponseTopic()
 	t.Topic = MetadataTopic
 	p := kmsg.NewDescribeQuorumResponseTopicPartition()
-	p.LeaderID, p.LeaderEpoch, p.HighWatermark = c.leader, c.epoch, c.hw
+	p.LeaderID, p.LeaderEpoch, p.HighWatermark = c.leader, c.epoch, c.leaderHW()
 	if c.role != roleLeader {
 		p.ErrorCode = kerr.NotLeaderForPartition.Code
 	} else {

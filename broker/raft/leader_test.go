@@ -272,3 +272,34 @@ func TestFetchInvalidRequest(t *testing.T) {
 		t.Fatalf("valid fetch: error %d", p.ErrorCode)
 	}
 }
+
+// TestNewLeaderHidesItsHighWatermarkUntilItCommits (LeaderState's
+// highWatermark starts empty; KafkaRaftClient answers a Fetch with
+// highWatermark().orElse(-1)): a new leader exposes no high watermark,
+// not even the one it knew in an earlier epoch, until a majority has
+// fetched past its epoch's start. A follower that took the old one would
+// apply an image older than what the last leader committed (a restarted
+// partition leader acting on a stale ISR: group-swarm/kraft seed 192).
+func TestNewLeaderHidesItsHighWatermarkUntilItCommits(t *testing.T) {
+	x := newUnit(t, nil)
+	e1 := x.lead()
+	if p := x.handle(1, fetchReq(1, e1, 0, 0)).(*kmsg.FetchResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.HighWatermark != -1 {
+		t.Fatalf("first fetch: error %d, high watermark %d; want -1 before the epoch commits", p.ErrorCode, p.HighWatermark)
+	}
+	if p := x.handle(1, fetchReq(1, e1, 1, e1)).(*kmsg.FetchResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.HighWatermark != 1 {
+		t.Fatalf("after a majority fetched the LeaderChange: error %d, high watermark %d; want 1", p.ErrorCode, p.HighWatermark)
+	}
+	// Node 1 wins an epoch and goes silent; node 0 leads the next one,
+	// knowing HW 1 from before.
+	if r := x.handle(1, voteReq(1, e1+1, e1, 1, false)).(*kmsg.VoteResponse); !r.Topics[0].Partitions[0].VoteGranted {
+		t.Fatalf("vote for node 1 not granted: %+v", r.Topics[0].Partitions[0])
+	}
+	x.u.sent = nil
+	e3 := x.lead()
+	if p := x.handle(1, fetchReq(1, e3, 1, e1)).(*kmsg.FetchResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.HighWatermark != -1 {
+		t.Fatalf("epoch %d's first fetch: error %d, high watermark %d; want -1, not the HW of epoch %d", e3, p.ErrorCode, p.HighWatermark, e1)
+	}
+	if p := x.handle(1, fetchReq(1, e3, 2, e3)).(*kmsg.FetchResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.HighWatermark != 2 {
+		t.Fatalf("epoch %d committed: error %d, high watermark %d; want 2", e3, p.ErrorCode, p.HighWatermark)
+	}
+}

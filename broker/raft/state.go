@@ -216,7 +216,7 @@ func (c *Client) becomeLeader() {
 	if lastEpoch < 0 && c.snap.ok {
 		lastEpoch = c.snap.epoch
 	}
-	c.epochStart = c.log.endOffset()
+	c.epochStart, c.hwInEpoch = c.log.endOffset(), false
 	c.replicas = map[int32]*replica{}
 	for _, v := range c.voters {
 		c.replicas[v] = &replica{endOffset: -1, acked: v == c.cfg.NodeID}

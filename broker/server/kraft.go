@@ -119,7 +119,7 @@ func (b *Broker) startKRaft() {
 	st := &kraftState{}
 	b.kraft = st
 	f := &fanout{}
-	rc, err := raft.New(k.Raft, raft.Env{Send: b.send}, f)
+	rc, err := raft.New(k.Raft, raft.Env{Send: b.send, Fatal: b.halt}, f)
 	if err != nil {
 		panic(fmt.Sprintf("node %d: the raft client: %v", b.cfg.BrokerID, err))
 	}

@@ -1,7 +1,8 @@
 package harness
 
 // This file collects what the raft checker judges on a KRaft run: the raft
-// clients' trace records (raft-leader, raft-commit, raft-snapshot) and the
+// clients' trace records (raft-leader, raft-commit, raft-snapshot,
+// raft-fatal) and the
 // final metadata log of every node that is up at the end.
 
 import (
@@ -18,7 +19,7 @@ import (
 // (the contract's facts: kraft.go); a KRaft
 // run keeps them (sim.Config.KeepKinds) whether or not it keeps the whole
 // trace.
-var raftKinds = []string{"raft-leader", "raft-commit", "raft-snapshot", "partition-change", "partition-committed"}
+var raftKinds = []string{"raft-leader", "raft-commit", "raft-snapshot", "raft-fatal", "partition-change", "partition-committed"}
 
 // KeepKinds returns base plus, for a KRaft cluster, the raft kinds.
 func KeepKinds(base map[string]bool, kraft bool) map[string]bool {
@@ -60,6 +61,9 @@ func RaftRun(w *sim.World, c *cluster.Cluster) *checkers.RaftRun {
 				continue
 			}
 			ev.Kind, ev.Epoch, ev.Offset = checkers.RaftLoadedSnapshot, int32(num(r, "epoch")), num(r, "end-offset")
+		case "raft-fatal":
+			ev.Kind = checkers.RaftFatal
+			ev.Reason, _ = r.Get("reason")
 		default:
 			continue
 		}
