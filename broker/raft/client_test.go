@@ -407,32 +407,7 @@ func TestDivergingEpochTruncates(t *testing.T) {
 // when a majority holds a record of its own epoch.
 func TestHighWatermarkNeedsCurrentEpochRecord(t *testing.T) {
 	x := newUnit(t, nil)
-	x.w.RunFor(sim.Ms(2100)) // election timeout: node 0 stands
-	var votes []sent
-	for _, s := range x.u.sent {
-		if _, ok := s.req.(*kmsg.VoteRequest); ok {
-			votes = append(votes, s)
-		}
-	}
-	if len(votes) == 0 {
-		t.Fatal("no Vote sent")
-	}
-	epoch := votes[0].req.(*kmsg.VoteRequest).Topics[0].Partitions[0].CandidateEpoch
-	if err := x.w.Act(0, func(*sim.Context) {
-		r := kmsg.NewPtrVoteResponse()
-		r.Version = 2
-		tp := kmsg.NewVoteResponseTopic()
-		pp := kmsg.NewVoteResponseTopicPartition()
-		pp.LeaderEpoch, pp.LeaderID, pp.VoteGranted = epoch, -1, true
-		tp.Partitions = append(tp.Partitions, pp)
-		r.Topics = append(r.Topics, tp)
-		votes[0].cb(r, nil)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if !x.u.c.IsLeader() {
-		t.Fatal("not leader after a majority of votes")
-	}
+	epoch := x.lead() // election timeout: node 0 stands, voter 1 grants
 	start := x.u.c.LogEndOffset() - 1 // the LeaderChange batch
 	// A follower that has nothing of this epoch yet: HW stays unknown.
 	x.handle(1, fetchReq(1, epoch, start, 0))
