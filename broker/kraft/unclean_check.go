@@ -47,7 +47,7 @@ type uncleanCheck struct {
 
 // maybeScheduleUncleanCheck is maybeScheduleNextElectUncleanLeaders.
 func (c *Controller) maybeScheduleUncleanCheck(ctx *sim.Context) {
-	if !c.active || !c.cfg.UncleanElection || c.unclean.armed || !c.someLeaderless() {
+	if !c.active || !c.cfg.UncleanElection || c.unclean.armed || !c.working.img.HasLeaderless() {
 		return
 	}
 	d := c.cfg.UncleanCheckInterval
@@ -63,16 +63,6 @@ func (c *Controller) cancelUncleanCheck(ctx *sim.Context) {
 		ctx.CancelTimer(c.unclean.timer)
 	}
 	c.unclean = uncleanCheck{}
-}
-
-// someLeaderless is areSomePartitionsLeaderless, on the working image.
-func (c *Controller) someLeaderless() bool {
-	for _, p := range c.working.img.Partitions() {
-		if p.Leader == metadata.NoLeader {
-			return true
-		}
-	}
-	return false
 }
 
 // electUncleanLeaders is maybeElectUncleanLeaders: one check, then the

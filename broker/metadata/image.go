@@ -289,6 +289,21 @@ func (i *Image) Partition(topic string, p int32) (PartitionState, bool) {
 	return clonePartition(*s), true
 }
 
+// HasLeaderless reports whether some partition has no leader, without
+// copying the partitions (ReplicationControlManager's
+// areSomePartitionsLeaderless). NB: the maps' order cannot reach the
+// answer: it is whether any partition qualifies.
+func (i *Image) HasLeaderless() bool {
+	for _, t := range i.topics {
+		for _, p := range t.parts {
+			if p.Leader == NoLeader {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Partitions returns every partition, sorted by topic, partition.
 func (i *Image) Partitions() []PartitionState {
 	var out []PartitionState
