@@ -407,7 +407,7 @@ func TestDivergingEpochTruncates(t *testing.T) {
 // when a majority holds a record of its own epoch.
 func TestHighWatermarkNeedsCurrentEpochRecord(t *testing.T) {
 	x := newUnit(t, nil)
-	epoch := x.lead() // election timeout: node 0 stands, voter 1 grants
+	epoch := x.lead()                 // election timeout: node 0 stands, voter 1 grants
 	start := x.u.c.LogEndOffset() - 1 // the LeaderChange batch
 	// A follower that has nothing of this epoch yet: HW stays unknown.
 	x.handle(1, fetchReq(1, epoch, start, 0))
