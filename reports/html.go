@@ -144,7 +144,7 @@ type htmlStep struct {
 type htmlReport struct {
 	Title, Scenario, Variant, Replay, TraceHash, SimTime, Failed string
 	Seed, NumEvents                                              uint64
-	Config, Mismatches                                           []string
+	Config, Mismatches, NotModelled, ConfigNotes                 []string
 	Verdicts                                                     []htmlVerdict
 	Lanes                                                        []string
 	LaneY                                                        []float64
@@ -174,7 +174,7 @@ const maxChanges = 2000
 func WriteHTMLReport(w io.Writer, r *harness.Result) error {
 	d := htmlReport{Title: fmt.Sprintf("kafkasim: %s / %s, seed %d", r.Scenario, r.Variant, r.Seed), Scenario: r.Scenario, Variant: r.Variant,
 		Seed: r.Seed, Replay: r.Replay, TraceHash: fmt.Sprintf("%016x", r.TraceHash), NumEvents: r.Events, SimTime: r.SimTime.String(),
-		Failed: r.Failed, Config: r.Config, Mismatches: r.Mismatches, Width: 1100, Left: 110}
+		Failed: r.Failed, Config: r.Config, Mismatches: r.Mismatches, NotModelled: r.NotModelled, ConfigNotes: r.ConfigNotes, Width: 1100, Left: 110}
 	for _, v := range r.Verdicts {
 		hv := htmlVerdict{Checker: v.Checker, Result: v.Mark(), Class: harness.Outcome(v), Notes: v.Notes, Omitted: v.Omitted}
 		if hv.Class == "permitted" {
@@ -396,6 +396,8 @@ ol.steps { font-family: ui-monospace, monospace; font-size: 0.85em; columns: 2; 
 <p>{{.NumEvents}} events, {{.SimTime}} simulated, trace hash <code>{{.TraceHash}}</code></p>
 <h2>Configuration</h2>
 {{if .Config}}<ul>{{range .Config}}<li><code>{{.}}</code></li>{{end}}</ul>{{else}}<p>Kafka's defaults.</p>{{end}}
+{{if .NotModelled}}<p>Accepted, not modelled (these change nothing in the run):</p><ul>{{range .NotModelled}}<li><code>{{.}}</code></li>{{end}}</ul>{{end}}
+{{if .ConfigNotes}}<p>Given but not in effect as given:</p><ul>{{range .ConfigNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <p>Replay: <code>{{.Replay}}</code></p>
 {{if .Failed}}<p class="bug">Run failed: {{.Failed}}</p>{{end}}
 {{if .Mismatches}}<p class="bug">Not as the scenario expects: {{range .Mismatches}}{{.}}; {{end}}</p>{{end}}

@@ -34,8 +34,12 @@ type RunJSON struct {
 	Config     []string `json:"config"`
 	Protocol   string   `json:"protocol"`
 	Overridden []string `json:"overridden,omitempty"`
-	SameAs     []string `json:"same_as,omitempty"`
-	Profile    string   `json:"profile,omitempty"` // the swarm profile, when the scenario has a swarm step
+	// NotModelled are the properties accepted but not modelled, key=value;
+	// ConfigNotes where a property given did not take effect as given.
+	NotModelled []string `json:"not_modelled,omitempty"`
+	ConfigNotes []string `json:"config_notes,omitempty"`
+	SameAs      []string `json:"same_as,omitempty"`
+	Profile     string   `json:"profile,omitempty"` // the swarm profile, when the scenario has a swarm step
 	// ScheduleFrom is the variant whose choice file ran under this one
 	// (replay -choices F -variant OTHER); its trace hash is not checked.
 	ScheduleFrom string        `json:"schedule_from,omitempty"`
@@ -60,7 +64,7 @@ type RunJSON struct {
 func NewRunJSON(r *harness.Result) RunJSON {
 	out := RunJSON{Scenario: r.Scenario, Variant: r.Variant, Seed: r.Seed, Config: r.Config, Profile: r.Profile,
 		TraceHash: fmt.Sprintf("%016x", r.TraceHash), Events: r.Events, SimTimeNs: int64(r.SimTime),
-		Protocol: r.Protocol, Overridden: r.Overridden, SameAs: r.SameAs, ScheduleFrom: r.ScheduleFrom,
+		Protocol: r.Protocol, Overridden: r.Overridden, NotModelled: r.NotModelled, ConfigNotes: r.ConfigNotes, SameAs: r.SameAs, ScheduleFrom: r.ScheduleFrom,
 		Stats: r.Stats, Expected: r.OK(), Mismatches: r.Mismatches, Failed: r.Failed, Replay: r.Replay,
 		Unexpected: harness.Unexpected(r), ExpectNote: r.ExpectNote, Exit: r.Exit()}
 	if out.Config == nil {
@@ -113,6 +117,12 @@ func WriteRunText(w io.Writer, r *harness.Result) {
 	}
 	if len(r.Config) > 0 {
 		fmt.Fprintf(w, "  config: %s\n", strings.Join(r.Config, " "))
+	}
+	if len(r.NotModelled) > 0 {
+		fmt.Fprintf(w, "  accepted, not modelled: %s\n", strings.Join(r.NotModelled, ", "))
+	}
+	for _, n := range r.ConfigNotes {
+		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	if r.Profile != "" {
 		fmt.Fprintf(w, "  profile: %s\n", r.Profile)

@@ -26,6 +26,11 @@ type Config struct {
 	Topic    Topic
 	Producer Producer
 	Consumer Consumer
+	// NotModelled lists, as sorted key=value lines, the properties that
+	// were accepted (Kafka's release has them and their values pass its
+	// validators) but that kafkasim does not model: they change nothing
+	// in the run, and every report says so.
+	NotModelled []string
 }
 
 // The prefixes that address one part of a Config.
@@ -119,6 +124,7 @@ func Parse(props map[string]string) (Config, error) {
 		sub[p] = map[string]string{}
 		written[p] = map[string]string{}
 	}
+	var unmodelled []string
 	for _, k := range sortedKeys(props) {
 		routed := false
 		for p := partTopic; p < numParts; p++ {
@@ -141,11 +147,39 @@ func Parse(props map[string]string) (Config, error) {
 			sub[p][k], written[p][k] = props[k], k
 		}
 		if !routed {
-			return Config{}, unknown(k, allKeys())
+			unmodelled = append(unmodelled, k)
 		}
 	}
+	// The release decides which properties exist: every key is checked
+	// against it, in sorted order, before any value is parsed.
+	release, err := brokerVersion(sub[partBroker])
+	if err != nil {
+		return Config{}, err
+	}
 	var c Config
-	var err error
+	isUnmodelled := map[string]bool{}
+	for _, k := range unmodelled {
+		isUnmodelled[k] = true
+	}
+	for _, k := range sortedKeys(props) {
+		if isUnmodelled[k] {
+			line, err := acceptUnmodelled(k, props[k], release)
+			if err != nil {
+				return Config{}, err
+			}
+			c.NotModelled = append(c.NotModelled, line)
+			continue
+		}
+		for p := partBroker; p < numParts; p++ {
+			base := strings.TrimPrefix(k, partPrefix[p])
+			if written[p][base] != k {
+				continue
+			}
+			if err := checkModelledInRelease(k, props[k], p, base, release); err != nil {
+				return Config{}, err
+			}
+		}
+	}
 	if c.Broker, err = ParseBroker(sub[partBroker]); err != nil {
 		return Config{}, err
 	}

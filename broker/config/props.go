@@ -37,13 +37,16 @@ const (
 	// Conflict is a combination that cannot hold: two properties, or a
 	// property and the cluster (brokers, replication factor).
 	Conflict
+	// NotInRelease is a Kafka property that the selected release does not
+	// have (zookeeper.connect in 4.0): Allowed names the releases that do.
+	NotInRelease
 )
 
-var errorKindNames = [...]string{"", "unknown property", "bad value", "out of range", "conflict"}
+var errorKindNames = [...]string{"", "unknown property", "bad value", "out of range", "conflict", "not in this release"}
 
 // String names the kind.
 func (k ErrorKind) String() string {
-	if k >= UnknownProperty && k <= Conflict {
+	if k >= UnknownProperty && k <= NotInRelease {
 		return errorKindNames[k]
 	}
 	return "error kind " + strconv.Itoa(int(k))
@@ -64,8 +67,11 @@ type Error struct {
 	Reason string
 	// Allowed says what is accepted.
 	Allowed string
-	// Suggestion is, for an UnknownProperty, the nearest known key.
-	Suggestion string
+	// Suggestion is, for an UnknownProperty, the nearest known key, and
+	// Suggestions the nearest few (Suggestion first); none when no known
+	// key is near enough to be a misspelling.
+	Suggestion  string
+	Suggestions []string
 }
 
 // Error renders the error as one line, e.g.
@@ -76,8 +82,17 @@ func (e *Error) Error() string {
 	switch e.Kind {
 	case UnknownProperty:
 		b.WriteString("unknown property " + strconv.Quote(e.Property))
-		if e.Suggestion != "" {
+		switch {
+		case len(e.Suggestions) > 0:
+			b.WriteString("; did you mean " + quoteList(e.Suggestions) + "?")
+		case e.Suggestion != "":
 			b.WriteString("; did you mean " + strconv.Quote(e.Suggestion) + "?")
+		}
+		return b.String()
+	case NotInRelease:
+		b.WriteString(e.Property + ": " + e.Reason)
+		if e.Allowed != "" {
+			b.WriteString(" (" + e.Allowed + ")")
 		}
 		return b.String()
 	case Conflict:

@@ -51,6 +51,9 @@ type Options struct {
 	// Strict makes a violation Kafka's contract permits fail the run too
 	// (Result.Exit), where no expect line names its checker.
 	Strict bool
+	// Origins names where a key of Set came from when not from -set: a
+	// -config file's "server.properties:7", or "-grid". Notes use it.
+	Origins map[string]string
 }
 
 // awaitsTrace reports whether a step waits for a trace record.
@@ -105,6 +108,12 @@ type Result struct {
 	SameAs     []string
 	// Set are the -set overrides the run ran under.
 	Set map[string]string
+	// NotModelled are the properties accepted but not modelled
+	// (config.Config.NotModelled), key=value; ConfigNotes say where a
+	// property given did not take effect as given (a script step that
+	// fixes it, a client rule that turned it off).
+	NotModelled []string
+	ConfigNotes []string
 	// Profile is the swarm profile of each swarm step ("swarm: crash=0.6
 	// power-loss=0 ...", "; " between steps); "" without a swarm step.
 	Profile string
@@ -345,7 +354,8 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
-		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s, Strict: opts.Strict}
+		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s, Strict: opts.Strict,
+		NotModelled: cfg.NotModelled, ConfigNotes: stepOverrides(s, opts.Set, opts.Origins, r.vars)}
 	r.Pacer = opts.Pacer
 	for _, st := range s.Steps {
 		st = st.Substitute(r.vars)

@@ -1,0 +1,89 @@
+package harness
+
+// This file says, once per run, where a property the user gave does not
+// take effect: a script step that fixes the same property for what it
+// sends (produce ... acks=$acks, a swarm step's acks=) wins over -set,
+// -grid and -config files, as a Kafka client's own configuration wins over
+// a cluster-wide one. Nothing is shown and silently ignored: each such
+// step is named with its file and line and with the way to reach it (the
+// script variable it reads).
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/scenarios"
+)
+
+// stepOverrides returns a note for each step key=value that overrides a
+// property of set (-set, -grid and -config files merged): "acks=1 from
+// -set is overridden by scripts/x.txt:19 (acks=$acks); set $acks=1".
+// origins names where a key of set came from ("server.properties:7",
+// "-grid"); a key without one came from -set. vars are the run's script
+// variables; a step whose value, substituted, equals set's overrides
+// nothing.
+func stepOverrides(s *scenarios.Script, set, origins, vars map[string]string) []string {
+	if len(set) == 0 {
+		return nil
+	}
+	var notes []string
+	seen := map[string]bool{}
+	for _, st := range s.Steps {
+		keys := make([]string, 0, len(st.KV))
+		for k := range st.KV {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			given, from, ok := setValue(set, k, st.Op)
+			if !ok {
+				continue
+			}
+			raw := st.KV[k]
+			val := raw
+			if strings.HasPrefix(raw, "$") {
+				if v, ok := vars[raw]; ok {
+					val = v
+				}
+			}
+			if val == given {
+				continue
+			}
+			how := "the step fixes it"
+			if strings.HasPrefix(raw, "$") {
+				how = "set " + raw + "=" + given
+			}
+			origin := origins[from]
+			if origin == "" {
+				origin = "-set"
+			}
+			note := fmt.Sprintf("%s=%s from %s is overridden by %s:%d (%s %s=%s); %s", from, given, origin, s.File, st.Line, st.Op, k, raw, how)
+			if !seen[note] {
+				seen[note] = true
+				notes = append(notes, note)
+			}
+		}
+	}
+	return notes
+}
+
+// setValue returns the value set gives the client property k of a step
+// (unprefixed, or with the prefix of the client the step drives), and the
+// key as set wrote it.
+func setValue(set map[string]string, k, op string) (string, string, bool) {
+	if strings.HasPrefix(k, "$") {
+		return "", "", false
+	}
+	prefixes := []string{"", config.ProducerPrefix}
+	if op == "consumer" || op == "subscribe" || op == "poll" {
+		prefixes = []string{"", config.ConsumerPrefix}
+	}
+	for i := len(prefixes) - 1; i >= 0; i-- {
+		if v, ok := set[prefixes[i]+k]; ok {
+			return v, prefixes[i] + k, true
+		}
+	}
+	return "", "", false
+}
