@@ -234,3 +234,54 @@ func quoteList(names []string) string {
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
+
+// ClientProps returns the properties of given (a map Parse reads) that
+// Parse routes to the producer (prefix ProducerPrefix) or the consumer
+// (ConsumerPrefix) and that kafkasim models, by their names without
+// prefix: the base that a script's own client declaration (producer p1
+// acks=1) is layered on, so that -set, -producer-config and
+// -consumer-config reach every client of the run.
+func ClientProps(given map[string]string, prefix string) map[string]string {
+	p := partProducer
+	if prefix == ConsumerPrefix {
+		p = partConsumer
+	}
+	out := map[string]string{}
+	for _, k := range sortedKeys(given) {
+		if base, ok := strings.CutPrefix(k, prefix); ok && knows(p, base) {
+			out[base] = given[k]
+			continue
+		}
+		if knows(p, k) && !knows(partBroker, k) {
+			if _, prefixed := given[prefix+k]; !prefixed {
+				out[k] = given[k]
+			}
+		}
+	}
+	return out
+}
+
+// SplitClient separates a client declaration's properties (a script's
+// producer or consumer line; prefix ProducerPrefix or ConsumerPrefix) into
+// those kafkasim models and the others, which are checked against release
+// v's client properties and returned as sorted key=value lines (accepted,
+// not modelled), or refused.
+func SplitClient(prefix string, v Version, props map[string]string) (map[string]string, []string, error) {
+	p := partProducer
+	if prefix == ConsumerPrefix {
+		p = partConsumer
+	}
+	modelled := map[string]string{}
+	var others []string
+	for _, k := range sortedKeys(props) {
+		if knows(p, k) {
+			modelled[k] = props[k]
+			continue
+		}
+		if _, err := acceptUnmodelled(prefix+k, props[k], v); err != nil {
+			return nil, nil, rename(err, map[string]string{prefix + k: k})
+		}
+		others = append(others, k+"="+props[k])
+	}
+	return modelled, others, nil
+}

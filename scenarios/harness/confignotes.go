@@ -87,3 +87,51 @@ func setValue(set map[string]string, k, op string) (string, string, bool) {
 	}
 	return "", "", false
 }
+
+// producerConfig is the configuration of a producer a script declares
+// (producer NAME key=value ...) in a run of release v: the run's producer
+// properties as given (-set, -producer-config), then the step's own, the
+// unmodelled ones returned as key=value lines.
+func producerConfig(v config.Version, given, kv map[string]string) (config.Producer, []string, error) {
+	props := config.ClientProps(given, config.ProducerPrefix)
+	for k, val := range kv {
+		props[k] = val
+	}
+	modelled, others, err := config.SplitClient(config.ProducerPrefix, v, props)
+	if err != nil {
+		return config.Producer{}, nil, err
+	}
+	p, err := config.ParseProducerFor(v, modelled)
+	return p, others, err
+}
+
+// clientsNotModelled returns the accepted, not modelled properties of the
+// clients the script declares, as "producer p1: compression.type=gzip",
+// in step order.
+func clientsNotModelled(s *scenarios.Script, vars, given map[string]string, v config.Version) []string {
+	var out []string
+	for _, st := range s.Steps {
+		if (st.Op != "producer" && st.Op != "consumer") || len(st.Args) == 0 {
+			continue
+		}
+		prefix := config.ProducerPrefix
+		if st.Op == "consumer" {
+			prefix = config.ConsumerPrefix
+		}
+		kv := st.Substitute(vars).KV
+		props := map[string]string{}
+		for k, val := range kv {
+			if !consumerStepKeys[k] {
+				props[k] = val
+			}
+		}
+		_, others, err := config.SplitClient(prefix, v, props)
+		if err != nil {
+			continue // Prepare refused it already
+		}
+		for _, o := range others {
+			out = append(out, st.Op+" "+st.Args[0]+": "+o)
+		}
+	}
+	return out
+}

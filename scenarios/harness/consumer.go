@@ -382,9 +382,16 @@ func (r *Runner) coordinatorOf(group string) (int32, error) {
 // against the scenario's topics and the run's broker configuration.
 // Prepare calls it on every consumer step, so that bad input is
 // refused before a run starts.
-func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run config.Config) (*consumerSettings, error) {
+// consumerStepKeys are the consumer step's own arguments, not consumer
+// properties (parseConsumerStep).
+var consumerStepKeys = map[string]bool{"topic": true, "pattern": true, "output": true, "transactional.id": true,
+	"transaction.timeout.ms": true, "offsets": true, "poll": true, "process": true, "commit-delay": true}
+
+func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run config.Config, given map[string]string) (*consumerSettings, error) {
 	name := st.Args[0]
-	props := map[string]string{}
+	// The run's consumer properties (-set, -consumer-config), then the
+	// step's own.
+	props := config.ClientProps(given, config.ConsumerPrefix)
 	s := &consumerSettings{name: name, pattern: checkers.AtLeastOnce, poll: 100 * sim.Millisecond, process: 20 * sim.Millisecond}
 	keys := make([]string, 0, len(st.KV))
 	for k := range st.KV {
@@ -435,7 +442,11 @@ func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run conf
 	if props["client.id"] == "" {
 		props["client.id"] = name
 	}
-	cfg, err := config.ParseConsumer(props)
+	modelled, _, err := config.SplitClient(config.ConsumerPrefix, run.Broker.InterBrokerProtocolVersion, props)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.ParseConsumer(modelled)
 	if err != nil {
 		return nil, err
 	}
@@ -467,7 +478,7 @@ func (r *Runner) newConsumer(st scenarios.Step) error {
 	if _, ok := r.World.Lookup(name); ok {
 		return fmt.Errorf("%q already names a node", name)
 	}
-	s, err := parseConsumerStep(st, r.s.Topics, r.Cluster.Spec.Config)
+	s, err := parseConsumerStep(st, r.s.Topics, r.Cluster.Spec.Config, r.given)
 	if err != nil {
 		return err
 	}

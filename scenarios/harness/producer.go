@@ -113,7 +113,7 @@ func (n *producerNode) sendTxn(ctx *sim.Context, topic string, part int32, value
 // acks=1 and no idempotence by default: KIP-679 changed both in 3.0), as a
 // user's client of the same release would have them.
 func (r *Runner) newProducer(st scenarios.Step) error {
-	cfg, err := config.ParseProducerFor(r.Cluster.Spec.Config.Broker.InterBrokerProtocolVersion, st.KV)
+	cfg, _, err := producerConfig(r.Cluster.Spec.Config.Broker.InterBrokerProtocolVersion, r.given, st.KV)
 	if err != nil {
 		return err
 	}

@@ -223,6 +223,10 @@ type Runner struct {
 	// vars are the script variables of the run (the swarm step reads its
 	// overrides there).
 	vars map[string]string
+	// given is the run's configuration as given (Script.Configuration):
+	// its client properties are the base of every client the script
+	// declares (config.ClientProps).
+	given map[string]string
 	// sinks are the idempotent sinks of the groups, by group id.
 	sinks map[string]map[string]bool
 	// consumers are the consumer nodes' names, in creation order (the
@@ -252,7 +256,8 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 	if err := s.CheckRun(v, set); err != nil { // scenarios/validate.go: -set's and the steps' script variables
 		return v, config.Config{}, err
 	}
-	cfg, err := config.Parse(s.Configuration(v, set))
+	given := s.Configuration(v, set)
+	cfg, err := config.Parse(given)
 	if err != nil {
 		return v, cfg, err
 	}
@@ -271,10 +276,10 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 		var err error
 		switch st.Op {
 		case "consumer":
-			_, err = parseConsumerStep(st.Substitute(vars), s.Topics, cfg)
+			_, err = parseConsumerStep(st.Substitute(vars), s.Topics, cfg, given)
 		case "producer":
 			var pc config.Producer
-			pc, err = config.ParseProducerFor(cfg.Broker.InterBrokerProtocolVersion, st.Substitute(vars).KV)
+			pc, _, err = producerConfig(cfg.Broker.InterBrokerProtocolVersion, given, st.Substitute(vars).KV)
 			switch {
 			case err != nil:
 				err = fmt.Errorf("producer: %w", err)
@@ -353,9 +358,11 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.given = s.Configuration(v, opts.Set)
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
 		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s, Strict: opts.Strict,
-		NotModelled: cfg.NotModelled, ConfigNotes: stepOverrides(s, opts.Set, opts.Origins, r.vars)}
+		NotModelled: append(cfg.NotModelled, clientsNotModelled(s, r.vars, r.given, cfg.Broker.InterBrokerProtocolVersion)...),
+		ConfigNotes: stepOverrides(s, opts.Set, opts.Origins, r.vars)}
 	r.Pacer = opts.Pacer
 	for _, st := range s.Steps {
 		st = st.Substitute(r.vars)
