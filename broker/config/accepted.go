@@ -285,3 +285,15 @@ func SplitClient(prefix string, v Version, props map[string]string) (map[string]
 	}
 	return modelled, others, nil
 }
+
+// CheckTopicConfig checks a topic config that kafkasim does not model, as
+// a CreateTopics request gives it (max.message.bytes=2000000), against
+// release v's topic properties: nil when the release has it and the value
+// passes its validator; an *Error otherwise (a broker answers
+// INVALID_CONFIG).
+func CheckTopicConfig(v Version, name, value string) error {
+	if _, err := acceptUnmodelled(TopicPrefix+name, value, v); err != nil {
+		return rename(err, map[string]string{TopicPrefix + name: name})
+	}
+	return nil
+}

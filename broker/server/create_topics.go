@@ -30,7 +30,9 @@ package server
 // is relayed; a local active controller answers it at once (kraft.go).
 //
 // Simplifications: configs are checked for known names and values of
-// their type (ConfigDef's parse) only, and are not stored in ZooKeeper mode (/config/topics is not modelled: every topic has
+// their type (ConfigDef's parse) only; a topic config of the release that
+// kafkasim does not model (package config/catalog) is accepted when its
+// value passes Kafka's validator, and changes nothing; and are not stored in ZooKeeper mode (/config/topics is not modelled: every topic has
 // the broker's settings); in KRaft mode the controller keeps them. A failed
 // forward (no controller known, or no answer within
 // controller.socket.timeout.ms) is NOT_CONTROLLER, which clients retry,
@@ -77,7 +79,7 @@ func setTopicError(rt *kmsg.CreateTopicsResponseTopic, err *kerr.Error, msg stri
 
 // precheckCreateTopic returns the error of a topic that no mode may
 // create, or nil.
-func precheckCreateTopic(t *kmsg.CreateTopicsRequestTopic, dup bool) (*kerr.Error, string) {
+func precheckCreateTopic(t *kmsg.CreateTopicsRequestTopic, dup bool, release config.Version) (*kerr.Error, string) {
 	switch {
 	case dup:
 		return kerr.InvalidRequest, "topic " + t.Topic + " is named more than once in the request"
@@ -92,7 +94,12 @@ func precheckCreateTopic(t *kmsg.CreateTopicsRequestTopic, dup bool) (*kerr.Erro
 		}
 		e, ok := topicConfigByName(c.Name)
 		if !ok {
-			return kerr.InvalidConfig, "unknown topic config name: " + c.Name
+			// A topic config of the release that kafkasim does not model
+			// is accepted when its value is valid (and changes nothing).
+			if err := config.CheckTopicConfig(release, c.Name, *c.Value); err != nil {
+				return kerr.InvalidConfig, err.Error()
+			}
+			continue
 		}
 		if !validConfigValue(e, *c.Value) {
 			return kerr.InvalidConfig, "invalid value " + *c.Value + " for configuration " + c.Name
@@ -112,7 +119,7 @@ func (b *Broker) handleCreateTopics(from sim.NodeID, req *wire.Request, body *km
 		t := &body.Topics[i]
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
-		if err, msg := precheckCreateTopic(t, count[t.Topic] > 1); err != nil {
+		if err, msg := precheckCreateTopic(t, count[t.Topic] > 1, b.cfg.release()); err != nil {
 			setTopicError(&rt, err, msg)
 		} else {
 			ok[i] = true
