@@ -3,9 +3,9 @@
 package catalog
 
 // Source names every input: repository@commit: release directories.
-const Source = "github.com/apache/kafka-site@49c301385a841f2b5eac00c2fe3971bd5fa24add: 090 0100 0101 0102 0110 10 11 20 21 22 23 24 25 26 27 28 30 31 32 33 34 35 36 37 38 39; github.com/faskalajob/kafka-site@a9a6ee2a143e383b7e199a98518e231773b83f01: 40"
+const Source = "github.com/apache/kafka-site@49c301385a841f2b5eac00c2fe3971bd5fa24add: 090 0100 0101 0102 0110 10 11 20 21 22 23 24 25 26 27 28 30 31 32 33 34 35 36 37 38 39; github.com/faskalajob/kafka-site@a9a6ee2a143e383b7e199a98518e231773b83f01: 40; github.com/apache/kafka-site@4ee3135c229e9061e407129fdd2d10d5e3d25ed5: 41/generated/kafka_config.html; github.com/apache/kafka-site@6f8625d9a0734a681a188de8bb238b33ed261656: 41/generated/topic_config.html 41/generated/producer_config.html 41/generated/consumer_config.html; github.com/apache/kafka-site@8d0708cf3ceda61415e572f5b8536ba4ce6f4864: 41/generated/admin_client_config.html"
 
-var releaseNames = []string{"0.9.0", "0.10.0", "0.10.1", "0.10.2", "0.11.0", "1.0", "1.1", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8", "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9", "4.0"}
+var releaseNames = []string{"0.9.0", "0.10.0", "0.10.1", "0.10.2", "0.11.0", "1.0", "1.1", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8", "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9", "4.0", "4.1"}
 
 // defs holds each kind's definitions sorted by name, then by From.
 var defs = [numKinds][]Def{
