@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // CheckError is a value that Kafka's ConfigDef would reject for a property.
@@ -41,7 +41,7 @@ func (e *CheckError) Error() string {
 // parse and known validator accept the value, not that Kafka's broker
 // accepts it in every combination with other properties.
 func (d Def) Check(value string) error {
-	v := strings.TrimSpace(value)
+	v := javaTrim(value)
 	fail := func(reason, allowed string) error {
 		return &CheckError{Name: d.Name, Value: value, Reason: reason, Allowed: allowed}
 	}
@@ -60,7 +60,7 @@ func (d Def) Check(value string) error {
 	case String:
 		return d.checkString(v, fail)
 	case Class:
-		if !classRE.MatchString(v) {
+		if !isClassName(v) {
 			return fail("not a Java class name", "a fully qualified Java class name"+d.unchecked())
 		}
 		return nil
@@ -70,19 +70,25 @@ func (d Def) Check(value string) error {
 	return fail("type "+d.Type.String()+" unknown", "nothing (the catalog has no such type)")
 }
 
-// integer bounds of each Java integer type.
-var intBits = map[Type]struct {
+// javaInt is a Java integer type: its size, its name, its bounds.
+type javaInt struct {
 	bits     int
 	noun     string
 	min, max int64
-}{
-	Short: {16, "a short", math.MinInt16, math.MaxInt16},
-	Int:   {32, "an int", math.MinInt32, math.MaxInt32},
-	Long:  {64, "a long", math.MinInt64, math.MaxInt64},
+}
+
+func intType(t Type) javaInt {
+	switch t {
+	case Short:
+		return javaInt{16, "a short", math.MinInt16, math.MaxInt16}
+	case Int:
+		return javaInt{32, "an int", math.MinInt32, math.MaxInt32}
+	}
+	return javaInt{64, "a long", math.MinInt64, math.MaxInt64}
 }
 
 func (d Def) checkInteger(v string, fail func(string, string) error) error {
-	t := intBits[d.Type]
+	t := intType(d.Type)
 	lo, hi := t.min, t.max
 	r, isRange := parseRange(d.Valid)
 	if isRange {
@@ -124,11 +130,6 @@ func clampInt(f float64) int64 {
 	return int64(math.Ceil(f)) // a fractional bound of an integer property is not rendered by Kafka
 }
 
-// javaDoubleRE is what Double.parseDouble takes in decimal form: a sign,
-// digits with an optional point, an exponent, and an optional f/d suffix.
-// (Hexadecimal floating literals are left out.)
-var javaDoubleRE = regexp.MustCompile(`^[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)$`)
-
 func (d Def) checkDouble(v string, fail func(string, string) error) error {
 	r, isRange := parseRange(d.Valid)
 	allowed := "a double"
@@ -144,7 +145,7 @@ func (d Def) checkDouble(v string, fail func(string, string) error) error {
 	} else {
 		allowed += d.unchecked()
 	}
-	if !javaDoubleRE.MatchString(v) {
+	if !isJavaDouble(v) {
 		return fail("not a double", allowed)
 	}
 	s := strings.TrimRight(v, "fFdD")
@@ -167,9 +168,6 @@ func (d Def) checkDouble(v string, fail func(string, string) error) error {
 	return nil
 }
 
-// listSplit is ConfigDef's COMMA_WITH_WHITESPACE.
-var listSplit = regexp.MustCompile(`\s*,\s*`)
-
 func (d Def) checkList(v string, fail func(string, string) error) error {
 	set, fold, ok := parseSet(d.Valid)
 	if !ok {
@@ -179,7 +177,9 @@ func (d Def) checkList(v string, fail func(string, string) error) error {
 	if v == "" {
 		return nil // an empty list: ValidList checks each item, of which there are none
 	}
-	for _, item := range listSplit.Split(v, -1) {
+	// ConfigDef splits on COMMA_WITH_WHITESPACE, \s*,\s*.
+	for _, item := range strings.Split(v, ",") {
+		item = strings.Trim(item, " \t\n\v\f\r")
 		if !set.has(item, fold) {
 			return fail(fmt.Sprintf("item %q is not a valid value", item), allowed)
 		}
@@ -226,42 +226,44 @@ type valueRange struct {
 	minText, maxText string
 }
 
-var rangeRE = regexp.MustCompile(`^\[(?:(-?[0-9][0-9.Ee+-]*),)?\.\.\.(?:,(-?[0-9][0-9.Ee+-]*))?\]$`)
-
 // parseRange parses Range.toString: "[1,...]", "[...,10]", "[0,...,1]", "[...]".
 func parseRange(s string) (valueRange, bool) {
-	m := rangeRE.FindStringSubmatch(s)
-	if m == nil {
+	inner, ok := strings.CutPrefix(s, "[")
+	if inner, ok = strings.CutSuffix(inner, "]"); !ok {
 		return valueRange{}, false
 	}
+	parts := strings.Split(inner, ",")
 	var r valueRange
-	if m[1] != "" {
-		f, err := strconv.ParseFloat(m[1], 64)
-		if err != nil {
-			return valueRange{}, false
+	bound := func(p string) (float64, bool) {
+		if p == "" || p[0] != '-' && (p[0] < '0' || p[0] > '9') {
+			return 0, false
 		}
-		r.hasMin, r.min, r.minText = true, f, m[1]
+		f, err := strconv.ParseFloat(p, 64)
+		return f, err == nil
 	}
-	if m[2] != "" {
-		f, err := strconv.ParseFloat(m[2], 64)
-		if err != nil {
-			return valueRange{}, false
-		}
-		r.hasMax, r.max, r.maxText = true, f, m[2]
+	var okMin, okMax bool
+	switch {
+	case len(parts) == 1 && parts[0] == "...":
+		return r, true
+	case len(parts) == 2 && parts[1] == "...":
+		r.min, okMin = bound(parts[0])
+		r.hasMin, r.minText = okMin, parts[0]
+		return r, okMin
+	case len(parts) == 2 && parts[0] == "...":
+		r.max, okMax = bound(parts[1])
+		r.hasMax, r.maxText = okMax, parts[1]
+		return r, okMax
+	case len(parts) == 3 && parts[1] == "...":
+		r.min, okMin = bound(parts[0])
+		r.max, okMax = bound(parts[2])
+		r.hasMin, r.minText, r.hasMax, r.maxText = okMin, parts[0], okMax, parts[2]
+		return r, okMin && okMax
 	}
-	return r, true
+	return valueRange{}, false
 }
 
 // stringSet is a parsed ValidString rendering.
 type stringSet []string
-
-var (
-	setRE = regexp.MustCompile(`^\[([^\[\]]*)\]$`)
-	// durationItem is a choice of AutoOffsetResetStrategy (KIP-1106,
-	// 4.0): "by_duration:" then an ISO-8601 duration as Java's
-	// Duration.parse reads it, not negative.
-	durationRE = regexp.MustCompile(`(?i)^\+?P(?:[+]?[0-9]+D)?(?:T(?:[+]?[0-9]+H)?(?:[+]?[0-9]+M)?(?:[+]?[0-9]+(?:[.,][0-9]{0,9})?S)?)?$`)
-)
 
 const durationTemplate = ":PnDTnHnMn.nS"
 
@@ -271,20 +273,20 @@ func parseSet(s string) (set stringSet, fold, ok bool) {
 	if rest, found := strings.CutPrefix(s, "(case insensitive) "); found {
 		s, fold = rest, true
 	}
-	m := setRE.FindStringSubmatch(s)
-	if m == nil || strings.Contains(s, "...") {
+	inner, ok := strings.CutPrefix(s, "[")
+	if inner, ok = strings.CutSuffix(inner, "]"); !ok || strings.ContainsAny(inner, "[]") || strings.Contains(inner, "...") {
 		return nil, false, false
 	}
-	if m[1] == "" {
+	if inner == "" {
 		return stringSet{}, fold, true
 	}
-	return stringSet(strings.Split(m[1], ", ")), fold, true
+	return stringSet(strings.Split(inner, ", ")), fold, true
 }
 
 func (s stringSet) has(v string, fold bool) bool {
 	for _, a := range s {
 		if prefix, ok := strings.CutSuffix(a, durationTemplate); ok {
-			if rest, ok := strings.CutPrefix(v, prefix+":"); ok && durationRE.MatchString(rest) && strings.ContainsAny(rest, "DHMSdhms") {
+			if rest, ok := strings.CutPrefix(v, prefix+":"); ok && isDuration(rest) {
 				return true
 			}
 			continue
@@ -307,6 +309,104 @@ func (s stringSet) describe(fold bool) string {
 	return d
 }
 
-// classRE is a fully qualified Java class name: identifiers separated by
-// dots, '$' allowed for nested classes.
-var classRE = regexp.MustCompile(`^[\p{L}_$][\p{L}\p{N}_$]*(\.[\p{L}_$][\p{L}\p{N}_$]*)*$`)
+// javaTrim is String.trim: it drops every char up to U+0020 at both ends.
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
+// isJavaDouble reports whether Double.parseDouble takes s in decimal form:
+// a sign, digits with an optional point (at least one digit), an optional
+// exponent and an optional f/d suffix, or NaN / Infinity. Hexadecimal
+// floating literals are left out.
+func isJavaDouble(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	if s == "NaN" || s == "Infinity" {
+		return true
+	}
+	s = strings.TrimRight(s, "fFdD")
+	mant, exp, hasExp := strings.Cut(strings.ToLower(s), "e")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	if intPart+frac == "" || !digits(intPart) || !digits(frac) {
+		return false
+	}
+	if hasExp {
+		if exp != "" && (exp[0] == '+' || exp[0] == '-') {
+			exp = exp[1:]
+		}
+		return exp != "" && digits(exp)
+	}
+	return true
+}
+
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isDuration reports whether Java's Duration.parse takes s as a duration
+// that is not negative: P, then nD, then T with nH, nM, n[.n]S, letters in
+// any case, at least one part, and one after a T.
+// NB: it refuses every minus sign, also in durations Java sums to a
+// positive one ("PT1H-30M").
+func isDuration(s string) bool {
+	s = strings.ToUpper(strings.TrimPrefix(s, "+"))
+	rest, ok := strings.CutPrefix(s, "P")
+	if !ok || strings.Contains(rest, "-") {
+		return false
+	}
+	parts := 0
+	if i := strings.IndexByte(rest, 'D'); i >= 0 && !strings.Contains(rest[:i], "T") {
+		if !digits(strings.TrimPrefix(rest[:i], "+")) || i == 0 {
+			return false
+		}
+		rest, parts = rest[i+1:], parts+1
+	}
+	if rest == "" {
+		return parts > 0
+	}
+	rest, ok = strings.CutPrefix(rest, "T")
+	if !ok {
+		return false
+	}
+	parts = 0 // a T needs a time part after it
+	for _, unit := range []byte{'H', 'M', 'S'} {
+		i := strings.IndexByte(rest, unit)
+		if i < 0 {
+			continue
+		}
+		n := strings.TrimPrefix(rest[:i], "+")
+		if unit == 'S' {
+			whole, frac, _ := strings.Cut(strings.ReplaceAll(n, ",", "."), ".")
+			if whole == "" || !digits(whole) || !digits(frac) || len(frac) > 9 {
+				return false
+			}
+		} else if n == "" || !digits(n) {
+			return false
+		}
+		rest, parts = rest[i+1:], parts+1
+	}
+	return rest == "" && parts > 0
+}
+
+// isClassName reports whether s is a fully qualified Java class name:
+// identifiers separated by dots, '$' allowed (nested classes).
+func isClassName(s string) bool {
+	for _, id := range strings.Split(s, ".") {
+		if id == "" {
+			return false
+		}
+		for i, r := range id {
+			ok := unicode.IsLetter(r) || r == '_' || r == '$' || i > 0 && unicode.IsDigit(r)
+			if !ok {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -161,3 +161,35 @@ func TestParseRange(t *testing.T) {
 		}
 	}
 }
+
+func TestJavaSyntax(t *testing.T) {
+	for s, want := range map[string]bool{
+		"PT1H": true, "pt1h": true, "P1D": true, "P1DT2H": true, "PT0.5S": true, "PT1,5S": true, "+PT1M": true,
+		"P": false, "PT": false, "P1DT": false, "-PT1H": false, "PT-1H": false, "P1H": false, "PT1.5H": false,
+		"PT1S1H": false, "1H": false, "PT0.1234567891S": false, "": false,
+	} {
+		if got := isDuration(s); got != want {
+			t.Errorf("isDuration(%q) = %v, want %v", s, got, want)
+		}
+	}
+	for s, want := range map[string]bool{
+		"1": true, "-1.5": true, "+.5": true, "1.": true, "1e3": true, "1E-3": true, "2d": true, "2.5F": true,
+		"NaN": true, "-Infinity": true, "1.7976931348623157E308": true,
+		".": false, "e3": false, "1e": false, "1.2.3": false, "0x1p3": false, "inf": false, "nan": false, "1_0": false, "": false,
+	} {
+		if got := isJavaDouble(s); got != want {
+			t.Errorf("isJavaDouble(%q) = %v, want %v", s, got, want)
+		}
+	}
+	for s, want := range map[string]bool{
+		"a.b.C": true, "C": true, "a.B$Inner": true, "_x.y2": true, "é.Ü": true,
+		"": false, "a..b": false, ".a": false, "a.": false, "2a.b": false, "a.b-c": false, "a b": false,
+	} {
+		if got := isClassName(s); got != want {
+			t.Errorf("isClassName(%q) = %v, want %v", s, got, want)
+		}
+	}
+	if got := javaTrim("\x00\t x y \x1f\n"); got != "x y" {
+		t.Errorf("javaTrim = %q, want \"x y\"", got)
+	}
+}

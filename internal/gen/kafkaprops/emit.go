@@ -35,7 +35,9 @@ func spans(perRelease []*Prop) []def {
 	return out
 }
 
-// write renders zz_catalog.go and one zz_<kind>.go per kind into dir.
+// write renders zz_catalog.go into dir: Source, releaseNames and defs as
+// one composite literal, which the linker lays out statically (a defs made
+// of per-kind variables would be assigned by the package's init).
 func write(dir, source string, rels []release, tables [][]map[string]Prop) error {
 	if len(rels) > 256 {
 		return fmt.Errorf("%d releases: Def.From and To are uint8", len(rels))
@@ -51,13 +53,6 @@ func write(dir, source string, rels []release, tables [][]map[string]Prop) error
 		fmt.Fprintf(&b, "%q", r.name)
 	}
 	b.WriteString("}\n\n// defs holds each kind's definitions sorted by name, then by From.\nvar defs = [numKinds][]Def{\n")
-	for _, f := range files {
-		fmt.Fprintf(&b, "%s: %sDefs,\n", f.kind, strings.ToLower(f.kind))
-	}
-	b.WriteString("}\n")
-	if err := emit(filepath.Join(dir, "zz_catalog.go"), b.Bytes()); err != nil {
-		return err
-	}
 	for k, f := range files {
 		names := map[string]bool{}
 		for _, m := range tables[k] {
@@ -70,9 +65,7 @@ func write(dir, source string, rels []release, tables [][]map[string]Prop) error
 			sorted = append(sorted, n)
 		}
 		sort.Strings(sorted)
-		var b bytes.Buffer
-		b.WriteString(header)
-		fmt.Fprintf(&b, "var %sDefs = []Def{\n", strings.ToLower(f.kind))
+		fmt.Fprintf(&b, "%s: {\n", f.kind)
 		for _, n := range sorted {
 			per := make([]*Prop, len(rels))
 			for r, m := range tables[k] {
@@ -84,12 +77,10 @@ func write(dir, source string, rels []release, tables [][]map[string]Prop) error
 				b.WriteString(literal(f.kind, d))
 			}
 		}
-		b.WriteString("}\n")
-		if err := emit(filepath.Join(dir, "zz_"+strings.ToLower(f.kind)+".go"), b.Bytes()); err != nil {
-			return err
-		}
+		b.WriteString("},\n")
 	}
-	return nil
+	b.WriteString("}\n")
+	return emit(filepath.Join(dir, "zz_catalog.go"), b.Bytes())
 }
 
 var typeConst = map[string]string{

@@ -12,7 +12,10 @@
 //	<dir> <repository> <commit> [<file>]
 //
 // Kafka's HTML is not committed here; only this program and its output are.
-// Run it through go generate, naming the input:
+// The program reads whatever rendering it is given: for 4.1, whose files
+// could only be read page by page, the input holds a transcription into the
+// same config-list format (attributes as rendered, descriptions omitted).
+// It writes zz_catalog.go. Run it through go generate, naming the input:
 //
 //	KAFKA_SITE_INPUT=/path/to/input go generate ./broker/config/catalog
 //
@@ -23,8 +26,11 @@
 // topic table (those releases have broker, producer and consumer tables).
 // The admin client's table starts at 0.11.0, where AdminClient appeared.
 //
-// The output is deterministic: rerun on the same input, it is
-// byte-identical.
+// Descriptions are dropped; a property whose definition (type, default,
+// validator, importance, update mode, server default) is the same in
+// consecutive releases is one Def spanning them. The output is one
+// composite literal, laid out statically by the linker (no init work), and
+// deterministic: rerun on the same input, it is byte-identical.
 package main
 
 import (

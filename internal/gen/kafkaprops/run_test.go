@@ -30,7 +30,7 @@ func TestRunWritesMergedDeterministicTables(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{"zz_catalog.go", "zz_broker.go", "zz_topic.go", "zz_producer.go", "zz_consumer.go", "zz_admin.go"} {
+	for _, f := range []string{"zz_catalog.go"} {
 		a, err := os.ReadFile(filepath.Join(out1, f))
 		if err != nil {
 			t.Fatal(err)
@@ -49,14 +49,14 @@ func TestRunWritesMergedDeterministicTables(t *testing.T) {
 			t.Errorf("zz_catalog.go lacks %s:\n%s", want, cat)
 		}
 	}
-	topic, _ := os.ReadFile(filepath.Join(out1, "zz_topic.go"))
+	topic := cat
 	for _, want := range []string{
 		`{Name: "max.message.bytes", Kind: Topic, Type: Int, Default: "1000012", Valid: "[0,...]", Importance: "medium", ServerDefault: "message.max.bytes", From: 0, To: 0},`,
 		`{Name: "max.message.bytes", Kind: Topic, Type: Int, Default: "2000000", Valid: "[0,...]", Importance: "medium", ServerDefault: "message.max.bytes", From: 1, To: 1},`,
 		`{Name: "metric.reporters", Kind: Topic, Type: List, Default: "", Importance: "low", From: 0, To: 1},`,
 	} {
 		if !strings.Contains(string(topic), want) {
-			t.Errorf("zz_topic.go lacks %s:\n%s", want, topic)
+			t.Errorf("zz_catalog.go lacks %s:\n%s", want, topic)
 		}
 	}
 }
