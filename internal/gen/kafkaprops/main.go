@@ -22,8 +22,10 @@
 // Left out: 0.8.0, 0.8.1 and 0.8.2, whose documentation has hand-written
 // tables of name, default and description only (no type, validator or
 // importance), so the catalog does not have those releases; and the topic
-// properties of 0.9.0 and 0.10.0, whose documentation has no generated
-// topic table (those releases have broker, producer and consumer tables).
+// properties of 0.9.0 and 0.10.0, whose configuration.html has a hand-written
+// topic table of name, default, server default and description only (those
+// releases have generated broker, producer and consumer tables; the old
+// Scala consumer's hand-written table is left out too).
 // The admin client's table starts at 0.11.0, where AdminClient appeared.
 //
 // Descriptions are dropped; a property whose definition (type, default,
