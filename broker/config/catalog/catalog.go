@@ -15,6 +15,8 @@ package catalog
 
 import "sort"
 
+//go:generate go run ../../../internal/gen/kafkaprops -in=$KAFKA_SITE_INPUT
+
 // Kind is a kind of Kafka configuration.
 type Kind uint8
 
