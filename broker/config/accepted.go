@@ -95,22 +95,56 @@ func acceptUnmodelled(key, value string, v Version) (string, error) {
 
 // checkModelledInRelease refuses a key kafkasim models (routed to part p
 // as base) that Kafka's release v does not have while another release
-// does: replica.selector.class below 2.4, zookeeper.connect in 4.0.
-// kafkasim's own selectors (inter.broker.protocol.version from 4.0, which
-// picks the release, and names Kafka never had) pass.
+// does, set to a value other than what v does without it:
+// zookeeper.connect=localhost:2181 in 4.0, replica.selector.class below
+// 2.4. kafkasim's tables span every release (a release's behaviour is its
+// defaults), so the value that release behaves as passes
+// (transaction.partition.verification.enable=false below 3.6, as Pairs
+// renders it), and so do kafkasim's own selectors
+// (inter.broker.protocol.version from 4.0, which picks the release) and
+// names Kafka never had.
 func checkModelledInRelease(key, value string, p part, base string, v Version) error {
 	rel := catalogRelease(v)
-	if !catalog.Has(rel) || base == PropInterBrokerProtocolVersion {
+	if !catalog.Has(rel) || base == PropInterBrokerProtocolVersion || p == partProducer || p == partConsumer {
+		// NB: a client of a newer release talks to older brokers, and
+		// the run's client defaults are the newest ZooKeeper release's
+		// (ParseProducer): only the brokers' and topics' properties are
+		// held to the brokers' release.
 		return nil
 	}
 	k := partKind[p]
 	if _, ok := catalog.Lookup(k, rel, base); ok {
 		return nil
 	}
-	if rs := catalog.ReleasesWith(k, base); len(rs) > 0 {
-		return notInRelease(key, value, k, v, rs)
+	rs := catalog.ReleasesWith(k, base)
+	if len(rs) == 0 || asReleaseDoes(p, base, value, v) {
+		return nil
 	}
-	return nil
+	return notInRelease(key, value, k, v, rs)
+}
+
+// asReleaseDoes reports whether value, for the modelled property base of
+// part p, is what release v's defaults already are.
+func asReleaseDoes(p part, base, value string, v Version) bool {
+	switch p {
+	case partBroker:
+		return sameAsDefault(brokerProps, DefaultBrokerFor(v), base, value)
+	case partTopic:
+		return sameAsDefault(topicProps, DefaultBrokerFor(v).TopicDefaults(), base, value)
+	}
+	return false
+}
+
+func sameAsDefault[T any](t table[T], def T, name, value string) bool {
+	prop, ok := t.find(name)
+	if !ok {
+		return false
+	}
+	given := def
+	if err := prop.set(&given, value); err != nil {
+		return false
+	}
+	return prop.get(&given) == prop.get(&def)
 }
 
 func checkError(key, value string, err error) error {

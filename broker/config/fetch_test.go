@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/kafkasim/kafkasim/sim"
@@ -26,7 +27,8 @@ func TestReplicaSelectorAndTruncationDetection(t *testing.T) {
 	if _, err := Parse(map[string]string{"replica.selector.class": "com.example.MySelector"}); !errors.As(err, &e) || e.Kind != BadValue {
 		t.Errorf("custom selector: %v", err)
 	}
-	if _, err := Parse(map[string]string{"replica.selector.class": "RackAwareReplicaSelector", "inter.broker.protocol.version": "2.3"}); !errors.As(err, &e) || e.Kind != Conflict {
+	// Kafka 2.3 has no replica.selector.class (KIP-392 came with 2.4).
+	if _, err := Parse(map[string]string{"replica.selector.class": "RackAwareReplicaSelector", "inter.broker.protocol.version": "2.3"}); !errors.As(err, &e) || e.Kind != NotInRelease || !strings.Contains(err.Error(), "2.4 to") {
 		t.Errorf("selector at 2.3: %v", err)
 	}
 	for _, tc := range []struct {
