@@ -23,7 +23,7 @@ import (
 // cluster cluster.Build would refuse.
 func (s *Script) kraftShape() (kraftVariant string, controllers int, err error) {
 	for _, v := range s.Variants {
-		cfg, perr := config.Parse(s.Configuration(v, nil))
+		cfg, perr := config.ParseGiven(s.Configuration(v, nil), scenarioOwn)
 		if perr != nil || !cfg.Broker.KRaftMode() {
 			continue // a bad property is reported at its line; ZooKeeper mode is not shaped here
 		}

@@ -31,6 +31,9 @@ type Config struct {
 	// validators) but that kafkasim does not model: they change nothing
 	// in the run, and every report says so.
 	NotModelled []string
+	// Ignored lists the properties of other releases only that a scenario
+	// set (ParseGiven), each as its NotInRelease error.
+	Ignored []string
 }
 
 // The prefixes that address one part of a Config.
@@ -116,8 +119,24 @@ func Properties() []string { return allKeys() }
 // order (the first unknown key is reported, with the nearest known key);
 // then the broker, topic, producer and consumer parts are parsed, each in
 // sorted key order, and validated. Cluster-level combinations need the
-// cluster's size: call Validate.
-func Parse(props map[string]string) (Config, error) {
+// cluster's size: call Validate. Every key is held to the release: a
+// property of other releases only is an error (NotInRelease).
+func Parse(props map[string]string) (Config, error) { return ParseGiven(props, nil) }
+
+// ParseGiven is Parse where only the keys strict reports (the user's own:
+// -set, -grid, -config files) are held to the release; a nil strict holds
+// every key. A property of other releases only that comes from elsewhere
+// (a scenario's set line, written for every release it runs under:
+// zookeeper.session.timeout.ms under 4.0) is kept and listed in
+// Config.Ignored, as Kafka's broker logs and ignores a property it does not
+// know.
+func ParseGiven(props map[string]string, strict func(key string) bool) (Config, error) {
+	held := func(k string, err error) error {
+		if e, ok := err.(*Error); ok && e.Kind == NotInRelease && strict != nil && !strict(k) {
+			return nil
+		}
+		return err
+	}
 	var sub [numParts]map[string]string
 	var written [numParts]map[string]string // base name -> key as written
 	for p := range sub {
@@ -165,7 +184,11 @@ func Parse(props map[string]string) (Config, error) {
 		if isUnmodelled[k] {
 			line, err := acceptUnmodelled(k, props[k], release)
 			if err != nil {
-				return Config{}, err
+				if held(k, err) != nil {
+					return Config{}, err
+				}
+				c.Ignored = append(c.Ignored, err.Error())
+				continue
 			}
 			c.NotModelled = append(c.NotModelled, line)
 			continue
@@ -176,7 +199,10 @@ func Parse(props map[string]string) (Config, error) {
 				continue
 			}
 			if err := checkModelledInRelease(k, props[k], p, base, release); err != nil {
-				return Config{}, err
+				if held(k, err) != nil {
+					return Config{}, err
+				}
+				c.Ignored = append(c.Ignored, err.Error())
 			}
 		}
 	}

@@ -135,3 +135,14 @@ func clientsNotModelled(s *scenarios.Script, vars, given map[string]string, v co
 	}
 	return out
 }
+
+// ignoredNotes says which of the scenario's own properties the run's
+// release does not have (config.Config.Ignored): Kafka's broker logs them
+// and goes on.
+func ignoredNotes(cfg config.Config) []string {
+	out := make([]string, 0, len(cfg.Ignored))
+	for _, e := range cfg.Ignored {
+		out = append(out, "the scenario's "+strings.TrimPrefix(e, "config: ")+": ignored, as Kafka ignores a property it does not know")
+	}
+	return out
+}

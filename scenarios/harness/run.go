@@ -257,7 +257,7 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 		return v, config.Config{}, err
 	}
 	given := s.Configuration(v, set)
-	cfg, err := config.Parse(given)
+	cfg, err := config.ParseGiven(given, func(k string) bool { _, ok := set[k]; return ok })
 	if err != nil {
 		return v, cfg, err
 	}
@@ -362,7 +362,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
 		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s, Strict: opts.Strict,
 		NotModelled: append(cfg.NotModelled, clientsNotModelled(s, r.vars, r.given, cfg.Broker.InterBrokerProtocolVersion)...),
-		ConfigNotes: stepOverrides(s, opts.Set, opts.Origins, r.vars)}
+		ConfigNotes: append(stepOverrides(s, opts.Set, opts.Origins, r.vars), ignoredNotes(cfg)...)}
 	r.Pacer = opts.Pacer
 	for _, st := range s.Steps {
 		st = st.Substitute(r.vars)
