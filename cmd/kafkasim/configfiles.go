@@ -90,6 +90,15 @@ type loadedConfig struct {
 // given reports whether any file was given.
 func (c *configFlags) given() bool { return len(c.files) > 0 }
 
+// under names the overrides in messages: "this -set", or "the -config
+// files and -set" when files were given.
+func (c *configFlags) under() string {
+	if c.given() {
+		return "the -config files and -set"
+	}
+	return "this -set"
+}
+
 // load reads the files, checks their keys, and merges them under set, in
 // place: set then holds files < -set. Notes (a key given twice in a file,
 // a file's value overridden) go to stderr as "kafkasim CMD: ...". Errors

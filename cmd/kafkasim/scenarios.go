@@ -126,13 +126,13 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 			}
 			// A variant -set cannot apply to (offsets in ZooKeeper under a
 			// KRaft release): the others run, and this one says why not.
-			fmt.Fprintf(stderr, "kafkasim %s: variant %s does not run under this -set: %v\n", name, v.Name, lc.blame(err))
+			fmt.Fprintf(stderr, "kafkasim %s: variant %s does not run under %s: %v\n", name, v.Name, cf.under(), lc.blame(err))
 			continue
 		}
 		runnable = append(runnable, v)
 	}
 	if len(runnable) == 0 {
-		return usagef("no variant of %s runs under this -set (see above)", s.Name)
+		return usagef("no variant of %s runs under %s (see above)", s.Name, cf.under())
 	}
 	variants = runnable
 	if *history != "" && len(variants) > 1 {
