@@ -63,9 +63,9 @@ var configFlagName = map[catalog.Kind]string{catalog.Broker: "-config", catalog.
 // on fs.
 func addConfigFlags(fs *flag.FlagSet) *configFlags {
 	c := &configFlags{}
-	fs.Var(configFileFlag{c, catalog.Broker}, "config", "read broker properties from FILE, as Kafka's server.properties (repeatable; later files win, -set wins over files)")
-	fs.Var(configFileFlag{c, catalog.Producer}, "producer-config", "read the producer's properties from FILE, as Kafka's producer.properties (repeatable; each KEY is set as producer.KEY)")
-	fs.Var(configFileFlag{c, catalog.Consumer}, "consumer-config", "read the consumer's properties from FILE, as Kafka's consumer.properties (repeatable; each KEY is set as consumer.KEY)")
+	fs.Var(configFileFlag{c, catalog.Broker}, "config", "read broker properties from `FILE`, as Kafka's server.properties (repeatable; later files win; -set and -grid win over files)")
+	fs.Var(configFileFlag{c, catalog.Producer}, "producer-config", "read the producer's properties from `FILE`, as Kafka's producer.properties (repeatable; each KEY is set as producer.KEY)")
+	fs.Var(configFileFlag{c, catalog.Consumer}, "consumer-config", "read the consumer's properties from `FILE`, as Kafka's consumer.properties (repeatable; each KEY is set as consumer.KEY)")
 	return c
 }
 
