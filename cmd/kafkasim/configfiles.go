@@ -126,6 +126,11 @@ func (c *configFlags) load(cmd string, set map[string]string, stderr io.Writer) 
 			if err := checkFileKey(f, e); err != nil {
 				return nil, err
 			}
+			if reachesClients(f.kind, e.Key) {
+				notes = append(notes, fmt.Sprintf("%s:%d: %s is a broker property kafkasim does not model: ignored (as -set it would configure the %s)",
+					f.path, e.Line, e.Key, clientsOf(e.Key)))
+				continue
+			}
 			k := e.Key
 			switch f.kind {
 			case catalog.Producer:
@@ -250,6 +255,25 @@ func (lc *loadedConfig) blame(err error) error {
 		return err
 	}
 	return usageError{err.Error()}
+}
+
+// reachesClients reports whether a server file's key is a broker property
+// kafkasim does not model but does model for a client or topic: unprefixed
+// in the -set map, config.Parse would give it to them, not to the broker.
+func reachesClients(k catalog.Kind, key string) bool {
+	return k == catalog.Broker && !config.Models(catalog.Broker, key) && clientsOf(key) != ""
+}
+
+// clientsOf names the parts other than the broker that model key: "producer
+// and consumer", "topic", or "".
+func clientsOf(key string) string {
+	var out []string
+	for _, k := range []catalog.Kind{catalog.Topic, catalog.Producer, catalog.Consumer} {
+		if config.Models(k, key) {
+			out = append(out, k.String())
+		}
+	}
+	return strings.Join(out, " and ")
 }
 
 // checkFileKey refuses a key of the wrong kind of file: a server file's key

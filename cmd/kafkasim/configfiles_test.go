@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kafkasim/kafkasim/broker/config/catalog"
 )
 
 // writeProps writes a properties file into dir and returns its path.
@@ -320,5 +322,31 @@ func TestGridAndReleaseWinOverFiles(t *testing.T) {
 	runs, _ = os.ReadFile(filepath.Join(out, "runs.jsonl"))
 	if s := string(runs); !strings.Contains(s, "-set inter.broker.protocol.version=2.8") || !strings.Contains(s, "-set unclean.leader.election.enable=true") {
 		t.Errorf("matrix runs.jsonl does not record the release over the files:\n%s", s)
+	}
+}
+
+// TestServerFileKeyOfTheClientsIsIgnored: a broker property kafkasim does
+// not model that it models for a client (a name both sides use) must not
+// reach the client from a server file.
+func TestServerFileKeyOfTheClientsIsIgnored(t *testing.T) {
+	key := ""
+	for _, r := range catalog.Releases() {
+		for _, n := range catalog.Names(catalog.Broker, r) {
+			if key == "" && reachesClients(catalog.Broker, n) {
+				key = n
+			}
+		}
+	}
+	if key == "" {
+		t.Skipf("no broker property of the catalog (%s) is one kafkasim models only for a client or topic", catalog.Source)
+	}
+	dir := t.TempDir()
+	server := writeProps(t, dir, "server.properties", key+"=1\n")
+	runs, errb := runJSON(t, "run", "-scenario", "acks1-leader-crash", "-variant", "acks1", "-config", server)
+	if !strings.Contains(errb, server+":1: "+key+" is a broker property kafkasim does not model: ignored") {
+		t.Errorf("stderr %q: no note for %s", errb, key)
+	}
+	if replay := runs[0]["replay"].(string); strings.Contains(replay, key) {
+		t.Errorf("replay %q carries %s to the clients", replay, key)
 	}
 }
