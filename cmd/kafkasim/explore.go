@@ -30,6 +30,7 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	variant := fs.String("variant", "", "variant to explore (default: the scenario's first)")
 	set := setFlags{}
 	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
+	cf := addConfigFlags(fs)
 	depth := fs.Int("depth", 10, "actions per run (the bound)")
 	records := fs.Int("records", 2, "records the workload may produce")
 	faults := fs.String("faults", strings.Join(workload.DefaultFaults, ","), "fault actions: "+strings.Join(workload.FaultNames, ",")+" (on a KRaft cluster: crash, power-loss, partition; default "+strings.Join(workload.KRaftDefaultFaults, ",")+")")
@@ -44,6 +45,10 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	script := fs.String("script", "", "also write the violating run as a scenario script to FILE (its faults and controller decisions as timed steps, every variant)")
 	progressMode := fs.String("progress", "auto", progressFlagDoc)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	lc, err := cf.load("explore", set, stderr)
+	if err != nil {
 		return err
 	}
 	if err := checkOutputFile("-script", *script); err != nil {
@@ -92,7 +97,7 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	ex, err := kexplore.Run(s, cfg)
 	bar.finish()
 	if err != nil {
-		return usageError{err.Error()}
+		return lc.blame(err)
 	}
 	v := *variant
 	if v == "" {

@@ -34,7 +34,7 @@ variants. Use the names with -scenario.`,
 		examples: []string{"kafkasim list", "kafkasim list | grep -A1 kip101"},
 	},
 	"run": {
-		synopsis: "kafkasim run -scenario NAME|FILE [-variant V] [-seed N | -choices FILE] [-set key=value ...] [-json] [-trace] [-export DIR] [-report DIR] [-history FILE]",
+		synopsis: "kafkasim run -scenario NAME|FILE [-variant V] [-seed N | -choices FILE] [-set key=value ...] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...] [-json] [-trace] [-export DIR] [-report DIR] [-history FILE]",
 		purpose: `Runs a scenario once per variant (or the one -variant names) and prints each
 checker's verdict with its evidence, the run's protocol and configuration,
 and on a violation the command that replays it. -set overrides a property
@@ -49,7 +49,7 @@ not checked), and a choice that does not fit is bad input naming it.`,
 			"kafkasim run -scenario kip101-hw-lag -variant kip101 -choices explore-kip101-hw-lag-hw.choices -json"},
 	},
 	"replay": {
-		synopsis: "kafkasim replay -scenario NAME|FILE [-variant V] [-seed N | -choices FILE] [-set key=value ...] [-all] [-export DIR] [-report DIR]\n       kafkasim replay -tape FILE [-all] [-report DIR] [-history FILE]",
+		synopsis: "kafkasim replay -scenario NAME|FILE [-variant V] [-seed N | -choices FILE] [-set key=value ...] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...] [-all] [-export DIR] [-report DIR]\n       kafkasim replay -tape FILE [-all] [-report DIR] [-history FILE]",
 		purpose: `Re-runs a seed (or a saved choice list) and prints the trace as a timeline:
 every transition the brokers logged, every client outcome (acknowledged,
 refused with its error, unknown) and, after each event that changed them,
@@ -68,7 +68,7 @@ the same trace hash the served run printed.`,
 			"kafkasim replay -scenario swarm -variant hw-unsafe -choices shrunk-swarm-hw-unsafe.choices -report out/"},
 	},
 	"serve": {
-		synopsis: "kafkasim serve [-scenario NAME|FILE] [-variant V] [-seed N] [-set key=value ...] [-listen HOST:PORT] [-speed X] [-tape FILE] [-report DIR] [-history FILE]",
+		synopsis: "kafkasim serve [-scenario NAME|FILE] [-variant V] [-seed N] [-set key=value ...] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...] [-listen HOST:PORT] [-speed X] [-tape FILE] [-report DIR] [-history FILE]",
 		purpose: `Serves a simulated cluster to real Kafka clients: broker bN listens on
 HOST:PORT+N and speaks Kafka's wire protocol at the versions the simulated
 release supports, with virtual time paced to the wall clock (-speed 10:
@@ -89,7 +89,7 @@ the inputs so that kafkasim replay -tape FILE reruns the server's side.`,
 			"kafkasim serve -set inter.broker.protocol.version=4.1 -listen 127.0.0.1:19092 -speed 10 -report out/"},
 	},
 	"suite": {
-		synopsis: "kafkasim suite [-seeds N] [-run REGEXP] [-parallel P] [-junit FILE] [-json] [-budget DUR] [-report DIR] [-progress MODE]",
+		synopsis: "kafkasim suite [-seeds N] [-run REGEXP] [-parallel P] [-junit FILE] [-json] [-budget DUR] [-report DIR] [-progress MODE] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...]",
 		purpose: `Runs every scenario under each variant over N seeds and prints a table:
 how many seeds showed what the scenario expects, the acknowledged records,
 the loss rate and each checker's worst verdict. A case whose runs could not
@@ -125,7 +125,7 @@ choices) and compares the trace hashes.`,
 		examples: []string{"kafkasim kernel", "kafkasim kernel -seeds 100 -nodes 7"},
 	},
 	"sweep": {
-		synopsis: "kafkasim sweep -scenario NAME|FILE [-variant V] -grid key=v1,v2 ... [-seeds N] [-parallel P] [-shard i/n] -out DIR [-budget DUR] [-progress MODE]",
+		synopsis: "kafkasim sweep -scenario NAME|FILE [-variant V] -grid key=v1,v2 ... [-set key=value ...] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...] [-seeds N] [-parallel P] [-shard i/n] -out DIR [-budget DUR] [-progress MODE]",
 		purpose: `Runs a scenario over a grid of configurations × seeds and writes CSV, JSON,
 one record per run, and plots of data loss with confidence intervals into
 DIR; rerunning the same command resumes. -shard splits the space across
@@ -135,7 +135,7 @@ machines; 'kafkasim merge' joins the shards.`,
 			"kafkasim sweep -scenario swarm -grid 'variant=kip279-safe,hw-unsafe' -grid '$crash=0.1,0.3' -shard 0/4 -out shard-0"},
 	},
 	"matrix": {
-		synopsis: "kafkasim matrix [-scenario NAME|FILE ...] [-versions LIST] [-seeds N] [-parallel P] [-shard i/n] [-progress MODE] -out DIR [-budget DUR]",
+		synopsis: "kafkasim matrix [-scenario NAME|FILE ...] [-versions LIST] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...] [-seeds N] [-parallel P] [-shard i/n] [-progress MODE] -out DIR [-budget DUR]",
 		purpose: `Runs each scenario's workload under each Kafka release, N seeds per cell,
 and prints the table "which Kafka loses what"; writes matrix.csv,
 matrix.json, matrix.md, a heat map (matrix.png/.svg) and runs.jsonl (each
@@ -164,7 +164,7 @@ shards as it joins sweep shards. Rerunning the same command resumes.`,
 		examples: []string{"kafkasim merge -out merged shard-0 shard-1 shard-2 shard-3", "kafkasim merge -out /out/merged /out/shard-*"},
 	},
 	"explore": {
-		synopsis: "kafkasim explore -scenario NAME|FILE [-variant V] [-set k=v ...] [-depth D] [-records N] [-faults LIST] [-checkers LIST] [-acks all|1|0] [-max-runs N] [-parallel P] [-state FILE] [-orders] [-dfs] [-save FILE] [-script FILE] [-progress MODE]",
+		synopsis: "kafkasim explore -scenario NAME|FILE [-variant V] [-set k=v ...] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...] [-depth D] [-records N] [-faults LIST] [-checkers LIST] [-acks all|1|0] [-max-runs N] [-parallel P] [-state FILE] [-orders] [-dfs] [-save FILE] [-script FILE] [-progress MODE]",
 		purpose: `Model-checks the real broker code on a scenario's cluster: every sequence
 of actions (produce, crash, power-loss, restart, elect, partition ...) up
 to -depth, each run from the start with a prefix of choices, visited states
@@ -184,7 +184,7 @@ kafkasim.raft.vote.check.log=false -depth 4 -records 1.`,
 			"kafkasim explore -scenario kip101-hw-lag -variant hw -depth 8 -checkers acked-loss -script hw-loss.txt; kafkasim run -scenario hw-loss.txt -variant kip279"},
 	},
 	"shrink": {
-		synopsis: "kafkasim shrink -scenario NAME|FILE [-variant V] (-seed N | -choices FILE) [-set k=v ...] [-checker NAME] [-max-runs N] [-save FILE] [-script FILE] [-progress MODE]",
+		synopsis: "kafkasim shrink -scenario NAME|FILE [-variant V] (-seed N | -choices FILE) [-set k=v ...] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...] [-checker NAME] [-max-runs N] [-save FILE] [-script FILE] [-progress MODE]",
 		purpose: `Reduces a failing run (a seed, or a choice file from explore or an earlier
 shrink) to a few steps: sets its choices back to the default chunk by
 chunk, keeping each change under which the same checker still fails; prints

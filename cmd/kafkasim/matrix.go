@@ -92,11 +92,17 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	versions := fs.String("versions", strings.Join(matrix.DefaultVersions, ","), "comma-separated Kafka release labels (X.Y, 3.9-zk, 3.9-kraft, 4.0, 4.1, a patch such as 4.0.0)")
 	seeds := fs.Int("seeds", 5, "seeds per cell (1..N)")
 	strict := fs.Bool("strict", false, "exit 1 when a run shows a violation Kafka's contract permits, too")
+	cf := addConfigFlags(fs)
 	rf := addRunFlags(fs, "cell")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := rf.check(); err != nil {
+		return err
+	}
+	set := map[string]string{}
+	lc, err := cf.load("matrix", set, stderr)
+	if err != nil {
 		return err
 	}
 	shard, shards := rf.shard, rf.shards
@@ -105,6 +111,9 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 		return usageError{err.Error()}
 	}
 	sp := &matrix.Spec{Seeds: *seeds, BudgetMs: rf.budget.Milliseconds()}
+	if len(set) > 0 {
+		sp.Set = set
+	}
 	for _, r := range rels {
 		sp.Versions = append(sp.Versions, r.Label)
 	}
@@ -118,6 +127,9 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	plan, err := matrix.NewPlan(sp)
 	if err != nil {
 		return usageError{err.Error()}
+	}
+	if err := checkMatrixFiles(plan, lc, stderr); err != nil {
+		return err
 	}
 	m := matrixManifest{Spec: *sp, Shard: rf.shardText}
 	done, prior, err := prepareMatrixOut(rf.out, m, plan, shard, shards)
@@ -149,6 +161,36 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 		return failedError{"some runs break Kafka's contract (B in the table; -strict: or lose what it permits)"}
 	}
 	return runExit(code)
+}
+
+// checkMatrixFiles reports the values of the -config files a cell's
+// release replaces, and refuses files that keep a cell from running that
+// runs without them (a conflict with the scenario: bad input, not n/a).
+func checkMatrixFiles(plan *matrix.Plan, lc *loadedConfig, stderr io.Writer) error {
+	if len(plan.Spec.Set) == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, c := range plan.Cells {
+		for _, n := range lc.replacedIn(plan.Spec.Set, c.Set, "-versions "+c.Release.Label) {
+			if !seen[n] {
+				seen[n] = true
+				fmt.Fprintln(stderr, n)
+			}
+		}
+		if c.Status == matrix.StatusRan {
+			continue
+		}
+		_, _, err := harness.Prepare(c.Script, c.Variant, c.Set)
+		if err == nil {
+			continue
+		}
+		v, _ := c.Script.Variant(c.Variant)
+		if _, _, bare := harness.Prepare(c.Script, c.Variant, c.Release.Set(c.Script.Configuration(v, nil))); bare == nil {
+			return lc.blame(fmt.Errorf("%s on %s: %w", c.Scenario, c.Release.Label, err))
+		}
+	}
+	return nil
 }
 
 // matrixExit is the exit of a matrix's runs by run's rule

@@ -37,7 +37,7 @@ func writeRunReport(dir string, r *harness.Result, stderr io.Writer) error {
 
 // writeSuiteReports reruns every run of the suite that did not meet its
 // expectations with the timeline kept, and writes its report into dir.
-func writeSuiteReports(dir string, scripts []*scenarios.Script, cases []*suite.Case, budget time.Duration, stderr io.Writer) error {
+func writeSuiteReports(dir string, scripts []*scenarios.Script, cases []*suite.Case, set map[string]string, budget time.Duration, stderr io.Writer) error {
 	byName := map[string]*scenarios.Script{}
 	for _, s := range scripts {
 		byName[s.Name] = s
@@ -47,7 +47,7 @@ func writeSuiteReports(dir string, scripts []*scenarios.Script, cases []*suite.C
 			if r == nil || r.OK() {
 				continue
 			}
-			res, err := harness.Run(byName[c.Scenario], c.Variant, harness.Options{Seed: r.Seed, Budget: budget, Timeline: true})
+			res, err := harness.Run(byName[c.Scenario], c.Variant, harness.Options{Seed: r.Seed, Set: set, Budget: budget, Timeline: true})
 			if err != nil {
 				return err
 			}

@@ -76,6 +76,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	seedText := fs.String("seed", "1", "seed of the run")
 	set := setFlags{}
 	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
+	cf := addConfigFlags(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per run")
 	strict := fs.Bool("strict", false, "exit 1 on a violation Kafka's contract permits, too (where no expect line names the checker)")
 	trace := fs.Bool("trace", false, "print the whole trace")
@@ -92,10 +93,14 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 		return err
 	}
 	if tape != nil && *tape != "" {
-		if *scenario != "" || *choices != "" || len(set) > 0 {
-			return usagef("-tape names the scenario, variant, seed and -set itself: leave out -scenario, -choices and -set")
+		if *scenario != "" || *choices != "" || len(set) > 0 || cf.given() {
+			return usagef("-tape names the scenario, variant, seed and -set itself: leave out -scenario, -choices, -set and the -config files")
 		}
 		return replayTape(*tape, stdout, stderr, *all, *report, *history, *strict)
+	}
+	lc, err := cf.load(name, set, stderr)
+	if err != nil {
+		return err
 	}
 	seed, err := strconv.ParseUint(*seedText, 10, 64)
 	if err != nil {
@@ -109,7 +114,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	if *variant != "" {
 		v, _, err := harness.Prepare(s, *variant, set)
 		if err != nil {
-			return usageError{err.Error()}
+			return lc.blame(err)
 		}
 		variants = []scenarios.Variant{v}
 	}
@@ -117,17 +122,17 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	for _, v := range variants {
 		if _, _, err := harness.Prepare(s, v.Name, set); err != nil {
 			if _, _, own := harness.Prepare(s, v.Name, nil); *variant != "" || own != nil {
-				return usageError{err.Error()}
+				return lc.blame(err)
 			}
 			// A variant -set cannot apply to (offsets in ZooKeeper under a
 			// KRaft release): the others run, and this one says why not.
-			fmt.Fprintf(stderr, "kafkasim %s: variant %s does not run under this -set: %v\n", name, v.Name, err)
+			fmt.Fprintf(stderr, "kafkasim %s: variant %s does not run under %s: %v\n", name, v.Name, cf.under(), lc.blame(err))
 			continue
 		}
 		runnable = append(runnable, v)
 	}
 	if len(runnable) == 0 {
-		return usagef("no variant of %s runs under this -set (see above)", s.Name)
+		return usagef("no variant of %s runs under %s (see above)", s.Name, cf.under())
 	}
 	variants = runnable
 	if *history != "" && len(variants) > 1 {
@@ -151,7 +156,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 		v := g[0]
 		res, err := runOrReplayChoices(s, v.Name, *variant, *choices, harness.Options{Seed: seed, Set: set, Timeline: replay || *report != "", KeepTrace: *trace, Strict: *strict})
 		if err != nil {
-			return usageError{err.Error()}
+			return lc.blame(err)
 		}
 		if res == nil {
 			continue // -choices replays the variant it was saved for

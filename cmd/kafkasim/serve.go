@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/kafkasim/kafkasim/reports"
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/serve"
 )
 
@@ -53,7 +54,12 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	strict := fs.Bool("strict", false, "exit 1 on a violation Kafka's contract permits, too")
 	set := setFlags{}
 	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
+	cf := addConfigFlags(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	lc, err := cf.load("serve", set, stderr)
+	if err != nil {
 		return err
 	}
 	seed, err := strconv.ParseUint(*seedText, 10, 64)
@@ -84,6 +90,10 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	if name != "" {
 		name = s.ReplayName()
 	}
+	// The configuration is validated before the tape's file is made.
+	if _, _, err := harness.Prepare(s, *variant, set); err != nil {
+		return lc.blame(err)
+	}
 	cfg := serve.Config{Scenario: name, Script: s, Variant: *variant, Seed: seed, Set: set, Host: host, Port: port,
 		Speed: *speed, Log: stderr, Timeline: *report != ""}
 	var tape *os.File
@@ -96,7 +106,7 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	}
 	srv, err := serve.Start(cfg)
 	if err != nil {
-		return usageError{err.Error()}
+		return lc.blame(err)
 	}
 	for i, a := range srv.Addrs() {
 		fmt.Fprintf(stdout, "b%d listening on %s\n", i, a)

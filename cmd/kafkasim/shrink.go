@@ -26,6 +26,7 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 	seedText := fs.String("seed", "1", "seed of the failing run")
 	set := setFlags{}
 	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
+	cf := addConfigFlags(fs)
 	choices := fs.String("choices", "", "shrink the run saved in FILE (by explore or shrink) instead of a seed")
 	checker := fs.String("checker", "", "the checker that must keep failing (default: the first that breaks the contract)")
 	maxRuns := fs.Int("max-runs", 300, "candidate runs at most")
@@ -33,6 +34,10 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 	script := fs.String("script", "", "also write the shrunk run as a scenario script to FILE (a run from an explore choice file: its faults and controller decisions as timed steps, every variant)")
 	progressMode := fs.String("progress", "auto", progressFlagDoc)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	lc, err := cf.load("shrink", set, stderr)
+	if err != nil {
 		return err
 	}
 	if err := checkOutputFile("-script", *script); err != nil {
@@ -71,7 +76,7 @@ func runShrink(args []string, stdout, stderr io.Writer) error {
 	sh, err := shrink.Run(s, cfg)
 	bar.finish()
 	if err != nil {
-		return usageError{err.Error()}
+		return lc.blame(err)
 	}
 	path := *save
 	if path == "" {

@@ -31,7 +31,13 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	progressMode := fs.String("progress", "auto", "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines or none")
 	report := fs.String("report", "", "write an HTML run report into DIR for each run not as expected")
 	strict := fs.Bool("strict", false, "a violation Kafka's contract permits fails a run too (where no expect line names the checker)")
+	cf := addConfigFlags(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	set := map[string]string{}
+	lc, err := cf.load("suite", set, stderr)
+	if err != nil {
 		return err
 	}
 	if *seeds < 1 {
@@ -61,18 +67,30 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	var bar *progress
-	cases, err := suite.Run(all, suite.Options{Seeds: *seeds, Filter: re, Parallel: *parallel, Budget: *budget, Strict: *strict,
-		Progress: func(done, total int) {
-			if bar == nil {
-				bar = newProgress(stderr, *progressMode, "suite", total, 0)
-			}
-			bar.add(1)
-		}})
+	opts := suite.Options{Seeds: *seeds, Filter: re, Parallel: *parallel, Budget: *budget, Strict: *strict}
+	if len(set) > 0 {
+		// A case the files keep from running is left out, saying why
+		// (as run leaves out a variant -set cannot apply to).
+		opts.Set = set
+		opts.Skip = func(scenario, variant string, err error) {
+			fmt.Fprintf(stderr, "kafkasim suite: %s/%s does not run under the -config files: %v\n", scenario, variant, lc.blame(err))
+		}
+	}
+	opts.Progress = func(done, total int) {
+		if bar == nil {
+			bar = newProgress(stderr, *progressMode, "suite", total, 0)
+		}
+		bar.add(1)
+	}
+	cases, err := suite.Run(all, opts)
 	if bar != nil {
 		bar.finish()
 	}
 	if err != nil {
-		return usageError{err.Error()}
+		return lc.blame(err)
+	}
+	if len(cases) == 0 && len(set) > 0 {
+		return usagef("no scenario/variant matching -run %q runs under the -config files (see above)", *filter)
 	}
 	if len(cases) == 0 {
 		return usagef("-run %q matches no scenario/variant (see kafkasim list)", *filter)
@@ -131,7 +149,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *report != "" {
-		if err := writeSuiteReports(*report, all, cases, *budget, stderr); err != nil {
+		if err := writeSuiteReports(*report, all, cases, set, *budget, stderr); err != nil {
 			return err
 		}
 	}

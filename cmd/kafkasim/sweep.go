@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/kafkasim/kafkasim/reports"
+	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/scenarios/sweep"
 )
 
@@ -96,11 +97,18 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	var grid gridFlags
 	fs.Var(&grid, "grid", "key=v1,v2,...: a Kafka property, a script variable ($acks, the swarm's $crash ...) or variant (repeatable)")
 	seeds := fs.Int("seeds", 10, "seeds per configuration (1..N)")
+	set := setFlags{}
+	fs.Var(set, "set", "override a configuration property in every configuration, key=value (repeatable; -grid wins over it)")
+	cf := addConfigFlags(fs)
 	rf := addRunFlags(fs, "configuration")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := rf.check(); err != nil {
+		return err
+	}
+	lc, err := cf.load("sweep", set, stderr)
+	if err != nil {
 		return err
 	}
 	shard, shards := rf.shard, rf.shards
@@ -109,11 +117,19 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	sw := &sweep.Spec{Scenario: s.Name, Variant: *variant, Grid: grid, Seeds: *seeds, BudgetMs: rf.budget.Milliseconds()}
+	if len(set) > 0 {
+		sw.Set = set
+	}
 	if sw.Variant == "" {
 		sw.Variant = s.Variants[0].Name
 	}
+	for _, a := range grid {
+		for _, n := range lc.overriddenBy(set, a.Key, "-grid "+a.Key+"="+strings.Join(a.Values, ",")) {
+			fmt.Fprintln(stderr, n)
+		}
+	}
 	if err := sw.Validate(s); err != nil {
-		return usageError{err.Error()}
+		return lc.blame(err)
 	}
 	m := manifest{Spec: *sw, Shard: rf.shardText}
 	done, prior, err := prepareOut(rf.out, m, shard, shards)
@@ -163,6 +179,9 @@ func describe(m manifest) string {
 		g = append(g, a.Key+"="+strings.Join(a.Values, ","))
 	}
 	s := fmt.Sprintf("scenario %s, variant %s, grid %s, %d seeds, budget %dms", m.Scenario, m.Variant, strings.Join(g, " "), m.Seeds, m.BudgetMs)
+	if len(m.Set) > 0 {
+		s += ", -set " + scenarios.SetLabel(m.Set)
+	}
 	if m.Shard != "" {
 		s += ", shard " + m.Shard
 	}

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
@@ -70,7 +71,10 @@ type Spec struct {
 	// Skipped are default scenarios not known to this build, with a note.
 	Skipped  []string `json:"skipped,omitempty"`
 	Versions []string `json:"versions"`
-	Seeds    int      `json:"seeds"`
+	// Set are overrides every cell starts from (the -config files); each
+	// release's own keys are layered over them (config.Overlay).
+	Set   map[string]string `json:"set,omitempty"`
+	Seeds int               `json:"seeds"`
 	// BudgetMs is the linearizability budget of each run, in wall ms.
 	BudgetMs int64 `json:"budget_ms"`
 }
@@ -118,16 +122,20 @@ func NewPlan(sp *Spec) (*Plan, error) {
 			return nil, fmt.Errorf("-scenario: %w", err)
 		}
 		for _, r := range rels {
-			p.Cells = append(p.Cells, newCell(len(p.Cells), s, r))
+			p.Cells = append(p.Cells, newCell(len(p.Cells), s, r, sp.Set))
 		}
 	}
 	return p, nil
 }
 
-func newCell(i int, s *scenarios.Script, r Release) Cell {
+func newCell(i int, s *scenarios.Script, r Release, base map[string]string) Cell {
 	v := s.Variants[0]
 	c := Cell{Index: i, Script: s, Scenario: s.Name, Release: r, Variant: v.Name, Status: StatusRan}
-	c.Set = r.Set(s.Configuration(v, nil))
+	c.Set = map[string]string{}
+	for k, val := range base {
+		c.Set[k] = val
+	}
+	config.Overlay(c.Set, r.Set(s.Configuration(v, base)))
 	if s.Manual && r.Mode == ModeKRaft {
 		c.Status = "n/a: a 'controller manual' script (its leader-and-isr steps are the ZooKeeper controller's decisions); KRaft has no such controller"
 		return c

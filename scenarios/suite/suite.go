@@ -18,6 +18,12 @@ type Options struct {
 	// Strict fails a run on a violation Kafka's contract permits, too
 	// (harness.Options.Strict).
 	Strict bool
+	// Set are -set overrides of every run (the -config files).
+	Set map[string]string
+	// Skip, if set, is called for a scenario × variant that runs without
+	// Set but not under it, which is then left out; if nil, Run returns
+	// the error.
+	Skip func(scenario, variant string, err error)
 	// Progress, if set, is called after each run with the runs done and
 	// the total (from one goroutine at a time).
 	Progress func(done, total int)
@@ -63,6 +69,13 @@ func Run(scripts []*scenarios.Script, o Options) ([]*Case, error) {
 			if _, _, err := harness.Prepare(s, v.Name, nil); err != nil {
 				return nil, err
 			}
+			if _, _, err := harness.Prepare(s, v.Name, o.Set); err != nil {
+				if o.Skip == nil {
+					return nil, err
+				}
+				o.Skip(s.Name, v.Name, err)
+				continue
+			}
 			c := &Case{Scenario: s.Name, Variant: v.Name, Runs: make([]*harness.Result, o.Seeds)}
 			cases = append(cases, c)
 			for i := 0; i < o.Seeds; i++ {
@@ -90,7 +103,7 @@ func Run(scripts []*scenarios.Script, o Options) ([]*Case, error) {
 				next++
 				mu.Unlock()
 				start := time.Now()
-				res, err := harness.Run(j.s, j.v, harness.Options{Seed: j.seed, Budget: o.Budget, Strict: o.Strict})
+				res, err := harness.Run(j.s, j.v, harness.Options{Seed: j.seed, Set: o.Set, Budget: o.Budget, Strict: o.Strict})
 				if res != nil {
 					res.Summarize()
 				}

@@ -67,8 +67,12 @@ type Spec struct {
 	// Variant is the variant every configuration starts from (unless the
 	// grid sweeps "variant").
 	Variant string `json:"variant"`
-	Grid    []Axis `json:"grid"`
-	Seeds   int    `json:"seeds"`
+	// Set are the overrides every configuration starts from (-set, and
+	// the -config files merged under it); the grid is layered over them
+	// (config.Overlay).
+	Set   map[string]string `json:"set,omitempty"`
+	Grid  []Axis            `json:"grid"`
+	Seeds int               `json:"seeds"`
 	// BudgetMs is the linearizability budget of each run, in wall ms.
 	BudgetMs int64 `json:"budget_ms"`
 }
@@ -212,7 +216,7 @@ func (sw *Spec) runArgs(s *scenarios.Script, p Point) (string, map[string]string
 	if variant == "" {
 		variant = s.Variants[0].Name
 	}
-	set := map[string]string{}
+	grid := map[string]string{}
 	vars := s.Variables()
 	for i, a := range sw.Grid {
 		v := p.Values[i]
@@ -220,16 +224,21 @@ func (sw *Spec) runArgs(s *scenarios.Script, p Point) (string, map[string]string
 		case a.Key == "variant":
 			variant = v
 		case strings.HasPrefix(a.Key, "$"):
-			set[a.Key] = v
+			grid[a.Key] = v
 		case vars["$"+a.Key]:
-			set["$"+a.Key] = v
+			grid["$"+a.Key] = v
 			if isProperty(a.Key) {
-				set[a.Key] = v
+				grid[a.Key] = v
 			}
 		default:
-			set[a.Key] = v
+			grid[a.Key] = v
 		}
 	}
+	set := make(map[string]string, len(sw.Set)+len(grid))
+	for k, v := range sw.Set {
+		set[k] = v
+	}
+	config.Overlay(set, grid)
 	// A sweep over the swarm's rates compares those rates: unless the grid
 	// sweeps $profile too, each run keeps them as given rather than drawing
 	// a swarm profile from them.
