@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,10 +24,8 @@ func writeProps(t *testing.T, dir, name, text string) string {
 
 // kafkaShapedServer is a server.properties laid out as Kafka ships one
 // (comment blocks, banners, commented-out settings), in our own words,
-// holding only properties kafkasim models today. NB: once config.Parse
-// accepts every catalog property as not modelled,
-// TestKafkaShapedServerProperties gains listeners=PLAINTEXT://:9092,
-// num.network.threads and the socket.* buffer sizes.
+// holding properties kafkasim models and others it accepts without
+// modelling them (listeners, the thread counts, the socket buffers).
 const kafkaShapedServer = `# Settings of one broker, shaped like the file Kafka ships in config/.
 # Read the documentation of each property before changing it.
 
@@ -34,6 +33,16 @@ const kafkaShapedServer = `# Settings of one broker, shaped like the file Kafka 
 
 # The id of the broker. It must be unique in the cluster.
 broker.id=0
+
+############################# Socket Server Settings #############################
+
+# Where the broker listens, as listener_name://host:port.
+listeners=PLAINTEXT://:9092
+num.network.threads=3
+num.io.threads=8
+socket.send.buffer.bytes=102400
+socket.receive.buffer.bytes=102400
+socket.request.max.bytes=104857600
 
 ############################# Log Basics #############################
 
@@ -96,9 +105,20 @@ func TestKafkaShapedServerProperties(t *testing.T) {
 		t.Errorf("stderr %q, want nothing", errb)
 	}
 	replay := runs[0]["replay"].(string)
-	for _, want := range []string{"-set log.dirs=/tmp/kafka-logs", "-set zookeeper.connect=localhost:2181", "-set offsets.topic.replication.factor=1", "-set log.retention.hours=168"} {
+	for _, want := range []string{"-set log.dirs=/tmp/kafka-logs", "-set zookeeper.connect=localhost:2181", "-set offsets.topic.replication.factor=1", "-set log.retention.hours=168", "-set num.io.threads=8"} {
 		if !strings.Contains(replay, want) {
 			t.Errorf("replay %q lacks %q", replay, want)
+		}
+	}
+	got := fmt.Sprint(runs[0]["not_modelled"])
+	for _, want := range []string{"listeners=PLAINTEXT://:9092", "num.network.threads=3", "num.io.threads=8", "socket.request.max.bytes=104857600"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("not_modelled %s lacks %q", got, want)
+		}
+	}
+	for _, modelled := range []string{"log.dirs", "offsets.topic.replication.factor", "log.retention.hours"} {
+		if strings.Contains(got, modelled+"=") {
+			t.Errorf("not_modelled %s lists %s, which kafkasim models", got, modelled)
 		}
 	}
 }
@@ -208,7 +228,7 @@ func TestConfigFileReplayReproduces(t *testing.T) {
 // (replay commands, runs.jsonl, the tape).
 func TestEveryCommandTakesConfigFiles(t *testing.T) {
 	dir := t.TempDir()
-	good := writeProps(t, dir, "good.properties", "# harmless here\nzookeeper.connect=localhost:2181\ngroup.initial.rebalance.delay.ms=0\n")
+	good := writeProps(t, dir, "good.properties", "# harmless here\nzookeeper.connect=localhost:2181\nnum.replica.fetchers=2\n")
 	bad := writeProps(t, dir, "bad.properties", "zookeeper.connect=localhost:2181\nno.such.property=1\n")
 	producer := writeProps(t, dir, "producer.properties", "linger.ms=0\n")
 	consumer := writeProps(t, dir, "consumer.properties", "fetch.min.bytes=1\n")
