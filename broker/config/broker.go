@@ -3,8 +3,9 @@ package config
 // This file holds the broker's configuration (Kafka's KafkaConfig, the
 // server.properties keys) for replication, the controller, ZooKeeper,
 // storage and the group coordinator, plus the kafkasim.* switches.
-// Simplified vs Kafka: one Broker value is shared by every broker of a run
-// (broker.id defaults to -1: the cluster harness numbers the brokers); the
+// Simplified vs Kafka: one Broker value is shared by every broker of a run,
+// so broker.id (and KRaft's node.id), which name one node, are accepted but
+// not modelled: the cluster harness numbers the nodes; the
 // network, security, quota, KRaft and transaction properties are absent;
 // log.dir is accepted as the single-directory spelling of log.dirs.
 //
@@ -33,7 +34,6 @@ import (
 
 // Names of the broker properties other code refers to.
 const (
-	PropBrokerID                      = "broker.id"
 	PropMinInsyncReplicas             = "min.insync.replicas"
 	PropUncleanLeaderElection         = "unclean.leader.election.enable"
 	PropDefaultReplicationFactor      = "default.replication.factor"
@@ -97,9 +97,6 @@ func parseReplicaSelector(s string) (ReplicaSelector, bool) {
 //
 // Invariant (checked by Validate): Truncation == TruncationFor(InterBrokerProtocolVersion).
 type Broker struct {
-	// BrokerID is broker.id. Default -1: the cluster harness assigns ids
-	// 0..n-1. At least -1.
-	BrokerID int
 	// Rack is broker.rack: the rack for rack-aware replica assignment and
 	// fetch-from-follower (KIP-392). Default "" (no rack).
 	Rack string
@@ -286,7 +283,6 @@ func DefaultBroker() Broker { return DefaultBrokerFor(Latest) }
 func DefaultBrokerFor(v Version) Broker {
 	m := v.Mechanisms()
 	b := Broker{
-		BrokerID:                               -1,
 		LogDirs:                                []string{"/tmp/kafka-logs"},
 		AutoCreateTopicsEnable:                 true,
 		NumPartitions:                          1,
@@ -348,7 +344,6 @@ var brokerProps = newTable(append(append(append(coreBrokerProps(), kraftProps().
 
 func coreBrokerProps() []property[Broker] {
 	return []property[Broker]{
-		intProp("broker.id", func(b *Broker) *int { return &b.BrokerID }, -1, maxInt32),
 		stringProp("broker.rack", func(b *Broker) *string { return &b.Rack }),
 		listProp("log.dirs", func(b *Broker) *[]string { return &b.LogDirs }),
 		aliasOf(listProp("log.dir", func(b *Broker) *[]string { return &b.LogDirs }), "log.dirs"),

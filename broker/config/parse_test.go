@@ -17,7 +17,7 @@ func TestDefaults(t *testing.T) {
 		"acks": "all", "retries": "2147483647", "retry.backoff.ms": "", "delivery.timeout.ms": "120000",
 		"linger.ms": "0", "batch.size": "16384", "max.in.flight.requests.per.connection": "5",
 		"enable.idempotence": "true", "partitioner.class": "default",
-		"broker.id": "-1", "log.dirs": "/tmp/kafka-logs", "num.partitions": "1", "default.replication.factor": "1",
+		"log.dirs": "/tmp/kafka-logs", "num.partitions": "1", "default.replication.factor": "1",
 		"min.insync.replicas": "1", "unclean.leader.election.enable": "false", "replica.lag.time.max.ms": "30000",
 		"replica.fetch.wait.max.ms": "500", "replica.fetch.min.bytes": "1", "replica.fetch.max.bytes": "1048576",
 		"replica.fetch.backoff.ms": "1000", "replica.high.watermark.checkpoint.interval.ms": "5000",
