@@ -126,6 +126,15 @@ func (c *configFlags) load(cmd string, set map[string]string, stderr io.Writer) 
 			if err := checkFileKey(f, e); err != nil {
 				return nil, err
 			}
+			if f.kind == catalog.Broker && e.Key == config.PropProcessRoles && strings.TrimSpace(e.Value) == "controller" {
+				// A controller's own file (config/kraft/controller.properties):
+				// its properties are the quorum's, but the scenario's nodes
+				// keep their roles (dedicated controllers are its
+				// 'controllers N' header).
+				notes = append(notes, fmt.Sprintf("%s:%d: process.roles=controller: the file describes a dedicated controller; its properties apply, the scenario's nodes keep their roles (dedicated controllers come from its 'controllers N' header)",
+					f.path, e.Line))
+				continue
+			}
 			if reachesClients(f.kind, e.Key) {
 				notes = append(notes, fmt.Sprintf("%s:%d: %s is a broker property kafkasim does not model: ignored (as -set it would configure the %s)",
 					f.path, e.Line, e.Key, clientsOf(e.Key)))
@@ -168,7 +177,11 @@ func (c *configFlags) load(cmd string, set map[string]string, stderr io.Writer) 
 	}
 	if _, err := config.Parse(props); err != nil {
 		var ce *config.Error
-		if !errors.As(err, &ce) || ce.Kind != config.Conflict {
+		// NB: a property of other releases is judged under the run's
+		// release, which the scenario may choose, unless the files or
+		// -set name it.
+		deferred := errors.As(err, &ce) && (ce.Kind == config.Conflict || ce.Kind == config.NotInRelease && !namesRelease(props))
+		if !deferred {
 			return nil, lc.blame(err)
 		}
 	}
@@ -225,6 +238,16 @@ func (lc *loadedConfig) replacedIn(base, run map[string]string, by string) []str
 		notes = append(notes, fmt.Sprintf("kafkasim %s: %s is overridden by %s", lc.cmd, o, what))
 	}
 	return notes
+}
+
+// namesRelease reports whether props choose the release.
+func namesRelease(props map[string]string) bool {
+	for _, k := range []string{config.PropInterBrokerProtocolVersion, config.PropMetadataVersion, config.PropTruncation} {
+		if _, ok := props[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func sortedKeys(m map[string]string) []string {
