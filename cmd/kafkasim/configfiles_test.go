@@ -370,3 +370,24 @@ func TestServerFileKeyOfTheClientsIsIgnored(t *testing.T) {
 		t.Errorf("replay %q carries %s to the clients", replay, key)
 	}
 }
+
+// TestControllerPropertiesFile: Kafka's config/kraft/controller.properties
+// describes a dedicated controller; as -config it applies its properties,
+// keeps the scenario's roles and says so, and its node identity
+// (node.id, listeners) is accepted, not modelled.
+func TestControllerPropertiesFile(t *testing.T) {
+	dir := t.TempDir()
+	f := writeProps(t, dir, "controller.properties", "# a dedicated controller\nprocess.roles=controller\nnode.id=1\ncontroller.quorum.bootstrap.servers=localhost:9093\nlisteners=CONTROLLER://:9093\ncontroller.listener.names=CONTROLLER\nlog.dirs=/tmp/kraft-controller-logs\n")
+	runs, errb := runJSON(t, "run", "-scenario", "kraft-controller-failover", "-config", f)
+	if !strings.Contains(errb, f+":2: process.roles=controller: the file describes a dedicated controller") {
+		t.Errorf("stderr %q lacks the note at %s:2", errb, f)
+	}
+	for _, r := range runs {
+		if got := fmt.Sprint(r["not_modelled"]); !strings.Contains(got, "node.id=1") || !strings.Contains(got, "listeners=CONTROLLER://:9093") {
+			t.Errorf("%v: not_modelled %s", r["variant"], got)
+		}
+		if strings.Contains(fmt.Sprint(r["config"]), "process.roles=controller") {
+			t.Errorf("%v: the run took the file's process.roles: %v", r["variant"], r["config"])
+		}
+	}
+}
