@@ -10,6 +10,8 @@ package harness
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -145,4 +147,32 @@ func ignoredNotes(cfg config.Config) []string {
 		out = append(out, "the scenario's "+strings.TrimPrefix(e, "config: ")+": ignored, as Kafka ignores a property it does not know")
 	}
 	return out
+}
+
+// declaresConsumers reports whether the script declares a consumer of its
+// own (a consumer step, or a swarm step, whose clients may consume).
+func declaresConsumers(s *scenarios.Script) bool {
+	for _, st := range s.Steps {
+		if st.Op == "consumer" || st.Op == "swarm" {
+			return true
+		}
+	}
+	return false
+}
+
+// unusedConsumerNotes says that the run's consumer properties configure
+// nothing when the script declares no consumer.
+func unusedConsumerNotes(s *scenarios.Script, given map[string]string) []string {
+	if declaresConsumers(s) {
+		return nil
+	}
+	props := config.ClientProps(given, config.ConsumerPrefix)
+	if len(props) == 0 {
+		return nil
+	}
+	kv := make([]string, 0, len(props))
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		kv = append(kv, k+"="+props[k])
+	}
+	return []string{"the consumer properties " + strings.Join(kv, " ") + " configure no consumer: the scenario declares none"}
 }

@@ -8,6 +8,7 @@ package harness
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -264,6 +265,14 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 	if _, err := s.EndOptions(v, set); err != nil {
 		return v, cfg, err
 	}
+	if !declaresConsumers(s) {
+		// NB: the run's consumer properties (a -consumer-config's
+		// group.id) reach only the consumers a script declares; without
+		// any they configure nothing, and no group needs a coordinator.
+		d := config.DefaultConsumer()
+		d.TruncationDetection = cfg.Consumer.TruncationDetection
+		cfg.Consumer = d
+	}
 	for _, t := range s.Topics {
 		if err := cfg.Validate(s.Brokers, t.ReplicationFactor); err != nil {
 			return v, cfg, fmt.Errorf("topic %s: %w", t.Name, err)
@@ -362,7 +371,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
 		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s, Strict: opts.Strict,
 		NotModelled: append(cfg.NotModelled, clientsNotModelled(s, r.vars, r.given, cfg.Broker.InterBrokerProtocolVersion)...),
-		ConfigNotes: append(stepOverrides(s, opts.Set, opts.Origins, r.vars), ignoredNotes(cfg)...)}
+		ConfigNotes: slices.Concat(stepOverrides(s, opts.Set, opts.Origins, r.vars), ignoredNotes(cfg), unusedConsumerNotes(s, r.given))}
 	r.Pacer = opts.Pacer
 	for _, st := range s.Steps {
 		st = st.Substitute(r.vars)
