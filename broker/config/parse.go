@@ -113,8 +113,44 @@ func Properties() []string { return allKeys() }
 // sorted key order, and validated. Cluster-level combinations need the
 // cluster's size: call Validate.
 func Parse(props map[string]string) (Config, error) {
-	var sub [numParts]map[string]string
-	var written [numParts]map[string]string // base name -> key as written
+	sub, written, err := route(props)
+	if err != nil {
+		return Config{}, err
+	}
+	var c Config
+	if c.Broker, err = ParseBroker(sub[partBroker]); err != nil {
+		return Config{}, err
+	}
+	if c.Topic, err = ParseTopic(c.Broker, sub[partTopic]); err != nil {
+		return Config{}, rename(err, written[partTopic])
+	}
+	if c.Producer, err = ParseProducer(sub[partProducer]); err != nil {
+		return Config{}, rename(err, written[partProducer])
+	}
+	if c.Consumer, err = ParseConsumer(sub[partConsumer]); err != nil {
+		return Config{}, rename(err, written[partConsumer])
+	}
+	if _, set := sub[partConsumer][PropTruncationDetection]; !set {
+		// The client is as old as the brokers: KIP-320 on both sides or neither.
+		c.Consumer.TruncationDetection = c.Broker.LeaderEpochFencing
+	}
+	return c, nil
+}
+
+// ProducerSet returns the producer properties a flat property map gives
+// (routed as Parse routes them, by their names without prefix): what the
+// user set, as opposed to defaults, which Kafka's producer rules tell apart
+// (acks=1 set explicitly turns default idempotence off). An unknown key is
+// Parse's error.
+func ProducerSet(props map[string]string) (map[string]string, error) {
+	sub, _, err := route(props)
+	return sub[partProducer], err
+}
+
+// route splits props into the parts' maps (written: each base name's key
+// as written), keys in sorted order; an unknown key is an error naming the
+// nearest known one.
+func route(props map[string]string) (sub, written [numParts]map[string]string, err error) {
 	for p := range sub {
 		sub[p] = map[string]string{}
 		written[p] = map[string]string{}
@@ -141,28 +177,10 @@ func Parse(props map[string]string) (Config, error) {
 			sub[p][k], written[p][k] = props[k], k
 		}
 		if !routed {
-			return Config{}, unknown(k, allKeys())
+			return sub, written, unknown(k, allKeys())
 		}
 	}
-	var c Config
-	var err error
-	if c.Broker, err = ParseBroker(sub[partBroker]); err != nil {
-		return Config{}, err
-	}
-	if c.Topic, err = ParseTopic(c.Broker, sub[partTopic]); err != nil {
-		return Config{}, rename(err, written[partTopic])
-	}
-	if c.Producer, err = ParseProducer(sub[partProducer]); err != nil {
-		return Config{}, rename(err, written[partProducer])
-	}
-	if c.Consumer, err = ParseConsumer(sub[partConsumer]); err != nil {
-		return Config{}, rename(err, written[partConsumer])
-	}
-	if _, set := sub[partConsumer][PropTruncationDetection]; !set {
-		// The client is as old as the brokers: KIP-320 on both sides or neither.
-		c.Consumer.TruncationDetection = c.Broker.LeaderEpochFencing
-	}
-	return c, nil
+	return sub, written, nil
 }
 
 // rename makes an error name the keys as the user wrote them.
