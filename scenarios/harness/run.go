@@ -105,6 +105,12 @@ type Result struct {
 	SameAs     []string
 	// Set are the -set overrides the run ran under.
 	Set map[string]string
+	// ProducerNotes say where a producer's release decided its
+	// idempotence otherwise than its properties read
+	// (config.Producer.IdempotenceNote), one line per note with the
+	// producers it applies to ("p1, p2: enable.idempotence defaulted to
+	// true but acks=1 was set explicitly: ..."); nil when none.
+	ProducerNotes []string
 	// Profile is the swarm profile of each swarm step ("swarm: crash=0.6
 	// power-loss=0 ...", "; " between steps); "" without a swarm step.
 	Profile string
@@ -221,6 +227,11 @@ type Runner struct {
 	consumers []string
 	// profiles are the swarm profiles of the run's swarm steps, rendered.
 	profiles []string
+	// producerSet are the producer properties of the run's configuration
+	// (config.ProducerSet), which the swarm's clients take over the
+	// step's; producerNotes the producers' idempotence notes.
+	producerSet   map[string]string
+	producerNotes producerNotes
 	// lossyLinks are the links a 'lossy' step changed (the end phase's
 	// heal restores them).
 	lossyLinks [][2]sim.NodeID
@@ -258,6 +269,7 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 	// Client steps' configurations are checked now: bad input, not a run
 	// that breaks at its step.
 	vars := scenarios.ScriptVars(v, set)
+	pset := producerSet(s, v, set)
 	for _, st := range s.Steps {
 		var err error
 		switch st.Op {
@@ -265,7 +277,7 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 			_, err = parseConsumerStep(st.Substitute(vars), s.Topics, cfg)
 		case "producer":
 			var pc config.Producer
-			pc, err = config.ParseProducerFor(cfg.Broker.InterBrokerProtocolVersion, st.Substitute(vars).KV)
+			pc, err = config.ParseProducerWith(cfg.Broker.Mechanisms(), st.Substitute(vars).KV)
 			switch {
 			case err != nil:
 				err = fmt.Errorf("producer: %w", err)
@@ -274,7 +286,7 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 					pc.TransactionTimeout.Milliseconds(), cfg.Broker.Txn.MaxTimeout.Milliseconds(), cfg.Broker.Txn.MaxTimeout.Milliseconds())
 			}
 		case "swarm":
-			_, err = parseSwarm(st.Substitute(vars), vars, cfg.Broker.InterBrokerProtocolVersion)
+			_, err = parseSwarm(st.Substitute(vars), vars, cfg.Broker.Mechanisms(), pset)
 			if err != nil {
 				err = fmt.Errorf("swarm: %w", err)
 			}
@@ -344,6 +356,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.producerSet = producerSet(s, v, opts.Set)
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
 		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s, Strict: opts.Strict}
 	r.Pacer = opts.Pacer
@@ -371,6 +384,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 		}
 	}
 	res.Profile = strings.Join(r.profiles, "; ")
+	res.ProducerNotes = r.producerNotes.lines()
 	r.endPhase(res, endOptions{EndOptions: end, replay: res.Replay})
 	r.Judge(res, v, opts.Budget)
 	res.Changes, res.Truncations = r.Observer.Changes, r.Observer.Truncations
