@@ -9,6 +9,7 @@ package harness
 // these nodes too (addProducer).
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -297,4 +298,22 @@ func producerSet(s *scenarios.Script, v scenarios.Variant, set map[string]string
 		return nil
 	}
 	return ps
+}
+
+// fromVariant adds to a conflict between two properties where one of them
+// comes from the variant line and not from set, so that a user who set the
+// other one (-grid acks=1 against kip101-safe's enable.idempotence=true)
+// sees why, and how to change it.
+func fromVariant(err error, v scenarios.Variant, set map[string]string) error {
+	var e *config.Error
+	if !errors.As(err, &e) || e.Kind != config.Conflict {
+		return err
+	}
+	for _, k := range []string{e.Property, e.Other} {
+		val, inVariant := v.Props[k]
+		if _, inSet := set[k]; inVariant && !inSet {
+			return fmt.Errorf("%w (%s=%s is variant %s's: -set %s=... or another variant to change it)", err, k, val, v.Name, k)
+		}
+	}
+	return err
 }

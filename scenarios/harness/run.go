@@ -6,7 +6,6 @@ package harness
 // and judges the run with every checker.
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -300,24 +299,6 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 		}
 	}
 	return v, cfg, nil
-}
-
-// fromVariant adds to a conflict between two properties where one of them
-// comes from the variant line and not from set, so that a user who set the
-// other one (-grid acks=1 against kip101-safe's enable.idempotence=true)
-// sees why, and how to change it.
-func fromVariant(err error, v scenarios.Variant, set map[string]string) error {
-	var e *config.Error
-	if !errors.As(err, &e) || e.Kind != config.Conflict {
-		return err
-	}
-	for _, k := range []string{e.Property, e.Other} {
-		val, inVariant := v.Props[k]
-		if _, inSet := set[k]; inVariant && !inSet {
-			return fmt.Errorf("%w (%s=%s is variant %s's: -set %s=... or another variant to change it)", err, k, val, v.Name, k)
-		}
-	}
-	return err
 }
 
 // nodesOfMode refuses a step naming a node the run's metadata mode does
