@@ -22,6 +22,9 @@ package config
 //     without enable.idempotence turn idempotence off (Kafka logs it; here
 //     IdempotenceNote says which), and with enable.idempotence=true set they
 //     are errors.
+//   - 4.0 and later (KAFKA-17927): as 3.2, except that max.in.flight above 5
+//     is an error whenever idempotence is on before the conflicts are
+//     weighed, by default too (even with acks=1 set).
 //
 // Likewise delivery.timeout.ms below linger.ms + request.timeout.ms is an
 // error when set explicitly and is raised to that sum when left at its
@@ -262,6 +265,11 @@ func ParseProducerWith(m Mechanisms, props map[string]string) (Producer, error) 
 	case !idemSet && p.TransactionalID != "":
 		p.EnableIdempotence = true // a transactional producer is idempotent: conflicts are errors
 	case !idemSet && m.IdempotenceDefault:
+		if m.InFlightAboveFiveRefused && p.MaxInFlightRequestsPerConnection > maxInFlightIdempotent {
+			return Producer{}, conflict(PropEnableIdempotence, "true (the default)", PropMaxInFlight, itoa(p.MaxInFlightRequestsPerConnection),
+				"from 4.0 Kafka's producer refuses more than 5 requests in flight while idempotence is on, by default too (KAFKA-17927)",
+				"max.in.flight.requests.per.connection in [1, 5], or enable.idempotence=false")
+		}
 		if c := p.idempotenceConflicts(); len(c) > 0 {
 			p.EnableIdempotence = false
 			verb := "was"

@@ -27,6 +27,10 @@ import (
 //     max.in.flight > 5 throw when enable.idempotence is set, else
 //     log.info/log.warn "Idempotence will be disabled because ..." and turn
 //     it off; docs/upgrade.html "Notable changes in 3.1.1" and "in 3.2.0".
+//   - 4.0 (KAFKA-17927, apache/kafka PR #17717, merged to trunk in
+//     November 2024, after the mirror's trunk): the max.in.flight branch
+//     throws "To use the idempotent producer, max.in.flight... must be set
+//     to at most 5" whenever idempotence is on (getBoolean, default true).
 func TestProducerIdempotenceByRelease(t *testing.T) {
 	type outcome int
 	const (
@@ -63,7 +67,11 @@ func TestProducerIdempotenceByRelease(t *testing.T) {
 		{"3.1 (3.1.1)", V3_1.Mechanisms(), [4]outcome{on, off, off, off}, [4]outcome{on, bad, bad, bad}, "KAFKA-13673"},
 		{"3.2", V3_2.Mechanisms(), [4]outcome{on, off, off, off}, [4]outcome{on, bad, bad, bad}, "KAFKA-13673"},
 		{"3.9", V3_9.Mechanisms(), [4]outcome{on, off, off, off}, [4]outcome{on, bad, bad, bad}, "KAFKA-13673"},
-		{"4.1", V4_1.Mechanisms(), [4]outcome{on, off, off, off}, [4]outcome{on, bad, bad, bad}, "KAFKA-13673"},
+		// 4.0 (KAFKA-17927, PR #17717; the mirror's trunk predates it, read
+		// in the PR's diff): max.in.flight > 5 is refused while idempotence
+		// is on, by default too.
+		{"4.0", V4_0.Mechanisms(), [4]outcome{on, off, off, bad}, [4]outcome{on, bad, bad, bad}, "KAFKA-13673"},
+		{"4.1", V4_1.Mechanisms(), [4]outcome{on, off, off, bad}, [4]outcome{on, bad, bad, bad}, "KAFKA-13673"},
 	} {
 		for i, extra := range conflicts {
 			for _, explicit := range []bool{false, true} {
@@ -119,6 +127,19 @@ func TestIdempotenceNoteNamesTheSetting(t *testing.T) {
 	p, err = ParseProducerWith(V3_9.Mechanisms(), map[string]string{PropAcks: "0", PropRetries: "0"})
 	if err != nil || p.EnableIdempotence || !strings.Contains(p.IdempotenceNote, "retries=0 and acks=0 were set explicitly") {
 		t.Errorf("acks=0 retries=0 on 3.9: %+v, %v", p, err)
+	}
+	// 4.0 refuses more than 5 in flight unless idempotence is off
+	// explicitly, even with acks=1 set (the check runs before the default
+	// is turned off); 3.9 turns the default off.
+	if _, err := ParseProducerWith(V4_0.Mechanisms(), map[string]string{PropAcks: "1", PropMaxInFlight: "6"}); err == nil || !strings.Contains(err.Error(), "KAFKA-17927") {
+		t.Errorf("4.0 acks=1 max.in.flight=6: %v, want KAFKA-17927's refusal", err)
+	}
+	if p, err := ParseProducerWith(V4_0.Mechanisms(), map[string]string{PropMaxInFlight: "6", PropEnableIdempotence: "false"}); err != nil || p.EnableIdempotence {
+		t.Errorf("4.0 max.in.flight=6 enable.idempotence=false: %+v, %v", p, err)
+	}
+	if p, err := ParseProducerWith(V3_9.Mechanisms(), map[string]string{PropAcks: "1", PropMaxInFlight: "6"}); err != nil || p.EnableIdempotence ||
+		!strings.Contains(p.IdempotenceNote, "acks=1 and max.in.flight.requests.per.connection=6 were set explicitly") {
+		t.Errorf("3.9 acks=1 max.in.flight=6: %+v, %v", p, err)
 	}
 	// Set to false: nothing to note.
 	if p, _ := ParseProducerWith(V3_9.Mechanisms(), map[string]string{PropAcks: "1", PropEnableIdempotence: "false"}); p.IdempotenceNote != "" {

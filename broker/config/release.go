@@ -28,7 +28,8 @@ package config
 // 3.0.1, 3.1.1 and 3.2+ are idempotent by default and a conflicting
 // setting turns the default off (logged), while an explicit true still
 // conflicts. So "3.0" and "3.1" mean 3.0.1 and 3.1.1; 3.0.0 and 3.1.0
-// reproduce the bug.
+// reproduce the bug. From 4.0 max.in.flight above 5 no longer turns the
+// default off: it is refused (KAFKA-17927).
 //
 // Simplified vs Kafka: a mechanism arrives with the release that shipped
 // it; Kafka's inter.broker.protocol.version sub-versions (2.7-IV1 for
@@ -90,6 +91,12 @@ type Mechanisms struct {
 	// (ProducerConfig.idempotenceEnabled asked originals() for the key):
 	// off there. Before 3.0 the default is false.
 	IdempotenceDefault bool
+	// InFlightAboveFiveRefused: from 4.0 (KAFKA-17927, apache/kafka PR
+	// #17717) max.in.flight.requests.per.connection above 5 is a
+	// ConfigException while idempotence is on, by default too, instead of
+	// turning the default off (3.0.1-3.9 warned "in v4.0.0 and onward,
+	// this will become an error").
+	InFlightAboveFiveRefused bool
 	// IdempotenceMaxInFlight is the most
 	// max.in.flight.requests.per.connection an idempotent producer takes:
 	// 1 in 0.11 (left unset, it is lowered to 1), 5 from 1.0 (KAFKA-5494);
@@ -228,8 +235,9 @@ var releases = []release{
 	{From: V3_9, Cite: "KIP-500: the last release with ZooKeeper (KRaft possible); KAFKA-12670: the KRaft controller honours unclean.leader.election.enable and checks leaderless partitions every unclean.leader.election.interval.ms", Alias: KIP279, Apply: func(m *Mechanisms) {
 		m.UncleanElectionKRaft = true
 	}},
-	{From: V4_0, Cite: "KIP-500: KRaft only; KIP-996 pre-vote; KIP-966 ELR available, off by default; KIP-890 part 2: transaction.version 2; 4.0.0's KAFKA-19522 (a fenced last-known leader is elected) and KAFKA-19367 (a TV2 fence-and-abort bumps the epoch twice)", Apply: func(m *Mechanisms) {
+	{From: V4_0, Cite: "KIP-500: KRaft only; KIP-996 pre-vote; KIP-966 ELR available, off by default; KIP-890 part 2: transaction.version 2; KAFKA-17927: an idempotent producer (by default too) refuses max.in.flight above 5; 4.0.0's KAFKA-19522 (a fenced last-known leader is elected) and KAFKA-19367 (a TV2 fence-and-abort bumps the epoch twice)", Apply: func(m *Mechanisms) {
 		m.ZooKeeper, m.PreVote, m.ELRAvailable = false, true, true
+		m.InFlightAboveFiveRefused = true
 		m.TransactionVersion = 2
 		m.FencedLastKnownLeaderElected, m.TxnFenceBumpsEpochTwice = true, true
 	}},

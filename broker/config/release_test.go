@@ -30,6 +30,7 @@ func TestReleasesTableRowByRow(t *testing.T) {
 		// has 3.0.0 and 3.1.0, which never applied the default).
 		"IdempotenceDefault":       {V3_0, 0},
 		"AcksAllDefault":           {V3_0, 0},
+		"InFlightAboveFiveRefused": {V4_0, 0},
 		"KRaftAvailable":           {V3_3, 0},
 		"ZooKeeper":                {V0_8_0, V3_9},
 		"PreVote":                  {V4_0, 0},
