@@ -174,7 +174,7 @@ const maxChanges = 2000
 func WriteHTMLReport(w io.Writer, r *harness.Result) error {
 	d := htmlReport{Title: fmt.Sprintf("kafkasim: %s / %s, seed %d", r.Scenario, r.Variant, r.Seed), Scenario: r.Scenario, Variant: r.Variant,
 		Seed: r.Seed, Replay: r.Replay, TraceHash: fmt.Sprintf("%016x", r.TraceHash), NumEvents: r.Events, SimTime: r.SimTime.String(),
-		Failed: r.Failed, Config: r.Config, Mismatches: r.Mismatches, NotModelled: r.NotModelled, ConfigNotes: r.ConfigNotes, Width: 1100, Left: 110}
+		Failed: r.Failed, Config: r.Config, Mismatches: r.Mismatches, NotModelled: r.NotModelled, ConfigNotes: append(append([]string(nil), r.ConfigNotes...), r.ProducerNotes...), Width: 1100, Left: 110}
 	for _, v := range r.Verdicts {
 		hv := htmlVerdict{Checker: v.Checker, Result: v.Mark(), Class: harness.Outcome(v), Notes: v.Notes, Omitted: v.Omitted}
 		if hv.Class == "permitted" {

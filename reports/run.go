@@ -38,8 +38,11 @@ type RunJSON struct {
 	// ConfigNotes where a property given did not take effect as given.
 	NotModelled []string `json:"not_modelled,omitempty"`
 	ConfigNotes []string `json:"config_notes,omitempty"`
-	SameAs      []string `json:"same_as,omitempty"`
-	Profile     string   `json:"profile,omitempty"` // the swarm profile, when the scenario has a swarm step
+	// ProducerNotes say where a producer's release decided its
+	// idempotence otherwise than its properties read.
+	ProducerNotes []string `json:"producer_notes,omitempty"`
+	SameAs        []string `json:"same_as,omitempty"`
+	Profile       string   `json:"profile,omitempty"` // the swarm profile, when the scenario has a swarm step
 	// ScheduleFrom is the variant whose choice file ran under this one
 	// (replay -choices F -variant OTHER); its trace hash is not checked.
 	ScheduleFrom string        `json:"schedule_from,omitempty"`
@@ -64,7 +67,7 @@ type RunJSON struct {
 func NewRunJSON(r *harness.Result) RunJSON {
 	out := RunJSON{Scenario: r.Scenario, Variant: r.Variant, Seed: r.Seed, Config: r.Config, Profile: r.Profile,
 		TraceHash: fmt.Sprintf("%016x", r.TraceHash), Events: r.Events, SimTimeNs: int64(r.SimTime),
-		Protocol: r.Protocol, Overridden: r.Overridden, NotModelled: r.NotModelled, ConfigNotes: r.ConfigNotes, SameAs: r.SameAs, ScheduleFrom: r.ScheduleFrom,
+		Protocol: r.Protocol, Overridden: r.Overridden, NotModelled: r.NotModelled, ConfigNotes: r.ConfigNotes, ProducerNotes: r.ProducerNotes, SameAs: r.SameAs, ScheduleFrom: r.ScheduleFrom,
 		Stats: r.Stats, Expected: r.OK(), Mismatches: r.Mismatches, Failed: r.Failed, Replay: r.Replay,
 		Unexpected: harness.Unexpected(r), ExpectNote: r.ExpectNote, Exit: r.Exit()}
 	if out.Config == nil {
@@ -123,6 +126,9 @@ func WriteRunText(w io.Writer, r *harness.Result) {
 	}
 	for _, n := range r.ConfigNotes {
 		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	for _, n := range r.ProducerNotes {
+		fmt.Fprintf(w, "  note: producer %s\n", n)
 	}
 	if r.Profile != "" {
 		fmt.Fprintf(w, "  profile: %s\n", r.Profile)

@@ -137,38 +137,7 @@ func ParseGiven(props map[string]string, strict func(key string) bool) (Config, 
 		}
 		return err
 	}
-	var sub [numParts]map[string]string
-	var written [numParts]map[string]string // base name -> key as written
-	for p := range sub {
-		sub[p] = map[string]string{}
-		written[p] = map[string]string{}
-	}
-	var unmodelled []string
-	for _, k := range sortedKeys(props) {
-		routed := false
-		for p := partTopic; p < numParts; p++ {
-			if base, ok := strings.CutPrefix(k, partPrefix[p]); ok && knows(p, base) {
-				sub[p][base], written[p][base] = props[k], k
-				routed = true
-			}
-		}
-		if routed {
-			continue
-		}
-		for p := partBroker; p < numParts; p++ {
-			if !knows(p, k) || (p != partBroker && knows(partBroker, k)) {
-				continue
-			}
-			routed = true
-			if _, prefixed := props[partPrefix[p]+k]; p != partBroker && prefixed {
-				continue
-			}
-			sub[p][k], written[p][k] = props[k], k
-		}
-		if !routed {
-			unmodelled = append(unmodelled, k)
-		}
-	}
+	sub, written, unmodelled := route(props)
 	// The release decides which properties exist: every key is checked
 	// against it, in sorted order, before any value is parsed.
 	release, err := brokerVersion(sub[partBroker])
@@ -223,6 +192,52 @@ func ParseGiven(props map[string]string, strict func(key string) bool) (Config, 
 		c.Consumer.TruncationDetection = c.Broker.LeaderEpochFencing
 	}
 	return c, nil
+}
+
+// ProducerSet returns the producer properties a flat property map gives
+// that kafkasim models (routed as Parse routes them, by their names
+// without prefix): what the user set, as opposed to defaults, which
+// Kafka's producer rules tell apart (acks=1 set explicitly turns default
+// idempotence off).
+func ProducerSet(props map[string]string) (map[string]string, error) {
+	sub, _, _ := route(props)
+	return sub[partProducer], nil
+}
+
+// route splits props into the parts' maps (written: each base name's key
+// as written), keys in sorted order; the keys no part models are returned
+// apart, sorted, for the catalog (acceptUnmodelled).
+func route(props map[string]string) (sub, written [numParts]map[string]string, unmodelled []string) {
+	for p := range sub {
+		sub[p] = map[string]string{}
+		written[p] = map[string]string{}
+	}
+	for _, k := range sortedKeys(props) {
+		routed := false
+		for p := partTopic; p < numParts; p++ {
+			if base, ok := strings.CutPrefix(k, partPrefix[p]); ok && knows(p, base) {
+				sub[p][base], written[p][base] = props[k], k
+				routed = true
+			}
+		}
+		if routed {
+			continue
+		}
+		for p := partBroker; p < numParts; p++ {
+			if !knows(p, k) || (p != partBroker && knows(partBroker, k)) {
+				continue
+			}
+			routed = true
+			if _, prefixed := props[partPrefix[p]+k]; p != partBroker && prefixed {
+				continue
+			}
+			sub[p][k], written[p][k] = props[k], k
+		}
+		if !routed {
+			unmodelled = append(unmodelled, k)
+		}
+	}
+	return sub, written, unmodelled
 }
 
 // rename makes an error name the keys as the user wrote them.

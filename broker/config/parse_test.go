@@ -399,7 +399,12 @@ func TestPairsRoundTrip(t *testing.T) {
 				t.Errorf("%v: %s does not parse: %v\n%v", props, name, err, lines)
 				continue
 			}
-			if diff := cmp.Diff(c, back); diff != "" {
+			// The idempotence note tells how the producer's rule read
+			// the input (acks=1 without enable.idempotence); the
+			// rendered form sets enable.idempotence, so it has none.
+			want := c
+			want.Producer.IdempotenceNote = ""
+			if diff := cmp.Diff(want, back); diff != "" {
 				t.Errorf("%v: %s round trip differs (-want +got):\n%s", props, name, diff)
 			}
 		}

@@ -8,12 +8,32 @@ package config
 // transaction.timeout.ms; partitioner.class names one of the built-in
 // partitioners, by Kafka's class name or a short name.
 //
-// Idempotence follows Kafka 3.2+ (KAFKA-13598): when enable.idempotence is
-// set to true explicitly, acks other than all, retries=0 or
-// max.in.flight.requests.per.connection > 5 are errors; when it is left at
-// its default, those settings turn idempotence off instead. Likewise
-// delivery.timeout.ms below linger.ms + request.timeout.ms is an error when
-// set explicitly and is raised to that sum when left at its default.
+// Idempotence follows the release's producer (the releases table,
+// release.go; KafkaProducer and ProducerConfig at each tag):
+//   - 0.11 to 2.8, 3.0.0 and 3.1.0: idempotent only when enable.idempotence
+//     is set to true (or transactional.id is set). Then acks left unset
+//     becomes all, and acks other than all, retries=0 or
+//     max.in.flight.requests.per.connection above 5 (above 1 in 0.11, where
+//     it is lowered to 1 when unset) are a ConfigException. 3.0.0 and 3.1.0
+//     document enable.idempotence=true as the default but never apply it
+//     (KAFKA-13598): IdempotenceNote says so.
+//   - 3.0.1, 3.1.1, 3.2 and later (KAFKA-13598, KAFKA-13673): idempotent by
+//     default; acks other than all, retries=0 or max.in.flight above 5 set
+//     without enable.idempotence turn idempotence off (Kafka logs it; here
+//     IdempotenceNote says which), and with enable.idempotence=true set they
+//     are errors.
+//   - 4.0 and later (KAFKA-17927): as 3.2, except that max.in.flight above 5
+//     is an error whenever idempotence is on before the conflicts are
+//     weighed, by default too (even with acks=1 set).
+//
+// Likewise delivery.timeout.ms below linger.ms + request.timeout.ms is an
+// error when set explicitly and is raised to that sum when left at its
+// default.
+//
+// Simplified vs Kafka: before 0.11 Kafka's producer has no
+// enable.idempotence and would ignore it with a warning; kafkasim runs the
+// idempotent producer as asked and says so in IdempotenceNote. retries
+// defaults to 2147483647 in every release (Kafka: 0 before 2.1, KIP-91).
 
 import (
 	"math"
@@ -145,8 +165,9 @@ type Producer struct {
 	// broker. Default 5; at least 1; at most 5 with idempotence.
 	MaxInFlightRequestsPerConnection int
 	// EnableIdempotence is enable.idempotence: producer id, epoch and
-	// sequence numbers, so retries never duplicate. Default true (turned off
-	// implicitly by conflicting settings, see the file comment).
+	// sequence numbers, so retries never duplicate. Default true from
+	// 3.0.1 (turned off implicitly by conflicting settings), false before
+	// and in 3.0.0 and 3.1.0: see the file comment.
 	EnableIdempotence bool
 	// Partitioner is partitioner.class. Default PartitionerDefault.
 	Partitioner Partitioner
@@ -154,6 +175,11 @@ type Producer struct {
 	// transactional (KIP-98) and needs enable.idempotence, which it turns
 	// on when left unset. Default "" (none).
 	TransactionalID string
+	// IdempotenceNote is not a property: when the release's rule decided
+	// idempotence otherwise than the properties read, it says how and why
+	// ("enable.idempotence defaulted to true but acks=1 was set explicitly:
+	// idempotence is off ..."), for the run's header; "" otherwise.
+	IdempotenceNote string
 	// TransactionTimeout is transaction.timeout.ms: how long the
 	// coordinator lets a transaction stay open before aborting it. Default
 	// 60000ms; in [1, 2147483647]; at most the brokers'
@@ -165,10 +191,13 @@ type Producer struct {
 func DefaultProducer() Producer { return DefaultProducerFor(Latest) }
 
 // DefaultProducerFor returns the defaults of the producer of release v
-// (the releases table): acks=all and enable.idempotence=true from 3.0
-// (KIP-679), acks=1 and no idempotence before.
-func DefaultProducerFor(v Version) Producer {
-	m := v.Mechanisms()
+// (the releases table, at v's default patch): acks=all from 3.0 (KIP-679),
+// acks=1 before; idempotent from 3.0.1 (KIP-679, KAFKA-13598).
+func DefaultProducerFor(v Version) Producer { return DefaultProducerWith(v.Mechanisms()) }
+
+// DefaultProducerWith returns the defaults of the producer of the release
+// that has mechanisms m (Broker.Mechanisms names a patch release too).
+func DefaultProducerWith(m Mechanisms) Producer {
 	p := Producer{
 		Acks:                             AcksAll,
 		Retries:                          math.MaxInt32,
@@ -214,12 +243,20 @@ func ParseProducer(props map[string]string) (Producer, error) {
 }
 
 // ParseProducerFor is ParseProducer over the defaults of the producer of
-// release v (DefaultProducerFor): the scenarios' Kafka producers take the
-// defaults of the cluster's release, as that release's client would.
-// As Kafka's ProducerConfig does from 0.11, a producer that is idempotent
-// (asked, or implied by transactional.id) and sets no acks gets acks=all.
+// release v at its default patch (ParseProducerWith).
 func ParseProducerFor(v Version, props map[string]string) (Producer, error) {
-	p := DefaultProducerFor(v)
+	return ParseProducerWith(v.Mechanisms(), props)
+}
+
+// ParseProducerWith parses producer properties as the producer of the
+// release with mechanisms m does: over that release's defaults, with its
+// idempotence rule (the file comment) deciding from which of
+// enable.idempotence, acks, retries and
+// max.in.flight.requests.per.connection props sets. The scenarios' Kafka
+// producers take the mechanisms of the cluster's release, as that
+// release's client would.
+func ParseProducerWith(m Mechanisms, props map[string]string) (Producer, error) {
+	p := DefaultProducerWith(m)
 	if err := producerProps.apply(&p, props); err != nil {
 		return Producer{}, err
 	}
@@ -227,11 +264,40 @@ func ParseProducerFor(v Version, props map[string]string) (Producer, error) {
 	switch {
 	case !idemSet && p.TransactionalID != "":
 		p.EnableIdempotence = true // a transactional producer is idempotent: conflicts are errors
-	case !idemSet && p.idempotenceConflict() != nil:
-		p.EnableIdempotence = false
+	case !idemSet && m.IdempotenceDefault:
+		if m.InFlightAboveFiveRefused && p.MaxInFlightRequestsPerConnection > maxInFlightIdempotent {
+			return Producer{}, conflict(PropEnableIdempotence, "true (the default)", PropMaxInFlight, itoa(p.MaxInFlightRequestsPerConnection),
+				"from 4.0 Kafka's producer refuses more than 5 requests in flight while idempotence is on, by default too (KAFKA-17927)",
+				"max.in.flight.requests.per.connection in [1, 5], or enable.idempotence=false")
+		}
+		if c := p.idempotenceConflicts(); len(c) > 0 {
+			p.EnableIdempotence = false
+			verb := "was"
+			if len(c) > 1 {
+				verb = "were"
+			}
+			p.IdempotenceNote = "enable.idempotence defaulted to true but " + strings.Join(c, " and ") + " " + verb +
+				" set explicitly: idempotence is off, as Kafka's producer turns it off from 3.0.1 (KAFKA-13598, KAFKA-13673)"
+		}
+	case !idemSet && m.Idempotence && m.AcksAllDefault:
+		p.IdempotenceNote = "enable.idempotence is documented to default to true in 3.0.0 and 3.1.0 but is applied only when set " +
+			"explicitly (KAFKA-13598, fixed in 3.0.1, 3.1.1 and 3.2.0): idempotence is off"
+	}
+	if p.EnableIdempotence && !m.Idempotence && m != (Mechanisms{}) {
+		p.IdempotenceNote = "enable.idempotence: Kafka's producer has it from 0.11.0 (KIP-98) and this release's would ignore it; " +
+			"kafkasim runs the idempotent producer as asked"
 	}
 	if _, set := props[PropAcks]; !set && p.EnableIdempotence {
-		p.Acks = AcksAll
+		p.Acks = AcksAll // Kafka before 3.0 overrides its default acks=1 ("since idempotence is enabled")
+	}
+	if p.EnableIdempotence && m.IdempotenceMaxInFlight == 1 {
+		if _, set := props[PropMaxInFlight]; !set {
+			p.MaxInFlightRequestsPerConnection = 1 // 0.11 lowers the default 5 to 1
+		} else if p.MaxInFlightRequestsPerConnection != 1 {
+			return Producer{}, conflict(PropEnableIdempotence, "true", PropMaxInFlight, itoa(p.MaxInFlightRequestsPerConnection),
+				"Kafka 0.11's idempotent producer needs exactly 1 request in flight (1.0 raised the limit to 5: KAFKA-5494)",
+				"max.in.flight.requests.per.connection=1 (or unset), or enable.idempotence=false")
+		}
 	}
 	if _, set := props[PropDeliveryTimeoutMs]; !set && p.DeliveryTimeout < addSat(p.Linger, p.RequestTimeout) {
 		p.DeliveryTimeout = addSat(p.Linger, p.RequestTimeout)
@@ -267,9 +333,14 @@ func (p Producer) Validate() error {
 }
 
 // idempotenceConflict returns the first setting the idempotent producer
-// cannot work with, as ProducerConfig refuses them.
+// cannot work with, as ProducerConfig refuses them (retries, acks, then
+// max.in.flight.requests.per.connection, Kafka 3.x's order).
 func (p Producer) idempotenceConflict() error {
 	switch {
+	case p.Retries == 0:
+		return conflict(PropEnableIdempotence, "true", PropRetries, "0",
+			"the idempotent producer needs retries",
+			"retries >= 1, or enable.idempotence=false")
 	case p.Acks != AcksAll:
 		return conflict(PropEnableIdempotence, "true", PropAcks, p.Acks.String(),
 			"the idempotent producer needs acks=all, otherwise idempotence cannot be guaranteed",
@@ -278,12 +349,24 @@ func (p Producer) idempotenceConflict() error {
 		return conflict(PropEnableIdempotence, "true", PropMaxInFlight, itoa(p.MaxInFlightRequestsPerConnection),
 			"the broker keeps the last 5 batches per producer, so at most 5 may be in flight",
 			"max.in.flight.requests.per.connection in [1, 5], or enable.idempotence=false")
-	case p.Retries == 0:
-		return conflict(PropEnableIdempotence, "true", PropRetries, "0",
-			"the idempotent producer needs retries",
-			"retries >= 1, or enable.idempotence=false")
 	}
 	return nil
+}
+
+// idempotenceConflicts names every setting that conflicts with
+// idempotence, as key=value, in idempotenceConflict's order.
+func (p Producer) idempotenceConflicts() []string {
+	var out []string
+	if p.Retries == 0 {
+		out = append(out, PropRetries+"=0")
+	}
+	if p.Acks != AcksAll {
+		out = append(out, PropAcks+"="+p.Acks.String())
+	}
+	if p.MaxInFlightRequestsPerConnection > maxInFlightIdempotent {
+		out = append(out, PropMaxInFlight+"="+itoa(p.MaxInFlightRequestsPerConnection))
+	}
+	return out
 }
 
 // Pairs renders every producer property as sorted key=value lines.

@@ -21,6 +21,16 @@ package config
 // modelled before patches were in the table. A patch the table has no row
 // for behaves as the newest row at or below it (3.9.1 is 3.9.0).
 //
+// The producer's idempotence by release (ProducerConfig and KafkaProducer
+// at each tag): 0.11 to 2.8, 3.0.0 and 3.1.0 are idempotent only when
+// enable.idempotence=true is set (or transactional.id), and then acks other
+// than all, retries=0 or too many requests in flight are a ConfigException;
+// 3.0.1, 3.1.1 and 3.2+ are idempotent by default and a conflicting
+// setting turns the default off (logged), while an explicit true still
+// conflicts. So "3.0" and "3.1" mean 3.0.1 and 3.1.1; 3.0.0 and 3.1.0
+// reproduce the bug. From 4.0 max.in.flight above 5 no longer turns the
+// default off: it is refused (KAFKA-17927).
+//
 // Simplified vs Kafka: a mechanism arrives with the release that shipped
 // it; Kafka's inter.broker.protocol.version sub-versions (2.7-IV1 for
 // truncation in Fetch) are folded into their release, and a mechanism that
@@ -70,9 +80,28 @@ type Mechanisms struct {
 	// MessageFormatFollowsProtocol: log.message.format.version defaults to
 	// the protocol version (below 3.0); from 3.0 it is 3.0-IV1 (KIP-724).
 	MessageFormatFollowsProtocol bool
-	// IdempotenceDefault is the producer's enable.idempotence default: true
-	// from 3.0 (KIP-679).
+	// Idempotence is KIP-98's idempotent producer (0.11): the property
+	// enable.idempotence exists.
+	Idempotence bool
+	// IdempotenceDefault: a producer that leaves enable.idempotence unset
+	// is idempotent, unless acks, retries or
+	// max.in.flight.requests.per.connection conflict, which turn it off
+	// (KIP-679 with KAFKA-13598 and KAFKA-13673: 3.0.1, 3.1.1, 3.2.0 on).
+	// 3.0.0 and 3.1.0 document the default true but never apply it
+	// (ProducerConfig.idempotenceEnabled asked originals() for the key):
+	// off there. Before 3.0 the default is false.
 	IdempotenceDefault bool
+	// InFlightAboveFiveRefused: from 4.0 (KAFKA-17927, apache/kafka PR
+	// #17717) max.in.flight.requests.per.connection above 5 is a
+	// ConfigException while idempotence is on, by default too, instead of
+	// turning the default off (3.0.1-3.9 warned "in v4.0.0 and onward,
+	// this will become an error").
+	InFlightAboveFiveRefused bool
+	// IdempotenceMaxInFlight is the most
+	// max.in.flight.requests.per.connection an idempotent producer takes:
+	// 1 in 0.11 (left unset, it is lowered to 1), 5 from 1.0 (KAFKA-5494);
+	// 0 before 0.11.
+	IdempotenceMaxInFlight int
 	// AcksAllDefault is the producer's acks default: all from 3.0 (KIP-679),
 	// 1 before.
 	AcksAllDefault bool
@@ -161,6 +190,10 @@ var releases = []release{
 	{From: V0_11_0, Cite: "KIP-101 leader-epoch truncation (OffsetsForLeaderEpoch v0); KIP-106 unclean election off; KIP-98 transactions", Apply: func(m *Mechanisms) {
 		m.Truncation, m.HaltOnTruncationFailure, m.UncleanElectionDefault = KIP101, false, false
 		m.Transactions, m.TransactionVersion = true, 1
+		m.Idempotence, m.IdempotenceMaxInFlight = true, 1
+	}},
+	{From: V1_0, Cite: "KAFKA-5494: the idempotent producer takes up to 5 requests in flight (0.11: exactly 1)", Apply: func(m *Mechanisms) {
+		m.IdempotenceMaxInFlight = 5
 	}},
 	{From: V1_1, Cite: "KIP-101: the last release before KIP-279 (still diverges: KAFKA-6361)", Alias: KIP101, Apply: func(m *Mechanisms) {}},
 	{From: V2_0, Cite: "KIP-279 (KAFKA-6361): OffsetsForLeaderEpoch v1 names the epoch; the follower walks back", Apply: func(m *Mechanisms) {
@@ -178,8 +211,17 @@ var releases = []release{
 	{From: V2_7, Cite: "KIP-595 LastFetchedEpoch/DivergingEpoch in Fetch v12 for replication (KAFKA-10554)", Apply: func(m *Mechanisms) {
 		m.TruncationInFetch = true
 	}},
-	{From: V3_0, Cite: "KIP-679: producer enable.idempotence=true, acks=all; KIP-724: message format 3.0-IV1", Apply: func(m *Mechanisms) {
-		m.IdempotenceDefault, m.AcksAllDefault, m.MessageFormatFollowsProtocol = true, true, false
+	{From: V3_0, Cite: "KIP-679: producer acks=all, enable.idempotence=true documented but not applied (KAFKA-13598); KIP-724: message format 3.0-IV1", Apply: func(m *Mechanisms) {
+		m.AcksAllDefault, m.MessageFormatFollowsProtocol = true, false
+	}},
+	{From: V3_0, Patch: 1, Cite: "KAFKA-13598 and KAFKA-13673 (3.0.1): idempotence on by default; conflicting acks, retries or max.in.flight turn it off", Apply: func(m *Mechanisms) {
+		m.IdempotenceDefault = true
+	}},
+	{From: V3_1, Cite: "KAFKA-13598: 3.1.0 shipped without the fix (idempotence only when set explicitly)", Apply: func(m *Mechanisms) {
+		m.IdempotenceDefault = false
+	}},
+	{From: V3_1, Patch: 1, Cite: "KAFKA-13598 and KAFKA-13673 (3.1.1, 3.2.0): idempotence on by default; conflicting acks, retries or max.in.flight turn it off", Apply: func(m *Mechanisms) {
+		m.IdempotenceDefault = true
 	}},
 	{From: V3_3, Cite: "KIP-833: KRaft production-ready (without check-quorum until 3.7: KAFKA-15489)", Apply: func(m *Mechanisms) {
 		m.KRaftAvailable, m.NoCheckQuorum = true, true
@@ -193,8 +235,9 @@ var releases = []release{
 	{From: V3_9, Cite: "KIP-500: the last release with ZooKeeper (KRaft possible); KAFKA-12670: the KRaft controller honours unclean.leader.election.enable and checks leaderless partitions every unclean.leader.election.interval.ms", Alias: KIP279, Apply: func(m *Mechanisms) {
 		m.UncleanElectionKRaft = true
 	}},
-	{From: V4_0, Cite: "KIP-500: KRaft only; KIP-996 pre-vote; KIP-966 ELR available, off by default; KIP-890 part 2: transaction.version 2; 4.0.0's KAFKA-19522 (a fenced last-known leader is elected) and KAFKA-19367 (a TV2 fence-and-abort bumps the epoch twice)", Apply: func(m *Mechanisms) {
+	{From: V4_0, Cite: "KIP-500: KRaft only; KIP-996 pre-vote; KIP-966 ELR available, off by default; KIP-890 part 2: transaction.version 2; KAFKA-17927: an idempotent producer (by default too) refuses max.in.flight above 5; 4.0.0's KAFKA-19522 (a fenced last-known leader is elected) and KAFKA-19367 (a TV2 fence-and-abort bumps the epoch twice)", Apply: func(m *Mechanisms) {
 		m.ZooKeeper, m.PreVote, m.ELRAvailable = false, true, true
+		m.InFlightAboveFiveRefused = true
 		m.TransactionVersion = 2
 		m.FencedLastKnownLeaderElected, m.TxnFenceBumpsEpochTwice = true, true
 	}},

@@ -25,17 +25,21 @@ func TestReleasesTableRowByRow(t *testing.T) {
 		"LongerTimeouts":               {V2_5, 0},
 		"TruncationInFetch":            {V2_7, 0},
 		"MessageFormatFollowsProtocol": {V0_8_0, V2_8},
-		"IdempotenceDefault":           {V3_0, 0},
-		"AcksAllDefault":               {V3_0, 0},
-		"KRaftAvailable":               {V3_3, 0},
-		"ZooKeeper":                    {V0_8_0, V3_9},
-		"PreVote":                      {V4_0, 0},
-		"NoCheckQuorum":                {V3_3, V3_6},
-		"ELRAvailable":                 {V4_0, 0},
-		"ELRDefault":                   {V4_1, 0},
-		"Transactions":                 {V0_11_0, 0},
-		"TxnPartitionVerification":     {V3_6, 0},
-		"UncleanElectionKRaft":         {V3_9, 0},
+		"Idempotence":                  {V0_11_0, 0},
+		// 3.0 and 3.1 mean 3.0.1 and 3.1.1 (TestProducerIdempotenceByRelease
+		// has 3.0.0 and 3.1.0, which never applied the default).
+		"IdempotenceDefault":       {V3_0, 0},
+		"AcksAllDefault":           {V3_0, 0},
+		"InFlightAboveFiveRefused": {V4_0, 0},
+		"KRaftAvailable":           {V3_3, 0},
+		"ZooKeeper":                {V0_8_0, V3_9},
+		"PreVote":                  {V4_0, 0},
+		"NoCheckQuorum":            {V3_3, V3_6},
+		"ELRAvailable":             {V4_0, 0},
+		"ELRDefault":               {V4_1, 0},
+		"Transactions":             {V0_11_0, 0},
+		"TxnPartitionVerification": {V3_6, 0},
+		"UncleanElectionKRaft":     {V3_9, 0},
 		// 4.0.0 only: the default patch of 4.0 is 4.0.1 (TestPatchReleases).
 		"FencedLastKnownLeaderElected": {V4_0 + 1, V4_0},
 		"TxnFenceBumpsEpochTwice":      {V4_0 + 1, V4_0},
@@ -53,7 +57,7 @@ func TestReleasesTableRowByRow(t *testing.T) {
 	}
 	typ := reflect.TypeOf(Mechanisms{})
 	for i := 0; i < typ.NumField(); i++ {
-		if name := typ.Field(i).Name; name != "Truncation" && name != "TransactionVersion" {
+		if name := typ.Field(i).Name; name != "Truncation" && name != "TransactionVersion" && name != "IdempotenceMaxInFlight" {
 			if _, ok := on[name]; !ok {
 				t.Errorf("Mechanisms.%s has no expectation in this test", name)
 			}
@@ -64,6 +68,9 @@ func TestReleasesTableRowByRow(t *testing.T) {
 		val := reflect.ValueOf(m)
 		if tv := map[bool]int{true: 1}[v >= V0_11_0] + map[bool]int{true: 1}[v >= V4_0]; m.TransactionVersion != tv {
 			t.Errorf("%s: TransactionVersion = %d, want %d", v, m.TransactionVersion, tv)
+		}
+		if mif := map[bool]int{true: 1}[v == V0_11_0] + map[bool]int{true: 5}[v >= V1_0]; m.IdempotenceMaxInFlight != mif {
+			t.Errorf("%s: IdempotenceMaxInFlight = %d, want %d", v, m.IdempotenceMaxInFlight, mif)
 		}
 		if m.Truncation != truncation(v) {
 			t.Errorf("%s: Truncation = %s, want %s", v, m.Truncation, truncation(v))

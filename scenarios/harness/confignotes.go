@@ -2,7 +2,7 @@ package harness
 
 // This file says, once per run, where a property the user gave does not
 // take effect: a script step that fixes the same property for what it
-// sends (produce ... acks=$acks, a swarm step's acks=) wins over -set,
+// sends (produce ... acks=$acks, producer p1 acks=1) wins over -set,
 // -grid and -config files, as a Kafka client's own configuration wins over
 // a cluster-wide one. Nothing is shown and silently ignored: each such
 // step is named with its file and line and with the way to reach it (the
@@ -33,6 +33,9 @@ func stepOverrides(s *scenarios.Script, set, origins, vars map[string]string) []
 	var notes []string
 	seen := map[string]bool{}
 	for _, st := range s.Steps {
+		if st.Op == "swarm" {
+			continue // the run's producer properties win over the swarm step's (swarm.go)
+		}
 		keys := make([]string, 0, len(st.KV))
 		for k := range st.KV {
 			keys = append(keys, k)
@@ -91,19 +94,19 @@ func setValue(set map[string]string, k, op string) (string, string, bool) {
 }
 
 // producerConfig is the configuration of a producer a script declares
-// (producer NAME key=value ...) in a run of release v: the run's producer
+// (producer NAME key=value ...) in a run of b's release (and patch): the run's producer
 // properties as given (-set, -producer-config), then the step's own, the
 // unmodelled ones returned as key=value lines.
-func producerConfig(v config.Version, given, kv map[string]string) (config.Producer, []string, error) {
+func producerConfig(b config.Broker, given, kv map[string]string) (config.Producer, []string, error) {
 	props := config.ClientProps(given, config.ProducerPrefix)
 	for k, val := range kv {
 		props[k] = val
 	}
-	modelled, others, err := config.SplitClient(config.ProducerPrefix, v, props)
+	modelled, others, err := config.SplitClient(config.ProducerPrefix, b.InterBrokerProtocolVersion, props)
 	if err != nil {
 		return config.Producer{}, nil, err
 	}
-	p, err := config.ParseProducerFor(v, modelled)
+	p, err := config.ParseProducerWith(b.Mechanisms(), modelled)
 	return p, others, err
 }
 

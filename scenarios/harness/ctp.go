@@ -72,7 +72,7 @@ func (s *consumerSettings) parseCTP(st scenarios.Step, topics []scenarios.TopicS
 			pp[k] = v
 		}
 	}
-	pcfg, err := config.ParseProducer(pp)
+	pcfg, err := config.ParseProducerWith(run.Broker.Mechanisms(), pp) // the release's client: 0.11 keeps 1 request in flight
 	if err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}

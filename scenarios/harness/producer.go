@@ -9,6 +9,7 @@ package harness
 // these nodes too (addProducer).
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -113,7 +114,7 @@ func (n *producerNode) sendTxn(ctx *sim.Context, topic string, part int32, value
 // acks=1 and no idempotence by default: KIP-679 changed both in 3.0), as a
 // user's client of the same release would have them.
 func (r *Runner) newProducer(st scenarios.Step) error {
-	cfg, _, err := producerConfig(r.Cluster.Spec.Config.Broker.InterBrokerProtocolVersion, r.given, st.KV)
+	cfg, _, err := producerConfig(r.Cluster.Spec.Config.Broker, r.given, st.KV)
 	if err != nil {
 		return err
 	}
@@ -138,6 +139,7 @@ func (r *Runner) addProducer(name string, cfg config.Producer) (*producerNode, e
 	if cfg.TransactionalID != "" {
 		r.txn.used = true
 	}
+	r.producerNotes.add(name, cfg.IdempotenceNote)
 	r.Recorder.Producer(checkers.Producer{Process: name, Acks: cfg.Acks.String(), Idempotent: cfg.EnableIdempotence,
 		MaxInFlight: cfg.MaxInFlightRequestsPerConnection, Retries: cfg.Retries})
 	id, err := r.World.AddNode(name, func() sim.Node { return n }, sim.NodeOptions{})
@@ -255,4 +257,63 @@ func (r *Runner) setLinks(a, b string, both bool, link sim.LinkConfig) error {
 		}
 	}
 	return nil
+}
+
+// producerNotes collects the producers' idempotence notes in the order the
+// producers were made, each note once with the producers it applies to.
+type producerNotes struct {
+	notes []string
+	names [][]string
+}
+
+func (pn *producerNotes) add(name, note string) {
+	if note == "" {
+		return
+	}
+	for i, n := range pn.notes {
+		if n == note {
+			pn.names[i] = append(pn.names[i], name)
+			return
+		}
+	}
+	pn.notes = append(pn.notes, note)
+	pn.names = append(pn.names, []string{name})
+}
+
+// lines renders "p1, p2: note" per note; nil when none.
+func (pn *producerNotes) lines() []string {
+	var out []string
+	for i, n := range pn.notes {
+		out = append(out, strings.Join(pn.names[i], ", ")+": "+n)
+	}
+	return out
+}
+
+// producerSet returns the producer properties the configuration of
+// variant v under set gives (config.ProducerSet), nil when it gives none
+// or does not parse (Prepare reports that).
+func producerSet(s *scenarios.Script, v scenarios.Variant, set map[string]string) map[string]string {
+	ps, err := config.ProducerSet(s.Configuration(v, set))
+	if err != nil || len(ps) == 0 {
+		return nil
+	}
+	return ps
+}
+
+// fromVariant adds to a conflict between two properties where one of them
+// comes from the variant line and not from set, so that a user who set the
+// other one (-grid acks=1 against kip101-safe's enable.idempotence=true)
+// sees why, and how to change it.
+func fromVariant(err error, v scenarios.Variant, set map[string]string) error {
+	var e *config.Error
+	if !errors.As(err, &e) || e.Kind != config.Conflict {
+		return err
+	}
+	for _, k := range []string{e.Property, e.Other} {
+		val, inVariant := v.Props[k]
+		if _, inSet := set[k]; inVariant && !inSet {
+			return fmt.Errorf("%w (%s=%s is variant %s's: -set %s=... or another variant to change it)", err, k, val, v.Name, k)
+		}
+	}
+	return err
 }

@@ -115,6 +115,12 @@ type Result struct {
 	// fixes it, a client rule that turned it off).
 	NotModelled []string
 	ConfigNotes []string
+	// ProducerNotes say where a producer's release decided its
+	// idempotence otherwise than its properties read
+	// (config.Producer.IdempotenceNote), one line per note with the
+	// producers it applies to ("p1, p2: enable.idempotence defaulted to
+	// true but acks=1 was set explicitly: ..."); nil when none.
+	ProducerNotes []string
 	// Profile is the swarm profile of each swarm step ("swarm: crash=0.6
 	// power-loss=0 ...", "; " between steps); "" without a swarm step.
 	Profile string
@@ -235,6 +241,11 @@ type Runner struct {
 	consumers []string
 	// profiles are the swarm profiles of the run's swarm steps, rendered.
 	profiles []string
+	// producerSet are the producer properties of the run's configuration
+	// (config.ProducerSet), which the swarm's clients take over the
+	// step's; producerNotes the producers' idempotence notes.
+	producerSet   map[string]string
+	producerNotes producerNotes
 	// lossyLinks are the links a 'lossy' step changed (the end phase's
 	// heal restores them).
 	lossyLinks [][2]sim.NodeID
@@ -260,7 +271,7 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 	given := s.Configuration(v, set)
 	cfg, err := config.ParseGiven(given, func(k string) bool { _, ok := set[k]; return ok })
 	if err != nil {
-		return v, cfg, err
+		return v, cfg, fromVariant(err, v, set)
 	}
 	if _, err := s.EndOptions(v, set); err != nil {
 		return v, cfg, err
@@ -281,6 +292,7 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 	// Client steps' configurations are checked now: bad input, not a run
 	// that breaks at its step.
 	vars := scenarios.ScriptVars(v, set)
+	pset := producerSet(s, v, set)
 	for _, st := range s.Steps {
 		var err error
 		switch st.Op {
@@ -288,7 +300,7 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 			_, err = parseConsumerStep(st.Substitute(vars), s.Topics, cfg, given)
 		case "producer":
 			var pc config.Producer
-			pc, _, err = producerConfig(cfg.Broker.InterBrokerProtocolVersion, given, st.Substitute(vars).KV)
+			pc, _, err = producerConfig(cfg.Broker, given, st.Substitute(vars).KV)
 			switch {
 			case err != nil:
 				err = fmt.Errorf("producer: %w", err)
@@ -297,7 +309,7 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 					pc.TransactionTimeout.Milliseconds(), cfg.Broker.Txn.MaxTimeout.Milliseconds(), cfg.Broker.Txn.MaxTimeout.Milliseconds())
 			}
 		case "swarm":
-			_, err = parseSwarm(st.Substitute(vars), vars, cfg.Broker.InterBrokerProtocolVersion)
+			_, err = parseSwarm(st.Substitute(vars), vars, cfg.Broker.Mechanisms(), pset)
 			if err != nil {
 				err = fmt.Errorf("swarm: %w", err)
 			}
@@ -368,6 +380,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	r.given = s.Configuration(v, opts.Set)
+	r.producerSet = producerSet(s, v, opts.Set)
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
 		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s, Strict: opts.Strict,
 		NotModelled: append(cfg.NotModelled, clientsNotModelled(s, r.vars, r.given, cfg.Broker.InterBrokerProtocolVersion)...),
@@ -397,6 +410,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 		}
 	}
 	res.Profile = strings.Join(r.profiles, "; ")
+	res.ProducerNotes = r.producerNotes.lines()
 	r.endPhase(res, endOptions{EndOptions: end, replay: res.Replay})
 	r.Judge(res, v, opts.Budget)
 	res.Changes, res.Truncations = r.Observer.Changes, r.Observer.Truncations

@@ -10,8 +10,12 @@ package harness
 // arguments; a script variable of the same name ($crash=0.5, from a variant
 // line, -set or a sweep's grid) overrides each of them, and each seed draws
 // a swarm profile from them (profile.go) unless $profile=fixed. Producer
-// properties given to the step (acks=$acks enable.idempotence=$idempotence)
-// configure every client, with Kafka's defaults for the rest.
+// properties given to the step (acks=$acks) configure every client; the
+// producer properties of the run's configuration (the script's set lines,
+// the variant's, -set and a sweep's grid: acks=1, enable.idempotence=false)
+// override them, as what the user set must; the cluster's release decides
+// the rest, idempotence included (config.ParseProducerWith: with acks=1
+// set and enable.idempotence not, a 3.x client is not idempotent).
 //
 // Simplification: the clients send one record at a time to partitions
 // chosen round-robin by the step (not by a partitioner), and are never
@@ -42,8 +46,11 @@ type swarmSpec struct {
 }
 
 // parseSwarm applies the script variables vars to a swarm step's
-// arguments and parses them. Errors are bad input.
-func parseSwarm(st scenarios.Step, vars map[string]string, v config.Version) (swarmSpec, error) {
+// arguments and parses them; the producer properties are the step's with
+// the run's (set: config.ProducerSet of its configuration) over them,
+// parsed as the producer of the release with mechanisms m. Errors are bad
+// input.
+func parseSwarm(st scenarios.Step, vars map[string]string, m config.Mechanisms, set map[string]string) (swarmSpec, error) {
 	kv := map[string]string{}
 	for k, v := range st.KV {
 		kv[k] = v
@@ -77,6 +84,9 @@ func parseSwarm(st scenarios.Step, vars map[string]string, v config.Version) (sw
 			return sp, fmt.Errorf("unknown argument %q (allowed: %s, or a producer property such as enable.idempotence or delivery.timeout.ms)", k, strings.Join(scenarios.SwarmKeys, ", "))
 		}
 	}
+	for k, v := range set {
+		props[k] = v
+	}
 	var err error
 	if sp.clients, err = intArg(kv, "clients", 2); err != nil {
 		return sp, err
@@ -105,7 +115,7 @@ func parseSwarm(st scenarios.Step, vars map[string]string, v config.Version) (sw
 		}
 		sp.mode = v
 	}
-	if sp.producer, err = config.ParseProducerFor(v, props); err != nil {
+	if sp.producer, err = config.ParseProducerWith(m, props); err != nil {
 		return sp, fmt.Errorf("the clients' producer properties: %w", err)
 	}
 	return sp, nil
@@ -114,7 +124,7 @@ func parseSwarm(st scenarios.Step, vars map[string]string, v config.Version) (sw
 // swarm runs the randomized workload and fault schedule for st.Dur.
 func (r *Runner) swarm(st scenarios.Step) error {
 	w := r.World
-	sp, err := parseSwarm(st, r.vars, r.Cluster.Spec.Config.Broker.InterBrokerProtocolVersion)
+	sp, err := parseSwarm(st, r.vars, r.Cluster.Spec.Config.Broker.Mechanisms(), r.producerSet)
 	if err != nil {
 		return err
 	}
