@@ -1,0 +1,102 @@
+package harness
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kafkasim/kafkasim/scenarios"
+)
+
+// notesScript declares a producer with a property kafkasim does not model
+// and sends with acks from a script variable; its variant v41 runs Kafka
+// 4.1, which has no ZooKeeper, under a script set line written for every
+// release.
+const notesScript = `
+brokers 2
+topic t partitions=1 rf=2
+set zookeeper.session.timeout.ms=6000
+variant v39 $acks=all
+variant v41 $acks=all inter.broker.protocol.version=4.1
+run 3s
+producer p1 buffer.memory=1048576
+produce c1 t/0 m0 acks=$acks
+run 1s
+`
+
+func notesRun(t *testing.T, variant string, set map[string]string) *Result {
+	t.Helper()
+	s, err := scenarios.Parse("notes.txt", "notes", strings.NewReader(notesScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(s, variant, Options{Seed: 1, Set: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestAStepThatFixesAPropertyIsNamed: -set acks=1 does not reach a send
+// whose step says acks=$acks; the run names the step and the variable.
+func TestAStepThatFixesAPropertyIsNamed(t *testing.T) {
+	res := notesRun(t, "v39", map[string]string{"acks": "1"})
+	want := "acks=1 from -set is overridden by notes.txt:9 (produce acks=$acks); set $acks=1"
+	if !slices.Contains(res.ConfigNotes, want) {
+		t.Errorf("notes %q lack %q", res.ConfigNotes, want)
+	}
+	if res := notesRun(t, "v39", map[string]string{"acks": "all"}); len(res.ConfigNotes) != 0 {
+		t.Errorf("-set acks=all, as the step sends: notes %q, want none", res.ConfigNotes)
+	}
+	if res := notesRun(t, "v39", map[string]string{"acks": "1", "$acks": "1"}); len(res.ConfigNotes) != 0 {
+		t.Errorf("with $acks=1 too: notes %q, want none", res.ConfigNotes)
+	}
+}
+
+// TestDeclaredClientsListTheirUnmodelledProperties: a producer's own
+// buffer.memory is accepted, not modelled, and listed with its producer.
+func TestDeclaredClientsListTheirUnmodelledProperties(t *testing.T) {
+	res := notesRun(t, "v39", nil)
+	if !slices.Contains(res.NotModelled, "producer p1: buffer.memory=1048576") {
+		t.Errorf("not modelled %q lacks producer p1's buffer.memory", res.NotModelled)
+	}
+	res = notesRun(t, "v39", map[string]string{"producer.buffer.memory": "2097152"})
+	if !slices.Contains(res.NotModelled, "producer.buffer.memory=2097152") {
+		t.Errorf("not modelled %q lacks the run's producer.buffer.memory", res.NotModelled)
+	}
+}
+
+// TestTheScenariosOwnPropertyOfOtherReleasesIsIgnored: under 4.1 the
+// script's zookeeper.session.timeout.ms is ignored with a note, while the
+// same property from -set is refused, naming the releases that have it.
+func TestTheScenariosOwnPropertyOfOtherReleasesIsIgnored(t *testing.T) {
+	res := notesRun(t, "v41", nil)
+	found := false
+	for _, n := range res.ConfigNotes {
+		found = found || strings.Contains(n, "zookeeper.session.timeout.ms: not a broker property of Kafka 4.1") && strings.Contains(n, "ignored")
+	}
+	if !found {
+		t.Errorf("notes %q do not say zookeeper.session.timeout.ms is ignored under 4.1", res.ConfigNotes)
+	}
+	if notes := notesRun(t, "v39", nil).ConfigNotes; len(notes) != 0 {
+		t.Errorf("under 3.9: notes %q, want none", notes)
+	}
+	s, err := scenarios.Parse("notes.txt", "notes", strings.NewReader(notesScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(s, "v41", Options{Seed: 1, Set: map[string]string{"zookeeper.connect": "localhost:2181"}})
+	if err == nil || !strings.Contains(err.Error(), "zookeeper.connect: not a broker property of Kafka 4.1 (the releases that have it: 0.9.0 to 3.9)") {
+		t.Errorf("-set zookeeper.connect under 4.1: %v", err)
+	}
+}
+
+// TestConsumerPropertiesWithoutConsumers: a consumer.properties' group.id
+// configures nothing in a script without consumers, and says so, rather
+// than refusing the run over __consumer_offsets' replication factor.
+func TestConsumerPropertiesWithoutConsumers(t *testing.T) {
+	res := notesRun(t, "v39", map[string]string{"consumer.group.id": "g"})
+	if !slices.Contains(res.ConfigNotes, "the consumer properties group.id=g configure no consumer: the scenario declares none") {
+		t.Errorf("notes %q", res.ConfigNotes)
+	}
+}
