@@ -87,6 +87,19 @@ type loadedConfig struct {
 	origins map[string]origin
 }
 
+// labels returns, for harness.Options.Origins, where each file-given key
+// came from ("server.properties:7").
+func (lc *loadedConfig) labels() map[string]string {
+	if len(lc.origins) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(lc.origins))
+	for k, o := range lc.origins {
+		out[k] = fmt.Sprintf("%s:%d", o.file, o.line)
+	}
+	return out
+}
+
 // given reports whether any file was given.
 func (c *configFlags) given() bool { return len(c.files) > 0 }
 

@@ -154,7 +154,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	code := harness.ExitOK
 	for _, g := range groups {
 		v := g[0]
-		res, err := runOrReplayChoices(s, v.Name, *variant, *choices, harness.Options{Seed: seed, Set: set, Timeline: replay || *report != "", KeepTrace: *trace, Strict: *strict})
+		res, err := runOrReplayChoices(s, v.Name, *variant, *choices, harness.Options{Seed: seed, Set: set, Timeline: replay || *report != "", KeepTrace: *trace, Strict: *strict, Origins: lc.labels()})
 		if err != nil {
 			return lc.blame(err)
 		}

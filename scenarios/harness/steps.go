@@ -398,7 +398,7 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 		}
 	}
 	if !expectationsApply(r.s, v, res.Set) {
-		res.ExpectNote = "the script's expect lines were not applied: -set changed the variant's configuration, so the contract alone judges the run"
+		res.ExpectNote = "the script's expect lines were not applied: -set (or a -config file, or a grid) changed the variant's configuration, so the contract alone judges the run"
 		return
 	}
 	res.Expect = v.Expect

@@ -284,13 +284,19 @@ type RunRecord struct {
 	Latency   Histogram `json:"latency"`
 	TraceHash string    `json:"trace_hash"`
 	Replay    string    `json:"replay"`
+	// NotModelled are the properties accepted but not modelled, and Notes
+	// where a property given did not take effect as given
+	// (harness.Result.ConfigNotes and ProducerNotes).
+	NotModelled []string `json:"not_modelled,omitempty"`
+	Notes       []string `json:"notes,omitempty"`
 }
 
 // NewRunRecord summarises a result.
 func NewRunRecord(sw *Spec, p Point, r *harness.Result) RunRecord {
 	rec := RunRecord{Point: p.Index, Config: sw.Pairs(p), Seed: r.Seed, Profile: r.Profile, Failed: r.Failed,
 		Acked: r.Stats.Acked, AckedLost: r.Stats.AckedLost, DivergentOffsets: r.Stats.DivergentOffsets,
-		TraceHash: fmt.Sprintf("%016x", r.TraceHash), Replay: r.Replay, Verdicts: []string{}, Latency: Histogram{}}
+		TraceHash: fmt.Sprintf("%016x", r.TraceHash), Replay: r.Replay, Verdicts: []string{}, Latency: Histogram{},
+		NotModelled: r.NotModelled, Notes: append(append([]string(nil), r.ConfigNotes...), r.ProducerNotes...)}
 	for _, v := range r.Verdicts {
 		rec.Verdicts = append(rec.Verdicts, v.Checker+"="+harness.Outcome(v))
 	}
@@ -342,7 +348,11 @@ func Run(s *scenarios.Script, sw *Spec, o Options) (int, bool, error) {
 		j := jobs[i]
 		p := points[j.Point]
 		variant, set := sw.runArgs(s, p)
-		res, err := harness.Run(s, variant, harness.Options{Seed: j.Seed, Set: set, Budget: budget})
+		origins := map[string]string{}
+		for _, a := range sw.Grid {
+			origins[a.Key] = "-grid"
+		}
+		res, err := harness.Run(s, variant, harness.Options{Seed: j.Seed, Set: set, Budget: budget, Origins: origins})
 		if err != nil {
 			return RunRecord{}, err
 		}
