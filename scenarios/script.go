@@ -86,6 +86,10 @@ type TopicSpec struct {
 	Partitions        int
 	ReplicationFactor int
 	Assignment        [][]int32
+	// Config holds the topic's own configs, from the topic line's topic
+	// properties (min.insync.replicas=2 cleanup.policy=compact ...); they
+	// apply over the run's (set lines, variants).
+	Config map[string]string
 }
 
 // Step is one line of a script's body.

@@ -28,6 +28,10 @@ type Topic struct {
 	// Assignment, if set, is the replica list of each partition, preferred
 	// leader first; otherwise Kafka's assignment is computed.
 	Assignment [][]int32
+	// Config holds the topic's own configs (min.insync.replicas,
+	// unclean.leader.election.enable, max.message.bytes, compression.type,
+	// cleanup.policy, ...), applied over Spec.Config.Topic.
+	Config map[string]string
 }
 
 // Spec describes a cluster.
@@ -114,7 +118,12 @@ func (s Spec) Validate() error {
 		if t.Partitions < 1 {
 			return fmt.Errorf("topic %s: partitions %d: must be >= 1", t.Name, t.Partitions)
 		}
-		if err := s.Config.Validate(s.Brokers, t.ReplicationFactor); err != nil {
+		tc := s.Config
+		var err error
+		if tc.Topic, err = s.Config.Topic.With(s.Config.Broker, t.Config); err != nil {
+			return fmt.Errorf("topic %s: %w", t.Name, err)
+		}
+		if err := tc.Validate(s.Brokers, t.ReplicationFactor); err != nil {
 			return fmt.Errorf("topic %s: %w", t.Name, err)
 		}
 		if t.Assignment != nil && len(t.Assignment) != t.Partitions {
@@ -175,6 +184,8 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 	sc.RackAwareReplicaSelector = b.ReplicaSelectorClass == config.SelectorRackAware
 	sc.MinInsyncReplicas = b.MinInsyncReplicas
 	sc.UncleanLeaderElection = b.UncleanLeaderElectionEnable
+	sc.MessageMaxBytes = b.Records.MessageMaxBytes
+	sc.CompressionType = b.Records.CompressionType.String()
 	unclean := c.Topic.UncleanLeaderElectionEnable
 	sc.TopicOverrides = nil
 	if c.Topic.MinInsyncReplicas != b.MinInsyncReplicas || unclean != b.UncleanLeaderElectionEnable {

@@ -131,7 +131,7 @@ func (b *Broker) startKRaft() {
 			ClusterID:                  k.Raft.ClusterID,
 			MetadataVersion:            mv,
 			SessionTimeout:             k.SessionTimeout,
-			Unclean:                    b.cfg.unclean,
+			Unclean:                    func(topic string) bool { return b.cfg.unclean(topic) },
 			UncleanElection:            k.UncleanElection,
 			UncleanCheckInterval:       k.UncleanCheckInterval,
 			ElectFencedLastKnownLeader: k.ElectFencedLastKnownLeader,

@@ -62,7 +62,14 @@ func (b *Broker) getOrCreatePartition(tp storage.TopicPartition) *Partition {
 	if p, ok := b.partitions[tp]; ok {
 		return p
 	}
-	l, err := b.logs.GetOrCreateLog(tp, offsetsLogConfig(tp, b.cfg.Storage), b.ctx.Now())
+	lc := b.logConfig(tp)
+	l, err := b.logs.GetOrCreateLog(tp, lc, b.ctx.Now())
+	if err == nil && lc != nil && l.CleanupPolicy() != lc.CleanupPolicy {
+		// A log loaded at start took the broker's defaults; it learns its
+		// topic's cleanup.policy now (Kafka's LogManager loads each log
+		// with its topic's config).
+		err = l.SetCleanupPolicy(lc.CleanupPolicy)
+	}
 	if err != nil {
 		panic(fmt.Sprintf("broker %d: creating the log of %s: %v", b.cfg.BrokerID, tp, err))
 	}

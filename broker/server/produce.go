@@ -8,7 +8,9 @@ package server
 // NOT_ENOUGH_REPLICAS refuses an acks=all write before appending when the
 // ISR is below min.insync.replicas; NOT_ENOUGH_REPLICAS_AFTER_APPEND
 // answers one that was appended but committed with too small an ISR;
-// REQUEST_TIMED_OUT one the HW did not reach within the request's timeout.
+// REQUEST_TIMED_OUT one the HW did not reach within the request's timeout;
+// MESSAGE_TOO_LARGE a batch above the topic's max.message.bytes
+// (topic_config.go).
 // Idempotent sequences are checked in producer_state.go; a transactional
 // batch is checked against the log's producer state: an epoch below the
 // producer's is INVALID_PRODUCER_EPOCH (every version: 2.7 replaced the
@@ -169,6 +171,9 @@ func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records [
 	if acks == -1 && len(p.isr) < p.minISR {
 		b.logp("not-enough-replicas", p, sim.S("isr", fmtIDs(p.isr)), sim.I("min-isr", int64(p.minISR)))
 		return -1, -1, kerr.NotEnoughReplicas
+	}
+	if !b.checkMessageSize(p, len(records)) {
+		return -1, -1, kerr.MessageTooLarge
 	}
 	header, err := storage.ParseBatchInfo(records)
 	if err != nil {

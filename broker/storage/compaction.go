@@ -155,3 +155,20 @@ func (l *Log) swapIn(s *segment, data []byte) (*segment, error) {
 	}
 	return ns, l.fs.SyncDir(l.dir)
 }
+
+// SetCleanupPolicy changes the log's cleanup.policy ("delete", "compact",
+// "compact,delete"), as Kafka's UnifiedLog.updateConfig does when a topic's
+// config changes or a log loaded with the broker's defaults learns its
+// topic's: the next cleaner pass compacts it, or no longer does.
+func (l *Log) SetCleanupPolicy(policy string) error {
+	c := l.cfg
+	c.CleanupPolicy = policy
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("storage: %s: %w", l.tp, err)
+	}
+	l.cfg = c
+	return nil
+}
+
+// CleanupPolicy returns the log's cleanup.policy.
+func (l *Log) CleanupPolicy() string { return l.cfg.CleanupPolicy }

@@ -416,7 +416,7 @@ func NewRunnerFrom(s *scenarios.Script, w *sim.World, cfg config.Config, plan *c
 func clusterSpec(s *scenarios.Script, cfg config.Config, manual, clientTopics bool) cluster.Spec {
 	spec := cluster.Spec{Brokers: s.Brokers, Controllers: s.Controllers, Racks: s.Racks, Config: cfg, ManualController: manual, ScriptedTopics: !clientTopics}
 	for _, t := range s.Topics {
-		spec.Topics = append(spec.Topics, cluster.Topic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Assignment: t.Assignment})
+		spec.Topics = append(spec.Topics, cluster.Topic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Assignment: t.Assignment, Config: t.Config})
 	}
 	return spec
 }
