@@ -86,6 +86,9 @@ type Cluster struct {
 
 	admins  int             // admin nodes added by CreateTopics
 	configs []server.Config // each broker's, as built
+	// altered holds the topics whose configs changed during the run
+	// (AlterTopicConfig), as changed.
+	altered map[string]config.Topic
 }
 
 // BrokerConfig returns broker i's server configuration, as Build made it.
@@ -248,7 +251,7 @@ func (p *Plan) Build(w *sim.World) (*Cluster, error) {
 		}
 	}
 	for i, f := range p.brokers {
-		id, err := w.AddNode(server.NodeName(int32(i)), f, sim.NodeOptions{Disk: spec.Disk})
+		id, err := w.AddNode(server.NodeName(int32(i)), c.withAltered(f), sim.NodeOptions{Disk: spec.Disk})
 		if err != nil {
 			return nil, err
 		}

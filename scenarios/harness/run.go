@@ -459,6 +459,14 @@ func newRunnerFrom(s *scenarios.Script, w *sim.World, cfg config.Config, plan *c
 	r.Observer.Facts.ReplicationFactor = s.Topics[0].ReplicationFactor
 	r.Observer.Facts.MinInsyncReplicas = cfg.Topic.MinInsyncReplicas
 	r.Observer.Facts.UncleanElectionEnabled = cfg.Topic.UncleanLeaderElectionEnable
+	for i, t := range s.Topics { // a topic line's own configs (cluster.Topic.Config)
+		if tc, err := c.TopicConfig(t.Name); err == nil {
+			if i == 0 {
+				r.Observer.Facts.MinInsyncReplicas = tc.MinInsyncReplicas
+			}
+			r.Observer.Facts.UncleanElectionEnabled = r.Observer.Facts.UncleanElectionEnabled || tc.UncleanLeaderElectionEnable
+		}
+	}
 	r.Observer.Facts.EligibleLeaderReplicas = cfg.Broker.ELR.Enabled()
 	return r, nil
 }
