@@ -162,3 +162,9 @@ func (b *Broker) PresetTopicConfig(topic string, s TopicSettings) {
 	m[topic] = s
 	b.cfg.TopicOverrides = m
 }
+
+// TopicSettings returns topic's overrides on this broker, if it has any.
+func (b *Broker) TopicSettings(topic string) (TopicSettings, bool) {
+	s, ok := b.cfg.TopicOverrides[topic]
+	return s, ok
+}

@@ -130,3 +130,20 @@ func TestAlterConfigRefusedAtRunTime(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestMinISRPerTopic: each topic's own min.insync.replicas (topic line,
+// then alter-config) decides its acks=all produces.
+func TestMinISRPerTopic(t *testing.T) {
+	res := runBuiltin(t, "min-isr-per-topic", "per-topic")
+	got := map[string]string{}
+	for _, op := range res.History.Ops {
+		if op.Kind == checkers.Send && op.Process == "c1" {
+			got[op.Value] = op.Outcome.String() + " " + op.Error
+		}
+	}
+	for v, want := range map[string]string{"s0": "ok", "l0": "ok", "s1": "fail NOT_ENOUGH_REPLICAS", "l1": "ok", "s2": "ok"} {
+		if !strings.HasPrefix(got[v], want) {
+			t.Errorf("%s: %q, want %q", v, got[v], want)
+		}
+	}
+}
