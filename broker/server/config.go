@@ -152,6 +152,9 @@ type TopicSettings struct {
 	// CleanupPolicy is cleanup.policy ("delete", "compact",
 	// "compact,delete"); "" = the broker's log.cleanup.policy.
 	CleanupPolicy string
+	// Log holds the topic's other log settings (segment.bytes,
+	// retention.ms, flush.messages, ...); nil = the broker's.
+	Log *TopicLog
 }
 
 // DefaultConfig returns Kafka's defaults for broker id.

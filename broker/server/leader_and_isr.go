@@ -64,11 +64,11 @@ func (b *Broker) getOrCreatePartition(tp storage.TopicPartition) *Partition {
 	}
 	lc := b.logConfig(tp)
 	l, err := b.logs.GetOrCreateLog(tp, lc, b.ctx.Now())
-	if err == nil && lc != nil && l.CleanupPolicy() != lc.CleanupPolicy {
+	if err == nil && lc != nil {
 		// A log loaded at start took the broker's defaults; it learns its
-		// topic's cleanup.policy now (Kafka's LogManager loads each log
-		// with its topic's config).
-		err = l.SetCleanupPolicy(lc.CleanupPolicy)
+		// topic's config now (Kafka's LogManager loads each log with its
+		// topic's config).
+		err = l.UpdateConfig(*lc)
 	}
 	if err != nil {
 		panic(fmt.Sprintf("broker %d: creating the log of %s: %v", b.cfg.BrokerID, tp, err))

@@ -26,6 +26,7 @@ package server
 import (
 	"errors"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/sim"
@@ -199,6 +200,19 @@ func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records [
 	}
 	info, err := p.log.AppendRawAsLeader(records, p.leaderEpoch, b.ctx.Now())
 	if err != nil {
+		if errors.Is(err, storage.ErrNoKey) {
+			// A compacted topic refuses records without key: INVALID_RECORD
+			// from 2.4 (KIP-467), CORRUPT_MESSAGE before (the
+			// InvalidRecordException of LogValidator was a
+			// CorruptRecordException).
+			b.logp("no-key-on-compacted-topic", p)
+			if b.cfg.release() >= config.V2_4 {
+				return -1, -1, kerr.InvalidRecord
+			}
+		}
+		if errors.Is(err, storage.ErrRecordTooLarge) {
+			return -1, -1, kerr.RecordListTooLarge // above segment.bytes (RecordBatchTooLargeException)
+		}
 		return -1, -1, kerr.CorruptMessage
 	}
 	p.recordProducerAppend(header, info.FirstOffset, info.LastOffset)

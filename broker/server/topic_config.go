@@ -33,7 +33,9 @@ import (
 	"strconv"
 
 	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -62,12 +64,40 @@ func (s TopicSettings) validate(t string) error {
 	return fmt.Errorf("topic %s: cleanup.policy %q: allowed: delete, compact, compact,delete", t, s.CleanupPolicy)
 }
 
+// TopicLog is a topic's log settings beyond cleanup.policy, with the
+// topic property each stands for (the broker's log.* property otherwise).
+type TopicLog struct {
+	SegmentBytes          int64        // segment.bytes
+	SegmentMs             sim.Duration // segment.ms
+	RetentionMs           sim.Duration // retention.ms; negative: unlimited
+	RetentionBytes        int64        // retention.bytes
+	IndexIntervalBytes    int64        // index.interval.bytes
+	FlushIntervalMessages int64        // flush.messages
+	FlushIntervalMs       sim.Duration // flush.ms
+	MessageFormatVersion  string       // message.format.version
+}
+
+// apply sets l's values in c and reports whether any differed.
+func (l *TopicLog) apply(c *storage.Config) bool {
+	before := *c
+	c.SegmentBytes, c.SegmentMs, c.RetentionMs, c.RetentionBytes = l.SegmentBytes, l.SegmentMs, l.RetentionMs, l.RetentionBytes
+	c.IndexIntervalBytes, c.FlushIntervalMessages, c.FlushIntervalMs = l.IndexIntervalBytes, l.FlushIntervalMessages, l.FlushIntervalMs
+	c.MessageFormatVersion = l.MessageFormatVersion
+	return c.SegmentBytes != before.SegmentBytes || c.SegmentMs != before.SegmentMs || c.RetentionMs != before.RetentionMs ||
+		c.RetentionBytes != before.RetentionBytes || c.IndexIntervalBytes != before.IndexIntervalBytes ||
+		c.FlushIntervalMessages != before.FlushIntervalMessages || c.FlushIntervalMs != before.FlushIntervalMs ||
+		c.MessageFormatVersion != before.MessageFormatVersion
+}
+
 // TopicSettingsOf returns the overrides that give a broker t's
 // configuration: every setting of t that replication and the log consult.
 func TopicSettingsOf(t config.Topic) TopicSettings {
 	unclean, maxBytes := t.UncleanLeaderElectionEnable, t.MaxMessageBytes
 	return TopicSettings{MinInsyncReplicas: t.MinInsyncReplicas, UncleanLeaderElection: &unclean,
-		MaxMessageBytes: &maxBytes, CompressionType: t.CompressionType.String(), CleanupPolicy: t.CleanupPolicy.String()}
+		MaxMessageBytes: &maxBytes, CompressionType: t.CompressionType.String(), CleanupPolicy: t.CleanupPolicy.String(),
+		Log: &TopicLog{SegmentBytes: int64(t.SegmentBytes), SegmentMs: t.SegmentRoll, RetentionMs: t.Retention, RetentionBytes: t.RetentionBytes,
+			IndexIntervalBytes: int64(t.IndexIntervalBytes), FlushIntervalMessages: t.FlushMessages, FlushIntervalMs: t.Flush,
+			MessageFormatVersion: t.MessageFormatVersion}}
 }
 
 // maxMessageBytes is topic's max.message.bytes.
@@ -88,17 +118,27 @@ func (c Config) compression(topic string) string {
 
 // logConfig returns the log configuration of tp when its topic's differs
 // from the broker's (the internal topics are compacted; a topic may set
-// cleanup.policy), nil otherwise.
+// cleanup.policy, segment.bytes, retention.ms, ...), nil otherwise.
 func (b *Broker) logConfig(tp storage.TopicPartition) *storage.Config {
 	if c := offsetsLogConfig(tp, b.cfg.Storage); c != nil {
 		return c
 	}
-	if s, ok := b.cfg.TopicOverrides[tp.Topic]; ok && s.CleanupPolicy != "" && s.CleanupPolicy != b.cfg.Storage.CleanupPolicy {
-		c := b.cfg.Storage
-		c.CleanupPolicy = s.CleanupPolicy
-		return &c
+	s, ok := b.cfg.TopicOverrides[tp.Topic]
+	if !ok {
+		return nil
 	}
-	return nil
+	c := b.cfg.Storage
+	differs := false
+	if s.CleanupPolicy != "" && s.CleanupPolicy != c.CleanupPolicy {
+		c.CleanupPolicy, differs = s.CleanupPolicy, true
+	}
+	if s.Log != nil && s.Log.apply(&c) {
+		differs = true
+	}
+	if !differs {
+		return nil
+	}
+	return &c
 }
 
 // checkMessageSize answers MESSAGE_TOO_LARGE for a batch of size bytes
@@ -115,7 +155,8 @@ func (b *Broker) checkMessageSize(p *Partition, size int) bool {
 // AlterTopicConfig replaces topic's overrides with s on this running
 // broker (see the file comment): its replicas of topic take the new
 // min.insync.replicas, unclean.leader.election.enable and cleanup.policy at
-// once, and an active ZooKeeper controller elects leaders for the topic's
+// once (its logs take the new log settings, as UnifiedLog.updateConfig),
+// and an active ZooKeeper controller elects leaders for the topic's
 // offline partitions when unclean election became allowed (2.1+).
 func (b *Broker) AlterTopicConfig(ctx *sim.Context, topic string, s TopicSettings) error {
 	if err := s.validate(topic); err != nil {
@@ -131,15 +172,13 @@ func (b *Broker) AlterTopicConfig(ctx *sim.Context, topic string, s TopicSetting
 		if tp.Topic != topic {
 			continue
 		}
-		if c := b.logConfig(tp); c != nil {
-			l, _ := b.logs.Log(tp)
-			if err := l.SetCleanupPolicy(c.CleanupPolicy); err != nil {
-				return err
-			}
-		} else if l, _ := b.logs.Log(tp); l.CleanupPolicy() != b.cfg.Storage.CleanupPolicy {
-			if err := l.SetCleanupPolicy(b.cfg.Storage.CleanupPolicy); err != nil {
-				return err
-			}
+		c := b.cfg.Storage
+		if lc := b.logConfig(tp); lc != nil {
+			c = *lc
+		}
+		l, _ := b.logs.Log(tp)
+		if err := l.UpdateConfig(c); err != nil {
+			return err
 		}
 		if p := b.partitions[tp]; p != nil {
 			p.minISR, p.unclean = b.cfg.minISR(topic), b.cfg.unclean(topic)
@@ -167,4 +206,17 @@ func (b *Broker) PresetTopicConfig(topic string, s TopicSettings) {
 func (b *Broker) TopicSettings(topic string) (TopicSettings, bool) {
 	s, ok := b.cfg.TopicOverrides[topic]
 	return s, ok
+}
+
+// traceCleaned traces the compaction passes of user topics (cleanup.policy
+// with compact) that removed records: the checkers learn from them that
+// records are gone by design (the internal topics' passes are not traced).
+func (b *Broker) traceCleaned() {
+	for _, c := range b.logs.TakeCleaned() {
+		if c.Topic == coordinator.OffsetsTopic || c.Topic == txn.StateTopic {
+			continue
+		}
+		b.ctx.Log("log-cleaned", sim.S("partition", c.TopicPartition.String()), sim.I("removed", int64(c.RecordsRemoved)),
+			sim.I("segments", int64(c.SegmentsCleaned)))
+	}
 }

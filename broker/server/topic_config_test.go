@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -85,4 +86,20 @@ func TestAlterTopicConfigChangesMinISR(t *testing.T) {
 			t.Errorf("max.message.bytes=-1: %v", err)
 		}
 	}))
+}
+
+// TestCompactedTopicRefusesRecordsWithoutKey: LogValidator's validateKey:
+// INVALID_RECORD from 2.4 (KIP-467), CORRUPT_MESSAGE before.
+func TestCompactedTopicRefusesRecordsWithoutKey(t *testing.T) {
+	for _, c := range []struct {
+		release config.Version
+		want    *kerr.Error
+	}{{config.V2_4, kerr.InvalidRecord}, {config.V2_3, kerr.CorruptMessage}, {config.Latest, kerr.InvalidRecord}} {
+		c2 := newCluster(t, 1, func(cfg *Config) {
+			cfg.Release = c.release
+			cfg.TopicOverrides = map[string]TopicSettings{"t": {CleanupPolicy: storage.CleanupCompact}}
+		})
+		c2.leaderAndISR(0, 0, 0, []int32{0}, []int32{0})
+		c2.expectAck(c.release.String(), c2.produceAndWait(0, 1, "m0", sim.Second), strconv.Itoa(int(c.want.Code)))
+	}
 }

@@ -10,7 +10,10 @@ package harness
 import (
 	"fmt"
 
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/sim"
 )
 
 // alterConfig executes an alter-config step.
@@ -30,4 +33,22 @@ func (r *Runner) alterConfig(st scenarios.Step) error {
 		r.Observer.Facts.MinInsyncReplicas = t.MinInsyncReplicas
 	}
 	return nil
+}
+
+// markCompacted sets PartitionFinal.Compacted for the partitions whose log
+// cleaner removed records (the brokers' log-cleaned trace records).
+func markCompacted(f *checkers.Final, recs []sim.Record) {
+	cleaned := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind == "log-cleaned" {
+			p, _ := r.Get("partition")
+			cleaned[p] = true
+		}
+	}
+	for i := range f.Partitions {
+		p := &f.Partitions[i]
+		if cleaned[storage.TopicPartition{Topic: p.Topic, Partition: p.Partition}.String()] {
+			p.Compacted = true
+		}
+	}
 }

@@ -370,7 +370,11 @@ func (r *Runner) liveness(o endOptions) error {
 			p.value = "probe-" + tp.String() + "-" + strconv.Itoa(p.attempts)
 			value, topic, part := p.value, tp.Topic, tp.Partition
 			id, _ := w.Lookup(CheckerClient)
-			if err := w.Act(id, func(ctx *sim.Context) { checker.produce(ctx, topic, part, value, nil, -1, min(probeTimeout, left)) }); err != nil {
+			var key *string
+			if tc, err := r.Cluster.TopicConfig(topic); err == nil && tc.CleanupPolicy.Compact() {
+				key = &value // a compacted topic refuses records without key
+			}
+			if err := w.Act(id, func(ctx *sim.Context) { checker.produce(ctx, topic, part, value, key, -1, min(probeTimeout, left)) }); err != nil {
 				return err
 			}
 		}

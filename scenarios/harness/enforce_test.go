@@ -147,3 +147,25 @@ func TestMinISRPerTopic(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactedTopicIsNotLoss: on a compacted topic the cleaner removes
+// superseded keyed records (traced as log-cleaned); acked-loss counts
+// them as compaction's, not as losses, and the consumer that reads the
+// compacted log is not said to skip them.
+func TestCompactedTopicIsNotLoss(t *testing.T) {
+	res := runBuiltin(t, "compacted-topic", "compact")
+	if len(traced(res, "log-cleaned")) == 0 {
+		t.Fatal("the cleaner removed nothing: the scenario shows nothing")
+	}
+	for _, v := range res.Verdicts {
+		if v.Checker == checkers.NameAckedLoss && !strings.Contains(strings.Join(v.Notes, "\n"), "removed by log compaction") {
+			t.Errorf("acked-loss notes %q: want the records compaction removed counted", v.Notes)
+		}
+		if v.Result != checkers.ResultOK {
+			t.Errorf("%s", v)
+		}
+	}
+	if noKey := len(traced(res, "no-key-on-compacted-topic")); noKey != 0 {
+		t.Errorf("%d records without key reached the compacted topic (the liveness probe must carry a key)", noKey)
+	}
+}

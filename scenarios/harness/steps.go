@@ -334,6 +334,7 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 	r.Observer.Facts.Healed = healed(w, r.Cluster)
 	var ctrl = r.activeController()
 	final := r.Observer.final(ctrl, r.manual)
+	markCompacted(&final, recs)
 	if r.Cluster.Spec.KRaft() {
 		r.kraftFinalLeaders(&final)
 		final.Raft = RaftRun(w, r.Cluster)
