@@ -229,6 +229,9 @@ func (p *Producer) encode(b *batch) []byte {
 	if p.txn != nil {
 		rb.Attributes |= transactionalAttribute
 	}
+	if c := p.cfg.CompressionType.Codec(); c > 0 {
+		rb.Attributes |= c // compression.type: the records go compressed (storage/compression.go)
+	}
 	out := rb.AppendTo(nil)
 	clear(recs)
 	p.recs = recs[:0]

@@ -198,6 +198,10 @@ func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records [
 			return -1, -1, terr
 		}
 	}
+	records, kerrStored := b.storedForm(p, records, header.Attributes&storage.CompressionCodecMask)
+	if kerrStored != nil {
+		return -1, -1, kerrStored
+	}
 	info, err := p.log.AppendRawAsLeader(records, p.leaderEpoch, b.ctx.Now())
 	if err != nil {
 		if errors.Is(err, storage.ErrNoKey) {

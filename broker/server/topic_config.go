@@ -26,6 +26,13 @@ package server
 // at its next unclean check (unclean.leader.election.interval.ms, 3.9+).
 // Simplified: the notification's latency through ZooKeeper is not
 // modelled (every node sees the change at once).
+//
+// compression.type (topic; broker compression.type, default producer):
+// with producer the leader stores a batch as the producer compressed it
+// (codec bits and compressed records on the virtual disk, as Kafka);
+// with a codec (or uncompressed) it stores the batch recompressed with it
+// (storedForm), and the stored batch is judged against max.message.bytes
+// again. The followers store what they fetch, as it is.
 
 import (
 	"fmt"
@@ -37,6 +44,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 const compressionAllowed = "allowed: uncompressed, zstd, lz4, snappy, gzip, producer"
@@ -219,4 +227,46 @@ func (b *Broker) traceCleaned() {
 		b.ctx.Log("log-cleaned", sim.S("partition", c.TopicPartition.String()), sim.I("removed", int64(c.RecordsRemoved)),
 			sim.I("segments", int64(c.SegmentsCleaned)))
 	}
+}
+
+// codecOf is the batch codec of a compression.type other than producer.
+func codecOf(compression string) int16 {
+	switch compression {
+	case "gzip":
+		return storage.CodecGzip
+	case "snappy":
+		return storage.CodecSnappy
+	case "lz4":
+		return storage.CodecLZ4
+	case "zstd":
+		return storage.CodecZstd
+	}
+	return storage.CodecNone
+}
+
+// storedForm returns the batch as p's log stores it: as the producer sent
+// it under compression.type=producer or when its codec is the topic's,
+// else recompressed with the topic's codec (LogValidator's
+// validateMessagesAndAssignOffsetsCompressed), then judged against
+// max.message.bytes again, as UnifiedLog.append re-validates sizes that
+// recompression may have changed. A log in a pre-0.11 format stores its
+// legacy messages uncompressed (compressed wrapper messages are not
+// modelled).
+func (b *Broker) storedForm(p *Partition, records []byte, codec int16) ([]byte, *kerr.Error) {
+	target := b.cfg.compression(p.tp.Topic)
+	if target == "producer" || codecOf(target) == codec || p.log.Magic() < storage.MagicV2 {
+		return records, nil
+	}
+	rb, _, err := storage.DecodeBatch(records)
+	if err != nil {
+		return nil, kerr.CorruptMessage
+	}
+	rb.Attributes = rb.Attributes&^storage.CompressionCodecMask | codecOf(target)
+	out := rb.AppendTo(nil)
+	b.logp("recompress", p, sim.S("from", storage.CodecName(codec)), sim.S("to", storage.CodecName(codecOf(target))),
+		sim.I("size", int64(len(records))), sim.I("stored", int64(len(out))))
+	if !b.checkMessageSize(p, len(out)) {
+		return nil, kerr.MessageTooLarge
+	}
+	return out, nil
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkasim/kafkasim/broker/server"
+	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/sim"
@@ -167,5 +169,50 @@ func TestCompactedTopicIsNotLoss(t *testing.T) {
 	}
 	if noKey := len(traced(res, "no-key-on-compacted-topic")); noKey != 0 {
 		t.Errorf("%d records without key reached the compacted topic (the liveness probe must carry a key)", noKey)
+	}
+}
+
+// TestCompressionTypeShapesTheLog: under compression.type=producer the
+// log keeps the producer's gzip batch; a topic codec recompresses it
+// (zstd); an uncompressed topic stores it decompressed, judged against
+// max.message.bytes as stored (MESSAGE_TOO_LARGE).
+func TestCompressionTypeShapesTheLog(t *testing.T) {
+	res := runBuiltin(t, "compression", "gzip")
+	codecs := func(topic string) []int16 {
+		var out []int16
+		for i := 0; i < 3; i++ {
+			id, _ := res.World.Lookup(server.NodeName(int32(i)))
+			b, _ := res.World.Node(id).(*server.Broker)
+			if b == nil {
+				continue
+			}
+			p, ok := b.Partition(storage.TopicPartition{Topic: topic, Partition: 0})
+			if !ok {
+				continue
+			}
+			if err := p.Log().Batches(0, func(bi storage.BatchInfo) { out = append(out, bi.Attributes&storage.CompressionCodecMask) }); err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		return nil
+	}
+	if got := codecs("z"); len(got) == 0 || got[0] != storage.CodecGzip {
+		t.Errorf("z (compression.type=producer): codecs %v, want the producer's gzip first", got)
+	}
+	if got := codecs("r"); len(got) == 0 || got[0] != storage.CodecZstd {
+		t.Errorf("r (compression.type=zstd): codecs %v, want zstd", got)
+	}
+	refused := 0
+	for _, op := range res.History.Ops {
+		if op.Kind == checkers.Send && op.Topic == "u" && op.Process == "p1" {
+			if op.Outcome != checkers.Fail || !strings.Contains(op.Error, "MESSAGE_TOO_LARGE") {
+				t.Errorf("u: %s %s %s, want MESSAGE_TOO_LARGE", op.Value, op.Outcome, op.Error)
+			}
+			refused++
+		}
+	}
+	if refused != 20 {
+		t.Errorf("u: %d sends refused, want 20", refused)
 	}
 }
