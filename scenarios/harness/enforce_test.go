@@ -61,14 +61,27 @@ func TestMessageTooLargeFailsTheRecord(t *testing.T) {
 	for _, r := range traced(res, "produce-retry") {
 		t.Errorf("the producer retried: %s", r.String())
 	}
+	var forty int64 = -1
+	acked := 0
+	for _, op := range res.History.Ops {
+		if op.Kind == checkers.Send && op.Outcome == checkers.OK && op.Value == "a-value-of-forty-bytes-or-so-for-the-log" {
+			forty = op.Offset
+		}
+		if op.Kind == checkers.Send && op.Process == "p2" && op.Outcome == checkers.OK {
+			acked++
+		}
+	}
+	if acked != 8 || len(traced(res, "produce-split")) != 1 {
+		t.Errorf("p2: %d of 8 records acknowledged, %d splits: want its refused batch split once and every record appended", acked, len(traced(res, "produce-split")))
+	}
 	b2 := false
 	for _, r := range traced(res, "follower-append") {
-		if r.Name == "b2" && strings.Contains(r.String(), "first=3 last=3") {
+		if r.Name == "b2" && strings.Contains(r.String(), fmt.Sprintf("first=%d last=%d", forty, forty)) {
 			b2 = true
 		}
 	}
-	if !b2 {
-		t.Errorf("b2 did not replicate offset 3 (a 108-byte batch, above the lowered limit of 70) after its restart")
+	if forty < 0 || !b2 {
+		t.Errorf("b2 did not replicate offset %d (a 108-byte batch, above the lowered limit of 70) after its restart", forty)
 	}
 }
 
