@@ -229,3 +229,23 @@ func TestCompressionTypeShapesTheLog(t *testing.T) {
 		t.Errorf("u: %d sends refused, want 20", refused)
 	}
 }
+
+// TestAlterConfigEnablesUncleanElectionKRaft: in KRaft (3.9+) the changed
+// value reaches the controller's next periodic unclean check.
+func TestAlterConfigEnablesUncleanElectionKRaft(t *testing.T) {
+	res := runBuiltin(t, "unclean-alter-config-kraft", "enable")
+	var at []sim.Time
+	for _, r := range traced(res, "controller-unclean-check") {
+		if strings.Contains(r.String(), "elected=1") {
+			at = append(at, r.Time)
+		}
+	}
+	if len(at) != 1 || at[0] < sim.Time(31*sim.Second) || at[0] > sim.Time(33*sim.Second) {
+		t.Fatalf("unclean elections at %v: want one at the first check after the alter-config step at 31s", at)
+	}
+	for _, r := range traced(runBuiltin(t, "unclean-alter-config-kraft", "keep"), "controller-unclean-check") {
+		if strings.Contains(r.String(), "elected=1") {
+			t.Fatalf("keep: %s", r.String())
+		}
+	}
+}
