@@ -3,6 +3,7 @@ package cluster
 import (
 	"testing"
 
+	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -74,5 +75,34 @@ func TestRecordsConfigsOnTheWire(t *testing.T) {
 	a.run(sim.Second)
 	if s, ok := a.c.Broker(0).TopicSettings("t"); !ok || s.CompressionType != "zstd" || *s.MaxMessageBytes != 500 {
 		t.Errorf("after a restart: %+v, want compression.type zstd and max.message.bytes 500", s)
+	}
+}
+
+// In KRaft mode the configs CreateTopics gives a topic (its ConfigRecords)
+// take effect on the brokers: max.message.bytes refuses a larger batch,
+// compression.type recompresses what is stored.
+func TestKRaftCreateTopicsConfigsTakeEffect(t *testing.T) {
+	a := newAPICluster(t, map[string]string{"process.roles": "broker,controller", "inter.broker.protocol.version": "3.9"}, nil)
+	req := createTopic(7, "limited", 1, 3)
+	limit, codec := "100", "gzip"
+	req.Topics[0].Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "max.message.bytes", Value: &limit}, {Name: "compression.type", Value: &codec}}
+	if ts := a.createTopics(0, req); ts[0].ErrorCode != 0 {
+		t.Fatalf("CreateTopics: %s", errName(ts[0].ErrorCode))
+	}
+	a.waitLeaders("limited", 1)
+	if p := a.produce("limited", 0, 7, "small"); p.ErrorCode != 0 {
+		t.Fatalf("small: %s", errName(p.ErrorCode))
+	}
+	if p := a.produce("limited", 0, 7, "a value long enough to pass one hundred bytes once the batch header is counted"); p.ErrorCode != kerr.MessageTooLarge.Code {
+		t.Fatalf("large: %s, want MESSAGE_TOO_LARGE", errName(p.ErrorCode))
+	}
+	l := a.leader("limited", 0)
+	part, _ := a.c.Broker(l).Partition(storage.TopicPartition{Topic: "limited", Partition: 0})
+	var codecs []int16
+	if err := part.Log().Batches(0, func(bi storage.BatchInfo) { codecs = append(codecs, bi.Attributes&storage.CompressionCodecMask) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(codecs) != 1 || codecs[0] != storage.CodecGzip {
+		t.Errorf("stored codecs %v, want the topic's gzip", codecs)
 	}
 }

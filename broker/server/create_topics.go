@@ -31,7 +31,10 @@ package server
 //
 // Simplifications: configs are checked for known names and values of
 // their type (ConfigDef's parse) only, and are not stored in ZooKeeper mode (/config/topics is not modelled: every topic has
-// the broker's settings); in KRaft mode the controller keeps them. A failed
+// the broker's settings); in KRaft mode the controller keeps them as
+// ConfigRecords, and the brokers and the controller act on the modelled
+// ones (min.insync.replicas, unclean.leader.election.enable,
+// max.message.bytes, compression.type, cleanup.policy: topic_config.go). A failed
 // forward (no controller known, or no answer within
 // controller.socket.timeout.ms) is NOT_CONTROLLER, which clients retry,
 // where Kafka's forwarding retries by itself. No create-topic policy,

@@ -74,8 +74,8 @@ func (b *Broker) getOrCreatePartition(tp storage.TopicPartition) *Partition {
 		panic(fmt.Sprintf("broker %d: creating the log of %s: %v", b.cfg.BrokerID, tp, err))
 	}
 	p := &Partition{tp: tp, name: tp.String(), log: l, leader: -1, leaderEpoch: -1, hw: min(b.hwOnDisk[tp], l.LogEndOffset())}
-	p.minISR = b.cfg.minISR(tp.Topic)
-	p.unclean = b.cfg.unclean(tp.Topic)
+	p.minISR = b.minISRFor(tp.Topic)
+	p.unclean = b.uncleanFor(tp.Topic)
 	p.strictMinISR = b.cfg.KRaft != nil && b.cfg.KRaft.ELR
 	b.setPartition(tp, p)
 	return p

@@ -14,6 +14,9 @@ package server
 // still replicate; replica.fetch.max.bytes is not a hard limit since
 // 0.10.1 (KIP-74): a fetch returns at least one batch (fetch.go).
 //
+// In KRaft mode a topic's ConfigRecords (the configs CreateTopics gave
+// it) come first, then the configuration's overrides (imageTopicConfig).
+//
 // AlterTopicConfig stands for the ZooKeeper path of a topic config change
 // (AlterConfigs writes /config/topics/<t> and a /config/changes
 // notification; every broker's TopicConfigHandler applies it) and for
@@ -38,9 +41,11 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
+	"github.com/kafkasim/kafkasim/broker/metadata"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/sim"
@@ -65,8 +70,7 @@ func (s TopicSettings) validate(t string) error {
 	case s.CompressionType != "" && !validCompression(s.CompressionType):
 		return fmt.Errorf("topic %s: compression.type %q: %s", t, s.CompressionType, compressionAllowed)
 	}
-	switch s.CleanupPolicy {
-	case "", storage.CleanupDelete, storage.CleanupCompact, storage.CleanupCompactDelete, "delete,compact":
+	if s.CleanupPolicy == "" || validCleanupPolicy(s.CleanupPolicy) {
 		return nil
 	}
 	return fmt.Errorf("topic %s: cleanup.policy %q: allowed: delete, compact, compact,delete", t, s.CleanupPolicy)
@@ -97,6 +101,14 @@ func (l *TopicLog) apply(c *storage.Config) bool {
 		c.MessageFormatVersion != before.MessageFormatVersion
 }
 
+func validCleanupPolicy(p string) bool {
+	switch p {
+	case storage.CleanupDelete, storage.CleanupCompact, storage.CleanupCompactDelete, "delete,compact":
+		return true
+	}
+	return false
+}
+
 // TopicSettingsOf returns the overrides that give a broker t's
 // configuration: every setting of t that replication and the log consult.
 func TopicSettingsOf(t config.Topic) TopicSettings {
@@ -106,6 +118,72 @@ func TopicSettingsOf(t config.Topic) TopicSettings {
 		Log: &TopicLog{SegmentBytes: int64(t.SegmentBytes), SegmentMs: t.SegmentRoll, RetentionMs: t.Retention, RetentionBytes: t.RetentionBytes,
 			IndexIntervalBytes: int64(t.IndexIntervalBytes), FlushIntervalMessages: t.FlushMessages, FlushIntervalMs: t.Flush,
 			MessageFormatVersion: t.MessageFormatVersion}}
+}
+
+// imageTopicConfig returns topic's own value of config name in the KRaft
+// metadata (a ConfigRecord: the configs CreateTopics gave it), if any:
+// the broker's image, or a dedicated controller's committed one. Kafka's
+// brokers and controller take a topic's configs from there; ZooKeeper mode
+// keeps none (create_topics.go).
+func (b *Broker) imageTopicConfig(topic, name string) (string, bool) {
+	img := b.Image()
+	if img == nil {
+		if qc := b.QuorumController(); qc != nil {
+			img = qc.Image()
+		}
+	}
+	if img == nil {
+		return "", false
+	}
+	return img.Config(metadata.ResourceTopic, topic, name)
+}
+
+// imageInt is imageTopicConfig of an integer config.
+func (b *Broker) imageInt(topic, name string) (int, bool) {
+	if v, ok := b.imageTopicConfig(topic, name); ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// minISRFor is topic's min.insync.replicas: its ConfigRecord, else the
+// configuration's.
+func (b *Broker) minISRFor(topic string) int {
+	if n, ok := b.imageInt(topic, config.PropMinInsyncReplicas); ok && n >= 1 {
+		return n
+	}
+	return b.cfg.minISR(topic)
+}
+
+// uncleanFor is topic's unclean.leader.election.enable: its
+// ConfigRecord, else the configuration's.
+func (b *Broker) uncleanFor(topic string) bool {
+	if v, ok := b.imageTopicConfig(topic, config.PropUncleanLeaderElection); ok {
+		if on, err := strconv.ParseBool(strings.ToLower(strings.TrimSpace(v))); err == nil {
+			return on
+		}
+	}
+	return b.cfg.unclean(topic)
+}
+
+// maxMessageBytesFor is topic's max.message.bytes: its ConfigRecord, else
+// the configuration's.
+func (b *Broker) maxMessageBytesFor(topic string) int {
+	if n, ok := b.imageInt(topic, config.PropMaxMessageBytes); ok && n >= 0 {
+		return n
+	}
+	return b.cfg.maxMessageBytes(topic)
+}
+
+// compressionFor is topic's compression.type: its ConfigRecord, else the
+// configuration's.
+func (b *Broker) compressionFor(topic string) string {
+	if v, ok := b.imageTopicConfig(topic, config.PropCompressionType); ok && validCompression(strings.TrimSpace(v)) {
+		return strings.TrimSpace(v)
+	}
+	return b.cfg.compression(topic)
 }
 
 // maxMessageBytes is topic's max.message.bytes.
@@ -132,16 +210,16 @@ func (b *Broker) logConfig(tp storage.TopicPartition) *storage.Config {
 		return c
 	}
 	s, ok := b.cfg.TopicOverrides[tp.Topic]
-	if !ok {
-		return nil
-	}
 	c := b.cfg.Storage
 	differs := false
-	if s.CleanupPolicy != "" && s.CleanupPolicy != c.CleanupPolicy {
+	if ok && s.CleanupPolicy != "" && s.CleanupPolicy != c.CleanupPolicy {
 		c.CleanupPolicy, differs = s.CleanupPolicy, true
 	}
-	if s.Log != nil && s.Log.apply(&c) {
+	if ok && s.Log != nil && s.Log.apply(&c) {
 		differs = true
+	}
+	if v, ok := b.imageTopicConfig(tp.Topic, "cleanup.policy"); ok && validCleanupPolicy(v) && v != c.CleanupPolicy {
+		c.CleanupPolicy, differs = v, true
 	}
 	if !differs {
 		return nil
@@ -152,7 +230,7 @@ func (b *Broker) logConfig(tp storage.TopicPartition) *storage.Config {
 // checkMessageSize answers MESSAGE_TOO_LARGE for a batch of size bytes
 // above p's topic's max.message.bytes.
 func (b *Broker) checkMessageSize(p *Partition, size int) bool {
-	limit := b.cfg.maxMessageBytes(p.tp.Topic)
+	limit := b.maxMessageBytesFor(p.tp.Topic)
 	if size <= limit {
 		return true
 	}
@@ -171,11 +249,11 @@ func (b *Broker) AlterTopicConfig(ctx *sim.Context, topic string, s TopicSetting
 		return err
 	}
 	b.ctx = ctx
-	wasUnclean := b.cfg.unclean(topic)
+	wasUnclean := b.uncleanFor(topic)
 	b.PresetTopicConfig(topic, s)
-	ctx.Log("topic-config", sim.S("topic", topic), sim.I("min-isr", int64(b.cfg.minISR(topic))),
-		sim.S("unclean", strconv.FormatBool(b.cfg.unclean(topic))), sim.I("max-message-bytes", int64(b.cfg.maxMessageBytes(topic))),
-		sim.S("compression", b.cfg.compression(topic)))
+	ctx.Log("topic-config", sim.S("topic", topic), sim.I("min-isr", int64(b.minISRFor(topic))),
+		sim.S("unclean", strconv.FormatBool(b.uncleanFor(topic))), sim.I("max-message-bytes", int64(b.maxMessageBytesFor(topic))),
+		sim.S("compression", b.compressionFor(topic)))
 	for _, tp := range b.logs.Partitions() {
 		if tp.Topic != topic {
 			continue
@@ -189,10 +267,10 @@ func (b *Broker) AlterTopicConfig(ctx *sim.Context, topic string, s TopicSetting
 			return err
 		}
 		if p := b.partitions[tp]; p != nil {
-			p.minISR, p.unclean = b.cfg.minISR(topic), b.cfg.unclean(topic)
+			p.minISR, p.unclean = b.minISRFor(topic), b.uncleanFor(topic)
 		}
 	}
-	if !wasUnclean && b.cfg.unclean(topic) && b.controller != nil && b.cfg.release() >= config.V2_1 {
+	if !wasUnclean && b.uncleanFor(topic) && b.controller != nil && b.cfg.release() >= config.V2_1 {
 		b.controller.EnableTopicUncleanLeaderElection(ctx, topic)
 	}
 	return nil
@@ -253,7 +331,7 @@ func codecOf(compression string) int16 {
 // legacy messages uncompressed (compressed wrapper messages are not
 // modelled).
 func (b *Broker) storedForm(p *Partition, records []byte, codec int16) ([]byte, *kerr.Error) {
-	target := b.cfg.compression(p.tp.Topic)
+	target := b.compressionFor(p.tp.Topic)
 	if target == "producer" || codecOf(target) == codec || p.log.Magic() < storage.MagicV2 {
 		return records, nil
 	}

@@ -44,7 +44,7 @@ func (b *Broker) startZK() {
 		Send: func(to int32, req kmsg.Request, cb func(kmsg.Response, error)) {
 			b.send(to, req, b.cfg.ControllerTimeout, cb)
 		},
-		Unclean:           func(topic string) bool { return b.cfg.unclean(topic) },
+		Unclean:           b.uncleanFor,
 		AutoRebalance:     b.cfg.AutoLeaderRebalance,
 		RebalanceInterval: b.cfg.LeaderImbalanceCheckInterval,
 		ImbalancePercent:  b.cfg.LeaderImbalancePerBrokerPercentage,
