@@ -11,6 +11,12 @@
 //     (permitted when the partition is leaderless by design, Facts.Offline:
 //     held, not lost, but nobody may commit it).
 //
+// On a compacted partition (PartitionFinal.Compacted: the log cleaner
+// removed records), a keyed send whose offset the cleaner emptied while a
+// later record of its key is committed is no anomaly: compaction keeps only
+// the latest record of each key (Kafka documentation, "Log Compaction").
+// The verdict's notes count them.
+//
 // Every anomaly is a violation; each also says whether Kafka's durability
 // contract permits it (Permitted), by the loss facts of contract.go: acks=0,
 // an unclean election, an acks=1 leader failure, or every ISR member down at
@@ -67,6 +73,7 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 	var notes []string
 	unknown := false
 	lost, omitted := 0, 0 // NB: past MaxAnomalies a loss is only counted: the verdict keeps none past it
+	compacted := 0        // keyed sends the log cleaner removed (PartitionFinal.Compacted)
 	for _, k := range sortedTPs(byTP) {
 		ops := byTP[k]
 		byOffset := func(a, b *Op) int { return cmp.Or(cmp.Compare(a.Offset, b.Offset), cmp.Compare(a.Index, b.Index)) }
@@ -94,9 +101,14 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 		// the committed log, if any: most partitions have none.
 		var where map[string]int64
 		var who *holderIndex
+		keys := compactionIndex{pf: pf, judge: judge}
 		for _, op := range ops {
 			e, found := judge.At(op.Offset)
 			if found && e.Value == op.Value && e.Offset < judge.HW {
+				continue
+			}
+			if keys.superseded(op.Key, op.Offset, found && e.Offset == op.Offset) {
+				compacted++ // removed by the cleaner: a later record of its key is committed
 				continue
 			}
 			if where == nil {
@@ -150,9 +162,50 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 		}
 	}
 	notes = append([]string{strconv.Itoa(total) + " acknowledged sends checked, " + strconv.Itoa(lost) + " not in the final committed log"}, notes...)
+	if compacted > 0 {
+		notes = append(notes, strconv.Itoa(compacted)+" acknowledged keyed sends removed by log compaction (cleanup.policy=compact): a later record of each one's key is committed, as compaction promises")
+	}
 	v := verdict(NameAckedLoss, anomalies, unknown, notes...)
 	v.Omitted += omitted
 	return v
+}
+
+// compactionIndex tells, on a compacted partition, whether a keyed record
+// missing from the judge's log may have been removed by the log cleaner:
+// a later record of its key is committed. Its index of the last committed
+// offset of each key is built on the first question.
+type compactionIndex struct {
+	pf    PartitionFinal
+	judge Replica
+	last  map[string]int64
+	// removed are the acknowledged offsets the cleaner removed
+	// (consumer.go's removedByCleaner), built on first use.
+	removed map[int64]bool
+}
+
+// superseded reports whether the record of key at offset, absent from
+// the judge's log (held false: its offset holds no other record), was
+// removed by compaction.
+func (x *compactionIndex) superseded(key string, offset int64, held bool) bool {
+	if !x.pf.Compacted || key == "" || held {
+		return false
+	}
+	if x.last == nil {
+		x.last = map[string]int64{}
+		for _, e := range committed(x.judge) {
+			if e.Key != "" {
+				x.last[e.Key] = e.Offset
+			}
+		}
+	}
+	last, ok := x.last[key]
+	return ok && last > offset
+}
+
+// holds reports whether the judge's log has a record at offset.
+func (x *compactionIndex) holds(offset int64) bool {
+	_, ok := x.judge.At(offset)
+	return ok
 }
 
 // holderIndex answers holders for one partition, from an index of every

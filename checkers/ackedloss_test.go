@@ -171,8 +171,8 @@ func TestAckedLossUnknownWithoutJudge(t *testing.T) {
 // power, b2 crashed; b0 came back first with less and was elected).
 func TestAckedLossAllReplicasDownOneLostData(t *testing.T) {
 	pf := PartitionFinal{Topic: "t", Partition: 0, Leader: 0, LeaderEpoch: 2, Replicas: []Replica{
-		{ReplicaState: ReplicaState{Broker: 0, Alive: true, Role: Leader, LeaderEpoch: 2, LEO: 1, HW: 1}, Log: []Entry{{0, 0, "m1"}}},
-		{ReplicaState: ReplicaState{Broker: 1, Alive: true, Role: Follower, LeaderEpoch: 2, LEO: 1, HW: 1}, Log: []Entry{{0, 0, "m1"}}},
+		{ReplicaState: ReplicaState{Broker: 0, Alive: true, Role: Leader, LeaderEpoch: 2, LEO: 1, HW: 1}, Log: []Entry{{Offset: 0, LeaderEpoch: 0, Value: "m1"}}},
+		{ReplicaState: ReplicaState{Broker: 1, Alive: true, Role: Follower, LeaderEpoch: 2, LEO: 1, HW: 1}, Log: []Entry{{Offset: 0, LeaderEpoch: 0, Value: "m1"}}},
 	}}
 	rec := NewRecorder()
 	id := rec.Send(0, "p", "t", 0, "", "m1", -1)

@@ -60,6 +60,9 @@ type consumerFacts struct {
 	known     map[tp][]int64 // sorted known offsets
 	acked     map[tp][]*Op   // acknowledged sends, into h.Ops
 	values    map[tp]map[int64]offsetValues
+	// compacted are the compacted partitions' key indexes (ackedloss.go):
+	// a group may never see a record the cleaner removed first.
+	compacted map[tp]*compactionIndex
 }
 
 // offsetValues are the distinct values seen at one offset: first, then the
@@ -85,6 +88,14 @@ func newConsumerFacts(h History, f Final, con *contract) *consumerFacts {
 	cf := &consumerFacts{h: h, semantics: map[string]string{}, group: map[string]string{}, con: con, loss: map[tp]string{},
 		known: map[tp][]int64{}, acked: map[tp][]*Op{}, values: map[tp]map[int64]offsetValues{}}
 	cf.unfenced = map[string]bool{}
+	for _, pf := range f.Partitions {
+		if judge, ok := pf.Judge(); ok && pf.Compacted {
+			if cf.compacted == nil {
+				cf.compacted = map[tp]*compactionIndex{}
+			}
+			cf.compacted[tp{pf.Topic, pf.Partition}] = &compactionIndex{pf: pf, judge: judge}
+		}
+	}
 	for _, c := range h.Consumers {
 		cf.semantics[c.Process], cf.group[c.Process] = c.Semantics, c.Group
 		if c.UnfencedCommits {
@@ -150,10 +161,32 @@ func (cf *consumerFacts) skipped(k tp, a, b int64) []int64 {
 	ks := cf.known[k]
 	i := sort.Search(len(ks), func(i int) bool { return ks[i] > a })
 	var out []int64
+	removed := cf.removedByCleaner(k)
 	for ; i < len(ks) && ks[i] < b; i++ {
-		out = append(out, ks[i])
+		if !removed[ks[i]] {
+			out = append(out, ks[i])
+		}
 	}
 	return out
+}
+
+// removedByCleaner returns the offsets of k's acknowledged sends the log
+// cleaner removed (nil unless k is compacted): a consumer rightly skips
+// them.
+func (cf *consumerFacts) removedByCleaner(k tp) map[int64]bool {
+	x := cf.compacted[k]
+	if x == nil {
+		return nil
+	}
+	if x.removed == nil {
+		x.removed = map[int64]bool{}
+		for _, s := range cf.acked[k] {
+			if x.superseded(s.Key, s.Offset, x.holds(s.Offset)) {
+				x.removed[s.Offset] = true
+			}
+		}
+	}
+	return x.removed
 }
 
 // lossFacts fills cf.loss and cf.offsets from the contract.
@@ -300,6 +333,9 @@ func consumers(h History, cf *consumerFacts) Verdict {
 			for _, s := range cf.acked[k] {
 				if _, ok := dv[s.Value]; ok || s.Offset < start[g][k] {
 					continue
+				}
+				if x := cf.compacted[k]; x != nil && x.superseded(s.Key, s.Offset, x.holds(s.Offset)) {
+					continue // the cleaner removed it: a later record of its key is committed
 				}
 				if s.Offset > bound {
 					unseen = append(unseen, s)

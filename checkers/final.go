@@ -45,6 +45,9 @@ type Entry struct {
 	Offset      int64
 	LeaderEpoch int32
 	Value       string
+	// Key is the record's key ("" for none): on a compacted topic, a
+	// later record of the same key lets the cleaner remove this one.
+	Key string `json:",omitempty"`
 }
 
 // ReplicaState is a replica's replication state, as the invariants monitor
@@ -110,6 +113,11 @@ type PartitionFinal struct {
 	LeaderEpoch int32
 	// Replicas are the assigned replicas, in any order.
 	Replicas []Replica
+	// Compacted is set when the log cleaner removed records of the
+	// partition (cleanup.policy with compact): a keyed record missing from
+	// the final log while a later record of its key is committed was
+	// removed by design, not lost (ackedloss.go).
+	Compacted bool `json:",omitempty"`
 }
 
 // Replica returns the replica on broker, and false if there is none.

@@ -470,11 +470,15 @@ func (m *Monitor) committedLoss(v Verdict, h History, f Final, c *contract) Verd
 		if !ok {
 			continue
 		}
+		keys := compactionIndex{pf: pf, judge: judge}
 		for _, ec := range w.committed {
 			checked++
 			e, found := judge.At(ec.Offset)
 			if found && e.Value == ec.Value && e.Offset < judge.HW {
 				continue
+			}
+			if keys.superseded(ec.Key, ec.Offset, found && e.Offset == ec.Offset) {
+				continue // removed by the log cleaner (ackedloss.go)
 			}
 			if reported[k][ec.Value] {
 				continue

@@ -27,14 +27,16 @@ package scenarios
 //	...
 //
 // Steps: run DUR; produce CLIENT TOPIC/P VALUE [acks=all|-1|1|0]
-// [timeout=DUR]; await CLIENT ack VALUE [within=DUR] (fails the run unless
+// [timeout=DUR] [key=K]; await CLIENT ack VALUE [within=DUR] (fails the run unless
 // the record is acknowledged); await CLIENT done VALUE [within=DUR] (any
 // outcome); await NODE KIND
 // [FIELD=VALUE ...] [within=DUR]; crash B; power-loss B [keep=none|some|all];
 // shutdown B (a controlled shutdown);
 // restart B;
 // restart-all; pause B DUR; cut A -> B; cut A <-> B; partition A,B | C,D;
-// heal; producer NAME [props]; send PRODUCER TOPIC/P COUNT [interval=DUR];
+// heal; producer NAME [props]; send PRODUCER TOPIC/P COUNT [interval=DUR]
+// [key=K]; alter-config topic NAME property=value ... (a topic's configs
+// changed during the run);
 // lossy A <-> B drop=P duplicate=P reorder=P; swarm DUR [rates]; with
 // 'controller manual': leader-and-isr TOPIC/P leader=bN
 // epoch=N isr=bA,bB [to=bA,bB] sends the controller's LeaderAndIsr to the
@@ -86,6 +88,10 @@ type TopicSpec struct {
 	Partitions        int
 	ReplicationFactor int
 	Assignment        [][]int32
+	// Config holds the topic's own configs, from the topic line's topic
+	// properties (min.insync.replicas=2 cleanup.policy=compact ...); they
+	// apply over the run's (set lines, variants).
+	Config map[string]string
 }
 
 // Step is one line of a script's body.
@@ -482,7 +488,7 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 			st.Dur, err = ParseDuration(pos[0])
 		}
 	case "produce":
-		if err = need(3, "produce CLIENT TOPIC/PARTITION VALUE [acks=all] [timeout=30s]"); err == nil {
+		if err = need(3, "produce CLIENT TOPIC/PARTITION VALUE [acks=all] [timeout=30s] [key=K]"); err == nil {
 			if _, _, ok := strings.Cut(pos[1], "/"); !ok {
 				err = fmt.Errorf("produce: %q: want TOPIC/PARTITION, e.g. t/0", pos[1])
 			}
@@ -524,7 +530,11 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 	case "producer":
 		err = need(1, "producer NAME [producer property=value ...]")
 	case "send":
-		err = need(3, "send PRODUCER TOPIC/PARTITION COUNT [interval=DUR]")
+		err = need(3, "send PRODUCER TOPIC/PARTITION COUNT [interval=DUR] [key=K]")
+	case "alter-config":
+		if len(pos) != 2 || pos[0] != "topic" || len(kv) == 0 {
+			err = fmt.Errorf("alter-config: want 'alter-config topic NAME property=value ...' (a topic's configs, e.g. unclean.leader.election.enable=true; only topics can be altered)")
+		}
 	case "lossy":
 		if err = need(3, "lossy A <-> B drop=P duplicate=P reorder=P  (A or B may be *: every broker)"); err == nil && pos[1] != "->" && pos[1] != "<->" {
 			err = fmt.Errorf("lossy: %q: want -> or <->", pos[1])
@@ -552,7 +562,7 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 			}
 		}
 	default:
-		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, shutdown, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm, producer, send, lossy, consumer, kill-consumer, restart-consumer, close-consumer, crash-coordinator, init-txn, begin, commit, abort, delay)", word)
+		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, shutdown, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm, producer, send, lossy, consumer, kill-consumer, restart-consumer, close-consumer, crash-coordinator, init-txn, begin, commit, abort, delay, alter-config)", word)
 	}
 	return st, err
 }

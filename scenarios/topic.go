@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kafkasim/kafkasim/broker/config"
 )
 
 // Bounds of a script's cluster.
@@ -32,10 +34,15 @@ var topicNameRE = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
 // topicKeys are the keys a topic line may give.
 var topicKeys = []string{"partitions", "rf", "assignment"}
 
-const topicUsage = "topic: want 'topic NAME partitions=N rf=N [assignment=1,0;2,1]'"
+const topicUsage = "topic: want 'topic NAME partitions=N rf=N [assignment=1,0;2,1] [topic property=value ...]'"
 
-// topicLine parses 'topic NAME partitions=N rf=N [assignment=...]' against
-// the brokers the script declared before it.
+// topicLine parses 'topic NAME partitions=N rf=N [assignment=...] [topic
+// property=value ...]' against the brokers the script declared before it.
+// A topic property (min.insync.replicas, unclean.leader.election.enable,
+// max.message.bytes, compression.type, cleanup.policy, retention.ms, ...:
+// config.TopicProperties) is the topic's own config; its value is checked
+// here against the latest release's defaults, and again with the run's
+// release and settings when the cluster is built.
 func (s *Script) topicLine(kv map[string]string, pos []string) (TopicSpec, error) {
 	if len(pos) != 1 {
 		return TopicSpec{}, fmt.Errorf("%s", topicUsage)
@@ -55,9 +62,23 @@ func (s *Script) topicLine(kv map[string]string, pos []string) (TopicSpec, error
 	}
 	sort.Strings(keys) // NB: the first unknown key named is the same every time
 	for _, k := range keys {
-		if !contains(topicKeys, k) {
-			return t, fmt.Errorf("topic %s: unknown key %q (allowed: %s)", t.Name, k, strings.Join(topicKeys, ", "))
+		if contains(topicKeys, k) {
+			continue
 		}
+		if !contains(config.TopicProperties(), k) {
+			msg := fmt.Sprintf("topic %s: unknown key %q (allowed: %s, or a topic property: %s)", t.Name, k, strings.Join(topicKeys, ", "), strings.Join(config.TopicProperties(), ", "))
+			if near := nearest(k, append(append([]string{}, topicKeys...), config.TopicProperties()...)); near != "" {
+				msg += fmt.Sprintf("; did you mean %q?", near)
+			}
+			return t, fmt.Errorf("%s", msg)
+		}
+		if t.Config == nil {
+			t.Config = map[string]string{}
+		}
+		t.Config[k] = kv[k]
+	}
+	if _, err := config.ParseTopic(config.DefaultBroker(), t.Config); err != nil {
+		return t, fmt.Errorf("topic %s: %w", t.Name, err)
 	}
 	if s.Brokers == 0 {
 		return t, fmt.Errorf("topic %s: no 'brokers N' line before it (the replication factor and the assignment are checked against the brokers)", t.Name)
@@ -71,6 +92,11 @@ func (s *Script) topicLine(kv map[string]string, pos []string) (TopicSpec, error
 	if v, ok := kv["rf"]; ok {
 		if t.ReplicationFactor, err = strconv.Atoi(v); err != nil || t.ReplicationFactor < 1 || t.ReplicationFactor > s.Brokers {
 			return t, fmt.Errorf("rf=%q: want a number in [1, %d] (the replication factor is at most the %d brokers)", v, s.Brokers, s.Brokers)
+		}
+	}
+	if v, ok := t.Config[config.PropMinInsyncReplicas]; ok {
+		if n, _ := strconv.Atoi(v); n > t.ReplicationFactor {
+			return t, fmt.Errorf("topic %s: min.insync.replicas=%s above rf=%d: every acks=all produce would fail with NOT_ENOUGH_REPLICAS (allowed: 1 to %d)", t.Name, v, t.ReplicationFactor, t.ReplicationFactor)
 		}
 	}
 	if v, ok := kv["assignment"]; ok {

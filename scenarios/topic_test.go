@@ -22,7 +22,11 @@ func TestTopicLineBounds(t *testing.T) {
 		"brokers 3\ntopic t partitions=2 rf=1 assignment=0;x\n":   "f.txt:2: assignment=\"0;x\": want broker ids like 1,0;0,1, got \"x\"",
 		"brokers 3\ntopic t partitions=2000000000\n":              "f.txt:2: partitions=\"2000000000\": want a number in [1, 10000]",
 		"brokers 3\ntopic t rf=4\n":                               "f.txt:2: rf=\"4\": want a number in [1, 3]",
-		"brokers 3\ntopic t partition=2\n":                        "f.txt:2: topic t: unknown key \"partition\" (allowed: partitions, rf, assignment)",
+		"brokers 3\ntopic t partition=2\n":                        "f.txt:2: topic t: unknown key \"partition\" (allowed: partitions, rf, assignment, or a topic property: ",
+		"brokers 3\ntopic t min.insync.replica=2\n":               "did you mean \"min.insync.replicas\"?",
+		"brokers 3\ntopic t rf=2 min.insync.replicas=3\n":         "f.txt:2: topic t: min.insync.replicas=3 above rf=2",
+		"brokers 3\ntopic t max.message.bytes=big\n":              "f.txt:2: topic t: config: max.message.bytes = \"big\": not an integer",
+		"brokers 3\ntopic t compression.type=brotli\n":            "allowed: uncompressed, zstd (2.1+), lz4, snappy, gzip, producer",
 		"brokers 3\ntopic t/0\n":                                  "f.txt:2: topic name \"t/0\": Kafka allows only ASCII letters, digits, '.', '_' and '-'",
 		"brokers 3\ntopic ..\n":                                   "f.txt:2: topic name \"..\": Kafka refuses",
 		"brokers 3\ntopic " + long + "\n":                         "f.txt:2: topic name of 250 characters: Kafka allows at most 249",
@@ -66,5 +70,22 @@ func TestScriptLineTooLong(t *testing.T) {
 	_, err := Parse("long.txt", "long", strings.NewReader(src))
 	if err == nil || !strings.Contains(err.Error(), "long.txt:3: line longer than 65536 bytes") {
 		t.Fatalf("error = %v", err)
+	}
+}
+
+// TestTopicLineConfigs: a topic line's topic properties are the topic's
+// own configs.
+func TestTopicLineConfigs(t *testing.T) {
+	src := "brokers 3\ntopic t rf=3 min.insync.replicas=2 unclean.leader.election.enable=true cleanup.policy=compact max.message.bytes=2000\ntopic u\n"
+	s, err := Parse("f.txt", "f", strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"min.insync.replicas": "2", "unclean.leader.election.enable": "true", "cleanup.policy": "compact", "max.message.bytes": "2000"}
+	if diff := cmp.Diff(want, s.Topics[0].Config); diff != "" {
+		t.Errorf("topic t's configs (-want +got):\n%s", diff)
+	}
+	if s.Topics[1].Config != nil {
+		t.Errorf("topic u: configs %v, want none", s.Topics[1].Config)
 	}
 }

@@ -7,9 +7,11 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 )
 
@@ -155,6 +157,8 @@ func (c *checker) step(st Step) error {
 		}
 	case "swarm":
 		return c.swarm(st)
+	case "alter-config":
+		return c.alterConfig(st)
 	case "kill-consumer", "restart-consumer", "close-consumer":
 		return c.consumer(a[0])
 	case "crash-coordinator":
@@ -552,4 +556,34 @@ func (c *checker) coordinator(group string) error {
 		return nil
 	}
 	return fmt.Errorf("no consumer before this line is in group %q (groups: %s)", group, strings.Join(sortedKeys(c.groups), ", "))
+}
+
+// alterConfig checks 'alter-config topic NAME property=value ...': a
+// topic of the script, topic properties with values of their type. What
+// depends on the run (the release, the replication factor) is checked
+// when the step runs.
+func (c *checker) alterConfig(st Step) error {
+	topic := st.Args[1]
+	var names []string
+	found := false
+	for _, t := range c.s.Topics {
+		names = append(names, t.Name)
+		found = found || t.Name == topic
+	}
+	if !found && !isVar(topic) {
+		return fmt.Errorf("no topic %q (the script's topics: %s)", topic, strings.Join(names, ", "))
+	}
+	props := map[string]string{}
+	for _, k := range sortedKeys(keySet(st.KV)) {
+		if !slices.Contains(config.TopicProperties(), k) {
+			return unknownKey(k, config.TopicProperties())
+		}
+		if !isVar(st.KV[k]) {
+			props[k] = st.KV[k]
+		}
+	}
+	if _, err := config.ParseTopic(config.DefaultBroker(), props); err != nil {
+		return fmt.Errorf("topic %s: %w", topic, err)
+	}
+	return nil
 }

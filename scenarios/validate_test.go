@@ -65,7 +65,7 @@ func TestScriptValidationErrors(t *testing.T) {
 		{"header typo", "brokrs 3\ntopic t\n", `f.txt:1: unknown keyword "brokrs"; did you mean "brokers"?`},
 		{"step typo", h + "crsh b0\n", `f.txt:3: unknown keyword "crsh"; did you mean "crash"?`},
 		{"variant typo", h + "varaint v truncation=hw\n", `f.txt:3: unknown keyword "varaint"; did you mean "variant"?`},
-		{"step key typo", h + "produce p1 t/0 m1 ack=all\n", `f.txt:3: produce: unknown argument "ack"; did you mean "acks"? (allowed: acks, timeout)`},
+		{"step key typo", h + "produce p1 t/0 m1 ack=all\n", `f.txt:3: produce: unknown argument "ack"; did you mean "acks"? (allowed: acks, timeout, key)`},
 		{"step takes no keys", h + "restart b0 now=1\n", `f.txt:3: restart: unknown argument "now": this step takes no key=value arguments`},
 		// Step values that are literal.
 		{"keep", h + "crash b0 keep=half\n", `f.txt:3: crash: keep="half": allowed none, some (the chooser decides), all`},

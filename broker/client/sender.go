@@ -229,6 +229,9 @@ func (p *Producer) encode(b *batch) []byte {
 	if p.txn != nil {
 		rb.Attributes |= transactionalAttribute
 	}
+	if c := p.cfg.CompressionType.Codec(); c > 0 {
+		rb.Attributes |= c // compression.type: the records go compressed (storage/compression.go)
+	}
 	out := rb.AppendTo(nil)
 	clear(recs)
 	p.recs = recs[:0]
@@ -330,6 +333,10 @@ func (p *Producer) batchError(ctx *sim.Context, b *batch, err error, unknown boo
 		p.removeInflight(ps, b)
 		return
 	}
+	if ke == kerr.MessageTooLarge && len(b.recs) > 1 && b.seq < 0 && p.txn == nil {
+		p.splitAndRequeue(ctx, ps, b)
+		return
+	}
 	retriable := ke == nil || ke.Retriable
 	if p.cfg.EnableIdempotence && ke != nil {
 		switch p.idempotentError(ps, b, ke) {
@@ -353,6 +360,30 @@ func (p *Producer) batchError(ctx *sim.Context, b *batch, err error, unknown boo
 		return
 	}
 	p.failBatch(ctx, ps, b, err)
+}
+
+// splitAndRequeue is Kafka's Sender answer to MESSAGE_TOO_LARGE for a
+// batch of more than one record (RecordAccumulator.splitAndReenqueue): the
+// batch is split and its records go back to the front of the queue, here
+// one record per batch (Kafka splits by batch.size), keeping their
+// creation time and delivery deadline. A record alone in its batch that is
+// still too large then fails. NB: only without sequence numbers: Kafka
+// re-sequences the split batches of an idempotent producer, which is not
+// modelled; there the batch fails as a whole (MESSAGE_TOO_LARGE is not
+// retriable).
+func (p *Producer) splitAndRequeue(ctx *sim.Context, ps *partitionState, b *batch) {
+	p.removeInflight(ps, b)
+	b.done = true
+	parts := make([]*batch, 0, len(b.recs))
+	for _, w := range b.recs {
+		p.batchSeq++
+		nb := &batch{id: p.batchSeq, tp: b.tp, ps: ps, created: b.created, deadline: b.deadline, seq: -1,
+			bytes: storage.RecordBatchOverhead + estimateSize(&w.rec), closed: true, unknown: b.unknown}
+		nb.recs = append(nb.first[:0], w)
+		parts = append(parts, nb)
+	}
+	ps.queue = slices.Insert(ps.queue, 0, parts...)
+	ctx.Log("produce-split", sim.S("partition", ps.name), sim.I("batch", int64(b.id)), sim.I("records", int64(len(b.recs))))
 }
 
 // requeue puts a batch to retry at the front of its queue (reenqueue);

@@ -28,6 +28,10 @@ type Topic struct {
 	// Assignment, if set, is the replica list of each partition, preferred
 	// leader first; otherwise Kafka's assignment is computed.
 	Assignment [][]int32
+	// Config holds the topic's own configs (min.insync.replicas,
+	// unclean.leader.election.enable, max.message.bytes, compression.type,
+	// cleanup.policy, ...), applied over Spec.Config.Topic.
+	Config map[string]string
 }
 
 // Spec describes a cluster.
@@ -82,6 +86,9 @@ type Cluster struct {
 
 	admins  int             // admin nodes added by CreateTopics
 	configs []server.Config // each broker's, as built
+	// altered holds the topics whose configs changed during the run
+	// (AlterTopicConfig), as changed.
+	altered map[string]config.Topic
 }
 
 // BrokerConfig returns broker i's server configuration, as Build made it.
@@ -114,7 +121,12 @@ func (s Spec) Validate() error {
 		if t.Partitions < 1 {
 			return fmt.Errorf("topic %s: partitions %d: must be >= 1", t.Name, t.Partitions)
 		}
-		if err := s.Config.Validate(s.Brokers, t.ReplicationFactor); err != nil {
+		tc := s.Config
+		var err error
+		if tc.Topic, err = s.Config.Topic.With(s.Config.Broker, t.Config); err != nil {
+			return fmt.Errorf("topic %s: %w", t.Name, err)
+		}
+		if err := tc.Validate(s.Brokers, t.ReplicationFactor); err != nil {
 			return fmt.Errorf("topic %s: %w", t.Name, err)
 		}
 		if t.Assignment != nil && len(t.Assignment) != t.Partitions {
@@ -175,6 +187,8 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 	sc.RackAwareReplicaSelector = b.ReplicaSelectorClass == config.SelectorRackAware
 	sc.MinInsyncReplicas = b.MinInsyncReplicas
 	sc.UncleanLeaderElection = b.UncleanLeaderElectionEnable
+	sc.MessageMaxBytes = b.Records.MessageMaxBytes
+	sc.CompressionType = b.Records.CompressionType.String()
 	unclean := c.Topic.UncleanLeaderElectionEnable
 	sc.TopicOverrides = nil
 	if c.Topic.MinInsyncReplicas != b.MinInsyncReplicas || unclean != b.UncleanLeaderElectionEnable {
@@ -237,7 +251,7 @@ func (p *Plan) Build(w *sim.World) (*Cluster, error) {
 		}
 	}
 	for i, f := range p.brokers {
-		id, err := w.AddNode(server.NodeName(int32(i)), f, sim.NodeOptions{Disk: spec.Disk})
+		id, err := w.AddNode(server.NodeName(int32(i)), c.withAltered(f), sim.NodeOptions{Disk: spec.Disk})
 		if err != nil {
 			return nil, err
 		}

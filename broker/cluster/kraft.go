@@ -152,7 +152,7 @@ func kraftConfig(c config.Config, id int32, roles config.Roles, voters []int32) 
 func (c *Cluster) addControllers(nodes []func() sim.Node) error {
 	for i, f := range nodes {
 		id := server.FirstControllerID + int32(i)
-		n, err := c.World.AddNode(server.NodeName(id), f, sim.NodeOptions{Disk: c.Spec.Disk})
+		n, err := c.World.AddNode(server.NodeName(id), c.withAltered(f), sim.NodeOptions{Disk: c.Spec.Disk})
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,9 @@ package cluster
 // answer every time.
 
 import (
+	"fmt"
+	"maps"
+
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/controller"
 	"github.com/kafkasim/kafkasim/broker/server"
@@ -57,6 +60,9 @@ func NewPlan(spec Spec) (*Plan, error) {
 			sc.ZooKeeper = ""
 		}
 		sc.NoAutoCreate = spec.ScriptedTopics
+		if sc.TopicOverrides, err = spec.topicOverrides(sc.TopicOverrides); err != nil {
+			return nil, err
+		}
 		if kraftMode {
 			sc.KRaft = kraftConfig(spec.Config, int32(i), spec.Config.Broker.KRaft.ProcessRoles, p.voters)
 		}
@@ -76,6 +82,9 @@ func NewPlan(spec Spec) (*Plan, error) {
 			}
 			sc.ZooKeeper = ""
 			sc.KRaft = kraftConfig(spec.Config, id, config.RolesController, p.voters)
+			if sc.TopicOverrides, err = spec.topicOverrides(sc.TopicOverrides); err != nil {
+				return nil, err
+			}
 			f, err := server.New(sc)
 			if err != nil {
 				return nil, err
@@ -88,3 +97,24 @@ func NewPlan(spec Spec) (*Plan, error) {
 
 // Spec is the spec the plan was made from.
 func (p *Plan) Spec() Spec { return p.spec }
+
+// topicOverrides adds to base (not changed) the settings of every topic of
+// the spec: the run's topic configuration with the topic's own configs
+// over it.
+func (s Spec) topicOverrides(base map[string]server.TopicSettings) (map[string]server.TopicSettings, error) {
+	if len(s.Topics) == 0 {
+		return base, nil
+	}
+	out := maps.Clone(base)
+	if out == nil {
+		out = map[string]server.TopicSettings{}
+	}
+	for _, t := range s.Topics {
+		tc, err := s.Config.Topic.With(s.Config.Broker, t.Config)
+		if err != nil {
+			return nil, fmt.Errorf("topic %s: %w", t.Name, err)
+		}
+		out[t.Name] = server.TopicSettingsOf(tc)
+	}
+	return out, nil
+}

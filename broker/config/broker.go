@@ -273,6 +273,8 @@ type Broker struct {
 	ELR ELR
 	// Txn holds the transaction coordinator's properties (txn.go).
 	Txn Txn
+	// Records holds message.max.bytes and compression.type (records.go).
+	Records Records
 }
 
 // DefaultBroker returns Kafka's defaults for the Latest release.
@@ -327,6 +329,7 @@ func DefaultBrokerFor(v Version) Broker {
 		KRaft:                                  defaultKRaft(v),
 		ELR:                                    defaultELR(v),
 		Txn:                                    defaultTxn(v),
+		Records:                                defaultRecords(v),
 	}
 	if !m.LongerTimeouts {
 		b.ReplicaLagTimeMax = sim.Ms(10000)
@@ -340,7 +343,7 @@ func DefaultBrokerFor(v Version) Broker {
 
 const maxInt32 = math.MaxInt32
 
-var brokerProps = newTable(append(append(append(coreBrokerProps(), kraftProps()...), elrProps()...), txnProps()...)...)
+var brokerProps = newTable(append(append(append(coreBrokerProps(), kraftProps()...), elrProps()...), append(txnProps(), recordsProps()...)...)...)
 
 func coreBrokerProps() []property[Broker] {
 	return []property[Broker]{
@@ -503,6 +506,9 @@ func (b Broker) Validate() error {
 		return err
 	}
 	if err := b.validateTxn(); err != nil {
+		return err
+	}
+	if err := b.validateRecords(); err != nil {
 		return err
 	}
 	return b.validateELR()

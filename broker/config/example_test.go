@@ -38,6 +38,7 @@ func Example() {
 	// kafkasim.leader.epoch.fencing=false
 	// kafkasim.truncation.in.fetch=false
 	// log.message.format.version=0.10.2
+	// message.max.bytes=1000012
 	// min.insync.replicas=2
 	// replica.lag.time.max.ms=10000
 	// transaction.partition.verification.enable=false

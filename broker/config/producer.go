@@ -3,7 +3,7 @@ package config
 // This file holds the producer's configuration (Kafka's ProducerConfig).
 // Defaults are those of the 3.x Java producer (KIP-679: acks=all and
 // enable.idempotence=true; linger.ms=0, before KIP-1030 raised it to 5 in
-// 4.0). Simplified vs Kafka: no serializers, compression, buffer.memory,
+// 4.0). Simplified vs Kafka: no serializers, buffer.memory,
 // max.block.ms or transaction.* beyond transactional.id and
 // transaction.timeout.ms; partitioner.class names one of the built-in
 // partitioners, by Kafka's class name or a short name.
@@ -185,6 +185,9 @@ type Producer struct {
 	// 60000ms; in [1, 2147483647]; at most the brokers'
 	// transaction.max.timeout.ms (InitTransactions fails otherwise).
 	TransactionTimeout sim.Duration
+	// CompressionType is compression.type: the codec of the batches the
+	// producer sends (records.go). Default none.
+	CompressionType Compression
 }
 
 // DefaultProducer returns Kafka's defaults (those of Latest).
@@ -210,6 +213,7 @@ func DefaultProducerWith(m Mechanisms) Producer {
 		EnableIdempotence:                m.IdempotenceDefault,
 		Partitioner:                      PartitionerDefault,
 		TransactionTimeout:               sim.Ms(60000),
+		CompressionType:                  CompressionNone,
 	}
 	if !m.AcksAllDefault {
 		p.Acks = AcksLeader
@@ -217,7 +221,7 @@ func DefaultProducerWith(m Mechanisms) Producer {
 	return p
 }
 
-var producerProps = newTable(
+var producerProps = newTable(append(producerRecordsProps(),
 	stringProp("client.id", func(p *Producer) *string { return &p.ClientID }),
 	choiceProp(PropAcks, func(p *Producer) *Acks { return &p.Acks }, ParseAcks, acksAllowed),
 	intProp(PropRetries, func(p *Producer) *int { return &p.Retries }, 0, maxInt32),
@@ -231,7 +235,7 @@ var producerProps = newTable(
 	choiceProp("partitioner.class", func(p *Producer) *Partitioner { return &p.Partitioner }, ParsePartitioner, partitionerAllowedShort),
 	stringProp(PropTransactionalID, func(p *Producer) *string { return &p.TransactionalID }),
 	msProp(PropTransactionTimeoutMs, func(p *Producer) *sim.Duration { return &p.TransactionTimeout }, 1, maxInt32),
-)
+)...)
 
 // ProducerProperties returns every key ParseProducer accepts, sorted.
 func ProducerProperties() []string { return producerProps.names() }

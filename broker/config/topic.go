@@ -3,10 +3,11 @@ package config
 // This file holds the per-topic configuration (Kafka's TopicConfig /
 // LogConfig): the overrides a topic may carry of the broker's log.* and
 // replication defaults. Simplified vs Kafka: only the overrides the testbed
-// acts on are known (no compression.type, max.message.bytes, timestamp or
-// tiered-storage properties); a topic's configuration is fixed when it is
-// parsed (Kafka re-reads dynamic broker defaults, which kafkasim does not
-// have).
+// acts on are known (no timestamp or tiered-storage properties; the
+// records properties max.message.bytes and compression.type are in
+// records.go); a topic's configuration is fixed when it is parsed, except
+// through Topic.With (a script's alter-config step); Kafka re-reads dynamic
+// broker defaults, which kafkasim does not have.
 
 import (
 	"math"
@@ -49,9 +50,15 @@ type Topic struct {
 	FlushMessages int64
 	// Flush is flush.ms (broker: log.flush.interval.ms); at least 0.
 	Flush sim.Duration
+	// MaxMessageBytes is max.message.bytes (broker: message.max.bytes):
+	// the largest record batch the topic accepts; at least 0.
+	MaxMessageBytes int
+	// CompressionType is compression.type (broker: compression.type): the
+	// codec the topic's batches are stored with, or producer.
+	CompressionType Compression
 }
 
-var topicProps = newTable(
+var topicProps = newTable(append(topicRecordsProps(),
 	intProp(PropMinInsyncReplicas, func(t *Topic) *int { return &t.MinInsyncReplicas }, 1, maxInt32),
 	boolProp(PropUncleanLeaderElection, func(t *Topic) *bool { return &t.UncleanLeaderElectionEnable }),
 	choiceProp("cleanup.policy", func(t *Topic) *CleanupPolicy { return &t.CleanupPolicy }, parseCleanupPolicy, cleanupAllowed),
@@ -63,7 +70,7 @@ var topicProps = newTable(
 	intProp("index.interval.bytes", func(t *Topic) *int { return &t.IndexIntervalBytes }, 0, maxInt32),
 	longProp("flush.messages", func(t *Topic) *int64 { return &t.FlushMessages }, 1, math.MaxInt64),
 	msProp("flush.ms", func(t *Topic) *sim.Duration { return &t.Flush }, 0, math.MaxInt64),
-)
+)...)
 
 // TopicProperties returns every key ParseTopic accepts, sorted.
 func TopicProperties() []string { return topicProps.names() }
@@ -82,6 +89,8 @@ func (b Broker) TopicDefaults() Topic {
 		IndexIntervalBytes:          b.LogIndexIntervalBytes,
 		FlushMessages:               b.LogFlushIntervalMessages,
 		Flush:                       b.LogFlushInterval,
+		MaxMessageBytes:             b.Records.MessageMaxBytes,
+		CompressionType:             b.Records.CompressionType,
 	}
 }
 
@@ -109,6 +118,9 @@ func (t Topic) Validate() error { return topicProps.validate(&t) }
 
 // validateWith checks what depends on the broker: the message format.
 func (t Topic) validateWith(b Broker) error {
+	if err := zstdBefore21(PropCompressionType, t.CompressionType, b.InterBrokerProtocolVersion); err != nil {
+		return err
+	}
 	if b.InterBrokerProtocolVersion >= V3_0 {
 		return nil
 	}

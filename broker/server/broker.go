@@ -318,6 +318,7 @@ func (b *Broker) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 		if err := b.logs.Tick(ctx.Now(), b.highWatermarkOf); err != nil {
 			panic(fmt.Sprintf("broker %d: log maintenance: %v", b.cfg.BrokerID, err))
 		}
+		b.traceCleaned()
 		ctx.SetTimer(logTickInterval, timerLogTick)
 	case timerReqTimeout:
 		if id == b.sweep {

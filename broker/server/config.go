@@ -83,9 +83,17 @@ type Config struct {
 	// null selector): consumers read from the leader.
 	RackAwareReplicaSelector bool
 
-	MinInsyncReplicas     int                      // min.insync.replicas (default 1)
-	UncleanLeaderElection bool                     // unclean.leader.election.enable
-	TopicOverrides        map[string]TopicSettings // per-topic overrides
+	MinInsyncReplicas     int  // min.insync.replicas (default 1)
+	UncleanLeaderElection bool // unclean.leader.election.enable
+	// MessageMaxBytes is message.max.bytes (1048588; 1000012 below 2.5):
+	// the largest record batch a produce may append (topic_config.go).
+	MessageMaxBytes int
+	// CompressionType is compression.type ("producer"): the codec batches
+	// are stored with (topic_config.go).
+	CompressionType string
+	// TopicOverrides are the per-topic overrides. The map is never written
+	// in place: AlterTopicConfig replaces it.
+	TopicOverrides map[string]TopicSettings
 
 	ReplicaLagTimeMax    sim.Duration // replica.lag.time.max.ms (30000)
 	ReplicaFetchWaitMax  sim.Duration // replica.fetch.wait.max.ms (500)
@@ -133,10 +141,20 @@ type Config struct {
 	StrictTV2MarkerEpoch bool
 }
 
-// TopicSettings are the topic-level overrides replication consults.
+// TopicSettings are the topic-level overrides replication and the log
+// consult.
 type TopicSettings struct {
 	MinInsyncReplicas     int   // min.insync.replicas; 0 = the broker's
 	UncleanLeaderElection *bool // unclean.leader.election.enable; nil = the broker's
+	MaxMessageBytes       *int  // max.message.bytes; nil = message.max.bytes
+	// CompressionType is compression.type; "" = the broker's.
+	CompressionType string
+	// CleanupPolicy is cleanup.policy ("delete", "compact",
+	// "compact,delete"); "" = the broker's log.cleanup.policy.
+	CleanupPolicy string
+	// Log holds the topic's other log settings (segment.bytes,
+	// retention.ms, flush.messages, ...); nil = the broker's.
+	Log *TopicLog
 }
 
 // DefaultConfig returns Kafka's defaults for broker id.
@@ -153,6 +171,8 @@ func DefaultConfig(id int32) Config {
 		KIP320:                             true,
 		TruncationInFetch:                  true,
 		MinInsyncReplicas:                  1,
+		MessageMaxBytes:                    1024*1024 + 12,
+		CompressionType:                    "producer",
 		ReplicaLagTimeMax:                  30 * sim.Second,
 		ReplicaFetchWaitMax:                500 * sim.Millisecond,
 		ReplicaFetchMinBytes:               1,
@@ -178,6 +198,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("broker.id %d: must be >= 0", c.BrokerID)
 	case c.MinInsyncReplicas < 1:
 		return fmt.Errorf("min.insync.replicas %d: must be >= 1", c.MinInsyncReplicas)
+	case c.MessageMaxBytes < 0:
+		return fmt.Errorf("message.max.bytes %d: must be >= 0", c.MessageMaxBytes)
+	case !validCompression(c.CompressionType):
+		return fmt.Errorf("compression.type %q: %s", c.CompressionType, compressionAllowed)
 	case c.ReplicaLagTimeMax <= 0:
 		return fmt.Errorf("replica.lag.time.max.ms %d: must be > 0", c.ReplicaLagTimeMax.Milliseconds())
 	case c.ReplicaFetchWaitMax < 0:
@@ -210,6 +234,9 @@ func (c Config) Validate() error {
 	for t, s := range c.TopicOverrides {
 		if s.MinInsyncReplicas < 0 {
 			return fmt.Errorf("topic %s: min.insync.replicas %d: must be >= 1", t, s.MinInsyncReplicas)
+		}
+		if err := s.validate(t); err != nil {
+			return err
 		}
 	}
 	if c.OffsetsCommitTimeout <= 0 {

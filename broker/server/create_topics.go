@@ -32,8 +32,12 @@ package server
 // Simplifications: configs are checked for known names and values of
 // their type (ConfigDef's parse) only; a topic config of the release that
 // kafkasim does not model (package config/catalog) is accepted when its
-// value passes Kafka's validator, and changes nothing; and are not stored in ZooKeeper mode (/config/topics is not modelled: every topic has
-// the broker's settings); in KRaft mode the controller keeps them. A failed
+// value passes Kafka's validator, and changes nothing. Configs are not
+// stored in ZooKeeper mode (/config/topics is not modelled: every topic
+// has the broker's settings); in KRaft mode the controller keeps them as
+// ConfigRecords, and the brokers and the controller act on the modelled
+// ones (min.insync.replicas, unclean.leader.election.enable,
+// max.message.bytes, compression.type, cleanup.policy: topic_config.go). A failed
 // forward (no controller known, or no answer within
 // controller.socket.timeout.ms) is NOT_CONTROLLER, which clients retry,
 // where Kafka's forwarding retries by itself. No create-topic policy,

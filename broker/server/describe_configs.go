@@ -17,6 +17,9 @@ package server
 // an unknown topic UNKNOWN_TOPIC_OR_PARTITION, another broker's id, a name
 // that is not a number or another resource type INVALID_REQUEST.
 //
+// compression.type and max.message.bytes are listed with the broker's
+// compression.type and message.max.bytes (topic_config.go).
+//
 // Simplifications: only the settings the simulation models are listed
 // (Kafka lists every topic config and some 200 broker properties); no
 // documentation (v3 include_documentation answers null); a broker
@@ -71,6 +74,8 @@ func msString(d sim.Duration) string {
 var configEntries = []configEntry{
 	{"cleanup.policy", "log.cleanup.policy", kmsg.ConfigTypeList, true,
 		func(c *Config) string { return c.Storage.CleanupPolicy }, func(d *config.Broker) string { return string(d.LogCleanupPolicy) }},
+	{"compression.type", "compression.type", kmsg.ConfigTypeString, true,
+		func(c *Config) string { return c.CompressionType }, func(d *config.Broker) string { return d.Records.CompressionType.String() }},
 	{"delete.retention.ms", "log.cleaner.delete.retention.ms", kmsg.ConfigTypeLong, true,
 		func(c *Config) string { return msString(c.Storage.DeleteRetentionMs) }, func(d *config.Broker) string { return msString(d.LogCleanerDeleteRetention) }},
 	{"flush.messages", "log.flush.interval.messages", kmsg.ConfigTypeLong, true,
@@ -79,6 +84,8 @@ var configEntries = []configEntry{
 		func(c *Config) string { return msString(c.Storage.FlushIntervalMs) }, func(d *config.Broker) string { return msString(d.LogFlushInterval) }},
 	{"index.interval.bytes", "log.index.interval.bytes", kmsg.ConfigTypeInt, true,
 		func(c *Config) string { return itoa64(c.Storage.IndexIntervalBytes) }, func(d *config.Broker) string { return strconv.Itoa(d.LogIndexIntervalBytes) }},
+	{"max.message.bytes", "message.max.bytes", kmsg.ConfigTypeInt, true,
+		func(c *Config) string { return strconv.Itoa(c.MessageMaxBytes) }, func(d *config.Broker) string { return strconv.Itoa(d.Records.MessageMaxBytes) }},
 	{"message.format.version", "log.message.format.version", kmsg.ConfigTypeString, true,
 		func(c *Config) string { return c.Storage.MessageFormatVersion }, func(d *config.Broker) string { return d.LogMessageFormatVersion }},
 	{"min.insync.replicas", "min.insync.replicas", kmsg.ConfigTypeInt, true,
@@ -163,16 +170,36 @@ func (b *Broker) topicSetting(topic string, e configEntry) (string, bool) {
 		if topic == coordinator.OffsetsTopic || topic == txn.StateTopic {
 			return storage.CleanupCompact, true
 		}
+	}
+	s, ok := b.cfg.TopicOverrides[topic]
+	if !ok {
+		return "", false
+	}
+	var v string
+	switch e.topic {
+	case "cleanup.policy":
+		v = s.CleanupPolicy
+	case "compression.type":
+		v = s.CompressionType
+	case "max.message.bytes":
+		if s.MaxMessageBytes != nil {
+			v = strconv.Itoa(*s.MaxMessageBytes)
+		}
 	case "min.insync.replicas":
-		if s, ok := b.cfg.TopicOverrides[topic]; ok && s.MinInsyncReplicas > 0 {
-			return strconv.Itoa(s.MinInsyncReplicas), true
+		if s.MinInsyncReplicas > 0 {
+			v = strconv.Itoa(s.MinInsyncReplicas)
 		}
 	case "unclean.leader.election.enable":
-		if s, ok := b.cfg.TopicOverrides[topic]; ok && s.UncleanLeaderElection != nil {
-			return strconv.FormatBool(*s.UncleanLeaderElection), true
+		if s.UncleanLeaderElection != nil {
+			v = strconv.FormatBool(*s.UncleanLeaderElection)
 		}
 	}
-	return "", false
+	// NB: a script's topic carries every modelled setting; one equal to
+	// the broker's is the broker's, as Kafka lists only the topic's own.
+	if v == "" || v == e.value(&b.cfg) {
+		return "", false
+	}
+	return v, true
 }
 
 type synonym struct {
@@ -307,6 +334,10 @@ func validConfigValue(e configEntry, v string) bool {
 		bits := map[kmsg.ConfigType]int{kmsg.ConfigTypeInt: 32, kmsg.ConfigTypeShort: 16, kmsg.ConfigTypeLong: 64}[e.typ]
 		_, err := strconv.ParseInt(v, 10, bits)
 		return err == nil
+	case kmsg.ConfigTypeString:
+		if e.topic == "compression.type" {
+			return validCompression(v)
+		}
 	case kmsg.ConfigTypeList:
 		for _, p := range strings.Split(v, ",") {
 			if p = strings.TrimSpace(p); p != storage.CleanupDelete && p != storage.CleanupCompact {

@@ -62,13 +62,20 @@ func (b *Broker) getOrCreatePartition(tp storage.TopicPartition) *Partition {
 	if p, ok := b.partitions[tp]; ok {
 		return p
 	}
-	l, err := b.logs.GetOrCreateLog(tp, offsetsLogConfig(tp, b.cfg.Storage), b.ctx.Now())
+	lc := b.logConfig(tp)
+	l, err := b.logs.GetOrCreateLog(tp, lc, b.ctx.Now())
+	if err == nil && lc != nil {
+		// A log loaded at start took the broker's defaults; it learns its
+		// topic's config now (Kafka's LogManager loads each log with its
+		// topic's config).
+		err = l.UpdateConfig(*lc)
+	}
 	if err != nil {
 		panic(fmt.Sprintf("broker %d: creating the log of %s: %v", b.cfg.BrokerID, tp, err))
 	}
 	p := &Partition{tp: tp, name: tp.String(), log: l, leader: -1, leaderEpoch: -1, hw: min(b.hwOnDisk[tp], l.LogEndOffset())}
-	p.minISR = b.cfg.minISR(tp.Topic)
-	p.unclean = b.cfg.unclean(tp.Topic)
+	p.minISR = b.minISRFor(tp.Topic)
+	p.unclean = b.uncleanFor(tp.Topic)
 	p.strictMinISR = b.cfg.KRaft != nil && b.cfg.KRaft.ELR
 	b.setPartition(tp, p)
 	return p

@@ -8,7 +8,9 @@ package server
 // NOT_ENOUGH_REPLICAS refuses an acks=all write before appending when the
 // ISR is below min.insync.replicas; NOT_ENOUGH_REPLICAS_AFTER_APPEND
 // answers one that was appended but committed with too small an ISR;
-// REQUEST_TIMED_OUT one the HW did not reach within the request's timeout.
+// REQUEST_TIMED_OUT one the HW did not reach within the request's timeout;
+// MESSAGE_TOO_LARGE a batch above the topic's max.message.bytes
+// (topic_config.go).
 // Idempotent sequences are checked in producer_state.go; a transactional
 // batch is checked against the log's producer state: an epoch below the
 // producer's is INVALID_PRODUCER_EPOCH (every version: 2.7 replaced the
@@ -24,6 +26,7 @@ package server
 import (
 	"errors"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/sim"
@@ -170,6 +173,9 @@ func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records [
 		b.logp("not-enough-replicas", p, sim.S("isr", fmtIDs(p.isr)), sim.I("min-isr", int64(p.minISR)))
 		return -1, -1, kerr.NotEnoughReplicas
 	}
+	if !b.checkMessageSize(p, len(records)) {
+		return -1, -1, kerr.MessageTooLarge
+	}
 	header, err := storage.ParseBatchInfo(records)
 	if err != nil {
 		return -1, -1, kerr.CorruptMessage
@@ -192,8 +198,25 @@ func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records [
 			return -1, -1, terr
 		}
 	}
+	records, kerrStored := b.storedForm(p, records, header.Attributes&storage.CompressionCodecMask)
+	if kerrStored != nil {
+		return -1, -1, kerrStored
+	}
 	info, err := p.log.AppendRawAsLeader(records, p.leaderEpoch, b.ctx.Now())
 	if err != nil {
+		if errors.Is(err, storage.ErrNoKey) {
+			// A compacted topic refuses records without key: INVALID_RECORD
+			// from 2.4 (KIP-467), CORRUPT_MESSAGE before (the
+			// InvalidRecordException of LogValidator was a
+			// CorruptRecordException).
+			b.logp("no-key-on-compacted-topic", p)
+			if b.cfg.release() >= config.V2_4 {
+				return -1, -1, kerr.InvalidRecord
+			}
+		}
+		if errors.Is(err, storage.ErrRecordTooLarge) {
+			return -1, -1, kerr.RecordListTooLarge // above segment.bytes (RecordBatchTooLargeException)
+		}
 		return -1, -1, kerr.CorruptMessage
 	}
 	p.recordProducerAppend(header, info.FirstOffset, info.LastOffset)

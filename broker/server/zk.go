@@ -44,7 +44,7 @@ func (b *Broker) startZK() {
 		Send: func(to int32, req kmsg.Request, cb func(kmsg.Response, error)) {
 			b.send(to, req, b.cfg.ControllerTimeout, cb)
 		},
-		Unclean:           b.cfg.unclean,
+		Unclean:           b.uncleanFor,
 		AutoRebalance:     b.cfg.AutoLeaderRebalance,
 		RebalanceInterval: b.cfg.LeaderImbalanceCheckInterval,
 		ImbalancePercent:  b.cfg.LeaderImbalancePerBrokerPercentage,

@@ -2,8 +2,9 @@ package storage
 
 // This file encodes and decodes Kafka's record batch, magic 2
 // (DefaultRecordBatch.java, DefaultRecord.java), byte for byte.
-// Simplifications vs Kafka: no compression (the codec bits are decoded and a
-// batch that sets them is rejected with a clear error) and no delete-horizon
+// A batch whose attributes name a codec (1 gzip, 2 snappy, 3 lz4, 4 zstd)
+// holds its records compressed (compression.go): AppendTo compresses them,
+// decoding decompresses them. Simplification vs Kafka: no delete-horizon
 // handling of attribute bit 6 (it is kept as is).
 
 import (
@@ -169,10 +170,29 @@ func (b *RecordBatch) EncodedSize() int {
 	return n
 }
 
+// Codec returns the compression codec of b's attributes (CodecNone, ...).
+func (b *RecordBatch) Codec() int16 { return b.Attributes & CompressionCodecMask }
+
 // AppendTo encodes b (magic 2) at the end of dst, computing Length, the
 // record count and the CRC, and returns the extended slice. Record offsets
 // and timestamps are encoded relative to BaseOffset and FirstTimestamp.
+// With a codec in the attributes the records are compressed with it.
 func (b *RecordBatch) AppendTo(dst []byte) []byte {
+	if c := b.Codec(); c != CodecNone {
+		plain := *b
+		plain.Attributes &^= CompressionCodecMask
+		raw := plain.AppendTo(nil)
+		z, err := compress(c, raw[RecordBatchOverhead:])
+		if err != nil {
+			panic(fmt.Sprintf("storage: compressing a batch with %s: %v", CodecName(c), err)) // a codec parseHeader accepts always compresses
+		}
+		start := len(dst)
+		dst = append(append(dst, raw[:RecordBatchOverhead]...), z...)
+		binary.BigEndian.PutUint16(dst[start+attributesOffset:], uint16(b.Attributes))
+		binary.BigEndian.PutUint32(dst[start+lengthOffset:], uint32(len(dst)-start-LogOverhead))
+		binary.BigEndian.PutUint32(dst[start+crcOffset:], CRC32C(dst[start+attributesOffset:]))
+		return dst
+	}
 	dst = slices.Grow(dst, b.EncodedSize())
 	start := len(dst)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(b.BaseOffset))
@@ -266,8 +286,8 @@ func parseHeader(b []byte) (batchHeader, error) {
 			return h, corrupt(0, "%d bytes: a v2 batch header is %d", len(b), RecordBatchOverhead)
 		}
 		attrs := int16(binary.BigEndian.Uint16(b[attributesOffset:]))
-		if c := attrs & CompressionCodecMask; c != 0 {
-			return h, corrupt(attributesOffset, "compression codec %d: compressed batches are not supported", c)
+		if c := attrs & CompressionCodecMask; c > CodecZstd {
+			return h, corrupt(attributesOffset, "compression codec %d: allowed 0 (none), 1 (gzip), 2 (snappy), 3 (lz4), 4 (zstd)", c)
 		}
 		h.attrs = attrs
 		h.producerID = int64(binary.BigEndian.Uint64(b[producerIDOff:]))
@@ -284,7 +304,7 @@ func parseHeader(b []byte) (batchHeader, error) {
 		h.leaderEpoch = int32(binary.BigEndian.Uint32(b[leaderEpochOffset:]))
 		h.maxTimestamp = int64(binary.BigEndian.Uint64(b[maxTimestampOff:]))
 		h.count = int32(binary.BigEndian.Uint32(b[recordsCountOff:]))
-		if h.count < 0 || int64(h.count) > (h.size-RecordBatchOverhead)/minRecordSize {
+		if h.count < 0 || attrs&CompressionCodecMask == 0 && int64(h.count) > (h.size-RecordBatchOverhead)/minRecordSize {
 			return h, corrupt(recordsCountOff, "record count %d does not fit in a batch of %d bytes", h.count, h.size)
 		}
 	case MagicV0, MagicV1:
@@ -366,6 +386,19 @@ func decodeBatch(b []byte, rb *RecordBatch, view bool) (int, error) {
 		BaseSequence:         int32(binary.BigEndian.Uint32(b[baseSequenceOff:])),
 	}
 	d := decoder{b: b, pos: RecordBatchOverhead}
+	if c := rb.Codec(); c != CodecNone {
+		plain, err := decompress(c, b[RecordBatchOverhead:])
+		if err != nil {
+			return 0, corrupt(RecordBatchOverhead, "records compressed with %s: %v", CodecName(c), err)
+		}
+		if int64(h.count) > int64(len(plain))/minRecordSize {
+			return 0, corrupt(recordsCountOff, "record count %d does not fit in %d decompressed bytes", h.count, len(plain))
+		}
+		// NB: the decompressed records are a fresh buffer: neither a view
+		// nor a copy aliases b.
+		d = decoder{b: plain, pos: 0}
+		view = true
+	}
 	if !view && h.count > 0 {
 		// NB: one copy of the batch, which the records' keys and values
 		// alias (each capped at its length), rather than one allocation
@@ -380,8 +413,8 @@ func decodeBatch(b []byte, rb *RecordBatch, view bool) (int, error) {
 		records = append(records, r)
 	}
 	rb.Records = records
-	if d.pos != len(b) {
-		return 0, corrupt(int64(d.pos), "%d bytes after the last of %d records", len(b)-d.pos, h.count)
+	if d.pos != len(d.b) {
+		return 0, corrupt(int64(d.pos), "%d bytes after the last of %d records", len(d.b)-d.pos, h.count)
 	}
 	return int(h.size), nil
 }

@@ -150,7 +150,12 @@ func TestDecodeBatchErrors(t *testing.T) {
 		{"short body", enc[:65], lengthOffset, "only 65 present"},
 		{"crc", mod(func(b []byte) []byte { b[len(b)-1] ^= 1; return b }), crcOffset, "CRC-32C"},
 		{"magic", mod(func(b []byte) []byte { b[16] = 3; return b }), magicOffset, "unknown magic 3"},
-		{"compressed", mod(func(b []byte) []byte { b[22] |= 1; return b }), attributesOffset, "compression codec 1"},
+		{"unknown codec", mod(func(b []byte) []byte { b[22] |= 5; return b }), attributesOffset, "compression codec 5"},
+		{"not gzip", mod(func(b []byte) []byte {
+			b[22] |= 1
+			binary.BigEndian.PutUint32(b[crcOffset:], CRC32C(b[attributesOffset:]))
+			return b
+		}), RecordBatchOverhead, "records compressed with gzip"},
 		{"length", mod(func(b []byte) []byte { binary.BigEndian.PutUint32(b[8:], 10); return b }), lengthOffset, "at least 49"},
 		{"negative offset", mod(func(b []byte) []byte { b[0] = 0x80; return b }), 0, "negative base offset"},
 	} {

@@ -32,6 +32,20 @@ type CleanStats struct {
 	BytesAfter      int64
 }
 
+// Cleaned is a compaction pass of Manager.Tick that removed records.
+type Cleaned struct {
+	TopicPartition
+	CleanStats
+}
+
+// TakeCleaned returns the passes that removed records since the last
+// call (the broker traces them), and forgets them.
+func (m *Manager) TakeCleaned() []Cleaned {
+	out := m.cleaned
+	m.cleaned = nil
+	return out
+}
+
 // Compact cleans the inactive segments wholly below highWatermark. It does
 // nothing unless the cleanup policy includes compaction.
 func (l *Log) Compact(now sim.Time, highWatermark int64) (CleanStats, error) {
@@ -155,3 +169,21 @@ func (l *Log) swapIn(s *segment, data []byte) (*segment, error) {
 	}
 	return ns, l.fs.SyncDir(l.dir)
 }
+
+// UpdateConfig replaces the log's configuration with c (its topic's),
+// as Kafka's UnifiedLog.updateConfig does when a topic's config changes or
+// a log loaded with the broker's defaults learns its topic's: the next
+// append, roll, retention or cleaner pass follows it. The log directories
+// and the record format of the log (its magic) stay as they are.
+func (l *Log) UpdateConfig(c Config) error {
+	c.LogDirs = l.cfg.LogDirs
+	c.MessageFormatVersion = l.cfg.MessageFormatVersion
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("storage: %s: %w", l.tp, err)
+	}
+	l.cfg = c
+	return nil
+}
+
+// CleanupPolicy returns the log's cleanup.policy.
+func (l *Log) CleanupPolicy() string { return l.cfg.CleanupPolicy }

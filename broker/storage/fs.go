@@ -84,6 +84,10 @@ var ErrRecordTooLarge = errors.New("record batch too large")
 // pre-0.11 format (Kafka's INVALID_RECORD / UnexpectedAppendOffsetException).
 var ErrInvalidRecord = errors.New("invalid record")
 
+// ErrNoKey is wrapped with ErrInvalidRecord when a compacted topic is
+// given a record without key (LogValidator's validateKey).
+var ErrNoKey = errors.New("a compacted topic cannot accept a record without key")
+
 // Names of Kafka's files, from LogFileUtils, LogManager and ReplicaManager.
 const (
 	LogFileSuffix        = ".log"

@@ -167,7 +167,7 @@ func (l *Log) AppendBatchAsLeader(b *RecordBatch, epoch int32, now sim.Time) (Ap
 		r.Offset = leo + int64(i)
 		b.MaxTimestamp = max(b.MaxTimestamp, r.Timestamp)
 		if l.cfg.compact() && r.Key == nil {
-			return AppendInfo{}, fmt.Errorf("storage: append to %s: %w: a compacted topic cannot accept a record without key", l.tp, ErrInvalidRecord)
+			return AppendInfo{}, fmt.Errorf("storage: append to %s: %w: %w", l.tp, ErrInvalidRecord, ErrNoKey)
 		}
 		if l.magic < MagicV2 && len(r.Headers) > 0 {
 			return AppendInfo{}, fmt.Errorf("storage: append to %s: %w: magic v%d does not support record headers", l.tp, ErrInvalidRecord, l.magic)

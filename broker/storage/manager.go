@@ -40,6 +40,7 @@ type Manager struct {
 	ckpt  []byte
 
 	lastRetention, lastClean, lastRecoveryCkpt, lastStartCkpt sim.Time
+	cleaned                                                   []Cleaned // TakeCleaned
 
 	// previousBrokerEpoch is the broker epoch the clean-shutdown markers
 	// held at open (KIP-966, Kafka's CleanShutdownFileHandler), -1 when a
@@ -394,8 +395,12 @@ func (m *Manager) Tick(now sim.Time, highWatermark func(TopicPartition) int64) e
 	if now.Sub(m.lastClean) >= m.cfg.CleanerBackoff {
 		m.lastClean = now
 		for _, tp := range tps {
-			if _, err := m.logs[tp].Compact(now, hw(m.logs[tp])); err != nil {
+			st, err := m.logs[tp].Compact(now, hw(m.logs[tp]))
+			if err != nil {
 				return err
+			}
+			if st.RecordsRemoved > 0 {
+				m.cleaned = append(m.cleaned, Cleaned{TopicPartition: tp, CleanStats: st})
 			}
 		}
 	}

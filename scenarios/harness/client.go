@@ -24,6 +24,7 @@ var definitelyNotWritten = map[int16]bool{
 	kerr.NotEnoughReplicas.Code: true, kerr.InvalidRequiredAcks.Code: true, kerr.NotLeaderForPartition.Code: true,
 	kerr.UnknownTopicOrPartition.Code: true, kerr.LeaderNotAvailable.Code: true, kerr.CorruptMessage.Code: true,
 	kerr.FencedLeaderEpoch.Code: true, kerr.OutOfOrderSequenceNumber.Code: true, kerr.InvalidProducerEpoch.Code: true,
+	kerr.MessageTooLarge.Code: true,
 }
 
 type produceCall struct {
@@ -31,6 +32,7 @@ type produceCall struct {
 	topic    string
 	part     int32
 	value    string
+	key      *string // nil: no key
 	acks     int16
 	deadline sim.Time
 	broker   int32 // broker asked for metadata
@@ -110,9 +112,13 @@ func (c *scriptClient) send(ctx *sim.Context, broker int32, req kmsg.Request, ca
 }
 
 // produce starts one produce of value to topic/partition.
-func (c *scriptClient) produce(ctx *sim.Context, topic string, part int32, value string, acks int16, timeout sim.Duration) {
-	op := c.rec.Send(ctx.Now(), c.name, topic, part, "", value, acks)
-	call := &produceCall{op: op, topic: topic, part: part, value: value, acks: acks, deadline: ctx.Now().Add(timeout)}
+func (c *scriptClient) produce(ctx *sim.Context, topic string, part int32, value string, key *string, acks int16, timeout sim.Duration) {
+	k := ""
+	if key != nil {
+		k = *key
+	}
+	op := c.rec.Send(ctx.Now(), c.name, topic, part, k, value, acks)
+	call := &produceCall{op: op, topic: topic, part: part, value: value, key: key, acks: acks, deadline: ctx.Now().Add(timeout)}
 	c.askMetadata(ctx, call)
 }
 
@@ -174,7 +180,7 @@ func (c *scriptClient) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message)
 			return
 		}
 		c.rec.SetLeader(call.op, leader)
-		b := newBatch(call.value, now)
+		b := newBatch(call.value, call.key, now)
 		req := kmsg.NewPtrProduceRequest()
 		req.Version = 7
 		req.Acks = call.acks
@@ -247,8 +253,12 @@ func sortInt32(xs []int32) {
 	}
 }
 
-// newBatch encodes one record as a v2 batch.
-func newBatch(value string, now sim.Time) []byte {
-	b := storage.NewBatch(0, []storage.Record{{Timestamp: int64(now) / int64(sim.Millisecond), Value: []byte(value)}})
+// newBatch encodes one record (key nil: no key) as a v2 batch.
+func newBatch(value string, key *string, now sim.Time) []byte {
+	r := storage.Record{Timestamp: int64(now) / int64(sim.Millisecond), Value: []byte(value)}
+	if key != nil {
+		r.Key = []byte(*key)
+	}
+	b := storage.NewBatch(0, []storage.Record{r})
 	return b.AppendTo(nil)
 }

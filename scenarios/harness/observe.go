@@ -431,13 +431,8 @@ func (o *Observer) appendEntries(out []checkers.Entry, l *storage.Log, from, bel
 	if o.values == nil {
 		o.values = map[string]string{}
 	}
-	walkLogEntries(&o.decoded, l, from, below, func(offset int64, epoch int32, value []byte) {
-		v, ok := o.values[string(value)]
-		if !ok {
-			v = string(value)
-			o.values[v] = v
-		}
-		out = append(out, checkers.Entry{Offset: offset, LeaderEpoch: epoch, Value: v})
+	walkLogRecords(&o.decoded, l, from, below, func(r *storage.Record, epoch int32) {
+		out = append(out, checkers.Entry{Offset: r.Offset, LeaderEpoch: epoch, Value: o.intern(r.Value), Key: o.intern(r.Key)})
 	})
 	return out
 }
@@ -445,8 +440,8 @@ func (o *Observer) appendEntries(out []checkers.Entry, l *storage.Log, from, bel
 // appendLogEntries appends l's entries in [from, below) to out, decoding
 // into rb.
 func appendLogEntries(out []checkers.Entry, rb *storage.RecordBatch, l *storage.Log, from, below int64) []checkers.Entry {
-	walkLogEntries(rb, l, from, below, func(offset int64, epoch int32, value []byte) {
-		out = append(out, checkers.Entry{Offset: offset, LeaderEpoch: epoch, Value: string(value)})
+	walkLogRecords(rb, l, from, below, func(r *storage.Record, epoch int32) {
+		out = append(out, checkers.Entry{Offset: r.Offset, LeaderEpoch: epoch, Value: string(r.Value), Key: string(r.Key)})
 	})
 	return out
 }
@@ -462,6 +457,25 @@ func EachLogEntry(l *storage.Log, rb *storage.RecordBatch, fn func(offset int64,
 // left out. The batches are decoded as views into rb, and the walk stops
 // at the first batch at or past below.
 func walkLogEntries(rb *storage.RecordBatch, l *storage.Log, from, below int64, fn func(offset int64, epoch int32, value []byte)) {
+	walkLogRecords(rb, l, from, below, func(r *storage.Record, epoch int32) { fn(r.Offset, epoch, r.Value) })
+}
+
+// intern returns b as a string shared with every equal one the observer
+// has seen ("" for none): values and keys repeat across replicas.
+func (o *Observer) intern(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	v, ok := o.values[string(b)]
+	if !ok {
+		v = string(b)
+		o.values[v] = v
+	}
+	return v
+}
+
+// walkLogRecords is walkLogEntries with the whole record (its key too).
+func walkLogRecords(rb *storage.RecordBatch, l *storage.Log, from, below int64, fn func(r *storage.Record, epoch int32)) {
 	off := max(from, l.LogStartOffset())
 	for off < l.LogEndOffset() {
 		data, err := l.Read(off, 1<<20, l.LogEndOffset())
@@ -473,11 +487,11 @@ func walkLogEntries(rb *storage.RecordBatch, l *storage.Log, from, below int64, 
 			if err != nil || rb.BaseOffset >= below {
 				return
 			}
-			for _, r := range rb.Records {
+			for i, r := range rb.Records {
 				// NB: a control batch's marker (KIP-98) is no record of the
 				// application's: the checkers see data records only.
 				if r.Offset >= from && r.Offset < below && rb.Attributes&storage.ControlFlagMask == 0 {
-					fn(r.Offset, rb.PartitionLeaderEpoch, r.Value)
+					fn(&rb.Records[i], rb.PartitionLeaderEpoch)
 				}
 			}
 			data = data[n:]

@@ -58,12 +58,7 @@ func (o *Observer) committedEntries(out []checkers.Entry, k int, l *storage.Log,
 				// NB: a control batch's marker (KIP-98) is no record of the
 				// application's: the checkers see data records only.
 				if r.Offset >= from && r.Offset < below && rb.Attributes&storage.ControlFlagMask == 0 {
-					v, ok := o.values[string(r.Value)]
-					if !ok {
-						v = string(r.Value)
-						o.values[v] = v
-					}
-					out = append(out, checkers.Entry{Offset: r.Offset, LeaderEpoch: rb.PartitionLeaderEpoch, Value: v})
+					out = append(out, checkers.Entry{Offset: r.Offset, LeaderEpoch: rb.PartitionLeaderEpoch, Value: o.intern(r.Value), Key: o.intern(r.Key)})
 				}
 			}
 			if raw != nil {

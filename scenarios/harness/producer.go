@@ -58,6 +58,14 @@ func (n *producerNode) send(ctx *sim.Context, topic string, part int32) {
 	n.sendValue(ctx, topic, part, value, "")
 }
 
+// sendKeyed sends one record with key and records its outcome.
+func (n *producerNode) sendKeyed(ctx *sim.Context, topic string, part int32, key string) {
+	value := n.name + "-" + strconv.Itoa(n.sent)
+	n.sent++
+	op := n.rec.Send(ctx.Now(), n.name, topic, part, key, value, n.acks)
+	n.sendOp(ctx, client.Record{Topic: topic, Partition: part, Key: []byte(key), Value: []byte(value)}, op)
+}
+
 // sendValue sends one record with value and records its outcome; in an
 // open transaction, it is one of its writes (input: the input value it
 // derives from, consume-transform-produce's).
@@ -67,7 +75,12 @@ func (n *producerNode) sendValue(ctx *sim.Context, topic string, part int32, val
 		return
 	}
 	op := n.rec.Send(ctx.Now(), n.name, topic, part, "", value, n.acks)
-	err := n.p.Send(ctx, client.Record{Topic: topic, Partition: part, Value: []byte(value)}, func(ctx *sim.Context, md client.RecordMetadata, err error) {
+	n.sendOp(ctx, client.Record{Topic: topic, Partition: part, Value: []byte(value)}, op)
+}
+
+// sendOp sends rec, the history's op, and records its outcome.
+func (n *producerNode) sendOp(ctx *sim.Context, rec client.Record, op checkers.OpID) {
+	err := n.p.Send(ctx, rec, func(ctx *sim.Context, md client.RecordMetadata, err error) {
 		if pid, epoch := n.p.ProducerID(); pid >= 0 {
 			n.rec.SetProducerID(op, pid, epoch, -1)
 		}
@@ -150,7 +163,7 @@ func (r *Runner) addProducer(name string, cfg config.Producer) (*producerNode, e
 	return n, r.World.Inject(sim.Start{Node: id})
 }
 
-// sendRecords executes 'send NAME TOPIC/P COUNT [interval=DUR]'.
+// sendRecords executes 'send NAME TOPIC/P COUNT [interval=DUR] [key=K]'.
 func (r *Runner) sendRecords(st scenarios.Step) error {
 	n, ok := r.producers[st.Args[0]]
 	if !ok {
@@ -169,11 +182,21 @@ func (r *Runner) sendRecords(st scenarios.Step) error {
 	if err != nil {
 		return err
 	}
+	key, hasKey := st.KV["key"]
+	if hasKey && n.tid != "" {
+		return fmt.Errorf("send %s key=%s: a transactional producer's send takes no key", st.Args[0], key)
+	}
 	id, _ := r.World.Lookup(st.Args[0])
 	left := count
 	var next func(w *sim.World)
 	next = func(w *sim.World) {
-		w.Act(id, func(ctx *sim.Context) { n.send(ctx, topic, int32(p)) })
+		w.Act(id, func(ctx *sim.Context) {
+			if hasKey {
+				n.sendKeyed(ctx, topic, int32(p), key)
+			} else {
+				n.send(ctx, topic, int32(p))
+			}
+		})
 		if left--; left > 0 {
 			w.At(w.Now().Add(interval), "send", next)
 		}

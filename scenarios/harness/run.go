@@ -371,7 +371,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 		}
 	}
 	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
-		KeepKinds: KeepKinds(map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true}, cfg.Broker.KRaftMode()), MaxTime: maxTime, MaxEvents: maxEvents, Link: link})
+		KeepKinds: KeepKinds(map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true, "log-cleaned": true}, cfg.Broker.KRaftMode()), MaxTime: maxTime, MaxEvents: maxEvents, Link: link})
 	if err != nil {
 		return nil, err
 	}
@@ -456,7 +456,7 @@ func NewRunnerFrom(s *scenarios.Script, w *sim.World, cfg config.Config, plan *c
 func clusterSpec(s *scenarios.Script, cfg config.Config, manual, clientTopics bool) cluster.Spec {
 	spec := cluster.Spec{Brokers: s.Brokers, Controllers: s.Controllers, Racks: s.Racks, Config: cfg, ManualController: manual, ScriptedTopics: !clientTopics}
 	for _, t := range s.Topics {
-		spec.Topics = append(spec.Topics, cluster.Topic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Assignment: t.Assignment})
+		spec.Topics = append(spec.Topics, cluster.Topic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Assignment: t.Assignment, Config: t.Config})
 	}
 	return spec
 }
@@ -499,6 +499,14 @@ func newRunnerFrom(s *scenarios.Script, w *sim.World, cfg config.Config, plan *c
 	r.Observer.Facts.ReplicationFactor = s.Topics[0].ReplicationFactor
 	r.Observer.Facts.MinInsyncReplicas = cfg.Topic.MinInsyncReplicas
 	r.Observer.Facts.UncleanElectionEnabled = cfg.Topic.UncleanLeaderElectionEnable
+	for i, t := range s.Topics { // a topic line's own configs (cluster.Topic.Config)
+		if tc, err := c.TopicConfig(t.Name); err == nil {
+			if i == 0 {
+				r.Observer.Facts.MinInsyncReplicas = tc.MinInsyncReplicas
+			}
+			r.Observer.Facts.UncleanElectionEnabled = r.Observer.Facts.UncleanElectionEnabled || tc.UncleanLeaderElectionEnable
+		}
+	}
 	r.Observer.Facts.EligibleLeaderReplicas = cfg.Broker.ELR.Enabled()
 	return r, nil
 }

@@ -46,8 +46,14 @@ func (r *Runner) Step(st scenarios.Step) error {
 				return err
 			}
 		}
+		var key *string
+		if k, ok := st.KV["key"]; ok {
+			key = &k
+		}
 		id, _ := w.Lookup(st.Args[0])
-		return w.Act(id, func(ctx *sim.Context) { c.produce(ctx, topic, int32(p), st.Args[2], parseAcks(st.KV["acks"]), timeout) })
+		return w.Act(id, func(ctx *sim.Context) {
+			c.produce(ctx, topic, int32(p), st.Args[2], key, parseAcks(st.KV["acks"]), timeout)
+		})
 	case "await":
 		return r.await(st)
 	case "crash", "power-loss":
@@ -200,6 +206,8 @@ func (r *Runner) Step(st scenarios.Step) error {
 		return r.newProducer(st)
 	case "send":
 		return r.sendRecords(st)
+	case "alter-config":
+		return r.alterConfig(st)
 	case "lossy":
 		return r.lossy(st)
 	case "delay":
@@ -326,6 +334,7 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 	r.Observer.Facts.Healed = healed(w, r.Cluster)
 	var ctrl = r.activeController()
 	final := r.Observer.final(ctrl, r.manual)
+	markCompacted(&final, recs)
 	if r.Cluster.Spec.KRaft() {
 		r.kraftFinalLeaders(&final)
 		final.Raft = RaftRun(w, r.Cluster)
