@@ -90,8 +90,17 @@ type TopicSpec struct {
 	Assignment        [][]int32
 	// Config holds the topic's own configs, from the topic line's topic
 	// properties (min.insync.replicas=2 cleanup.policy=compact ...); they
-	// apply over the run's (set lines, variants).
+	// apply over the run's (set lines, variants). A key may carry the
+	// prefix config. (config.max.message.bytes=...), as kafka-topics'
+	// --config does.
 	Config map[string]string
+	// Unmodelled holds the topic line's Kafka topic configs that kafkasim
+	// does not model (max.compaction.lag.ms=...): checked against the
+	// run's release when it runs (harness.Prepare), and listed as
+	// accepted, not modelled.
+	Unmodelled map[string]string
+	// Line is the topic line's, for errors.
+	Line int
 }
 
 // Step is one line of a script's body.
@@ -232,6 +241,9 @@ func Parse(file, name string, r io.Reader) (*Script, error) {
 			}
 			if word == "variant" {
 				s.Variants[len(s.Variants)-1].Line = line
+			}
+			if word == "topic" {
+				s.Topics[len(s.Topics)-1].Line = line
 			}
 			if word == "controller" {
 				s.ManualLine = line

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/config/catalog"
 )
 
 // Bounds of a script's cluster.
@@ -30,6 +31,10 @@ const (
 
 // topicNameRE is what Kafka allows in a topic name (Topic.validate).
 var topicNameRE = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
+
+// TopicConfigPrefix may start a topic config on a topic line, as
+// kafka-topics --config writes them: config.max.message.bytes=2000000.
+const TopicConfigPrefix = "config."
 
 // topicKeys are the keys a topic line may give.
 var topicKeys = []string{"partitions", "rf", "assignment"}
@@ -65,17 +70,26 @@ func (s *Script) topicLine(kv map[string]string, pos []string) (TopicSpec, error
 		if contains(topicKeys, k) {
 			continue
 		}
-		if !contains(config.TopicProperties(), k) {
-			msg := fmt.Sprintf("topic %s: unknown key %q (allowed: %s, or a topic property: %s)", t.Name, k, strings.Join(topicKeys, ", "), strings.Join(config.TopicProperties(), ", "))
-			if near := nearest(k, append(append([]string{}, topicKeys...), config.TopicProperties()...)); near != "" {
+		name := strings.TrimPrefix(k, TopicConfigPrefix)
+		switch {
+		case contains(config.TopicProperties(), name):
+			if t.Config == nil {
+				t.Config = map[string]string{}
+			}
+			t.Config[name] = kv[k]
+		case catalog.Anywhere(catalog.Topic, name):
+			// Checked against the run's release by harness.Prepare.
+			if t.Unmodelled == nil {
+				t.Unmodelled = map[string]string{}
+			}
+			t.Unmodelled[name] = kv[k]
+		default:
+			msg := fmt.Sprintf("topic %s: unknown key %q (allowed: %s, or a Kafka topic config, with or without %s: %s, ...)", t.Name, k, strings.Join(topicKeys, ", "), TopicConfigPrefix, strings.Join(config.TopicProperties(), ", "))
+			if near := nearest(name, append(append([]string{}, topicKeys...), catalog.Names(catalog.Topic, config.Newest.String())...)); near != "" {
 				msg += fmt.Sprintf("; did you mean %q?", near)
 			}
 			return t, fmt.Errorf("%s", msg)
 		}
-		if t.Config == nil {
-			t.Config = map[string]string{}
-		}
-		t.Config[k] = kv[k]
 	}
 	if _, err := config.ParseTopic(config.DefaultBroker(), t.Config); err != nil {
 		return t, fmt.Errorf("topic %s: %w", t.Name, err)

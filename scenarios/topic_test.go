@@ -89,3 +89,28 @@ func TestTopicLineConfigs(t *testing.T) {
 		t.Errorf("topic u: configs %v, want none", s.Topics[1].Config)
 	}
 }
+
+// TestTopicLineTakesKafkaTopicConfigs: a topic line takes Kafka's topic
+// configs, with or without kafka-topics' config. prefix; those kafkasim
+// models go to Config, the others (checked against the run's release
+// later) to Unmodelled; an unknown one is refused with the nearest name.
+func TestTopicLineTakesKafkaTopicConfigs(t *testing.T) {
+	s, err := Parse("f.txt", "f", strings.NewReader("brokers 3\ntopic t rf=3 config.max.message.bytes=2000000 min.insync.replicas=2 config.max.compaction.lag.ms=60000 message.timestamp.type=LogAppendTime\nrun 1s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := s.Topics[0]
+	if tp.Config["max.message.bytes"] != "2000000" || tp.Config["min.insync.replicas"] != "2" || len(tp.Config) != 2 {
+		t.Errorf("Config = %v", tp.Config)
+	}
+	if tp.Unmodelled["max.compaction.lag.ms"] != "60000" || tp.Unmodelled["message.timestamp.type"] != "LogAppendTime" || len(tp.Unmodelled) != 2 {
+		t.Errorf("Unmodelled = %v", tp.Unmodelled)
+	}
+	if tp.Line != 2 {
+		t.Errorf("Line = %d, want 2", tp.Line)
+	}
+	_, err = Parse("f.txt", "f", strings.NewReader("brokers 3\ntopic t rf=3 config.max.compactoin.lag.ms=1\nrun 1s\n"))
+	if err == nil || !strings.Contains(err.Error(), `f.txt:2: topic t: unknown key "config.max.compactoin.lag.ms"`) || !strings.Contains(err.Error(), `did you mean "max.compaction.lag.ms"?`) {
+		t.Errorf("misspelt topic config: %v", err)
+	}
+}

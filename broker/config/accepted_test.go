@@ -9,21 +9,21 @@ import (
 // The tests below use facts of Kafka's releases that hold in any
 // generation of the catalog: num.replica.fetchers is a broker property of
 // every release since 0.8, zookeeper.connect left with 4.0 (KIP-500),
-// max.message.bytes is a topic property and compression.type a producer
-// one.
+// max.compaction.lag.ms is a topic property (2.3+, KIP-354) and
+// buffer.memory a producer one.
 
 func TestUnmodelledPropertiesAreAcceptedAndListed(t *testing.T) {
 	c, err := Parse(map[string]string{
 		"num.replica.fetchers":         "4",
-		"topic.max.message.bytes":      "2000000",
-		"producer.compression.type":    "gzip",
+		"topic.max.compaction.lag.ms":  "60000",
+		"producer.buffer.memory":       "2097152",
 		"min.insync.replicas":          "2",
 		PropInterBrokerProtocolVersion: "3.9",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"num.replica.fetchers=4", "producer.compression.type=gzip", "topic.max.message.bytes=2000000"}
+	want := []string{"num.replica.fetchers=4", "producer.buffer.memory=2097152", "topic.max.compaction.lag.ms=60000"}
 	if !slices.Equal(c.NotModelled, want) {
 		t.Errorf("NotModelled = %q, want %q", c.NotModelled, want)
 	}

@@ -179,3 +179,47 @@ func unusedConsumerNotes(s *scenarios.Script, given map[string]string) []string 
 	}
 	return []string{"the consumer properties " + strings.Join(kv, " ") + " configure no consumer: the scenario declares none"}
 }
+
+// checkTopicConfigs checks the topic lines' Kafka topic configs that
+// kafkasim does not model against release v: one the release does not
+// have, or a value its validator refuses, is an error at the line.
+func checkTopicConfigs(s *scenarios.Script, v config.Version) error {
+	for _, t := range s.Topics {
+		for _, k := range slices.Sorted(maps.Keys(t.Unmodelled)) {
+			if err := config.CheckTopicConfig(v, k, t.Unmodelled[k]); err != nil {
+				return fmt.Errorf("%s:%d: topic %s: %w", s.File, t.Line, t.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// topicsNotModelled lists the topic lines' accepted, not modelled
+// configs as "topic t: max.compaction.lag.ms=60000".
+func topicsNotModelled(s *scenarios.Script) []string {
+	var out []string
+	for _, t := range s.Topics {
+		for _, k := range slices.Sorted(maps.Keys(t.Unmodelled)) {
+			out = append(out, "topic "+t.Name+": "+k+"="+t.Unmodelled[k])
+		}
+	}
+	return out
+}
+
+// topicLineConfigs renders the topic lines' own modelled configs for the
+// run's header, one entry per topic: "topic t: max.message.bytes=2000000
+// min.insync.replicas=2".
+func topicLineConfigs(s *scenarios.Script) []string {
+	var out []string
+	for _, t := range s.Topics {
+		if len(t.Config) == 0 {
+			continue
+		}
+		kv := make([]string, 0, len(t.Config))
+		for _, k := range slices.Sorted(maps.Keys(t.Config)) {
+			kv = append(kv, k+"="+t.Config[k])
+		}
+		out = append(out, "topic "+t.Name+": "+strings.Join(kv, " "))
+	}
+	return out
+}

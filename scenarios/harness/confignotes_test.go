@@ -100,3 +100,26 @@ func TestConsumerPropertiesWithoutConsumers(t *testing.T) {
 		t.Errorf("notes %q", res.ConfigNotes)
 	}
 }
+
+// TestTopicLineConfigsFollowTheRelease: a topic line's unmodelled topic
+// config is listed as not modelled under a release that has it, and
+// refused at its line under one that does not (max.compaction.lag.ms came
+// with 2.3, KIP-354).
+func TestTopicLineConfigsFollowTheRelease(t *testing.T) {
+	const script = "brokers 3\ntopic t rf=3 config.max.compaction.lag.ms=60000 min.insync.replicas=2\nvariant v22 inter.broker.protocol.version=2.2\nvariant v39 inter.broker.protocol.version=3.9\nrun 2s\n"
+	s, err := scenarios.Parse("tl.txt", "tl", strings.NewReader(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(s, "v39", Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(res.NotModelled, "topic t: max.compaction.lag.ms=60000") || !slices.Contains(res.Config, "topic t: min.insync.replicas=2") {
+		t.Errorf("not modelled %q, config %q", res.NotModelled, res.Config)
+	}
+	_, err = Run(s, "v22", Options{Seed: 1})
+	if err == nil || !strings.Contains(err.Error(), "tl.txt:2: topic t: config: max.compaction.lag.ms: not a topic property of Kafka 2.2 (the releases that have it: 2.3 to 4.1)") {
+		t.Errorf("under 2.2: %v", err)
+	}
+}

@@ -289,6 +289,9 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 			return v, cfg, fmt.Errorf("topic %s: %w", t.Name, err)
 		}
 	}
+	if err := checkTopicConfigs(s, cfg.Broker.InterBrokerProtocolVersion); err != nil {
+		return v, cfg, err
+	}
 	// Client steps' configurations are checked now: bad input, not a run
 	// that breaks at its step.
 	vars := scenarios.ScriptVars(v, set)
@@ -381,9 +384,9 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 	}
 	r.given = s.Configuration(v, opts.Set)
 	r.producerSet = producerSet(s, v, opts.Set)
-	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w,
+	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: append(cfg.NonDefaultPairs(), topicLineConfigs(s)...), World: w,
 		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s, Strict: opts.Strict,
-		NotModelled: append(cfg.NotModelled, clientsNotModelled(s, r.vars, r.given, cfg.Broker.InterBrokerProtocolVersion)...),
+		NotModelled: slices.Concat(cfg.NotModelled, topicsNotModelled(s), clientsNotModelled(s, r.vars, r.given, cfg.Broker.InterBrokerProtocolVersion)),
 		ConfigNotes: slices.Concat(stepOverrides(s, opts.Set, opts.Origins, r.vars), ignoredNotes(cfg), unusedConsumerNotes(s, r.given))}
 	r.Pacer = opts.Pacer
 	for _, st := range s.Steps {
