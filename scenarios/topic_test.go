@@ -22,7 +22,7 @@ func TestTopicLineBounds(t *testing.T) {
 		"brokers 3\ntopic t partitions=2 rf=1 assignment=0;x\n":   "f.txt:2: assignment=\"0;x\": want broker ids like 1,0;0,1, got \"x\"",
 		"brokers 3\ntopic t partitions=2000000000\n":              "f.txt:2: partitions=\"2000000000\": want a number in [1, 10000]",
 		"brokers 3\ntopic t rf=4\n":                               "f.txt:2: rf=\"4\": want a number in [1, 3]",
-		"brokers 3\ntopic t partition=2\n":                        "f.txt:2: topic t: unknown key \"partition\" (allowed: partitions, rf, assignment, or a topic property: ",
+		"brokers 3\ntopic t partition=2\n":                        "f.txt:2: topic t: unknown key \"partition\" (allowed: partitions, rf, assignment, or a Kafka topic config, with or without config.: ",
 		"brokers 3\ntopic t min.insync.replica=2\n":               "did you mean \"min.insync.replicas\"?",
 		"brokers 3\ntopic t rf=2 min.insync.replicas=3\n":         "f.txt:2: topic t: min.insync.replicas=3 above rf=2",
 		"brokers 3\ntopic t max.message.bytes=big\n":              "f.txt:2: topic t: config: max.message.bytes = \"big\": not an integer",
@@ -54,7 +54,7 @@ func TestTopicLineWithinBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []TopicSpec{{Name: "t", Partitions: 10000, ReplicationFactor: 3}, {Name: "u.v_w-1", Partitions: 2, ReplicationFactor: 2, Assignment: [][]int32{{2, 0}, {0, 1}}}}
+	want := []TopicSpec{{Name: "t", Partitions: 10000, ReplicationFactor: 3, Line: 2}, {Name: "u.v_w-1", Partitions: 2, ReplicationFactor: 2, Assignment: [][]int32{{2, 0}, {0, 1}}, Line: 3}}
 	if diff := cmp.Diff(want, s.Topics); diff != "" {
 		t.Errorf("topics (-want +got):\n%s", diff)
 	}
