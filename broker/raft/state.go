@@ -59,6 +59,13 @@ func (c *Client) persist() {
 // setRole enters r: a fresh state (timers cancelled, callbacks of the old
 // one dropped), logged, and the listener told of a leader change.
 func (c *Client) setRole(r role) {
+	c.setRoleQuietly(r)
+	c.notifyLeader()
+}
+
+// setRoleQuietly is setRole without telling the listener: becomeLeader
+// writes the epoch's LeaderChange first.
+func (c *Client) setRoleQuietly(r role) {
 	c.cancelTimers()
 	c.gen++
 	c.fetchInflight = false
@@ -70,7 +77,6 @@ func (c *Client) setRole(r role) {
 	}
 	c.ctx.Log("raft-state", sim.S("state", r.String()), sim.I("epoch", int64(c.epoch)),
 		sim.I("leader", int64(c.leader)), sim.I("voted-for", int64(c.votedFor)))
-	c.notifyLeader()
 }
 
 func (c *Client) cancelTimers() {
@@ -206,7 +212,11 @@ func (c *Client) electionLost() {
 
 // becomeLeader takes the epoch the candidate won: the LeaderChange control
 // batch is written at the epoch's start offset and the voters are told
-// with BeginQuorumEpoch.
+// with BeginQuorumEpoch. Only then is the listener told (Kafka's
+// KafkaRaftClient appends the LeaderChange in onBecomeLeader and fires
+// handleLeaderChange on a later poll), so that an active controller's
+// first records follow the LeaderChange: a single voter commits them at
+// once, and before, they took the epoch's start offset ahead of it.
 func (c *Client) becomeLeader() {
 	granting := sortedKeys(c.granted)
 	c.failedElections = 0
@@ -221,7 +231,7 @@ func (c *Client) becomeLeader() {
 	for _, v := range c.voters {
 		c.replicas[v] = &replica{endOffset: -1, acked: v == c.cfg.NodeID}
 	}
-	c.setRole(roleLeader)
+	c.setRoleQuietly(roleLeader)
 	c.ctx.Log("raft-leader", sim.I("epoch", int64(c.epoch)), sim.I("leo", c.epochStart), sim.I("last-epoch", int64(lastEpoch)))
 	nowMs := sim.Duration(c.ctx.Now()).Milliseconds()
 	c.log.appendLeader(c.ctx.Now(), c.epoch, true, []storage.Record{leaderChangeRecord(nowMs, c.cfg.NodeID, c.voters, granting)})
@@ -232,6 +242,7 @@ func (c *Client) becomeLeader() {
 	}
 	c.sendBeginQuorumEpoch()
 	c.onLeaderAppend()
+	c.notifyLeader()
 }
 
 // resign gives the epoch up: resigned, EndQuorumEpoch to the voters.
