@@ -239,6 +239,12 @@ type Facts struct {
 	// end (KIP-966: no eligible replica, unclean election off): their
 	// replicas need not converge.
 	Offline []OfflinePartition `json:",omitempty"`
+	// Unwritable lists the partitions, internal ones included, with fewer
+	// replicas than their min.insync.replicas at the end of the run: Kafka
+	// refuses every acks=all write to them (NOT_ENOUGH_REPLICAS), whatever
+	// heals, so what needs such a write (a transaction's commit, through
+	// __transaction_state) may never complete.
+	Unwritable []OfflinePartition `json:",omitempty"`
 	// UncleanElections lists every unclean election that happened.
 	UncleanElections []UncleanElection
 	// Failures lists every broker fault, in any order.

@@ -18,7 +18,9 @@
 // for a partition Kafka keeps leaderless by design, Liveness.Offline:
 // KIP-966 with no eligible replica and unclean election off; and a group
 // lagging behind a last stable offset an unclean election left stuck,
-// Liveness.StuckLSO: KAFKA-20716) naming
+// Liveness.StuckLSO: KAFKA-20716; and a partition with fewer replicas than
+// its min.insync.replicas, which refuses every acks=all write, with the
+// groups whose offsets live there, Liveness.Unwritable and Groups) naming
 // each condition still unmet at the deadline and since when it has been
 // unmet without a break; Unknown when no phase was recorded, it was
 // skipped, or it ended before the deadline without every condition holding.
@@ -31,6 +33,7 @@
 package checkers
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/kafkasim/kafkasim/sim"
@@ -95,6 +98,22 @@ type Liveness struct {
 	// marker lost): a group lagging there (read_committed stops at the
 	// LSO) is permitted, naming why; their other conditions are not.
 	StuckLSO []OfflinePartition `json:",omitempty"`
+	// Unwritable lists the partitions with fewer replicas than their
+	// min.insync.replicas: Kafka refuses every acks=all write to them
+	// (NOT_ENOUGH_REPLICAS), so their probe is permitted to fail, naming
+	// why; Groups the consumer groups whose __consumer_offsets partition
+	// is one of them: every group write (SyncGroup's assignment, a commit)
+	// fails, so the group is permitted never to become Stable and never
+	// to catch up.
+	Unwritable []OfflinePartition `json:",omitempty"`
+	Groups     []UnwritableGroup  `json:",omitempty"`
+}
+
+// UnwritableGroup is a consumer group whose coordinator cannot write: see
+// Liveness.Groups.
+type UnwritableGroup struct {
+	Group string
+	Why   string
 }
 
 // CheckLiveness judges a run's liveness phase (see the file comment).
@@ -141,6 +160,14 @@ func CheckLiveness(l *Liveness) Verdict {
 		}
 		if why := offlineWhy(l.StuckLSO, c.Topic, c.Partition); why != "" && c.Topic != "" && c.Kind == LivenessGroupLagging && !a.Permitted {
 			a.Description += "; " + why
+			a.Permitted = true
+		}
+		if why := offlineWhy(l.Unwritable, c.Topic, c.Partition); why != "" && c.Topic != "" && c.Kind == LivenessProbeFailed && !a.Permitted {
+			a.Description += "; " + why
+			a.Permitted = true
+		}
+		if i := slices.IndexFunc(l.Groups, func(g UnwritableGroup) bool { return g.Group == c.Group }); i >= 0 && c.Group != "" && !a.Permitted {
+			a.Description += "; " + l.Groups[i].Why
 			a.Permitted = true
 		}
 		anomalies = append(anomalies, a)

@@ -144,3 +144,35 @@ func TestLivenessStuckLSOPermitsLaggingOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestLivenessUnwritable: a partition with fewer replicas than its
+// min.insync.replicas may fail its probe, and a group whose offsets live
+// on such a partition may stay unstable and lag; the same conditions on
+// another partition or group, and a missing leader on the unwritable
+// partition, are still contract breaks.
+func TestLivenessUnwritable(t *testing.T) {
+	l := &Liveness{Start: 0, Deadline: 10 * sec,
+		Unwritable: []OfflinePartition{{Topic: "t", Partition: 0, Why: "permitted: t-0 has 1 replica(s) and min.insync.replicas=2"}},
+		Groups:     []UnwritableGroup{{Group: "g", Why: "permitted: the group's offsets partition __consumer_offsets-1 has 1 replica(s)"}},
+		Samples: []LivenessSample{{Time: 10 * sec, Unmet: []LivenessCondition{
+			{Kind: LivenessProbeFailed, Topic: "t", Partition: 0, Broker: -1},
+			{Kind: LivenessProbeFailed, Topic: "t", Partition: 1, Broker: -1},
+			{Kind: LivenessNoLeader, Topic: "t", Partition: 0, Broker: -1},
+			{Kind: LivenessGroupUnstable, Broker: -1, Group: "g"},
+			{Kind: LivenessGroupLagging, Topic: "t", Partition: 1, Broker: -1, Group: "g"},
+			{Kind: LivenessGroupUnstable, Broker: -1, Group: "h"},
+		}}}}
+	v := CheckLiveness(l)
+	if v.Result != ResultViolation || len(v.Anomalies) != 6 {
+		t.Fatalf("verdict %s %v", v.Result, v.Anomalies)
+	}
+	want := []bool{true, false, false, true, true, false}
+	for i, a := range v.Anomalies {
+		if a.Permitted != want[i] {
+			t.Errorf("anomaly %d %s: permitted=%v, want %v", i, a, a.Permitted, want[i])
+		}
+		if a.Permitted && !strings.Contains(a.Description, "min.insync.replicas") && !strings.Contains(a.Description, "offsets partition") {
+			t.Errorf("anomaly %d: %s does not say why", i, a.Description)
+		}
+	}
+}

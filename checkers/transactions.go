@@ -31,7 +31,10 @@
 //   - missing-output: a committed record of a consume-transform-produce
 //     input topic (TxnHistory.InputTopics) has no committed output in the
 //     final logs. Permitted when the input's partition had a loss fact (an
-//     unclean election may have removed the output's marker).
+//     unclean election may have removed the output's marker), or when a
+//     partition can never take an acks=all write (Facts.Unwritable: fewer
+//     replicas than its min.insync.replicas, e.g. __transaction_state with
+//     transaction.state.log.replication.factor=1 and min.isr 2).
 //   - G0 (write cycle) over the write-write order of the final logs
 //     (consecutive transactions' writes in a partition) and G1c (circular
 //     information flow) over write-write and write-read (a transaction
@@ -410,6 +413,12 @@ func missingOutputs(h TxnHistory, final map[string]txnPos, f Final, c **contract
 				*c = newContract(f)
 			}
 			why, permitted := (*c).lossExcuse(Op{Kind: Send, Topic: p.Topic, Partition: p.Partition, Value: r.Value, Acks: -1, Leader: -1})
+			if !permitted && len(f.Facts.Unwritable) > 0 {
+				// The pipeline's writes need acks=all (its output, its
+				// offsets, the coordinator's log): one partition that can
+				// never take them may keep any input from its output.
+				why, permitted = "permitted: "+strings.TrimPrefix(f.Facts.Unwritable[0].Why, "permitted: ")+"; the pipeline cannot commit what needs it", true
+			}
 			out = append(out, Anomaly{Kind: KindMissingOutput, Topic: p.Topic, Partition: p.Partition, Value: r.Value, Offsets: []int64{r.Offset}, Permitted: permitted,
 				Description: "input " + r.Value + " at offset " + strconv.FormatInt(r.Offset, 10) + " of " + tp{p.Topic, p.Partition}.String() +
 					" has no committed output in the final logs; " + why})

@@ -224,6 +224,13 @@ func TestTransactionsMissingOutput(t *testing.T) {
 	if a.Value != "b1" || a.Offsets[0] != 0 {
 		t.Fatalf("anomaly %+v, want b1 at offset 0", a)
 	}
+	// A partition that can never take an acks=all write (the coordinator's
+	// log with fewer replicas than its min ISR) permits it, naming why.
+	unwritable := Final{Facts: Facts{Unwritable: []OfflinePartition{{Topic: "__transaction_state", Partition: 0,
+		Why: "permitted: __transaction_state-0 has 1 replica(s) and min.insync.replicas=2"}}}}
+	if a := onlyKind(t, CheckTransactions(h, unwritable), KindMissingOutput, true); !strings.Contains(a.Description, "__transaction_state-0 has 1 replica(s)") {
+		t.Errorf("permitted without naming the partition: %s", a.Description)
+	}
 	h.Txns[2].Writes = append(h.Txns[2].Writes, TxnWrite{Topic: "u", Partition: 0, Value: "o2", Input: "b1"})
 	h.Final[2].Records = append(h.Final[2].Records, TxnFinalRecord{1, "o2", TxnCommitted})
 	if v := CheckTransactions(h, Final{}); v.Result != ResultOK {

@@ -11,7 +11,7 @@ func TestKRaftScriptValidationErrors(t *testing.T) {
 	const k = "brokers 3\ncontrollers 3\ntopic t partitions=3 rf=3\n" // lines 1-3
 	cases := []struct{ name, src, want string }{
 		{"zk-only step", k + "leader-and-isr t/0 leader=b0 epoch=1 isr=b0\n", `f.txt:4: leader-and-isr: leader-and-isr is a ZooKeeper-mode step`},
-		{"manual controller", "brokers 3\ncontrollers 3\ncontroller manual\ntopic t rf=3\nrun 1s\n", `f.txt:3: variant default: a manual controller is a ZooKeeper-mode harness`},
+		{"manual controller", "brokers 3\ncontrollers 3\ncontroller manual\ntopic t rf=3\nrun 1s\n", `f.txt:3: variant default: config: process.roles = broker conflicts with the scenario's manual controller`},
 		{"controllers 0", "brokers 3\ncontrollers 0\ntopic t rf=3\n", `f.txt:2: controllers "0": want a number in [1, 9]`},
 		{"absent voter", k + "variant v controller.quorum.voters=3000@c0:9093,3007@c7:9093\nrun 1s\n", `f.txt:4: variant v: controller.quorum.voters: node 3007 is not a controller of this cluster`},
 		{"voter in set", k + "set controller.quorum.voters=3009@c9:9093\nrun 1s\n", `f.txt:2: variant default: controller.quorum.voters: node 3009 is not a controller`},

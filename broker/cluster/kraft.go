@@ -107,7 +107,9 @@ func (s Spec) validateKRaft() error {
 		return nil
 	}
 	if s.ManualController {
-		return fmt.Errorf("a manual controller is a ZooKeeper-mode harness; KRaft brokers learn their roles from the metadata log")
+		return &config.Error{Kind: config.Conflict, Property: config.PropProcessRoles, Value: s.Config.Broker.KRaft.ProcessRoles.String(),
+			Other:  "the scenario's manual controller (its leader-and-isr steps, a ZooKeeper-mode harness)",
+			Reason: "KRaft brokers learn their roles from the metadata log", Allowed: "this scenario under ZooKeeper: a release of 3.9 or earlier, without process.roles"}
 	}
 	if s.Controllers < 0 || s.Controllers > 9 {
 		return fmt.Errorf("controllers %d: must be in [1, 9]", s.Controllers)

@@ -93,6 +93,10 @@ func (p *Partition) Leader() int32 { return p.leader }
 // ISR returns a copy of the in-sync replica set.
 func (p *Partition) ISR() []int32 { return slices.Clone(p.isr) }
 
+// MinISR returns the min.insync.replicas the replica applies to acks=all
+// writes (the topic's, else the broker's).
+func (p *Partition) MinISR() int { return p.minISR }
+
 // PendingISR returns a copy of the ISR an ISR update in flight proposes
 // (AlterPartition, or the ZooKeeper write), nil when none is in flight.
 func (p *Partition) PendingISR() []int32 {

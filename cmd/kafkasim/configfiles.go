@@ -102,6 +102,16 @@ func (lc *loadedConfig) labels() map[string]string {
 	return out
 }
 
+// replayArgs returns the file flags as the command line gave them, for
+// harness.Options.ConfigFiles.
+func (c *configFlags) replayArgs() []string {
+	var out []string
+	for _, f := range c.files {
+		out = append(out, configFlagName[f.kind], f.path)
+	}
+	return out
+}
+
 // given reports whether any file was given.
 func (c *configFlags) given() bool { return len(c.files) > 0 }
 

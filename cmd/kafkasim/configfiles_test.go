@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -105,10 +104,8 @@ func TestKafkaShapedServerProperties(t *testing.T) {
 		t.Errorf("stderr %q, want nothing", errb)
 	}
 	replay := runs[0]["replay"].(string)
-	for _, want := range []string{"-set log.dirs=/tmp/kafka-logs", "-set zookeeper.connect=localhost:2181", "-set offsets.topic.replication.factor=1", "-set log.retention.hours=168", "-set num.io.threads=8"} {
-		if !strings.Contains(replay, want) {
-			t.Errorf("replay %q lacks %q", replay, want)
-		}
+	if !strings.HasSuffix(replay, " -config "+server) || strings.Contains(replay, "-set") {
+		t.Errorf("replay %q: want the file named, not its keys as -set", replay)
 	}
 	got := fmt.Sprint(runs[0]["not_modelled"])
 	for _, want := range []string{"listeners=PLAINTEXT://:9092", "num.network.threads=3", "num.io.threads=8", "socket.request.max.bytes=104857600"} {
@@ -185,40 +182,55 @@ func TestConfigFilePrecedence(t *testing.T) {
 		t.Errorf("stderr\n%s\nwant\n%s", errb, got)
 	}
 	replay := runs[0]["replay"].(string)
-	for _, w := range []string{"-set acks=all ", "-set log.flush.interval.messages=7 ", "-set min.insync.replicas=1 ", "-set producer.linger.ms=5 ",
-		"-set replica.lag.time.max.ms=12000 ", "-set unclean.leader.election.enable=true"} {
-		if !strings.Contains(replay+" ", w) {
-			t.Errorf("replay %q lacks %q", replay, w)
-		}
-	}
-	if strings.Contains(replay, "producer.acks") {
-		t.Errorf("replay %q keeps the file's producer.acks, which -set acks=all overrode", replay)
+	// The files in their order, and only the -set pairs that won over
+	// them.
+	if want := "-seed 1 -set acks=all -set min.insync.replicas=1 -config " + a + " -producer-config " + p + " -config " + b; !strings.HasSuffix(replay, want) {
+		t.Errorf("replay %q, want it to end %q", replay, want)
 	}
 }
 
-// TestConfigFileReplayReproduces: the printed replay command, without the
-// file, repeats the run: same trace hash. The file must change the run
-// (else the test proves nothing).
+// TestConfigFileReplayReproduces: the printed replay command names the
+// file (not its keys as -set) and repeats the run: same trace hash. The
+// file must change the run (else the test proves nothing).
 func TestConfigFileReplayReproduces(t *testing.T) {
 	dir := t.TempDir()
 	server := writeProps(t, dir, "server.properties", "# a slower ISR shrink\nreplica.lag.time.max.ms=10001\n")
 	args := []string{"run", "-scenario", "kip101-hw-lag", "-variant", "hw"}
 	plain, _ := runJSON(t, args...)
-	withFile, _ := runJSON(t, append(args, "-config", server)...)
+	withFile, _ := runJSON(t, append(args, "-set", "min.insync.replicas=1", "-config", server)...)
 	if plain[0]["trace_hash"] == withFile[0]["trace_hash"] {
 		t.Fatalf("the file does not change the run (trace %v): pick another property", plain[0]["trace_hash"])
 	}
 	replay := withFile[0]["replay"].(string)
-	again := append([]string{}, args...)
-	for _, m := range regexp.MustCompile(`-set (\S+)`).FindAllStringSubmatch(replay, -1) {
-		again = append(again, "-set", m[1])
+	if !strings.HasSuffix(replay, " -config "+server) || strings.Contains(replay, "replica.lag.time.max.ms") || !strings.Contains(replay, "-set min.insync.replicas=1") {
+		t.Fatalf("replay %q: want -set min.insync.replicas=1 and -config %s, not the file's keys", replay, server)
 	}
-	if len(again) == len(args) {
-		t.Fatalf("replay %q has no -set pair", replay)
-	}
+	again := append([]string{"run"}, strings.Fields(strings.TrimPrefix(replay, "kafkasim replay "))...)
 	replayed, _ := runJSON(t, again...)
 	if replayed[0]["trace_hash"] != withFile[0]["trace_hash"] {
 		t.Errorf("replay %q: trace %v, the run with -config %v", replay, replayed[0]["trace_hash"], withFile[0]["trace_hash"])
+	}
+}
+
+// TestKRaftFileUnderAManualControllerScenario: Kafka's combined-mode file
+// under a ZooKeeper-harness scenario exits 2 at the file's process.roles
+// line, saying what runs instead; Kafka 4.x's controller file under a
+// scenario of 3.9 variants says how to name a release.
+func TestKRaftFileUnderAManualControllerScenario(t *testing.T) {
+	dir := t.TempDir()
+	f := writeProps(t, dir, "server.properties", "process.roles=broker,controller\nnode.id=1\ncontroller.quorum.voters=1@localhost:9093\n")
+	code, _, errb := runCmd("run", "-scenario", "acks1-leader-crash", "-config", f)
+	if code != 2 || !strings.Contains(errb, f+":1: config: process.roles = broker,controller conflicts with the scenario's manual controller") {
+		t.Errorf("exit %d, stderr %q", code, errb)
+	}
+	c := writeProps(t, dir, "controller.properties", "process.roles=controller\nshare.coordinator.state.topic.min.isr=1\n")
+	code, _, errb = runCmd("run", "-scenario", "controller-failover", "-config", c)
+	if code != 2 || !strings.Contains(errb, "not a broker property of Kafka 3.9 (the releases that have it: 4.0 to 4.1)") ||
+		!strings.Contains(errb, "name it, e.g. -set inter.broker.protocol.version=4.0") {
+		t.Errorf("exit %d, stderr %q", code, errb)
+	}
+	if code, _, errb = runCmd("run", "-scenario", "controller-failover", "-variant", "kraft", "-seed", "1", "-set", "inter.broker.protocol.version=4.1", "-config", c); code != 0 {
+		t.Errorf("under 4.1: exit %d, stderr %q", code, errb)
 	}
 }
 

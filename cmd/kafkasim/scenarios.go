@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
@@ -119,8 +121,11 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 		variants = []scenarios.Variant{v}
 	}
 	runnable := variants[:0:0]
+	otherRelease := false
 	for _, v := range variants {
 		if _, _, err := harness.Prepare(s, v.Name, set); err != nil {
+			var ce *config.Error
+			otherRelease = otherRelease || errors.As(err, &ce) && ce.Kind == config.NotInRelease
 			if _, _, own := harness.Prepare(s, v.Name, nil); *variant != "" || own != nil {
 				return lc.blame(err)
 			}
@@ -132,6 +137,12 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 		runnable = append(runnable, v)
 	}
 	if len(runnable) == 0 {
+		if otherRelease {
+			// The variants' releases are the scenario's; properties of
+			// another release ask for that release by name.
+			return usagef("no variant of %s runs under %s (see above); to run another release, name it, e.g. -set %s=4.0 (Kafka 4.x files run under 4.0 or later)",
+				s.Name, cf.under(), config.PropInterBrokerProtocolVersion)
+		}
 		return usagef("no variant of %s runs under %s (see above)", s.Name, cf.under())
 	}
 	variants = runnable
@@ -154,7 +165,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	code := harness.ExitOK
 	for _, g := range groups {
 		v := g[0]
-		res, err := runOrReplayChoices(s, v.Name, *variant, *choices, harness.Options{Seed: seed, Set: set, Timeline: replay || *report != "", KeepTrace: *trace, Strict: *strict, Origins: lc.labels()})
+		res, err := runOrReplayChoices(s, v.Name, *variant, *choices, harness.Options{Seed: seed, Set: set, Timeline: replay || *report != "", KeepTrace: *trace, Strict: *strict, Origins: lc.labels(), ConfigFiles: cf.replayArgs()})
 		if err != nil {
 			return lc.blame(err)
 		}

@@ -180,6 +180,26 @@ func unusedConsumerNotes(s *scenarios.Script, given map[string]string) []string 
 	return []string{"the consumer properties " + strings.Join(kv, " ") + " configure no consumer: the scenario declares none"}
 }
 
+// internalTopicNotes says when an internal topic gets fewer replicas than
+// the min.insync.replicas its writes need: __consumer_offsets (the
+// broker-wide min.insync.replicas) for a script with consumers, and
+// __transaction_state (transaction.state.log.min.isr) for one with
+// transactions. Kafka accepts either pair, and nothing that writes there
+// can then complete (unwritable.go). Kafka's shipped server.properties
+// files set offsets.topic.replication.factor=1.
+func internalTopicNotes(s *scenarios.Script, b config.Broker) []string {
+	var out []string
+	if declaresConsumers(s) && b.OffsetsTopicReplicationFactor < b.MinInsyncReplicas {
+		out = append(out, fmt.Sprintf("offsets.topic.replication.factor=%d is below min.insync.replicas=%d: every write to __consumer_offsets fails with NOT_ENOUGH_REPLICAS, so consumer groups cannot become Stable or commit (Kafka accepts the pair; the liveness checker permits what follows)",
+			b.OffsetsTopicReplicationFactor, b.MinInsyncReplicas))
+	}
+	if b.Txn.Enabled && b.Txn.StateLogReplicationFactor < b.Txn.StateLogMinISR {
+		out = append(out, fmt.Sprintf("transaction.state.log.replication.factor=%d is below transaction.state.log.min.isr=%d: every write to __transaction_state fails with NOT_ENOUGH_REPLICAS, so no transactional producer initializes or commits (Kafka accepts the pair; the checkers permit what follows)",
+			b.Txn.StateLogReplicationFactor, b.Txn.StateLogMinISR))
+	}
+	return out
+}
+
 // checkTopicConfigs checks the topic lines' Kafka topic configs that
 // kafkasim does not model against release v: one the release does not
 // have, or a value its validator refuses, is an error at the line.

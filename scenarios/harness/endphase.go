@@ -357,6 +357,7 @@ func (r *Runner) liveness(o endOptions) error {
 			if len(unmet) > 0 {
 				outcome = strconv.Itoa(len(unmet)) + " unmet"
 			}
+			r.unwritable(l)
 			return r.endMark(sim.S("phase", "liveness-end"), sim.S("outcome", outcome))
 		}
 		// Probe the partitions that are whole and have no probe in flight.

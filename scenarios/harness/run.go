@@ -55,6 +55,10 @@ type Options struct {
 	// Origins names where a key of Set came from when not from -set: a
 	// -config file's "server.properties:7", or "-grid". Notes use it.
 	Origins map[string]string
+	// ConfigFiles are the file flags of the command line, in order
+	// ("-config", "server.properties", ...): the replay command names
+	// them in place of the -set of each key a file gave (Origins).
+	ConfigFiles []string
 }
 
 // awaitsTrace reports whether a step waits for a trace record.
@@ -189,6 +193,25 @@ func ReplayCommand(scenario, variant string, seed uint64, set map[string]string)
 	for _, k := range keys {
 		// NB: a script variable ($crash=0.3) would be expanded by the shell.
 		cmd += " -set " + ShellQuote(k+"="+set[k])
+	}
+	return cmd
+}
+
+// replayOf is the run's replay command: ReplayCommand, with the keys the
+// -config files gave left to the files themselves.
+func replayOf(s *scenarios.Script, variant string, opts Options) string {
+	if len(opts.ConfigFiles) == 0 {
+		return ReplayCommand(s.ReplayName(), variant, opts.Seed, opts.Set)
+	}
+	set := map[string]string{}
+	for k, v := range opts.Set {
+		if o, ok := opts.Origins[k]; !ok || o == "-grid" {
+			set[k] = v
+		}
+	}
+	cmd := ReplayCommand(s.ReplayName(), variant, opts.Seed, set)
+	for _, a := range opts.ConfigFiles {
+		cmd += " " + ShellQuote(a)
 	}
 	return cmd
 }
@@ -385,9 +408,9 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 	r.given = s.Configuration(v, opts.Set)
 	r.producerSet = producerSet(s, v, opts.Set)
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: append(cfg.NonDefaultPairs(), topicLineConfigs(s)...), World: w,
-		Replay: ReplayCommand(s.ReplayName(), v.Name, opts.Seed, opts.Set), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s, Strict: opts.Strict,
+		Replay: replayOf(s, v.Name, opts), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s, Strict: opts.Strict,
 		NotModelled: slices.Concat(cfg.NotModelled, topicsNotModelled(s), clientsNotModelled(s, r.vars, r.given, cfg.Broker.InterBrokerProtocolVersion)),
-		ConfigNotes: slices.Concat(stepOverrides(s, opts.Set, opts.Origins, r.vars), ignoredNotes(cfg), unusedConsumerNotes(s, r.given))}
+		ConfigNotes: slices.Concat(stepOverrides(s, opts.Set, opts.Origins, r.vars), ignoredNotes(cfg), unusedConsumerNotes(s, r.given), internalTopicNotes(s, cfg.Broker))}
 	r.Pacer = opts.Pacer
 	for _, st := range s.Steps {
 		st = st.Substitute(r.vars)

@@ -340,6 +340,7 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 		final.Raft = RaftRun(w, r.Cluster)
 	}
 	final.Liveness = r.live
+	final.Facts.Unwritable = r.unwritableParts() // unwritable.go
 	if off := r.kraftOffline(); len(off) > 0 {
 		final.Facts.Offline = off
 		if r.live != nil {
