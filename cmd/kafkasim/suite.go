@@ -71,7 +71,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	if len(set) > 0 {
 		// A case the files keep from running is left out, saying why
 		// (as run leaves out a variant -set cannot apply to).
-		opts.Set = set
+		opts.Set, opts.Origins, opts.ConfigFiles = set, lc.labels(), cf.replayArgs()
 		opts.Skip = func(scenario, variant string, err error) {
 			fmt.Fprintf(stderr, "kafkasim suite: %s/%s does not run under the -config files: %v\n", scenario, variant, lc.blame(err))
 		}
@@ -102,6 +102,9 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		for _, r := range c.Runs {
 			if !r.OK() {
 				why := r.Failed
+				if why != "" && len(r.Unworkable) > 0 {
+					why += " (note: " + strings.Join(r.Unworkable, "; ") + ")"
+				}
 				if why == "" {
 					why = strings.Join(r.Mismatches, "; ")
 				}

@@ -119,6 +119,10 @@ type Result struct {
 	// fixes it, a client rule that turned it off).
 	NotModelled []string
 	ConfigNotes []string
+	// Unworkable are the ConfigNotes that say Kafka cannot make progress
+	// under the configuration (an internal topic below its min ISR): a
+	// run whose step then times out names them (suite's failure lines).
+	Unworkable []string
 	// ProducerNotes say where a producer's release decided its
 	// idempotence otherwise than its properties read
 	// (config.Producer.IdempotenceNote), one line per note with the
@@ -410,7 +414,8 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: append(cfg.NonDefaultPairs(), topicLineConfigs(s)...), World: w,
 		Replay: replayOf(s, v.Name, opts), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s, Strict: opts.Strict,
 		NotModelled: slices.Concat(cfg.NotModelled, topicsNotModelled(s), clientsNotModelled(s, r.vars, r.given, cfg.Broker.InterBrokerProtocolVersion)),
-		ConfigNotes: slices.Concat(stepOverrides(s, opts.Set, opts.Origins, r.vars), ignoredNotes(cfg), unusedConsumerNotes(s, r.given), internalTopicNotes(s, cfg.Broker))}
+		ConfigNotes: slices.Concat(stepOverrides(s, opts.Set, opts.Origins, r.vars), ignoredNotes(cfg), unusedConsumerNotes(s, r.given), internalTopicNotes(s, cfg.Broker)),
+		Unworkable:  internalTopicNotes(s, cfg.Broker)}
 	r.Pacer = opts.Pacer
 	for _, st := range s.Steps {
 		st = st.Substitute(r.vars)

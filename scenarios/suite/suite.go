@@ -18,8 +18,12 @@ type Options struct {
 	// Strict fails a run on a violation Kafka's contract permits, too
 	// (harness.Options.Strict).
 	Strict bool
-	// Set are -set overrides of every run (the -config files).
-	Set map[string]string
+	// Set are -set overrides of every run (the -config files); Origins
+	// and ConfigFiles say which keys the files gave and name the files,
+	// for the replay commands (harness.Options).
+	Set         map[string]string
+	Origins     map[string]string
+	ConfigFiles []string
 	// Skip, if set, is called for a scenario × variant that runs without
 	// Set but not under it, which is then left out; if nil, Run returns
 	// the error.
@@ -103,7 +107,7 @@ func Run(scripts []*scenarios.Script, o Options) ([]*Case, error) {
 				next++
 				mu.Unlock()
 				start := time.Now()
-				res, err := harness.Run(j.s, j.v, harness.Options{Seed: j.seed, Set: o.Set, Budget: o.Budget, Strict: o.Strict})
+				res, err := harness.Run(j.s, j.v, harness.Options{Seed: j.seed, Set: o.Set, Budget: o.Budget, Strict: o.Strict, Origins: o.Origins, ConfigFiles: o.ConfigFiles})
 				if res != nil {
 					res.Summarize()
 				}
