@@ -31,11 +31,12 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	progressMode := fs.String("progress", "auto", "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines or none")
 	report := fs.String("report", "", "write an HTML run report into DIR for each run not as expected")
 	strict := fs.Bool("strict", false, "a violation Kafka's contract permits fails a run too (where no expect line names the checker)")
+	set := setFlags{}
+	fs.Var(set, "set", "override a configuration property in every run, key=value (repeatable; wins over the -config files)")
 	cf := addConfigFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	set := map[string]string{}
 	lc, err := cf.load("suite", set, stderr)
 	if err != nil {
 		return err
@@ -69,11 +70,11 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	var bar *progress
 	opts := suite.Options{Seeds: *seeds, Filter: re, Parallel: *parallel, Budget: *budget, Strict: *strict}
 	if len(set) > 0 {
-		// A case the files keep from running is left out, saying why
-		// (as run leaves out a variant -set cannot apply to).
+		// A case the files or -set keep from running is left out,
+		// saying why (as run leaves out a variant -set cannot apply to).
 		opts.Set, opts.Origins, opts.ConfigFiles = set, lc.labels(), cf.replayArgs()
 		opts.Skip = func(scenario, variant string, err error) {
-			fmt.Fprintf(stderr, "kafkasim suite: %s/%s does not run under the -config files: %v\n", scenario, variant, lc.blame(err))
+			fmt.Fprintf(stderr, "kafkasim suite: %s/%s does not run under %s: %v\n", scenario, variant, cf.under(), lc.blame(err))
 		}
 	}
 	opts.Progress = func(done, total int) {

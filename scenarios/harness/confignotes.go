@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/scenarios"
 )
 
@@ -180,14 +181,17 @@ func unusedConsumerNotes(s *scenarios.Script, given map[string]string) []string 
 	return []string{"the consumer properties " + strings.Join(kv, " ") + " configure no consumer: the scenario declares none"}
 }
 
-// internalTopicNotes says when an internal topic gets fewer replicas than
+// unworkableNotes says when the configuration keeps Kafka from making
+// progress under faults: an internal topic with fewer replicas than
 // the min.insync.replicas its writes need: __consumer_offsets (the
 // broker-wide min.insync.replicas) for a script with consumers, and
 // __transaction_state (transaction.state.log.min.isr) for one with
 // transactions. Kafka accepts either pair, and nothing that writes there
-// can then complete (unwritable.go). Kafka's shipped server.properties
-// files set offsets.topic.replication.factor=1.
-func internalTopicNotes(s *scenarios.Script, b config.Broker) []string {
+// can then complete (unwritable.go); and a single-voter KRaft quorum,
+// which has no controller while its voter is down. Kafka's shipped
+// server.properties files set offsets.topic.replication.factor=1, its
+// kraft/server.properties one voter.
+func unworkableNotes(s *scenarios.Script, b config.Broker) []string {
 	var out []string
 	if declaresConsumers(s) && b.OffsetsTopicReplicationFactor < b.MinInsyncReplicas {
 		out = append(out, fmt.Sprintf("offsets.topic.replication.factor=%d is below min.insync.replicas=%d: every write to __consumer_offsets fails with NOT_ENOUGH_REPLICAS, so consumer groups cannot become Stable or commit (Kafka accepts the pair; the liveness checker permits what follows)",
@@ -196,6 +200,11 @@ func internalTopicNotes(s *scenarios.Script, b config.Broker) []string {
 	if b.Txn.Enabled && b.Txn.StateLogReplicationFactor < b.Txn.StateLogMinISR {
 		out = append(out, fmt.Sprintf("transaction.state.log.replication.factor=%d is below transaction.state.log.min.isr=%d: every write to __transaction_state fails with NOT_ENOUGH_REPLICAS, so no transactional producer initializes or commits (Kafka accepts the pair; the checkers permit what follows)",
 			b.Txn.StateLogReplicationFactor, b.Txn.StateLogMinISR))
+	}
+	if vs, err := config.ParseVoters(b.KRaft.ControllerQuorumVoters); err == nil && b.KRaftMode() && len(vs) == 1 {
+		// Kafka's quickstart kraft/server.properties: one voter.
+		out = append(out, fmt.Sprintf("controller.quorum.voters names one voter, node %d (%s): the quorum tolerates no failure; while it is down no controller elects a leader or changes an ISR, so a step awaiting either times out",
+			vs[0].ID, server.NodeName(vs[0].ID)))
 	}
 	return out
 }

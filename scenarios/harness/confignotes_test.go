@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/scenarios"
 )
 
@@ -121,5 +122,37 @@ func TestTopicLineConfigsFollowTheRelease(t *testing.T) {
 	_, err = Run(s, "v22", Options{Seed: 1})
 	if err == nil || !strings.Contains(err.Error(), "tl.txt:2: topic t: config: max.compaction.lag.ms: not a topic property of Kafka 2.2 (the releases that have it: 2.3 to 4.1)") {
 		t.Errorf("under 2.2: %v", err)
+	}
+}
+
+// TestUnworkableNotes: Kafka's quickstart files (one voter, internal
+// topics with one replica) under a scenario's min.insync.replicas=2 are
+// each noted; three voters and matching min ISRs are not.
+func TestUnworkableNotes(t *testing.T) {
+	s, err := scenarios.Parse("u.txt", "u", strings.NewReader("brokers 3\ntopic t rf=3\nrun 1s\nconsumer c1 group.id=g topic=t\nrun 1s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := func(props map[string]string) []string {
+		t.Helper()
+		cfg, err := config.Parse(props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return unworkableNotes(s, cfg.Broker)
+	}
+	quickstart := map[string]string{"process.roles": "broker,controller", "controller.quorum.voters": "1@localhost:9093", "min.insync.replicas": "2",
+		"offsets.topic.replication.factor": "1", "kafkasim.transactions": "true", "transaction.state.log.replication.factor": "1", "inter.broker.protocol.version": "3.9"}
+	got := notes(quickstart)
+	for i, prefix := range []string{"offsets.topic.replication.factor=1 is below min.insync.replicas=2", "transaction.state.log.replication.factor=1 is below transaction.state.log.min.isr=2",
+		"controller.quorum.voters names one voter, node 1 (b1)"} {
+		if i >= len(got) || !strings.HasPrefix(got[i], prefix) {
+			t.Errorf("note %d: %q, want %q...", i, got, prefix)
+		}
+	}
+	quickstart["controller.quorum.voters"] = "0@a:9093,1@b:9093,2@c:9093"
+	quickstart["offsets.topic.replication.factor"], quickstart["transaction.state.log.replication.factor"] = "3", "2"
+	if got := notes(quickstart); len(got) != 0 {
+		t.Errorf("three voters, RFs at the min ISRs: %q, want none", got)
 	}
 }

@@ -120,8 +120,9 @@ type Result struct {
 	NotModelled []string
 	ConfigNotes []string
 	// Unworkable are the ConfigNotes that say Kafka cannot make progress
-	// under the configuration (an internal topic below its min ISR): a
-	// run whose step then times out names them (suite's failure lines).
+	// under the configuration (an internal topic below its min ISR, a
+	// single voter): a run whose step then times out names them (run's
+	// RUN FAILED line, suite's failure lines).
 	Unworkable []string
 	// ProducerNotes say where a producer's release decided its
 	// idempotence otherwise than its properties read
@@ -351,6 +352,11 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 			return v, cfg, fmt.Errorf("%s:%d: %s: %w", s.File, st.Line, st.Op, err)
 		}
 	}
+	// The cluster's own checks (a manual controller under KRaft, the
+	// quorum) are bad input too, not a run that cannot start.
+	if err := clusterSpec(s, cfg, s.Manual, false).Validate(); err != nil {
+		return v, cfg, err
+	}
 	return v, cfg, nil
 }
 
@@ -414,8 +420,8 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 	res := &Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: append(cfg.NonDefaultPairs(), topicLineConfigs(s)...), World: w,
 		Replay: replayOf(s, v.Name, opts), Protocol: scenarios.ProtocolLabel(cfg), Overridden: scenarios.Overridden(v, opts.Set), Set: opts.Set, Script: s, Strict: opts.Strict,
 		NotModelled: slices.Concat(cfg.NotModelled, topicsNotModelled(s), clientsNotModelled(s, r.vars, r.given, cfg.Broker.InterBrokerProtocolVersion)),
-		ConfigNotes: slices.Concat(stepOverrides(s, opts.Set, opts.Origins, r.vars), ignoredNotes(cfg), unusedConsumerNotes(s, r.given), internalTopicNotes(s, cfg.Broker)),
-		Unworkable:  internalTopicNotes(s, cfg.Broker)}
+		ConfigNotes: slices.Concat(stepOverrides(s, opts.Set, opts.Origins, r.vars), ignoredNotes(cfg), unusedConsumerNotes(s, r.given), unworkableNotes(s, cfg.Broker)),
+		Unworkable:  unworkableNotes(s, cfg.Broker)}
 	r.Pacer = opts.Pacer
 	for _, st := range s.Steps {
 		st = st.Substitute(r.vars)
