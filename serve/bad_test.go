@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
@@ -114,39 +115,21 @@ func TestCompressedProduce(t *testing.T) {
 		in := produceReq("t", 0, -1, "x", "y", "z")
 		in.Topics[0].Partitions[0].Records = compressBatch(t, in.Topics[0].Partitions[0].Records, codec)
 		if err := decompressProduce(in); err != nil {
-			t.Fatalf("%s: %v", codecName(uint16(codec)), err)
+			t.Fatalf("%s: %v", storage.CodecName(int16(codec)), err)
 		}
 		var got []string
 		eachRecord(in.Topics[0].Partitions[0].Records, func(_ *kmsg.RecordBatch, r *kmsg.Record) { got = append(got, string(r.Value)) })
 		if strings.Join(got, "") != "xyz" {
-			t.Fatalf("%s: decompressed to %q", codecName(uint16(codec)), got)
+			t.Fatalf("%s: decompressed to %q", storage.CodecName(int16(codec)), got)
 		}
 		b := in.Topics[0].Partitions[0].Records
 		if crc32.Checksum(b[21:], castagnoli) != binary.BigEndian.Uint32(b[17:]) {
-			t.Fatalf("%s: CRC not recomputed", codecName(uint16(codec)))
+			t.Fatalf("%s: CRC not recomputed", storage.CodecName(int16(codec)))
 		}
 	}
 	bad := produceReq("t", 0, -1, "x")
 	bad.Topics[0].Partitions[0].Records[22] |= 4 // zstd, but the records are plain
 	if err := decompressProduce(bad); err == nil {
 		t.Fatal("a batch that is not zstd decompressed without an error")
-	}
-}
-
-// TestXerialSnappy: the Java client's snappy framing.
-func TestXerialSnappy(t *testing.T) {
-	plain := []byte(strings.Repeat("kafka", 100))
-	framed := append(append([]byte(nil), xerialMagic...), 0, 0, 0, 1, 0, 0, 0, 1)
-	for _, chunk := range [][]byte{plain[:200], plain[200:]} {
-		block := s2.EncodeSnappy(nil, chunk)
-		framed = binary.BigEndian.AppendUint32(framed, uint32(len(block)))
-		framed = append(framed, block...)
-	}
-	got, err := unsnappy(framed)
-	if err != nil || !bytes.Equal(got, plain) {
-		t.Fatalf("xerial snappy: %v, %d bytes", err, len(got))
-	}
-	if _, err := unsnappy(framed[:len(framed)-3]); err == nil {
-		t.Fatal("a cut xerial chunk decompressed")
 	}
 }

@@ -15,23 +15,13 @@ package serve
 // compressed batches end to end.
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 
-	"github.com/klauspost/compress/s2"
-	"github.com/klauspost/compress/zstd"
-	"github.com/pierrec/lz4/v4"
+	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// maxDecompressed bounds what one batch may decompress to, so that a
-// client cannot exhaust the server's memory with a small frame.
-const maxDecompressed = 4 * MaxFrame
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -72,7 +62,7 @@ func decompressBatches(records []byte) ([]byte, error) {
 			out = append(out, batch...)
 			continue
 		}
-		plain, err := decompress(codec, batch[61:])
+		plain, err := storage.Decompress(int16(codec), batch[61:])
 		if err != nil {
 			return nil, err
 		}
@@ -89,89 +79,4 @@ func decompressBatches(records []byte) ([]byte, error) {
 		return records, nil
 	}
 	return out, nil
-}
-
-// xerialMagic starts snappy data in the Java client's framing
-// (snappy-java's SnappyOutputStream): magic, two version ints, then
-// chunks of a 4-byte length and a raw snappy block.
-var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
-
-func decompress(codec uint16, data []byte) ([]byte, error) {
-	var r io.Reader
-	switch codec {
-	case 1:
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("gzip: %v", err)
-		}
-		r = zr
-	case 2:
-		return unsnappy(data)
-	case 3:
-		r = lz4.NewReader(bytes.NewReader(data))
-	case 4:
-		zr, err := zstd.NewReader(bytes.NewReader(data), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxDecompressed))
-		if err != nil {
-			return nil, fmt.Errorf("zstd: %v", err)
-		}
-		defer zr.Close()
-		r = zr
-	default:
-		return nil, fmt.Errorf("compression codec %d: allowed 0 (none), 1 (gzip), 2 (snappy), 3 (lz4), 4 (zstd)", codec)
-	}
-	out, err := io.ReadAll(io.LimitReader(r, maxDecompressed+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", codecName(codec), err)
-	}
-	if len(out) > maxDecompressed {
-		return nil, fmt.Errorf("%s: a batch decompresses to more than %d bytes", codecName(codec), maxDecompressed)
-	}
-	return out, nil
-}
-
-func unsnappy(data []byte) ([]byte, error) {
-	if !bytes.HasPrefix(data, xerialMagic) {
-		return snappyBlock(data)
-	}
-	if len(data) < 16 {
-		return nil, errors.New("snappy: xerial header cut short")
-	}
-	var out []byte
-	for rest := data[16:]; len(rest) > 0; {
-		if len(rest) < 4 {
-			return nil, errors.New("snappy: xerial chunk length cut short")
-		}
-		n := binary.BigEndian.Uint32(rest)
-		if int64(n) > int64(len(rest)-4) {
-			return nil, fmt.Errorf("snappy: xerial chunk of %d bytes with %d left", n, len(rest)-4)
-		}
-		block, err := snappyBlock(rest[4 : 4+n])
-		if err != nil {
-			return nil, err
-		}
-		if out = append(out, block...); len(out) > maxDecompressed {
-			return nil, fmt.Errorf("snappy: a batch decompresses to more than %d bytes", maxDecompressed)
-		}
-		rest = rest[4+n:]
-	}
-	return out, nil
-}
-
-func snappyBlock(b []byte) ([]byte, error) {
-	n, err := s2.DecodedLen(b)
-	if err != nil {
-		return nil, fmt.Errorf("snappy: %v", err)
-	}
-	if n > maxDecompressed {
-		return nil, fmt.Errorf("snappy: a block decompresses to %d bytes, more than %d", n, maxDecompressed)
-	}
-	out, err := s2.Decode(nil, b)
-	if err != nil {
-		return nil, fmt.Errorf("snappy: %v", err)
-	}
-	return out, nil
-}
-
-func codecName(c uint16) string {
-	return [...]string{"none", "gzip", "snappy", "lz4", "zstd"}[c]
 }

@@ -387,7 +387,7 @@ func decodeBatch(b []byte, rb *RecordBatch, view bool) (int, error) {
 	}
 	d := decoder{b: b, pos: RecordBatchOverhead}
 	if c := rb.Codec(); c != CodecNone {
-		plain, err := decompress(c, b[RecordBatchOverhead:])
+		plain, err := Decompress(c, b[RecordBatchOverhead:])
 		if err != nil {
 			return 0, corrupt(RecordBatchOverhead, "records compressed with %s: %v", CodecName(c), err)
 		}

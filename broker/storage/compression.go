@@ -103,8 +103,9 @@ func compress(codec int16, raw []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// decompress returns data decompressed with codec.
-func decompress(codec int16, data []byte) ([]byte, error) {
+// Decompress returns data decompressed with codec (CodecGzip ...
+// CodecZstd), refusing more than 64 MiB of output (a decompression bomb).
+func Decompress(codec int16, data []byte) ([]byte, error) {
 	var r io.Reader
 	switch codec {
 	case CodecGzip:

@@ -2,8 +2,12 @@ package storage
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/s2"
 )
 
 // TestCompressedBatchRoundTrip: a batch with each codec in its attributes
@@ -43,5 +47,23 @@ func TestCompressedBatchRoundTrip(t *testing.T) {
 		if again := got.AppendTo(nil); !bytes.Equal(again, enc) {
 			t.Errorf("%s: re-encoding differs: compression is not deterministic", CodecName(c))
 		}
+	}
+}
+
+// TestXerialSnappy: the Java client's snappy framing.
+func TestXerialSnappy(t *testing.T) {
+	plain := []byte(strings.Repeat("kafka", 100))
+	framed := append(append([]byte(nil), xerialMagic...), 0, 0, 0, 1, 0, 0, 0, 1)
+	for _, chunk := range [][]byte{plain[:200], plain[200:]} {
+		block := s2.EncodeSnappy(nil, chunk)
+		framed = binary.BigEndian.AppendUint32(framed, uint32(len(block)))
+		framed = append(framed, block...)
+	}
+	got, err := unsnappy(framed)
+	if err != nil || !bytes.Equal(got, plain) {
+		t.Fatalf("xerial snappy: %v, %d bytes", err, len(got))
+	}
+	if _, err := unsnappy(framed[:len(framed)-3]); err == nil {
+		t.Fatal("a cut xerial chunk decompressed")
 	}
 }
