@@ -55,5 +55,5 @@ func Swarm() *Script {
 var SwarmKeys = []string{"clients", "interval", "acks", "fault-every", "crash", "power-loss", "pause", "partition", "heal", "consumer-crash", "profile"}
 
 // MaxSwarmClients bounds a swarm step's clients: memory and time grow
-// linearly with them (README, "What a run costs").
+// linearly with them (docs/scenarios.md, "What a run costs").
 const MaxSwarmClients = 100

@@ -92,7 +92,7 @@ func parseSwarm(st scenarios.Step, vars map[string]string, m config.Mechanisms, 
 		return sp, err
 	}
 	if sp.clients > scenarios.MaxSwarmClients {
-		return sp, fmt.Errorf("clients=%d: at most %d (a swarm run costs about 15 MB of memory per client; see the README, \"What a run costs\")", sp.clients, scenarios.MaxSwarmClients)
+		return sp, fmt.Errorf("clients=%d: at most %d (a swarm run costs about 15 MB of memory per client; see docs/scenarios.md, \"What a run costs\")", sp.clients, scenarios.MaxSwarmClients)
 	}
 	if sp.interval, err = durArg(kv, "interval", 20*sim.Millisecond); err != nil {
 		return sp, err

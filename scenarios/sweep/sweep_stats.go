@@ -25,7 +25,7 @@ package sweep
 // promise), so a sweep, its rerun and the merge of its shards write the
 // same bytes.
 //
-// Edge cases (documented in the README):
+// Edge cases (documented in docs/sweeps.md):
 //   - No run, or no run with a non-zero denominator: the ratio is 0 and its
 //     interval [0, 1] (nothing is known).
 //   - One run with a non-zero denominator: a bootstrap can only resample
