@@ -107,7 +107,7 @@ func MatrixPlot(sp *matrix.Spec, rows []matrix.Row) *plot.Plot {
 func itoa(n int) string { return ftoa(float64(n), 0) }
 
 // plotLabelWidth is the widest line of a row's label, in characters.
-const plotLabelWidth = 44
+const plotLabelWidth = 56
 
 // rowLabel is a row's tick label: the scenario, then what it ran
 // (matrix.Row.RanAs), wrapped at plotLabelWidth between settings.
@@ -125,9 +125,12 @@ func rowLabel(r matrix.Row) string {
 		if i < len(r.Replaced)-1 {
 			kv += ", "
 		} else {
-			kv += " overridden by the release"
+			kv += " "
 		}
 		items = append(items, kv)
+	}
+	if len(r.Replaced) > 0 {
+		items = append(items, "overridden by the release")
 	}
 	head := "variant " + r.Variant
 	if len(items) == 0 {

@@ -56,7 +56,7 @@ func TestMatrixTableAndMarkdown(t *testing.T) {
 		t.Errorf("matrix.csv row %v", at)
 	}
 	long := matrix.Row{Scenario: "swarm", Variant: "kip279-safe", Settings: []string{"$acks=all", "min.insync.replicas=2", "unclean.leader.election.enable=false"}, Replaced: []string{"truncation=kip279"}}
-	if got, want := rowLabel(long), "swarm\nvariant kip279-safe ($acks=all,\n  min.insync.replicas=2,\n  unclean.leader.election.enable=false;\n  truncation=kip279 overridden by the release)"; got != want {
+	if got, want := rowLabel(long), "swarm\nvariant kip279-safe ($acks=all, min.insync.replicas=2,\n  unclean.leader.election.enable=false;\n  truncation=kip279 overridden by the release)"; got != want {
 		t.Errorf("heat map label:\n%s\nwant:\n%s", got, want)
 	}
 	var png bytes.Buffer
