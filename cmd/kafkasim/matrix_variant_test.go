@@ -125,10 +125,15 @@ func TestMatrixVariantPicksTheVariant(t *testing.T) {
 	}
 }
 
-// TestMatrixSetReachesRuns: -set applies to every run, over the variant's
-// own value; outputs and replay commands name it.
+// TestMatrixSetReachesRuns: -set and -config apply to every run, over the
+// variant's own value (-set over the file's); outputs and replay commands
+// name them.
 func TestMatrixSetReachesRuns(t *testing.T) {
-	dir := matrixRun(t, "-set", "unclean.leader.election.enable=false", "-set", "replica.lag.time.max.ms=3000")
+	server := filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(server, []byte("replica.lag.time.max.ms=3000\nunclean.leader.election.enable=true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := matrixRun(t, "-set", "unclean.leader.election.enable=false", "-config", server)
 	row := csvRows(t, dir)[0]
 	if row["variant"] != "unclean" || row["settings"] != "replica.lag.time.max.ms=3000 unclean.leader.election.enable=false" || row["runs_with_loss"] != "0" {
 		t.Errorf("row %v; want variant unclean with -set's values over its own, and no loss", row)
