@@ -135,15 +135,30 @@ machines; 'kafkasim merge' joins the shards.`,
 			"kafkasim sweep -scenario swarm -grid 'variant=kip279-safe,hw-unsafe' -grid '$crash=0.1,0.3' -shard 0/4 -out shard-0"},
 	},
 	"matrix": {
-		synopsis: "kafkasim matrix [-scenario NAME|FILE ...] [-versions LIST] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...] [-seeds N] [-parallel P] [-shard i/n] [-progress MODE] -out DIR [-budget DUR]",
+		synopsis: "kafkasim matrix [-scenario NAME|FILE ...] [-variant [SCENARIO=]V ...] [-versions LIST] [-set key=value ...] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...] [-seeds N] [-parallel P] [-shard i/n] [-progress MODE] -out DIR [-budget DUR]",
 		purpose: `Runs each scenario's workload under each Kafka release, N seeds per cell,
 and prints the table "which Kafka loses what"; writes matrix.csv,
 matrix.json, matrix.md, a heat map (matrix.png/.svg) and runs.jsonl (each
-run's replay command) into DIR. A scenario runs as its first variant with
-the version-selecting properties it pins (inter.broker.protocol.version,
+run's replay command) into DIR. -scenario takes names and script files,
+repeated or as a comma list.
+
+Each row runs one variant of its scenario: the one -variant names
+(SCENARIO=V for one scenario; V alone for every scenario that has a variant
+V, the others keeping their first, with a note), else its first. Every
+output says what each row ran: "variant unclean
+(unclean.leader.election.enable=true)" — the variant, its settings, and
+the -config files' and -set's (CSV columns variant, variant_from,
+settings, replaced_by_release).
+
+Precedence, lowest first: the release's defaults, the script's set lines,
+the variant, the -config files, -set, and the column's release, which sets
+the version-selecting properties (inter.broker.protocol.version,
 truncation, process.roles, kafkasim.leader.epoch.fencing,
 consumer.kafkasim.truncation.detection, log.message.format.version,
-kafkasim.raft.prevote, metadata.version) replaced by the release's own.
+kafkasim.raft.prevote, metadata.version) over everything; -set of one of
+them is refused (choose releases with -versions), a -config file's is
+reported as overridden.
+
 Labels: X.Y (ZooKeeper below 4.0), 3.9-zk, 3.9-kraft (process.roles=broker,
 dedicated controllers), 4.0, 4.1 (KRaft), and patch releases such as
 4.0.0 (KAFKA-19522, KAFKA-19367), 4.0.1 or 3.9.0-kraft; 4.0 alone is
@@ -153,9 +168,9 @@ kip101-hw-lag, kip101-power-loss, kip279-fast-failover,
 consumer-truncation, kafka3410-halt, last-replica-standing (when this build
 has it) and swarm. -shard splits the runs; 'kafkasim merge' joins matrix
 shards as it joins sweep shards. Rerunning the same command resumes.`,
-		exits: "By run's rule over every run of the matrix (a release's configuration is\nnever the variant's own, so the scripts' expect lines do not apply):\n" + harness.ExitRule + "\n1    also: an output could not be written\n130  interrupted (rerun to resume)",
+		exits: "By run's rule over every run of the matrix (a release's configuration is\nnever the variant's own, so the scripts' expect lines do not apply):\n" + harness.ExitRule + "\n1    also: an output could not be written\n2    also: an unknown variant (naming the allowed ones), a -set of a key the release decides\n130  interrupted (rerun to resume)",
 		examples: []string{"kafkasim matrix -seeds 5 -parallel 2 -out out/matrix",
-			"kafkasim matrix -scenario kip101-hw-lag -scenario consumer-truncation -versions 0.10.2,1.1,2.0,2.1 -seeds 1 -out m"},
+			"kafkasim matrix -scenario unclean-election,kip101-power-loss -variant unclean-election=clean -set log.flush.interval.messages=1 -versions 0.10.2,2.0,4.1 -seeds 2 -out m"},
 	},
 	"merge": {
 		synopsis: "kafkasim merge -out DIR SHARD_DIR...",

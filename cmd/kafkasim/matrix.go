@@ -28,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
@@ -45,11 +46,30 @@ var defaultMatrixScenarios = []string{"kip101-hw-lag", "kip101-power-loss", "kip
 
 const matrixSpecFile = "matrix-spec.json"
 
-// listFlags collects a repeated flag, in order.
-type listFlags []string
+// listFlags collects a repeated flag that also takes comma lists, in
+// order. With paths, a value that names an existing file is one item,
+// commas and all (a script's path).
+type listFlags struct {
+	items []string
+	paths bool
+}
 
-func (l *listFlags) String() string     { return strings.Join(*l, ",") }
-func (l *listFlags) Set(v string) error { *l = append(*l, v); return nil }
+func (l *listFlags) String() string { return strings.Join(l.items, ",") }
+
+func (l *listFlags) Set(v string) error {
+	if fi, err := os.Stat(v); l.paths && err == nil && !fi.IsDir() {
+		l.items = append(l.items, v)
+		return nil
+	}
+	for _, x := range strings.Split(v, ",") {
+		x = strings.TrimSpace(x)
+		if x == "" {
+			return fmt.Errorf("%q: an empty item; want one value or a comma-separated list", v)
+		}
+		l.items = append(l.items, x)
+	}
+	return nil
+}
 
 // matrixManifest is DIR/matrix-spec.json: the matrix, and which shard of it
 // a directory holds ("" for all of it).
@@ -65,6 +85,16 @@ func (m matrixManifest) encode() []byte {
 
 func (m matrixManifest) describe() string {
 	s := fmt.Sprintf("scenarios %s, versions %s, %d seeds, budget %dms", strings.Join(m.Scenarios, ","), strings.Join(m.Versions, ","), m.Seeds, m.BudgetMs)
+	if len(m.Variants) > 0 {
+		s += ", -variant " + strings.Join(m.Variants, ",")
+	}
+	if len(m.Set) > 0 {
+		var kv []string
+		for _, k := range sortedKeys(m.Set) {
+			kv = append(kv, k+"="+m.Set[k])
+		}
+		s += ", set " + strings.Join(kv, " ")
+	}
 	if m.Shard != "" {
 		s += ", shard " + m.Shard
 	}
@@ -87,8 +117,12 @@ func readMatrixRuns(dir string, strict bool) ([]matrix.RunRecord, []int, error) 
 
 func runMatrix(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("matrix", stderr)
-	var scens listFlags
-	fs.Var(&scens, "scenario", "scenario name (kafkasim list) or path of a script file (repeatable; default: "+strings.Join(defaultMatrixScenarios, ", ")+")")
+	scens := listFlags{paths: true}
+	fs.Var(&scens, "scenario", "scenario name (kafkasim list) or path of a script file (repeatable, or a comma list; default: "+strings.Join(defaultMatrixScenarios, ", ")+")")
+	var variants listFlags
+	fs.Var(&variants, "variant", "the variant a scenario's row runs: SCENARIO=V, or V for every scenario that has a variant V (repeatable, or a comma list; default: each scenario's first)")
+	set := setFlags{}
+	fs.Var(set, "set", "override a property in every run, key=value (repeatable; over the -config files; the release's own keys are the columns': -versions)")
 	versions := fs.String("versions", strings.Join(matrix.DefaultVersions, ","), "comma-separated Kafka release labels (X.Y, 3.9-zk, 3.9-kraft, 4.0, 4.1, a patch such as 4.0.0)")
 	seeds := fs.Int("seeds", 5, "seeds per cell (1..N)")
 	strict := fs.Bool("strict", false, "exit 1 when a run shows a violation Kafka's contract permits, too")
@@ -100,7 +134,9 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	if err := rf.check(); err != nil {
 		return err
 	}
-	set := map[string]string{}
+	if err := checkMatrixSet(set); err != nil {
+		return err
+	}
 	lc, err := cf.load("matrix", set, stderr)
 	if err != nil {
 		return err
@@ -110,15 +146,15 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	sp := &matrix.Spec{Seeds: *seeds, BudgetMs: rf.budget.Milliseconds()}
+	sp := &matrix.Spec{Seeds: *seeds, BudgetMs: rf.budget.Milliseconds(), Variants: variants.items}
 	if len(set) > 0 {
 		sp.Set = set
 	}
 	for _, r := range rels {
 		sp.Versions = append(sp.Versions, r.Label)
 	}
-	sp.Scenarios = scens
-	if len(scens) == 0 {
+	sp.Scenarios = scens.items
+	if len(sp.Scenarios) == 0 {
 		sp.Scenarios, sp.Skipped = defaultScenarios()
 		for _, s := range sp.Skipped {
 			fmt.Fprintf(stderr, "kafkasim matrix: skipped %s\n", s)
@@ -127,6 +163,9 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	plan, err := matrix.NewPlan(sp)
 	if err != nil {
 		return usageError{err.Error()}
+	}
+	for _, n := range plan.Notes {
+		fmt.Fprintf(stderr, "kafkasim matrix: %s\n", n)
 	}
 	if err := checkMatrixFiles(plan, lc, stderr); err != nil {
 		return err
@@ -163,9 +202,30 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	return runExit(code)
 }
 
+// checkMatrixSet refuses a -set of a version-selecting key
+// (matrix.VersionKeys): the columns are the releases, and each release
+// sets those keys itself, over -set, so the -set would not take effect.
+// (A -config file's value of one is reported as overridden, since the
+// operator's server.properties may well name its release.)
+func checkMatrixSet(set setFlags) error {
+	for _, k := range sortedKeys(set) {
+		if !matrix.IsVersionKey(k) {
+			continue
+		}
+		eg := "2.0,4.1"
+		if _, err := matrix.ParseRelease(set[k]); k == config.PropInterBrokerProtocolVersion && err == nil {
+			eg = set[k]
+		}
+		return usagef("-set %s=%s: the matrix's columns are the releases, and each sets %s itself; choose the releases with -versions (e.g. -versions %s). Keys the release decides, refused in -set: %s",
+			k, set[k], k, eg, strings.Join(matrix.VersionKeys, ", "))
+	}
+	return nil
+}
+
 // checkMatrixFiles reports the values of the -config files a cell's
-// release replaces, and refuses files that keep a cell from running that
-// runs without them (a conflict with the scenario: bad input, not n/a).
+// release replaces, and refuses -config files and -set values that keep a
+// cell from running that runs without them (a conflict with the scenario:
+// bad input, not n/a).
 func checkMatrixFiles(plan *matrix.Plan, lc *loadedConfig, stderr io.Writer) error {
 	if len(plan.Spec.Set) == 0 {
 		return nil

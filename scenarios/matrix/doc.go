@@ -1,7 +1,9 @@
 // Package matrix runs scenarios under Kafka releases: each scenario's
-// workload (its first variant) under each version label (0.10.2 ... 4.1,
-// 3.9-zk, 3.9-kraft), N seeds per cell, and aggregates the runs into one
-// Row per (scenario, release) — the table "which Kafka loses what".
+// workload (one variant: the one -variant names, else its first) under
+// each version label (0.10.2 ... 4.1, 3.9-zk, 3.9-kraft), N seeds per
+// cell, and aggregates the runs into one Row per (scenario, release) — the
+// table "which Kafka loses what" — each row saying what it ran (Row.RanAs:
+// the variant and its settings).
 //
 // Its one job is the matrix: the labels and what they set (Release,
 // ParseRelease, VersionKeys: versions.go), the cells and their shards

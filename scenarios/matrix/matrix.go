@@ -4,9 +4,9 @@ package matrix
 // in parallel worlds, and the aggregation of the runs into one row per
 // (scenario, release).
 //
-// A scenario runs "under a release" as its FIRST variant, with the
-// version-selecting properties it pins (VersionKeys) replaced by the
-// release's own (Release.Set). A cell that cannot run on its release is not
+// A scenario runs "under a release" as one variant (the one -variant names,
+// else its FIRST: variants.go), with the version-selecting properties it
+// pins (VersionKeys) replaced by the release's own (Release.Set). A cell that cannot run on its release is not
 // run and says why in its status: a 'controller manual' script on a KRaft
 // release (there is no controller to stand in for), or a configuration
 // the scenario refuses (harness.Prepare's error, e.g. a 'controllers N'
@@ -71,8 +71,13 @@ type Spec struct {
 	// Skipped are default scenarios not known to this build, with a note.
 	Skipped  []string `json:"skipped,omitempty"`
 	Versions []string `json:"versions"`
-	// Set are overrides every cell starts from (the -config files); each
-	// release's own keys are layered over them (config.Overlay).
+	// Variants are the -variant arguments, one a string: V (every
+	// scenario that has a variant V) or SCENARIO=V (its name or its
+	// -scenario argument); a scenario none names runs its first variant.
+	Variants []string `json:"variants,omitempty"`
+	// Set are overrides every cell starts from (the -config files, -set
+	// over them); each release's own keys are layered over them
+	// (config.Overlay).
 	Set   map[string]string `json:"set,omitempty"`
 	Seeds int               `json:"seeds"`
 	// BudgetMs is the linearizability budget of each run, in wall ms.
@@ -86,19 +91,29 @@ type Cell struct {
 	Scenario string // the script's name
 	Release  Release
 	Variant  string
-	// Set are the -set overrides of the cell's runs.
-	Set    map[string]string
-	Status string
+	// VariantFrom is VariantFirst or VariantFlag.
+	VariantFrom string
+	// Set are the -set overrides of the cell's runs: Spec.Set and the
+	// release's keys over it.
+	Set map[string]string
+	// Settings are what the runs set besides the release (the variant's
+	// properties, Spec.Set over them), Replaced the version-selecting
+	// keys of those, which the release replaces: key=value, sorted.
+	Settings, Replaced []string
+	Status             string
 }
 
 // Plan is a matrix's cells, scenario-major.
 type Plan struct {
 	Spec  *Spec
 	Cells []Cell
+	// Notes say where a -variant V left a scenario at its first variant.
+	Notes []string
 }
 
 // NewPlan validates the spec and builds its cells. Errors are bad input:
-// an unknown scenario or version label, seeds < 1.
+// an unknown scenario or version label, two scenarios of one name, an
+// unknown variant or -variant of another scenario, seeds < 1.
 func NewPlan(sp *Spec) (*Plan, error) {
 	if sp.Seeds < 1 {
 		return nil, fmt.Errorf("-seeds %d: must be >= 1", sp.Seeds)
@@ -112,6 +127,8 @@ func NewPlan(sp *Spec) (*Plan, error) {
 	}
 	p := &Plan{Spec: sp}
 	seen := map[string]bool{}
+	byName := map[string]string{}
+	var scripts []*scenarios.Script
 	for _, name := range sp.Scenarios {
 		if seen[name] {
 			return nil, fmt.Errorf("-scenario %s given twice", name)
@@ -121,16 +138,29 @@ func NewPlan(sp *Spec) (*Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("-scenario: %w", err)
 		}
+		if prev, dup := byName[s.Name]; dup {
+			return nil, fmt.Errorf("-scenario %s and -scenario %s: both are scenario %s, and a matrix has one row of a name; rename the file", prev, name, s.Name)
+		}
+		byName[s.Name] = name
+		scripts = append(scripts, s)
+	}
+	choices, notes, err := chooseVariants(sp.Variants, scripts, sp.Scenarios)
+	if err != nil {
+		return nil, err
+	}
+	p.Notes = notes
+	for k, s := range scripts {
 		for _, r := range rels {
-			p.Cells = append(p.Cells, newCell(len(p.Cells), s, r, sp.Set))
+			p.Cells = append(p.Cells, newCell(len(p.Cells), s, choices[k], r, sp.Set))
 		}
 	}
 	return p, nil
 }
 
-func newCell(i int, s *scenarios.Script, r Release, base map[string]string) Cell {
-	v := s.Variants[0]
-	c := Cell{Index: i, Script: s, Scenario: s.Name, Release: r, Variant: v.Name, Status: StatusRan}
+func newCell(i int, s *scenarios.Script, vc variantChoice, r Release, base map[string]string) Cell {
+	v, _ := s.Variant(vc.name) // chooseVariants checked it
+	c := Cell{Index: i, Script: s, Scenario: s.Name, Release: r, Variant: v.Name, VariantFrom: vc.from, Status: StatusRan}
+	c.Settings, c.Replaced = settings(v, base)
 	c.Set = map[string]string{}
 	for k, val := range base {
 		c.Set[k] = val
@@ -262,13 +292,24 @@ func SortRecords(recs []RunRecord) []RunRecord {
 
 // Row is one (scenario, release) of a matrix, aggregated over its seeds.
 type Row struct {
-	Scenario string   `json:"scenario"`
-	Version  string   `json:"version"`
-	Mode     string   `json:"mode"`
-	Variant  string   `json:"variant"`
-	Set      []string `json:"set"`
-	Status   string   `json:"status"`
-	Runs     int      `json:"runs"`
+	Scenario string `json:"scenario"`
+	Version  string `json:"version"`
+	Mode     string `json:"mode"`
+	Variant  string `json:"variant"`
+	// VariantFrom says how the variant was chosen: "first" (the
+	// scenario's first: no -variant named one) or "-variant".
+	VariantFrom string `json:"variant_from"`
+	// Settings are what the runs set besides the release: the variant's
+	// properties and script variables, the -config files' and -set's over
+	// them (key=value, sorted). Replaced are the version-selecting keys
+	// among those, which the release overrides (RanAs renders all three).
+	Settings []string `json:"settings"`
+	Replaced []string `json:"replaced_by_release"`
+	// Set are the cell's -set overrides as its replay commands give them:
+	// Spec.Set and the release's keys.
+	Set    []string `json:"set"`
+	Status string   `json:"status"`
+	Runs   int      `json:"runs"`
 	// RunsWithLoss counts runs that lost an acknowledged record; PRunLoss
 	// is RunsWithLoss/Runs with its 95% Wilson interval over runs.
 	RunsWithLoss int     `json:"runs_with_loss"`
@@ -319,7 +360,8 @@ func (p *Plan) Aggregate(recs []RunRecord) []Row {
 	samples := make([][]sweep.Ratio, len(p.Cells))
 	kinds := make([]map[string]int, len(p.Cells))
 	for i, c := range p.Cells {
-		rows[i] = Row{Scenario: c.Scenario, Version: c.Release.Label, Mode: c.Release.Mode, Variant: c.Variant, Set: c.SetPairs(), Status: c.Status}
+		rows[i] = Row{Scenario: c.Scenario, Version: c.Release.Label, Mode: c.Release.Mode, Variant: c.Variant, VariantFrom: c.VariantFrom,
+			Settings: nonNil(c.Settings), Replaced: nonNil(c.Replaced), Set: c.SetPairs(), Status: c.Status}
 	}
 	for _, r := range recs {
 		if r.Point < 0 || r.Point >= len(rows) {
@@ -391,4 +433,12 @@ func (p *Plan) Aggregate(recs []RunRecord) []Row {
 		row.LossLow, row.LossHigh = sweep.BootstrapRatio(samples[i], "matrix "+row.Scenario+" "+row.Version+" loss")
 	}
 	return rows
+}
+
+// nonNil returns xs, or an empty slice for nil (JSON [] rather than null).
+func nonNil(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
 }

@@ -134,7 +134,7 @@ func (r Release) own(key string) string {
 	return "" // truncation: replaced by inter.broker.protocol.version (scenarios/labels.go)
 }
 
-// Set returns the -set overrides that run a scenario's first variant under
+// Set returns the -set overrides that run a scenario's variant under
 // r: the release's Props, and for each other version-selecting key the
 // script or variant sets (configured), the release's own value. The
 // truncation alias needs nothing: a layer that sets
