@@ -29,6 +29,7 @@ func ReadReports(r io.Reader) (pooled Report, notes []string, err error) {
 	dec := json.NewDecoder(r)
 	index := map[string]int{}
 	var machines []string
+	var meansOnly []string // the reports without per-run figures
 	for n := 1; ; n++ {
 		var rep Report
 		if err := dec.Decode(&rep); err == io.EOF {
@@ -46,10 +47,9 @@ func ReadReports(r io.Reader) (pooled Report, notes []string, err error) {
 			machines = append(machines, rep.Machine)
 		}
 		pooled.Count += rep.Count
-		var meansOnly []string
 		for _, res := range rep.Results {
-			if len(res.PerRun) == 0 {
-				meansOnly = append(meansOnly, res.Name)
+			if len(res.PerRun) == 0 && (len(meansOnly) == 0 || meansOnly[len(meansOnly)-1] != fmt.Sprint(n)) {
+				meansOnly = append(meansOnly, fmt.Sprint(n))
 			}
 			res.PerRun = res.Samples()
 			i, ok := index[res.Name]
@@ -62,12 +62,16 @@ func ReadReports(r io.Reader) (pooled Report, notes []string, err error) {
 			p.PerRun = append(p.PerRun, res.PerRun...)
 			p.Runs += res.Runs
 			if p.What != res.What {
-				notes = append(notes, fmt.Sprintf("report %d: %s is a different workload than in report 1 (%q, was %q); pooled all the same", n, res.Name, res.What, p.What))
+				notes = append(notes, fmt.Sprintf("report %d: %s is a different workload than in an earlier report (%q, was %q); pooled all the same", n, res.Name, res.What, p.What))
 			}
 		}
-		if len(meansOnly) > 0 {
-			notes = append(notes, fmt.Sprintf("report %d has no per-run figures for %s (kafkasim before issue 31): each one's means over its runs count as one run", n, strings.Join(meansOnly, ", ")))
+	}
+	if len(meansOnly) > 0 {
+		which := "report " + meansOnly[0] + " holds"
+		if len(meansOnly) > 1 {
+			which = "reports " + strings.Join(meansOnly, ", ") + " hold"
 		}
+		notes = append(notes, which+" no per-run figures (kafkasim before issue 31): a workload's means there count as one run")
 	}
 	pooled.Machine = machines[0]
 	for _, m := range machines[1:] {

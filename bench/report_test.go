@@ -53,7 +53,7 @@ func TestReadReportsOldJSONIsOneRun(t *testing.T) {
 	if d := cmp.Diff(want, got.Results[0].PerRun); d != "" {
 		t.Errorf("per-run figures (-want +got):\n%s", d)
 	}
-	if len(notes) != 1 || notes[0] != "report 1 has no per-run figures for kernel (kafkasim before issue 31): each one's means over its runs count as one run" {
+	if len(notes) != 1 || notes[0] != "report 1 holds no per-run figures (kafkasim before issue 31): a workload's means there count as one run" {
 		t.Errorf("notes %q", notes)
 	}
 }
