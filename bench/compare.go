@@ -47,16 +47,23 @@ var comparedFigures = []metric{
 
 // WriteComparison writes cur beside base (read from baseName), workload by
 // workload in cur's order and then the workloads only base has; notes
-// (from ReadReports) follow the table.
-func WriteComparison(w io.Writer, base Report, baseName string, cur Report, notes []string) error {
+// (from ReadReports) follow the table. cur is this run's measurement when
+// curName is "", else read from curName.
+func WriteComparison(w io.Writer, base Report, baseName string, cur Report, curName string, notes []string) error {
 	fmt.Fprintf(w, "baseline: %s: %s\n", baseName, base.Machine)
-	fmt.Fprintf(w, "this run: %s; %d run(s) per workload\n", cur.Machine, cur.Count)
+	side, column := "this run", "THIS RUN"
+	if curName != "" {
+		side, column = "the current file", "CURRENT"
+		fmt.Fprintf(w, "current: %s: %s\n", curName, cur.Machine)
+	} else {
+		fmt.Fprintf(w, "this run: %s; %d run(s) per workload\n", cur.Machine, cur.Count)
+	}
 	fmt.Fprintf(w, "each figure: the median of the runs ± its %.0f%% confidence interval; vs baseline: the change of the medians, or ~ where a Mann-Whitney U test finds no difference (p > %.2f), as benchstat computes them\n\n",
 		100*Confidence, benchmath.DefaultThresholds.CompareAlpha)
 	var fn footnotes
 	var table bytes.Buffer
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKLOAD\tFIGURE\tBASELINE\tTHIS RUN\tVS BASELINE")
+	fmt.Fprintf(tw, "WORKLOAD\tFIGURE\tBASELINE\t%s\tVS BASELINE\n", column)
 	inBase := map[string]Result{}
 	for _, r := range base.Results {
 		inBase[r.Name] = r
@@ -97,7 +104,7 @@ func WriteComparison(w io.Writer, base Report, baseName string, cur Report, note
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	if len(curOnly) > 0 {
-		fmt.Fprintf(w, "only in this run: %s\n", strings.Join(curOnly, ", "))
+		fmt.Fprintf(w, "only in %s: %s\n", side, strings.Join(curOnly, ", "))
 	}
 	if len(baseOnly) > 0 {
 		fmt.Fprintf(w, "only in the baseline: %s\n", strings.Join(baseOnly, ", "))
@@ -127,7 +134,7 @@ func values(r Result, m metric) []float64 {
 	return vs
 }
 
-// compareRow is the BASELINE, THIS RUN and VS BASELINE cells of one
+// compareRow is the BASELINE, THIS RUN (or CURRENT) and VS BASELINE cells of one
 // figure; a side without it shows "-".
 func compareRow(m metric, bv, cv []float64, fn *footnotes) string {
 	var bs, cs *benchmath.Sample

@@ -58,7 +58,7 @@ func comparisonReports() (base, cur Report) {
 func TestWriteComparison(t *testing.T) {
 	base, cur := comparisonReports()
 	var buf bytes.Buffer
-	if err := WriteComparison(&buf, base, "base.json", cur, []string{"a note from reading"}); err != nil {
+	if err := WriteComparison(&buf, base, "base.json", cur, "", []string{"a note from reading"}); err != nil {
 		t.Fatal(err)
 	}
 	golden := filepath.Join("testdata", "compare.golden")
@@ -83,7 +83,7 @@ func TestWriteComparison(t *testing.T) {
 func TestComparisonFigures(t *testing.T) {
 	base, cur := comparisonReports()
 	var buf bytes.Buffer
-	if err := WriteComparison(&buf, base, "base.json", cur, nil); err != nil {
+	if err := WriteComparison(&buf, base, "base.json", cur, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	rows := map[string]string{}

@@ -31,11 +31,15 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	run := fs.String("run", "", "measure only the workloads whose name matches this regular expression")
 	baseline := fs.String("baseline", "", "compare with `FILE`, the output of an earlier bench -json (several appended are pooled), as benchstat does")
+	current := fs.String("current", "", "with -baseline: compare `FILE` (bench -json output too) with the baseline instead of measuring now")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *baseline != "" && *asJSON {
 		return usagef("-baseline with -json: pick one (save a run with -json, compare the next with -baseline)")
+	}
+	if *current != "" && *baseline == "" {
+		return usagef("-current %s: needs -baseline FILE to compare it with", *current)
 	}
 	if *count < 1 {
 		return usagef("-count %d: must be >= 1", *count)
@@ -43,6 +47,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	re, err := regexp.Compile(*run)
 	if err != nil {
 		return usagef("-run %q: %v", *run, err)
+	}
+	if *current != "" {
+		return compareFiles(stdout, *baseline, *current, re.MatchString, *run)
 	}
 	var names []string
 	for _, w := range bench.Workloads {
@@ -60,7 +67,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	var base bench.Report
 	var notes []string
 	if *baseline != "" {
-		if base, notes, err = readBaseline(*baseline, re.MatchString); err != nil {
+		if base, notes, err = readReport("-baseline", *baseline, re.MatchString); err != nil {
 			return err
 		}
 	}
@@ -80,7 +87,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(rep)
 	}
 	if *baseline != "" {
-		return bench.WriteComparison(stdout, base, *baseline, rep, notes)
+		return bench.WriteComparison(stdout, base, *baseline, rep, "", notes)
 	}
 	fmt.Fprintf(stdout, "machine: %s; %d run(s) per workload, means per run\n", rep.Machine, *count)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -105,31 +112,52 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	return tw.Flush()
 }
 
-// readBaseline reads -baseline FILE and keeps the workloads -run matches;
-// a file that cannot be read or is not bench -json output is a usage
-// error naming it.
-func readBaseline(file string, match func(string) bool) (bench.Report, []string, error) {
+// compareFiles is -baseline BASE -current CUR: two saved measurements
+// compared, nothing measured. Alternating single runs of two builds into
+// two files is the fairest comparison on a loaded machine.
+func compareFiles(stdout io.Writer, baseFile, curFile string, match func(string) bool, run string) error {
+	base, notes, err := readReport("-baseline", baseFile, match)
+	if err != nil {
+		return err
+	}
+	cur, curNotes, err := readReport("-current", curFile, match)
+	if err != nil {
+		return err
+	}
+	if len(base.Results) == 0 && len(cur.Results) == 0 {
+		return usagef("-run %q matches no workload of %s or %s", run, baseFile, curFile)
+	}
+	for _, n := range curNotes {
+		notes = append(notes, "current: "+n)
+	}
+	return bench.WriteComparison(stdout, base, baseFile, cur, curFile, notes)
+}
+
+// readReport reads the bench -json output FILE named by flag and keeps the
+// workloads -run matches; a file that cannot be read or is not bench -json
+// output is a usage error naming it.
+func readReport(flag, file string, match func(string) bool) (bench.Report, []string, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return bench.Report{}, nil, usagef("-baseline %s: %v", file, err)
+		return bench.Report{}, nil, usagef("%s %s: %v", flag, file, err)
 	}
 	defer f.Close()
-	base, notes, err := bench.ReadReports(f)
+	rep, notes, err := bench.ReadReports(f)
 	if err != nil {
-		return bench.Report{}, nil, usagef("-baseline %s: %v", file, err)
+		return bench.Report{}, nil, usagef("%s %s: %v", flag, file, err)
 	}
-	kept := base.Results[:0]
-	for _, r := range base.Results {
+	kept := rep.Results[:0]
+	for _, r := range rep.Results {
 		if match(r.Name) {
 			kept = append(kept, r)
 		}
 	}
-	base.Results = kept
-	return base, notes, nil
+	rep.Results = kept
+	return rep, notes, nil
 }
 
 // machine describes this machine: CPU model, cores, GOMAXPROCS, Go version.

@@ -126,8 +126,40 @@ func TestBenchBadBaseline(t *testing.T) {
 	}
 }
 
+// TestBenchCurrent: -baseline with -current compares two saved outputs
+// and measures nothing; a bad -current file exits 2 naming it.
+func TestBenchCurrent(t *testing.T) {
+	dir := t.TempDir()
+	base, cur := filepath.Join(dir, "base.json"), filepath.Join(dir, "cur.json")
+	if err := os.WriteFile(base, []byte(syntheticBaseline), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	twice := strings.NewReplacer(`"events_per_s": 1,`, `"events_per_s": 2,`, `"events_per_s": 1}`, `"events_per_s": 2}`,
+		`"events_per_s": 1.01}`, `"events_per_s": 2.02}`, `"events_per_s": 0.99}`, `"events_per_s": 1.98}`,
+		`"events_per_s": 1.02}`, `"events_per_s": 2.04}`, `"events_per_s": 0.98}`, `"events_per_s": 1.96}`, `"gone"`, `"new"`).Replace(syntheticBaseline)
+	if err := os.WriteFile(cur, []byte(twice), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errb := runCmd("bench", "-baseline", base, "-current", cur)
+	if code != 0 || errb != "" {
+		t.Fatalf("exit %d\n%s%s", code, out, errb)
+	}
+	for _, want := range []string{"current: " + cur + ": synthetic\n", "CURRENT", "only in the current file: new\n", "only in the baseline: gone\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "events/s 1.000 ± 2% 2.000 ± 2% +100.00% (p=0.008 n=5)") {
+		t.Errorf("events/s not doubled at p=0.008:\n%s", out)
+	}
+	code, _, errb = runCmd("bench", "-baseline", base, "-current", filepath.Join(dir, "nosuch.json"))
+	if code != 2 || !strings.Contains(errb, "-current "+filepath.Join(dir, "nosuch.json")+": no such file") {
+		t.Errorf("missing -current: exit %d, %q", code, errb)
+	}
+}
+
 func TestBenchBadInput(t *testing.T) {
-	for _, args := range [][]string{{"-count", "0"}, {"-run", "nosuch"}, {"-run", "("}, {"-json", "-baseline", "x.json"}} {
+	for _, args := range [][]string{{"-count", "0"}, {"-run", "nosuch"}, {"-run", "("}, {"-json", "-baseline", "x.json"}, {"-current", "x.json"}} {
 		code, _, errb := runCmd(append([]string{"bench"}, args...)...)
 		if code != 2 || !strings.Contains(errb, args[1]) {
 			t.Errorf("bench %v: exit %d, %q; want 2 naming the value", args, code, errb)
