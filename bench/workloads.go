@@ -39,42 +39,17 @@ type Workload struct {
 	// and returns the measured function.
 	Setup func() (func() (Sample, error), error)
 	Run   func() (Sample, error)
-	// Goal is issue 17's target for the workload, if it has one.
-	Goal *Goal
 }
-
-// Goal is a target a workload's result meets or not.
-type Goal struct {
-	Text string
-	// Met judges a result; ok is false when the result cannot tell (the
-	// kernel's ratio without the bare loop measured beside it).
-	Met func(Result) (met, ok bool)
-}
-
-// speedGoal is "at least x times real time".
-func speedGoal(x float64) *Goal {
-	return &Goal{Text: fmt.Sprintf("≥%.0f×", x), Met: func(r Result) (bool, bool) { return r.Speedup >= x, true }}
-}
-
-var (
-	kernelGoal = &Goal{Text: "≥40% of the bare loop, 0 allocs/event", Met: func(r Result) (bool, bool) {
-		return r.VsBareLoop >= 0.4 && r.AllocsPerRecord < 0.005, r.VsBareLoop > 0
-	}}
-	cluster60sGoal = &Goal{Text: "≥1000×, ≤10 allocs/record, ≤64 MB peak", Met: func(r Result) (bool, bool) {
-		return r.Speedup >= 1000 && r.AllocsPerRecord <= 10 && r.PeakHeapMB <= 64, true
-	}}
-	exploreGoal = &Goal{Text: "≥10000 runs/s", Met: func(r Result) (bool, bool) { return r.RunsPerS >= 10000, true }}
-)
 
 // Workloads are the standard workloads, in the order the table shows them.
 var Workloads = []Workload{
-	{Name: "bare-loop", Unit: "event", What: "a bare binary-heap event loop with interface dispatch, 2M events (the yardstick)", Run: bareLoopPingPong},
-	{Name: "kernel", Unit: "event", What: "sim.World ping-pong between two nodes, a latency drawn per message, 2M events (BenchmarkPingPong)", Run: kernelPingPong, Goal: kernelGoal},
-	{Name: "cluster60s-zk", Unit: "record", What: "3 brokers, 6 partitions RF3, 10,000 × 100 B acks=all over 60 s, ZooKeeper (BenchmarkCluster60s)", Run: func() (Sample, error) { return cluster60s(false) }, Goal: cluster60sGoal},
-	{Name: "cluster60s-kraft", Unit: "record", What: "the same on KRaft: metadata.version 4.0, 3 controllers", Run: func() (Sample, error) { return cluster60s(true) }, Goal: cluster60sGoal},
-	{Name: "swarm", Unit: "record", What: "swarm runs (kip279-safe, seeds 1-10), every checker (BenchmarkSwarm)", Run: swarm, Goal: speedGoal(1000)},
-	{Name: "group-swarm", Unit: "record", What: "3 consumers in a group, 6 partitions, swarm faults (BenchmarkConsumerGroupSwarm)", Run: groupSwarm, Goal: speedGoal(1000)},
-	{Name: "explore", Unit: "run", What: "explore kip101-hw-lag (kip279: no violation) exhaustively to depth 6, one worker", Run: exploreHWLag, Goal: exploreGoal},
+	{Name: "bare-loop", Unit: "event", What: fmt.Sprintf("a bare binary-heap event loop with interface dispatch, %d events in flight, 2M events (the yardstick)", QueueDepth), Run: bareLoopPingPong},
+	{Name: "kernel", Unit: "event", What: fmt.Sprintf("sim.World ping-pong between two nodes, %d messages in flight, a latency drawn per message, 2M events", QueueDepth), Run: kernelPingPong},
+	{Name: "cluster60s-zk", Unit: "record", What: "3 brokers, 6 partitions RF3, 10,000 × 100 B acks=all over 60 s, ZooKeeper (BenchmarkCluster60s)", Run: func() (Sample, error) { return cluster60s(false) }},
+	{Name: "cluster60s-kraft", Unit: "record", What: "the same on KRaft: metadata.version 4.0, 3 controllers", Run: func() (Sample, error) { return cluster60s(true) }},
+	{Name: "swarm", Unit: "record", What: "swarm runs (kip279-safe, seeds 1-10), every checker (BenchmarkSwarm)", Run: swarm},
+	{Name: "group-swarm", Unit: "record", What: "3 consumers in a group, 6 partitions, swarm faults (BenchmarkConsumerGroupSwarm)", Run: groupSwarm},
+	{Name: "explore", Unit: "run", What: "explore kip101-hw-lag (kip279: no violation) exhaustively to depth 6, one worker", Run: exploreHWLag},
 	{Name: "checkers-10k", Unit: "op", What: "every checker on the 10,000-send history of a cluster run (porcupine included)", Setup: checkers10k},
 }
 

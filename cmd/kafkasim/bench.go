@@ -2,13 +2,15 @@ package main
 
 // This file is `kafkasim bench`: the standard workloads (package bench)
 // measured in one process, printed as a table or JSON with the machine
-// they ran on.
+// they ran on, or beside a baseline (an earlier run's JSON).
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"regexp"
 	"runtime"
@@ -28,8 +30,16 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	count := fs.Int("count", 1, "runs of each workload (the figures are means per run)")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	run := fs.String("run", "", "measure only the workloads whose name matches this regular expression")
+	baseline := fs.String("baseline", "", "compare with `FILE`, the output of an earlier bench -json (several appended are pooled), as benchstat does")
+	current := fs.String("current", "", "with -baseline: compare `FILE` (bench -json output too) with the baseline instead of measuring now")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *baseline != "" && *asJSON {
+		return usagef("-baseline with -json: pick one (save a run with -json, compare the next with -baseline)")
+	}
+	if *current != "" && *baseline == "" {
+		return usagef("-current %s: needs -baseline FILE to compare it with", *current)
 	}
 	if *count < 1 {
 		return usagef("-count %d: must be >= 1", *count)
@@ -37,6 +47,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	re, err := regexp.Compile(*run)
 	if err != nil {
 		return usagef("-run %q: %v", *run, err)
+	}
+	if *current != "" {
+		return compareFiles(stdout, *baseline, *current, re.MatchString, *run)
 	}
 	var names []string
 	for _, w := range bench.Workloads {
@@ -51,6 +64,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 		return usagef("-run %q matches no workload (the workloads: %s)", *run, strings.Join(all, ", "))
 	}
+	var base bench.Report
+	var notes []string
+	if *baseline != "" {
+		if base, notes, err = readReport("-baseline", *baseline, re.MatchString); err != nil {
+			return err
+		}
+	}
 	each := func(r bench.Result) {
 		if !*asJSON {
 			fmt.Fprintf(stderr, "kafkasim bench: %s done (%.0f ms/run)\n", r.Name, r.WallMs)
@@ -60,19 +80,18 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return failedError{"kafkasim bench: " + err.Error()}
 	}
-	m := machine()
+	rep := bench.Report{Machine: machine(), Count: *count, Results: results}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Machine string         `json:"machine"`
-			Count   int            `json:"count"`
-			Results []bench.Result `json:"results"`
-		}{m, *count, results})
+		return enc.Encode(rep)
 	}
-	fmt.Fprintf(stdout, "machine: %s; %d run(s) per workload, means per run\n", m, *count)
+	if *baseline != "" {
+		return bench.WriteComparison(stdout, base, *baseline, rep, "", notes)
+	}
+	fmt.Fprintf(stdout, "machine: %s; %d run(s) per workload, means per run\n", rep.Machine, *count)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKLOAD\tWALL/RUN\tSIM/WALL\tEVENTS/S\tRUNS/S\tALLOCS/UNIT\tBYTES/UNIT\tPEAK HEAP\tGOAL\tNOTE")
+	fmt.Fprintln(tw, "WORKLOAD\tWALL/RUN\tSIM/WALL\tEVENTS/S\tRUNS/S\tALLOCS/UNIT\tBYTES/UNIT\tPEAK HEAP\tNOTE")
 	for _, r := range results {
 		speed, events, runs, note := "-", "-", "-", ""
 		if r.EventsPerS > 0 {
@@ -87,23 +106,58 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if r.VsBareLoop > 0 {
 			note = fmt.Sprintf("%.0f%% of the bare loop's events/s", 100*r.VsBareLoop)
 		}
-		fmt.Fprintf(tw, "%s\t%.1f ms\t%s\t%s\t%s\t%.1f /%s\t%.0f B/%s\t%.1f MB\t%s\t%s\n", r.Name, r.WallMs, speed, events, runs,
-			r.AllocsPerRecord, r.Unit, r.BytesPerRecord, r.Unit, r.PeakHeapMB, goalCell(r), note)
+		fmt.Fprintf(tw, "%s\t%.1f ms\t%s\t%s\t%s\t%.1f /%s\t%.0f B/%s\t%.1f MB\t%s\n", r.Name, r.WallMs, speed, events, runs,
+			r.AllocsPerRecord, r.Unit, r.BytesPerRecord, r.Unit, r.PeakHeapMB, note)
 	}
 	return tw.Flush()
 }
 
-// goalCell is the GOAL column: the target and whether this run met it.
-func goalCell(r bench.Result) string {
-	switch {
-	case r.Goal == "":
-		return "-"
-	case r.GoalMet == nil:
-		return r.Goal + ": cannot tell (run bare-loop with it)"
-	case *r.GoalMet:
-		return r.Goal + ": met"
+// compareFiles is -baseline BASE -current CUR: two saved measurements
+// compared, nothing measured. Alternating single runs of two builds into
+// two files is the fairest comparison on a loaded machine.
+func compareFiles(stdout io.Writer, baseFile, curFile string, match func(string) bool, run string) error {
+	base, notes, err := readReport("-baseline", baseFile, match)
+	if err != nil {
+		return err
 	}
-	return r.Goal + ": NOT MET"
+	cur, curNotes, err := readReport("-current", curFile, match)
+	if err != nil {
+		return err
+	}
+	if len(base.Results) == 0 && len(cur.Results) == 0 {
+		return usagef("-run %q matches no workload of %s or %s", run, baseFile, curFile)
+	}
+	for _, n := range curNotes {
+		notes = append(notes, "current: "+n)
+	}
+	return bench.WriteComparison(stdout, base, baseFile, cur, curFile, notes)
+}
+
+// readReport reads the bench -json output FILE named by flag and keeps the
+// workloads -run matches; a file that cannot be read or is not bench -json
+// output is a usage error naming it.
+func readReport(flag, file string, match func(string) bool) (bench.Report, []string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return bench.Report{}, nil, usagef("%s %s: %v", flag, file, err)
+	}
+	defer f.Close()
+	rep, notes, err := bench.ReadReports(f)
+	if err != nil {
+		return bench.Report{}, nil, usagef("%s %s: %v", flag, file, err)
+	}
+	kept := rep.Results[:0]
+	for _, r := range rep.Results {
+		if match(r.Name) {
+			kept = append(kept, r)
+		}
+	}
+	rep.Results = kept
+	return rep, notes, nil
 }
 
 // machine describes this machine: CPU model, cores, GOMAXPROCS, Go version.

@@ -106,15 +106,26 @@ verdicts as run does.`,
 		examples: []string{"kafkasim check -history run.jsonl", "kafkasim check -format jepsen -history checkers/jepsen/testdata/lost-write.edn -json"},
 	},
 	"bench": {
-		synopsis: "kafkasim bench [-count N] [-run REGEXP] [-json]",
+		synopsis: "kafkasim bench [-count N] [-run REGEXP] [-json | -baseline FILE [-current FILE]]",
 		purpose: `Measures the standard workloads in one process: a bare event loop beside the
-kernel's ping-pong, Cluster60s on ZooKeeper and KRaft, a swarm run, a
-consumer-group swarm, an exhaustive exploration and the checkers on a
-10,000-send history. For each: wall time per run, simulated-to-wall
-speedup, events (or explored runs) per second, allocations and bytes per
-record, and the peak heap, with the machine it ran on.`,
-		exits:    "0  measured\n1  a workload failed\n2  bad input",
-		examples: []string{"kafkasim bench", "kafkasim bench -count 3 -run 'cluster|swarm' -json"},
+kernel's ping-pong (both with 64 events in flight), Cluster60s on ZooKeeper
+and KRaft, a swarm run, a consumer-group swarm, an exhaustive exploration
+and the checkers on a 10,000-send history. For each: wall time per run,
+simulated-to-wall speedup, events (or explored runs) per second,
+allocations and bytes per record, and the peak heap, with the machine it
+ran on. -json keeps each run's figures as well as the means.
+
+-baseline FILE compares this run with an earlier -json output (several
+appended to one file are pooled) as benchstat does: per figure, the median
+of the runs ± its 90% confidence interval on each side, and the change
+with a Mann-Whitney U test's p (~ where it finds no difference). A
+workload on one side only is listed as such. JSON without per-run figures
+(kafkasim before issue 31) counts as one run of its means. With -current
+FILE it compares two saved outputs and measures nothing: on a loaded
+machine, alternate 'bench -json -count 1' of the two builds into two files
+and compare those.`,
+		exits:    "0  measured (or compared)\n1  a workload failed\n2  bad input (a -baseline or -current FILE missing, unreadable or not bench -json output)",
+		examples: []string{"kafkasim bench -count 5 -json > base.json", "kafkasim bench -count 5 -run 'cluster|swarm' -baseline base.json"},
 	},
 	"kernel": {
 		synopsis: "kafkasim kernel [-seeds N] [-seed S] [-nodes K] [-trace]",
