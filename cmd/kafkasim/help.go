@@ -103,7 +103,7 @@ checked before anything runs: all problems are listed (file:line), exit 2.
 -shard i/n runs every n-th case from the i-th (cases in name order, then
 variant order); each shard can write its own -junit file. Flags may follow
 the PATHs; after -- every argument is a PATH.`,
-		exits:    "Each run is judged by run's rule; a run whose exit would be 0 or 3 passes:\n" + harness.ExitRule + "\nThe suite exits 0 when every run passed, 1 when some run did not (1 or 4\nabove), 2 on bad input (a flag, a missing path, a directory without\nscripts, any script's parse error, a variant's refused configuration, a\nshard with nothing to run): nothing runs.",
+		exits: "Each run is judged by run's rule; a run whose exit would be 0 or 3 passes:\n" + harness.ExitRule + "\nThe suite exits 0 when every run passed, 1 when some run did not (1 or 4\nabove), 2 on bad input (a flag, a missing path, a directory without\nscripts, any script's parse error, a variant's refused configuration, a\nshard with nothing to run): nothing runs.",
 		examples: []string{"kafkasim suite -run 'kip101|kip279' -seeds 20 -junit suite.xml",
 			"kafkasim suite -shard 0/4 -junit kafkasim-0.xml -report kafkasim-reports scenarios/"},
 	},
