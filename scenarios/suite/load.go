@@ -76,8 +76,9 @@ type found struct {
 
 // Load finds the scripts under paths and parses every one. A path that is
 // a file is a script whatever its extension; a directory is walked
-// (recursively, in lexical order, not following symbolic links below it,
-// skipping names that start with '.') for files ending in ext. The same
+// (recursively, in lexical order, following symbolic links to files but
+// not to directories, skipping names that start with '.') for files
+// ending in ext. The same
 // file reached twice runs once.
 //
 // Each script's case name (Script.Name: the first half of the suite's
