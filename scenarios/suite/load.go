@@ -78,8 +78,7 @@ type found struct {
 // a file is a script whatever its extension; a directory is walked
 // (recursively, in lexical order, following symbolic links to files but
 // not to directories, skipping names that start with '.') for files
-// ending in ext. The same
-// file reached twice runs once.
+// ending in ext. The same file reached twice runs once.
 //
 // Each script's case name (Script.Name: the first half of the suite's
 // "case/variant") is its path relative to the argument it was found
