@@ -45,7 +45,15 @@ func WriteJUnit(w io.Writer, cases []Case) error {
 		jc := junitCase{Name: c.Scenario + "/" + c.Variant, Classname: "kafkasim." + c.Scenario, Time: fmt.Sprintf("%.3f", c.Seconds)}
 		if len(c.Failures) > 0 {
 			s.Failures++
-			jc.Failure = &junitFailure{Message: fmt.Sprintf("%d of %d runs not as expected", len(c.Failures), c.Runs), Text: strings.Join(c.Failures, "\n")}
+			// NB: CI pages show the message first: it carries the first
+			// failing seed's reason and replay command (FailureText's
+			// first two lines), the text every failing seed's evidence.
+			first := strings.SplitN(c.Failures[0], "\n", 3)
+			for i := range first {
+				first[i] = strings.TrimSpace(first[i])
+			}
+			msg := fmt.Sprintf("%d of %d runs not as expected; first %s", len(c.Failures), c.Runs, strings.Join(first[:min(2, len(first))], "; "))
+			jc.Failure = &junitFailure{Message: clip(msg, 2*MaxEvidenceLine), Text: strings.Join(c.Failures, "\n")}
 		}
 		total += c.Seconds
 		s.Cases = append(s.Cases, jc)

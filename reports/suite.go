@@ -70,10 +70,16 @@ func SuiteRows(cases []*suite.Case) []SuiteRow {
 
 // WriteSuiteTable prints the suite as a table: scenario × variant, whether
 // every seed showed what the scenario expects, loss rate, and the worst
-// verdict of each checker.
+// verdict of each checker. The first two columns widen to the longest
+// name (a user's case named by its path, team/orders-acks).
 func WriteSuiteTable(w io.Writer, cases []*suite.Case) {
-	fmt.Fprintf(w, "%-22s %-12s %-9s %-9s %-10s %s\n", "SCENARIO", "VARIANT", "EXPECTED", "ACKED", "LOSS", "CHECKERS (worst over seeds)")
-	for _, row := range SuiteRows(cases) {
+	rows := SuiteRows(cases)
+	sw, vw := 22, 12
+	for _, row := range rows {
+		sw, vw = max(sw, len(row.Scenario)), max(vw, len(row.Variant))
+	}
+	fmt.Fprintf(w, "%-*s %-*s %-9s %-9s %-10s %s\n", sw, "SCENARIO", vw, "VARIANT", "EXPECTED", "ACKED", "LOSS", "CHECKERS (worst over seeds)")
+	for _, row := range rows {
 		status := fmt.Sprintf("%d/%d", row.AsExpected, row.Runs)
 		outcomes := strings.Join(row.Outcomes, " ")
 		if row.RunsFailed > 0 {
@@ -81,7 +87,7 @@ func WriteSuiteTable(w io.Writer, cases []*suite.Case) {
 			// reading: say so first.
 			outcomes = fmt.Sprintf("RUN FAILED (%d of %d runs could not be carried out) %s", row.RunsFailed, row.Runs, outcomes)
 		}
-		fmt.Fprintf(w, "%-22s %-12s %-9s %-9d %-10s %s\n", row.Scenario, row.Variant, status, row.Acked,
+		fmt.Fprintf(w, "%-*s %-*s %-9s %-9d %-10s %s\n", sw, row.Scenario, vw, row.Variant, status, row.Acked,
 			fmt.Sprintf("%.2f%%", 100*row.LossRate), outcomes)
 	}
 }

@@ -89,13 +89,23 @@ the inputs so that kafkasim replay -tape FILE reruns the server's side.`,
 			"kafkasim serve -set inter.broker.protocol.version=4.1 -listen 127.0.0.1:19092 -speed 10 -report out/"},
 	},
 	"suite": {
-		synopsis: "kafkasim suite [-seeds N] [-run REGEXP] [-parallel P] [-junit FILE] [-json] [-budget DUR] [-report DIR] [-progress MODE] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...]",
-		purpose: `Runs every scenario under each variant over N seeds and prints a table:
-how many seeds showed what the scenario expects, the acknowledged records,
-the loss rate and each checker's worst verdict. A case whose runs could not
-be carried out says RUN FAILED.`,
-		exits:    "Each run is judged by run's rule; a run whose exit would be 0 or 3 passes:\n" + harness.ExitRule + "\nThe suite exits 0 when every run passed, 1 when some run did not (1 or 4\nabove), 2 on bad input.",
-		examples: []string{"kafkasim suite", "kafkasim suite -run 'kip101|kip279' -seeds 20 -junit suite.xml"},
+		synopsis: "kafkasim suite [-seeds N] [-run REGEXP] [-parallel P] [-set key=value ...] [-strict] [-junit FILE] [-json] [-budget DUR] [-report DIR] [-progress MODE] [-ext EXT] [-shard i/n] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...] [PATH ...]",
+		purpose: `Runs scenarios under each variant over N seeds and prints a table: how many
+seeds showed what the scenario expects, the acknowledged records, the loss
+rate and each checker's worst verdict. A case whose runs could not be
+carried out says RUN FAILED. Without PATH: the built-in scenarios. With
+PATHs: your scripts, each PATH a script file or a directory searched
+recursively for *.txt (-ext: another extension; names starting with '.'
+are skipped). A case is named by the script's path relative to its PATH,
+without the extension (a file PATH: its base name); -run matches
+"case/variant". Every script is parsed and every variant's configuration
+checked before anything runs: all problems are listed (file:line), exit 2.
+-shard i/n runs every n-th case from the i-th (cases in name order, then
+variant order); each shard can write its own -junit file. Flags may follow
+the PATHs; after -- every argument is a PATH.`,
+		exits: "Each run is judged by run's rule; a run whose exit would be 0 or 3 passes:\n" + harness.ExitRule + "\nThe suite exits 0 when every run passed, 1 when some run did not (1 or 4\nabove), 2 on bad input (a flag, a missing path, a directory without\nscripts, any script's parse error, a variant's refused configuration, a\nshard with nothing to run): nothing runs.",
+		examples: []string{"kafkasim suite -run 'kip101|kip279' -seeds 20 -junit suite.xml",
+			"kafkasim suite -shard 0/4 -junit kafkasim-0.xml -report kafkasim-reports scenarios/"},
 	},
 	"check": {
 		synopsis: "kafkasim check -history FILE [-format kafkasim|jepsen] [-json] [-budget DUR] [-ww-deps=false]",

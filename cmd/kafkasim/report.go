@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios"
@@ -17,17 +16,20 @@ import (
 	"github.com/kafkasim/kafkasim/scenarios/suite"
 )
 
-// reportName is a run report's file name.
+// reportName is a run report's file name, slash-separated: a suite's case
+// named by its path below a PATH argument (team/orders) has its report in
+// that subdirectory (team/orders-acks1-seed3.html). Case names never hold
+// ".." (suite.Load), so a report stays inside its directory.
 func reportName(r *harness.Result) string {
 	return fmt.Sprintf("%s-%s-seed%d.html", r.Scenario, r.Variant, r.Seed)
 }
 
 // writeRunReport writes DIR/<scenario>-<variant>-seed<N>.html.
 func writeRunReport(dir string, r *harness.Result, stderr io.Writer) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	path := filepath.Join(dir, filepath.FromSlash(reportName(r)))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return usagef("-report %s: %v", dir, err)
 	}
-	path := filepath.Join(dir, reportName(r))
 	if err := reports.WriteFileAtomic(path, func(w io.Writer) error { return reports.WriteHTMLReport(w, r) }); err != nil {
 		return err
 	}
@@ -37,7 +39,7 @@ func writeRunReport(dir string, r *harness.Result, stderr io.Writer) error {
 
 // writeSuiteReports reruns every run of the suite that did not meet its
 // expectations with the timeline kept, and writes its report into dir.
-func writeSuiteReports(dir string, scripts []*scenarios.Script, cases []*suite.Case, set map[string]string, budget time.Duration, stderr io.Writer) error {
+func writeSuiteReports(dir string, scripts []*scenarios.Script, cases []*suite.Case, o suite.Options, stderr io.Writer) error {
 	byName := map[string]*scenarios.Script{}
 	for _, s := range scripts {
 		byName[s.Name] = s
@@ -47,7 +49,7 @@ func writeSuiteReports(dir string, scripts []*scenarios.Script, cases []*suite.C
 			if r == nil || r.OK() {
 				continue
 			}
-			res, err := harness.Run(byName[c.Scenario], c.Variant, harness.Options{Seed: r.Seed, Set: set, Budget: budget, Timeline: true})
+			res, err := harness.Run(byName[c.Scenario], c.Variant, harness.Options{Seed: r.Seed, Set: o.Set, Budget: o.Budget, Strict: o.Strict, Origins: o.Origins, ConfigFiles: o.ConfigFiles, Timeline: true})
 			if err != nil {
 				return err
 			}

@@ -2,39 +2,44 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios"
-	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/scenarios/suite"
+	"github.com/kafkasim/kafkasim/scenarios/sweep"
 )
 
 func init() {
-	commands["suite"] = command{"run every scenario under each variant over N seeds and check the expected outcomes", runSuite}
+	commands["suite"] = command{"run the built-in scenarios, or your script files and directories, under each variant over N seeds and check the expected outcomes", runSuite}
 }
 
 func runSuite(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("suite", stderr)
 	seeds := fs.Int("seeds", 5, "seeds per scenario and variant")
-	filter := fs.String("run", "", "only scenario/variant names matching this regular expression")
+	filter := fs.String("run", "", "only the cases whose case/variant matches `REGEXP` (a script's case name: its path relative to its PATH argument, without the extension)")
 	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "worlds run at once")
-	junit := fs.String("junit", "", "write JUnit XML (one test case per scenario × variant) to FILE")
+	junit := fs.String("junit", "", "write JUnit XML (one test case per scenario × variant; a failure names each failing seed's replay command and evidence) to FILE")
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of a table")
 	budget := fs.Duration("budget", 2*time.Second, "wall-clock budget of each linearizability check (past it: unknown)")
 	progressMode := fs.String("progress", "auto", "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines or none")
 	report := fs.String("report", "", "write an HTML run report into DIR for each run not as expected")
 	strict := fs.Bool("strict", false, "a violation Kafka's contract permits fails a run too (where no expect line names the checker)")
+	ext := fs.String("ext", suite.DefaultExt, "the extension of the scripts searched for in a PATH that is a directory (a PATH that is a file is read whatever its extension)")
+	shardText := fs.String("shard", "", "run only share i/n of the cases (script × variant, in name order; 0 <= i < n, as sweep's -shard), e.g. one per CI machine")
 	set := setFlags{}
 	fs.Var(set, "set", "override a configuration property in every run, key=value (repeatable; wins over the -config files)")
 	cf := addConfigFlags(fs)
-	if err := parse(fs, args); err != nil {
+	paths, err := parseWithPaths(fs, args)
+	if err != nil {
 		return err
 	}
 	lc, err := cf.load("suite", set, stderr)
@@ -62,9 +67,41 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	default:
 		return usagef("-progress %q: allowed auto, bar, lines, none", *progressMode)
 	}
-	all, err := scenarios.All()
+	extension, err := suite.CheckExt(*ext)
 	if err != nil {
-		return err
+		return usageError{err.Error()}
+	}
+	shard, shards := 0, 0
+	if *shardText != "" {
+		if shard, shards, err = sweep.ParseShard(*shardText); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	// NB: the output paths are checked before the runs, so that a long
+	// suite does not end on a typo.
+	if *junit != "" {
+		if st, err := os.Stat(filepath.Dir(*junit)); err != nil || !st.IsDir() {
+			return usagef("-junit %s: the directory %s does not exist", *junit, filepath.Dir(*junit))
+		}
+		if st, err := os.Stat(*junit); err == nil && st.IsDir() {
+			return usagef("-junit %s is a directory; name the XML file to write", *junit)
+		}
+	}
+	if *report != "" {
+		if err := checkDir("-report", *report); err != nil {
+			return err
+		}
+	}
+	var all []*scenarios.Script
+	var bad *suite.BadInput
+	if len(paths) == 0 {
+		if all, err = scenarios.All(); err != nil {
+			return err
+		}
+	} else if all, err = suite.Load(paths, extension); err != nil {
+		if !errors.As(err, &bad) {
+			return err
+		}
 	}
 	start := time.Now()
 	var bar *progress
@@ -77,24 +114,38 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "kafkasim suite: %s/%s does not run under %s: %v\n", scenario, variant, cf.under(), lc.blame(err))
 		}
 	}
+	items, err := suite.Plan(all, opts)
+	var planBad *suite.BadInput
+	if err != nil && !errors.As(err, &planBad) {
+		return lc.blame(err)
+	}
+	if bad = bad.Join(planBad); bad != nil {
+		return usageError{bad.Error()}
+	}
+	if len(items) == 0 && len(set) > 0 {
+		return usagef("no scenario/variant matching -run %q runs under the -config files (see above)", *filter)
+	}
+	if len(items) == 0 {
+		return usagef("-run %q matches no case/variant (see kafkasim list, or the scripts' names under the paths)", *filter)
+	}
+	planned := len(items)
+	if shards > 1 {
+		if items = suite.Shard(items, shard, shards); len(items) == 0 {
+			return usagef("-shard %s: nothing to run: the suite has %d cases (script × variant), fewer than %d shards; use at most %d shards", *shardText, planned, shards, planned)
+		}
+	}
 	opts.Progress = func(done, total int) {
 		if bar == nil {
 			bar = newProgress(stderr, *progressMode, "suite", total, 0)
 		}
 		bar.add(1)
 	}
-	cases, err := suite.Run(all, opts)
+	cases, err := suite.RunItems(items, opts)
 	if bar != nil {
 		bar.finish()
 	}
 	if err != nil {
 		return lc.blame(err)
-	}
-	if len(cases) == 0 && len(set) > 0 {
-		return usagef("no scenario/variant matching -run %q runs under the -config files (see above)", *filter)
-	}
-	if len(cases) == 0 {
-		return usagef("-run %q matches no scenario/variant (see kafkasim list)", *filter)
 	}
 	failed := 0
 	var jcases []reports.Case
@@ -102,17 +153,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		jc := reports.Case{Scenario: c.Scenario, Variant: c.Variant, Runs: len(c.Runs), Seconds: c.Wall.Seconds()}
 		for _, r := range c.Runs {
 			if !r.OK() {
-				why := r.Failed
-				if why != "" && len(r.Unworkable) > 0 {
-					why += " (note: " + strings.Join(r.Unworkable, "; ") + ")"
-				}
-				if why == "" {
-					why = strings.Join(r.Mismatches, "; ")
-				}
-				if why == "" {
-					why = strings.Join(harness.Unexpected(r), "; ")
-				}
-				jc.Failures = append(jc.Failures, fmt.Sprintf("seed %d: %s; replay: %s", r.Seed, why, r.Replay))
+				jc.Failures = append(jc.Failures, reports.FailureText(r))
 			}
 		}
 		if len(jc.Failures) > 0 {
@@ -137,23 +178,19 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		reports.WriteSuiteTable(stdout, cases)
-		fmt.Fprintf(stdout, "%d scenario × variant cases, %d seeds each, %d not as expected, %v wall\n", len(cases), *seeds, failed, time.Since(start).Round(time.Millisecond))
+		of := ""
+		if shards > 1 {
+			of = fmt.Sprintf(" (shard %s of %d cases)", *shardText, planned)
+		}
+		fmt.Fprintf(stdout, "%d scenario × variant cases%s, %d seeds each, %d not as expected, %v wall\n", len(cases), of, *seeds, failed, time.Since(start).Round(time.Millisecond))
 	}
 	if *junit != "" {
-		f, err := os.Create(*junit)
-		if err != nil {
-			return usagef("-junit %q: %v", *junit, err)
-		}
-		if err := reports.WriteJUnit(f, jcases); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := reports.WriteFileAtomic(*junit, func(w io.Writer) error { return reports.WriteJUnit(w, jcases) }); err != nil {
 			return err
 		}
 	}
 	if *report != "" {
-		if err := writeSuiteReports(*report, all, cases, set, *budget, stderr); err != nil {
+		if err := writeSuiteReports(*report, all, cases, opts, stderr); err != nil {
 			return err
 		}
 	}
@@ -166,4 +203,25 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		return failedError{fmt.Sprintf("%d of %d cases did not show what their scenario expects", failed, len(cases))}
 	}
 	return nil
+}
+
+// parseWithPaths parses flags and the PATH arguments among them: a flag
+// may follow a path (kafkasim suite scenarios/ -junit x.xml), as CI files
+// tend to write it; after "--" every argument is a path.
+func parseWithPaths(fs *flag.FlagSet, args []string) ([]string, error) {
+	var paths []string
+	for {
+		if err := parseArgs(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return paths, nil
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(paths, rest...), nil
+		}
+		paths = append(paths, rest[0])
+		args = rest[1:]
+	}
 }

@@ -75,6 +75,12 @@ type consumerSettings struct {
 	// txnOffsets: the offsets are committed in the transaction
 	// (sendOffsetsToTransaction); else after it (offsets=after-commit).
 	txnOffsets bool
+	// attempt numbers consume-transform-produce's outputs (ctpOutput).
+	// NB: it lives here, not in the node's state, so that it survives
+	// restart-consumer: an instance restarted with the same name must not
+	// write the output values of the one it fenced, or the transactions
+	// checker counts one committed record as two outputs of an input.
+	attempt int
 }
 
 // consumerNode is the application: a poll loop around one consumer.

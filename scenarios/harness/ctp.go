@@ -31,9 +31,8 @@ import (
 
 // ctpState is a consume-transform-produce node's producer side.
 type ctpState struct {
-	p       *producerNode
-	ready   bool // initTransactions completed
-	attempt int
+	p     *producerNode
+	ready bool // initTransactions completed
 }
 
 // ctpProducerName is the history's process of a consumer's producer.
@@ -157,8 +156,8 @@ func (n *consumerNode) transform(ctx *sim.Context, before map[client.TopicPartit
 	for _, tp := range order {
 		for _, r := range byTP[tp] {
 			n.s.txn.txns[i].Inputs = append(n.s.txn.txns[i].Inputs, r.Value)
-			pn.sendValue(ctx, n.s.output, tp.Partition%n.s.outN, ctpOutput(r.Value, n.s.name, c.attempt), r.Value)
-			c.attempt++
+			pn.sendValue(ctx, n.s.output, tp.Partition%n.s.outN, ctpOutput(r.Value, n.s.name, n.s.attempt), r.Value)
+			n.s.attempt++
 		}
 		if p, ok := n.c.Position(tp); ok {
 			offsets = append(offsets, client.TxnOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: p, LeaderEpoch: -1})

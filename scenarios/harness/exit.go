@@ -154,3 +154,23 @@ func OutcomesExit(failed string, outcomes []string, strict bool) int {
 	}
 	return code
 }
+
+// Failing returns the verdicts that fail the run by the rule above: those
+// that miss their expect line, and, where no expect line names the
+// checker, those that break Kafka's contract (under Strict, any
+// violation). A suite's failure message quotes their anomalies.
+func Failing(r *Result) []checkers.Verdict {
+	var out []checkers.Verdict
+	for _, v := range r.Verdicts {
+		if e, ok := r.Expect[v.Checker]; ok {
+			if !meets(v, e) {
+				out = append(out, v)
+			}
+			continue
+		}
+		if !v.NotJudged && v.Result == checkers.ResultViolation && (r.Strict || v.ContractBroken()) {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,7 +1,9 @@
 package suite
 
 import (
+	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,11 +53,92 @@ func (c *Case) Expected() bool {
 	return true
 }
 
-// Run runs every scenario under each variant over the seeds, worlds in
-// parallel (each world is single-threaded and independent). Results come
-// back in scenario, variant, seed order whatever the parallelism; each run
-// is kept as its summary (harness.Result.Summarize).
+// Item is one case of a suite: a script under one of its variants.
+type Item struct {
+	Script  *scenarios.Script
+	Variant string
+}
+
+// Plan lists the cases of scripts that o.Filter keeps, in script then
+// variant order, each checked by harness.Prepare before anything runs. A
+// variant the script's own configuration makes unrunnable is bad input:
+// every such variant is listed in the *BadInput returned, at file:line
+// (the variant's line when the error names none). A case that runs as
+// written but not under o.Set goes to o.Skip (without Skip, it is bad
+// input too).
+func Plan(scripts []*scenarios.Script, o Options) ([]Item, error) {
+	var items []Item
+	var bad BadInput
+	for _, s := range scripts {
+		for _, v := range s.Variants {
+			if o.Filter != nil && !o.Filter.MatchString(s.Name+"/"+v.Name) {
+				continue
+			}
+			if _, _, err := harness.Prepare(s, v.Name, nil); err != nil {
+				bad.Problems = append(bad.Problems, at(s, v, err))
+				continue
+			}
+			if _, _, err := harness.Prepare(s, v.Name, o.Set); err != nil {
+				if o.Skip == nil {
+					bad.Problems = append(bad.Problems, at(s, v, err))
+					continue
+				}
+				o.Skip(s.Name, v.Name, err)
+				continue
+			}
+			items = append(items, Item{s, v.Name})
+		}
+	}
+	if len(bad.Problems) > 0 {
+		return items, &bad
+	}
+	return items, nil
+}
+
+// at places a variant's error at its script's file and the variant's line
+// when the error does not name a place itself.
+func at(s *scenarios.Script, v scenarios.Variant, err error) string {
+	msg := err.Error()
+	if s.File == "" || strings.HasPrefix(msg, s.File+":") {
+		return msg
+	}
+	if v.Line > 0 {
+		return fmt.Sprintf("%s:%d: variant %s: %s", s.File, v.Line, v.Name, msg)
+	}
+	return fmt.Sprintf("%s: variant %s: %s", s.File, v.Name, msg)
+}
+
+// Shard returns shard i of n (0 <= i < n, as sweep's -shard counts) of the
+// items: every n-th from the i-th, so that each shard gets a share of
+// every script's variants and the shards of one plan together hold each
+// item once. n <= 1 returns the items.
+func Shard(items []Item, i, n int) []Item {
+	if n <= 1 {
+		return items
+	}
+	var out []Item
+	for k, it := range items {
+		if k%n == i {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// Run plans the scripts' cases (Plan) and runs them (RunItems).
 func Run(scripts []*scenarios.Script, o Options) ([]*Case, error) {
+	items, err := Plan(scripts, o)
+	if err != nil {
+		return nil, err
+	}
+	return RunItems(items, o)
+}
+
+// RunItems runs each item over the seeds, worlds in parallel (each world
+// is single-threaded and independent). Results come back in item, seed
+// order whatever the parallelism; each run is kept as its summary
+// (harness.Result.Summarize).
+func RunItems(items []Item, o Options) ([]*Case, error) {
 	type job struct {
 		s    *scenarios.Script
 		v    string
@@ -65,26 +148,11 @@ func Run(scripts []*scenarios.Script, o Options) ([]*Case, error) {
 	}
 	var jobs []job
 	var cases []*Case
-	for _, s := range scripts {
-		for _, v := range s.Variants {
-			if o.Filter != nil && !o.Filter.MatchString(s.Name+"/"+v.Name) {
-				continue
-			}
-			if _, _, err := harness.Prepare(s, v.Name, nil); err != nil {
-				return nil, err
-			}
-			if _, _, err := harness.Prepare(s, v.Name, o.Set); err != nil {
-				if o.Skip == nil {
-					return nil, err
-				}
-				o.Skip(s.Name, v.Name, err)
-				continue
-			}
-			c := &Case{Scenario: s.Name, Variant: v.Name, Runs: make([]*harness.Result, o.Seeds)}
-			cases = append(cases, c)
-			for i := 0; i < o.Seeds; i++ {
-				jobs = append(jobs, job{s, v.Name, uint64(i + 1), c, i})
-			}
+	for _, it := range items {
+		c := &Case{Scenario: it.Script.Name, Variant: it.Variant, Runs: make([]*harness.Result, o.Seeds)}
+		cases = append(cases, c)
+		for i := 0; i < o.Seeds; i++ {
+			jobs = append(jobs, job{it.Script, it.Variant, uint64(i + 1), c, i})
 		}
 	}
 	par := max(o.Parallel, 1)
