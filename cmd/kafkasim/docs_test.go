@@ -272,8 +272,12 @@ func TestREADMEExamplesRun(t *testing.T) {
 	t.Chdir(repoRoot)
 	for _, args := range cmds {
 		for i := range args {
-			if i > 0 && args[i-1] == "-out" {
-				args[i] = t.TempDir() // the matrix writes its files there
+			switch {
+			case i == 0:
+			case args[i-1] == "-out" || args[i-1] == "-report" || args[i-1] == "-export":
+				args[i] = t.TempDir() // what the command writes goes to a scratch directory
+			case args[i-1] == "-junit" || args[i-1] == "-history":
+				args[i] = filepath.Join(t.TempDir(), filepath.Base(args[i]))
 			}
 		}
 		code, out, errb := runCmd(args...)
