@@ -176,7 +176,7 @@ func replaysTo(t *testing.T, tape string, res *harness.Result, times int) {
 		t.Fatal(err)
 	}
 	for i := 0; i < times; i++ {
-		rep, err := Replay(h, entries, 0, false)
+		rep, err := Replay(h, entries, ReplayOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,6 +55,10 @@ type Config struct {
 	Speed float64
 	// Tape, if set, receives the run's tape.
 	Tape io.Writer
+	// Replay is the command that replays the run, for the verdicts'
+	// evidence: ReplayCommand of the tape's file ("": the scenario's own
+	// replay command, which replays none of the clients' inputs).
+	Replay string
 	// Log receives what clients did wrong (malformed frames).
 	Log io.Writer
 	// Budget bounds the linearizability check (0: 10s).
@@ -78,8 +82,9 @@ type Server struct {
 	mu      sync.Mutex
 	sockets map[int]*socket
 
-	result *harness.Result
-	err    error
+	result  *harness.Result
+	err     error
+	tapeErr error
 }
 
 // Start validates cfg, opens the listeners and starts the world. Errors
@@ -124,10 +129,9 @@ func Start(cfg Config) (*Server, error) {
 	}
 	go func() {
 		defer close(s.finished)
-		s.result, s.err = harness.Run(cfg.Script, cfg.Variant, harness.Options{Seed: cfg.Seed, Set: cfg.Set, Budget: cfg.Budget, Timeline: cfg.Timeline, Pacer: p})
-		if err := tape.flush(); err != nil && s.err == nil {
-			s.err = fmt.Errorf("writing the tape: %v", err)
-		}
+		s.result, s.err = harness.Run(cfg.Script, cfg.Variant, harness.Options{Seed: cfg.Seed, Set: cfg.Set, Budget: cfg.Budget, Timeline: cfg.Timeline,
+			Pacer: p, Replay: cfg.Replay})
+		s.tapeErr = tape.flush()
 		s.shutdown()
 	}()
 	return s, nil
@@ -164,9 +168,24 @@ func (s *Server) Command(line string) string {
 }
 
 // Wait waits for the run to end (a stop command) and returns its result.
+// The error is bad input only; a tape that could not be written is
+// TapeErr's, the result judged all the same.
 func (s *Server) Wait() (*harness.Result, error) {
 	<-s.finished
 	return s.result, s.err
+}
+
+// TapeErr returns the error that stopped the tape's writing, once the run
+// has ended (nil when it was written whole, or not asked for).
+func (s *Server) TapeErr() error {
+	<-s.finished
+	return s.tapeErr
+}
+
+// ReplayCommand is the command that replays the served run whose tape is
+// at path.
+func ReplayCommand(path string) string {
+	return "kafkasim replay -tape " + harness.ShellQuote(path)
 }
 
 // shutdown closes the listeners and every connection.
@@ -205,8 +224,19 @@ func (s *Server) logf(format string, args ...any) {
 	fmt.Fprintf(s.cfg.Log, format+"\n", args...)
 }
 
+// ReplayOptions configure Replay.
+type ReplayOptions struct {
+	// Budget bounds the linearizability check (0: 10s).
+	Budget time.Duration
+	// Timeline keeps the replicas' changes and the whole trace.
+	Timeline bool
+	// Command is the replay command the result names (ReplayCommand of
+	// the tape's file; "": the scenario's own).
+	Command string
+}
+
 // Replay reruns a tape: the served run's world, without its clients.
-func Replay(h TapeHeader, entries []TapeEntry, budget time.Duration, timeline bool) (*harness.Result, error) {
+func Replay(h TapeHeader, entries []TapeEntry, o ReplayOptions) (*harness.Result, error) {
 	s, err := LoadScenario(h.Scenario)
 	if err != nil {
 		return nil, err
@@ -216,5 +246,5 @@ func Replay(h TapeHeader, entries []TapeEntry, budget time.Duration, timeline bo
 	}
 	g := &gateway{logf: func(string, ...any) {}}
 	p := &tapePacer{driver: driver{g: g}, entries: entries}
-	return harness.Run(s, h.Variant, harness.Options{Seed: h.Seed, Set: h.Set, Budget: budget, Timeline: timeline, Pacer: p})
+	return harness.Run(s, h.Variant, harness.Options{Seed: h.Seed, Set: h.Set, Budget: o.Budget, Timeline: o.Timeline, Pacer: p, Replay: o.Command})
 }

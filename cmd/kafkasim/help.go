@@ -82,8 +82,11 @@ partition A,B | C, cut A -> B, heal, restart-all, crash-leader TOPIC/P,
 status (every partition's leader, epoch, ISR and HW), stop. At stop (or
 SIGINT, SIGTERM) the checkers judge what the brokers saw — every produce
 and its answer, every fetch and the records it returned — and the verdicts
-are printed as run prints them, with run's exit codes. -tape FILE records
-the inputs so that kafkasim replay -tape FILE reruns the server's side.`,
+are printed as run prints them, with run's exit codes. The inputs are
+recorded on a tape (-tape FILE, by default a temporary file named on
+stderr) so that kafkasim replay -tape FILE reruns the server's side; a
+tape, -history or -report that cannot be written is reported after the
+verdicts, with exit 2.`,
 		exits: runExits,
 		examples: []string{"kafkasim serve -tape served.tape",
 			"kafkasim serve -set inter.broker.protocol.version=4.1 -listen 127.0.0.1:19092 -speed 10 -report out/"},

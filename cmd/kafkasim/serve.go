@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -50,7 +51,7 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	speed := fs.Float64("speed", 1, "virtual seconds per wall second (1 = real time)")
 	report := fs.String("report", "", "write the run's HTML report into DIR at stop")
 	history := fs.String("history", "", "save the history (JSON lines, for kafkasim check) to FILE at stop")
-	tapePath := fs.String("tape", "", "record the arrival order of every input to FILE, for kafkasim replay -tape")
+	tapePath := fs.String("tape", "", "record the arrival order of every input to FILE, for kafkasim replay -tape (default: a temporary file, named on stderr)")
 	strict := fs.Bool("strict", false, "exit 1 on a violation Kafka's contract permits, too")
 	set := setFlags{}
 	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
@@ -96,14 +97,17 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	}
 	cfg := serve.Config{Scenario: name, Script: s, Variant: *variant, Seed: seed, Set: set, Host: host, Port: port,
 		Speed: *speed, Log: stderr, Timeline: *report != ""}
-	var tape *os.File
-	if *tapePath != "" {
-		if tape, err = os.CreateTemp(filepath.Dir(*tapePath), "."+filepath.Base(*tapePath)+".tmp*"); err != nil {
-			return err
-		}
-		defer os.Remove(tape.Name()) // after the rename, a no-op
-		cfg.Tape = tape
+	tape, tapeName, err := openTape(*tapePath, stderr)
+	if err != nil {
+		return err
 	}
+	saved := false
+	defer func() {
+		if !saved {
+			os.Remove(tape.Name()) // a run that never ran, or an incomplete tape
+		}
+	}()
+	cfg.Tape, cfg.Replay = tape, serve.ReplayCommand(tapeName)
 	srv, err := serve.Start(cfg)
 	if err != nil {
 		return lc.blame(err)
@@ -141,23 +145,88 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 		return err
 	}
 	res.Strict = *strict
-	if tape != nil {
-		if err := tape.Sync(); err != nil {
-			return err
-		}
-		if err := tape.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(tape.Name(), *tapePath); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "saved the tape to %s (kafkasim replay -tape %s)\n", *tapePath, *tapePath)
-	}
+	// NB: the verdicts first: a file that cannot be written takes nothing
+	// from the run's judgement, and is reported after it.
 	reports.WriteRunText(stdout, res)
-	if err := writeRunFiles(res, *report, *history, stderr); err != nil {
-		return err
+	var failed []string
+	if err := saveTape(tape, tapeName, srv.TapeErr()); err != nil {
+		failed = append(failed, err.Error())
+	} else {
+		saved = true
+		fmt.Fprintf(stderr, "saved the tape to %s (%s)\n", tapeName, cfg.Replay)
 	}
-	return runExit(res.Exit())
+	failed = append(failed, writeEachRunFile(res, *report, *history, stderr)...)
+	return filesExit(failed, res.Exit())
+}
+
+// openTape opens the file the tape is written to: a temporary file beside
+// path, renamed to it at the end, or, without -tape, a temporary file of
+// its own (os.CreateTemp), which it names on stderr. It returns the file
+// and the name the tape ends up under.
+func openTape(path string, stderr io.Writer) (*os.File, string, error) {
+	if path != "" {
+		f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+		if err != nil {
+			return nil, "", usagef("-tape %s: %v", path, err)
+		}
+		return f, path, nil
+	}
+	f, err := os.CreateTemp("", "kafkasim-serve-*.tape")
+	if err != nil {
+		return nil, "", usagef("no temporary file for the tape (%v): name one with -tape FILE", err)
+	}
+	fmt.Fprintf(stderr, "recording the tape to %s (-tape FILE names another)\n", f.Name())
+	return f, f.Name(), nil
+}
+
+// saveTape completes the tape: it syncs and closes f and gives it its
+// name. writeErr is the error that stopped the tape's writing during the
+// run; with one, the incomplete file is removed.
+func saveTape(f *os.File, name string, writeErr error) error {
+	err := writeErr
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && f.Name() != name {
+		err = os.Rename(f.Name(), name)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("writing the tape to %s: %v (the run cannot be replayed from it)", name, err)
+	}
+	return nil
+}
+
+// writeEachRunFile writes the HTML report and the history asked for, each
+// whatever became of the other, and returns what failed.
+func writeEachRunFile(res *harness.Result, report, history string, stderr io.Writer) []string {
+	var failed []string
+	if report != "" {
+		if err := writeRunReport(report, res, stderr); err != nil {
+			failed = append(failed, fmt.Sprintf("writing the report into %s: %v", report, err))
+		}
+	}
+	if history != "" {
+		if err := saveHistory(history, res); err != nil {
+			failed = append(failed, fmt.Sprintf("writing the history to %s: %v", history, err))
+		} else {
+			fmt.Fprintf(stderr, "saved the history to %s\n", history)
+		}
+	}
+	return failed
+}
+
+// filesExit is a served or replayed run's exit, once its verdicts are
+// printed: exit 2 naming every file that could not be written, else the
+// verdicts' exit code.
+func filesExit(failed []string, code int) error {
+	if len(failed) > 0 {
+		return exitError{exitBadInput, strings.Join(failed, "; ") + " (the verdicts above stand)"}
+	}
+	return runExit(code)
 }
 
 // replayTape is replay -tape: the served run's world again, from its tape.
@@ -171,15 +240,12 @@ func replayTape(path string, stdout, stderr io.Writer, all bool, report, history
 	if err != nil {
 		return usagef("-tape %s: %v", path, err)
 	}
-	res, err := serve.Replay(h, entries, 0, true)
+	res, err := serve.Replay(h, entries, serve.ReplayOptions{Timeline: true, Command: serve.ReplayCommand(path)})
 	if err != nil {
 		return usagef("-tape %s: %v", path, err)
 	}
 	res.Strict = strict
 	writeTimeline(stdout, res, all)
 	reports.WriteRunText(stdout, res)
-	if err := writeRunFiles(res, report, history, stderr); err != nil {
-		return err
-	}
-	return runExit(res.Exit())
+	return filesExit(writeEachRunFile(res, report, history, stderr), res.Exit())
 }

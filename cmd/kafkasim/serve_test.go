@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -71,4 +72,57 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestServeDefaultTape: without -tape, serve records its tape into a
+// temporary file and prints the command that replays it; that command
+// reruns the served run to the same trace hash. A -history that cannot be
+// written is reported after the verdicts, with exit 2, and costs the tape
+// nothing.
+func TestServeDefaultTape(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	histDir := filepath.Join(tmp, "a-directory")
+	if err := os.Mkdir(histDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prev := stdin
+	stdin = strings.NewReader("crash b1\nrestart b1\nstop\n")
+	defer func() { stdin = prev }()
+	code, out, errb := runCmd("serve", "-listen", "127.0.0.1:0", "-speed", "100", "-history", histDir)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2 (the history could not be written)\n%s\n%s", code, out, errb)
+	}
+	if !strings.Contains(out, "acked-loss       ok") {
+		t.Errorf("the verdicts were not printed:\n%s", out)
+	}
+	if !strings.Contains(errb, "writing the history to "+histDir) || !strings.Contains(errb, "the verdicts above stand") {
+		t.Errorf("the failed -history write is not reported:\n%s", errb)
+	}
+	m := regexp.MustCompile(`saved the tape to (\S+) \((kafkasim replay -tape \S+)\)`).FindStringSubmatch(errb)
+	if m == nil || !strings.HasPrefix(m[1], tmp) || !strings.Contains(errb, "recording the tape to "+m[1]) {
+		t.Fatalf("no temporary tape named in\n%s", errb)
+	}
+	trace := regexp.MustCompile(`trace [0-9a-f]{16}`).FindString(out)
+	args := strings.Fields(m[2])[1:] // the printed command, without "kafkasim"
+	code, rout, rerr := runCmd(args...)
+	if code != 0 || trace == "" || !strings.Contains(rout, trace) {
+		t.Fatalf("%s: exit %d, want %q in\n%s\n%s", m[2], code, trace, lastLines(rout, 15), rerr)
+	}
+}
+
+// TestServeTapeWriteFails: a tape that cannot be written does not hide the
+// verdicts: they are printed, then the failed write, with exit 2.
+func TestServeTapeWriteFails(t *testing.T) {
+	dir := t.TempDir() // -tape names a directory: the tape cannot take its name
+	prev := stdin
+	stdin = strings.NewReader("stop\n")
+	defer func() { stdin = prev }()
+	code, out, errb := runCmd("serve", "-listen", "127.0.0.1:0", "-speed", "100", "-tape", dir)
+	if code != 2 || !strings.Contains(out, "acked-loss       ok") || !strings.Contains(errb, "writing the tape to "+dir) {
+		t.Fatalf("exit %d, want 2 with the verdicts and the failed tape\n%s\n%s", code, out, errb)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp*")); len(left) > 0 {
+		t.Errorf("the incomplete tape was left behind: %v", left)
+	}
 }

@@ -59,6 +59,10 @@ type Options struct {
 	// ("-config", "server.properties", ...): the replay command names
 	// them in place of the -set of each key a file gave (Origins).
 	ConfigFiles []string
+	// Replay, when set, is the command that repeats the run in place of
+	// the one built from the scenario, variant, seed and -set: a paced
+	// run replays from its tape (serve's "kafkasim replay -tape FILE").
+	Replay string
 }
 
 // awaitsTrace reports whether a step waits for a trace record.
@@ -205,6 +209,9 @@ func ReplayCommand(scenario, variant string, seed uint64, set map[string]string)
 // replayOf is the run's replay command: ReplayCommand, with the keys the
 // -config files gave left to the files themselves.
 func replayOf(s *scenarios.Script, variant string, opts Options) string {
+	if opts.Replay != "" {
+		return opts.Replay
+	}
 	if len(opts.ConfigFiles) == 0 {
 		return ReplayCommand(s.ReplayName(), variant, opts.Seed, opts.Set)
 	}
