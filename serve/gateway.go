@@ -15,7 +15,10 @@ package serve
 //
 // A broker that crashes takes its sockets with it: at the next step every
 // connection to it is closed, as the client would see its TCP connection
-// reset. A paused broker keeps them (it answers late).
+// reset, and its listener is closed, so that a new connection is refused
+// (a crashed, shut down or halted Kafka process listens on nothing); the
+// listener opens again when the broker restarts. A paused broker keeps
+// them (it answers late).
 
 import (
 	"fmt"
@@ -37,6 +40,12 @@ type frameOut struct {
 	why   string // for a close
 }
 
+// listenerChange opens (open) or closes a broker's listener.
+type listenerChange struct {
+	broker int32
+	open   bool
+}
+
 // gateway holds the world's connection nodes.
 type gateway struct {
 	r *harness.Runner
@@ -48,6 +57,13 @@ type gateway struct {
 	conns []*connNode // by connection number - 1
 	// out is what the socket layer must write or close, in order.
 	out []frameOut
+	// listening is whether each broker's listener is open, as the socket
+	// layer was last told, and relisten what it must open or close now;
+	// listen is set once the cluster is ready (the listeners stay open
+	// through its start, whose inputs wait for ready anyway).
+	listening []bool
+	relisten  []listenerChange
+	listen    bool
 	// logf reports what a client did wrong (a malformed frame).
 	logf func(format string, args ...any)
 	hist historian
@@ -64,7 +80,10 @@ type connNode struct {
 	queue  []*call // waiting behind the one in flight
 	flight *call
 	closed bool
-	enc    wire.Encoder
+	// refused: the broker reset the connection (it was not serving yet);
+	// the next sync closes it.
+	refused bool
+	enc     wire.Encoder
 }
 
 // call is one request of a connection.
@@ -92,10 +111,27 @@ func (g *gateway) accept(num int, broker int32) error {
 	if err := g.r.World.Inject(sim.Start{Node: id}); err != nil {
 		return err
 	}
-	if !g.r.World.Up(c.to) {
+	if !g.running(broker) {
 		g.close(c, fmt.Sprintf("b%d is down", broker))
 	}
 	return nil
+}
+
+// running reports whether broker (index) is a running process: up, and
+// not halted (a halted Kafka process has exited).
+func (g *gateway) running(broker int32) bool {
+	if !g.r.World.Up(g.r.Cluster.Brokers[broker]) {
+		return false
+	}
+	b := g.r.Cluster.Broker(int(broker))
+	return b == nil || !b.Halted()
+}
+
+// listens reports whether broker's socket server listens: it runs and has
+// started up (server.Broker.Serving).
+func (g *gateway) listens(broker int32) bool {
+	b := g.r.Cluster.Broker(int(broker))
+	return g.running(broker) && (b == nil || b.Serving())
 }
 
 // conn returns open connection num, or nil.
@@ -204,12 +240,31 @@ func (g *gateway) close(c *connNode, why string) {
 	g.out = append(g.out, frameOut{conn: c.num, why: why})
 }
 
-// sync closes the connections of brokers that went down: the socket
-// layer's view of a crash. It runs before every step of the world.
+// sync closes the connections of brokers that went down (and those a
+// broker refused), closes the listeners of brokers that stopped serving
+// and opens those of brokers that serve again: the socket layer's view of
+// a crash and a restart. It runs before every step of the world and after
+// every command.
 func (g *gateway) sync() {
+	if g.listening == nil {
+		g.listening = make([]bool, len(g.r.Cluster.Brokers))
+		for i := range g.listening {
+			g.listening[i] = true // Start opened them all
+		}
+	}
+	for i, was := range g.listening {
+		if up := g.listens(int32(i)); g.listen && up != was {
+			g.listening[i] = up
+			g.relisten = append(g.relisten, listenerChange{broker: int32(i), open: up})
+		}
+	}
 	for _, c := range g.conns {
-		if !c.closed && !g.r.World.Up(c.to) {
+		switch {
+		case c.closed:
+		case !g.running(c.broker):
 			g.close(c, fmt.Sprintf("b%d went down", c.broker))
+		case c.refused:
+			g.close(c, fmt.Sprintf("b%d refused it: not serving yet (starting up)", c.broker))
 		}
 	}
 }
@@ -238,6 +293,15 @@ func (c *connNode) sendNext() {
 func (c *connNode) Start(ctx *sim.Context) { c.enc.Connection = ctx.Incarnation() }
 
 func (c *connNode) Timer(*sim.Context, sim.TimerID, string) {}
+
+// Disconnected implements sim.Disconnectable: the broker reset the
+// connection (a broker that has not started up refuses requests). The
+// gateway closes it at its next sync, outside this node's handler.
+func (c *connNode) Disconnected(_ *sim.Context, peer sim.NodeID) {
+	if peer == c.to {
+		c.refused = true
+	}
+}
 
 // Receive takes the broker's answer to the request in flight.
 func (c *connNode) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {

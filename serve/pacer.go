@@ -75,6 +75,7 @@ func (d *driver) begin(r *harness.Runner) bool {
 		return false
 	}
 	d.ready = true
+	d.g.listen = true
 	if d.onReady != nil {
 		missing := ""
 		if !ready {
@@ -102,7 +103,12 @@ func (d *driver) apply(r *harness.Runner, in input) (string, error) {
 			d.g.close(c, why)
 		}
 	case kindCommand:
-		return d.command(r, in.Line)
+		answer, err := d.command(r, in.Line)
+		// NB: a crash's sockets and listener close before its answer
+		// leaves (the live pacer drains first), as they would at the next
+		// step's sync: nothing runs in the world between the two.
+		d.g.sync()
+		return answer, err
 	}
 	return "", nil
 }
@@ -217,8 +223,10 @@ type livePacer struct {
 	base  time.Time
 	vbase sim.Time
 	tape  *tapeWriter
-	// flush hands what the gateway wrote to the sockets.
-	flush func([]frameOut)
+	// flush hands what the gateway wrote to the sockets; relisten opens
+	// and closes the listeners.
+	flush    func([]frameOut)
+	relisten func([]listenerChange)
 }
 
 func (p *livePacer) virtual(wall time.Time) sim.Time {
@@ -230,6 +238,10 @@ func (p *livePacer) wall(t sim.Time) time.Time {
 }
 
 func (p *livePacer) drain() {
+	if len(p.g.relisten) > 0 {
+		p.relisten(p.g.relisten)
+		p.g.relisten = nil
+	}
 	if len(p.g.out) > 0 {
 		p.flush(p.g.out)
 		p.g.out = nil
@@ -277,10 +289,10 @@ func (p *livePacer) Before(r *harness.Runner, t sim.Time) (bool, error) {
 			if in.sock != nil {
 				in.sock.start(p.g.conn(in.Conn) != nil)
 			}
+			p.drain()
 			if in.reply != nil {
 				in.reply <- answer
 			}
-			p.drain()
 			return true, err
 		}
 		wait := time.Hour
@@ -312,7 +324,7 @@ func (p *tapePacer) Before(r *harness.Runner, t sim.Time) (bool, error) {
 	if !p.begin(r) {
 		return false, nil
 	}
-	p.g.out = nil
+	p.g.out, p.g.relisten = nil, nil
 	if p.next >= len(p.entries) {
 		return false, fmt.Errorf("the tape ended at entry %d without a stop", len(p.entries))
 	}
@@ -327,6 +339,6 @@ func (p *tapePacer) Before(r *harness.Runner, t sim.Time) (bool, error) {
 	p.next++
 	r.World.RunUntil(e.Time)
 	_, err := p.apply(r, input{TapeEntry: e})
-	p.g.out = nil
+	p.g.out, p.g.relisten = nil, nil
 	return true, err
 }

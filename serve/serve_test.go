@@ -2,10 +2,13 @@ package serve
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -184,4 +187,47 @@ func replaysTo(t *testing.T, tape string, res *harness.Result, times int) {
 			t.Fatalf("replay %d: trace %016x after %d events, served %016x after %d", i+1, rep.TraceHash, rep.Events, res.TraceHash, res.Events)
 		}
 	}
+}
+
+// TestCrashedBrokerRefusesConnections: a crashed broker's listener is
+// closed, so a client's connect is refused (as with a Kafka process that
+// is gone) rather than accepted and dropped; a restart opens it again on
+// the same address once the broker has started up (registered: its old
+// ZooKeeper session expires first), and the new connection is served.
+func TestCrashedBrokerRefusesConnections(t *testing.T) {
+	s := startServer(t, 20, nil, nil)
+	addr := s.Addrs()[1]
+	before := dial(t, addr)
+	if a := s.Command("crash b1"); a != "ok" {
+		t.Fatalf("crash b1: %q", a)
+	}
+	if _, err := before.do(metadataReq()); err == nil {
+		t.Fatal("a connection to the crashed b1 still answers")
+	}
+	if nc, err := net.DialTimeout("tcp", addr, 5*time.Second); err == nil {
+		nc.Close()
+		t.Fatalf("dialing the crashed b1 at %s connected", addr)
+	} else if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("dialing the crashed b1: %v, want connection refused", err)
+	}
+	if a := s.Command("restart b1"); a != "ok" {
+		t.Fatalf("restart b1: %q", a)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err == nil {
+			nc.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b1 restarted but refuses connections: %v\n%s", err, s.Command("status"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	after := dial(t, addr)
+	if _, err := after.do(metadataReq()); err != nil {
+		t.Fatalf("after restart b1, a new connection: %v", err)
+	}
+	stopAndWait(t, s)
 }

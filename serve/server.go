@@ -123,7 +123,7 @@ func Start(cfg Config) (*Server, error) {
 			s.logf("some partitions have no leader after %v of the cluster's start; serving anyway:\n%s", readyWithin, missing)
 		}
 		close(s.ready)
-	}}, speed: cfg.Speed, inbox: s.inbox, tape: tape, flush: s.flushOut}
+	}}, speed: cfg.Speed, inbox: s.inbox, tape: tape, flush: s.flushOut, relisten: s.relisten}
 	for i, l := range ls {
 		go s.acceptLoop(l, int32(i))
 	}
@@ -191,14 +191,41 @@ func ReplayCommand(path string) string {
 // shutdown closes the listeners and every connection.
 func (s *Server) shutdown() {
 	close(s.done)
-	for _, l := range s.listeners {
-		l.Close()
-	}
 	s.mu.Lock()
+	for i, l := range s.listeners {
+		if l != nil {
+			l.Close()
+			s.listeners[i] = nil
+		}
+	}
 	for _, sk := range s.sockets {
 		sk.nc.Close()
 	}
 	s.mu.Unlock()
+}
+
+// relisten closes the listeners of brokers that went down and opens those
+// of brokers that came back, on their addresses. A port another process
+// took meanwhile is logged: that broker then takes no new connections.
+func (s *Server) relisten(changes []listenerChange) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range changes {
+		l := s.listeners[ch.broker]
+		switch {
+		case !ch.open && l != nil:
+			l.Close()
+			s.listeners[ch.broker] = nil
+		case ch.open && l == nil:
+			nl, err := net.Listen("tcp", s.addrs[ch.broker].String())
+			if err != nil {
+				s.logf("b%d restarted, but its listener could not open again: %v", ch.broker, err)
+				continue
+			}
+			s.listeners[ch.broker] = nl
+			go s.acceptLoop(nl, ch.broker)
+		}
+	}
 }
 
 // flushOut hands the world's frames and closes to the sockets.

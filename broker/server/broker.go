@@ -152,6 +152,11 @@ func (b *Broker) ID() int32 { return b.cfg.BrokerID }
 // a log it may not truncate).
 func (b *Broker) Halted() bool { return b.halted }
 
+// Serving reports whether the broker processes requests: it has not
+// halted and, with ZooKeeper or KRaft, has registered since it started
+// (before that its socket server is not listening: a request is refused).
+func (b *Broker) Serving() bool { return !b.halted && (b.zk == nil && b.kraft == nil || b.serving) }
+
 // Partition returns this broker's replica of tp, if it has one.
 func (b *Broker) Partition(tp storage.TopicPartition) (*Partition, bool) {
 	p, ok := b.partitions[tp]
