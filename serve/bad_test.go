@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
-	"hash/crc32"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
@@ -104,32 +105,68 @@ func compressBatch(t *testing.T, b []byte, codec int) []byte {
 	c := append(append([]byte(nil), b[:61]...), out...)
 	binary.BigEndian.PutUint32(c[8:], uint32(len(c)-12))
 	binary.BigEndian.PutUint16(c[21:], uint16(codec))
-	binary.BigEndian.PutUint32(c[17:], crc32.Checksum(c[21:], castagnoli))
+	binary.BigEndian.PutUint32(c[17:], storage.CRC32C(c[21:]))
 	return c
 }
 
-// TestCompressedProduce: every codec a client may use is decompressed on
-// the way in; a consumer reads the records back.
-func TestCompressedProduce(t *testing.T) {
+// TestCompressedBatchesStoredAsProduced: a batch of every codec is stored
+// as produced (compression.type=producer, Kafka's default): a fetch
+// returns each with its codec bits and its records as sent, and the
+// history holds their records as acknowledged sends. A batch whose
+// records do not decompress is refused with CORRUPT_MESSAGE, as Kafka's
+// LogValidator refuses it, and the connection serves on.
+func TestCompressedBatchesStoredAsProduced(t *testing.T) {
+	s := startServer(t, 20, nil, nil)
+	c := dial(t, leaderOf(t, s, 0))
 	for codec := 1; codec <= 4; codec++ {
 		in := produceReq("t", 0, -1, "x", "y", "z")
 		in.Topics[0].Partitions[0].Records = compressBatch(t, in.Topics[0].Partitions[0].Records, codec)
-		if err := decompressProduce(in); err != nil {
+		resp, err := c.do(in)
+		if err != nil {
 			t.Fatalf("%s: %v", storage.CodecName(int16(codec)), err)
 		}
-		var got []string
-		eachRecord(in.Topics[0].Partitions[0].Records, func(_ *kmsg.RecordBatch, r *kmsg.Record) { got = append(got, string(r.Value)) })
-		if strings.Join(got, "") != "xyz" {
-			t.Fatalf("%s: decompressed to %q", storage.CodecName(int16(codec)), got)
-		}
-		b := in.Topics[0].Partitions[0].Records
-		if crc32.Checksum(b[21:], castagnoli) != binary.BigEndian.Uint32(b[17:]) {
-			t.Fatalf("%s: CRC not recomputed", storage.CodecName(int16(codec)))
+		if p := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.BaseOffset != int64(3*(codec-1)) {
+			t.Fatalf("%s: error %d at offset %d", storage.CodecName(int16(codec)), p.ErrorCode, p.BaseOffset)
 		}
 	}
-	bad := produceReq("t", 0, -1, "x")
-	bad.Topics[0].Partitions[0].Records[22] |= 4 // zstd, but the records are plain
-	if err := decompressProduce(bad); err == nil {
-		t.Fatal("a batch that is not zstd decompressed without an error")
+	bad := produceReq("t", 0, -1, "not gzip")
+	recs := bad.Topics[0].Partitions[0].Records
+	binary.BigEndian.PutUint16(recs[21:], 1) // gzip, but the records are plain
+	binary.BigEndian.PutUint32(recs[17:], storage.CRC32C(recs[21:]))
+	resp, err := c.do(bad)
+	if err != nil {
+		t.Fatalf("a corrupt gzip batch closed the connection: %v", err)
+	}
+	if code := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.CorruptMessage.Code {
+		t.Fatalf("a corrupt gzip batch: error %d, want CORRUPT_MESSAGE (%d)", code, kerr.CorruptMessage.Code)
+	}
+	fresp, err := c.do(fetchReq("t", 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := fresp.(*kmsg.FetchResponse).Topics[0].Partitions[0].RecordBatches
+	var codecs []int16
+	for rest := data; len(rest) >= 61; {
+		var b kmsg.RecordBatch
+		n := int(binary.BigEndian.Uint32(rest[8:])) + 12
+		if err := b.ReadFrom(rest[:n]); err != nil {
+			t.Fatal(err)
+		}
+		codecs = append(codecs, b.Attributes&storage.CompressionCodecMask)
+		rest = rest[n:]
+	}
+	var got []string
+	eachRecord(data, func(_ *kmsg.RecordBatch, r *kmsg.Record) { got = append(got, string(r.Value)) })
+	if !slices.Equal(codecs, []int16{1, 2, 3, 4}) || strings.Join(got, "") != "xyzxyzxyzxyz" {
+		t.Fatalf("fetched batches of codecs %v holding %q, want codecs [1 2 3 4] holding xyz each", codecs, got)
+	}
+	res := stopAndWait(t, s)
+	if n := ackedSends(res, "raw"); n != 12 {
+		t.Fatalf("the history holds %d acknowledged sends, want the 12 compressed records", n)
+	}
+	for _, v := range res.Verdicts {
+		if v.Result != checkers.ResultOK && v.Checker != checkers.NameLinearizability {
+			t.Errorf("%s: %v", v.Checker, v)
+		}
 	}
 }

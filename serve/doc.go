@@ -12,6 +12,7 @@
 // at points a tape records (tape.go), so a served run replays.
 //
 // Files: frame.go (Kafka framing), gateway.go (connections as nodes of the
-// world), history.go (the brokers' side of the history), compress.go
-// (compressed batches in), pacer.go, socket.go, tape.go, server.go.
+// world), history.go (the brokers' side of the history), pacer.go,
+// socket.go, tape.go, server.go. Compressed batches pass through as
+// produced: the simulated brokers store them so (broker/storage).
 package serve

@@ -177,12 +177,6 @@ func (g *gateway) request(num int, frame []byte) {
 		g.malformed(c, err.Error())
 		return
 	}
-	if p, ok := req.(*kmsg.ProduceRequest); ok {
-		if err := decompressProduce(p); err != nil {
-			g.malformed(c, err.Error())
-			return
-		}
-	}
 	c.queue = append(c.queue, &call{h: h, req: req})
 	if c.flight == nil {
 		c.sendNext()

@@ -39,6 +39,7 @@ import (
 	"strconv"
 
 	"github.com/kafkasim/kafkasim/broker/client"
+	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/sim"
@@ -250,8 +251,10 @@ func findFetchPartition(r *kmsg.FetchResponse, topic string, p int32) *kmsg.Fetc
 }
 
 // eachRecord calls fn for every record of the v2 batches in data, control
-// batches left out. A batch cut short (a fetch answer ends where its size
-// limit fell) ends the walk, as a consumer stops there.
+// batches left out; a compressed batch's records are decompressed
+// (storage.Decompress: the codecs the broker stores batches in). A batch
+// cut short (a fetch answer ends where its size limit fell), or whose
+// records do not decode, ends the walk, as a consumer stops there.
 func eachRecord(data []byte, fn func(*kmsg.RecordBatch, *kmsg.Record)) {
 	for len(data) >= 61 {
 		n := int(int32(binary.BigEndian.Uint32(data[8:]))) + 12
@@ -263,10 +266,17 @@ func eachRecord(data []byte, fn func(*kmsg.RecordBatch, *kmsg.Record)) {
 			return
 		}
 		data = data[n:]
-		if b.Attributes&0x20 != 0 || b.Attributes&0x07 != 0 {
-			continue // a control batch, or compressed (a broker here stores none)
+		if b.Attributes&0x20 != 0 {
+			continue // a control batch
 		}
 		recs := b.Records
+		if codec := b.Attributes & storage.CompressionCodecMask; codec != storage.CodecNone {
+			plain, err := storage.Decompress(codec, recs)
+			if err != nil {
+				return
+			}
+			recs = plain
+		}
 		for i := int32(0); i < b.NumRecords && len(recs) > 0; i++ {
 			l, sz := binary.Varint(recs)
 			if sz <= 0 || l < 0 || int(l) > len(recs)-sz {

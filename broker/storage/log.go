@@ -58,6 +58,9 @@ type Log struct {
 
 	buf   []byte    // scratch for encoding leader appends
 	reads readArena // the buffers Read returns
+	// check is the batch a compressed leader append is decoded into to
+	// validate it, reused.
+	check RecordBatch
 }
 
 // AppendInfo describes an append.
@@ -479,7 +482,9 @@ const noRecovery = math.MaxInt64
 // bytes, as Kafka's LogValidator does for uncompressed v2 batches: it checks
 // the header and the CRC, then sets the base offset and the partition
 // leader epoch in a copy of the bytes (neither is covered by the CRC) and
-// appends it. Records are not decoded. A log in an older format, or a
+// appends it. An uncompressed batch's records are not decoded; a
+// compressed one's are, to refuse records that do not decompress (the
+// batch is stored as produced all the same). A log in an older format, or a
 // compacted one (which must check every key), takes the decoding path of
 // AppendBatchAsLeader.
 func (l *Log) AppendRawAsLeader(data []byte, epoch int32, now sim.Time) (AppendInfo, error) {
@@ -502,6 +507,15 @@ func (l *Log) AppendRawAsLeader(data []byte, epoch int32, now sim.Time) (AppendI
 	}
 	if h.count < 1 || int64(h.count) != h.lastOffset-h.baseOffset+1 {
 		return AppendInfo{}, fmt.Errorf("storage: append to %s: %w: %d records but last offset delta %d", l.tp, ErrInvalidRecord, h.count, h.lastOffset-h.baseOffset)
+	}
+	if h.attrs&CompressionCodecMask != CodecNone {
+		// NB: as LogValidator, the leader reads a compressed batch's
+		// records before it stores the batch as produced: records that do
+		// not decompress, or decompress to other than the header's count,
+		// are refused, never stored for every reader to trip on.
+		if _, err := DecodeBatchView(data, &l.check); err != nil {
+			return AppendInfo{}, fmt.Errorf("storage: append to %s: %w: %w", l.tp, ErrInvalidRecord, err)
+		}
 	}
 	if epoch < 0 {
 		return AppendInfo{}, fmt.Errorf("storage: append to %s: leader epoch %d: must be >= 0", l.tp, epoch)

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -54,5 +55,27 @@ func TestAppendRawAsLeaderMatchesDecodedPath(t *testing.T) {
 	}
 	if raw.LogEndOffset() != 5 {
 		t.Fatal("a refused batch changed the log")
+	}
+
+	// A compressed batch is stored as produced, its codec kept; one whose
+	// records do not decompress is refused (LogValidator), its CRC good.
+	gz := NewBatch(0, []Record{{Value: []byte("g1")}, {Value: []byte("g2")}})
+	gz.Attributes |= CodecGzip
+	if _, err := raw.AppendRawAsLeader(gz.AppendTo(nil), 3, 0); err != nil {
+		t.Fatalf("a gzip batch: %v", err)
+	}
+	stored, _ := raw.Read(5, 1<<20, raw.LogEndOffset())
+	if got, _, err := DecodeBatch(stored); err != nil || got.Codec() != CodecGzip || len(got.Records) != 2 {
+		t.Fatalf("the gzip batch was stored as codec %d with %d records (%v)", got.Codec(), len(got.Records), err)
+	}
+	plain := NewBatch(0, []Record{{Value: []byte("plain")}})
+	notGzip := plain.AppendTo(nil)
+	binary.BigEndian.PutUint16(notGzip[attributesOffset:], uint16(CodecGzip))
+	binary.BigEndian.PutUint32(notGzip[crcOffset:], CRC32C(notGzip[attributesOffset:]))
+	if _, err := raw.AppendRawAsLeader(notGzip, 3, 0); !errors.Is(err, ErrInvalidRecord) {
+		t.Fatalf("a gzip batch whose records are not gzip: %v, want ErrInvalidRecord", err)
+	}
+	if raw.LogEndOffset() != 7 {
+		t.Fatalf("LEO %d after the refused gzip batch, want 7", raw.LogEndOffset())
 	}
 }
