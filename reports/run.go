@@ -135,6 +135,7 @@ func WriteRunText(w io.Writer, r *harness.Result) {
 	}
 	WriteVerdictsText(w, r.Verdicts)
 	fmt.Fprintf(w, "  acknowledged %d, acknowledged and lost %d, divergent offsets %d\n", r.Stats.Acked, r.Stats.AckedLost, r.Stats.DivergentOffsets)
+	writeAckedBy(w, r.Stats)
 	if r.Transactions != nil && len(r.Transactions.Txns) > 0 {
 		fmt.Fprintf(w, "  transactions committed %d, aborted %d, outcome unknown %d (their records are not counted as acknowledged sends)\n", r.Stats.TxnCommitted, r.Stats.TxnAborted, r.Stats.TxnUnknown)
 	}
@@ -153,6 +154,38 @@ func WriteRunText(w io.Writer, r *harness.Result) {
 	if anyViolation(r) || r.Failed != "" {
 		fmt.Fprintf(w, "  replay: %s\n", r.Replay)
 	}
+}
+
+// maxAckedBy is how many clients and topics the acknowledged count's
+// breakdown lists.
+const maxAckedBy = 10
+
+// writeAckedBy says what the acknowledged count counts, in a served run
+// (harness.Stats.AckedBy): by client and topic, the retries acknowledged
+// again, and the end phase's probes, which it leaves out.
+func writeAckedBy(w io.Writer, st harness.Stats) {
+	if len(st.AckedBy) == 0 && st.Probes == 0 {
+		return
+	}
+	var parts []string
+	for i, a := range st.AckedBy {
+		if i == maxAckedBy {
+			parts = append(parts, fmt.Sprintf("and %d more (-history has them all)", len(st.AckedBy)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s on %s %d", a.Process, a.Topic, a.Acked))
+	}
+	line := "  acknowledged by client and topic: none"
+	if len(parts) > 0 {
+		line = "  acknowledged by client and topic: " + strings.Join(parts, ", ")
+	}
+	if st.AckedAgain > 0 {
+		line += fmt.Sprintf("; %d of them an idempotent producer's retry, acknowledged again at the first send's offset", st.AckedAgain)
+	}
+	if st.Probes > 0 {
+		line += fmt.Sprintf("; not counted: the end phase's %d probes", st.Probes)
+	}
+	fmt.Fprintln(w, line)
 }
 
 func anyViolation(r *harness.Result) bool {

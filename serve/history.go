@@ -17,8 +17,11 @@ package serve
 //     default retries and max.in.flight of 5, which permit duplicates and
 //     reordering: the lenient reading, since the broker cannot see its
 //     settings.
-//   - Only the scenario's topics are judged (the checkers' final state
-//     holds their replicas); topics clients create are served, not judged.
+//   - Every topic is judged, the scenario's and those clients create
+//     (auto-creation, CreateTopics): a client's topic is observed from
+//     the first request or answer that names it once the metadata store
+//     assigned it (harness.Runner.ObserveTopic), and every topic the store
+//     holds at stop is. The internal topics are not (as in any run).
 //   - Transactional records are not sends of this history: the run is
 //     judged as a transactional one (harness.Runner.ServesTransactions),
 //     so linearizability leaves the partitions holding transactions to
@@ -50,7 +53,7 @@ import (
 // historian writes a served run's operations into the runner's recorder.
 type historian struct {
 	rec *checkers.Recorder
-	// judged are the scenario's topics.
+	// judged are the topics the run observes, as far as asked (judges).
 	judged   map[string]bool
 	declared map[string]bool
 	r        *harness.Runner
@@ -84,6 +87,19 @@ func clientName(h Header) string {
 	return h.ClientID
 }
 
+// judges reports whether the run judges topic, observing it first if it
+// is a client's that the metadata store now holds.
+func (hs *historian) judges(topic string) bool {
+	if hs.judged[topic] {
+		return true
+	}
+	if hs.r.ObserveTopic(topic) {
+		hs.judged[topic] = true
+		return true
+	}
+	return false
+}
+
 // sent records the operations of a request as the connection sends it to
 // its broker.
 func (hs *historian) sent(c *connNode, cl *call, now sim.Time) {
@@ -91,7 +107,7 @@ func (hs *historian) sent(c *connNode, cl *call, now sim.Time) {
 	case *kmsg.ProduceRequest:
 		cl.rec.acks = req.Acks
 		for _, t := range req.Topics {
-			if !hs.judged[t.Topic] {
+			if !hs.judges(t.Topic) {
 				continue
 			}
 			for _, p := range t.Partitions {
@@ -124,7 +140,7 @@ func (hs *historian) sent(c *connNode, cl *call, now sim.Time) {
 			return // a follower's fetch: not a client's
 		}
 		for _, t := range req.Topics {
-			if !hs.judged[t.Topic] {
+			if !hs.judges(t.Topic) {
 				continue
 			}
 			for _, p := range t.Partitions {
@@ -157,9 +173,23 @@ func (hs *historian) declare(process string, acks int16, idempotent bool) {
 	hs.rec.Producer(checkers.Producer{Process: process, Acks: a, Idempotent: idempotent, MaxInFlight: 5, Retries: math.MaxInt32})
 }
 
-// answered completes a request's operations with its response.
+// answered completes a request's operations with its response. A
+// Metadata or CreateTopics answer naming a topic starts its observation,
+// before any record is written to it.
 func (hs *historian) answered(c *connNode, cl *call, resp kmsg.Response, now sim.Time) {
 	switch r := resp.(type) {
+	case *kmsg.MetadataResponse:
+		for _, t := range r.Topics {
+			if t.Topic != nil && t.ErrorCode == 0 {
+				hs.judges(*t.Topic)
+			}
+		}
+	case *kmsg.CreateTopicsResponse:
+		for _, t := range r.Topics {
+			if t.ErrorCode == 0 {
+				hs.judges(t.Topic)
+			}
+		}
 	case *kmsg.ProduceResponse:
 		for _, ps := range cl.rec.sends {
 			rp := findProducePartition(r, ps.topic, ps.partition)

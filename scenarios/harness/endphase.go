@@ -85,6 +85,7 @@ func (r *Runner) endPhase(res *Result, o endOptions) {
 		fail("heal", err)
 		return
 	}
+	r.ObserveClientTopics() // those the store could not tell before the heal (client_topics.go)
 	if err := r.liveness(o); err != nil {
 		fail("liveness", err)
 		return
@@ -372,8 +373,10 @@ func (r *Runner) liveness(o endOptions) error {
 			value, topic, part := p.value, tp.Topic, tp.Partition
 			id, _ := w.Lookup(CheckerClient)
 			var key *string
-			if tc, err := r.Cluster.TopicConfig(topic); err == nil && tc.CleanupPolicy.Compact() {
-				key = &value // a compacted topic refuses records without key
+			if tc, err := r.Cluster.TopicConfig(topic); err == nil && tc.CleanupPolicy.Compact() || err != nil && slices.Contains(r.clientTopics, topic) {
+				// A compacted topic refuses records without key; a client's
+				// topic may be one (its configs are the controller's).
+				key = &value
 			}
 			if err := w.Act(id, func(ctx *sim.Context) { checker.produce(ctx, topic, part, value, key, -1, min(probeTimeout, left)) }); err != nil {
 				return err

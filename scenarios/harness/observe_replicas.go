@@ -3,7 +3,13 @@ package harness
 // This file is the observer's index of the replicas it watches: which
 // replicas each broker holds, and each replica's *server.Partition.
 
-import "github.com/kafkasim/kafkasim/broker/server"
+import (
+	"slices"
+
+	"github.com/kafkasim/kafkasim/broker/server"
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/checkers"
+)
 
 // replicaRef is a broker's replica as last looked up.
 type replicaRef struct {
@@ -53,4 +59,109 @@ func (o *Observer) indexReplicas() {
 			}
 		}
 	}
+}
+
+// addPartitions starts observing tps, replicas[i] being tps[i]'s (a topic
+// a client created: client_topics.go). Every per-partition slice grows
+// with them, so the next observation compares them as it compared every
+// partition at the first.
+func (o *Observer) addPartitions(tps []storage.TopicPartition, replicas [][]int32) {
+	for i, tp := range tps {
+		o.Partitions = append(o.Partitions, tp)
+		o.Replicas[tp] = replicas[i]
+		o.reps = append(o.reps, replicas[i])
+		if o.prev != nil {
+			seen := make([]replicaSeen, len(replicas[i]))
+			seen[0].role = 254 // never a role: the first observation differs
+			o.prev = append(o.prev, seen)
+		}
+		if o.refs != nil {
+			o.refs = append(o.refs, make([]replicaRef, len(replicas[i])))
+		}
+		if o.snapBuf != nil {
+			o.snapBuf = append(o.snapBuf, nil)
+			o.committedBuf = append(o.committedBuf, nil)
+		}
+		if o.topEpoch != nil {
+			o.topEpoch = append(o.topEpoch, 0)
+		}
+		if o.passed != nil {
+			o.passed = append(o.passed, nil)
+		}
+		if o.zkViews != nil {
+			o.zkViews = append(o.zkViews, zkView{})
+		}
+		if o.kraftViews != nil {
+			o.kraftViews = append(o.kraftViews, checkers.ControllerView{})
+		}
+	}
+	// The brokers' index of replicas is rebuilt at the next observation,
+	// and every broker's replicas compared there (the new partitions'
+	// brokers may have run no handler since).
+	o.onBroker = nil
+	for i := range o.touched {
+		o.touched[i] = ^uint64(0)
+	}
+}
+
+// removeTopics stops observing topics' partitions (topics a client
+// deleted: client_topics.go). The per-partition slices keep their order
+// for the partitions left.
+func (o *Observer) removeTopics(topics []string) {
+	keep := func(k int) bool { return !slices.Contains(topics, o.Partitions[k].Topic) }
+	n := 0
+	for k := range o.Partitions {
+		if !keep(k) {
+			delete(o.Replicas, o.Partitions[k])
+			continue
+		}
+		o.Partitions[n], o.reps[n] = o.Partitions[k], o.reps[k]
+		if o.prev != nil {
+			o.prev[n] = o.prev[k]
+		}
+		if o.refs != nil {
+			o.refs[n] = o.refs[k]
+		}
+		if o.snapBuf != nil {
+			o.snapBuf[n], o.committedBuf[n] = o.snapBuf[k], o.committedBuf[k]
+		}
+		if o.topEpoch != nil {
+			o.topEpoch[n] = o.topEpoch[k]
+		}
+		if o.passed != nil {
+			o.passed[n] = o.passed[k]
+		}
+		if o.zkViews != nil {
+			o.zkViews[n] = o.zkViews[k]
+		}
+		if o.kraftViews != nil {
+			o.kraftViews[n] = o.kraftViews[k]
+		}
+		n++
+	}
+	o.Partitions, o.reps = o.Partitions[:n], o.reps[:n]
+	trim := func(l int) int { return min(l, n) }
+	if o.prev != nil {
+		o.prev = o.prev[:trim(len(o.prev))]
+	}
+	if o.refs != nil {
+		o.refs = o.refs[:trim(len(o.refs))]
+	}
+	if o.snapBuf != nil {
+		o.snapBuf, o.committedBuf = o.snapBuf[:n], o.committedBuf[:n]
+	}
+	if o.topEpoch != nil {
+		o.topEpoch = o.topEpoch[:n]
+	}
+	if o.passed != nil {
+		o.passed = o.passed[:n]
+	}
+	if o.zkViews != nil {
+		o.zkViews = o.zkViews[:n]
+	}
+	if o.kraftViews != nil {
+		o.kraftViews = o.kraftViews[:n]
+	}
+	o.readTo = nil // keyed by index: the reads start over
+	o.onBroker = nil
 }

@@ -6,6 +6,7 @@ package harness
 // and judges the run with every checker.
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -85,6 +86,69 @@ type Stats struct {
 	TxnCommitted int `json:"txn_committed,omitempty"`
 	TxnAborted   int `json:"txn_aborted,omitempty"`
 	TxnUnknown   int `json:"txn_unknown,omitempty"`
+	// What Acked counts, in a run whose clients are real (serve): AckedBy
+	// by client (the operations' process) and topic; AckedAgain the
+	// acknowledged sends of an idempotent producer's record (producer id,
+	// epoch, sequence) acknowledged before, a retry the broker answered as
+	// a duplicate at the first send's offset (part of Acked); Probes the
+	// end phase's acknowledged probes (not part of Acked).
+	AckedBy    []AckedCount `json:"acked_by,omitempty"`
+	AckedAgain int          `json:"acked_again,omitempty"`
+	Probes     int          `json:"probes,omitempty"`
+}
+
+// AckedCount is the acknowledged sends of one client to one topic.
+type AckedCount struct {
+	Process string `json:"process"`
+	Topic   string `json:"topic"`
+	Acked   int    `json:"acked"`
+}
+
+// count fills Acked from h's acknowledged sends, the end phase's probes
+// left out, and with breakdown what Acked counts (AckedBy, AckedAgain,
+// Probes).
+func (st *Stats) count(h checkers.History, breakdown bool) {
+	type idem struct {
+		pid   int64
+		epoch int16
+		seq   int32
+		tp    string
+		part  int32
+	}
+	acked := map[idem]bool{}
+	by := map[[2]string]int{}
+	idempotent := map[string]bool{}
+	for _, p := range h.Producers {
+		idempotent[p.Process] = p.Idempotent
+	}
+	for _, op := range h.Ops {
+		if op.Kind != checkers.Send || op.Outcome != checkers.OK {
+			continue
+		}
+		if op.Process == CheckerClient { // probes are not the workload
+			st.Probes++
+			continue
+		}
+		st.Acked++
+		by[[2]string{op.Process, op.Topic}]++
+		if idempotent[op.Process] {
+			k := idem{op.ProducerID, op.ProducerEpoch, op.Sequence, op.Topic, op.Partition}
+			if acked[k] {
+				st.AckedAgain++
+			}
+			acked[k] = true
+		}
+	}
+	if !breakdown {
+		st.AckedAgain, st.Probes = 0, 0
+		return
+	}
+	for k, n := range by {
+		st.AckedBy = append(st.AckedBy, AckedCount{Process: k[0], Topic: k[1], Acked: n})
+	}
+	slices.SortFunc(st.AckedBy, func(a, b AckedCount) int {
+		return cmp.Or(cmp.Compare(a.Process, b.Process), cmp.Compare(a.Topic, b.Topic))
+	})
 }
 
 // Result is the outcome of one run.
@@ -291,6 +355,9 @@ type Runner struct {
 	// stopped is set once it stopped the run.
 	Pacer   Pacer
 	stopped bool
+	// clientTopics are the topics clients created that the run observes,
+	// in the order observed (client_topics.go).
+	clientTopics []string
 }
 
 // Prepare validates a run's inputs and returns its configuration: errors
@@ -447,6 +514,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 		}
 	}
 	r.Pacer = nil // the end phase runs on the world's own clock
+	r.ObserveClientTopics() // every topic clients created, mentioned or not
 	if res.Failed == "" {
 		// Let operations still in flight finish (or time out).
 		if err := r.Advance(w.Now().Add(sim.Second)); err != nil {

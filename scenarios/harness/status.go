@@ -26,20 +26,19 @@ type PartitionStatus struct {
 	Why string
 }
 
-// Status returns the scenario's partitions, in the script's topic order.
+// Status returns the scenario's partitions, in the script's topic order,
+// then those of the topics clients created that the run observes
+// (client_topics.go), in the order observed.
 func (r *Runner) Status() []PartitionStatus {
 	var out []PartitionStatus
-	for _, t := range r.s.Topics {
-		for p := 0; p < t.Partitions; p++ {
-			tp := storage.TopicPartition{Topic: t.Name, Partition: int32(p)}
-			st := PartitionStatus{Topic: t.Name, Partition: int32(p), HW: -1}
-			st.Leader, st.Epoch, st.Why = r.leaderOf(tp)
-			st.ISR = r.isrOf(tp)
-			if lp := r.leaderPartition(st.Leader, tp); lp != nil {
-				st.HW = lp.HighWatermark()
-			}
-			out = append(out, st)
+	for _, tp := range r.Observer.Partitions {
+		st := PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, HW: -1}
+		st.Leader, st.Epoch, st.Why = r.leaderOf(tp)
+		st.ISR = r.isrOf(tp)
+		if lp := r.leaderPartition(st.Leader, tp); lp != nil {
+			st.HW = lp.HighWatermark()
 		}
+		out = append(out, st)
 	}
 	return out
 }

@@ -332,6 +332,10 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 	}
 	r.Observer.Facts.ISRChanges = isrChanges(r.Observer.Facts.ISRChanges, recs)
 	r.Observer.Facts.Healed = healed(w, r.Cluster)
+	hist := r.Recorder.Finish(w.Now())
+	if note := r.leaveOutDeleted(&hist); note != "" { // client_topics.go
+		res.ConfigNotes = append(res.ConfigNotes, note)
+	}
 	var ctrl = r.activeController()
 	final := r.Observer.final(ctrl, r.manual)
 	markCompacted(&final, recs)
@@ -347,7 +351,6 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 			r.live.Offline = off
 		}
 	}
-	hist := r.Recorder.Finish(w.Now())
 	res.Final, res.History = final, hist
 	if r.txn.used {
 		th := r.txnHistory()
@@ -373,11 +376,7 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 		}
 	}
 	res.TraceHash, res.Events, res.SimTime = w.Trace().Hash(), w.Events(), w.Now()
-	for _, op := range hist.Ops {
-		if op.Kind == checkers.Send && op.Outcome == checkers.OK && op.Process != CheckerClient { // probes are not the workload
-			res.Stats.Acked++
-		}
-	}
+	res.Stats.count(hist, r.ClientTopicsJudged())
 	if th := res.Transactions; th != nil {
 		for _, t := range th.Txns {
 			switch t.Outcome {

@@ -29,11 +29,31 @@ import (
 )
 
 // unwritableParts lists the partitions of every topic, internal ones
-// included, with fewer replicas than their min.insync.replicas now.
+// included, with fewer replicas than their min.insync.replicas now: the
+// script's and the cluster's, then those clients created (client_topics.go).
 func (r *Runner) unwritableParts() []checkers.OfflinePartition {
 	var out []checkers.OfflinePartition
-	for _, topic := range slices.Sorted(maps.Keys(r.Cluster.Assignments)) {
-		for p, replicas := range r.Cluster.Assignments[topic] {
+	assigned := func(topic string) [][]int32 {
+		if a, ok := r.Cluster.Assignments[topic]; ok {
+			return a
+		}
+		var a [][]int32
+		for p := int32(0); ; p++ {
+			rs, ok := r.Observer.Replicas[storage.TopicPartition{Topic: topic, Partition: p}]
+			if !ok {
+				return a
+			}
+			a = append(a, rs)
+		}
+	}
+	topics := slices.Sorted(maps.Keys(r.Cluster.Assignments))
+	for _, t := range r.clientTopics {
+		if _, ok := r.Cluster.Assignments[t]; !ok {
+			topics = append(topics, t)
+		}
+	}
+	for _, topic := range topics {
+		for p, replicas := range assigned(topic) {
 			tp := storage.TopicPartition{Topic: topic, Partition: int32(p)}
 			if rf, min := len(replicas), r.minISROf(tp); rf > 0 && min > rf {
 				out = append(out, checkers.OfflinePartition{Topic: topic, Partition: int32(p),

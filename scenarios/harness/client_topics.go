@@ -1,0 +1,215 @@
+package harness
+
+// This file lets a run whose clients create topics (serve mode: Kafka's
+// auto-creation and CreateTopics, clusterSpec's clientTopics) judge those
+// topics as it judges the script's own. ObserveTopic adds a topic's
+// partitions, with the replicas the metadata store assigned them
+// (ZooKeeper's /brokers/topics/<t>, the active KRaft controller's image),
+// to the observer: from then on the invariants monitor samples their
+// replicas, Status lists them, the end phase probes and reads them, and
+// the final state holds them for acked-loss, divergence and the checkers
+// of what clients saw.
+//
+// What it simplifies:
+//   - A topic is observed from the moment something asks (serve asks when
+//     a client's request or a broker's answer first names it, and for
+//     every topic the store holds at stop and after the end phase's heal):
+//     the monitor does not see its replicas before.
+//   - The internal topics (__consumer_offsets, __transaction_state) are
+//     never observed, as a script's are not probed or read: they are
+//     judged through the groups and transactions that use them.
+//   - A topic a client deleted is left out of the judgement, with the
+//     operations on it (a note says so): Kafka removed its records on
+//     request. One deleted and created again is judged with the replicas
+//     it was first observed with.
+//   - A client topic's own configs reach the facts only in KRaft mode,
+//     where the controller keeps them (unclean.leader.election.enable);
+//     in ZooKeeper mode every topic has the brokers' settings, as
+//     CreateTopics' configs are not stored there (broker/server).
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+
+	"github.com/kafkasim/kafkasim/scenarios"
+
+	"github.com/kafkasim/kafkasim/broker/coordinator"
+	"github.com/kafkasim/kafkasim/broker/metadata"
+	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/broker/txn"
+	"github.com/kafkasim/kafkasim/broker/zk"
+	"github.com/kafkasim/kafkasim/checkers"
+)
+
+// ClientTopicsJudged reports whether the run observes the topics its
+// clients create (ObserveTopic).
+func (r *Runner) ClientTopicsJudged() bool {
+	return !r.Cluster.Spec.ScriptedTopics && !r.Cluster.Spec.ManualController
+}
+
+// ObserveTopic makes sure topic is observed and judged, if the metadata
+// store holds it now, and reports whether it is: a script's topic always
+// is, an internal topic never, a client's once the store assigned it.
+func (r *Runner) ObserveTopic(topic string) bool {
+	if r.scriptTopic(topic) || slices.Contains(r.clientTopics, topic) {
+		return true
+	}
+	if !r.ClientTopicsJudged() || topic == coordinator.OffsetsTopic || topic == txn.StateTopic {
+		return false
+	}
+	replicas, ok := r.storedTopic(topic)
+	if !ok {
+		return false
+	}
+	r.clientTopics = append(r.clientTopics, topic)
+	var tps []storage.TopicPartition
+	for p := range replicas {
+		tps = append(tps, storage.TopicPartition{Topic: topic, Partition: int32(p)})
+	}
+	r.Observer.addPartitions(tps, replicas)
+	if rf := len(replicas[0]); rf != r.Observer.Facts.ReplicationFactor {
+		// NB: 0 is "the partition's own replicas" (checkers.Facts): the
+		// topics' replication factors differ.
+		r.Observer.Facts.ReplicationFactor = 0
+	}
+	if _, img := r.activeQuorumImage(); img != nil {
+		if v, ok := img.Config(metadata.ResourceTopic, topic, "unclean.leader.election.enable"); ok && v == "true" {
+			r.Observer.Facts.UncleanElectionEnabled = true
+		}
+	}
+	return true
+}
+
+// ObserveClientTopics observes every topic the metadata store holds now.
+func (r *Runner) ObserveClientTopics() {
+	if !r.ClientTopicsJudged() {
+		return
+	}
+	for _, t := range r.storedTopicNames() {
+		r.ObserveTopic(t)
+	}
+}
+
+// scriptTopic reports whether topic is one of the script's.
+func (r *Runner) scriptTopic(topic string) bool {
+	return slices.ContainsFunc(r.s.Topics, func(t scenarios.TopicSpec) bool { return t.Name == topic })
+}
+
+// storedTopic returns topic's replicas per partition as the metadata
+// store assigned them; ok is false when the store does not hold the topic
+// (or cannot be read now: ZooKeeper down, no active KRaft controller).
+func (r *Runner) storedTopic(topic string) ([][]int32, bool) {
+	if r.Cluster.Spec.KRaft() {
+		_, img := r.activeQuorumImage()
+		if img == nil || img.NumPartitions(topic) == 0 {
+			return nil, false
+		}
+		out := make([][]int32, img.NumPartitions(topic))
+		for p := range out {
+			st, ok := img.Partition(topic, int32(p))
+			if !ok || len(st.Replicas) == 0 {
+				return nil, false
+			}
+			out[p] = slices.Clone(st.Replicas)
+		}
+		return out, true
+	}
+	s := r.zkServer()
+	if s == nil {
+		return nil, false
+	}
+	data, _, ok := s.Get(zk.TopicPath(topic))
+	if !ok {
+		return nil, false
+	}
+	var ta zk.TopicAssignment
+	if json.Unmarshal(data, &ta) != nil || len(ta.Partitions) == 0 {
+		return nil, false
+	}
+	out := make([][]int32, len(ta.Partitions))
+	for p := range out {
+		rs, ok := ta.Partitions[int32(p)]
+		if !ok || len(rs) == 0 {
+			return nil, false // partitions are 0..n-1, each with replicas
+		}
+		out[p] = slices.Clone(rs)
+	}
+	return out, true
+}
+
+// storedTopicNames returns the topics the metadata store holds, sorted
+// (nil when it cannot be read now).
+func (r *Runner) storedTopicNames() []string {
+	if r.Cluster.Spec.KRaft() {
+		if _, img := r.activeQuorumImage(); img != nil {
+			return img.TopicNames()
+		}
+		return nil
+	}
+	if s := r.zkServer(); s != nil {
+		return s.Children(zk.BrokerTopicsPath)
+	}
+	return nil
+}
+
+// zkServer returns the ZooKeeper server when it runs (ZooKeeper mode).
+func (r *Runner) zkServer() *zk.Server {
+	if r.Cluster.ZK < 0 || !r.World.Up(r.Cluster.ZK) {
+		return nil
+	}
+	s, _ := r.World.Node(r.Cluster.ZK).(*zk.Server)
+	return s
+}
+
+// deletedClientTopics returns the observed client topics the metadata
+// store no longer holds (a client deleted them); nil when the store cannot
+// be read (then none is taken for deleted).
+func (r *Runner) deletedClientTopics() []string {
+	if len(r.clientTopics) == 0 {
+		return nil
+	}
+	names := r.storedTopicNames()
+	if names == nil {
+		return nil
+	}
+	var out []string
+	for _, t := range r.clientTopics {
+		if _, found := slices.BinarySearch(names, t); !found {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// leaveOutDeleted removes the deleted client topics from the observer and
+// their operations from h, and returns the note that says so ("" when
+// none was deleted).
+func (r *Runner) leaveOutDeleted(h *checkers.History) string {
+	deleted := r.deletedClientTopics()
+	if len(deleted) == 0 {
+		return ""
+	}
+	r.Observer.removeTopics(deleted)
+	n := 0
+	h.Ops = slices.DeleteFunc(h.Ops, func(op checkers.Op) bool {
+		if op.Topic != "" && slices.Contains(deleted, op.Topic) {
+			n++
+			return true
+		}
+		return false
+	})
+	return "topics a client deleted are not judged (Kafka removed their records on request): " + joinNames(deleted) +
+		", " + strconv.Itoa(n) + " operations on them left out"
+}
+
+func joinNames(names []string) string {
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += ", "
+		}
+		out += n
+	}
+	return out
+}
