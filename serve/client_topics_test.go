@@ -89,7 +89,7 @@ func TestClientTopicsJudged(t *testing.T) {
 	}
 	leader := "b" + m[1]
 	want := map[string]int{"y": 5} // what the power loss takes
-	if regexp.MustCompile(`\nauto/0 leader=`+m[1]).MatchString(status) {
+	if regexp.MustCompile(`\nauto/0 leader=` + m[1]).MatchString(status) {
 		want["auto"] = 10
 	}
 	for b := 0; b < 3; b++ {

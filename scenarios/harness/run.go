@@ -513,7 +513,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 			res.Failed = "serving: " + err.Error()
 		}
 	}
-	r.Pacer = nil // the end phase runs on the world's own clock
+	r.Pacer = nil           // the end phase runs on the world's own clock
 	r.ObserveClientTopics() // every topic clients created, mentioned or not
 	if res.Failed == "" {
 		// Let operations still in flight finish (or time out).
