@@ -58,6 +58,9 @@ type historian struct {
 	declared map[string]bool
 	r        *harness.Runner
 	txn      bool
+	// members are each group member's partitions, as its last SyncGroup
+	// answer gave them (groups.go).
+	members map[groupKey]map[partKey]bool
 }
 
 // recorded are the operations one request opened.
@@ -189,6 +192,10 @@ func (hs *historian) answered(c *connNode, cl *call, resp kmsg.Response, now sim
 			if t.ErrorCode == 0 {
 				hs.judges(t.Topic)
 			}
+		}
+	case *kmsg.SyncGroupResponse:
+		if req, ok := cl.req.(*kmsg.SyncGroupRequest); ok {
+			hs.synced(req, r, now)
 		}
 	case *kmsg.ProduceResponse:
 		for _, ps := range cl.rec.sends {

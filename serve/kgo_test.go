@@ -16,8 +16,8 @@ import (
 // served cluster. Two consumers of one group share t's partitions; an
 // idempotent acks=all producer writes through a crash of t/0's leader;
 // the consumers read everything; one leaves and the group rebalances its
-// partitions to the other. At stop the
-// checkers find nothing acknowledged lost, and the tape replays to the
+// partitions to the other. At stop the checkers find nothing acknowledged
+// lost and the group's assignments sound, and the tape replays to the
 // same trace.
 func TestKgoThroughALeaderCrash(t *testing.T) {
 	if testing.Short() {
@@ -115,13 +115,23 @@ func TestKgoThroughALeaderCrash(t *testing.T) {
 	if acked := ackedSends(res, "app"); acked < 120 {
 		t.Fatalf("the history holds %d acknowledged sends of app, want at least 120", acked)
 	}
+	judged := map[string]checkers.Verdict{}
 	for _, v := range res.Verdicts {
+		judged[v.Checker] = v
 		if v.Checker == "acked-loss" && v.Result != checkers.ResultOK {
 			t.Fatalf("acked-loss: %v", v)
 		}
 		if v.ContractBroken() {
 			t.Errorf("%s: %v", v.Checker, v)
 		}
+	}
+	// The group's assignments, as the SyncGroup answers gave them, are
+	// judged; what the consumers' application processed is not.
+	if g := judged[checkers.NameGroup]; g.Result != checkers.ResultOK || g.NotJudged || len(g.Notes) == 0 || strings.HasPrefix(g.Notes[0], "judged 0 ") {
+		t.Errorf("group: %v, want ok over the group's assignments", g)
+	}
+	if c := judged[checkers.NameConsumer]; !c.NotJudged {
+		t.Errorf("consumer: %v, want not judged", c)
 	}
 	replaysTo(t, tape.String(), res, 1)
 }

@@ -42,9 +42,11 @@ import (
 	"github.com/kafkasim/kafkasim/checkers"
 )
 
-// ClientTopicsJudged reports whether the run observes the topics its
-// clients create (ObserveTopic).
-func (r *Runner) ClientTopicsJudged() bool {
+// RealClients reports whether the run's clients are real ones, outside
+// the world (serve mode): the brokers then create topics for them, which
+// the run observes (ObserveTopic); the run is judged from the brokers'
+// side of their requests.
+func (r *Runner) RealClients() bool {
 	return !r.Cluster.Spec.ScriptedTopics && !r.Cluster.Spec.ManualController
 }
 
@@ -55,7 +57,7 @@ func (r *Runner) ObserveTopic(topic string) bool {
 	if r.scriptTopic(topic) || slices.Contains(r.clientTopics, topic) {
 		return true
 	}
-	if !r.ClientTopicsJudged() || topic == coordinator.OffsetsTopic || topic == txn.StateTopic {
+	if !r.RealClients() || topic == coordinator.OffsetsTopic || topic == txn.StateTopic {
 		return false
 	}
 	replicas, ok := r.storedTopic(topic)
@@ -83,7 +85,7 @@ func (r *Runner) ObserveTopic(topic string) bool {
 
 // ObserveClientTopics observes every topic the metadata store holds now.
 func (r *Runner) ObserveClientTopics() {
-	if !r.ClientTopicsJudged() {
+	if !r.RealClients() {
 		return
 	}
 	for _, t := range r.storedTopicNames() {
