@@ -8,8 +8,10 @@
 //   - "lost": the value is nowhere in the committed log;
 //   - "moved": the value is committed at another offset;
 //   - "uncommitted": the value is at its offset but at or above the HW
-//     (permitted when the partition is leaderless by design, Facts.Offline:
-//     held, not lost, but nobody may commit it).
+//     (permitted when the partition is leaderless by design, Facts.Offline,
+//     or, under KIP-966's strict min ISR, has fewer replicas than its
+//     min.insync.replicas, Facts.Unwritable: held, not lost, but nobody may
+//     commit it).
 //
 // On a compacted partition (PartitionFinal.Compacted: the log cleaner
 // removed records), a keyed send whose offset the cleaner emptied while a
@@ -155,6 +157,13 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 				// Not lost: held, but the partition has no leader to commit
 				// it (offline by design, KIP-966).
 				why, permitted = off, true
+			}
+			if un := offlineWhy(f.Facts.Unwritable, k.topic, k.partition); a.Kind == "uncommitted" && un != "" && f.Facts.EligibleLeaderReplicas && !permitted {
+				// Not lost: held, but under KIP-966's strict min ISR a
+				// partition with fewer replicas than min.insync.replicas
+				// never advances its HW, so an acks=0/1 write is held,
+				// never committed.
+				why, permitted = un+"; under KIP-966's strict min ISR its HW never advances, so what it takes is never committed", true
 			}
 			a.Permitted = permitted
 			a.Description = desc + "; " + why

@@ -212,3 +212,24 @@ func TestAckedLossUncommittedOfflineByDesign(t *testing.T) {
 		t.Fatalf("offline by design: %s, want permitted naming KIP-966", v)
 	}
 }
+
+// TestAckedLossUncommittedUnwritable: under KIP-966's strict min ISR, a
+// partition with fewer replicas than min.insync.replicas never advances its
+// HW, so an acks=1 write it acknowledged is held, never committed:
+// permitted with Facts.Unwritable, a contract break without (or without
+// eligible leader replicas, where the HW would have advanced).
+func TestAckedLossUncommittedUnwritable(t *testing.T) {
+	h := History{Ops: []Op{send(0, "p1", "m1", 1, 0, 2*ms, OK, 0)}}
+	f := final1(0, 0, Facts{EligibleLeaderReplicas: true}, replica(0, Leader, 0, 0, "m1"))
+	if v := AckedLoss(h, f); len(v.Anomalies) != 1 || v.Anomalies[0].Kind != "uncommitted" || v.Anomalies[0].Permitted {
+		t.Fatalf("without the fact: %s, want one uncommitted contract break", v)
+	}
+	f.Facts.Unwritable = []OfflinePartition{{Topic: "t", Partition: 0, Why: "permitted: t-0 has 1 replica(s) and min.insync.replicas=2"}}
+	if v := AckedLoss(h, f); len(v.Anomalies) != 1 || !v.Anomalies[0].Permitted || !strings.Contains(v.Anomalies[0].Description, "strict min ISR") {
+		t.Fatalf("unwritable under KIP-966: %s, want permitted naming the strict min ISR", v)
+	}
+	f.Facts.EligibleLeaderReplicas = false
+	if v := AckedLoss(h, f); len(v.Anomalies) != 1 || v.Anomalies[0].Permitted {
+		t.Fatalf("unwritable without KIP-966: %s, want a contract break", v)
+	}
+}

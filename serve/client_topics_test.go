@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kafkasim/kafkasim/checkers"
+	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -144,5 +145,53 @@ func TestClientTopicsJudged(t *testing.T) {
 	if !strings.Contains(harness.Outcome(loss), "permitted") {
 		t.Errorf("acked-loss is %s, want permitted (acks=1)", harness.Outcome(loss))
 	}
+	// The count says what it counts.
+	var out strings.Builder
+	reports.WriteRunText(&out, res)
+	if !regexp.MustCompile(`\n  acknowledged by client and topic: idem/pid\d+ on x 40, one on auto 10, one on y 5; not counted: the end phase's \d+ probes\n`).MatchString(out.String()) {
+		t.Errorf("no breakdown of the acknowledged count in\n%s", out.String())
+	}
 	replaysTo(t, tape.String(), res, 1)
+}
+
+// TestClientTopicsJudgedKRaft: in KRaft mode a client's topic is read off
+// the active controller's image: created, produced to and judged.
+func TestClientTopicsJudgedKRaft(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real client over TCP: skipped with -short")
+	}
+	s := startServer(t, 5, nil, map[string]string{"inter.broker.protocol.version": "4.1"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p, err := kgo.NewClient(kgo.SeedBrokers(s.Addrs()...), kgo.ClientID("k"), kgo.DefaultProduceTopic("k"), kgo.ProducerLinger(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	create := kmsg.NewPtrCreateTopicsRequest()
+	create.TimeoutMillis = 10000
+	ct := kmsg.NewCreateTopicsRequestTopic()
+	ct.Topic, ct.NumPartitions, ct.ReplicationFactor = "k", 1, 3
+	create.Topics = append(create.Topics, ct)
+	if resp, err := p.Request(ctx, create); err != nil || resp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode != 0 {
+		t.Fatalf("CreateTopics k: %v %+v", err, resp)
+	}
+	for i := 0; i < 10; i++ {
+		if err := p.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprintf("k%d", i))}).FirstErr(); err != nil {
+			t.Fatalf("produce k%d: %v", i, err)
+		}
+	}
+	p.Close()
+	res := stopAndWait(t, s)
+	if _, ok := res.Final.Partition("k", 0); !ok {
+		t.Fatal("the final state has no k-0")
+	}
+	if len(res.Stats.AckedBy) != 1 || res.Stats.AckedBy[0].Topic != "k" || res.Stats.AckedBy[0].Acked != 10 {
+		t.Fatalf("acknowledged by %+v, want 10 on k", res.Stats.AckedBy)
+	}
+	for _, v := range res.Verdicts {
+		if v.Checker == checkers.NameAckedLoss && v.Result != checkers.ResultOK || v.ContractBroken() {
+			t.Errorf("%s: %v", v.Checker, v)
+		}
+	}
 }

@@ -188,7 +188,7 @@ func (d *driver) command(r *harness.Runner, line string) (string, error) {
 				return fmt.Sprintf("ok: crashed b%d, the leader of %s", st.Leader, w[1]), nil
 			}
 		}
-		return fmt.Sprintf("error: %q is not a partition of this scenario", w[1]), nil
+		return fmt.Sprintf("error: %q is not a partition of this run (status lists them)", w[1]), nil
 	}
 	if err := d.step(r, line); err != nil {
 		return "error: " + err.Error(), nil
