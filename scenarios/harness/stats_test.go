@@ -17,7 +17,7 @@ func TestStatsCountSaysWhatItCounts(t *testing.T) {
 	h := checkers.History{
 		Ops: []checkers.Op{
 			send("app/pid1", "t", 1, 0, 0), send("app/pid1", "t", 1, 1, 1),
-			send("app/pid1", "t", 1, 1, 1), // the retry of sequence 1, answered as a duplicate
+			send("app/pid1", "t", 1, 1, 1),                           // the retry of sequence 1, answered as a duplicate
 			send("plain", "x", 0, 0, 0), send("plain", "x", 0, 0, 1), // no idempotence: two records
 			send(CheckerClient, "t", 0, 0, 2),
 			{Kind: checkers.Send, Outcome: checkers.Fail, Process: "plain", Topic: "x"},
