@@ -82,6 +82,9 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 		if st, err := os.Stat(filepath.Dir(f)); err != nil || !st.IsDir() {
 			return usagef("%s: the directory %s does not exist", f, filepath.Dir(f))
 		}
+		if st, err := os.Stat(f); err == nil && st.IsDir() {
+			return usagef("%s is a directory: name a file", f)
+		}
 	}
 	s, err := serve.LoadScenario(*scenario)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -54,6 +55,8 @@ func TestServeBadInput(t *testing.T) {
 		{[]string{"-variant", "nope"}, "nope"},
 		{[]string{"-set", "acks=7"}, "acks"},
 		{[]string{"-tape", "/no/such/dir/x.tape"}, "does not exist"},
+		{[]string{"-tape", os.TempDir()}, "is a directory"},
+		{[]string{"-history", os.TempDir()}, "is a directory"},
 	} {
 		code, _, errb := runCmd(append([]string{"serve"}, c.args...)...)
 		if code != 2 || !strings.Contains(errb, c.want) {
@@ -74,29 +77,46 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// stopAfter is standard input that runs do, then types lines and stop.
+type stopAfter struct {
+	do    func()
+	lines string
+	done  bool
+}
+
+func (s *stopAfter) Read(p []byte) (int, error) {
+	if s.done {
+		return 0, io.EOF
+	}
+	s.done = true
+	s.do()
+	return copy(p, s.lines+"stop\n"), nil
+}
+
 // TestServeDefaultTape: without -tape, serve records its tape into a
 // temporary file and prints the command that replays it; that command
 // reruns the served run to the same trace hash. A -history that cannot be
-// written is reported after the verdicts, with exit 2, and costs the tape
-// nothing.
+// written (its directory went away) is reported after the verdicts, with
+// exit 2, and costs the tape nothing.
 func TestServeDefaultTape(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	histDir := filepath.Join(tmp, "a-directory")
+	histDir := filepath.Join(tmp, "gone")
 	if err := os.Mkdir(histDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	hist := filepath.Join(histDir, "served.history")
 	prev := stdin
-	stdin = strings.NewReader("crash b1\nrestart b1\nstop\n")
+	stdin = &stopAfter{do: func() { os.RemoveAll(histDir) }, lines: "crash b1\nrestart b1\n"}
 	defer func() { stdin = prev }()
-	code, out, errb := runCmd("serve", "-listen", "127.0.0.1:0", "-speed", "100", "-history", histDir)
+	code, out, errb := runCmd("serve", "-listen", "127.0.0.1:0", "-speed", "100", "-history", hist)
 	if code != 2 {
 		t.Fatalf("exit %d, want 2 (the history could not be written)\n%s\n%s", code, out, errb)
 	}
 	if !strings.Contains(out, "acked-loss       ok") {
 		t.Errorf("the verdicts were not printed:\n%s", out)
 	}
-	if !strings.Contains(errb, "writing the history to "+histDir) || !strings.Contains(errb, "the verdicts above stand") {
+	if !strings.Contains(errb, "writing the history to "+hist) || !strings.Contains(errb, "the verdicts above stand") {
 		t.Errorf("the failed -history write is not reported:\n%s", errb)
 	}
 	m := regexp.MustCompile(`saved the tape to (\S+) \((kafkasim replay -tape \S+)\)`).FindStringSubmatch(errb)
@@ -111,18 +131,20 @@ func TestServeDefaultTape(t *testing.T) {
 	}
 }
 
-// TestServeTapeWriteFails: a tape that cannot be written does not hide the
-// verdicts: they are printed, then the failed write, with exit 2.
+// TestServeTapeWriteFails: a tape that cannot be written (its directory
+// went away during the run) does not hide the verdicts: they are printed,
+// then the failed write, with exit 2.
 func TestServeTapeWriteFails(t *testing.T) {
-	dir := t.TempDir() // -tape names a directory: the tape cannot take its name
-	prev := stdin
-	stdin = strings.NewReader("stop\n")
-	defer func() { stdin = prev }()
-	code, out, errb := runCmd("serve", "-listen", "127.0.0.1:0", "-speed", "100", "-tape", dir)
-	if code != 2 || !strings.Contains(out, "acked-loss       ok") || !strings.Contains(errb, "writing the tape to "+dir) {
-		t.Fatalf("exit %d, want 2 with the verdicts and the failed tape\n%s\n%s", code, out, errb)
+	dir := filepath.Join(t.TempDir(), "gone")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp*")); len(left) > 0 {
-		t.Errorf("the incomplete tape was left behind: %v", left)
+	tape := filepath.Join(dir, "served.tape")
+	prev := stdin
+	stdin = &stopAfter{do: func() { os.RemoveAll(dir) }}
+	defer func() { stdin = prev }()
+	code, out, errb := runCmd("serve", "-listen", "127.0.0.1:0", "-speed", "100", "-tape", tape)
+	if code != 2 || !strings.Contains(out, "acked-loss       ok") || !strings.Contains(errb, "writing the tape to "+tape) || strings.Contains(errb, "saved the tape") {
+		t.Fatalf("exit %d, want 2 with the verdicts and the failed tape\n%s\n%s", code, out, errb)
 	}
 }
