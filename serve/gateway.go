@@ -17,8 +17,10 @@ package serve
 // connection to it is closed, as the client would see its TCP connection
 // reset, and its listener is closed, so that a new connection is refused
 // (a crashed, shut down or halted Kafka process listens on nothing); the
-// listener opens again when the broker restarts. A paused broker keeps
-// them (it answers late).
+// listener opens again once the restarted broker serves (it registered:
+// before, a Kafka broker processes no request, and the simulated one
+// refuses it, which closes the connection). A paused broker keeps them
+// (it answers late).
 
 import (
 	"fmt"
