@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kafkasim/kafkasim/scenarios"
 
@@ -201,17 +202,9 @@ func (r *Runner) leaveOutDeleted(h *checkers.History) string {
 		}
 		return false
 	})
-	return "topics a client deleted are not judged (Kafka removed their records on request): " + joinNames(deleted) +
-		", " + strconv.Itoa(n) + " operations on them left out"
-}
-
-func joinNames(names []string) string {
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += ", "
-		}
-		out += n
+	for i := range h.Ops {
+		h.Ops[i].Index = i // an operation's index is its position (checkers.Op)
 	}
-	return out
+	return "topics a client deleted are not judged (Kafka removed their records on request): " + strings.Join(deleted, ", ") +
+		", " + strconv.Itoa(n) + " operations on them left out"
 }
