@@ -125,6 +125,8 @@ type Broker struct {
 	// topics' leaders (create_topics.go).
 	autoCreating map[string]bool
 	creates      []*pendingCreate
+	// waits are the admin answers waiting for the metadata cache (admin.go).
+	waits []*metadataWait
 
 	halted bool
 
@@ -330,7 +332,7 @@ func (b *Broker) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 	case timerFetchBackoff:
 		b.fetcherBackoffDone(id)
 	default:
-		if !b.handleZKTimer(id, name) && !b.handleGroupTimer(id, name) && !b.handleTxnTimer(id, name) && !b.handleKRaftTimer(id, name) && !b.handleCreateTopicsTimer(id, name) {
+		if !b.handleZKTimer(id, name) && !b.handleGroupTimer(id, name) && !b.handleTxnTimer(id, name) && !b.handleKRaftTimer(id, name) && !b.handleCreateTopicsTimer(id, name) && !b.handleAdminTimer(id, name) {
 			panic(fmt.Sprintf("broker %d: unknown timer %q", b.cfg.BrokerID, name))
 		}
 	}
