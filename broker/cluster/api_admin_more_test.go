@@ -68,10 +68,10 @@ func TestDeleteRecordsEveryVersion(t *testing.T) {
 				t.Fatalf("-1: %s %d", errName(rp.ErrorCode), rp.LowWatermark)
 			}
 			for _, c := range []struct {
-				name  string
-				to    int
-				req   *kmsg.DeleteRecordsRequest
-				want  *kerr.Error
+				name string
+				to   int
+				req  *kmsg.DeleteRecordsRequest
+				want *kerr.Error
 			}{
 				{"past the HW", l, deleteRecordsReq(1, "t", 0, 100), kerr.OffsetOutOfRange},
 				{"negative", l, deleteRecordsReq(1, "t", 0, -5), kerr.OffsetOutOfRange},
@@ -279,7 +279,9 @@ func TestDescribeTransactionsAndProducers(t *testing.T) {
 			ap := kmsg.NewPtrAddPartitionsToTxnRequest()
 			ap.Version, ap.TransactionalID, ap.ProducerID, ap.ProducerEpoch = 3, id, pid, epoch
 			ap.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "t", Partitions: []int32{0}}}
-			a.retryTxn(coord, ap, func(r kmsg.Response) int16 { return r.(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode })
+			a.retryTxn(coord, ap, func(r kmsg.Response) int16 {
+				return r.(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode
+			})
 			b := storage.NewBatch(0, []storage.Record{{Value: []byte("v")}})
 			b.ProducerID, b.ProducerEpoch, b.BaseSequence = pid, epoch, 0
 			b.Attributes |= storage.TransactionalFlagMask

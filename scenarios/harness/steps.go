@@ -335,6 +335,7 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 	var ctrl = r.activeController()
 	final := r.Observer.final(ctrl, r.manual)
 	markCompacted(&final, recs)
+	markDeleted(&final, recs) // deletion.go
 	if r.Cluster.Spec.KRaft() {
 		r.kraftFinalLeaders(&final)
 		final.Raft = RaftRun(w, r.Cluster)
@@ -347,7 +348,7 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 			r.live.Offline = off
 		}
 	}
-	hist := r.Recorder.Finish(w.Now())
+	hist, aside := checkers.SetAsideDeleted(r.Recorder.Finish(w.Now()), final)
 	res.Final, res.History = final, hist
 	if r.txn.used {
 		th := r.txnHistory()
@@ -362,6 +363,13 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 		// transactions checker's.
 		res.Verdicts[0] = checkers.LinearizabilityOutsideTransactions(hist, final, *th, budget)
 		res.Verdicts = append(res.Verdicts, checkers.CheckTransactions(*th, final))
+	}
+	if aside != "" {
+		for i, vd := range res.Verdicts {
+			if vd.Checker == checkers.NameAckedLoss || vd.Checker == checkers.NameLinearizability {
+				res.Verdicts[i].Notes = append(res.Verdicts[i].Notes, aside)
+			}
+		}
 	}
 	if res.Failed != "" {
 		// A run cut short is judged only on what it did: the checkers of
