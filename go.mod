@@ -10,6 +10,7 @@ require (
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/twmb/franz-go v1.22.3
+	github.com/twmb/franz-go/pkg/kadm v1.20.0
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
@@ -38,7 +39,6 @@ require (
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rcrowley/go-metrics v0.0.0-20250401214520-65e299d6c5c9 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/twmb/franz-go/pkg/kadm v1.20.0 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/image v0.46.0 // indirect
 	golang.org/x/net v0.59.0 // indirect

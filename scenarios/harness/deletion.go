@@ -7,10 +7,15 @@ package harness
 // record once its RemoveTopicRecord committed) sets its partitions'
 // PartitionFinal.DeletedAt; a DeleteRecords (the leader's delete-records
 // record) their DeletedBelow.
+//
+// The end phase owes nothing to a deleted topic: its partitions are
+// neither probed nor read, and their conditions are not liveness's (a
+// partition that no longer exists has no leader to wait for).
 
 import (
 	"strconv"
 
+	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -44,4 +49,26 @@ func markDeleted(f *checkers.Final, recs []sim.Record) {
 		p.DeletedAt = deletedAt[p.Topic]
 		p.DeletedBelow = below[p.Topic+"-"+strconv.Itoa(int(p.Partition))]
 	}
+}
+
+// topicDeleted reports whether DeleteTopics deleted topic during the run
+// (and it was not created again since: the controller has it).
+func (r *Runner) topicDeleted(topic string) bool {
+	recs := r.World.Trace().Records()
+	for ; r.deletedScan < len(recs); r.deletedScan++ {
+		switch rec := recs[r.deletedScan]; rec.Kind {
+		case "controller-delete-topic", "topic-deleted":
+			if t, ok := rec.Get("topic"); ok {
+				if r.deleted == nil {
+					r.deleted = map[string]bool{}
+				}
+				r.deleted[t] = true
+			}
+		}
+	}
+	if !r.deleted[topic] {
+		return false
+	}
+	_, _, why := r.leaderOf(storage.TopicPartition{Topic: topic, Partition: 0})
+	return why != ""
 }

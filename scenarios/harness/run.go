@@ -280,6 +280,10 @@ type Runner struct {
 	// live is what the liveness phase observed (endphase.go); nil when no
 	// end phase ran (an exploration).
 	live *checkers.Liveness
+	// deleted are the topics DeleteTopics deleted so far, as the trace up
+	// to deletedScan says (deletion.go).
+	deleted     map[string]bool
+	deletedScan int
 	// Pacer, when set, holds the world to another clock (pace.go);
 	// stopped is set once it stopped the run.
 	Pacer   Pacer
