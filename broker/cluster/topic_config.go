@@ -11,7 +11,9 @@ package cluster
 // An AlterConfigs or IncrementalAlterConfigs request in ZooKeeper mode
 // takes the same path (server/alter_configs.go hands the topic's new own
 // configs to TopicConfigsChanged); in KRaft mode the controller's
-// ConfigRecords carry it instead.
+// ConfigRecords carry it instead. NB: an alter-config step after such a
+// request starts from the topic's configuration in the run (the script's),
+// not from what the request set.
 
 import (
 	"fmt"

@@ -5,7 +5,11 @@
 // release are api_versions.go's SupportedAPIs) and hosts the group
 // coordinator (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
 // LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups, ListGroups:
-// group_coordinator.go), replicates partitions
+// group_coordinator.go) and the admin APIs (DeleteTopics,
+// CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
+// DeleteRecords, DescribeCluster, DeleteGroups, OffsetDelete,
+// DescribeProducers, DescribeTransactions, ListTransactions,
+// DescribeLogDirs: admin.go), replicates partitions
 // as leader or follower with Kafka's HW, ISR and leader-epoch rules, and
 // truncates the way the configured protocol version does (hw, kip101,
 // kip279). It never reads the wall clock or touches the real world: all it
