@@ -19,6 +19,9 @@
 // the latest record of each key (Kafka documentation, "Log Compaction").
 // The verdict's notes count them.
 //
+// Records a client deleted (DeleteRecords below its new log start; a
+// topic DeleteTopics deleted) are no anomaly: deletion.go.
+//
 // Every anomaly is a violation; each also says whether Kafka's durability
 // contract permits it (Permitted), by the loss facts of contract.go: acks=0,
 // an unclean election, an acks=1 leader failure, or every ISR member down at
@@ -76,6 +79,7 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 	unknown := false
 	lost, omitted := 0, 0 // NB: past MaxAnomalies a loss is only counted: the verdict keeps none past it
 	compacted := 0        // keyed sends the log cleaner removed (PartitionFinal.Compacted)
+	deleted := 0          // sends below a DeleteRecords log start (PartitionFinal.DeletedBelow)
 	for _, k := range sortedTPs(byTP) {
 		ops := byTP[k]
 		byOffset := func(a, b *Op) int { return cmp.Or(cmp.Compare(a.Offset, b.Offset), cmp.Compare(a.Index, b.Index)) }
@@ -107,6 +111,10 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 		for _, op := range ops {
 			e, found := judge.At(op.Offset)
 			if found && e.Value == op.Value && e.Offset < judge.HW {
+				continue
+			}
+			if op.Offset < pf.DeletedBelow && !found {
+				deleted++ // below DeleteRecords' log start: gone by request (deletion.go)
 				continue
 			}
 			if keys.superseded(op.Key, op.Offset, found && e.Offset == op.Offset) {
@@ -173,6 +181,9 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 	notes = append([]string{strconv.Itoa(total) + " acknowledged sends checked, " + strconv.Itoa(lost) + " not in the final committed log"}, notes...)
 	if compacted > 0 {
 		notes = append(notes, strconv.Itoa(compacted)+" acknowledged keyed sends removed by log compaction (cleanup.policy=compact): a later record of each one's key is committed, as compaction promises")
+	}
+	if deleted > 0 {
+		notes = append(notes, strconv.Itoa(deleted)+" acknowledged sends below the log start offset DeleteRecords set: deleted by request, not lost")
 	}
 	v := verdict(NameAckedLoss, anomalies, unknown, notes...)
 	v.Omitted += omitted

@@ -63,6 +63,8 @@ type consumerFacts struct {
 	// compacted are the compacted partitions' key indexes (ackedloss.go):
 	// a group may never see a record the cleaner removed first.
 	compacted map[tp]*compactionIndex
+	// deletedBelow are the log start offsets DeleteRecords set (deletion.go).
+	deletedBelow map[tp]int64
 }
 
 // offsetValues are the distinct values seen at one offset: first, then the
@@ -89,6 +91,12 @@ func newConsumerFacts(h History, f Final, con *contract) *consumerFacts {
 		known: map[tp][]int64{}, acked: map[tp][]*Op{}, values: map[tp]map[int64]offsetValues{}}
 	cf.unfenced = map[string]bool{}
 	for _, pf := range f.Partitions {
+		if pf.DeletedBelow > 0 {
+			if cf.deletedBelow == nil {
+				cf.deletedBelow = map[tp]int64{}
+			}
+			cf.deletedBelow[tp{pf.Topic, pf.Partition}] = pf.DeletedBelow
+		}
 		if judge, ok := pf.Judge(); ok && pf.Compacted {
 			if cf.compacted == nil {
 				cf.compacted = map[tp]*compactionIndex{}
@@ -331,8 +339,8 @@ func consumers(h History, cf *consumerFacts) Verdict {
 			}
 			var unseen []*Op
 			for _, s := range cf.acked[k] {
-				if _, ok := dv[s.Value]; ok || s.Offset < start[g][k] {
-					continue
+				if _, ok := dv[s.Value]; ok || s.Offset < start[g][k] || s.Offset < cf.deletedBelow[k] {
+					continue // NB: below DeleteRecords' log start: deleted by request (deletion.go)
 				}
 				if x := cf.compacted[k]; x != nil && x.superseded(s.Key, s.Offset, x.holds(s.Offset)) {
 					continue // the cleaner removed it: a later record of its key is committed

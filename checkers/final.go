@@ -118,6 +118,12 @@ type PartitionFinal struct {
 	// the final log while a later record of its key is committed was
 	// removed by design, not lost (ackedloss.go).
 	Compacted bool `json:",omitempty"`
+	// DeletedAt is when a DeleteTopics request last deleted the
+	// partition's topic (0: never); DeletedBelow the highest log start
+	// offset a DeleteRecords request set (0: none). Records gone by
+	// request are not lost (deletion.go).
+	DeletedAt    sim.Time `json:",omitempty"`
+	DeletedBelow int64    `json:",omitempty"`
 }
 
 // Replica returns the replica on broker, and false if there is none.

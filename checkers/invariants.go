@@ -477,6 +477,9 @@ func (m *Monitor) committedLoss(v Verdict, h History, f Final, c *contract) Verd
 			if found && e.Value == ec.Value && e.Offset < judge.HW {
 				continue
 			}
+			if !found && deletedByRequest(pf, ec.Offset, ec.time) {
+				continue // deleted by request (deletion.go)
+			}
 			if keys.superseded(ec.Key, ec.Offset, found && e.Offset == ec.Offset) {
 				continue // removed by the log cleaner (ackedloss.go)
 			}

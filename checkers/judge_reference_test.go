@@ -437,6 +437,9 @@ func (m *Monitor) committedLossReference(v Verdict, h History, f Final, c *contr
 			if found && e.Value == ec.Value && e.Offset < judge.HW {
 				continue
 			}
+			if !found && deletedByRequest(pf, ec.Offset, ec.time) {
+				continue // deleted by request (deletion.go)
+			}
 			if reported[k][ec.Value] {
 				continue
 			}

@@ -338,6 +338,13 @@ func (g *gateway) advertise(resp kmsg.Response) kmsg.Response {
 			}
 		}
 		return &cp
+	case *kmsg.DescribeClusterResponse:
+		cp := *r
+		cp.Brokers = append([]kmsg.DescribeClusterResponseBroker(nil), r.Brokers...)
+		for i := range cp.Brokers {
+			cp.Brokers[i].Host, cp.Brokers[i].Port = g.addr(cp.Brokers[i].NodeID, cp.Brokers[i].Host, cp.Brokers[i].Port)
+		}
+		return &cp
 	}
 	return resp
 }

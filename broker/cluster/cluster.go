@@ -89,6 +89,9 @@ type Cluster struct {
 	// altered holds the topics whose configs changed during the run
 	// (AlterTopicConfig), as changed.
 	altered map[string]config.Topic
+	// requested holds the topics whose configs an AlterConfigs request
+	// changed (ZooKeeper mode), as each broker takes them.
+	requested map[string]server.TopicSettings
 }
 
 // BrokerConfig returns broker i's server configuration, as Build made it.
@@ -153,6 +156,7 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 	sc.Rack = rack
 	sc.Release = b.InterBrokerProtocolVersion
 	sc.AutoCreateTopics = b.AutoCreateTopicsEnable
+	sc.DeleteTopicEnable = b.DeleteTopicEnable
 	sc.NumPartitions, sc.DefaultReplicationFactor = b.NumPartitions, b.DefaultReplicationFactor
 	sc.OffsetsTopicReplicationFactor = b.OffsetsTopicReplicationFactor
 	sc.TxnStateReplicationFactor = b.Txn.StateLogReplicationFactor

@@ -7,6 +7,13 @@ package cluster
 // /config/topics/<t>, KRaft's ConfigRecord): the cluster keeps the
 // changed topics' settings and gives them to each new instance before it
 // starts.
+//
+// An AlterConfigs or IncrementalAlterConfigs request in ZooKeeper mode
+// takes the same path (server/alter_configs.go hands the topic's new own
+// configs to TopicConfigsChanged); in KRaft mode the controller's
+// ConfigRecords carry it instead. NB: an alter-config step after such a
+// request starts from the topic's configuration in the run (the script's),
+// not from what the request set.
 
 import (
 	"fmt"
@@ -66,7 +73,24 @@ func (c *Cluster) AlterTopicConfig(topic string, props map[string]string) (confi
 		c.altered = map[string]config.Topic{}
 	}
 	c.altered[topic] = t
-	s := server.TopicSettingsOf(t)
+	delete(c.requested, topic)
+	return t, c.applyTopicSettings(topic, server.TopicSettingsOf(t))
+}
+
+// topicConfigsChanged is the brokers' Config.TopicConfigChanged: a
+// request changed topic's own configs to configs, which make s of the
+// brokers' settings (ZooKeeper mode).
+func (c *Cluster) topicConfigsChanged(topic string, configs map[string]string, s server.TopicSettings) error {
+	if c.requested == nil {
+		c.requested = map[string]server.TopicSettings{}
+	}
+	c.requested[topic] = s
+	delete(c.altered, topic)
+	return c.applyTopicSettings(topic, s)
+}
+
+// applyTopicSettings hands topic's settings to every running node.
+func (c *Cluster) applyTopicSettings(topic string, s server.TopicSettings) error {
 	for _, id := range append(append([]sim.NodeID{}, c.Brokers...), c.Controllers...) {
 		b, _ := c.World.Node(id).(*server.Broker)
 		if b == nil || !c.World.Up(id) {
@@ -74,24 +98,31 @@ func (c *Cluster) AlterTopicConfig(topic string, props map[string]string) (confi
 		}
 		var aerr error
 		if err := c.World.Act(id, func(ctx *sim.Context) { aerr = b.AlterTopicConfig(ctx, topic, s) }); err != nil {
-			return config.Topic{}, err
+			return err
 		}
 		if aerr != nil {
-			return config.Topic{}, aerr
+			return aerr
 		}
 	}
-	return t, nil
+	return nil
 }
 
 // withAltered wraps a node factory so that each new instance starts with
-// the topic configs changed so far.
+// the topic configs changed so far, and hands the changes its requests
+// make to the cluster.
 func (c *Cluster) withAltered(f func() sim.Node) func() sim.Node {
 	return func() sim.Node {
 		n := f()
-		if b, ok := n.(*server.Broker); ok && len(c.altered) > 0 {
-			for _, t := range slices.Sorted(maps.Keys(c.altered)) {
-				b.PresetTopicConfig(t, server.TopicSettingsOf(c.altered[t]))
-			}
+		b, ok := n.(*server.Broker)
+		if !ok {
+			return n
+		}
+		b.SetTopicConfigChanged(c.topicConfigsChanged)
+		for _, t := range slices.Sorted(maps.Keys(c.altered)) {
+			b.PresetTopicConfig(t, server.TopicSettingsOf(c.altered[t]))
+		}
+		for _, t := range slices.Sorted(maps.Keys(c.requested)) {
+			b.PresetTopicConfig(t, c.requested[t])
 		}
 		return n
 	}

@@ -111,6 +111,10 @@ type Broker struct {
 	// __consumer_offsets and __transaction_state are created on the first
 	// FindCoordinator whatever its value.
 	AutoCreateTopicsEnable bool
+	// DeleteTopicEnable is delete.topic.enable: DeleteTopics deletes
+	// topics (false: TOPIC_DELETION_DISABLED, INVALID_REQUEST below
+	// DeleteTopics v3). Default false before 1.0, true from 1.0 (KAFKA-5384).
+	DeleteTopicEnable bool
 	// NumPartitions is num.partitions: partitions of an auto-created topic.
 	// Default 1; at least 1.
 	NumPartitions int
@@ -287,6 +291,7 @@ func DefaultBrokerFor(v Version) Broker {
 	b := Broker{
 		LogDirs:                                []string{"/tmp/kafka-logs"},
 		AutoCreateTopicsEnable:                 true,
+		DeleteTopicEnable:                      v >= V1_0,
 		NumPartitions:                          1,
 		DefaultReplicationFactor:               1,
 		MinInsyncReplicas:                      1,
@@ -351,6 +356,7 @@ func coreBrokerProps() []property[Broker] {
 		listProp("log.dirs", func(b *Broker) *[]string { return &b.LogDirs }),
 		aliasOf(listProp("log.dir", func(b *Broker) *[]string { return &b.LogDirs }), "log.dirs"),
 		boolProp(PropAutoCreateTopicsEnable, func(b *Broker) *bool { return &b.AutoCreateTopicsEnable }),
+		boolProp("delete.topic.enable", func(b *Broker) *bool { return &b.DeleteTopicEnable }),
 		intProp("num.partitions", func(b *Broker) *int { return &b.NumPartitions }, 1, maxInt32),
 		intProp(PropDefaultReplicationFactor, func(b *Broker) *int { return &b.DefaultReplicationFactor }, 1, math.MaxInt16),
 		intProp(PropMinInsyncReplicas, func(b *Broker) *int { return &b.MinInsyncReplicas }, 1, maxInt32),

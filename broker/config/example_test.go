@@ -34,6 +34,7 @@ func Example() {
 	fmt.Println(cfg.Validate(3, 2))
 	// Output:
 	// hw 0.10.2 10.000s
+	// delete.topic.enable=false
 	// inter.broker.protocol.version=0.10.2
 	// kafkasim.leader.epoch.fencing=false
 	// kafkasim.truncation.in.fetch=false

@@ -11,8 +11,9 @@ package controller
 //   - /admin/delete_topics/<topic>: every replica gets StopReplica with
 //     deletion, the topic's znodes are removed, and the request is deleted.
 // Simplifications: a reassignment completes when the ISR next changes
-// (Kafka also checks on every LeaderAndIsr response); brokers keep the
-// deleted topic in their metadata cache until they restart.
+// (Kafka also checks on every LeaderAndIsr response); a topic is deleted
+// at once, without waiting for its replicas on dead brokers (Kafka marks
+// it ineligible and retries when they come back: their logs stay on disk).
 
 import (
 	"slices"
@@ -140,19 +141,29 @@ func (c *Controller) completeReassignments(done func()) {
 	})
 }
 
-// onDeleteTopics deletes the topics listed under /admin/delete_topics.
+// onDeleteTopics deletes the topics listed under /admin/delete_topics
+// (TopicDeletionManager.onTopicDeletion): every live broker first learns
+// that their partitions are going (UpdateMetadata naming the leader
+// LeaderDuringDelete, so its metadata cache drops them), then every
+// replica gets StopReplica with deletion, and the znodes go.
 func (c *Controller) onDeleteTopics(done func()) {
 	c.env.ZK.GetChildren(c.ctx, zk.DeleteTopicsPath, true, c.guard(func(r *zk.Response) {
 		topics := r.Children
+		byTopic := map[string][]TP{}
+		var deleting []TP
+		for _, tp := range c.sortedTPs() {
+			if slices.Contains(topics, tp.Topic) {
+				byTopic[tp.Topic] = append(byTopic[tp.Topic], tp)
+				deleting = append(deleting, tp)
+				c.partitions[tp].state.Leader = LeaderDuringDelete
+			}
+		}
+		if len(deleting) > 0 {
+			c.sendUpdateMetadata(c.live)
+		}
 		next := barrier(len(topics), done)
 		for _, t := range topics {
-			t := t
-			var tps []TP
-			for _, tp := range c.sortedTPs() {
-				if tp.Topic == t {
-					tps = append(tps, tp)
-				}
-			}
+			tps := byTopic[t]
 			for _, b := range c.live {
 				var mine []TP
 				for _, tp := range tps {
@@ -166,6 +177,7 @@ func (c *Controller) onDeleteTopics(done func()) {
 			for _, tp := range tps {
 				paths = append(paths, zk.TopicPartitionStatePath(t, tp.Partition), zk.TopicPartitionPath(t, tp.Partition))
 				delete(c.partitions, tp)
+				delete(c.reassigning, tp)
 			}
 			paths = append(paths, zk.TopicPartitionsPath(t), zk.TopicPath(t), zk.DeleteTopicPath(t))
 			c.log("delete-topic", sim.S("topic", t), sim.I("partitions", int64(len(tps))))
@@ -173,6 +185,10 @@ func (c *Controller) onDeleteTopics(done func()) {
 		}
 	}))
 }
+
+// LeaderDuringDelete is LeaderAndIsr.LeaderDuringDelete: the leader an
+// UpdateMetadata names for a partition of a topic being deleted.
+const LeaderDuringDelete int32 = -2
 
 // deleteAll deletes paths one after the other (children before parents).
 func (c *Controller) deleteAll(paths []string, done func()) {

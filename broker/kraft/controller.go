@@ -66,6 +66,12 @@ type Config struct {
 	DefaultReplicationFactor int
 	// NumPartitions is num.partitions (1).
 	NumPartitions int
+	// DeleteTopicEnable is delete.topic.enable (true).
+	DeleteTopicEnable bool
+	// TopicConfigDefault is the value of a topic config a topic does not
+	// set (the broker's), for IncrementalAlterConfigs' APPEND and
+	// SUBTRACT; nil means "".
+	TopicConfigDefault func(name string) string
 	// ProducerIDBlockSize is the block AllocateProducerIds hands out
 	// (ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE, 1000).
 	ProducerIDBlockSize int64
@@ -101,7 +107,7 @@ func (c Config) Validate() error {
 
 // DefaultConfig returns Kafka's defaults for node id.
 func DefaultConfig(id int32) Config {
-	return Config{NodeID: id, SessionTimeout: sim.Ms(9000), DefaultReplicationFactor: 1, NumPartitions: 1,
+	return Config{NodeID: id, SessionTimeout: sim.Ms(9000), DefaultReplicationFactor: 1, NumPartitions: 1, DeleteTopicEnable: true,
 		ProducerIDBlockSize: 1000, MetadataVersion: metadata.MetadataVersion40IV3,
 		UncleanElection: true, UncleanCheckInterval: sim.Ms(300000)}
 }
@@ -400,6 +406,13 @@ func (c *Controller) Handle(ctx *sim.Context, from int32, req kmsg.Request, repl
 			return true
 		}
 		c.createTopics(ctx, r, reply)
+	case *kmsg.DeleteTopicsRequest, *kmsg.CreatePartitionsRequest, *kmsg.AlterConfigsRequest,
+		*kmsg.IncrementalAlterConfigsRequest, *kmsg.ElectLeadersRequest:
+		if !c.active {
+			reply(ErrorResponse(req, kerr.NotController))
+			return true
+		}
+		c.handleAdmin(ctx, req, reply)
 	case *kmsg.AllocateProducerIDsRequest:
 		if !c.active {
 			resp := r.ResponseKind().(*kmsg.AllocateProducerIDsResponse)

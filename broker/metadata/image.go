@@ -387,6 +387,11 @@ func (i *Image) Config(resourceType int8, resource, key string) (string, bool) {
 	return v, ok
 }
 
+// ConfigNames returns the names of a resource's configs, sorted.
+func (i *Image) ConfigNames(resourceType int8, resource string) []string {
+	return sortedKeys(i.configs[configKey{resourceType, resource}])
+}
+
 // Feature returns a finalized feature's level (0 if not finalized).
 func (i *Image) Feature(name string) int16 { return i.features[name] }
 

@@ -45,6 +45,15 @@ package server
 //     finalized transaction.version is advertised either.
 //   - LeaderAndIsr 0-1, StopReplica 0-2, UpdateMetadata 0-4: the forms the
 //     handlers read (the flat partition lists); ZooKeeper mode only.
+//   - ListTransactions 0-1: v2 (4.1, KIP-1152) filters by a Java regular
+//     expression over transactional ids, which Go's regexp does not match
+//     the same way.
+//
+// The admin APIs (DeleteTopics, CreatePartitions, AlterConfigs,
+// IncrementalAlterConfigs, ElectLeaders, DeleteRecords, DeleteGroups,
+// OffsetDelete, DescribeCluster, DescribeProducers, DescribeTransactions,
+// ListTransactions, DescribeLogDirs) are served at every version their
+// release has; each file says what it simplifies.
 //
 // Simplifications: KRaft mode below 4.0 uses the ZooKeeper broker's
 // table of that release minus the ZooKeeper-only APIs (kversion has no
@@ -97,6 +106,8 @@ var handlerVersions = map[int16]handlerRange{
 	16: {min: 0, max: 4},              // ListGroups
 	18: {min: 0, max: 4},              // ApiVersions
 	19: {min: 0, max: 7},              // CreateTopics
+	20: {min: 0, max: 6},              // DeleteTopics
+	21: {min: 0, max: 2},              // DeleteRecords
 	22: {min: 0, max: 5},              // InitProducerId
 	23: {min: 0, max: 4},              // OffsetForLeaderEpoch
 	24: {min: 0, max: 4},              // AddPartitionsToTxn
@@ -105,11 +116,22 @@ var handlerVersions = map[int16]handlerRange{
 	27: {min: 0, max: 2},              // WriteTxnMarkers
 	28: {min: 0, max: 3},              // TxnOffsetCommit
 	32: {min: 0, max: 4},              // DescribeConfigs
+	33: {min: 0, max: 2},              // AlterConfigs
+	35: {min: 0, max: 4},              // DescribeLogDirs
+	37: {min: 0, max: 3},              // CreatePartitions
+	42: {min: 0, max: 2},              // DeleteGroups
+	43: {min: 0, max: 2},              // ElectLeaders
+	44: {min: 0, max: 1},              // IncrementalAlterConfigs
+	47: {min: 0, max: 0},              // OffsetDelete
+	60: {min: 0, max: 2},              // DescribeCluster
+	61: {min: 0, max: 0},              // DescribeProducers
+	65: {min: 0, max: 0},              // DescribeTransactions
+	66: {min: 0, max: 1},              // ListTransactions
 }
 
 // kip896Min is Kafka 4.0's raised minimum versions (KIP-896), for the
 // keys of handlerVersions; 4.1 put JoinGroup v0-v1 back (KAFKA-19444).
-var kip896Min = map[int16]int16{1: 4, 2: 1, 8: 2, 9: 1, 11: 2, 19: 2, 23: 2, 27: 1, 32: 1}
+var kip896Min = map[int16]int16{1: 4, 2: 1, 8: 2, 9: 1, 11: 2, 19: 2, 20: 1, 23: 2, 27: 1, 32: 1, 35: 1}
 
 // releaseMax holds, per release, kversion's max version of each key the
 // release has. It is filled once at package init and only read

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/kafkasim/kafkasim/broker/config"
@@ -76,8 +77,19 @@ func TestSupportedAPIsPerRelease(t *testing.T) {
 		{config.V3_9, true, []want{{4, -1, -1}, {5, -1, -1}, {6, -1, -1}, {8, 1, 8}, {9, 1, 8}}},
 		// 4.0: KIP-896 minimums, Metadata v13.
 		{config.V4_0, true, []want{{1, 4, 12}, {2, 1, 6}, {3, 0, 13}, {8, 2, 8}, {9, 1, 8}, {11, 2, 4}, {19, 2, 7}, {23, 2, 4}, {32, 1, 4}, {26, 0, 4}}},
-		// 4.1 put JoinGroup v0-v1 back (KAFKA-19444).
-		{config.V4_1, true, []want{{11, 0, 4}}},
+		// 4.1 put JoinGroup v0-v1 back (KAFKA-19444); ListTransactions v2
+		// (KIP-1152's Java regex filter) is capped at v1.
+		{config.V4_1, true, []want{{11, 0, 4}, {66, 0, 1}}},
+		// The admin APIs, as each release brought them.
+		{config.V0_10_2, false, []want{{20, 0, 0}, {21, -1, -1}, {33, -1, -1}}},
+		{config.V1_0, false, []want{{20, 0, 1}, {21, 0, 0}, {33, 0, 0}, {35, 0, 0}, {37, 0, 0}, {42, -1, -1}}},
+		{config.V2_2, false, []want{{43, 0, 0}, {44, -1, -1}, {42, 0, 1}}},
+		{config.V2_4, false, []want{{42, 0, 2}, {43, 0, 2}, {44, 0, 1}, {47, 0, 0}, {60, -1, -1}}},
+		{config.V2_8, false, []want{{20, 0, 6}, {60, 0, 0}, {61, 0, 0}, {65, -1, -1}}},
+		{config.V3_9, false, []want{{20, 0, 6}, {21, 0, 2}, {33, 0, 2}, {35, 0, 4}, {37, 0, 3}, {43, 0, 2}, {44, 0, 1}, {60, 0, 1}, {65, 0, 0}, {66, 0, 1}}},
+		// 4.0: KIP-896 raised DeleteTopics and DescribeLogDirs to v1;
+		// DescribeCluster v2 (KIP-1073).
+		{config.V4_0, true, []want{{20, 1, 6}, {35, 1, 4}, {60, 0, 2}, {61, 0, 0}, {65, 0, 0}, {66, 0, 1}}},
 	}
 	for _, c := range cases {
 		cfg := releaseConfig(c.v, c.kraft)
@@ -120,5 +132,26 @@ func TestUnsupportedAPIVersionsResponse(t *testing.T) {
 	}
 	if r := UnsupportedAPIVersionsResponse(releaseConfig(config.V2_3, false)); r.ErrorCode != 35 || len(r.ApiKeys) != 0 {
 		t.Errorf("2.3: %+v", r)
+	}
+}
+
+// Exactly the keys served are advertised: a 3.9 ZooKeeper broker and a
+// 4.0 KRaft broker list these and no others.
+func TestSupportedAPIsExactKeys(t *testing.T) {
+	for _, c := range []struct {
+		v     config.Version
+		kraft bool
+		keys  []int16
+	}{
+		{config.V3_9, false, []int16{0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 32, 33, 35, 37, 42, 43, 44, 47, 60, 61, 65, 66}},
+		{config.V4_0, true, []int16{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 32, 33, 35, 37, 42, 43, 44, 47, 60, 61, 65, 66}},
+	} {
+		var got []int16
+		for _, r := range SupportedAPIs(releaseConfig(c.v, c.kraft)) {
+			got = append(got, r.Key)
+		}
+		if !slices.Equal(got, c.keys) {
+			t.Errorf("%v kraft=%v: keys %v, want %v", c.v, c.kraft, got, c.keys)
+		}
 	}
 }

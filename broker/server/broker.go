@@ -5,7 +5,11 @@
 // release are api_versions.go's SupportedAPIs) and hosts the group
 // coordinator (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
 // LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups, ListGroups:
-// group_coordinator.go), replicates partitions
+// group_coordinator.go) and the admin APIs (DeleteTopics,
+// CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
+// DeleteRecords, DescribeCluster, DeleteGroups, OffsetDelete,
+// DescribeProducers, DescribeTransactions, ListTransactions,
+// DescribeLogDirs: admin.go), replicates partitions
 // as leader or follower with Kafka's HW, ISR and leader-epoch rules, and
 // truncates the way the configured protocol version does (hw, kip101,
 // kip279). It never reads the wall clock or touches the real world: all it
@@ -125,6 +129,8 @@ type Broker struct {
 	// topics' leaders (create_topics.go).
 	autoCreating map[string]bool
 	creates      []*pendingCreate
+	// waits are the admin answers waiting for the metadata cache (admin.go).
+	waits []*metadataWait
 
 	halted bool
 
@@ -335,7 +341,7 @@ func (b *Broker) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 	case timerFetchBackoff:
 		b.fetcherBackoffDone(id)
 	default:
-		if !b.handleZKTimer(id, name) && !b.handleGroupTimer(id, name) && !b.handleTxnTimer(id, name) && !b.handleKRaftTimer(id, name) && !b.handleCreateTopicsTimer(id, name) {
+		if !b.handleZKTimer(id, name) && !b.handleGroupTimer(id, name) && !b.handleTxnTimer(id, name) && !b.handleKRaftTimer(id, name) && !b.handleCreateTopicsTimer(id, name) && !b.handleAdminTimer(id, name) {
 			panic(fmt.Sprintf("broker %d: unknown timer %q", b.cfg.BrokerID, name))
 		}
 	}

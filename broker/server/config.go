@@ -42,6 +42,14 @@ type Config struct {
 
 	// AutoCreateTopics is auto.create.topics.enable (true).
 	AutoCreateTopics bool
+	// DeleteTopicEnable is delete.topic.enable (true from 1.0).
+	DeleteTopicEnable bool
+	// TopicConfigChanged hands a topic's new own configs (configs, by
+	// topic property name, and s, what they make of the broker's
+	// settings), written by an AlterConfigs in ZooKeeper mode, to every
+	// node of the cluster (alter_configs.go); nil applies them on this
+	// broker only. An error refuses the change (INVALID_CONFIG).
+	TopicConfigChanged func(topic string, configs map[string]string, s TopicSettings) error
 	// NumPartitions and DefaultReplicationFactor are num.partitions (1) and
 	// default.replication.factor (1): a topic created without them
 	// (auto-creation, CreateTopics with -1).
@@ -162,6 +170,7 @@ func DefaultConfig(id int32) Config {
 	return Config{
 		BrokerID:                           id,
 		AutoCreateTopics:                   true,
+		DeleteTopicEnable:                  true,
 		NumPartitions:                      1,
 		DefaultReplicationFactor:           1,
 		OffsetsTopicReplicationFactor:      3,

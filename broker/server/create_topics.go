@@ -93,20 +93,8 @@ func precheckCreateTopic(t *kmsg.CreateTopicsRequestTopic, dup bool, release con
 		return kerr.InvalidRequest, "both numPartitions or replicationFactor and replicasAssignments were set; both cannot be used at the same time"
 	}
 	for _, c := range t.Configs {
-		if c.Value == nil {
-			return kerr.InvalidRequest, "null value not supported for topic config " + c.Name
-		}
-		e, ok := topicConfigByName(c.Name)
-		if !ok {
-			// A topic config of the release that kafkasim does not model
-			// is accepted when its value is valid (and changes nothing).
-			if err := config.CheckTopicConfig(release, c.Name, *c.Value); err != nil {
-				return kerr.InvalidConfig, err.Error()
-			}
-			continue
-		}
-		if !validConfigValue(e, *c.Value) {
-			return kerr.InvalidConfig, "invalid value " + *c.Value + " for configuration " + c.Name
+		if err, msg := checkTopicConfig(c.Name, c.Value, release); err != nil {
+			return err, msg // alter_configs.go
 		}
 	}
 	return nil, ""

@@ -193,6 +193,13 @@ func (b *Broker) topicSetting(topic string, e configEntry) (string, bool) {
 		if s.UncleanLeaderElection != nil {
 			v = strconv.FormatBool(*s.UncleanLeaderElection)
 		}
+	default:
+		if l := s.Log; l != nil {
+			v = map[string]string{"retention.ms": msString(l.RetentionMs), "retention.bytes": itoa64(l.RetentionBytes),
+				"segment.bytes": itoa64(l.SegmentBytes), "segment.ms": msString(l.SegmentMs), "index.interval.bytes": itoa64(l.IndexIntervalBytes),
+				"flush.messages": itoa64(l.FlushIntervalMessages), "flush.ms": msString(l.FlushIntervalMs),
+				"message.format.version": l.MessageFormatVersion}[e.topic]
+		}
 	}
 	// NB: a script's topic carries every modelled setting; one equal to
 	// the broker's is the broker's, as Kafka lists only the topic's own.

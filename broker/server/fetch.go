@@ -241,6 +241,10 @@ func (b *Broker) readPartition(tp storage.TopicPartition, body *kmsg.FetchReques
 	}
 	if follower && update {
 		p.updateFollowerFetchState(r, fp.FetchOffset, b.ctx.Now())
+		r.logStart = fp.LogStartOffset
+		if len(b.waits) > 0 {
+			b.completeAdminWaits()
+		}
 		b.maybeExpandISR(p, r)
 		if p.maybeIncrementHW() {
 			b.hwIncremented(p)

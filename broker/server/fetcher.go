@@ -482,6 +482,15 @@ func (b *Broker) processFetched(f *fetcher, p *Partition, fp *fetchPartition, rp
 			b.completeFollowerReads()
 		}
 	}
+	// The follower follows the leader's log start offset (DeleteRecords,
+	// retention), as ReplicaFetcherThread.processPartitionData does,
+	// never past its own HW.
+	if start := min(rp.LogStartOffset, p.hw); start > p.log.LogStartOffset() {
+		if err := p.log.MaybeIncrementLogStartOffset(start); err != nil {
+			panic(fmt.Sprintf("broker %d: %s: following the leader's log start offset: %v", b.cfg.BrokerID, p.tp, err))
+		}
+		b.logp("follower-log-start", p, sim.I("log-start", start))
+	}
 	fp.offset = p.LogEndOffset()
 	return true
 }

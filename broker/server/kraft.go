@@ -12,7 +12,9 @@ package server
 // Requests are routed by API: Vote, BeginQuorumEpoch, EndQuorumEpoch,
 // FetchSnapshot, DescribeQuorum and a Fetch of __cluster_metadata go to the
 // raft client; BrokerRegistration, BrokerHeartbeat, AlterPartition,
-// CreateTopics and AllocateProducerIds to the controller. Kafka serves the
+// AllocateProducerIds and the admin APIs brokers forward (CreateTopics,
+// DeleteTopics, CreatePartitions, AlterConfigs, IncrementalAlterConfigs,
+// ElectLeaders) to the controller. Kafka serves the
 // controller's APIs on a separate listener (controller.listener.names); the
 // simulation has one address per node, so the API decides.
 
@@ -139,6 +141,8 @@ func (b *Broker) startKRaft() {
 			MinISR:                     b.minISRFor,
 			DefaultReplicationFactor:   k.DefaultReplicationFactor,
 			NumPartitions:              k.NumPartitions,
+			DeleteTopicEnable:          b.cfg.DeleteTopicEnable,
+			TopicConfigDefault:         b.topicConfigDefault,
 			ProducerIDBlockSize:        producerIDBlockSize,
 		}, rc)
 		if err != nil {
@@ -195,15 +199,17 @@ func (b *Broker) serveKRaft(from sim.NodeID, req *wire.Request) bool {
 		}
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest,
 		*kmsg.FetchSnapshotRequest, *kmsg.DescribeQuorumRequest:
-	case *kmsg.CreateTopicsRequest:
-		// A client's CreateTopics on the broker listener is forwarded to
-		// the active controller (create_topics.go); a local active
-		// controller, or the controller listener, answers it here.
-		if st.controller == nil || (st.meta != nil && !req.ControllerListener && !st.controller.Active()) {
-			return false
-		}
-		return st.controller.Handle(b.ctx, b.peerID(from), req.Body, b.replier(from, req))
 	default:
+		if forwardedToController(body) {
+			// A client's CreateTopics (DeleteTopics, CreatePartitions, ...)
+			// on the broker listener is forwarded to the active controller
+			// (admin.go); a local active controller, or the controller
+			// listener, answers it here.
+			if st.controller == nil || (st.meta != nil && !req.ControllerListener && !st.controller.Active()) {
+				return false
+			}
+			return st.controller.Handle(b.ctx, b.peerID(from), req.Body, b.replier(from, req))
+		}
 		if st.controller == nil {
 			return false
 		}

@@ -13,6 +13,11 @@ package server
 // learns are replayed into the image and published at once, as Kafka's
 // initial catch-up publishes one image.
 //
+// A RemoveTopicRecord (DeleteTopics) drops the topic from the cache and
+// stops and deletes this broker's replicas of it; a topic's ConfigRecords
+// (CreateTopics, AlterConfigs) take effect on its replicas at once
+// (topicConfigChanged).
+//
 // Simplifications: after that the publisher runs after every committed
 // batch (Kafka batches deltas); a partition this broker no longer replicates is left in
 // place (reassignment is not modelled); the Metadata response's controller
@@ -43,6 +48,10 @@ type brokerMetadata struct {
 	caughtUp       bool
 	pending        []storage.TopicPartition
 	pendingBrokers bool
+	// pendingRemoved are the topics RemoveTopicRecords deleted, and
+	// pendingConfigs the topics whose ConfigRecords changed, not yet
+	// published.
+	pendingRemoved, pendingConfigs []string
 }
 
 func newBrokerMetadata(b *Broker) *brokerMetadata {
@@ -66,6 +75,16 @@ func (m *brokerMetadata) HandleCommit(ctx *sim.Context, batch raft.Batch) {
 		r, err := metadata.Decode(raw)
 		if err != nil {
 			panic(fmt.Sprintf("broker %d: metadata record at %d: %v", m.b.cfg.BrokerID, batch.BaseOffset, err))
+		}
+		switch x := r.(type) {
+		case *metadata.RemoveTopicRecord:
+			if name, ok := m.img.TopicName(x.TopicID); ok {
+				m.pendingRemoved = append(m.pendingRemoved, name)
+			}
+		case *metadata.ConfigRecord:
+			if x.ResourceType == metadata.ResourceTopic && !slices.Contains(m.pendingConfigs, x.ResourceName) {
+				m.pendingConfigs = append(m.pendingConfigs, x.ResourceName)
+			}
 		}
 		if err := m.img.Replay(r); err != nil {
 			panic(fmt.Sprintf("broker %d: replaying metadata at %d: %v", m.b.cfg.BrokerID, batch.BaseOffset, err))
@@ -91,8 +110,34 @@ func (m *brokerMetadata) HandleCommit(ctx *sim.Context, batch raft.Batch) {
 	}
 	m.caughtUp = true
 	pending, pb := m.pending, m.pendingBrokers
-	m.pending, m.pendingBrokers = nil, false
+	removed, configs := m.pendingRemoved, m.pendingConfigs
+	m.pending, m.pendingBrokers, m.pendingRemoved, m.pendingConfigs = nil, false, nil, nil
+	m.removeTopics(removed)
 	m.publish(pending, pb)
+	for _, t := range configs {
+		m.b.topicConfigChanged(t)
+	}
+}
+
+// removeTopics drops the deleted topics' partitions from the metadata
+// cache and stops and deletes this broker's replicas of them, as
+// ReplicaManager.applyDelta does for deleted topics. A topic created again
+// under the same name later in the batch comes back in publish.
+func (m *brokerMetadata) removeTopics(topics []string) {
+	if len(topics) == 0 {
+		return
+	}
+	b := m.b
+	for _, tp := range slices.Clone(b.metadata.sorted) {
+		if slices.Contains(topics, tp.Topic) {
+			b.metadata.remove(tp)
+		}
+	}
+	for _, tp := range b.logs.Partitions() {
+		if slices.Contains(topics, tp.Topic) {
+			b.stopReplica(tp, true)
+		}
+	}
 }
 
 func (m *brokerMetadata) HandleLoadSnapshot(ctx *sim.Context, s raft.Snapshot) {
@@ -108,6 +153,13 @@ func (m *brokerMetadata) HandleLoadSnapshot(ctx *sim.Context, s raft.Snapshot) {
 		}
 	}
 	m.offset = s.EndOffset - 1
+	var gone []string // topics the snapshot no longer has
+	for _, tp := range m.b.metadata.sorted {
+		if _, ok := m.img.TopicID(tp.Topic); !ok && !slices.Contains(gone, tp.Topic) {
+			gone = append(gone, tp.Topic)
+		}
+	}
+	m.removeTopics(gone)
 	var all []storage.TopicPartition
 	for _, ps := range m.img.Partitions() {
 		all = append(all, storage.TopicPartition{Topic: ps.Topic, Partition: ps.Partition})

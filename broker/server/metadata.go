@@ -60,6 +60,10 @@ func (b *Broker) handleUpdateMetadata(from sim.NodeID, req *wire.Request, body *
 	}
 	for _, ps := range body.PartitionStates {
 		tp := storage.TopicPartition{Topic: ps.Topic, Partition: ps.Partition}
+		if ps.Leader == leaderDuringDelete {
+			m.remove(tp) // the topic is being deleted (MetadataCache.updateMetadata)
+			continue
+		}
 		if _, ok := m.partitions[tp]; !ok {
 			m.sorted, m.unsorted = append(m.sorted, tp), true
 		}
@@ -67,6 +71,29 @@ func (b *Broker) handleUpdateMetadata(from sim.NodeID, req *wire.Request, body *
 	}
 	b.respond(from, req, resp)
 	b.completeCreates()
+	b.completeAdminWaits()
+}
+
+// leaderDuringDelete is LeaderAndIsr.LeaderDuringDelete: the leader an
+// UpdateMetadata names for a partition of a topic being deleted.
+const leaderDuringDelete = -2
+
+// sortedPartitions returns the cache's partitions in order.
+func (m *metadataCache) sortedPartitions() []storage.TopicPartition {
+	if m.unsorted {
+		sort.Slice(m.sorted, func(i, j int) bool { return lessTP(m.sorted[i], m.sorted[j]) })
+		m.unsorted = false
+	}
+	return slices.Clone(m.sorted)
+}
+
+// remove drops tp from the cache.
+func (m *metadataCache) remove(tp storage.TopicPartition) {
+	if _, ok := m.partitions[tp]; !ok {
+		return
+	}
+	delete(m.partitions, tp)
+	m.sorted = slices.DeleteFunc(m.sorted, func(x storage.TopicPartition) bool { return x == tp })
 }
 
 // Authorized operations without an authorizer: every operation Kafka
@@ -242,22 +269,36 @@ func (b *Broker) handleStopReplica(from sim.NodeID, req *wire.Request, body *kms
 		}
 		for _, pid := range parts {
 			tp := storage.TopicPartition{Topic: t.Topic, Partition: pid}
-			b.removeFromFetcher(tp)
-			if p, ok := b.partitions[tp]; ok {
-				p.role = Offline
-				b.failDelayedProduce(tp, kerr.NotLeaderForPartition)
-				b.logp("stop-replica", p, sim.S("delete", boolStr(body.DeletePartitions)))
-				if body.DeletePartitions {
-					b.setPartition(tp, nil)
-					if err := b.logs.DeleteLog(tp); err != nil {
-						panic(err)
-					}
-				}
-			}
+			b.stopReplica(tp, body.DeletePartitions)
 			resp.Partitions = append(resp.Partitions, kmsg.StopReplicaResponsePartition{Topic: t.Topic, Partition: pid})
 		}
 	}
 	b.respond(from, req, resp)
+}
+
+// stopReplica stops this broker's replica of tp (ReplicaManager.stopReplicas):
+// no more fetching, delayed produces failed, the replica offline; with
+// del its log is deleted too, even one loaded at start that no
+// LeaderAndIsr has activated.
+func (b *Broker) stopReplica(tp storage.TopicPartition, del bool) {
+	b.removeFromFetcher(tp)
+	if p, ok := b.partitions[tp]; ok {
+		p.role = Offline
+		b.failDelayedProduce(tp, kerr.NotLeaderForPartition)
+		b.logp("stop-replica", p, sim.S("delete", boolStr(del)))
+		if del {
+			b.setPartition(tp, nil)
+		}
+	}
+	if !del {
+		return
+	}
+	delete(b.hwOnDisk, tp)
+	if _, ok := b.logs.Log(tp); ok {
+		if err := b.logs.DeleteLog(tp); err != nil {
+			panic(err)
+		}
+	}
 }
 
 func boolStr(v bool) string {

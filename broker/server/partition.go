@@ -38,6 +38,10 @@ type remoteReplica struct {
 	lastCaughtUp       sim.Time
 	lastFetchLeaderLEO int64
 	lastFetchTime      sim.Time
+	// logStart is the follower's log start offset as its last fetch in
+	// this epoch reported it (-1 before one): DeleteRecords' low
+	// watermark (delete_records.go).
+	logStart int64
 }
 
 // Partition is one replica of a topic-partition on this broker.
@@ -162,7 +166,7 @@ func (p *Partition) becomeLeader(self int32, st partitionState, now sim.Time) {
 		if id == self {
 			continue
 		}
-		r := &remoteReplica{id: id, leo: -1, lastFetchLeaderLEO: -1}
+		r := &remoteReplica{id: id, leo: -1, lastFetchLeaderLEO: -1, logStart: -1}
 		if p.inISR(id) {
 			r.lastCaughtUp = now
 		}

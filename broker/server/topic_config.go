@@ -218,8 +218,26 @@ func (b *Broker) logConfig(tp storage.TopicPartition) *storage.Config {
 	if ok && s.Log != nil && s.Log.apply(&c) {
 		differs = true
 	}
-	if v, ok := b.imageTopicConfig(tp.Topic, "cleanup.policy"); ok && validCleanupPolicy(v) && v != c.CleanupPolicy {
-		c.CleanupPolicy, differs = v, true
+	if v, ok := b.imageTopicConfig(tp.Topic, "cleanup.policy"); ok && v != c.CleanupPolicy {
+		if p := canonicalCleanupPolicy(v); validCleanupPolicy(p) && p != c.CleanupPolicy {
+			c.CleanupPolicy, differs = p, true
+		}
+	}
+	// A KRaft topic's own log settings (ConfigRecords).
+	for name, dst := range map[string]*int64{"segment.bytes": &c.SegmentBytes, "retention.bytes": &c.RetentionBytes,
+		"index.interval.bytes": &c.IndexIntervalBytes, "flush.messages": &c.FlushIntervalMessages} { // NB: independent entries
+		if v, ok := b.imageTopicConfig(tp.Topic, name); ok {
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n != *dst {
+				*dst, differs = n, true
+			}
+		}
+	}
+	for name, dst := range map[string]*sim.Duration{"segment.ms": &c.SegmentMs, "retention.ms": &c.RetentionMs, "flush.ms": &c.FlushIntervalMs} { // NB: independent entries
+		if v, ok := b.imageTopicConfig(tp.Topic, name); ok {
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && msDuration(n) != *dst {
+				*dst, differs = msDuration(n), true
+			}
+		}
 	}
 	if !differs {
 		return nil
@@ -254,6 +272,20 @@ func (b *Broker) AlterTopicConfig(ctx *sim.Context, topic string, s TopicSetting
 	ctx.Log("topic-config", sim.S("topic", topic), sim.I("min-isr", int64(b.minISRFor(topic))),
 		sim.S("unclean", strconv.FormatBool(b.uncleanFor(topic))), sim.I("max-message-bytes", int64(b.maxMessageBytesFor(topic))),
 		sim.S("compression", b.compressionFor(topic)))
+	if err := b.refreshTopicConfig(topic); err != nil {
+		return err
+	}
+	if !wasUnclean && b.uncleanFor(topic) && b.controller != nil && b.cfg.release() >= config.V2_1 {
+		b.controller.EnableTopicUncleanLeaderElection(ctx, topic)
+	}
+	return nil
+}
+
+// refreshTopicConfig makes this broker's replicas of topic take its
+// configuration in force: min.insync.replicas and
+// unclean.leader.election.enable on the replicas, the log settings on
+// their logs (UnifiedLog.updateConfig).
+func (b *Broker) refreshTopicConfig(topic string) error {
 	for _, tp := range b.logs.Partitions() {
 		if tp.Topic != topic {
 			continue
@@ -270,10 +302,19 @@ func (b *Broker) AlterTopicConfig(ctx *sim.Context, topic string, s TopicSetting
 			p.minISR, p.unclean = b.minISRFor(topic), b.uncleanFor(topic)
 		}
 	}
-	if !wasUnclean && b.uncleanFor(topic) && b.controller != nil && b.cfg.release() >= config.V2_1 {
-		b.controller.EnableTopicUncleanLeaderElection(ctx, topic)
-	}
 	return nil
+}
+
+// topicConfigChanged applies a KRaft topic's new ConfigRecords on this
+// broker (kraft_metadata.go), as BrokerMetadataPublisher hands a config
+// delta to the logs.
+func (b *Broker) topicConfigChanged(topic string) {
+	if err := b.refreshTopicConfig(topic); err != nil {
+		panic(fmt.Sprintf("broker %d: topic %s: applying its configs: %v", b.cfg.BrokerID, topic, err))
+	}
+	b.ctx.Log("topic-config", sim.S("topic", topic), sim.I("min-isr", int64(b.minISRFor(topic))),
+		sim.S("unclean", strconv.FormatBool(b.uncleanFor(topic))), sim.I("max-message-bytes", int64(b.maxMessageBytesFor(topic))),
+		sim.S("compression", b.compressionFor(topic)))
 }
 
 // PresetTopicConfig sets topic's overrides on a broker that has not
@@ -286,6 +327,12 @@ func (b *Broker) PresetTopicConfig(topic string, s TopicSettings) {
 	}
 	m[topic] = s
 	b.cfg.TopicOverrides = m
+}
+
+// SetTopicConfigChanged sets Config.TopicConfigChanged on a broker that
+// has not started yet.
+func (b *Broker) SetTopicConfigChanged(f func(topic string, configs map[string]string, s TopicSettings) error) {
+	b.cfg.TopicConfigChanged = f
 }
 
 // TopicSettings returns topic's overrides on this broker, if it has any.

@@ -169,7 +169,7 @@ func (b *Broker) Controller() *controller.Controller { return b.controller }
 
 // serveMore serves the APIs that are not replication's: offsets kept in
 // ZooKeeper (offsets_zk.go) and the group coordinator's
-// (group_coordinator.go).
+// (group_coordinator.go), the admin APIs (admin.go).
 func (b *Broker) serveMore(from sim.NodeID, req *wire.Request) bool {
-	return b.serveZKOffsets(from, req) || b.serveGroup(from, req) || b.serveTxn(from, req)
+	return b.serveZKOffsets(from, req) || b.serveGroup(from, req) || b.serveTxn(from, req) || b.serveAdmin(from, req)
 }

@@ -11,8 +11,11 @@ package zk
 //   - Topic znodes have no topic_id (version 3, Kafka 2.8): nothing in the
 //     simulation uses topic ids.
 //   - Partition state has no leader_recovery_state (KIP-704, Kafka 3.2).
-//   - The config, ACL and delegation-token znodes are named in
-//     PersistentPaths but have no encoders: the simulation does not use them.
+//   - Of the config znodes only topic configs are written
+//     (/config/topics/<t>, and the /config/changes notification
+//     AdminZkClient.changeTopicConfig leaves); the ACL and
+//     delegation-token znodes are named in PersistentPaths but have no
+//     encoders: the simulation does not use them.
 //   - Consumer offsets (offsets.storage=zookeeper, OffsetCommit/OffsetFetch
 //     v0) live at ConsumerOffsetPath as the offset in decimal, as the old
 //     consumer's ZKStringSerializer wrote them; the old consumer's group
@@ -81,6 +84,32 @@ func TopicPartitionStatePath(topic string, partition int32) string {
 // partition (ZKGroupTopicDirs.consumerOffsetDir), the offset in decimal.
 func ConsumerOffsetPath(group, topic string, partition int32) string {
 	return "/consumers/" + group + "/offsets/" + topic + "/" + itoa(partition)
+}
+
+// ConfigTopicsPath holds the topics' dynamic configs; ConfigChangePrefix
+// names the sequential notifications of a change
+// ("/config/changes/config_change_0000000003").
+const (
+	ConfigTopicsPath   = "/config/topics"
+	ConfigChangePrefix = "/config/changes/config_change_"
+)
+
+// TopicConfigPath is /config/topics/<topic>, the topic's own configs.
+func TopicConfigPath(topic string) string { return ConfigTopicsPath + "/" + topic }
+
+// EntityConfig is the JSON of /config/topics/<topic> (ConfigEntityZNode):
+// {"version":1,"config":{"min.insync.replicas":"2"}} (keys sorted).
+type EntityConfig struct {
+	Version int               `json:"version"`
+	Config  map[string]string `json:"config"`
+}
+
+// ConfigChange is the JSON of a /config/changes notification
+// (ConfigEntityChangeNotificationSequenceZNode, version 2):
+// {"version":2,"entity_path":"topics/t"}.
+type ConfigChange struct {
+	Version    int    `json:"version"`
+	EntityPath string `json:"entity_path"`
 }
 
 // DeleteTopicPath is /admin/delete_topics/<topic>, created (empty) to ask

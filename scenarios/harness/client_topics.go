@@ -18,10 +18,10 @@ package harness
 //   - The internal topics (__consumer_offsets, __transaction_state) are
 //     never observed, as a script's are not probed or read: they are
 //     judged through the groups and transactions that use them.
-//   - A topic a client deleted is left out of the judgement, with the
-//     operations on it (a note says so): Kafka removed its records on
-//     request. One deleted and created again is judged with the replicas
-//     it was first observed with.
+//   - A topic a client deleted is not judged on what came before its
+//     deletion (checkers/deletion.go sets those operations aside, with a
+//     note): Kafka removed its records on request. One deleted and created
+//     again is judged from its new start.
 //   - A client topic's own configs reach the facts only in KRaft mode,
 //     where the controller keeps them (unclean.leader.election.enable);
 //     in ZooKeeper mode every topic has the brokers' settings, as
@@ -30,8 +30,6 @@ package harness
 import (
 	"encoding/json"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/kafkasim/kafkasim/scenarios"
 
@@ -40,7 +38,6 @@ import (
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/broker/zk"
-	"github.com/kafkasim/kafkasim/checkers"
 )
 
 // RealClients reports whether the run's clients are real ones, outside
@@ -163,48 +160,4 @@ func (r *Runner) zkServer() *zk.Server {
 	}
 	s, _ := r.World.Node(r.Cluster.ZK).(*zk.Server)
 	return s
-}
-
-// deletedClientTopics returns the observed client topics the metadata
-// store no longer holds (a client deleted them); nil when the store cannot
-// be read (then none is taken for deleted).
-func (r *Runner) deletedClientTopics() []string {
-	if len(r.clientTopics) == 0 {
-		return nil
-	}
-	names := r.storedTopicNames()
-	if names == nil {
-		return nil
-	}
-	var out []string
-	for _, t := range r.clientTopics {
-		if _, found := slices.BinarySearch(names, t); !found {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// leaveOutDeleted removes the deleted client topics from the observer and
-// their operations from h, and returns the note that says so ("" when
-// none was deleted).
-func (r *Runner) leaveOutDeleted(h *checkers.History) string {
-	deleted := r.deletedClientTopics()
-	if len(deleted) == 0 {
-		return ""
-	}
-	r.Observer.removeTopics(deleted)
-	n := 0
-	h.Ops = slices.DeleteFunc(h.Ops, func(op checkers.Op) bool {
-		if op.Topic != "" && slices.Contains(deleted, op.Topic) {
-			n++
-			return true
-		}
-		return false
-	})
-	for i := range h.Ops {
-		h.Ops[i].Index = i // an operation's index is its position (checkers.Op)
-	}
-	return "topics a client deleted are not judged (Kafka removed their records on request): " + strings.Join(deleted, ", ") +
-		", " + strconv.Itoa(n) + " operations on them left out"
 }

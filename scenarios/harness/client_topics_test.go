@@ -32,12 +32,4 @@ func TestObserverAddsAndRemovesPartitions(t *testing.T) {
 	if o.prev[2][0].role != 254 || o.onBroker != nil || o.touched[0] == 7 {
 		t.Fatal("the new partitions are not compared at the next observation")
 	}
-	o.topEpoch[3] = 9
-	o.removeTopics([]string{"t"})
-	if got := lens(); slices.Max(got) != 2 || slices.Min(got) != 2 || len(o.Replicas) != 2 {
-		t.Fatalf("after removing t: lengths %v, %d replica lists, want 2 each", got, len(o.Replicas))
-	}
-	if !slices.Equal(o.Partitions, x) || o.topEpoch[1] != 9 || !slices.Equal(o.reps[0], []int32{1}) {
-		t.Fatalf("after removing t: %v, epochs %v, replicas %v: x's state moved wrong", o.Partitions, o.topEpoch, o.reps)
-	}
 }

@@ -414,6 +414,9 @@ func (r *Runner) livenessConditions(probes []probe) ([]checkers.LivenessConditio
 	ready := make([]bool, len(r.Observer.Partitions))
 	hws := map[storage.TopicPartition]int64{}
 	for k, tp := range r.Observer.Partitions {
+		if r.topicDeleted(tp.Topic) {
+			continue // deletion.go: a deleted topic is owed nothing
+		}
 		cond := func(kind string, broker int32, desc string) checkers.LivenessCondition {
 			return checkers.LivenessCondition{Kind: kind, Topic: tp.Topic, Partition: tp.Partition, Broker: broker, Description: desc}
 		}

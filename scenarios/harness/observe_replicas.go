@@ -4,8 +4,6 @@ package harness
 // replicas each broker holds, and each replica's *server.Partition.
 
 import (
-	"slices"
-
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/checkers"
@@ -102,66 +100,4 @@ func (o *Observer) addPartitions(tps []storage.TopicPartition, replicas [][]int3
 	for i := range o.touched {
 		o.touched[i] = ^uint64(0)
 	}
-}
-
-// removeTopics stops observing topics' partitions (topics a client
-// deleted: client_topics.go). The per-partition slices keep their order
-// for the partitions left.
-func (o *Observer) removeTopics(topics []string) {
-	keep := func(k int) bool { return !slices.Contains(topics, o.Partitions[k].Topic) }
-	n := 0
-	for k := range o.Partitions {
-		if !keep(k) {
-			delete(o.Replicas, o.Partitions[k])
-			continue
-		}
-		o.Partitions[n], o.reps[n] = o.Partitions[k], o.reps[k]
-		if o.prev != nil {
-			o.prev[n] = o.prev[k]
-		}
-		if o.refs != nil {
-			o.refs[n] = o.refs[k]
-		}
-		if o.snapBuf != nil {
-			o.snapBuf[n], o.committedBuf[n] = o.snapBuf[k], o.committedBuf[k]
-		}
-		if o.topEpoch != nil {
-			o.topEpoch[n] = o.topEpoch[k]
-		}
-		if o.passed != nil {
-			o.passed[n] = o.passed[k]
-		}
-		if o.zkViews != nil {
-			o.zkViews[n] = o.zkViews[k]
-		}
-		if o.kraftViews != nil {
-			o.kraftViews[n] = o.kraftViews[k]
-		}
-		n++
-	}
-	o.Partitions, o.reps = o.Partitions[:n], o.reps[:n]
-	trim := func(l int) int { return min(l, n) }
-	if o.prev != nil {
-		o.prev = o.prev[:trim(len(o.prev))]
-	}
-	if o.refs != nil {
-		o.refs = o.refs[:trim(len(o.refs))]
-	}
-	if o.snapBuf != nil {
-		o.snapBuf, o.committedBuf = o.snapBuf[:n], o.committedBuf[:n]
-	}
-	if o.topEpoch != nil {
-		o.topEpoch = o.topEpoch[:n]
-	}
-	if o.passed != nil {
-		o.passed = o.passed[:n]
-	}
-	if o.zkViews != nil {
-		o.zkViews = o.zkViews[:n]
-	}
-	if o.kraftViews != nil {
-		o.kraftViews = o.kraftViews[:n]
-	}
-	o.readTo = nil // keyed by index: the reads start over
-	o.onBroker = nil
 }

@@ -296,6 +296,10 @@ type Runner struct {
 	// live is what the liveness phase observed (endphase.go); nil when no
 	// end phase ran (an exploration).
 	live *checkers.Liveness
+	// deleted are the topics DeleteTopics deleted so far, as the trace up
+	// to deletedScan says (deletion.go).
+	deleted     map[string]bool
+	deletedScan int
 	// Pacer, when set, holds the world to another clock (pace.go);
 	// stopped is set once it stopped the run.
 	Pacer   Pacer
@@ -426,7 +430,8 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 		}
 	}
 	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
-		KeepKinds: KeepKinds(map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true, "log-cleaned": true}, cfg.Broker.KRaftMode()), MaxTime: maxTime, MaxEvents: maxEvents, Link: link})
+		KeepKinds: KeepKinds(map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true, "log-cleaned": true,
+			deletionKinds[0]: true, deletionKinds[1]: true, deletionKinds[2]: true}, cfg.Broker.KRaftMode()), MaxTime: maxTime, MaxEvents: maxEvents, Link: link})
 	if err != nil {
 		return nil, err
 	}

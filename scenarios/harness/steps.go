@@ -332,13 +332,10 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 	}
 	r.Observer.Facts.ISRChanges = isrChanges(r.Observer.Facts.ISRChanges, recs)
 	r.Observer.Facts.Healed = healed(w, r.Cluster)
-	hist := r.Recorder.Finish(w.Now())
-	if note := r.leaveOutDeleted(&hist); note != "" { // client_topics.go
-		res.ConfigNotes = append(res.ConfigNotes, note)
-	}
 	var ctrl = r.activeController()
 	final := r.Observer.final(ctrl, r.manual)
 	markCompacted(&final, recs)
+	markDeleted(&final, recs) // deletion.go
 	if r.Cluster.Spec.KRaft() {
 		r.kraftFinalLeaders(&final)
 		final.Raft = RaftRun(w, r.Cluster)
@@ -351,6 +348,7 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 			r.live.Offline = off
 		}
 	}
+	hist, aside := checkers.SetAsideDeleted(r.Recorder.Finish(w.Now()), final) // deletion.go: deleting is not losing
 	res.Final, res.History = final, hist
 	if r.txn.used {
 		th := r.txnHistory()
@@ -370,6 +368,13 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 		for i, vd := range res.Verdicts {
 			if vd.Checker == checkers.NameConsumer {
 				res.Verdicts[i] = checkers.NotJudgedVerdict(vd.Checker, "the clients are real (serve): the brokers see what a group's members fetched and committed, not what their applications processed, nor whether a lower commit was a seek; the group checker judges the groups' assignments")
+			}
+		}
+	}
+	if aside != "" {
+		for i, vd := range res.Verdicts {
+			if vd.Checker == checkers.NameAckedLoss || vd.Checker == checkers.NameLinearizability {
+				res.Verdicts[i].Notes = append(res.Verdicts[i].Notes, aside)
 			}
 		}
 	}
