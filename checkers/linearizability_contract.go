@@ -30,6 +30,7 @@
 package checkers
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -53,7 +54,12 @@ func contractCheck(h History, con *contract, key model.Key, ops []porcupine.Oper
 	}
 	all := append(append([]porcupine.Operation(nil), ops...), extra...)
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Call < all[j].Call })
-	allowed := strings.Join(facts, "; ")
+	allowed := func() string {
+		if len(facts) > 4 {
+			return strings.Join(facts[:3], "; ") + "; … (" + strconv.Itoa(len(facts)) + " facts in all)"
+		}
+		return strings.Join(facts, "; ")
+	}
 	// An exhibited linearization first (linearizability_contract_witness.go),
 	// whatever is left of the budget: it reads no clock. An acks=1 send most
 	// likely took effect by its acknowledgement.
@@ -64,7 +70,21 @@ func contractCheck(h History, con *contract, key model.Key, ops []porcupine.Oper
 		return 0
 	}
 	if contractWitness(all, acked) {
-		return true, "permitted: the contract model linearizes it when it allows " + allowed, true
+		return true, "permitted: the contract model linearizes it when it allows " + allowed(), true
+	}
+	// Then with the unobserved copies a retrying producer may have left
+	// where a loss later freed the offset (markCopies). They only add
+	// linearizations, so they are named only when the witness above found
+	// none without them.
+	if n := markCopies(h, con, k, all); n > 0 {
+		sends := " sends"
+		if n == 1 {
+			sends = " send"
+		}
+		facts = append(facts, "unobserved earlier copies of "+strconv.Itoa(n)+sends+" by producers that retry without idempotence, at offsets a loss fact freed")
+		if contractWitness(all, acked) {
+			return true, "permitted: the contract model linearizes it when it allows " + allowed(), true
+		}
 	}
 	if left <= 0 {
 		return false, "was not checked (budget spent)", false
@@ -76,9 +96,9 @@ func contractCheck(h History, con *contract, key model.Key, ops []porcupine.Oper
 	res := porcupine.CheckOperationsTimeout(contractModel, narrowContract(all), left)
 	switch res {
 	case porcupine.Ok:
-		return true, "permitted: the contract model linearizes it when it allows " + allowed, true
+		return true, "permitted: the contract model linearizes it when it allows " + allowed(), true
 	case porcupine.Illegal:
-		return false, "not permitted: the contract model does not linearize it either, though it allows " + allowed, true
+		return false, "not permitted: the contract model does not linearize it either, though it allows " + allowed(), true
 	}
 	return false, "ran out of its budget", false
 }
@@ -162,11 +182,121 @@ func contractOps(h History, con *contract, k tp) ([]porcupine.Operation, []strin
 	if dups > 0 {
 		facts = append(facts, strconv.Itoa(dups)+" duplicate appends by producers that retry without idempotence")
 	}
-	if len(facts) > 4 {
-		n := len(facts)
-		facts = append(facts[:3:3], "… ("+strconv.Itoa(n)+" facts in all)")
-	}
 	return out, facts
+}
+
+// markCopies sets model.Output.Copies on the appends of ops, partition
+// k's contract history, that may sit above unobserved earlier copies of
+// their own value, and returns how many sends it marked.
+//
+// Why: a producer that retries without idempotence may have written a
+// record at every attempt (contract.go: it may write a record twice), and
+// a copy nobody read leaves no trace in the history. Where a loss fact
+// later frees its offset for another record, the offset is named by that
+// record alone, so neither a gap nor an append of unknown outcome can
+// explain what the log held there before: in swarm, a send rejected with
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND and acknowledged at its retry's offset
+// leaves a copy that the whole ISR going down later cuts away, and the
+// sends acknowledged above it could not be placed (seed 5,
+// inter.broker.protocol.version=2.7: 530 offsets rewritten, "contract
+// broken" though every loss was permitted).
+//
+// Which offsets: an append X at offset o, by a producer that may write
+// twice (duplicateExcuse) and excused by a loss fact of k, of which the
+// earliest is at time T, may pad the offsets [o-Copies, o) with copies,
+// Copies as large as every one of those offsets is either named by no
+// operation or named only by operations that complete at or after T. A
+// copy below X can be cut away only with X, by a truncation of a fact
+// that excuses X, taking effect at or after T, and whatever names the
+// offset afterwards comes after that truncation: so no other offset can
+// hold a copy in a linearization. Marking only these keeps the search
+// where it was outside the offsets a loss reuses.
+func markCopies(h History, con *contract, k tp, ops []porcupine.Operation) int {
+	facts := con.lossFacts(k)
+	if len(facts) == 0 {
+		return 0
+	}
+	// seen: each offset named by a value, with its earliest completion.
+	seen := map[int64]int64{}
+	name := func(o, ret int64) {
+		if r, ok := seen[o]; !ok || ret < r {
+			seen[o] = ret
+		}
+	}
+	for i := range ops {
+		switch in, out := ops[i].Input.(model.Input), ops[i].Output.(model.Output); in.Kind {
+		case model.Append:
+			if !out.Unknown && !out.Unobserved {
+				name(out.Offset, ops[i].Return)
+			}
+		case model.Read:
+			for _, r := range out.Records {
+				name(r.Offset, ops[i].Return)
+			}
+		}
+	}
+	named := make([]int64, 0, len(seen))
+	for o := range seen {
+		named = append(named, o)
+	}
+	slices.Sort(named)
+	// blockers[T]: the named offsets with a completion before T, sorted;
+	// an append excused from T on may not pad over them.
+	blockers := map[int64][]int64{}
+	blockersBefore := func(t int64) []int64 {
+		if b, ok := blockers[t]; ok {
+			return b
+		}
+		var b []int64
+		for _, o := range named {
+			if seen[o] < t {
+				b = append(b, o)
+			}
+		}
+		blockers[t] = b
+		return b
+	}
+	retries := make(map[string]bool) // by process: may it write a record twice
+	marked := map[int]bool{}         // the sends marked, by history index
+	for i := range ops {
+		in, out := ops[i].Input.(model.Input), ops[i].Output.(model.Output)
+		if in.Kind != model.Append || out.Unknown || out.Unobserved || out.Offset <= 0 {
+			continue
+		}
+		j, ok := ops[i].Metadata.(int)
+		if !ok || j < 0 || j >= len(h.Ops) {
+			continue
+		}
+		send := &h.Ops[j]
+		may, asked := retries[send.Process]
+		if !asked {
+			_, may = duplicateExcuse(h, send.Process)
+			retries[send.Process] = may
+		}
+		if !may {
+			continue
+		}
+		t := int64(math.MaxInt64)
+		for _, lf := range facts {
+			if int64(lf.time) < t && lf.excuses(*send) {
+				t = int64(lf.time)
+			}
+		}
+		if t == math.MaxInt64 {
+			continue
+		}
+		b := blockersBefore(t)
+		from := int64(0) // one past the highest blocker below out.Offset
+		if x := sort.Search(len(b), func(x int) bool { return b[x] >= out.Offset }); x > 0 {
+			from = b[x-1] + 1
+		}
+		if from < out.Offset {
+			out.Copies = out.Offset - from
+			ops[i].Output = out
+			marked[j] = true
+		}
+	}
+	return len(marked)
 }
 
 // narrowContract returns a copy of ops, a contract-model history, with
@@ -174,13 +304,14 @@ func contractOps(h History, con *contract, k tp) ([]porcupine.Operation, []strin
 // effect, and the times renamed so that appends invoked at one time are
 // tried in offset order (reorder); or ops itself when no invocation moves.
 //
-// Why it is exact: an append at offset o takes effect on a log at least o
-// long (ContractStep: floor <= o <= Len), whose entry at each offset k < o
-// was put there by an append that took effect at k, earlier in the
-// linearization: one at offset k, one of unknown outcome, or an
+// Why it is exact: an append at offset o with c copies (Output.Copies)
+// takes effect on a log at least o-c long (ContractStep: floor <= o and
+// o-c <= Len), whose entry at each offset k < o-c was put there by an
+// append that took effect at k, earlier in the linearization: one at
+// offset k, one whose copies cover k, one of unknown outcome, or an
 // unobserved one with k a gap or past its tail. So it takes effect no
-// earlier than L(o), the latest over k < o of the earliest invocation of
-// such an append, and it moves there (never past its completion). The
+// earlier than L(o-c), the latest over k < o-c of the earliest invocation
+// of such an append, and it moves there (never past its completion). The
 // real-time orders this adds (an operation completing before L(o) now
 // precedes the append) already follow: that operation precedes every
 // append that can fill the offset of L(o), which precedes the append. A
@@ -213,6 +344,7 @@ func narrowContract(ops []porcupine.Operation) []porcupine.Operation {
 		tailFirst[k] = none
 	}
 	copy(first, tailFirst)
+	paintCopies(ops, first)
 	for i := range ops {
 		if in := ops[i].Input.(model.Input); in.Kind != model.Append {
 			continue
@@ -253,7 +385,7 @@ func narrowContract(ops []porcupine.Operation) []porcupine.Operation {
 			continue
 		}
 		key[i] = o.Offset
-		if c := min(bound[o.Offset], ops[i].Return); c > ops[i].Call {
+		if c := min(bound[o.Offset-o.Copies], ops[i].Return); c > ops[i].Call {
 			if out == nil {
 				out = slices.Clone(ops)
 			}
@@ -265,4 +397,46 @@ func narrowContract(ops []porcupine.Operation) []porcupine.Operation {
 	}
 	reorder(out, key)
 	return out
+}
+
+// paintCopies lowers first[k], for each offset k below an append's offset
+// that its copies may fill (Output.Copies), to the earliest invocation of
+// such an append. Each offset is painted once, by the earliest append
+// covering it (the appends taken in invocation order, the painted offsets
+// skipped through next).
+func paintCopies(ops []porcupine.Operation, first []int64) {
+	type span struct{ lo, hi, call int64 }
+	var spans []span
+	for i := range ops {
+		if in := ops[i].Input.(model.Input); in.Kind != model.Append {
+			continue
+		}
+		if out := ops[i].Output.(model.Output); !out.Unknown && !out.Unobserved && out.Copies > 0 {
+			spans = append(spans, span{out.Offset - out.Copies, out.Offset - 1, ops[i].Call})
+		}
+	}
+	if len(spans) == 0 {
+		return
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.call, b.call) })
+	next := make([]int64, len(first)+1) // next[k]: the lowest offset >= k not painted yet (once compressed)
+	for k := range next {
+		next[k] = int64(k)
+	}
+	find := func(k int64) int64 {
+		r := k
+		for next[r] != r {
+			r = next[r]
+		}
+		for next[k] != r {
+			next[k], k = r, next[k]
+		}
+		return r
+	}
+	for _, sp := range spans {
+		for k := find(sp.lo); k <= sp.hi; k = find(k) {
+			first[k] = min(first[k], sp.call)
+			next[k] = k + 1
+		}
+	}
 }

@@ -53,6 +53,7 @@ package checkers
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/anishathalye/porcupine"
@@ -194,11 +195,19 @@ func (w *contractOrder) try(rest []int, at []int64, given bool) bool {
 	}
 	state, _ := model.ContractModel().Init().(model.ContractState)
 	seq := make([]int, 0, len(ops))
+	placed := make([]bool, len(ops))
+	byOffset := map[int64][]int{} // the appends of rest, by offset
+	for _, i := range rest {
+		if ins[i].Kind == model.Append {
+			byOffset[outs[i].Offset] = append(byOffset[outs[i].Offset], i)
+		}
+	}
 	take := func(i int) bool {
 		ok, next := model.ContractStep(state, ins[i], outs[i])
 		if ok {
 			state = next
 			seq = append(seq, i)
+			placed[i] = true
 		}
 		return ok
 	}
@@ -226,7 +235,67 @@ func (w *contractOrder) try(rest []int, at []int64, given bool) bool {
 		return false
 	}
 	waiting := map[int64][]int{} // appends at an offset the log has not reached, by offset
+	nwaiting := 0
+	// flush takes the appends waiting at the log's new end, in turn.
+	flush := func() bool {
+		for {
+			q := waiting[state.Log.Len()]
+			if len(q) == 0 {
+				return true
+			}
+			if !take(q[0]) {
+				return false
+			}
+			waiting[outs[q[0]].Offset] = q[1:]
+			nwaiting--
+		}
+	}
+	// settle places the waiting appends once one of them is overdue (its
+	// instant before by): the lowest waiting one goes next, over copies
+	// of its value nobody observed (model.Output.Copies) if it may, and
+	// the appends waiting above it follow. It reports false when an
+	// overdue append cannot be placed.
+	settle := func(by int64) bool {
+		for nwaiting > 0 {
+			low, due := int64(math.MaxInt64), int64(math.MaxInt64)
+			for o, q := range waiting {
+				if len(q) == 0 {
+					continue
+				}
+				low = min(low, o)
+				for _, j := range q {
+					due = min(due, at[j])
+				}
+			}
+			if due >= by {
+				return true
+			}
+			// An append not placed yet, invoked before the overdue one's
+			// instant, may still fill an offset below the lowest waiting
+			// one: wait for its turn.
+			for k := state.Log.Len(); k < low; k++ {
+				for _, j := range byOffset[k] {
+					if !placed[j] && ops[j].Call < due {
+						return true
+					}
+				}
+			}
+			j := waiting[low][0]
+			if !take(j) {
+				return false
+			}
+			waiting[low] = waiting[low][1:]
+			nwaiting--
+			if !flush() {
+				return false
+			}
+		}
+		return true
+	}
 	for _, i := range rest {
+		if !given && !settle(at[i]) {
+			return false
+		}
 		switch ins[i].Kind {
 		case model.Read:
 			if !take(i) {
@@ -242,21 +311,18 @@ func (w *contractOrder) try(rest []int, at []int64, given bool) bool {
 		o := outs[i].Offset
 		if o > state.Log.Len() {
 			waiting[o] = append(waiting[o], i)
+			nwaiting++
 			continue
 		}
 		if !take(i) && !(truncateFor(o, at[i]) && take(i)) {
 			return false
 		}
-		for {
-			q := waiting[state.Log.Len()]
-			if len(q) == 0 {
-				break
-			}
-			if !take(q[0]) {
-				return false
-			}
-			waiting[outs[q[0]].Offset] = q[1:]
+		if !flush() {
+			return false
 		}
+	}
+	if !settle(math.MaxInt64) {
+		return false
 	}
 	for k, j := range truncs {
 		if !used[k] {

@@ -105,8 +105,16 @@ func ContractStep(s ContractState, in Input, out Output) (bool, ContractState) {
 			return true, definite(s.Log.Prefix(k).Append(Hidden))
 		case out.Unknown:
 			return true, definite(s.Log.Append(in.Value))
-		case out.Offset < s.Floor || out.Offset > n:
+		case out.Offset < s.Floor || out.Offset-out.Copies > n:
 			return false, s
+		case out.Offset > n:
+			// The offsets between hold earlier copies of the value that
+			// nobody observed (Output.Copies).
+			l := s.Log
+			for l.Len() < out.Offset {
+				l = l.Append(Hidden)
+			}
+			return true, definite(l.Append(in.Value))
 		}
 		return true, definite(s.Log.Prefix(out.Offset).Append(in.Value))
 	case Read:
