@@ -76,7 +76,7 @@ func contractCheck(h History, con *contract, key model.Key, ops []porcupine.Oper
 	// where a loss later freed the offset (markCopies). They only add
 	// linearizations, so they are named only when the witness above found
 	// none without them.
-	if n := markCopies(h, con, k, all); n > 0 {
+	if n := markCopies(h, all); n > 0 {
 		sends := " sends"
 		if n == 1 {
 			sends = " send"
@@ -185,120 +185,6 @@ func contractOps(h History, con *contract, k tp) ([]porcupine.Operation, []strin
 	return out, facts
 }
 
-// markCopies sets model.Output.Copies on the appends of ops, partition
-// k's contract history, that may sit above unobserved earlier copies of
-// their own value, and returns how many sends it marked.
-//
-// Why: a producer that retries without idempotence may have written a
-// record at every attempt (contract.go: it may write a record twice), and
-// a copy nobody read leaves no trace in the history. Where a loss fact
-// later frees its offset for another record, the offset is named by that
-// record alone, so neither a gap nor an append of unknown outcome can
-// explain what the log held there before: in swarm, a send rejected with
-// NOT_ENOUGH_REPLICAS_AFTER_APPEND and acknowledged at its retry's offset
-// leaves a copy that the whole ISR going down later cuts away, and the
-// sends acknowledged above it could not be placed (seed 5,
-// inter.broker.protocol.version=2.7: 530 offsets rewritten, "contract
-// broken" though every loss was permitted).
-//
-// Which offsets: an append X at offset o, by a producer that may write
-// twice (duplicateExcuse) and excused by a loss fact of k, of which the
-// earliest is at time T, may pad the offsets [o-Copies, o) with copies,
-// Copies as large as every one of those offsets is either named by no
-// operation or named only by operations that complete at or after T. A
-// copy below X can be cut away only with X, by a truncation of a fact
-// that excuses X, taking effect at or after T, and whatever names the
-// offset afterwards comes after that truncation: so no other offset can
-// hold a copy in a linearization. Marking only these keeps the search
-// where it was outside the offsets a loss reuses.
-func markCopies(h History, con *contract, k tp, ops []porcupine.Operation) int {
-	facts := con.lossFacts(k)
-	if len(facts) == 0 {
-		return 0
-	}
-	// seen: each offset named by a value, with its earliest completion.
-	seen := map[int64]int64{}
-	name := func(o, ret int64) {
-		if r, ok := seen[o]; !ok || ret < r {
-			seen[o] = ret
-		}
-	}
-	for i := range ops {
-		switch in, out := ops[i].Input.(model.Input), ops[i].Output.(model.Output); in.Kind {
-		case model.Append:
-			if !out.Unknown && !out.Unobserved {
-				name(out.Offset, ops[i].Return)
-			}
-		case model.Read:
-			for _, r := range out.Records {
-				name(r.Offset, ops[i].Return)
-			}
-		}
-	}
-	named := make([]int64, 0, len(seen))
-	for o := range seen {
-		named = append(named, o)
-	}
-	slices.Sort(named)
-	// blockers[T]: the named offsets with a completion before T, sorted;
-	// an append excused from T on may not pad over them.
-	blockers := map[int64][]int64{}
-	blockersBefore := func(t int64) []int64 {
-		if b, ok := blockers[t]; ok {
-			return b
-		}
-		var b []int64
-		for _, o := range named {
-			if seen[o] < t {
-				b = append(b, o)
-			}
-		}
-		blockers[t] = b
-		return b
-	}
-	retries := make(map[string]bool) // by process: may it write a record twice
-	marked := map[int]bool{}         // the sends marked, by history index
-	for i := range ops {
-		in, out := ops[i].Input.(model.Input), ops[i].Output.(model.Output)
-		if in.Kind != model.Append || out.Unknown || out.Unobserved || out.Offset <= 0 {
-			continue
-		}
-		j, ok := ops[i].Metadata.(int)
-		if !ok || j < 0 || j >= len(h.Ops) {
-			continue
-		}
-		send := &h.Ops[j]
-		may, asked := retries[send.Process]
-		if !asked {
-			_, may = duplicateExcuse(h, send.Process)
-			retries[send.Process] = may
-		}
-		if !may {
-			continue
-		}
-		t := int64(math.MaxInt64)
-		for _, lf := range facts {
-			if int64(lf.time) < t && lf.excuses(*send) {
-				t = int64(lf.time)
-			}
-		}
-		if t == math.MaxInt64 {
-			continue
-		}
-		b := blockersBefore(t)
-		from := int64(0) // one past the highest blocker below out.Offset
-		if x := sort.Search(len(b), func(x int) bool { return b[x] >= out.Offset }); x > 0 {
-			from = b[x-1] + 1
-		}
-		if from < out.Offset {
-			out.Copies = out.Offset - from
-			ops[i].Output = out
-			marked[j] = true
-		}
-	}
-	return len(marked)
-}
-
 // narrowContract returns a copy of ops, a contract-model history, with
 // each known-offset append invoked no earlier than the model lets it take
 // effect, and the times renamed so that appends invoked at one time are
@@ -385,7 +271,7 @@ func narrowContract(ops []porcupine.Operation) []porcupine.Operation {
 			continue
 		}
 		key[i] = o.Offset
-		if c := min(bound[o.Offset-o.Copies], ops[i].Return); c > ops[i].Call {
+		if c := min(bound[max(o.Offset-o.Copies, 0)], ops[i].Return); c > ops[i].Call {
 			if out == nil {
 				out = slices.Clone(ops)
 			}
@@ -412,7 +298,7 @@ func paintCopies(ops []porcupine.Operation, first []int64) {
 			continue
 		}
 		if out := ops[i].Output.(model.Output); !out.Unknown && !out.Unobserved && out.Copies > 0 {
-			spans = append(spans, span{out.Offset - out.Copies, out.Offset - 1, ops[i].Call})
+			spans = append(spans, span{max(out.Offset-out.Copies, 0), out.Offset - 1, ops[i].Call})
 		}
 	}
 	if len(spans) == 0 {

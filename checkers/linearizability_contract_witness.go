@@ -250,11 +250,47 @@ func (w *contractOrder) try(rest []int, at []int64, given bool) bool {
 			nwaiting--
 		}
 	}
-	// settle places the waiting appends once one of them is overdue (its
-	// instant before by): the lowest waiting one goes next, over copies
-	// of its value nobody observed (model.Output.Copies) if it may, and
-	// the appends waiting above it follow. It reports false when an
-	// overdue append cannot be placed.
+	// deadline is when a waiting append must have taken effect: its
+	// completion, or for one that never completes, the end.
+	deadline := func(j int) int64 {
+		if ops[j].Return == never {
+			return math.MaxInt64 - 1
+		}
+		return at[j]
+	}
+	// filler reports whether an append not placed yet, invoked before
+	// due, may still fill an offset in [from, to).
+	filler := func(from, to, due int64) bool {
+		fill := func(k int64) bool {
+			for _, j := range byOffset[k] {
+				if !placed[j] && ops[j].Call < due {
+					return true
+				}
+			}
+			return false
+		}
+		if to-from > int64(len(byOffset)) {
+			for k := range byOffset {
+				if k >= from && k < to && fill(k) {
+					return true
+				}
+			}
+			return false
+		}
+		for k := from; k < to; k++ {
+			if fill(k) {
+				return true
+			}
+		}
+		return false
+	}
+	// settle places waiting appends while one is past its deadline (before
+	// by) and no append not placed yet can fill the offsets below the
+	// lowest waiting one in time: that one goes next, over copies of its
+	// value nobody observed (model.Output.Copies) if it may, and the
+	// appends waiting above it follow. An append it cannot place stays
+	// waiting, as it would without it. It reports false when an append
+	// waiting at the new end cannot be taken.
 	settle := func(by int64) bool {
 		for nwaiting > 0 {
 			low, due := int64(math.MaxInt64), int64(math.MaxInt64)
@@ -264,25 +300,11 @@ func (w *contractOrder) try(rest []int, at []int64, given bool) bool {
 				}
 				low = min(low, o)
 				for _, j := range q {
-					due = min(due, at[j])
+					due = min(due, deadline(j))
 				}
 			}
-			if due >= by {
+			if due >= by || filler(state.Log.Len(), low, due) || !take(waiting[low][0]) {
 				return true
-			}
-			// An append not placed yet, invoked before the overdue one's
-			// instant, may still fill an offset below the lowest waiting
-			// one: wait for its turn.
-			for k := state.Log.Len(); k < low; k++ {
-				for _, j := range byOffset[k] {
-					if !placed[j] && ops[j].Call < due {
-						return true
-					}
-				}
-			}
-			j := waiting[low][0]
-			if !take(j) {
-				return false
 			}
 			waiting[low] = waiting[low][1:]
 			nwaiting--
