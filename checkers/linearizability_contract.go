@@ -12,7 +12,10 @@
 //   - for a producer that may write a record twice (retries without
 //     idempotence), one more append of the value at each other offset a
 //     poll saw it at or the final committed log holds it at, which may or
-//     may not have happened.
+//     may not have happened; and, where the witness finds no linearization
+//     without them, unobserved earlier copies of its value below an
+//     acknowledged append, at offsets a loss fact may later free
+//     (linearizability_copies.go).
 //
 // Strict fails and contract holds: permitted, naming the facts. Both fail:
 // a protocol bug. The contract check out of budget: unknown, never either.

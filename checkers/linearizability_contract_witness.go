@@ -25,7 +25,12 @@
 //     an offset the log has passed needs a truncation: of the loss facts
 //     not used yet and dated no later than the append's instant, the
 //     latest one that lets the log be cut to o is taken just before it;
-//     so does an HW read below the log's end.
+//     so does an HW read below the log's end. An append still waiting
+//     past its completion, when no append not placed yet that was invoked
+//     before then can fill the offsets below it, goes in over unobserved
+//     copies of its value if it may (model.Output.Copies: a retry's
+//     earlier attempts, at offsets a loss later freed), and the appends
+//     waiting above it follow.
 //   - The survivors' order, tried when the first is not a linearization
 //     (a deposed leader that still answered acknowledged records after the
 //     ones that survived at their offsets were written elsewhere): the log
@@ -37,7 +42,7 @@
 //     before the survivors go on. Reads and HW reads go last.
 //
 // In both, truncations left unused go last, where they change nothing
-// anyone reads.
+// anyone reads, and appends still waiting at the end go in as above.
 //
 // Why it is exact: the order is only a candidate. contractWitness then
 // checks that it is a linearization: every operation appears once,
