@@ -49,13 +49,21 @@ func TestNarrowContractKeepsVerdict(t *testing.T) {
 }
 
 // drawContractHistory draws a contract-model history of 2-10 operations
-// (see TestNarrowContractKeepsVerdict) against a true log.
+// (see TestNarrowContractKeepsVerdict) against a true log; one append in
+// six writes an earlier append's value again, as a retry does.
 func drawContractHistory(t *rapid.T) []porcupine.Operation {
 	key := model.Key{Topic: "t"}
-	var log []string
+	var log, sent []string
 	ops := drawTimed(t, timing{minN: 2, maxN: 12, span: 30, before: 20, after: 10}, func(i int, op *porcupine.Operation) {
 		v := "m" + strconv.Itoa(i)
-		switch kind := rapid.IntRange(0, 13).Draw(t, "kind"); {
+		kind := rapid.IntRange(0, 13).Draw(t, "kind")
+		if kind < 8 && len(sent) > 0 && rapid.IntRange(0, 5).Draw(t, "again") == 0 {
+			v = sent[rapid.IntRange(0, len(sent)-1).Draw(t, "value again")] // a retry writing a record again
+		}
+		if kind < 8 {
+			sent = append(sent, v)
+		}
+		switch {
 		case kind < 7: // an acknowledged append, sometimes never completing (acks=1), sometimes over unobserved copies
 			copies := max(0, rapid.IntRange(-2, 2).Draw(t, "copies"))
 			for range copies {

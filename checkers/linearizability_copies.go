@@ -7,30 +7,38 @@
 // later frees its offset and another record takes it, the offset is named
 // by that record alone, so neither a gap nor an append of unknown outcome
 // can explain what the log held there before the loss. In swarm (seed 5,
-// kip279-safe, inter.broker.protocol.version=2.7) sends rejected with
-// NOT_ENOUGH_REPLICAS_AFTER_APPEND or timed out left their first copies
+// kip279-safe, inter.broker.protocol.version=2.7) sends whose first
+// attempts were appended and then answered with an error
+// (NOT_LEADER_FOR_PARTITION after a leader change,
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND after an ISR shrink) left those copies
 // in the log and were acknowledged at their retries' offsets; every ISR
 // member then went down at once, b1 came back with a log cut below them
 // and was elected, and the offsets were written again. The contract model
 // could not place the acknowledged sends above the copies, and called the
 // run "contract broken" although every loss in it was permitted.
 //
-// What it marks (model.Output.Copies): an append X at offset o, by a
-// producer that may write a record twice, whose value some loss fact's
-// truncation excuses (the earliest at time T), may take effect on a log
-// as short as o-c, over c copies of its value, c as large as no offset in
-// [o-c, o) is blocked. An offset k is blocked when an operation naming a
-// value v there (an append at k, a read of k) completes before T, and no
-// truncation excusing v is invoked by X's completion. Why no blocked
-// offset can hold a copy in any linearization: a copy at k sits below X,
-// so it leaves the log only by a cut below X, after a truncation that
-// excuses X, which comes after T; an operation naming k either comes
-// after that (so completes at or after T) or before X, and then v was cut
-// away before X padded over k, by a truncation excusing v that X does not
-// precede (invoked by X's completion). So marking only the offsets not
-// blocked loses no linearization (property-tested against copies allowed
-// at every offset), and the search stays where it was outside the offsets
-// a loss reuses.
+// What it marks (model.Output.Copies): an append X of value x at offset
+// o, by a producer that may write a record twice, whose value some loss
+// fact's truncation excuses (the earliest invoked at T), may take effect
+// on a log as short as o-c, over c copies of x, c as large as no offset
+// in [o-c, o) is blocked. A copy at k sits below X, so it leaves the log
+// only with X, by a cut after a truncation that excuses X (invoked at or
+// after T); an operation naming a value v at k (an append at k, a read of
+// k) comes either before X, and then v was cut away before X padded over
+// k, or after that cut. So k is blocked by an operation naming v there
+// that can do neither:
+//   - it cannot come before X with v cut away first: it is invoked after
+//     X completes, or no truncation excusing v is invoked by then;
+//   - and it cannot come after the cut: it completes before T, or it is a
+//     read and every append that may put v at k again (at k, or of
+//     unknown outcome) completes before T.
+//
+// And a read invoked after X completes that finds x at o, where no other
+// append may put x, finds X still there, so the copies too: every offset
+// it names below o is blocked (a final read's, every one). Marking only
+// the offsets not blocked loses no linearization (property-tested against
+// copies allowed at every offset), and the search stays where it was
+// outside the offsets a loss reuses.
 //
 // What it simplifies: an append whose value no truncation excuses gets no
 // copies (they could only sit where nothing is ever read: a final read
@@ -104,44 +112,73 @@ func copiesBelow(ops []porcupine.Operation, may func(i int) bool) []int {
 		}
 		return math.MaxInt64
 	}
-	// Each value an operation names at an offset: when it completes, and
-	// the earliest truncation that may cut it away.
-	type naming struct{ off, ret, freed int64 }
-	var names []naming
+	// lastAppend[{k, v}]: the latest completion of an append that may put
+	// v at k (at k, or of unknown outcome: anyOffset[v]).
+	type at struct {
+		off int64
+		v   string
+	}
+	lastAppend, anyOffset := map[at]int64{}, map[string]int64{}
+	appends := map[at]int{} // how many appends may put v at k
+	for i := range ops {
+		in, out := ops[i].Input.(model.Input), ops[i].Output.(model.Output)
+		switch {
+		case in.Kind != model.Append || out.Unobserved:
+		case out.Unknown:
+			anyOffset[in.Value] = max(anyOffset[in.Value], ops[i].Return)
+		default:
+			k := at{out.Offset, in.Value}
+			if r, ok := lastAppend[k]; !ok || ops[i].Return > r {
+				lastAppend[k] = ops[i].Return
+			}
+			appends[k]++
+		}
+	}
+	// reads[{k, v}]: the reads that found v at k; readOffsets[i]: the
+	// offsets read i found, sorted.
+	reads, readOffsets := map[at][]int{}, map[int][]int64{}
+	for i := range ops {
+		if in := ops[i].Input.(model.Input); in.Kind != model.Read {
+			continue
+		}
+		var offs []int64
+		for _, r := range ops[i].Output.(model.Output).Records {
+			reads[at{r.Offset, r.Value}] = append(reads[at{r.Offset, r.Value}], i)
+			offs = append(offs, r.Offset)
+		}
+		slices.Sort(offs)
+		readOffsets[i] = offs
+	}
+	// Each value an operation names at an offset: when it is invoked, the
+	// latest it may come after a truncation (its completion; for a read,
+	// no later than an append may put the value there again), and the
+	// earliest truncation that may cut the value away.
+	type naming struct{ call, after, freed int64 }
+	names := map[int64][]naming{}
 	for i := range ops {
 		switch in, out := ops[i].Input.(model.Input), ops[i].Output.(model.Output); in.Kind {
 		case model.Append:
-			if !out.Unknown && !out.Unobserved && ops[i].Return != never {
-				names = append(names, naming{out.Offset, ops[i].Return, freed(in.Value)})
+			if !out.Unknown && !out.Unobserved {
+				names[out.Offset] = append(names[out.Offset], naming{ops[i].Call, ops[i].Return, freed(in.Value)})
 			}
 		case model.Read:
-			if ops[i].Return != never {
-				for _, r := range out.Records {
-					names = append(names, naming{r.Offset, ops[i].Return, freed(r.Value)})
+			for _, r := range out.Records {
+				again, ok := lastAppend[at{r.Offset, r.Value}]
+				if a, unknown := anyOffset[r.Value]; unknown && (!ok || a > again) {
+					again, ok = a, true
 				}
+				if !ok {
+					again = math.MinInt64
+				}
+				names[r.Offset] = append(names[r.Offset], naming{ops[i].Call, min(ops[i].Return, again), freed(r.Value)})
 			}
 		}
 	}
-	// blocked[{T, R}]: the offsets, sorted, blocked for an append excused
-	// from T on whose completion follows exactly the truncations invoked
-	// by R (the latest of them, or MinInt64).
-	type key struct{ t, r int64 }
-	blocked := map[key][]int64{}
-	blockedFor := func(k key) []int64 {
-		if b, ok := blocked[k]; ok {
-			return b
-		}
-		var b []int64
-		for _, n := range names {
-			if n.ret < k.t && n.freed > k.r {
-				b = append(b, n.off)
-			}
-		}
-		slices.Sort(b)
-		b = slices.Compact(b)
-		blocked[k] = b
-		return b
+	named := make([]int64, 0, len(names))
+	for o := range names {
+		named = append(named, o)
 	}
+	slices.Sort(named)
 	var marked []int
 	for i := range ops {
 		in, out := ops[i].Input.(model.Input), ops[i].Output.(model.Output)
@@ -152,14 +189,37 @@ func copiesBelow(ops []porcupine.Operation, may func(i int) bool) []int {
 		if t == math.MaxInt64 || !may(i) {
 			continue
 		}
+		// r: the latest truncation X may follow (invoked by its completion).
 		r := int64(math.MinInt64)
 		if x := sort.Search(len(truncs), func(x int) bool { return truncs[x] > ops[i].Return }); x > 0 {
 			r = truncs[x-1]
 		}
-		b := blockedFor(key{t, r})
+		// An operation naming v at k blocks a copy there unless it may come
+		// before X, with v cut away before X pads over k, or after the cut
+		// that removes the copy.
+		blocks := func(n naming) bool {
+			return !(n.call <= ops[i].Return && n.freed <= r) && n.after < t
+		}
 		from := int64(0) // one past the highest blocked offset below X's
-		if x := sort.Search(len(b), func(x int) bool { return b[x] >= out.Offset }); x > 0 {
-			from = b[x-1] + 1
+		// A read that comes after X and finds X's record, which no other
+		// append can put there, finds the copies below it too: every
+		// offset it names below X's is blocked (a final read's, all).
+		if _, unknown := anyOffset[in.Value]; appends[at{out.Offset, in.Value}] == 1 && !unknown {
+			for _, j := range reads[at{out.Offset, in.Value}] {
+				if ops[j].Call <= ops[i].Return {
+					continue
+				}
+				offs := readOffsets[j]
+				if x := sort.Search(len(offs), func(x int) bool { return offs[x] >= out.Offset }); x > 0 {
+					from = max(from, offs[x-1]+1)
+				}
+			}
+		}
+		for x := sort.Search(len(named), func(x int) bool { return named[x] >= out.Offset }) - 1; x >= 0 && named[x] >= from; x-- {
+			if slices.ContainsFunc(names[named[x]], blocks) {
+				from = named[x] + 1
+				break
+			}
 		}
 		if from < out.Offset {
 			out.Copies = out.Offset - from

@@ -71,3 +71,45 @@ func checkCopiesBelow(t *rapid.T, mattered, ok *int) {
 		*mattered++
 	}
 }
+
+// TestCopiesBelowValueWrittenAgain: a read after X that finds X's value
+// at X's offset pins X's copies (none below it can have been cut) only
+// when nothing else can put that value there again. X=v at 2 needs a
+// copy at 1 (w takes offset 1 only after the loss); the last read finds
+// v at 2 again, written by a retry of unknown outcome or a second append
+// at 2: copies marked, linearizable. Without the second write, none is.
+func TestCopiesBelowValueWrittenAgain(t *testing.T) {
+	key := model.Key{Topic: "t"}
+	app := func(v string, off, call, ret int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: 0, Call: call, Return: ret,
+			Input: model.Input{Key: key, Kind: model.Append, Value: v}, Output: model.Output{Offset: off}}
+	}
+	base := []porcupine.Operation{
+		app("a", 0, 0, 1),
+		app("v", 2, 0, 10),
+		{ClientId: 1, Call: 20, Return: never, Input: model.Input{Key: key, Kind: model.Truncate, Value: "fact", Excused: map[string]bool{"v": true}}, Output: model.Output{}},
+		app("w", 1, 30, 31),
+		{ClientId: 2, Call: 40, Return: 41, Input: model.Input{Key: key, Kind: model.Read},
+			Output: model.Output{Records: []model.Record{{Offset: 0, Value: "a"}, {Offset: 1, Value: "w"}, {Offset: 2, Value: "v"}}}},
+	}
+	unknown := app("v", 0, 25, never)
+	unknown.Output = model.Output{Unknown: true}
+	for _, tc := range []struct {
+		name  string
+		again []porcupine.Operation
+		want  bool
+	}{
+		{"a retry of unknown outcome", []porcupine.Operation{unknown}, true},
+		{"a second append at 2", []porcupine.Operation{app("v", 2, 25, never)}, true},
+		{"nothing", nil, false},
+	} {
+		ops := append(slices.Clone(base), tc.again...)
+		marked := copiesBelow(ops, func(int) bool { return true })
+		if got := slices.Contains(marked, 1); got != tc.want {
+			t.Errorf("%s: copies below v marked %v, want %v", tc.name, got, tc.want)
+		}
+		if got := porcupine.CheckOperations(contractModel, ops); got != tc.want {
+			t.Errorf("%s: linearizable %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
