@@ -11,7 +11,7 @@
 // unknown, although the run's real order is a linearization. With both
 // orders below, none of those 50 is left to porcupine.
 //
-// What it does: contractWitness builds up to two orders, greedily, and
+// What it does: contractWitness builds up to three orders, greedily, and
 // checks each. It handles appends at known offsets, reads, HW reads and
 // truncations; a partition with an append of unknown outcome or an
 // unobserved one it leaves to porcupine.
@@ -36,10 +36,15 @@
 //     ones that survived at their offsets were written elsewhere): the log
 //     the last read found is the surviving one; every other append was
 //     lost. The lost appends are chained into branches of consecutive
-//     offsets, in the order of their instants; branch by branch, in offset
+//     offsets (or over the copies an append may pad with), in the order
+//     of their instants; branch by branch, in offset
 //     order, the surviving log is laid up to the branch's first offset,
 //     the branch on it, and the earliest loss fact that cuts it away
-//     before the survivors go on. Reads and HW reads go last.
+//     before the survivors go on. Reads and HW reads go last. Then the
+//     same with branches merged: a chain goes on over the copies an
+//     append may pad with, and a branch that began at an earlier instant
+//     where another now ends goes on it (appends acknowledged out of
+//     offset order), so that one epoch's lost appends are one branch.
 //
 // In both, truncations left unused go last, where they change nothing
 // anyone reads, and appends still waiting at the end go in as above.
@@ -105,10 +110,10 @@ func contractWitness(ops []porcupine.Operation, hint func(*porcupine.Operation) 
 	}
 	slices.SortStableFunc(truncs, func(a, b int) int { return cmp.Compare(ops[a].Call, ops[b].Call) })
 	w := contractOrder{ops: ops, ins: ins, outs: outs, truncs: truncs}
-	if w.try(rest, at, false) {
+	if w.try(rest, at, false) || w.try(w.branches(rest, at, false), at, true) {
 		return true
 	}
-	return w.try(w.branches(rest, at), at, true)
+	return w.try(w.branches(rest, at, true), at, true)
 }
 
 // contractOrder is one partition's operations, as contractWitness builds
@@ -126,8 +131,13 @@ type contractOrder struct {
 // consecutive offsets, in the order of their instants; each branch is laid
 // on the surviving log at its first offset and cut away before the
 // survivors go on, branch by branch in offset order. Reads and HW reads go
-// last, in the order of their instants.
-func (w *contractOrder) branches(rest []int, at []int64) []int {
+// last, in the order of their instants. With merge (the third order), a
+// chain also goes on over the copies an append may pad with
+// (model.Output.Copies), and a branch that began at an earlier instant
+// where another now ends goes on it: one epoch's lost appends, acknowledged
+// out of offset order or above unobserved copies, are one branch, cut
+// away by one loss fact.
+func (w *contractOrder) branches(rest []int, at []int64, merge bool) []int {
 	sorted := slices.Clone(rest)
 	slices.SortStableFunc(sorted, func(a, b int) int { return cmp.Compare(at[a], at[b]) })
 	final := map[int64]string{} // offset -> the value the last read there saw
@@ -155,22 +165,57 @@ func (w *contractOrder) branches(rest []int, at []int64) []int {
 		}
 	}
 	type branch struct {
-		base int64
-		ops  []int
+		base, next int64 // the first offset, and one past the last
+		ops        []int
+		merged     bool // into another branch
 	}
 	var bs []*branch
-	open := map[int64]*branch{} // the next offset of a branch -> the branch
+	open := map[int64]*branch{}   // the next offset of a branch -> the branch
+	starts := map[int64]*branch{} // the first offset of a branch not merged -> the branch
+	var most int64                // the most copies an append may pad with
+	for _, i := range lost {
+		most = max(most, w.outs[i].Copies)
+	}
+	// follows reports whether branch c may go on where a branch ends at
+	// next: at its first offset, or below copies its first append may pad
+	// with.
+	follows := func(c *branch, next int64) bool {
+		return c.base >= next && c.base-w.outs[c.ops[0]].Copies <= next
+	}
 	for _, i := range lost {
 		o := w.outs[i].Offset
-		b := open[o]
+		from, b := o, open[o]
+		// Merging: a branch ending below the copies o may pad with goes on
+		// with it too.
+		for j := o - 1; merge && b == nil && j >= max(o-w.outs[i].Copies, 0); j-- {
+			from, b = j, open[j]
+		}
 		if b == nil {
 			b = &branch{base: o}
 			bs = append(bs, b)
+			starts[o] = b
+		} else {
+			delete(open, from)
 		}
-		delete(open, o)
 		b.ops = append(b.ops, i)
-		open[o+1] = b
+		b.next = o + 1
+		open[b.next] = b
+		// Merging: a branch that began, at an earlier instant, where b now
+		// ends (or above it, over copies) goes on b.
+		for j := b.next; merge && j <= b.next+most; j++ {
+			c := starts[j]
+			if c == nil || c == b || !follows(c, b.next) {
+				continue
+			}
+			delete(open, b.next)
+			delete(starts, j)
+			b.ops = append(b.ops, c.ops...)
+			b.next, c.merged = c.next, true
+			open[b.next] = b
+			j = b.next - 1
+		}
 	}
+	bs = slices.DeleteFunc(bs, func(b *branch) bool { return b.merged })
 	slices.SortStableFunc(bs, func(a, b *branch) int { return cmp.Compare(a.base, b.base) })
 	seq := make([]int, 0, len(rest))
 	next := int64(0) // the next survivor's offset
@@ -336,7 +381,9 @@ func (w *contractOrder) try(rest []int, at []int64, given bool) bool {
 			continue
 		}
 		o := outs[i].Offset
-		if o > state.Log.Len() {
+		// In a given order, an append that may pad with copies up to its
+		// offset takes effect where it stands.
+		if o > state.Log.Len() && !(given && o-outs[i].Copies <= state.Log.Len()) {
 			waiting[o] = append(waiting[o], i)
 			nwaiting++
 			continue
