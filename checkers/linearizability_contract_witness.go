@@ -36,18 +36,21 @@
 //     ones that survived at their offsets were written elsewhere): the log
 //     the last read found is the surviving one; every other append was
 //     lost. The lost appends are chained into branches of consecutive
-//     offsets (or over the copies an append may pad with), in the order
-//     of their instants; branch by branch, in offset
+//     offsets, in the order of their instants; branch by branch, in offset
 //     order, the surviving log is laid up to the branch's first offset,
 //     the branch on it, and the earliest loss fact that cuts it away
-//     before the survivors go on. Reads and HW reads go last. Then the
-//     same with branches merged: a chain goes on over the copies an
-//     append may pad with, and a branch that began at an earlier instant
-//     where another now ends goes on it (appends acknowledged out of
-//     offset order), so that one epoch's lost appends are one branch.
+//     before the survivors go on. Reads and HW reads go last.
+//   - The merged survivors' order, tried when some append may pad with
+//     copies: the survivors' order with a chain going on over the copies
+//     an append may pad with, and a branch that began at an earlier
+//     instant where another now ends going on it (appends acknowledged
+//     out of offset order), so that one epoch's lost appends are one
+//     branch, cut away by one loss fact; an append there pads with its
+//     copies where it stands.
 //
-// In both, truncations left unused go last, where they change nothing
-// anyone reads, and appends still waiting at the end go in as above.
+// In all, truncations left unused go last, where they change nothing
+// anyone reads, and appends still waiting at the end go in as in the
+// run's order.
 //
 // Why it is exact: the order is only a candidate. contractWitness then
 // checks that it is a linearization: every operation appears once,
@@ -81,6 +84,7 @@ func contractWitness(ops []porcupine.Operation, hint func(*porcupine.Operation) 
 		return false
 	}
 	var truncs, rest []int
+	copies := false // some append may pad with copies (model.Output.Copies)
 	for i := range ops {
 		in, out := ins[i], outs[i]
 		switch in.Kind {
@@ -90,6 +94,7 @@ func contractWitness(ops []porcupine.Operation, hint func(*porcupine.Operation) 
 			if out.Unknown || out.Unobserved || out.Offset < 0 {
 				return false
 			}
+			copies = copies || out.Copies > 0
 			rest = append(rest, i)
 		case model.Read, model.HighWatermark:
 			rest = append(rest, i)
@@ -109,11 +114,11 @@ func contractWitness(ops []porcupine.Operation, hint func(*porcupine.Operation) 
 		}
 	}
 	slices.SortStableFunc(truncs, func(a, b int) int { return cmp.Compare(ops[a].Call, ops[b].Call) })
-	w := contractOrder{ops: ops, ins: ins, outs: outs, truncs: truncs}
+	w := contractOrder{ops: ops, ins: ins, outs: outs, truncs: truncs, copies: copies}
 	if w.try(rest, at, false) || w.try(w.branches(rest, at, false), at, true) {
 		return true
 	}
-	return w.try(w.branches(rest, at, true), at, true)
+	return w.copies && w.try(w.branches(rest, at, true), at, true)
 }
 
 // contractOrder is one partition's operations, as contractWitness builds
@@ -123,6 +128,7 @@ type contractOrder struct {
 	ins    []model.Input
 	outs   []model.Output
 	truncs []int
+	copies bool // some append may pad with copies (model.Output.Copies)
 }
 
 // branches builds the second candidate order, from the log the last read
@@ -365,7 +371,7 @@ func (w *contractOrder) try(rest []int, at []int64, given bool) bool {
 		return true
 	}
 	for _, i := range rest {
-		if !given && !settle(at[i]) {
+		if w.copies && !given && !settle(at[i]) {
 			return false
 		}
 		switch ins[i].Kind {
@@ -395,7 +401,7 @@ func (w *contractOrder) try(rest []int, at []int64, given bool) bool {
 			return false
 		}
 	}
-	if !settle(math.MaxInt64) {
+	if w.copies && !settle(math.MaxInt64) {
 		return false
 	}
 	for k, j := range truncs {

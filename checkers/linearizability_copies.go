@@ -112,14 +112,45 @@ func copiesBelow(ops []porcupine.Operation, may func(i int) bool) []int {
 		}
 		return math.MaxInt64
 	}
-	// lastAppend[{k, v}]: the latest completion of an append that may put
-	// v at k (at k, or of unknown outcome: anyOffset[v]).
-	type at struct {
-		off int64
-		v   string
+	// What each offset k is named by (NB: by offset, so that a record
+	// costs one map lookup by number and a few string comparisons).
+	type naming struct {
+		call int64 // when the operation is invoked
+		// after: the latest it may come after a truncation (its completion;
+		// for a read, no later than an append may put the value there again)
+		after int64
+		freed int64 // the earliest truncation that may cut the value away
 	}
-	lastAppend, anyOffset := map[at]int64{}, map[string]int64{}
-	appends := map[at]int{} // how many appends may put v at k
+	type appended struct {
+		v      string
+		ret    int64 // the latest completion of an append of v at k
+		n      int   // how many
+		cand   bool  // a candidate's value
+		readBy []int // the reads that found v at k (a candidate's only)
+	}
+	type offset struct {
+		names    []naming
+		appended []appended
+	}
+	at := map[int64]*offset{}
+	off := func(k int64) *offset {
+		o := at[k]
+		if o == nil {
+			o = &offset{}
+			at[k] = o
+		}
+		return o
+	}
+	find := func(o *offset, v string) *appended {
+		for j := range o.appended {
+			if o.appended[j].v == v {
+				return &o.appended[j]
+			}
+		}
+		return nil
+	}
+	anyOffset := map[string]int64{} // the latest completion of an append of v of unknown outcome
+	var cands []int                 // known-offset appends above 0 that may have copies, their value excused
 	for i := range ops {
 		in, out := ops[i].Input.(model.Input), ops[i].Output.(model.Output)
 		switch {
@@ -127,68 +158,64 @@ func copiesBelow(ops []porcupine.Operation, may func(i int) bool) []int {
 		case out.Unknown:
 			anyOffset[in.Value] = max(anyOffset[in.Value], ops[i].Return)
 		default:
-			k := at{out.Offset, in.Value}
-			if r, ok := lastAppend[k]; !ok || ops[i].Return > r {
-				lastAppend[k] = ops[i].Return
+			o := off(out.Offset)
+			a := find(o, in.Value)
+			if a == nil {
+				o.appended = append(o.appended, appended{v: in.Value, ret: ops[i].Return})
+				a = &o.appended[len(o.appended)-1]
 			}
-			appends[k]++
+			a.ret, a.n = max(a.ret, ops[i].Return), a.n+1
+			o.names = append(o.names, naming{ops[i].Call, ops[i].Return, freed(in.Value)})
+			if out.Offset > 0 && freed(in.Value) != math.MaxInt64 && may(i) {
+				a.cand = true
+				cands = append(cands, i)
+			}
 		}
 	}
-	// reads[{k, v}]: the reads that found v at k; readOffsets[i]: the
-	// offsets read i found, sorted.
-	reads, readOffsets := map[at][]int{}, map[int][]int64{}
+	if len(cands) == 0 {
+		return nil
+	}
+	// readOffsets[i]: the offsets read i found, sorted (for the reads that
+	// found a candidate's value at its offset).
+	readOffsets := map[int][]int64{}
 	for i := range ops {
 		if in := ops[i].Input.(model.Input); in.Kind != model.Read {
 			continue
 		}
-		var offs []int64
-		for _, r := range ops[i].Output.(model.Output).Records {
-			reads[at{r.Offset, r.Value}] = append(reads[at{r.Offset, r.Value}], i)
-			offs = append(offs, r.Offset)
-		}
-		slices.Sort(offs)
-		readOffsets[i] = offs
-	}
-	// Each value an operation names at an offset: when it is invoked, the
-	// latest it may come after a truncation (its completion; for a read,
-	// no later than an append may put the value there again), and the
-	// earliest truncation that may cut the value away.
-	type naming struct{ call, after, freed int64 }
-	names := map[int64][]naming{}
-	for i := range ops {
-		switch in, out := ops[i].Input.(model.Input), ops[i].Output.(model.Output); in.Kind {
-		case model.Append:
-			if !out.Unknown && !out.Unobserved {
-				names[out.Offset] = append(names[out.Offset], naming{ops[i].Call, ops[i].Return, freed(in.Value)})
+		recs := ops[i].Output.(model.Output).Records
+		for _, r := range recs {
+			o := off(r.Offset)
+			again := int64(math.MinInt64)
+			a := find(o, r.Value)
+			if a != nil {
+				again = a.ret
 			}
-		case model.Read:
-			for _, r := range out.Records {
-				again, ok := lastAppend[at{r.Offset, r.Value}]
-				if a, unknown := anyOffset[r.Value]; unknown && (!ok || a > again) {
-					again, ok = a, true
+			if u, unknown := anyOffset[r.Value]; unknown {
+				again = max(again, u)
+			}
+			o.names = append(o.names, naming{ops[i].Call, min(ops[i].Return, again), freed(r.Value)})
+			if a != nil && a.cand {
+				a.readBy = append(a.readBy, i)
+				if readOffsets[i] == nil {
+					offs := make([]int64, len(recs))
+					for j, r := range recs {
+						offs[j] = r.Offset
+					}
+					slices.Sort(offs)
+					readOffsets[i] = offs
 				}
-				if !ok {
-					again = math.MinInt64
-				}
-				names[r.Offset] = append(names[r.Offset], naming{ops[i].Call, min(ops[i].Return, again), freed(r.Value)})
 			}
 		}
 	}
-	named := make([]int64, 0, len(names))
-	for o := range names {
-		named = append(named, o)
+	named := make([]int64, 0, len(at))
+	for k := range at {
+		named = append(named, k)
 	}
 	slices.Sort(named)
 	var marked []int
-	for i := range ops {
+	for _, i := range cands {
 		in, out := ops[i].Input.(model.Input), ops[i].Output.(model.Output)
-		if in.Kind != model.Append || out.Unknown || out.Unobserved || out.Offset <= 0 {
-			continue
-		}
 		t := freed(in.Value)
-		if t == math.MaxInt64 || !may(i) {
-			continue
-		}
 		// r: the latest truncation X may follow (invoked by its completion).
 		r := int64(math.MinInt64)
 		if x := sort.Search(len(truncs), func(x int) bool { return truncs[x] > ops[i].Return }); x > 0 {
@@ -204,19 +231,21 @@ func copiesBelow(ops []porcupine.Operation, may func(i int) bool) []int {
 		// A read that comes after X and finds X's record, which no other
 		// append can put there, finds the copies below it too: every
 		// offset it names below X's is blocked (a final read's, all).
-		if _, unknown := anyOffset[in.Value]; appends[at{out.Offset, in.Value}] == 1 && !unknown {
-			for _, j := range reads[at{out.Offset, in.Value}] {
-				if ops[j].Call <= ops[i].Return {
-					continue
-				}
-				offs := readOffsets[j]
-				if x := sort.Search(len(offs), func(x int) bool { return offs[x] >= out.Offset }); x > 0 {
-					from = max(from, offs[x-1]+1)
+		if _, unknown := anyOffset[in.Value]; !unknown {
+			if a := find(at[out.Offset], in.Value); a.n == 1 {
+				for _, j := range a.readBy {
+					if ops[j].Call <= ops[i].Return {
+						continue
+					}
+					offs := readOffsets[j]
+					if x := sort.Search(len(offs), func(x int) bool { return offs[x] >= out.Offset }); x > 0 {
+						from = max(from, offs[x-1]+1)
+					}
 				}
 			}
 		}
 		for x := sort.Search(len(named), func(x int) bool { return named[x] >= out.Offset }) - 1; x >= 0 && named[x] >= from; x-- {
-			if slices.ContainsFunc(names[named[x]], blocks) {
+			if slices.ContainsFunc(at[named[x]].names, blocks) {
 				from = named[x] + 1
 				break
 			}
