@@ -201,9 +201,9 @@ func contractOps(h History, con *contract, k tp) ([]porcupine.Operation, []strin
 // unobserved one with k a gap or past its tail. So it takes effect no
 // earlier than L(o-c), the latest over k < o-c of the earliest invocation
 // of such an append, and it moves there (never past its completion). The
-// real-time orders this adds (an operation completing before L(o) now
+// real-time orders this adds (an operation completing before L(o-c) now
 // precedes the append) already follow: that operation precedes every
-// append that can fill the offset of L(o), which precedes the append. A
+// append that can fill the offset of L(o-c), which precedes the append. A
 // truncation makes offsets reusable but changes none of this; completions
 // do not move, as an append at a higher offset may take effect first and
 // be truncated away. So the narrowed history has exactly the

@@ -252,9 +252,9 @@ func (w *contractOrder) try(rest []int, at []int64, given bool) bool {
 	state, _ := model.ContractModel().Init().(model.ContractState)
 	seq := make([]int, 0, len(ops))
 	placed := make([]bool, len(ops))
-	byOffset := map[int64][]int{} // the appends of rest, by offset
+	byOffset := map[int64][]int{} // the appends of rest, by offset (for settle)
 	for _, i := range rest {
-		if ins[i].Kind == model.Append {
+		if w.copies && ins[i].Kind == model.Append {
 			byOffset[outs[i].Offset] = append(byOffset[outs[i].Offset], i)
 		}
 	}
