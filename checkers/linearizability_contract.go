@@ -12,7 +12,10 @@
 //   - for a producer that may write a record twice (retries without
 //     idempotence), one more append of the value at each other offset a
 //     poll saw it at or the final committed log holds it at, which may or
-//     may not have happened.
+//     may not have happened; and, where the witness finds no linearization
+//     without them, unobserved earlier copies of its value below an
+//     acknowledged append, at offsets a loss fact may later free
+//     (linearizability_copies.go).
 //
 // Strict fails and contract holds: permitted, naming the facts. Both fail:
 // a protocol bug. The contract check out of budget: unknown, never either.
@@ -30,6 +33,7 @@
 package checkers
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -53,7 +57,12 @@ func contractCheck(h History, con *contract, key model.Key, ops []porcupine.Oper
 	}
 	all := append(append([]porcupine.Operation(nil), ops...), extra...)
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Call < all[j].Call })
-	allowed := strings.Join(facts, "; ")
+	allowed := func() string {
+		if len(facts) > 4 {
+			return strings.Join(facts[:3], "; ") + "; … (" + strconv.Itoa(len(facts)) + " facts in all)"
+		}
+		return strings.Join(facts, "; ")
+	}
 	// An exhibited linearization first (linearizability_contract_witness.go),
 	// whatever is left of the budget: it reads no clock. An acks=1 send most
 	// likely took effect by its acknowledgement.
@@ -64,7 +73,21 @@ func contractCheck(h History, con *contract, key model.Key, ops []porcupine.Oper
 		return 0
 	}
 	if contractWitness(all, acked) {
-		return true, "permitted: the contract model linearizes it when it allows " + allowed, true
+		return true, "permitted: the contract model linearizes it when it allows " + allowed(), true
+	}
+	// Then with the unobserved copies a retrying producer may have left
+	// where a loss later freed the offset (markCopies). They only add
+	// linearizations, so they are named only when the witness above found
+	// none without them.
+	if n := markCopies(h, all); n > 0 {
+		sends := " sends"
+		if n == 1 {
+			sends = " send"
+		}
+		facts = append(facts, "unobserved earlier copies of "+strconv.Itoa(n)+sends+" by producers that retry without idempotence, at offsets a loss fact freed")
+		if contractWitness(all, acked) {
+			return true, "permitted: the contract model linearizes it when it allows " + allowed(), true
+		}
 	}
 	if left <= 0 {
 		return false, "was not checked (budget spent)", false
@@ -76,9 +99,9 @@ func contractCheck(h History, con *contract, key model.Key, ops []porcupine.Oper
 	res := porcupine.CheckOperationsTimeout(contractModel, narrowContract(all), left)
 	switch res {
 	case porcupine.Ok:
-		return true, "permitted: the contract model linearizes it when it allows " + allowed, true
+		return true, "permitted: the contract model linearizes it when it allows " + allowed(), true
 	case porcupine.Illegal:
-		return false, "not permitted: the contract model does not linearize it either, though it allows " + allowed, true
+		return false, "not permitted: the contract model does not linearize it either, though it allows " + allowed(), true
 	}
 	return false, "ran out of its budget", false
 }
@@ -162,10 +185,6 @@ func contractOps(h History, con *contract, k tp) ([]porcupine.Operation, []strin
 	if dups > 0 {
 		facts = append(facts, strconv.Itoa(dups)+" duplicate appends by producers that retry without idempotence")
 	}
-	if len(facts) > 4 {
-		n := len(facts)
-		facts = append(facts[:3:3], "… ("+strconv.Itoa(n)+" facts in all)")
-	}
 	return out, facts
 }
 
@@ -174,16 +193,17 @@ func contractOps(h History, con *contract, k tp) ([]porcupine.Operation, []strin
 // effect, and the times renamed so that appends invoked at one time are
 // tried in offset order (reorder); or ops itself when no invocation moves.
 //
-// Why it is exact: an append at offset o takes effect on a log at least o
-// long (ContractStep: floor <= o <= Len), whose entry at each offset k < o
-// was put there by an append that took effect at k, earlier in the
-// linearization: one at offset k, one of unknown outcome, or an
+// Why it is exact: an append at offset o with c copies (Output.Copies)
+// takes effect on a log at least o-c long (ContractStep: floor <= o and
+// o-c <= Len), whose entry at each offset k < o-c was put there by an
+// append that took effect at k, earlier in the linearization: one at
+// offset k, one whose copies cover k, one of unknown outcome, or an
 // unobserved one with k a gap or past its tail. So it takes effect no
-// earlier than L(o), the latest over k < o of the earliest invocation of
-// such an append, and it moves there (never past its completion). The
-// real-time orders this adds (an operation completing before L(o) now
+// earlier than L(o-c), the latest over k < o-c of the earliest invocation
+// of such an append, and it moves there (never past its completion). The
+// real-time orders this adds (an operation completing before L(o-c) now
 // precedes the append) already follow: that operation precedes every
-// append that can fill the offset of L(o), which precedes the append. A
+// append that can fill the offset of L(o-c), which precedes the append. A
 // truncation makes offsets reusable but changes none of this; completions
 // do not move, as an append at a higher offset may take effect first and
 // be truncated away. So the narrowed history has exactly the
@@ -213,6 +233,7 @@ func narrowContract(ops []porcupine.Operation) []porcupine.Operation {
 		tailFirst[k] = none
 	}
 	copy(first, tailFirst)
+	paintCopies(ops, first)
 	for i := range ops {
 		if in := ops[i].Input.(model.Input); in.Kind != model.Append {
 			continue
@@ -253,7 +274,7 @@ func narrowContract(ops []porcupine.Operation) []porcupine.Operation {
 			continue
 		}
 		key[i] = o.Offset
-		if c := min(bound[o.Offset], ops[i].Return); c > ops[i].Call {
+		if c := min(bound[max(o.Offset-o.Copies, 0)], ops[i].Return); c > ops[i].Call {
 			if out == nil {
 				out = slices.Clone(ops)
 			}
@@ -265,4 +286,46 @@ func narrowContract(ops []porcupine.Operation) []porcupine.Operation {
 	}
 	reorder(out, key)
 	return out
+}
+
+// paintCopies lowers first[k], for each offset k below an append's offset
+// that its copies may fill (Output.Copies), to the earliest invocation of
+// such an append. Each offset is painted once, by the earliest append
+// covering it (the appends taken in invocation order, the painted offsets
+// skipped through next).
+func paintCopies(ops []porcupine.Operation, first []int64) {
+	type span struct{ lo, hi, call int64 }
+	var spans []span
+	for i := range ops {
+		if in := ops[i].Input.(model.Input); in.Kind != model.Append {
+			continue
+		}
+		if out := ops[i].Output.(model.Output); !out.Unknown && !out.Unobserved && out.Copies > 0 {
+			spans = append(spans, span{max(out.Offset-out.Copies, 0), out.Offset - 1, ops[i].Call})
+		}
+	}
+	if len(spans) == 0 {
+		return
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.call, b.call) })
+	next := make([]int64, len(first)+1) // next[k]: the lowest offset >= k not painted yet (once compressed)
+	for k := range next {
+		next[k] = int64(k)
+	}
+	find := func(k int64) int64 {
+		r := k
+		for next[r] != r {
+			r = next[r]
+		}
+		for next[k] != r {
+			next[k], k = r, next[k]
+		}
+		return r
+	}
+	for _, sp := range spans {
+		for k := find(sp.lo); k <= sp.hi; k = find(k) {
+			first[k] = min(first[k], sp.call)
+			next[k] = k + 1
+		}
+	}
 }

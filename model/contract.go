@@ -14,6 +14,16 @@
 // record when only an acks=1 leader failed) can never be truncated, so the
 // model still catches a lost or rewritten record that no fact permits.
 //
+// A retrying producer without idempotence may write a record at every
+// attempt, and a copy nobody read leaves no trace in the history: an
+// acknowledged append with Output.Copies = c may take effect on a log up
+// to c entries short of its offset, the entries between being Hidden
+// copies of its value (written by its earlier attempts, inside its
+// interval). The checker gives Copies only where a loss fact may later
+// free those offsets (checkers/linearizability_copies.go); without it, an
+// offset that held such a copy and was written again after the loss could
+// not be filled before it, and a permitted loss read as a broken contract.
+//
 // The checker (checkers/linearizability_contract.go) runs the strict model
 // first and this one only on a strict violation: strict fails and contract
 // holds means the violation is permitted; both fail means a protocol bug.
@@ -22,15 +32,16 @@
 // length at once. The state is a log and a floor: "any prefix of the log at
 // least floor long" (an interval of candidate logs, all prefixes of one).
 // The next operation that needs a definite length picks it: an append at
-// offset o cuts to o (legal iff floor <= o <= Len); an HW read of h cuts to
+// offset o cuts to o (legal iff floor <= o <= Len; past Len, it pads with
+// its copies, legal iff o-Copies <= Len); an HW read of h cuts to
 // h; a read narrows the floor above the offsets it saw; a further Truncate
 // lowers the floor. The set of possible logs is then always such an
 // interval, so porcupine needs no power-set construction.
 //
 // What it simplifies: one Truncate per fact (a fact whose loss happens in
-// two separate rewinds would need two); an unobserved append (Hidden) with
-// a cut pending resolves it at the longest prefix it may land at, not at
-// every one.
+// two separate rewinds would need two); an unobserved append (Hidden), or
+// an append padding with copies, with a cut pending resolves it at the
+// longest prefix it may land at, not at every one.
 
 package model
 
@@ -105,8 +116,16 @@ func ContractStep(s ContractState, in Input, out Output) (bool, ContractState) {
 			return true, definite(s.Log.Prefix(k).Append(Hidden))
 		case out.Unknown:
 			return true, definite(s.Log.Append(in.Value))
-		case out.Offset < s.Floor || out.Offset > n:
+		case out.Offset < s.Floor || out.Offset-out.Copies > n:
 			return false, s
+		case out.Offset > n:
+			// The offsets between hold earlier copies of the value that
+			// nobody observed (Output.Copies).
+			l := s.Log
+			for l.Len() < out.Offset {
+				l = l.Append(Hidden)
+			}
+			return true, definite(l.Append(in.Value))
 		}
 		return true, definite(s.Log.Prefix(out.Offset).Append(in.Value))
 	case Read:

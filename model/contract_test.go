@@ -45,3 +45,40 @@ func TestContractStepTruncate(t *testing.T) {
 		t.Fatalf("Prefix: %v", p)
 	}
 }
+
+// TestContractStepCopies: an append with Copies may take effect on a log
+// up to Copies entries short of its offset, the offsets between then
+// holding unobserved copies (Hidden) that any later Truncate may remove;
+// without Copies, or further short, it may not. A pending cut is resolved
+// as before when the offset is within the log.
+func TestContractStepCopies(t *testing.T) {
+	s := definite(LogOf("m1"))
+	for _, tc := range []struct {
+		out  Output
+		ok   bool
+		want string
+	}{
+		{Output{Offset: 3}, false, ""},
+		{Output{Offset: 3, Copies: 1}, false, ""}, // offset 1 would be empty
+		{Output{Offset: 3, Copies: 2}, true, "[m1 <unobserved> <unobserved> n1]"},
+		{Output{Offset: 3, Copies: 3}, true, "[m1 <unobserved> <unobserved> n1]"},
+		{Output{Offset: 1, Copies: 1}, true, "[m1 n1]"},
+		{Output{Offset: 0, Copies: 1}, false, ""}, // m1 cannot be cut
+	} {
+		ok, next := ContractStep(s, Input{Kind: Append, Value: "n1"}, tc.out)
+		if ok != tc.ok || (ok && next.String() != tc.want) {
+			t.Errorf("append(n1) -> %d with %d copies: got %v %v, want %v %s", tc.out.Offset, tc.out.Copies, ok, next, tc.ok, tc.want)
+		}
+	}
+	// The copies are unobserved: a loss fact that excuses n1 frees their
+	// offsets for other records.
+	_, padded := ContractStep(s, Input{Kind: Append, Value: "n1"}, Output{Offset: 3, Copies: 2})
+	_, cut := ContractStep(padded, Input{Kind: Truncate, Excused: map[string]bool{"n1": true}}, Output{})
+	if ok, next := ContractStep(cut, Input{Kind: Append, Value: "n2"}, Output{Offset: 1}); !ok || next.String() != "[m1 n2]" {
+		t.Fatalf("after the cut: %v %v", ok, next)
+	}
+	// The strict model knows no copies.
+	if ok, _ := Step(LogOf("m1"), Input{Kind: Append, Value: "n1"}, Output{Offset: 3, Copies: 2}); ok {
+		t.Fatal("strict model padded")
+	}
+}

@@ -118,6 +118,14 @@ type Output struct {
 	Unobserved bool
 	Gaps       []int64
 	Tail       int64
+	// Copies (contract model only; ContractStep) is how many offsets just
+	// below Offset may hold earlier copies of an acknowledged append's
+	// value that no operation observed: the earlier attempts of a producer
+	// that retries without idempotence, each of which may have written the
+	// record. The checker sets it only where such a copy can matter (an
+	// offset whose every observer may come after a loss fact that excuses
+	// the send); 0 means none.
+	Copies int64
 }
 
 // Hidden is the value the model stores for an Unobserved append.
