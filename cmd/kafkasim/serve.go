@@ -54,7 +54,7 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	history := fs.String("history", "", "save the history (JSON lines, for kafkasim check) to FILE at stop")
 	tapePath := fs.String("tape", "", "record the arrival order of every input to FILE, for kafkasim replay -tape (default: a temporary file, named on stderr)")
 	strict := fs.Bool("strict", false, "exit 1 on a violation Kafka's contract permits, too")
-	faultsText := fs.String("faults", "", "inject the swarm's faults on a schedule drawn from the seed while clients run: PROFILE is "+harness.FaultProfileSyntax()+" (docs/serve.md, \"Faults while your clients run\")")
+	faultsText := fs.String("faults", "", "inject the swarm's faults while clients run, on a schedule drawn from the seed: `PROFILE` is "+harness.FaultProfileSyntax()+" (docs/serve.md, \"Faults while your clients run\")")
 	set := setFlags{}
 	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
 	cf := addConfigFlags(fs)

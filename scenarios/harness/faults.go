@@ -57,6 +57,11 @@ type FaultProfile struct {
 // real clients, outside the world).
 var FaultKinds = []string{"crash", "power-loss", "pause", "partition", "heal"}
 
+// minFaultEvery bounds fault-every from below: a draw per virtual
+// millisecond would keep every broker restarting and the world busy with
+// nothing else.
+const minFaultEvery = 10 * sim.Millisecond
+
 // FaultKeys are the keys a fault profile takes besides the fault kinds.
 var FaultKeys = []string{"fault-every", "restart", "profile"}
 
@@ -80,7 +85,7 @@ func FaultProfileSyntax() string {
 	for _, n := range NamedFaultProfiles {
 		names = append(names, n.Name)
 	}
-	return fmt.Sprintf("a named profile (%s) and/or KEY=VALUE words separated by spaces or commas; keys: %s (chances in [0,1]), fault-every (virtual time between draws, e.g. 2s or 500ms), restart (chance in [0,1]), profile (fixed or swarm)",
+	return fmt.Sprintf("a named profile (%s) and/or KEY=VALUE words separated by spaces or commas; keys: %s (chances in [0,1]), fault-every (virtual time between draws, 10ms or more, e.g. 2s or 500ms), restart (chance in [0,1]), profile (fixed or swarm)",
 		strings.Join(names, ", "), strings.Join(FaultKinds, ", "))
 }
 
@@ -130,8 +135,8 @@ func ParseFaultProfile(text string) (FaultProfile, error) {
 			}
 		case k == "fault-every":
 			d, err := scenarios.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return p, fmt.Errorf("fault-every=%q: want a positive duration of virtual time, e.g. 2s or 500ms", v)
+			if err != nil || d < minFaultEvery {
+				return p, fmt.Errorf("fault-every=%q: want a duration of virtual time of %v or more, e.g. 2s or 500ms", v, minFaultEvery)
 			}
 			p.Every = d
 		case k == "profile":
