@@ -12,6 +12,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
+	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -210,5 +211,37 @@ func TestFaultScheduleIsTheSeeds(t *testing.T) {
 	}
 	if slices.Equal(quiet, other) {
 		t.Fatalf("seeds 7 and 8 drew the same faults:\n%s", strings.Join(quiet, "\n"))
+	}
+}
+
+// TestFaultsStopAtStop: the schedule injects nothing once serve is told
+// to stop; the end phase heals and restarts, and its second of settling
+// (a hundred draws at fault-every=10ms) and its probes see no fault.
+func TestFaultsStopAtStop(t *testing.T) {
+	var tape strings.Builder
+	s, log := startFaults(t, 1, 1, "network fault-every=10ms", &tape)
+	deadline := time.Now().Add(30 * time.Second)
+	for len(log.faults()) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("fewer than 3 faults in 30s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	res := stopAndWait(t, s)
+	_, entries, err := ReadTape(strings.NewReader(tape.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := entries[len(entries)-1]
+	if stop.Kind != kindCommand || stop.Line != "stop" {
+		t.Fatalf("the tape ends with %+v, not the stop", stop)
+	}
+	if res.SimTime < stop.Time.Add(sim.Second) {
+		t.Fatalf("the run ended at %v, less than a second after the stop at %v: the test proves nothing", res.SimTime, stop.Time)
+	}
+	for _, f := range s.Faults() {
+		if f.At > stop.Time {
+			t.Fatalf("%s: after the stop at %v", f, stop.Time)
+		}
 	}
 }
