@@ -97,8 +97,7 @@ tape, -history or -report that cannot be written is reported after the
 verdicts, with exit 2.`,
 		exits: runExits,
 		examples: []string{"kafkasim serve -tape served.tape",
-			"kafkasim serve -faults 'default fault-every=5s' -speed 10 -tape served.tape",
-			"kafkasim serve -set inter.broker.protocol.version=4.1 -listen 127.0.0.1:19092 -speed 10 -report out/"},
+			"kafkasim serve -set inter.broker.protocol.version=4.1 -listen 127.0.0.1:19092 -speed 10 -faults 'default fault-every=5s' -report out/"},
 	},
 	"suite": {
 		synopsis: "kafkasim suite [-seeds N] [-run REGEXP] [-parallel P] [-set key=value ...] [-strict] [-junit FILE] [-json] [-budget DUR] [-report DIR] [-progress MODE] [-ext EXT] [-shard i/n] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...] [PATH ...]",
