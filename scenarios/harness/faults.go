@@ -67,15 +67,18 @@ var FaultKeys = []string{"fault-every", "restart", "profile"}
 
 // NamedFaultProfile is a profile a name stands for.
 type NamedFaultProfile struct {
-	Name, Text, Why string
+	Name, Text string
 }
 
 // NamedFaultProfiles are the named profiles, as ParseFaultProfile reads
-// them.
+// them: default is the built-in swarm scenario's step (every fault kind),
+// failover crashes and restarts only (leader failovers, a down broker
+// restarted at its next draw), network pauses and partitions only (no
+// broker goes down).
 var NamedFaultProfiles = []NamedFaultProfile{
-	{"default", "fault-every=2s crash=0.3 power-loss=0.1 pause=0.1 partition=0.2 heal=0.3", "the built-in swarm scenario's step: every fault kind"},
-	{"failover", "fault-every=2s crash=0.5 restart=1", "crashes and restarts only: leader failovers, a down broker restarted at its next draw"},
-	{"network", "fault-every=2s pause=0.2 partition=0.4 heal=0.4", "pauses and partitions only: no broker goes down"},
+	{"default", "fault-every=2s crash=0.3 power-loss=0.1 pause=0.1 partition=0.2 heal=0.3"},
+	{"failover", "fault-every=2s crash=0.5 restart=1"},
+	{"network", "fault-every=2s pause=0.2 partition=0.4 heal=0.4"},
 }
 
 // FaultProfileSyntax says what a fault profile may be, for errors and
@@ -295,9 +298,8 @@ func faultStepText(st scenarios.Step) string {
 }
 
 // leads returns the partitions the target of st leads (as its replicas
-// say) and whether it is
-// the active controller (nothing for a heal, or a restart: its target is
-// down).
+// say) and whether it is the active controller (nothing for a heal, or a
+// restart: its target is down).
 func (r *Runner) leads(st scenarios.Step) ([]string, bool) {
 	if len(st.Args) == 0 || st.Op == "restart" {
 		return nil, false

@@ -49,6 +49,21 @@ func TestParseFaultProfile(t *testing.T) {
 			t.Errorf("%q read back from %q: %+v", c.text, p.String(), back)
 		}
 	}
+	// default is the built-in swarm scenario's step, as it is written.
+	def := mustParse(t, "default")
+	for _, st := range scenarios.Swarm().Steps {
+		if st.Op != "swarm" {
+			continue
+		}
+		for _, k := range FaultKinds {
+			if st.KV[k] != rateText(def.Rates[k]) {
+				t.Errorf("default: %s=%v, the swarm scenario's step says %s=%s", k, def.Rates[k], k, st.KV[k])
+			}
+		}
+		if st.KV["fault-every"] != durationText(def.Every) {
+			t.Errorf("default: fault-every=%v, the swarm scenario's step says %s", def.Every, st.KV["fault-every"])
+		}
+	}
 	if m := mustParse(t, "default").MeanInterval(); m < 2800*sim.Millisecond || m > 3000*sim.Millisecond {
 		t.Errorf("default: a fault every %v, want about 2.9s (2s over 1-0.7*0.9*0.9*0.8*0.7)", m)
 	}
