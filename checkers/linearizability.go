@@ -191,6 +191,7 @@ func porcupineHistory(h History) ([][]porcupine.Operation, []model.Key, []string
 	clients := clientIDs(h)
 	parts := &partitionTable{index: make(map[tp]int)}
 	where := make([]int32, len(h.Ops)) // each op's partition, or -1
+	retried := false                   // some value was sent twice on a partition (linearizability_retries.go)
 	for i := range h.Ops {
 		op := &h.Ops[i]
 		where[i] = -1
@@ -207,12 +208,14 @@ func porcupineHistory(h History) ([][]porcupine.Operation, []model.Key, []string
 				p.name(op.Offset)
 				p.need = max(p.need, op.Offset+1)
 				p.n++
+				retried = p.countSend(op.Value) || retried
 			case Info, Pending:
 				if p.seen == nil {
 					p.seen = make(map[string][]int64)
 				}
 				p.seen[op.Value] = nil
 				p.n++
+				retried = p.countSend(op.Value) || retried
 			}
 		case Poll:
 			if len(op.Records) == 0 || (op.Outcome != OK && op.Outcome != Info) {
@@ -231,8 +234,12 @@ func porcupineHistory(h History) ([][]porcupine.Operation, []model.Key, []string
 			}
 		}
 	}
+	if retried {
+		collectAttempts(h, parts, where)
+	}
 	for _, p := range parts.all {
-		// Where polls saw each value of a send of unknown outcome.
+		// Where polls saw each value of a send of unknown outcome (and of
+		// a value sent more than once).
 		if p.seen != nil {
 			for _, i := range p.polls {
 				for _, r := range h.Ops[i].Records {
@@ -242,6 +249,7 @@ func porcupineHistory(h History) ([][]porcupine.Operation, []model.Key, []string
 				}
 			}
 		}
+		p.extraOffsets()
 		for off := int64(0); off < p.need; off++ {
 			if !p.named(off) {
 				p.gaps = append(p.gaps, off)
@@ -264,6 +272,12 @@ func porcupineHistory(h History) ([][]porcupine.Operation, []model.Key, []string
 		switch op.Kind {
 		case Send:
 			pop.Input = model.Input{Key: key, Kind: model.Append, Value: op.Value}
+			if a := p.retried[op.Value]; a != nil {
+				if !p.attempt(a, op, &pop) {
+					continue
+				}
+				break
+			}
 			switch op.Outcome {
 			case OK:
 				pop.Output = model.Output{Offset: op.Offset}
@@ -328,6 +342,9 @@ func porcupineHistory(h History) ([][]porcupine.Operation, []model.Key, []string
 		if p.dropped > 0 {
 			notes = append(notes, p.key.String()+": "+strconv.Itoa(p.dropped)+" unobserved sends of unknown outcome cannot fill a gap and were left out")
 		}
+		if n := p.mergedNote(); n != "" {
+			notes = append(notes, n)
+		}
 		if len(p.ops) == 0 {
 			continue
 		}
@@ -382,6 +399,12 @@ type partitionOps struct {
 	// dropped counts those left out (no gap to fill).
 	unresolved []int
 	dropped    int
+	// sends counts the sends of each value, retried are the values sent
+	// more than once, and merged counts the acknowledgements merged into
+	// an earlier one at their offset (linearizability_retries.go).
+	sends   map[string]int32
+	retried map[string]*attempts
+	merged  int
 }
 
 // maxMarked bounds the dense table of named offsets; offsets past it (a

@@ -13,6 +13,7 @@
 //
 // Files: frame.go (Kafka framing), gateway.go (connections as nodes of the
 // world), history.go (the brokers' side of the history), pacer.go,
-// socket.go, tape.go, server.go. Compressed batches pass through as
+// socket.go, tape.go, server.go, faults.go (-faults: the swarm's faults on
+// a schedule the seed draws inside the world, harness/faults.go). Compressed batches pass through as
 // produced: the simulated brokers store them so (broker/storage).
 package serve

@@ -49,12 +49,16 @@ type driver struct {
 	// onReady is told when the cluster is ready, or with what is missing
 	// when readyWithin passed first.
 	onReady func(r *harness.Runner, missing string)
+	// faults is the fault schedule (-faults), started once ready.
+	faults faultLog
 }
 
 // begin runs at the top of every Before: it closes the connections of
 // brokers that went down and reports whether the cluster is ready (and
-// notes the moment it first is).
-func (d *driver) begin(r *harness.Runner) bool {
+// notes the moment it first is), and whether it just started the fault
+// schedule, which queued the schedule's first draw (the pacer then
+// returns acted, so that the runner looks at the next event again).
+func (d *driver) begin(r *harness.Runner) (ready, started bool) {
 	if d.g.r == nil {
 		d.g.r = r
 		d.g.hist.rec, d.g.hist.r = r.Recorder, r
@@ -65,11 +69,11 @@ func (d *driver) begin(r *harness.Runner) bool {
 	}
 	d.g.sync()
 	if d.ready {
-		return true
+		return true, false
 	}
-	ready := r.Ready()
+	ready = r.Ready()
 	if !ready && r.World.Now() < sim.Time(readyWithin) {
-		return false
+		return false, false
 	}
 	d.ready = true
 	d.g.listen = true
@@ -80,7 +84,7 @@ func (d *driver) begin(r *harness.Runner) bool {
 		}
 		d.onReady(r, missing)
 	}
-	return true
+	return true, d.faults.start(r)
 }
 
 // apply applies one input at the world's current time; a command's
@@ -130,13 +134,13 @@ func changes(word string) bool {
 }
 
 // answerReadOnly answers status, help and unknown commands.
-func answerReadOnly(r *harness.Runner, line string) string {
+func answerReadOnly(r *harness.Runner, faults *faultLog, line string) string {
 	w := strings.Fields(line)
 	switch {
 	case len(w) == 0:
 		return ""
 	case w[0] == "status":
-		return status(r)
+		return status(r) + faults.status()
 	case w[0] == "help":
 		return "commands: " + Commands
 	}
@@ -248,11 +252,15 @@ func (p *livePacer) drain() {
 // Before implements harness.Pacer.
 func (p *livePacer) Before(r *harness.Runner, t sim.Time) (bool, error) {
 	wasReady := p.ready
-	if !p.begin(r) {
+	ready, started := p.begin(r)
+	if !ready {
 		return false, nil
 	}
 	if !wasReady {
 		p.base, p.vbase = time.Now(), r.World.Now()
+	}
+	if started {
+		return true, nil
 	}
 	p.drain()
 	for {
@@ -267,7 +275,7 @@ func (p *livePacer) Before(r *harness.Runner, t sim.Time) (bool, error) {
 		}
 		if in != nil {
 			if in.Kind == kindCommand && readOnly(in.Line) {
-				in.reply <- answerReadOnly(r, in.Line)
+				in.reply <- answerReadOnly(r, &p.faults, in.Line)
 				continue
 			}
 			at := max(p.virtual(in.wall), r.World.Now())
@@ -318,8 +326,9 @@ type tapePacer struct {
 
 // Before implements harness.Pacer.
 func (p *tapePacer) Before(r *harness.Runner, t sim.Time) (bool, error) {
-	if !p.begin(r) {
-		return false, nil
+	ready, started := p.begin(r)
+	if !ready || started {
+		return started, nil
 	}
 	p.g.out, p.g.relisten = nil, nil
 	if p.next >= len(p.entries) {

@@ -21,7 +21,13 @@ import (
 // at the end of the test.
 func startServer(t *testing.T, speed float64, tape io.Writer, set map[string]string) *Server {
 	t.Helper()
-	cfg := Config{Script: ClusterScenario(), Seed: 1, Speed: speed, Set: set, Log: testLog{t}, Tape: tape}
+	return startConfig(t, Config{Script: ClusterScenario(), Seed: 1, Speed: speed, Set: set, Log: testLog{t}, Tape: tape})
+}
+
+// startConfig starts cfg, stops it at the end of the test and waits until
+// it is ready.
+func startConfig(t *testing.T, cfg Config) *Server {
+	t.Helper()
 	s, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)

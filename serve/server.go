@@ -66,6 +66,13 @@ type Config struct {
 	// Timeline keeps the replicas' changes and the whole trace, for an
 	// HTML report.
 	Timeline bool
+	// Faults, if set, is the fault schedule injected while clients run
+	// (serve -faults, faults.go), from the moment the cluster is ready.
+	Faults *harness.FaultProfile
+	// Print, if set, receives the lines a run prints as it goes, in order,
+	// on the world's goroutine: "ready", the fault schedule's line and
+	// each injected fault's.
+	Print func(line string)
 }
 
 // Server is a running served world.
@@ -85,6 +92,8 @@ type Server struct {
 	result  *harness.Result
 	err     error
 	tapeErr error
+	// faults is the world's fault log, read once the run ended.
+	faults *faultLog
 }
 
 // Start validates cfg, opens the listeners and starts the world. Errors
@@ -115,15 +124,23 @@ func Start(cfg Config) (*Server, error) {
 	}
 	var tape *tapeWriter
 	if cfg.Tape != nil {
-		tape = newTapeWriter(cfg.Tape, TapeHeader{Version: TapeVersion, Scenario: cfg.Scenario, Variant: cfg.Variant, Seed: cfg.Seed, Set: cfg.Set})
+		h := TapeHeader{Version: TapeVersion, Scenario: cfg.Scenario, Variant: cfg.Variant, Seed: cfg.Seed, Set: cfg.Set}
+		if cfg.Faults != nil {
+			h.Faults = cfg.Faults.String()
+		}
+		tape = newTapeWriter(cfg.Tape, h)
 	}
 	g := &gateway{addrs: s.addrs, logf: s.logf}
 	p := &livePacer{driver: driver{g: g, onReady: func(_ *harness.Runner, missing string) {
 		if missing != "" {
 			s.logf("some partitions have no leader after %v of the cluster's start; serving anyway:\n%s", readyWithin, missing)
 		}
+		if cfg.Print != nil {
+			cfg.Print("ready")
+		}
 		close(s.ready)
-	}}, speed: cfg.Speed, inbox: s.inbox, tape: tape, flush: s.flushOut, relisten: s.relisten}
+	}, faults: faultLog{profile: cfg.Faults, print: cfg.Print}}, speed: cfg.Speed, inbox: s.inbox, tape: tape, flush: s.flushOut, relisten: s.relisten}
+	s.faults = &p.faults
 	for i, l := range ls {
 		go s.acceptLoop(l, int32(i))
 	}
@@ -165,6 +182,20 @@ func (s *Server) Command(line string) string {
 	case <-s.finished:
 		return ""
 	}
+}
+
+// Faults returns the faults the schedule injected, once the run has ended
+// (nil without Config.Faults).
+func (s *Server) Faults() []harness.InjectedFault {
+	<-s.finished
+	return s.faults.faults
+}
+
+// FaultSummary is the line that says, once the run has ended, how many
+// faults of each kind the schedule injected ("" without Config.Faults).
+func (s *Server) FaultSummary() string {
+	<-s.finished
+	return s.faults.summary()
 }
 
 // Wait waits for the run to end (a stop command) and returns its result.
@@ -260,6 +291,10 @@ type ReplayOptions struct {
 	// Command is the replay command the result names (ReplayCommand of
 	// the tape's file; "": the scenario's own).
 	Command string
+	// Print, if set, receives the fault schedule's lines, as the served
+	// run printed them (Config.Print), and at the end the summary a
+	// served run prints at stop (Server.FaultSummary).
+	Print func(line string)
 }
 
 // Replay reruns a tape: the served run's world, without its clients.
@@ -271,7 +306,19 @@ func Replay(h TapeHeader, entries []TapeEntry, o ReplayOptions) (*harness.Result
 	if _, _, err := harness.Prepare(s, h.Variant, h.Set); err != nil {
 		return nil, err
 	}
+	var faults *harness.FaultProfile
+	if h.Faults != "" {
+		f, err := harness.ParseFaultProfile(h.Faults)
+		if err != nil {
+			return nil, fmt.Errorf("the tape's faults: %w", err)
+		}
+		faults = &f
+	}
 	g := &gateway{logf: func(string, ...any) {}}
-	p := &tapePacer{driver: driver{g: g}, entries: entries}
-	return harness.Run(s, h.Variant, harness.Options{Seed: h.Seed, Set: h.Set, Budget: o.Budget, Timeline: o.Timeline, Pacer: p, Replay: o.Command})
+	p := &tapePacer{driver: driver{g: g, faults: faultLog{profile: faults, print: o.Print}}, entries: entries}
+	res, err := harness.Run(s, h.Variant, harness.Options{Seed: h.Seed, Set: h.Set, Budget: o.Budget, Timeline: o.Timeline, Pacer: p, Replay: o.Command})
+	if err == nil {
+		p.faults.say(p.faults.summary())
+	}
+	return res, err
 }

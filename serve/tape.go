@@ -8,7 +8,7 @@ package serve
 // server's side of it, without the clients, to the same trace hash.
 //
 // Format: JSON lines. The first is the header
-//   {"kafkasim_tape":1,"scenario":"cluster","variant":"default","seed":1,"set":{...}}
+//   {"kafkasim_tape":1,"scenario":"cluster","variant":"default","seed":1,"set":{...},"faults":"fault-every=2s crash=0.3 ..."}
 // then one line per input:
 //   {"event":812,"time":3021000000,"kind":"frame","conn":2,"frame":"AAAA..."}
 // kind is accept (conn, broker), frame (conn, frame: the request frame
@@ -33,6 +33,9 @@ type TapeHeader struct {
 	Variant  string            `json:"variant"`
 	Seed     uint64            `json:"seed"`
 	Set      map[string]string `json:"set,omitempty"`
+	// Faults is the fault schedule's profile (serve -faults), as
+	// harness.FaultProfile.String renders it; "" for none.
+	Faults string `json:"faults,omitempty"`
 }
 
 // TapeEntry is one input, as it was applied.

@@ -68,7 +68,7 @@ the same trace hash the served run printed.`,
 			"kafkasim replay -scenario swarm -variant hw-unsafe -choices shrunk-swarm-hw-unsafe.choices -report out/"},
 	},
 	"serve": {
-		synopsis: "kafkasim serve [-scenario NAME|FILE] [-variant V] [-seed N] [-set key=value ...] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...] [-listen HOST:PORT] [-speed X] [-tape FILE] [-report DIR] [-history FILE]",
+		synopsis: "kafkasim serve [-scenario NAME|FILE] [-variant V] [-seed N] [-set key=value ...] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...] [-listen HOST:PORT] [-speed X] [-faults PROFILE] [-tape FILE] [-report DIR] [-history FILE]",
 		purpose: `Serves a simulated cluster to real Kafka clients: broker bN listens on
 HOST:PORT+N and speaks Kafka's wire protocol at the versions the simulated
 release supports, with virtual time paced to the wall clock (-speed 10:
@@ -79,17 +79,25 @@ listener, then "ready" once every partition has a leader, then reads live
 commands on standard input, one per line, each answered with a line:
 crash bN, restart bN, power-loss bN, shutdown bN, pause bN DUR,
 partition A,B | C, cut A -> B, heal, restart-all, crash-leader TOPIC/P,
-status (every partition's leader, epoch, ISR and HW), stop. At stop (or
-SIGINT, SIGTERM) the checkers judge what the brokers saw — every produce
-and its answer, every fetch and the records it returned — and the verdicts
-are printed as run prints them, with run's exit codes. The inputs are
+status (every partition's leader, epoch, ISR and HW, the faults so far),
+stop. -faults PROFILE injects the swarm's faults while the clients run, on
+a schedule drawn from the seed: from "ready" until stop, a draw every
+fault-every of virtual time (2s by default) may crash, power off, pause
+or partition a random broker, heal, or restart a broker it took down
+(PROFILE: default, failover or network, and/or KEY=VALUE words: crash=P
+power-loss=P pause=P partition=P heal=P fault-every=DUR restart=P
+profile=fixed|swarm). Each fault is printed as it is injected ("fault
+12.040s: crash b1 (leader of t/0)"), and at stop how many of each. At
+stop (or SIGINT, SIGTERM) the checkers judge what the brokers saw — every
+produce and its answer, every fetch and the records it returned — and the
+verdicts are printed as run prints them, with run's exit codes. The inputs are
 recorded on a tape (-tape FILE, by default a temporary file named on
 stderr) so that kafkasim replay -tape FILE reruns the server's side; a
 tape, -history or -report that cannot be written is reported after the
 verdicts, with exit 2.`,
 		exits: runExits,
 		examples: []string{"kafkasim serve -tape served.tape",
-			"kafkasim serve -set inter.broker.protocol.version=4.1 -listen 127.0.0.1:19092 -speed 10 -report out/"},
+			"kafkasim serve -set inter.broker.protocol.version=4.1 -listen 127.0.0.1:19092 -speed 10 -faults 'default fault-every=5s' -report out/"},
 	},
 	"suite": {
 		synopsis: "kafkasim suite [-seeds N] [-run REGEXP] [-parallel P] [-set key=value ...] [-strict] [-junit FILE] [-json] [-budget DUR] [-report DIR] [-progress MODE] [-ext EXT] [-shard i/n] [-config FILE ...] [-producer-config FILE ...] [-consumer-config FILE ...] [PATH ...]",

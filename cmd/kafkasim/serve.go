@@ -6,6 +6,7 @@ package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -53,6 +54,7 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	history := fs.String("history", "", "save the history (JSON lines, for kafkasim check) to FILE at stop")
 	tapePath := fs.String("tape", "", "record the arrival order of every input to FILE, for kafkasim replay -tape (default: a temporary file, named on stderr)")
 	strict := fs.Bool("strict", false, "exit 1 on a violation Kafka's contract permits, too")
+	faultsText := fs.String("faults", "", "inject the swarm's faults while clients run, on a schedule drawn from the seed: `PROFILE` is "+harness.FaultProfileSyntax()+" (docs/serve.md, \"Faults while your clients run\")")
 	set := setFlags{}
 	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
 	cf := addConfigFlags(fs)
@@ -69,6 +71,16 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	}
 	if !(*speed > 0) {
 		return usagef("-speed %v: must be above 0 (1 = real time, 10 = ten times faster)", *speed)
+	}
+	var faults *harness.FaultProfile
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "faults" })
+	if given {
+		p, err := harness.ParseFaultProfile(*faultsText)
+		if err != nil {
+			return usagef("-faults %q: %v", *faultsText, err)
+		}
+		faults = &p
 	}
 	host, portText, err := net.SplitHostPort(*listenAddr)
 	port, perr := strconv.Atoi(portText)
@@ -99,7 +111,8 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 		return lc.blame(err)
 	}
 	cfg := serve.Config{Scenario: name, Script: s, Variant: *variant, Seed: seed, Set: set, Host: host, Port: port,
-		Speed: *speed, Log: stderr, Timeline: *report != ""}
+		Speed: *speed, Log: stderr, Timeline: *report != "", Faults: faults,
+		Print: func(line string) { fmt.Fprintln(stdout, line) }}
 	tape, tapeName, err := openTape(*tapePath, stderr)
 	if err != nil {
 		return err
@@ -118,13 +131,6 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	for i, a := range srv.Addrs() {
 		fmt.Fprintf(stdout, "b%d listening on %s\n", i, a)
 	}
-	go func() {
-		select {
-		case <-srv.Ready():
-			fmt.Fprintln(stdout, "ready")
-		case <-srv.Done():
-		}
-	}()
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(signals)
@@ -148,6 +154,9 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 		return err
 	}
 	res.Strict = *strict
+	if line := srv.FaultSummary(); line != "" {
+		fmt.Fprintln(stdout, line)
+	}
 	// NB: the verdicts first: a file that cannot be written takes nothing
 	// from the run's judgement, and is reported after it.
 	reports.WriteRunText(stdout, res)
@@ -243,7 +252,8 @@ func replayTape(path string, stdout, stderr io.Writer, all bool, report, history
 	if err != nil {
 		return usagef("-tape %s: %v", path, err)
 	}
-	res, err := serve.Replay(h, entries, serve.ReplayOptions{Timeline: true, Command: serve.ReplayCommand(path)})
+	res, err := serve.Replay(h, entries, serve.ReplayOptions{Timeline: true, Command: serve.ReplayCommand(path),
+		Print: func(line string) { fmt.Fprintln(stdout, line) }})
 	if err != nil {
 		return usagef("-tape %s: %v", path, err)
 	}

@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestServeCommandLine: serve prints its listeners and "ready", answers
@@ -57,6 +59,12 @@ func TestServeBadInput(t *testing.T) {
 		{[]string{"-tape", "/no/such/dir/x.tape"}, "does not exist"},
 		{[]string{"-tape", os.TempDir()}, "is a directory"},
 		{[]string{"-history", os.TempDir()}, "is a directory"},
+		{[]string{"-faults", ""}, `-faults "": empty: want a named profile (default, failover, network)`},
+		{[]string{"-faults", "chaos"}, `"chaos" is no named profile`},
+		{[]string{"-faults", "crash=0.5,bogus=1"}, `unknown key "bogus": want a named profile (default, failover, network) and/or KEY=VALUE words separated by spaces or commas; keys: crash, power-loss, pause, partition, heal`},
+		{[]string{"-faults", "crash=2"}, `crash="2": want a chance in [0,1]`},
+		{[]string{"-faults", "default fault-every=soon"}, `fault-every="soon": want a duration of virtual time`},
+		{[]string{"-faults", "heal=1"}, "injects nothing"},
 	} {
 		code, _, errb := runCmd(append([]string{"serve"}, c.args...)...)
 		if code != 2 || !strings.Contains(errb, c.want) {
@@ -146,5 +154,57 @@ func TestServeTapeWriteFails(t *testing.T) {
 	code, out, errb := runCmd("serve", "-listen", "127.0.0.1:0", "-speed", "100", "-tape", tape)
 	if code != 2 || !strings.Contains(out, "acked-loss       ok") || !strings.Contains(errb, "writing the tape to "+tape) || strings.Contains(errb, "saved the tape") {
 		t.Fatalf("exit %d, want 2 with the verdicts and the failed tape\n%s\n%s", code, out, errb)
+	}
+}
+
+// faultLines are the "fault ..." lines of a served or replayed run's
+// output.
+func faultLines(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "fault ") {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// TestServeFaultsCommandLine: serve -faults prints the schedule once
+// ready, each fault as it is injected, the faults so far in status, and
+// how many of each at stop, before the verdicts, whose profile line names
+// the schedule; the tape names the profile, and replay -tape prints the
+// same faults at the same virtual times and ends with the same trace hash,
+// twice.
+func TestServeFaultsCommandLine(t *testing.T) {
+	tape := filepath.Join(t.TempDir(), "served.tape")
+	prev := stdin
+	stdin = &stopAfter{do: func() { time.Sleep(1500 * time.Millisecond) }, lines: "status\n"}
+	defer func() { stdin = prev }()
+	code, out, errb := runCmd("serve", "-listen", "127.0.0.1:0", "-speed", "50", "-faults", "failover,fault-every=1s", "-tape", tape)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
+	}
+	for _, want := range []string{"\nready\nfaults from ", "fault-every=1s crash=0.5 power-loss=0 pause=0 partition=0 heal=0 restart=1 profile=fixed (a draw every 1.000s of virtual time, about a fault every 2.000s)",
+		"\nfaults: ", " so far (crash ", "injected while serving (crash ", "profile: faults fault-every=1s crash=0.5 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	served := faultLines(out)
+	if len(served) < 5 {
+		t.Fatalf("%d faults printed in 75 virtual seconds, want 5 or more:\n%s", len(served), out)
+	}
+	if !regexp.MustCompile(`^fault \d+\.\d{3}s: (crash|restart) b\d`).MatchString(served[0]) {
+		t.Errorf("the first fault line is %q, want fault TIME: crash bN or restart bN", served[0])
+	}
+	trace := regexp.MustCompile(`trace [0-9a-f]{16}`).FindString(out)
+	for i := 0; i < 2; i++ {
+		code, rout, rerr := runCmd("replay", "-tape", tape)
+		if code != 0 || trace == "" || !strings.Contains(rout, trace) {
+			t.Fatalf("replay -tape: exit %d, want %s in\n%s\n%s", code, trace, lastLines(rout, 15), rerr)
+		}
+		if got := faultLines(rout); !slices.Equal(got, served) {
+			t.Fatalf("replay %d printed other faults:\n%s\nserved:\n%s", i+1, strings.Join(got, "\n"), strings.Join(served, "\n"))
+		}
 	}
 }

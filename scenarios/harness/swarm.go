@@ -156,7 +156,9 @@ func (r *Runner) swarm(st scenarios.Step) error {
 	}
 	var fault func(w *sim.World)
 	fault = func(w *sim.World) {
-		r.swarmFault(prof.rates, sp.rates)
+		if st, ok := r.drawSwarmFault(prof.rates, sp.rates); ok {
+			r.Step(st)
+		}
 		if at := w.Now().Add(sp.every); at < end {
 			w.At(at, "swarm-fault", fault)
 		}
@@ -165,12 +167,14 @@ func (r *Runner) swarm(st scenarios.Step) error {
 	return r.Advance(end)
 }
 
-// swarmFault draws at most one fault through the chooser, at the rates of
-// the profile. A crash or power-loss drawn for a broker that is down
-// restarts it instead, at the script's rate (base): like heal, restarts
-// stay on whatever the profile, so brokers do not stay down for the rest
-// of the run.
-func (r *Runner) swarmFault(rates, base map[string]float64) {
+// drawSwarmFault draws at most one fault through the chooser, at the rates
+// of the profile, and returns it as the step that injects it (false: none
+// drawn). A crash or power-loss drawn for a broker that is down restarts it
+// instead, at the script's rate (base): like heal, restarts stay on
+// whatever the profile, so brokers do not stay down for the rest of the
+// run. It only draws; the caller runs the step (the swarm at once, a paced
+// run's schedule after noting what the target leads: faults.go).
+func (r *Runner) drawSwarmFault(rates, base map[string]float64) (scenarios.Step, bool) {
 	w := r.World
 	// Consumer faults are drawn only when asked for, so that runs without
 	// them keep their choices (and traces) as before.
@@ -181,8 +185,7 @@ func (r *Runner) swarmFault(rates, base map[string]float64) {
 		if !w.Up(id) {
 			op = "restart-consumer"
 		}
-		r.Step(scenarios.Step{Op: op, Args: []string{name}})
-		return
+		return scenarios.Step{Op: op, Args: []string{name}}, true
 	}
 	// NB: in KRaft mode the dedicated controllers are targets too; ZooKeeper
 	// runs draw among the brokers only, as before.
@@ -200,13 +203,12 @@ func (r *Runner) swarmFault(rates, base map[string]float64) {
 		switch kind {
 		case "crash", "power-loss":
 			if !w.Up(id) {
-				r.Step(scenarios.Step{Op: "restart", Args: []string{name}})
-				return
+				return scenarios.Step{Op: "restart", Args: []string{name}}, true
 			}
-			r.Step(scenarios.Step{Op: kind, Args: []string{name}, KV: map[string]string{}})
+			return scenarios.Step{Op: kind, Args: []string{name}, KV: map[string]string{}}, true
 		case "pause":
 			if w.Up(id) {
-				r.Step(scenarios.Step{Op: "pause", Args: []string{name}, Dur: 3 * sim.Second})
+				return scenarios.Step{Op: "pause", Args: []string{name}, Dur: swarmPause}, true
 			}
 		case "partition":
 			var rest []string
@@ -229,13 +231,17 @@ func (r *Runner) swarmFault(rates, base map[string]float64) {
 			rest = append(rest, r.consumers...)
 			sortStrings(rest)
 			args := append([]string{name, "|"}, strings.Join(rest, ","))
-			r.Step(scenarios.Step{Op: "partition", Args: args})
+			return scenarios.Step{Op: "partition", Args: args}, true
 		case "heal":
-			r.Step(scenarios.Step{Op: "heal"})
+			return scenarios.Step{Op: "heal"}, true
 		}
-		return
+		return scenarios.Step{}, false
 	}
+	return scenarios.Step{}, false
 }
+
+// swarmPause is how long a swarm's pause stalls its broker.
+const swarmPause = 3 * sim.Second
 
 func sortStrings(xs []string) {
 	for i := 1; i < len(xs); i++ {
