@@ -49,9 +49,13 @@ type testState struct {
 	res     TestResult
 	started bool
 	done    bool
-	lines   []string // its own and its subtests' output, in order
+	lines   []line   // its own and its subtests' output, in order
 	failed  []string // the subtests that failed
 }
+
+// line is an output line of a top-level test or of one of its subtests
+// (sub is the subtest's name below the top-level one, "" for its own).
+type line struct{ sub, text string }
 
 // ParseGoTestJSON reads go test -json output and returns the outcome of
 // each top-level test it ran, and of each test in want that it did not
@@ -87,7 +91,7 @@ func ParseGoTestJSON(r io.Reader, pkg string, want []string) ([]TestResult, erro
 		case "run":
 			s.started = true
 		case "output":
-			s.lines = append(s.lines, strings.TrimRight(e.Output, "\n"))
+			s.lines = append(s.lines, line{sub, strings.TrimRight(e.Output, "\n")})
 		case "pass", "fail", "skip":
 			if sub != "" {
 				if e.Action == "fail" {
@@ -140,10 +144,15 @@ var failWords = regexp.MustCompile(`(?i)error|unable|fail|expect|unexpected|mism
 
 // reason picks the line that best says why s failed or skipped: the first
 // log line with a failure word, else its first log line, else its first
-// output line; prefixed with the first failed subtest.
+// output line; of its first failed subtest, if one failed, prefixed with
+// that subtest's name.
 func reason(s *testState) string {
 	var first, firstWord string
-	for _, l := range s.lines {
+	for _, ln := range s.lines {
+		if len(s.failed) > 0 && ln.sub != s.failed[0] && !strings.HasPrefix(ln.sub, s.failed[0]+"/") {
+			continue
+		}
+		l := ln.text
 		if strings.HasPrefix(strings.TrimSpace(l), "=== ") || strings.HasPrefix(strings.TrimSpace(l), "--- ") {
 			continue
 		}
