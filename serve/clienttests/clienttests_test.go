@@ -52,7 +52,7 @@ func TestParseGoTestJSONOutcomesAndReasons(t *testing.T) {
 func TestWriteTablesCountsAndReasons(t *testing.T) {
 	rs := []Result{
 		{Client: "kgo", Version: "v1", Target: "serve zk", Wall: 90 * time.Second, PeakRSS: 64 << 20,
-			Tests: []TestResult{{Name: "TestA", Outcome: Pass}, {Name: "TestB", Outcome: Fail, Reason: "x|y"}},
+			Tests:    []TestResult{{Name: "TestA", Outcome: Pass}, {Name: "TestB", Outcome: Fail, Reason: "x|y"}},
 			Verdicts: []string{"  linearizability  ok"}},
 		{Client: "kgo", Version: "v1", Target: "kfake 3.9",
 			Tests: []TestResult{{Name: "TestA", Outcome: Pass}, {Name: "TestB", Outcome: Skip, Reason: "old"}}},
