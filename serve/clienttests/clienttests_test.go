@@ -123,7 +123,7 @@ func TestClientSuitesShort(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	results, err := Run(ctx, Options{Repo: repo, Work: work, Clients: Clients, Targets: Targets[:2],
-		Short: true, Timeout: 3 * time.Minute, Log: &log})
+		Short: true, Timeout: 3 * time.Minute, MaxRSS: 4 << 30, Log: &log})
 	t.Log("\n" + log.String())
 	if errors.Is(err, ErrModuleProxy) {
 		t.Skipf("skipping: %v", err)

@@ -117,6 +117,9 @@ func ParseGoTestJSON(r io.Reader, pkg string, want []string) ([]TestResult, erro
 		case s.started:
 			s.res.Outcome = NoResult
 			s.res.Reason = binaryEnd(pkgOutput)
+			if len(s.failed) > 0 {
+				s.res.Reason = strings.TrimSuffix(reason(s)+"; "+s.res.Reason, "; ")
+			}
 		default:
 			s.res.Outcome = NotRun
 			s.res.Reason = binaryEnd(pkgOutput)
@@ -140,7 +143,7 @@ var logLine = regexp.MustCompile(`^\s*(\S+\.go:\d+): (.*)$`)
 
 // failWords mark the log lines of a failing test that say what went wrong
 // rather than what it was doing.
-var failWords = regexp.MustCompile(`(?i)error|unable|fail|expect|unexpected|mismatch|timed? ?out|panic|invalid|not |no |wrong|too |got |want|missing|should|must|refused|closed|EOF|deadline|context|Skip|skipping|requires|supported`)
+var failWords = regexp.MustCompile(`[A-Z]+_[A-Z_]+|(?i:error|unable|fail|expect|unexpected|mismatch|timed? ?out|panic|invalid|not |no |wrong|too |got |want|missing|should|must|refused|closed|EOF|deadline|context|Skip|skipping|requires|supported)`)
 
 // reason picks the line that best says why s failed or skipped: the first
 // log line with a failure word, else its first log line, else its first
@@ -184,7 +187,8 @@ func reason(s *testState) string {
 // benign are kgo's cleanup lines that mention an error without being the
 // test's failure: the topic deletion serve does not serve.
 func benign(text string) bool {
-	return strings.HasPrefix(text, "unable to delete topic") || strings.HasPrefix(text, "deleting topic")
+	return strings.HasPrefix(text, "unable to delete topic") || strings.HasPrefix(text, "deleting topic") ||
+		strings.HasPrefix(text, "FAILED TESTING -- NOT DELETING TOPIC")
 }
 
 // binaryEnd finds why a test binary ended early in its package output:

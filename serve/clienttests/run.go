@@ -37,6 +37,9 @@ type Options struct {
 	Records int
 	// Timeout is go test's -timeout for each package.
 	Timeout time.Duration
+	// MaxRSS kills a server whose resident set passes it, in bytes (0:
+	// no limit); its suite's remaining tests then fail.
+	MaxRSS int64
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -259,11 +262,22 @@ func (o Options) suite(ctx context.Context, c Client, t Target, bin, dir string,
 		return r
 	}
 	start := time.Now()
-	srv, err := startServer(ctx, bin, t.args(c, o.Speed), filepath.Join(o.Work, "out", slug+".server.log"), time.Minute)
+	srv, err := startServer(ctx, bin, t.args(c, o.Speed), filepath.Join(o.Work, "out", slug+".server.log"), time.Minute, o.MaxRSS)
 	if err != nil {
 		r.Err = err.Error()
 		return r
 	}
+	// A server that dies mid-run ends the tests at once rather than at
+	// their timeout: a client retries a dead cluster until then.
+	testCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-srv.exited():
+			cancel()
+		case <-testCtx.Done():
+		}
+	}()
 	env := c.Env(c, t.Release)
 	if o.Records > 0 {
 		env = append(env, "KGO_TEST_RECORDS="+strconv.Itoa(o.Records))
@@ -277,15 +291,27 @@ func (o Options) suite(ctx context.Context, c Client, t Target, bin, dir string,
 		if p == "." {
 			outPath = filepath.Join(o.Work, "out", slug+".root.json")
 		}
-		res, err := o.goTest(ctx, c, dir, p, names, env, outPath)
+		res, err := o.goTest(testCtx, c, dir, p, names, env, outPath)
 		if err != nil && r.Err == "" {
 			r.Err = err.Error()
 		}
 		r.Tests = append(r.Tests, res...)
 	}
+	exitedEarly := false
+	select {
+	case <-srv.exited():
+		exitedEarly = true
+	default:
+	}
 	st := srv.stop(2 * time.Minute)
 	r.Wall = time.Since(start)
 	r.Verdicts, r.ServerExit, r.PeakRSS = st.Verdicts, st.Exit, st.PeakRSS
+	switch {
+	case st.OverRSS > 0:
+		r.Err = fmt.Sprintf("the server was killed at %d MiB resident, above -max-rss %d MiB; the tests still running then fail", st.OverRSS>>20, o.MaxRSS>>20)
+	case exitedEarly:
+		r.Err = fmt.Sprintf("the server exited during the tests (exit %d; its log: %s)", st.Exit, filepath.Join(o.Work, "out", slug+".server.log"))
+	}
 	return r
 }
 

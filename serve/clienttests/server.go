@@ -60,16 +60,19 @@ type server struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	ready chan struct{}
-	// mu guards lines and stopping.
+	// mu guards lines, stopping and overRSS.
 	mu       sync.Mutex
 	lines    []string // standard output after "stopping": the verdicts
 	stopping bool
+	overRSS  int64         // the resident set it was killed at, 0 if not
 	done     chan struct{} // closed when standard output is read to EOF
 }
 
 // startServer starts bin with args, logging its standard error to logPath,
-// and waits for its "ready" line.
-func startServer(ctx context.Context, bin string, args []string, logPath string, wait time.Duration) (*server, error) {
+// and waits for its "ready" line. A server whose resident set passes
+// maxRSS bytes (0: no limit) is killed, so that a leak cannot take the
+// machine's memory from everything else on it.
+func startServer(ctx context.Context, bin string, args []string, logPath string, wait time.Duration, maxRSS int64) (*server, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -93,6 +96,9 @@ func startServer(ctx context.Context, bin string, args []string, logPath string,
 	logf.Close() // the child holds its own descriptor
 	s := &server{cmd: cmd, stdin: stdin, ready: make(chan struct{}), done: make(chan struct{})}
 	go s.read(stdout)
+	if maxRSS > 0 {
+		go s.guard(maxRSS)
+	}
 	select {
 	case <-s.ready:
 		return s, nil
@@ -125,12 +131,57 @@ func (s *server) read(stdout io.Reader) {
 	}
 }
 
+// guard polls the server's resident set (VmRSS of /proc/PID/status) and
+// kills it above max.
+func (s *server) guard(max int64) {
+	path := "/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/status"
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-tick.C:
+		}
+		rss, err := vmRSS(path)
+		if err != nil || rss <= max {
+			continue
+		}
+		s.mu.Lock()
+		s.overRSS = rss
+		s.mu.Unlock()
+		s.cmd.Process.Kill()
+		return
+	}
+}
+
+// vmRSS reads the VmRSS line of a /proc/PID/status file, in bytes.
+func vmRSS(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("%s: no VmRSS line", path)
+}
+
 // stopped is what a server left when it stopped.
 type stopped struct {
 	Verdicts []string // its standard output after "stopping"
 	Exit     int      // its exit code; -1 when killed
 	PeakRSS  int64    // its peak resident set, in bytes (getrusage's ru_maxrss)
+	// OverRSS is the resident set the guard killed it at (0: it was not).
+	OverRSS int64
 }
+
+// exited reports whether the server's standard output has ended: it
+// exited (or was killed) on its own, before stop.
+func (s *server) exited() <-chan struct{} { return s.done }
 
 // stop sends "stop" on the server's standard input and waits for it to
 // print its verdicts and exit, killing it after wait.
@@ -145,7 +196,7 @@ func (s *server) stop(wait time.Duration) stopped {
 	s.cmd.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := stopped{Verdicts: s.lines, Exit: s.cmd.ProcessState.ExitCode()}
+	st := stopped{Verdicts: s.lines, Exit: s.cmd.ProcessState.ExitCode(), OverRSS: s.overRSS}
 	if ru, ok := s.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		st.PeakRSS = ru.Maxrss * 1024 // kilobytes on Linux
 	}

@@ -42,6 +42,7 @@ func run() error {
 	runRE := flag.String("run", "", "keep only the integration tests this regexp matches")
 	records := flag.Int("records", 0, "kgo's KGO_TEST_RECORDS (0: kgo's default, 500000)")
 	timeout := flag.Duration("timeout", 30*time.Minute, "go test -timeout for each package")
+	maxRSS := flag.Int64("max-rss", 8<<10, "kill a server whose resident set passes this many MiB (0: no limit); the machine is shared")
 	updateDoc := flag.String("update-doc", "", "also replace the generated section of this Markdown page (docs/clienttests.md) with the tables")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -50,7 +51,7 @@ func run() error {
 	if !(*speed > 0) {
 		return fmt.Errorf("-speed %v: must be above 0", *speed)
 	}
-	o := clienttests.Options{Work: *work, Speed: *speed, Short: *short, Run: *runRE, Records: *records, Timeout: *timeout, Log: os.Stderr}
+	o := clienttests.Options{Work: *work, Speed: *speed, Short: *short, Run: *runRE, Records: *records, Timeout: *timeout, MaxRSS: *maxRSS << 20, Log: os.Stderr}
 	repo, err := os.Getwd()
 	if err != nil {
 		return err
