@@ -182,6 +182,9 @@ func (o Options) fetch(ctx context.Context, c Client) (string, error) {
 	if _, err := os.Stat(filepath.Join(dst, ".complete")); err == nil {
 		return dst, nil
 	}
+	// A proxy that does not answer is as good as none: give up in time.
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", c.Module+"@"+c.Version)
 	cmd.Env = o.goEnv()
 	cmd.Dir = o.Work
@@ -222,12 +225,23 @@ func (o Options) build(ctx context.Context, kfake bool) (string, error) {
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
 	cmd.Dir, cmd.Env = dir, env
 	if out, err := cmd.CombinedOutput(); err != nil {
-		if kfake && bytes.Contains(out, []byte("dial tcp")) {
+		if kfake && fetchFailed(out) {
 			err = fmt.Errorf("%w: %v", ErrModuleProxy, err)
 		}
 		return "", fmt.Errorf("go build %s in %s: %w\n%s", pkg, dir, err, out)
 	}
 	return bin, nil
+}
+
+// fetchFailed reports whether a go command's output says it could not
+// download a module: no network, no proxy, or GOPROXY=off.
+func fetchFailed(out []byte) bool {
+	for _, s := range []string{"dial tcp", "no such host", "i/o timeout", "GOPROXY", "proxy.golang.org", "module lookup disabled", "connection refused"} {
+		if bytes.Contains(out, []byte(s)) {
+			return true
+		}
+	}
+	return false
 }
 
 // compile builds c's test binaries once, so that no suite's time or the
@@ -242,7 +256,7 @@ func (o Options) compile(ctx context.Context, c Client, dir string, tests map[st
 		cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-run", "^$", p)
 		cmd.Dir, cmd.Env = dir, o.goEnv()
 		if out, err := cmd.CombinedOutput(); err != nil {
-			if bytes.Contains(out, []byte("dial tcp")) || bytes.Contains(out, []byte("proxy")) {
+			if fetchFailed(out) {
 				err = fmt.Errorf("%w: %v", ErrModuleProxy, err)
 			}
 			return fmt.Errorf("building %s's tests %s: %w\n%s", c.Name, p, err, out)
