@@ -68,7 +68,10 @@ var KafkaGo = Client{
 	Name:     "kafka-go",
 	Module:   "github.com/segmentio/kafka-go",
 	Version:  "v0.4.51",
-	Packages: []string{".", "./compress", "./sasl", "./topics"},
+	// NB: ./sasl's TestSASL is left out: it needs a SASL listener on
+	// localhost:9093, and neither serve nor kfake (without EnableSASL)
+	// has one.
+	Packages: []string{".", "./compress", "./topics"},
 	Markers: Markers{
 		Helpers:   []string{"newLocalClient", "newLocalClientAndTopic", "newLocalClientWithTopic", "createTopic", "makeTopic"},
 		Addresses: []string{"localhost:909"},
@@ -79,7 +82,7 @@ var KafkaGo = Client{
 	},
 	ServeSet:  []string{"min.insync.replicas=1"},
 	KfakeArgs: []string{"-auto-create", "-c", "message.max.bytes=200000000"},
-	Subset:    "^(TestClientMetadata|TestClientProduce|TestClientFetch|TestClientFindCoordinator|TestClientListOffsets)$",
+	Subset:    "^(TestClientMetadata|TestClientProduce|TestClientFetch|TestClientListOffsets|TestClientProduceAndConsume|TestClientOffsetCommit)$",
 }
 
 // Clients are the suites of a full run.
