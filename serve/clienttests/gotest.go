@@ -196,7 +196,7 @@ func benign(text string) bool {
 func binaryEnd(pkgOutput []string) string {
 	for _, l := range pkgOutput {
 		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "panic: ") || strings.Contains(t, "build failed") || strings.HasPrefix(t, "FAIL") && strings.Contains(t, "[setup failed]") {
+		if strings.HasPrefix(t, "panic: ") || strings.HasPrefix(t, "SIGQUIT") || strings.Contains(t, "build failed") || strings.HasPrefix(t, "FAIL") && strings.Contains(t, "[setup failed]") {
 			return clip(t, 200)
 		}
 	}

@@ -338,7 +338,11 @@ func (o Options) goTest(ctx context.Context, c Client, dir, pkg string, names, e
 	}
 	defer out.Close()
 	run := "^(" + strings.Join(names, "|") + ")$"
-	cmd := exec.CommandContext(ctx, "go", "test", "-json", "-count=1", "-p", "1", "-timeout", o.Timeout.String(), "-run", run, pkg)
+	args := []string{"test", "-json", "-count=1", "-p", "1", "-timeout", o.Timeout.String(), "-run", run}
+	if c.Skip != "" {
+		args = append(args, "-skip", c.Skip)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
 	cmd.Dir, cmd.Env = dir, o.goEnv(env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = time.Minute
