@@ -69,9 +69,9 @@ var Kgo = Client{
 // nothing listens on 9093, as for a Kafka without SASL. serve runs with
 // min.insync.replicas=1 so that acks=all to an RF-1 topic is accepted.
 var KafkaGo = Client{
-	Name:     "kafka-go",
-	Module:   "github.com/segmentio/kafka-go",
-	Version:  "v0.4.51",
+	Name:    "kafka-go",
+	Module:  "github.com/segmentio/kafka-go",
+	Version: "v0.4.51",
 	// NB: ./sasl's TestSASL is left out: it needs a SASL listener on
 	// localhost:9093, and neither serve nor kfake (without EnableSASL)
 	// has one.
@@ -84,7 +84,7 @@ var KafkaGo = Client{
 	Env: func(c Client, release string) []string {
 		return []string{"KAFKA_VERSION=" + release + ".0", "KAFKA_SKIP_NETTEST=1"}
 	},
-	ServeSet:  []string{"min.insync.replicas=1"},
+	ServeSet: []string{"min.insync.replicas=1"},
 	// Against serve kraft, a Produce and a ListOffsets sent concurrently
 	// on one connection wait forever for their answers.
 	Skip:      "^TestConn$/^writing_and_reading_messages_concurrently_should_preserve_the_order$",
