@@ -85,6 +85,9 @@ func ParseGoTestJSON(r io.Reader, pkg string, want []string) ([]TestResult, erro
 			}
 			continue
 		}
+		if e.Action == "output" && binaryEnd([]string{e.Output}) != "" {
+			pkgOutput = append(pkgOutput, strings.TrimRight(e.Output, "\n"))
+		}
 		top, sub, _ := strings.Cut(e.Test, "/")
 		s := get(top)
 		switch e.Action {
@@ -180,6 +183,12 @@ func reason(s *testState) string {
 	}
 	if len(s.failed) > 0 {
 		r = s.failed[0] + ": " + r
+	}
+	for _, ln := range s.lines {
+		if p := strings.TrimSpace(ln.text); strings.HasPrefix(p, "panic: ") {
+			r = clip(r, 120) + "; then " + p
+			break
+		}
 	}
 	return clip(r, 200)
 }

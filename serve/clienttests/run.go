@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -330,8 +331,56 @@ func (o Options) suite(ctx context.Context, c Client, t Target, bin, dir string,
 }
 
 // goTest runs go test -json on one package for the named tests, keeping
-// its output in outPath, and parses it.
+// its output in outPath, and parses it. When the test binary ends early
+// (a test panics, or the package's -timeout ends a hung test), the tests
+// it never started are run again in a binary of their own, as long as
+// each round starts at least one of them: a client's crash costs only the
+// tests it was running. A resumed round's output is outPath with ".2",
+// ".3" before ".json".
 func (o Options) goTest(ctx context.Context, c Client, dir, pkg string, names, env []string, outPath string) ([]TestResult, error) {
+	done := map[string]TestResult{}
+	todo := names
+	for round := 1; len(todo) > 0 && ctx.Err() == nil; round++ {
+		path := outPath
+		if round > 1 {
+			path = strings.TrimSuffix(outPath, ".json") + "." + strconv.Itoa(round) + ".json"
+			fmt.Fprintf(o.Log, "%s: the test binary of %s ended early; running its %d tests not started again\n", c.Name, pkg, len(todo))
+		}
+		res, err := o.goTestOnce(ctx, c, dir, pkg, todo, env, path)
+		if err != nil {
+			return nil, err
+		}
+		var notRun []string
+		for _, r := range res {
+			if r.Outcome == NotRun {
+				notRun = append(notRun, r.Name)
+				if _, ok := done[r.Name]; ok {
+					continue // keep the earlier round's word on it
+				}
+			}
+			done[r.Name] = r
+		}
+		if len(notRun) == len(todo) {
+			break // no progress: the binary cannot start them
+		}
+		todo = notRun
+	}
+	out := make([]TestResult, 0, len(done))
+	for _, n := range names {
+		if r, ok := done[n]; ok {
+			out = append(out, r)
+		}
+	}
+	for n, r := range done { // tests the binary ran that were not asked for
+		if !slices.Contains(names, n) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// goTestOnce is one go test -json run of the named tests of pkg.
+func (o Options) goTestOnce(ctx context.Context, c Client, dir, pkg string, names, env []string, outPath string) ([]TestResult, error) {
 	out, err := os.Create(outPath)
 	if err != nil {
 		return nil, err
