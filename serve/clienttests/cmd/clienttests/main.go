@@ -42,7 +42,7 @@ func run() error {
 	runRE := flag.String("run", "", "keep only the integration tests this regexp matches")
 	records := flag.Int("records", 50000, "kgo's KGO_TEST_RECORDS, records per ETL test (0: kgo's own default, 500000, at which serve passes 18 GiB resident)")
 	timeout := flag.Duration("timeout", 15*time.Minute, "go test -timeout for each package (kafka-go's root package takes 8 minutes against serve)")
-	maxRSS := flag.Int64("max-rss", 12<<10, "kill a server whose resident set passes this many MiB (0: no limit); the machine is shared")
+	maxRSS := flag.Int64("max-rss", 14<<10, "kill a server whose resident set passes this many MiB (0: no limit); the machine is shared")
 	updateDoc := flag.String("update-doc", "", "also replace the generated section of this Markdown page (docs/clienttests.md) with the tables")
 	flag.Parse()
 	if flag.NArg() > 0 {
