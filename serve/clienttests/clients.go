@@ -89,7 +89,7 @@ var KafkaGo = Client{
 	// on one connection wait forever for their answers.
 	Skip:      "^TestConn$/^writing_and_reading_messages_concurrently_should_preserve_the_order$",
 	KfakeArgs: []string{"-auto-create", "-c", "message.max.bytes=200000000"},
-	Subset:    "^(TestClientMetadata|TestClientProduce|TestClientFetch|TestClientListOffsets|TestClientProduceAndConsume|TestClientOffsetCommit)$",
+	Subset:    "^(TestClientMetadata|TestClientProduce|TestClientFetch|TestClientListOffsets|TestClientProduceAndConsume)$",
 }
 
 // Clients are the suites of a full run.
