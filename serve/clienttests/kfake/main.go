@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -97,5 +96,5 @@ func main() {
 	}
 	fmt.Println("stopping")
 	c.Close()
-	fmt.Println("kfake stopped: " + strconv.Itoa(len(ports)) + " brokers, no verdicts (kfake judges nothing)")
+	fmt.Printf("kfake stopped: %d brokers, no verdicts (kfake judges nothing)\n", len(ports))
 }
