@@ -36,7 +36,7 @@ type Options struct {
 	Run string
 	// Records is kgo's KGO_TEST_RECORDS (0: its default, 500,000).
 	Records int
-	// Timeout is go test's -timeout for each package.
+	// Timeout is go test's -timeout for each package (0: 15 minutes).
 	Timeout time.Duration
 	// MaxRSS kills a server whose resident set passes it, in bytes (0:
 	// no limit); its suite's remaining tests then fail.
@@ -88,7 +88,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		o.Log = io.Discard
 	}
 	if o.Timeout == 0 {
-		o.Timeout = 30 * time.Minute
+		o.Timeout = 15 * time.Minute
 	}
 	if o.Speed == 0 {
 		o.Speed = 1
