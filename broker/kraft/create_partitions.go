@@ -85,14 +85,8 @@ func (c *Controller) createPartitionsForTopic(ctx *sim.Context, t kmsg.CreatePar
 	rf := len(p0.Replicas)
 	var assignments [][]int32
 	if t.Assignment == nil {
-		var usable []usableBroker
-		for _, b := range c.working.img.Brokers() {
-			if !b.InControlledShutdown {
-				usable = append(usable, usableBroker{id: b.ID, rack: b.Rack, fenced: b.Fenced})
-			}
-		}
 		var err error
-		if assignments, err = placeReplicas(ctx.Rand(), usable, additional, rf); err != nil {
+		if assignments, err = placeReplicas(ctx.Rand(), c.usableBrokers(), additional, rf); err != nil {
 			return nil, kerr.InvalidReplicationFactor, fmt.Sprintf("unable to replicate the partition %d time(s): %v", rf, err)
 		}
 	} else {

@@ -150,14 +150,8 @@ func (c *Controller) createTopic(ctx *sim.Context, t kmsg.CreateTopicsRequestTop
 		if np == -1 {
 			np = c.cfg.NumPartitions
 		}
-		var usable []usableBroker
-		for _, b := range c.working.img.Brokers() {
-			if !b.InControlledShutdown {
-				usable = append(usable, usableBroker{id: b.ID, rack: b.Rack, fenced: b.Fenced})
-			}
-		}
 		var err error
-		if assignments, err = placeReplicas(ctx.Rand(), usable, np, rf); err != nil {
+		if assignments, err = placeReplicas(ctx.Rand(), c.usableBrokers(), np, rf); err != nil {
 			return nil, [16]byte{}, kerr.InvalidReplicationFactor, fmt.Sprintf("unable to replicate the partition %d time(s): %v", rf, err)
 		}
 	}

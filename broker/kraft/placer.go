@@ -26,6 +26,18 @@ type usableBroker struct {
 	fenced bool
 }
 
+// usableBrokers are the registered brokers new replicas may be placed on
+// (those not in controlled shutdown), as placeReplicas takes them.
+func (c *Controller) usableBrokers() []usableBroker {
+	var usable []usableBroker
+	for _, b := range c.working.img.Brokers() {
+		if !b.InControlledShutdown {
+			usable = append(usable, usableBroker{id: b.ID, rack: b.Rack, fenced: b.Fenced})
+		}
+	}
+	return usable
+}
+
 type brokerList struct {
 	brokers              []int32
 	index, offset, epoch int
