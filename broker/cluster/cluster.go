@@ -176,7 +176,10 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 	st.CleanupPolicy = string(b.LogCleanupPolicy)
 	st.DeleteRetentionMs = b.LogCleanerDeleteRetention
 	st.CleanerBackoff = b.LogCleanerBackoff
+	st.Mutants = b.Mutants
 	sc.Storage = st
+	sc.Mutants = b.Mutants
+	sc.Coordinator.Mutants = b.Mutants
 	switch b.Truncation {
 	case config.HW:
 		sc.Truncation = server.TruncateHW
@@ -219,7 +222,7 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 	sc.Txn = txn.Config{NumPartitions: b.Txn.StateLogNumPartitions, OffsetsPartitions: b.OffsetsTopicNumPartitions,
 		MaxTimeout: b.Txn.MaxTimeout, IDExpiration: b.Txn.IDExpiration, AbortCheckInterval: b.Txn.AbortCleanupInterval,
 		ExpireCheckInterval: b.Txn.RemoveExpiredInterval, Version: int16(b.Txn.Version),
-		FenceBumpsEpochTwice: b.Mechanisms().TxnFenceBumpsEpochTwice}
+		FenceBumpsEpochTwice: b.Mechanisms().TxnFenceBumpsEpochTwice, Mutants: b.Mutants}
 	sc.TxnPartitionVerification = b.Txn.Enabled && b.Txn.PartitionVerification
 	sc.StrictTV2MarkerEpoch = b.InterBrokerProtocolVersion.Mechanisms().StrictTV2MarkerEpoch
 	if b.Txn.Enabled {

@@ -17,6 +17,7 @@ import (
 	"slices"
 
 	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/raft"
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/wire"
@@ -133,7 +134,8 @@ func kraftConfig(c config.Config, id int32, roles config.Roles, voters []int32) 
 			ElectionTimeout: k.ElectionTimeout, FetchTimeout: k.FetchTimeout, ElectionBackoffMax: k.ElectionBackoffMax,
 			RequestTimeout: k.RequestTimeout, RetryBackoff: k.RetryBackoff, FetchMaxWait: 500 * sim.Millisecond,
 			SegmentBytes: int64(k.MetadataLogSegmentBytes), SnapshotBytes: k.MetadataSnapshotBytes,
-			PreVote: k.PreVote, CheckQuorum: k.CheckQuorum, VoteCheckLog: k.VoteCheckLog,
+			PreVote: k.PreVote, CheckQuorum: k.CheckQuorum, Mutants: c.Broker.Mutants,
+			VoteCheckLog: k.VoteCheckLog && !c.Broker.Mutants.On(mutant.RaftVoteNoLogCheck),
 		},
 		SessionTimeout:           k.BrokerSessionTimeout,
 		HeartbeatInterval:        k.BrokerHeartbeatInterval,

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kafkasim/kafkasim/broker/mutant"
 )
 
 // The tests below use facts of Kafka's releases that hold in any
@@ -93,5 +95,24 @@ func TestSuggest(t *testing.T) {
 		if got := suggest(tc.key, cands); !slices.Equal(got, tc.want) {
 			t.Errorf("suggest(%q) = %q, want %q", tc.key, got, tc.want)
 		}
+	}
+}
+
+func TestMutantSwitches(t *testing.T) {
+	c, err := Parse(map[string]string{"kafkasim.mutant.fsync-lies": "true", "kafkasim.mutant.index-off-by-one": "false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Broker.Mutants.On(mutant.FsyncLies) || c.Broker.Mutants.On(mutant.IndexOffByOne) {
+		t.Fatalf("Mutants = %q", c.Broker.Mutants)
+	}
+	if _, err := Parse(map[string]string{"kafkasim.mutant.fsync-lies": "yes"}); err == nil || !strings.Contains(err.Error(), "true, false") {
+		t.Errorf("a bad value: %v", err)
+	}
+	if _, err := Parse(map[string]string{"kafkasim.mutant.fsync-lie": "true"}); err == nil || !strings.Contains(err.Error(), "kafkasim.mutant.fsync-lies") {
+		t.Errorf("a misspelt mutant: %v", err)
+	}
+	if got := DefaultBroker().Mutants; got != 0 {
+		t.Errorf("default Mutants = %q", got)
 	}
 }

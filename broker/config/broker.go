@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -279,6 +280,9 @@ type Broker struct {
 	Txn Txn
 	// Records holds message.max.bytes and compression.type (records.go).
 	Records Records
+	// Mutants are the planted bugs switched on (kafkasim.mutant.NAME,
+	// mutants.go): none by default, and none of them is Kafka.
+	Mutants mutant.Set
 }
 
 // DefaultBroker returns Kafka's defaults for the Latest release.
@@ -348,7 +352,7 @@ func DefaultBrokerFor(v Version) Broker {
 
 const maxInt32 = math.MaxInt32
 
-var brokerProps = newTable(append(append(append(coreBrokerProps(), kraftProps()...), elrProps()...), append(txnProps(), recordsProps()...)...)...)
+var brokerProps = newTable(append(append(append(coreBrokerProps(), kraftProps()...), elrProps()...), append(append(txnProps(), recordsProps()...), mutantProps()...)...)...)
 
 func coreBrokerProps() []property[Broker] {
 	return []property[Broker]{

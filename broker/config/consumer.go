@@ -27,6 +27,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -150,6 +151,10 @@ func ParseAssignor(s string) (Assignor, bool) {
 // Consumer is the consumer configuration. Each field names its Kafka
 // property, unit, default and limits; DefaultConsumer returns the defaults.
 type Consumer struct {
+	// Mutants are the planted client bugs switched on (package mutant; none
+	// is Kafka): the harness copies the brokers' kafkasim.mutant.* here for
+	// the workload's clients, never for the checkers' own readers.
+	Mutants mutant.Set
 	// GroupID is group.id. Default "" (Kafka's null: no group, manual
 	// assignment only, no auto-commit).
 	GroupID string

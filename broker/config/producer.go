@@ -40,6 +40,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -137,6 +138,10 @@ func ParsePartitioner(s string) (Partitioner, bool) {
 // Producer is the producer configuration. Each field names its Kafka
 // property, unit, default and limits; DefaultProducer returns the defaults.
 type Producer struct {
+	// Mutants are the planted client bugs switched on (package mutant; none
+	// is Kafka): the harness copies the brokers' kafkasim.mutant.* here for
+	// the workload's clients, never for the checkers' own readers.
+	Mutants mutant.Set
 	// ClientID is client.id, recorded in histories. Default "".
 	ClientID string
 	// Acks is acks. Default AcksAll; one of 0, 1, -1/all.

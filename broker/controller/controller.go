@@ -21,6 +21,7 @@ package controller
 import (
 	"sort"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/zk"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -49,6 +50,8 @@ type partition struct {
 
 // Env is what the controller needs from the broker it runs in.
 type Env struct {
+	// Mutants are the planted bugs switched on (package mutant; none is Kafka).
+	Mutants mutant.Set
 	// ID is the broker's id.
 	ID int32
 	// ZK is the broker's ZooKeeper client.

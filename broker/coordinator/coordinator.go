@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -19,6 +20,8 @@ import (
 
 // Config is the coordinator's part of the broker configuration.
 type Config struct {
+	// Mutants are the planted bugs switched on (package mutant; none is Kafka).
+	Mutants mutant.Set
 	// BrokerID is broker.id, used in member ids.
 	BrokerID int32
 	// NumPartitions is offsets.topic.num.partitions (default 50).

@@ -16,6 +16,7 @@ import (
 	"math"
 
 	"github.com/kafkasim/kafkasim/broker/metadata"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/raft"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -40,6 +41,8 @@ type logEnd interface {
 
 // Config is the controller's configuration, from Kafka's properties.
 type Config struct {
+	// Mutants are the planted bugs switched on (package mutant; none is Kafka).
+	Mutants mutant.Set
 	// NodeID is node.id.
 	NodeID int32
 	// ClusterID is cluster.id; a BrokerRegistration for another cluster

@@ -6,6 +6,7 @@ package raft
 // integration is written against them.
 
 import (
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -16,6 +17,8 @@ const MetadataTopic = "__cluster_metadata"
 
 // Config is one quorum member's configuration, from Kafka's properties.
 type Config struct {
+	// Mutants are the planted bugs switched on (package mutant; none is Kafka).
+	Mutants mutant.Set
 	// NodeID is node.id.
 	NodeID int32
 	// Voters is controller.quorum.voters (static voters), as node ids in

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/sim"
@@ -32,6 +33,8 @@ func (t Truncation) String() string { return [...]string{"hw", "kip101", "kip279
 // Config is what a broker needs, already resolved from Kafka's properties
 // (package config does the parsing and names the properties).
 type Config struct {
+	// Mutants are the planted bugs switched on (package mutant; none is Kafka).
+	Mutants  mutant.Set
 	BrokerID int32  // broker.id
 	Rack     string // broker.rack
 

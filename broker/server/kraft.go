@@ -144,6 +144,7 @@ func (b *Broker) startKRaft() {
 			DeleteTopicEnable:          b.cfg.DeleteTopicEnable,
 			TopicConfigDefault:         b.topicConfigDefault,
 			ProducerIDBlockSize:        producerIDBlockSize,
+			Mutants:                    b.cfg.Mutants,
 		}, rc)
 		if err != nil {
 			panic(fmt.Sprintf("node %d: the controller: %v", b.cfg.BrokerID, err))

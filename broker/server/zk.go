@@ -49,6 +49,7 @@ func (b *Broker) startZK() {
 		RebalanceInterval: b.cfg.LeaderImbalanceCheckInterval,
 		ImbalancePercent:  b.cfg.LeaderImbalancePerBrokerPercentage,
 		RetryBackoff:      controllerRetryBackoff,
+		Mutants:           b.cfg.Mutants,
 	})
 	b.zk.OnSession = func(ctx *sim.Context, ev zk.SessionEvent) {
 		b.ctx = ctx

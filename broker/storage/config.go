@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -33,6 +34,8 @@ const (
 // Config is the storage configuration. Each field names its Kafka property,
 // unit, default and limits; DefaultConfig returns Kafka's defaults.
 type Config struct {
+	// Mutants are the planted bugs switched on (package mutant; none is Kafka).
+	Mutants mutant.Set
 	// LogDirs is log.dirs: the directories (paths on the FS) that hold the
 	// partitions. Default ["/tmp/kafka-logs"] (Kafka's log.dir). At least one,
 	// no duplicates, none nested in another.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -18,6 +19,8 @@ import (
 
 // Config is the transaction coordinator's part of the broker configuration.
 type Config struct {
+	// Mutants are the planted bugs switched on (package mutant; none is Kafka).
+	Mutants mutant.Set
 	// NumPartitions is transaction.state.log.num.partitions (default 50).
 	NumPartitions int
 	// OffsetsPartitions is offsets.topic.num.partitions (default 50): where

@@ -467,6 +467,7 @@ func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run conf
 	if cfg.OffsetsStorage == config.OffsetsZookeeper && run.Broker.KRaftMode() {
 		return nil, fmt.Errorf("consumer: offsets.storage=zookeeper keeps offsets in ZooKeeper, and this run is in KRaft mode (%s): no ZooKeeper to keep them (allowed: offsets.storage=kafka, or a ZooKeeper release: inter.broker.protocol.version 3.9 or older without process.roles)", scenarios.ProtocolLabel(run))
 	}
+	cfg.Mutants = run.Broker.Mutants
 	s.cfg = cfg
 	if b := run.Broker; cfg.SessionTimeout < b.GroupMinSessionTimeout || cfg.SessionTimeout > b.GroupMaxSessionTimeout {
 		return nil, fmt.Errorf("consumer: session.timeout.ms=%d outside the brokers' group.min.session.timeout.ms..group.max.session.timeout.ms [%d, %d]: the coordinator would answer INVALID_SESSION_TIMEOUT",

@@ -79,6 +79,7 @@ func (s *consumerSettings) parseCTP(st scenarios.Step, topics []scenarios.TopicS
 		return fmt.Errorf("consumer: transaction.timeout.ms=%d is above the brokers' transaction.max.timeout.ms=%d: the coordinator would answer INVALID_TRANSACTION_TIMEOUT (allowed: 1 to %d)",
 			pcfg.TransactionTimeout.Milliseconds(), run.Broker.Txn.MaxTimeout.Milliseconds(), run.Broker.Txn.MaxTimeout.Milliseconds())
 	}
+	pcfg.Mutants = run.Broker.Mutants
 	s.pcfg = pcfg
 	if _, ok := props["isolation.level"]; !ok {
 		props["isolation.level"] = string(config.ReadCommitted)

@@ -145,6 +145,7 @@ func (r *Runner) finalReads() error {
 	}
 	cfg := r.Cluster.Spec.Config.Consumer
 	cfg.GroupID, cfg.ClientID, cfg.ClientRack = "", finalReaderName, ""
+	cfg.Mutants = 0 // the checkers' reader is never mutated
 	cfg.AutoOffsetReset, cfg.EnableAutoCommit = config.ResetEarliest, false
 	f := &finalReader{cfg: cfg, rec: r.Recorder, deadline: w.Now().Add(finalReadTimeout)}
 	for i := range r.Cluster.Brokers {

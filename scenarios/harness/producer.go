@@ -147,6 +147,7 @@ func (r *Runner) addProducer(name string, cfg config.Producer) (*producerNode, e
 	for i := range r.Cluster.Brokers {
 		bootstrap = append(bootstrap, int32(i))
 	}
+	cfg.Mutants = r.Cluster.Spec.Config.Broker.Mutants
 	n := &producerNode{name: name, p: client.New(cfg, bootstrap), rec: r.Recorder, acks: int16(cfg.Acks), txn: r.txn, tid: cfg.TransactionalID, cur: -1}
 	n.p.TransactionVersion = int16(r.Cluster.Spec.Config.Broker.Txn.Version)
 	if cfg.TransactionalID != "" {
