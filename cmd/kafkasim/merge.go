@@ -44,6 +44,11 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	if err := checkDir("shard directory", dirs[0]); err != nil {
 		return err
 	}
+	if _, isMutants, err := readMutantsManifest(dirs[0]); err != nil {
+		return err
+	} else if isMutants {
+		return mergeMutants(*out, dirs, stdout, stderr) // mutants.go
+	}
 	if _, isMatrix, err := readMatrixManifest(dirs[0]); err != nil {
 		return err
 	} else if isMatrix {

@@ -47,10 +47,10 @@ func Judge(r *harness.Result) Detection {
 	return d
 }
 
-// Set returns the -set overrides that switch m on ("" names the control:
-// no mutant).
+// Set returns the -set overrides that switch mutant name on ("" or
+// Control: no mutant).
 func Set(name string) (map[string]string, error) {
-	if name == "" {
+	if name == "" || name == Control {
 		return map[string]string{}, nil
 	}
 	m, ok := mutant.ByName(name)
