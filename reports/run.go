@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
@@ -120,6 +121,14 @@ func WriteRunText(w io.Writer, r *harness.Result) {
 	}
 	if len(r.Config) > 0 {
 		fmt.Fprintf(w, "  config: %s\n", strings.Join(r.Config, " "))
+	}
+	for _, kv := range r.Config {
+		// A planted bug makes the run a test of the checkers, not of Kafka.
+		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, mutant.Prefix) && v == "true" {
+			if m, ok := mutant.ByName(strings.TrimPrefix(k, mutant.Prefix)); ok {
+				fmt.Fprintf(w, "  MUTANT %s (a planted bug, not Kafka): %s\n", m.Name, m.Mistake)
+			}
+		}
 	}
 	if len(r.NotModelled) > 0 {
 		fmt.Fprintf(w, "  accepted, not modelled: %s\n", strings.Join(r.NotModelled, ", "))
