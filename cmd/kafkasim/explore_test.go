@@ -24,9 +24,13 @@ func TestExploreFindsLossAndReplaysIt(t *testing.T) {
 }
 
 func TestExploreBadInput(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.txt")
+	if err := os.WriteFile(big, []byte("describe five brokers\nbrokers 5\ntopic t partitions=1 rf=3\nrun 1s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"explore", "-scenario", "kip101-hw-lag", "-depth", "0"},
-		{"explore", "-scenario", "swarm", "-depth", "3"},
+		{"explore", "-scenario", big, "-depth", "3"},
 		{"explore", "-scenario", "kip101-hw-lag", "-faults", "meteor"},
 		{"explore", "-scenario", "kip101-hw-lag", "-checkers", "vibes"},
 	} {

@@ -177,7 +177,7 @@ func ExploreRun(s *scenarios.Script, variant string, p ExploreParams, opts harne
 	if err := CheckExplorable(s, false); err != nil {
 		return nil, err
 	}
-	return exploreZK(s, v, cfg, p, opts, mark, nil)
+	return exploreZK(OnePartition(s), v, cfg, p, opts, mark, nil)
 }
 
 // exploreZK is ExploreRun in ZooKeeper mode, p validated; a search's run

@@ -44,7 +44,7 @@ func NewExploreSearch(s *scenarios.Script, variant string, p ExploreParams, set 
 	if kraft {
 		plan, err = harness.ClusterPlan(OnePartition(s), cfg, false) // as exploreKRaft runs it
 	} else {
-		plan, err = harness.ClusterPlan(s, cfg, true)
+		plan, err = harness.ClusterPlan(OnePartition(s), cfg, true) // as exploreZK runs it
 	}
 	if err != nil {
 		return nil, err
@@ -65,5 +65,5 @@ func (x *ExploreSearch) Run(opts harness.Options, mark func(uint64)) (*harness.R
 	if x.cfg.Broker.KRaftMode() {
 		return exploreKRaft(x.s, x.v, x.cfg, x.p, opts, mark, x.plan) // explore_kraft.go
 	}
-	return exploreZK(x.s, x.v, x.cfg, x.p, opts, mark, x.plan)
+	return exploreZK(OnePartition(x.s), x.v, x.cfg, x.p, opts, mark, x.plan)
 }

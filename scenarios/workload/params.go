@@ -93,24 +93,28 @@ func ParseExploreParams(s string) (ExploreParams, error) {
 }
 
 // CheckExplorable reports whether the script's cluster is small enough to
-// enumerate: 2 or 3 brokers, one partition, at most 3 dedicated KRaft
-// controllers. A KRaft script may have more partitions: its exploration
-// keeps only the first partition of its first topic (OnePartition), since
-// the quorum's states, not the partitions', are what it enumerates.
+// enumerate: 2 or 3 brokers, at most 3 dedicated KRaft controllers. A
+// script with more than one partition is explored on the first partition
+// of its first topic (OnePartition), in either mode, and explore says so
+// (Partitions): the explorer enumerates one partition's states (and, on
+// KRaft, the quorum's).
 func CheckExplorable(s *scenarios.Script, kraft bool) error {
-	parts := 0
-	for _, t := range s.Topics {
-		parts += t.Partitions
-	}
 	switch {
 	case s.Brokers < 2 || s.Brokers > 3:
 		return fmt.Errorf("scenario %s has %d brokers: the explorer enumerates clusters of 2 or 3", s.Name, s.Brokers)
-	case parts != 1 && !kraft:
-		return fmt.Errorf("scenario %s has %d partitions: the explorer enumerates one", s.Name, parts)
 	case s.Controllers > 3:
 		return fmt.Errorf("scenario %s has %d controllers: the explorer enumerates quorums of up to 3", s.Name, s.Controllers)
 	}
 	return nil
+}
+
+// Partitions counts the script's partitions, over every topic.
+func Partitions(s *scenarios.Script) int {
+	n := 0
+	for _, t := range s.Topics {
+		n += t.Partitions
+	}
+	return n
 }
 
 // OnePartition returns the script with only the first partition of its
