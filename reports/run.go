@@ -145,6 +145,7 @@ func WriteRunText(w io.Writer, r *harness.Result) {
 	WriteVerdictsText(w, r.Verdicts)
 	fmt.Fprintf(w, "  acknowledged %d, acknowledged and lost %d, divergent offsets %d\n", r.Stats.Acked, r.Stats.AckedLost, r.Stats.DivergentOffsets)
 	writeAckedBy(w, r.Stats)
+	writeSends(w, r.Stats)
 	if r.Transactions != nil && len(r.Transactions.Txns) > 0 {
 		fmt.Fprintf(w, "  transactions committed %d, aborted %d, outcome unknown %d (their records are not counted as acknowledged sends)\n", r.Stats.TxnCommitted, r.Stats.TxnAborted, r.Stats.TxnUnknown)
 	}
@@ -195,6 +196,39 @@ func writeAckedBy(w io.Writer, st harness.Stats) {
 		line += fmt.Sprintf("; not counted: the end phase's %d probes", st.Probes)
 	}
 	fmt.Fprintln(w, line)
+}
+
+// writeSends says what became of each producer's sends, so that a run in
+// which nothing got through says so rather than "acknowledged 0".
+func writeSends(w io.Writer, st harness.Stats) {
+	if len(st.Sends) == 0 {
+		return
+	}
+	var parts []string
+	attempted, acked := 0, 0
+	for i, c := range st.Sends {
+		attempted += c.Attempted
+		acked += c.Acked
+		if i == maxAckedBy {
+			parts = append(parts, fmt.Sprintf("and %d more producers (-json has them all)", len(st.Sends)-i))
+			continue
+		}
+		if i > maxAckedBy {
+			continue
+		}
+		s := fmt.Sprintf("%s %d sent: %d acknowledged, %d failed, %d unknown (timed out)", c.Process, c.Attempted, c.Acked, c.Failed, c.Unknown)
+		if c.Unanswered > 0 {
+			s += fmt.Sprintf(", %d unanswered (acks=0)", c.Unanswered)
+		}
+		if c.Scheduled > 0 {
+			s += fmt.Sprintf(", %d never attempted of %d scheduled", c.NeverAttempted, c.Scheduled)
+		}
+		parts = append(parts, s)
+	}
+	fmt.Fprintf(w, "  sends: %s\n", strings.Join(parts, "; "))
+	if acked == 0 && attempted > 0 {
+		fmt.Fprintf(w, "  nothing got through: none of the %d sends was acknowledged\n", attempted)
+	}
 }
 
 func anyViolation(r *harness.Result) bool {

@@ -29,6 +29,9 @@ type producerNode struct {
 	rec  *checkers.Recorder
 	acks int16
 	sent int
+	// scheduled counts the records the script's send steps asked of it
+	// (Stats.Sends: those never attempted).
+	scheduled int
 	// Transactions (transactions.go): the run's log, the producer's
 	// transactional.id, its open transaction (-1: none) and its last
 	// init-txn, commit or abort.
@@ -164,6 +167,18 @@ func (r *Runner) addProducer(name string, cfg config.Producer) (*producerNode, e
 	return n, r.World.Inject(sim.Start{Node: id})
 }
 
+// scheduledSends returns what the script's send steps asked of each
+// producer that had any.
+func (r *Runner) scheduledSends() map[string]int {
+	out := map[string]int{}
+	for name, n := range r.producers {
+		if n.scheduled > 0 {
+			out[name] = n.scheduled
+		}
+	}
+	return out
+}
+
 // sendRecords executes 'send NAME TOPIC/P COUNT [interval=DUR] [key=K]'.
 func (r *Runner) sendRecords(st scenarios.Step) error {
 	n, ok := r.producers[st.Args[0]]
@@ -188,6 +203,7 @@ func (r *Runner) sendRecords(st scenarios.Step) error {
 		return fmt.Errorf("send %s key=%s: a transactional producer's send takes no key", st.Args[0], key)
 	}
 	id, _ := r.World.Lookup(st.Args[0])
+	n.scheduled += count
 	left := count
 	var next func(w *sim.World)
 	next = func(w *sim.World) {

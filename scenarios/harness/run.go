@@ -92,6 +92,8 @@ type Stats struct {
 	// a duplicate at the first send's offset (part of Acked); Probes the
 	// end phase's acknowledged probes (not part of Acked).
 	AckedBy    []AckedCount `json:"acked_by,omitempty"`
+	// Sends are the workload's sends by producer and outcome (stats.go).
+	Sends []SendCount `json:"sends,omitempty"`
 	AckedAgain int          `json:"acked_again,omitempty"`
 	Probes     int          `json:"probes,omitempty"`
 }

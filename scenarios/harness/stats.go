@@ -17,6 +17,66 @@ type AckedCount struct {
 	Acked   int    `json:"acked"`
 }
 
+// SendCount is what became of one producer's sends: Attempted of them
+// were invoked, each Acked, Failed (certainly not written: a refusal, a
+// fenced producer), Unknown (timed out or cut off: maybe written) or
+// Unanswered (acks=0: no answer is asked for). Scheduled, when the
+// script's send steps say it, is what they asked for; NeverAttempted =
+// Scheduled - Attempted, the sends the run ended (or the producer died)
+// before making.
+type SendCount struct {
+	Process        string `json:"process"`
+	Scheduled      int    `json:"scheduled,omitempty"`
+	Attempted      int    `json:"attempted"`
+	Acked          int    `json:"acked"`
+	Failed         int    `json:"failed"`
+	Unknown        int    `json:"unknown"`
+	Unanswered     int    `json:"unanswered,omitempty"`
+	NeverAttempted int    `json:"never_attempted,omitempty"`
+}
+
+// countSends fills Sends from h's sends (the end phase's probes and the
+// transactional sends apart: those are counted as transactions),
+// scheduled giving the script's send steps' counts by producer.
+func (st *Stats) countSends(h checkers.History, scheduled map[string]int) {
+	by := map[string]*SendCount{}
+	get := func(p string) *SendCount {
+		c := by[p]
+		if c == nil {
+			c = &SendCount{Process: p}
+			by[p] = c
+		}
+		return c
+	}
+	for _, op := range h.Ops {
+		if op.Kind != checkers.Send || op.Process == CheckerClient {
+			continue
+		}
+		c := get(op.Process)
+		c.Attempted++
+		switch {
+		case op.Outcome == checkers.OK:
+			c.Acked++
+		case op.Outcome == checkers.Fail:
+			c.Failed++
+		case op.Error == "acks=0":
+			c.Unanswered++
+		default:
+			c.Unknown++
+		}
+	}
+	for p, n := range scheduled {
+		c := get(p)
+		c.Scheduled = n
+		c.NeverAttempted = max(0, n-c.Attempted)
+	}
+	st.Sends = st.Sends[:0]
+	for _, c := range by {
+		st.Sends = append(st.Sends, *c)
+	}
+	slices.SortFunc(st.Sends, func(a, b SendCount) int { return cmp.Compare(a.Process, b.Process) })
+}
+
 // count fills Acked from h's acknowledged sends, the end phase's probes
 // left out, and with breakdown what Acked counts (AckedBy, AckedAgain,
 // Probes).

@@ -389,6 +389,7 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 	}
 	res.TraceHash, res.Events, res.SimTime = w.Trace().Hash(), w.Events(), w.Now()
 	res.Stats.count(hist, r.RealClients())
+	res.Stats.countSends(hist, r.scheduledSends())
 	if th := res.Transactions; th != nil {
 		for _, t := range th.Txns {
 			switch t.Outcome {
