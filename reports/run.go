@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kafkasim/kafkasim/broker/mutant"
@@ -119,8 +120,12 @@ func WriteRunText(w io.Writer, r *harness.Result) {
 	if r.Protocol != "" {
 		fmt.Fprintf(w, "  protocol: %s\n", r.Protocol)
 	}
-	if len(r.Config) > 0 {
-		fmt.Fprintf(w, "  config: %s\n", strings.Join(r.Config, " "))
+	if len(r.Config)+len(r.GivenDefaults) > 0 {
+		line := slices.Clone(r.Config)
+		for _, kv := range r.GivenDefaults {
+			line = append(line, kv+" (default)")
+		}
+		fmt.Fprintf(w, "  config: %s\n", strings.Join(line, " "))
 	}
 	for _, kv := range r.Config {
 		// A planted bug makes the run a test of the checkers, not of Kafka.

@@ -252,3 +252,23 @@ func topicLineConfigs(s *scenarios.Script) []string {
 	}
 	return out
 }
+
+// givenDefaults returns the given settings (script variables apart) that
+// the non-default configuration pairs leave out because their value is
+// the default, key=value sorted by key.
+func givenDefaults(given map[string]string, pairs []string) []string {
+	shown := map[string]bool{}
+	for _, p := range pairs {
+		k, _, _ := strings.Cut(p, "=")
+		shown[k] = true
+	}
+	var out []string
+	for k, v := range given {
+		if strings.HasPrefix(k, "$") || shown[k] || shown[strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(k, config.TopicPrefix), config.ProducerPrefix), config.ConsumerPrefix)] {
+			continue
+		}
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -104,6 +104,10 @@ type Result struct {
 	Variant   string
 	Seed      uint64
 	Config    []string // the non-default configuration, key=value
+	// GivenDefaults are the settings the script, variant, files or -set
+	// gave whose value is the release's default anyway, key=value: the
+	// config line shows them marked "(default)".
+	GivenDefaults []string
 	TraceHash uint64
 	Events    uint64
 	SimTime   sim.Time
@@ -448,6 +452,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 		NotModelled: slices.Concat(cfg.NotModelled, topicsNotModelled(s), clientsNotModelled(s, r.vars, r.given, cfg.Broker.InterBrokerProtocolVersion)),
 		ConfigNotes: slices.Concat(stepOverrides(s, opts.Set, opts.Origins, r.vars), ignoredNotes(cfg), unusedConsumerNotes(s, r.given), unworkableNotes(s, cfg.Broker)),
 		Unworkable:  unworkableNotes(s, cfg.Broker)}
+	res.GivenDefaults = givenDefaults(r.given, res.Config)
 	r.Pacer = opts.Pacer
 	for _, st := range s.Steps {
 		st = st.Substitute(r.vars)
