@@ -91,28 +91,28 @@ type Stats struct {
 	// epoch, sequence) acknowledged before, a retry the broker answered as
 	// a duplicate at the first send's offset (part of Acked); Probes the
 	// end phase's acknowledged probes (not part of Acked).
-	AckedBy    []AckedCount `json:"acked_by,omitempty"`
+	AckedBy []AckedCount `json:"acked_by,omitempty"`
 	// Sends are the workload's sends by producer and outcome (stats.go).
-	Sends []SendCount `json:"sends,omitempty"`
-	AckedAgain int          `json:"acked_again,omitempty"`
-	Probes     int          `json:"probes,omitempty"`
+	Sends      []SendCount `json:"sends,omitempty"`
+	AckedAgain int         `json:"acked_again,omitempty"`
+	Probes     int         `json:"probes,omitempty"`
 }
 
 // Result is the outcome of one run.
 type Result struct {
-	Scenario  string
-	Variant   string
-	Seed      uint64
-	Config    []string // the non-default configuration, key=value
+	Scenario string
+	Variant  string
+	Seed     uint64
+	Config   []string // the non-default configuration, key=value
 	// GivenDefaults are the settings the script, variant, files or -set
 	// gave whose value is the release's default anyway, key=value: the
 	// config line shows them marked "(default)".
 	GivenDefaults []string
-	TraceHash uint64
-	Events    uint64
-	SimTime   sim.Time
-	Verdicts  []checkers.Verdict
-	Stats     Stats
+	TraceHash     uint64
+	Events        uint64
+	SimTime       sim.Time
+	Verdicts      []checkers.Verdict
+	Stats         Stats
 	// Mismatches lists the checkers whose verdict did not meet the
 	// variant's expectation.
 	Mismatches []string
