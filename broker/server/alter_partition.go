@@ -7,10 +7,15 @@ package server
 // metadata log). While the request is out the ISR is the larger of the two
 // for the HW (partition.go's pendingISR), as Kafka's "maximal ISR". Kafka's
 // AlterPartitionManager retries on NOT_CONTROLLER and timeouts until the
-// controller answers; an answer with a partition error
-// (INVALID_UPDATE_VERSION, FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER,
-// INELIGIBLE_REPLICA, ...) drops the change, and the leader waits for the
-// metadata log. So a leader cut off from the controllers (a zombie after
+// controller answers. An answer with a partition error is handled as
+// Partition.handleAlterPartitionError does: INELIGIBLE_REPLICA and
+// OPERATION_NOT_ATTEMPTED say the change was not applied, so the leader
+// goes back to its committed ISR; FENCED_LEADER_EPOCH,
+// INVALID_UPDATE_VERSION, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST and
+// NEW_LEADER_ELECTED leave the change pending (a retried request may have
+// been applied already: the maximal ISR stays for the HW) until the
+// metadata log brings the partition's state; any other error is retried.
+// So a leader cut off from the controllers (a zombie after
 // fencing) can never shrink its ISR: acks=all produce to it cannot
 // complete.
 
@@ -62,14 +67,23 @@ func (b *Broker) alterPartition(p *Partition, newISR []int32) {
 			got = &r.Topics[0].Partitions[0]
 			code = got.ErrorCode
 		}
-		p.isrUpdateInFlight, p.pendingISR = false, nil
 		if code != 0 || got == nil {
 			b.logp("isr-update-rejected", p, sim.S("error", errName(code, nil)), sim.I("partition-epoch", int64(p.zkVersion)))
-			if p.maybeIncrementHW() {
-				b.hwIncremented(p)
+			switch code {
+			case kerr.IneligibleReplica.Code, kerr.OperationNotAttempted.Code:
+				p.isrUpdateInFlight, p.pendingISR = false, nil // not applied: back to the committed ISR
+				if p.maybeIncrementHW() {
+					b.hwIncremented(p)
+				}
+			case kerr.FencedLeaderEpoch.Code, kerr.InvalidUpdateVersion.Code, kerr.UnknownTopicOrPartition.Code,
+				kerr.InvalidRequest.Code, kerr.NewLeaderElected.Code:
+				// Maybe applied: pending until the metadata log says.
+			default:
+				retry()
 			}
 			return
 		}
+		p.isrUpdateInFlight, p.pendingISR = false, nil
 		if got.LeaderEpoch != epoch {
 			// Partition.handleAlterPartitionUpdate ignores a state at
 			// another leader epoch: below metadata.version 3.6-IV0 the

@@ -252,5 +252,7 @@ func (m *brokerMetadata) applyPartition(tp storage.TopicPartition, ps metadata.P
 		p.isr, p.zkVersion = st.isr, ps.PartitionEpoch
 		return
 	}
+	// Partition.makeLeader commits the image's ISR, ending any pending change.
+	p.isrUpdateInFlight, p.pendingISR = false, nil
 	b.isrUpdated(p, st.isr, ps.PartitionEpoch)
 }
