@@ -67,6 +67,10 @@ type ReplicaState struct {
 	// write) in flight proposes; nil when none is in flight. The leader's
 	// maximal ISR (KIP-497) is ISR ∪ PendingISR.
 	PendingISR []int32
+	// MinISR is the leader's min.insync.replicas for acks=all writes
+	// (leaders only; 0 when unknown): the invariants monitor's
+	// acked-below-min-isr check.
+	MinISR int
 	// UncleanRestart is true when the broker's last restart followed a failure
 	// that lost unflushed data (power loss): invariant breaks involving it are
 	// marked Permitted.

@@ -120,6 +120,7 @@ type partitionWatch struct {
 	topEpoch              int32 // highest epoch a leader was seen in
 	committed             []everCommitted
 	seen                  map[Entry]bool
+	minISR                minISRWatch
 }
 
 // everCommitted is a record once below a leader's HW.
@@ -285,7 +286,17 @@ func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s Pa
 	if leader != nil {
 		for i := range reps {
 			f := &reps[i]
-			if !f.Alive || f.Role != Follower || f.LeaderEpoch != leader.LeaderEpoch || f.Broker == leader.Broker || !containsBroker(leader.ISR, f.Broker) {
+			if !f.Alive || f.Role != Follower || f.LeaderEpoch != leader.LeaderEpoch || f.Broker == leader.Broker {
+				continue
+			}
+			if !containsBroker(leader.ISR, f.Broker) {
+				// A follower joining the ISR (an expansion in flight, KIP-497's
+				// maximal ISR) joined at an LEO the HW has not passed, and
+				// the HW counts it from then on.
+				if containsBroker(leader.PendingISR, f.Broker) && leader.HW > f.LEO {
+					report(breakKey{kind: "leader-hw-above-follower-leo", broker: leader.Broker, other: f.Broker, epoch: leader.LeaderEpoch},
+						f.UncleanRestart || leader.UncleanRestart, []int32{leader.Broker, f.Broker}, func() string { return leader.String() + "; " + f.String() + " (joining the ISR)" })
+				}
 				continue
 			}
 			permitted := f.UncleanRestart || leader.UncleanRestart
@@ -309,6 +320,7 @@ func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s Pa
 		}
 	}
 	w.active = now
+	w.watchMinISR(reps, t)
 }
 
 func (m *Monitor) add(a Anomaly) {
@@ -378,7 +390,7 @@ func (m *Monitor) VerdictWith(h History, f Final) Verdict {
 		a.Permitted = ok
 		a.Description += "; " + why
 	}
-	return v
+	return m.ackedBelowMinISR(v, h)
 }
 
 // sendsAcks returns the lowest acks of the sends acknowledged at offsets

@@ -97,11 +97,12 @@ func TestReplicationQuorumSuperset(t *testing.T) {
 	mustResult(t, m.Verdict(), ResultOK)
 
 	// The controller committed an expansion to {0,1,2} still in flight on
-	// the leader: the maximal ISR covers it.
+	// the leader: the maximal ISR covers it. (b2 joins at an LEO the HW
+	// has not passed, as Kafka's expansion requires.)
 	pending := rs(0, Leader, 1, 2, 2, 0, 1)
 	pending.PendingISR = []int32{0, 1, 2}
 	m = NewMonitor()
-	observeAll(m, withController(snap(pending, rs(1, Follower, 1, 2, 2), rs(2, Follower, 1, 1, 1)), 0, 1, 0, 1, 2))
+	observeAll(m, withController(snap(pending, rs(1, Follower, 1, 2, 2), rs(2, Follower, 1, 2, 1)), 0, 1, 0, 1, 2))
 	mustResult(t, m.Verdict(), ResultOK)
 
 	// The leader dropped b2 while the controller still has it: a break,

@@ -76,10 +76,10 @@ var Catalogue = [numMutants]Mutant{
 		Where:   "broker/server: the leader's high-watermark update"},
 	{ID: FollowerSkipsTruncation, Name: "follower-skips-truncation", Layer: Replication, Targets: replication,
 		Mistake: "a follower keeps its log on a leader-epoch change instead of truncating to the divergence point",
-		Where:   "broker/server: the follower's truncation on becoming a follower"},
+		Where:   "broker/server: the follower's truncation on becoming a follower (fetcher.go startTruncation; 2.7+, where truncation happens in Fetch, its Fetch also carries no LastFetchedEpoch, so the leader never answers DivergingEpoch)"},
 	{ID: OffsetsForEpochWrongEnd, Name: "offsets-for-epoch-wrong-end", Layer: Replication, Targets: replication,
 		Mistake: "OffsetsForLeaderEpoch answers the end offset of the leader's latest epoch, not of the epoch asked for",
-		Where:   "broker/server: OffsetsForLeaderEpoch"},
+		Where:   "broker/server: the leader's end offset for an epoch (endOffsetForEpoch), which answers OffsetsForLeaderEpoch and, 2.7+, a follower Fetch's divergence check"},
 	{ID: ISRExpandsLagging, Name: "isr-expands-lagging", Layer: Replication, Targets: replication,
 		Mistake: "the leader adds a follower to the ISR on its first fetch, before it caught up to the high watermark",
 		Where:   "broker/server: the leader's ISR expansion"},
@@ -92,9 +92,12 @@ var Catalogue = [numMutants]Mutant{
 	{ID: FollowerHWPastLEO, Name: "follower-hw-past-leo", Layer: Replication, Targets: replication,
 		Mistake: "a follower takes the leader's high watermark without capping it at its own log end",
 		Where:   "broker/server: the follower's fetch response handling"},
-	{ID: FetchBeyondHW, Name: "fetch-beyond-hw", Layer: Replication, Targets: replication,
+	// NB: the replication swarms have no consumers (only the checkers'
+	// final reads, after the replicas caught up), so fetch-beyond-hw is
+	// looked for in the group swarms, whose members read while brokers fail.
+	{ID: FetchBeyondHW, Name: "fetch-beyond-hw", Layer: Replication, Targets: []Target{groupZK, groupKRaft},
 		Mistake: "the leader serves consumers records above the high watermark (uncommitted reads)",
-		Where:   "broker/server: Fetch's upper bound for consumers"},
+		Where:   "broker/server: Fetch's upper bound for read_uncommitted consumers on the leader"},
 
 	{ID: CleanElectionOutOfISR, Name: "clean-election-out-of-isr", Layer: Controller, Targets: replication,
 		Mistake: "a clean leader election picks the first live assigned replica, in the ISR or not",

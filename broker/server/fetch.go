@@ -45,6 +45,7 @@ package server
 import (
 	"errors"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/sim"
@@ -227,6 +228,8 @@ func (b *Broker) readPartition(tp storage.TopicPartition, body *kmsg.FetchReques
 		maxOffset = leo
 	case committed:
 		maxOffset = lso
+	case b.cfg.Mutants.On(mutant.FetchBeyondHW):
+		maxOffset = leo // NOT Kafka (mutant fetch-beyond-hw): uncommitted reads
 	}
 	data, err := p.log.Read(fp.FetchOffset, int(fp.PartitionMaxBytes), maxOffset)
 	if err != nil {
@@ -262,7 +265,7 @@ func (b *Broker) readPartition(tp storage.TopicPartition, body *kmsg.FetchReques
 // fetch state is not updated (ReplicaManager.updateFollowerFetchState skips
 // a diverging read).
 func (b *Broker) checkDivergence(p *Partition, fp *kmsg.FetchRequestTopicPartition, rp *kmsg.FetchResponseTopicPartition) (bool, *kerr.Error) {
-	epoch, end := p.log.EndOffsetForEpoch(fp.LastFetchedEpoch)
+	epoch, end := b.endOffsetForEpoch(p, fp.LastFetchedEpoch)
 	if epoch < 0 || end < 0 || fp.FetchOffset < p.log.LogStartOffset() {
 		return false, kerr.OffsetOutOfRange
 	}

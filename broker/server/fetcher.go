@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/sim"
@@ -91,7 +92,13 @@ func (f *fetcher) find(tp storage.TopicPartition) (int, *fetchPartition) {
 // the protocol version says.
 func (b *Broker) startTruncation(p *Partition) {
 	fp := &fetchPartition{tp: p.tp, epoch: p.leaderEpoch, status: truncating}
-	if b.truncationInFetch() && b.latestEpoch(p) >= 0 {
+	if b.cfg.Mutants.On(mutant.FollowerSkipsTruncation) {
+		// NOT Kafka (mutant follower-skips-truncation): the follower keeps
+		// its log and fetches from its LEO, and (2.7+) its Fetch names no
+		// LastFetchedEpoch (sendFetch), so the leader never answers
+		// DivergingEpoch either.
+		fp.status, fp.offset = fetching, p.LogEndOffset()
+	} else if b.truncationInFetch() && b.latestEpoch(p) >= 0 {
 		// 2.7+: fetch at once from the LEO; the leader's DivergingEpoch
 		// says whether to truncate (AbstractFetcherThread.partitionFetchState).
 		fp.status, fp.offset = fetching, p.LogEndOffset()
@@ -378,7 +385,7 @@ func (b *Broker) sendFetch(f *fetcher, parts []*fetchPartition) {
 			}
 			p := b.partition(fq.tp)
 			last := int32(-1)
-			if req.Version >= 12 {
+			if req.Version >= 12 && !b.cfg.Mutants.On(mutant.FollowerSkipsTruncation) {
 				last = b.latestEpoch(p)
 			}
 			flat = append(flat, kmsg.FetchRequestTopicPartition{
@@ -475,7 +482,11 @@ func (b *Broker) processFetched(f *fetcher, p *Partition, fp *fetchPartition, rp
 		}
 		b.logp("follower-append", p, sim.I("first", info.FirstOffset), sim.I("last", info.LastOffset), sim.I("leo", p.LogEndOffset()))
 	}
-	if hw := min(p.LogEndOffset(), rp.HighWatermark); hw != p.hw {
+	hw := min(p.LogEndOffset(), rp.HighWatermark)
+	if b.cfg.Mutants.On(mutant.FollowerHWPastLEO) {
+		hw = rp.HighWatermark // NOT Kafka (mutant follower-hw-past-leo): not capped at the LEO
+	}
+	if hw != p.hw {
 		b.logp("follower-hw", p, sim.I("hw", hw), sim.I("was", p.hw))
 		p.hw = hw
 		if len(b.fetches) > 0 {

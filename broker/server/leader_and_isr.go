@@ -77,6 +77,7 @@ func (b *Broker) getOrCreatePartition(tp storage.TopicPartition) *Partition {
 	p.minISR = b.minISRFor(tp.Topic)
 	p.unclean = b.uncleanFor(tp.Topic)
 	p.strictMinISR = b.cfg.KRaft != nil && b.cfg.KRaft.ELR
+	p.mutants = b.cfg.Mutants
 	b.setPartition(tp, p)
 	return p
 }

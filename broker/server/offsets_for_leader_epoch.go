@@ -12,6 +12,7 @@ package server
 // epoch is not capped at the HW, as in Kafka).
 
 import (
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/sim"
@@ -33,7 +34,7 @@ func (b *Broker) handleOffsetForLeaderEpoch(from sim.NodeID, req *wire.Request, 
 			if err := b.checkLeader(p, current); err != nil {
 				rp.ErrorCode = err.Code
 			} else {
-				rp.LeaderEpoch, rp.EndOffset = p.log.EndOffsetForEpoch(rq.LeaderEpoch)
+				rp.LeaderEpoch, rp.EndOffset = b.endOffsetForEpoch(p, rq.LeaderEpoch)
 				b.logp("epoch-lookup", p, sim.I("requested", int64(rq.LeaderEpoch)), sim.I("epoch", int64(rp.LeaderEpoch)), sim.I("end-offset", rp.EndOffset))
 			}
 			rt.Partitions = append(rt.Partitions, rp)
@@ -41,4 +42,19 @@ func (b *Broker) handleOffsetForLeaderEpoch(from sim.NodeID, req *wire.Request, 
 		resp.Topics = append(resp.Topics, rt)
 	}
 	b.respond(from, req, resp)
+}
+
+// endOffsetForEpoch is the leader's answer for epoch: the largest epoch <=
+// it in the leader's epoch cache and that epoch's end offset, for
+// OffsetsForLeaderEpoch and for a Fetch's divergence check
+// (checkDivergence, 2.7+).
+func (b *Broker) endOffsetForEpoch(p *Partition, epoch int32) (int32, int64) {
+	if b.cfg.Mutants.On(mutant.OffsetsForEpochWrongEnd) {
+		// NOT Kafka (mutant offsets-for-epoch-wrong-end): the end of the
+		// leader's latest epoch, whatever epoch was asked for.
+		if latest := b.latestEpoch(p); latest >= 0 {
+			epoch = latest
+		}
+	}
+	return p.log.EndOffsetForEpoch(epoch)
 }

@@ -15,6 +15,7 @@ package server
 import (
 	"slices"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -77,6 +78,9 @@ type Partition struct {
 	// eligible.leader.replicas.version=1): the HW advances only while the
 	// ISR has at least minISR members.
 	strictMinISR bool
+	// mutants are the planted bugs switched on (package mutant; none is
+	// Kafka): the broker's.
+	mutants mutant.Set
 }
 
 // TopicPartition returns the partition's name.
@@ -221,6 +225,15 @@ func (p *Partition) maybeIncrementHW() bool {
 		return false
 	}
 	newHW := p.log.LogEndOffset()
+	if p.mutants.On(mutant.HWBeforeISRFetch) {
+		// NOT Kafka (mutant hw-before-isr-fetch): the HW follows the
+		// leader's own LEO, whatever the ISR fetched.
+		if newHW > p.hw {
+			p.hw = newHW
+			return true
+		}
+		return false
+	}
 	for _, id := range p.isr {
 		if r := p.remote(id); r != nil {
 			newHW = min(newHW, r.leo)
@@ -262,6 +275,11 @@ func (p *Partition) outOfSync(now sim.Time, maxLag sim.Duration) []int32 {
 // canJoinISR reports whether a follower outside the ISR may join: it has
 // reached the HW and, with KIP-320 rules, the start of the leader's epoch.
 func (p *Partition) canJoinISR(r *remoteReplica, kip320 bool) bool {
+	if p.mutants.On(mutant.ISRExpandsLagging) {
+		// NOT Kafka (mutant isr-expands-lagging): any fetch lets a
+		// follower in, caught up or not.
+		return !p.inISR(r.id)
+	}
 	if p.inISR(r.id) || r.leo < p.hw {
 		return false
 	}

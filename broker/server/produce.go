@@ -27,6 +27,7 @@ import (
 	"errors"
 
 	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/sim"
@@ -169,7 +170,7 @@ func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records [
 	if err := b.checkLeader(p, -1); err != nil {
 		return -1, -1, err
 	}
-	if acks == -1 && len(p.isr) < p.minISR {
+	if acks == -1 && len(p.isr) < p.minISR && !b.cfg.Mutants.On(mutant.AcksAllBelowMinISR) {
 		b.logp("not-enough-replicas", p, sim.S("isr", fmtIDs(p.isr)), sim.I("min-isr", int64(p.minISR)))
 		return -1, -1, kerr.NotEnoughReplicas
 	}

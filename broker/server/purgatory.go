@@ -10,6 +10,7 @@ package server
 // all of them (a handful at a time), in arrival order.
 
 import (
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/sim"
@@ -181,7 +182,7 @@ func (b *Broker) checkProduce(d *delayedProduce) bool {
 			pp.resp.ErrorCode = kerr.NotLeaderForPartition.Code
 			pp.done = true
 		case p.hw >= pp.required:
-			if len(p.isr) < p.minISR {
+			if len(p.isr) < p.minISR && !b.cfg.Mutants.On(mutant.AcksAllBelowMinISR) {
 				pp.resp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
 			}
 			pp.done = true

@@ -44,6 +44,7 @@ func replicaState(broker int32, alive bool, p *server.Partition, unclean bool) c
 	if p.Role() == server.Leader {
 		st.ISR = p.ISR()
 		st.PendingISR = p.PendingISR()
+		st.MinISR = p.MinISR()
 	}
 	return st
 }
@@ -168,6 +169,7 @@ type replicaSeen struct {
 	epoch          int32
 	leo, hw        int64
 	isr, pending   []int32
+	minISR         int
 }
 
 func (a *replicaSeen) same(alive, unclean bool, p *server.Partition) bool {
@@ -177,7 +179,7 @@ func (a *replicaSeen) same(alive, unclean bool, p *server.Partition) bool {
 	if p == nil {
 		return true
 	}
-	if a.role != p.Role() || a.epoch != p.LeaderEpoch() || a.leo != p.LogEndOffset() || a.hw != p.HighWatermark() {
+	if a.role != p.Role() || a.epoch != p.LeaderEpoch() || a.leo != p.LogEndOffset() || a.hw != p.HighWatermark() || a.minISR != p.MinISR() {
 		return false
 	}
 	return slices.Equal(a.isr, p.ISRView()) && slices.Equal(a.pending, p.PendingISRView())
@@ -189,7 +191,7 @@ func (a *replicaSeen) set(alive, unclean bool, p *server.Partition) {
 		a.role = 255
 		return
 	}
-	a.role, a.epoch, a.leo, a.hw = p.Role(), p.LeaderEpoch(), p.LogEndOffset(), p.HighWatermark()
+	a.role, a.epoch, a.leo, a.hw, a.minISR = p.Role(), p.LeaderEpoch(), p.LogEndOffset(), p.HighWatermark(), p.MinISR()
 	a.isr = append(a.isr[:0], p.ISRView()...)
 	a.pending = append(a.pending[:0], p.PendingISRView()...)
 }
