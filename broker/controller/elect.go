@@ -19,6 +19,7 @@ package controller
 import (
 	"slices"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/zk"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -63,16 +64,22 @@ func (c *Controller) bringOnline(tps []TP, then func()) {
 // electOffline picks a leader for a partition whose leader is missing.
 func (c *Controller) electOffline(tp TP, p *partition) (decision, bool) {
 	st := p.state
+	outOfISR := c.env.Mutants.On(mutant.CleanElectionOutOfISR)
 	for _, r := range p.replicas {
-		if c.isLive(r) && slices.Contains(st.ISR, r) {
+		if c.isLive(r) && (slices.Contains(st.ISR, r) || outOfISR) {
 			isr := slices.DeleteFunc(slices.Clone(st.ISR), func(id int32) bool { return !c.isLive(id) })
-			return decision{tp: tp, why: "offline", state: zk.PartitionState{ControllerEpoch: c.epoch, Leader: r, Version: 1, LeaderEpoch: st.LeaderEpoch + 1, ISR: isr}}, true
+			if !slices.Contains(isr, r) {
+				// Mutant clean-election-out-of-isr: a replica outside the
+				// ISR leads as if clean, and joins the ISR it leads.
+				isr = append(isr, r)
+			}
+			return decision{tp: tp, why: "offline", state: zk.PartitionState{ControllerEpoch: c.epoch, Leader: r, Version: 1, LeaderEpoch: c.electedEpoch(st, r), ISR: isr}}, true
 		}
 	}
 	if c.env.Unclean != nil && c.env.Unclean(tp.Topic) {
 		for _, r := range p.replicas {
 			if c.isLive(r) {
-				return decision{tp: tp, why: "unclean", unclean: true, state: zk.PartitionState{ControllerEpoch: c.epoch, Leader: r, Version: 1, LeaderEpoch: st.LeaderEpoch + 1, ISR: []int32{r}}}, true
+				return decision{tp: tp, why: "unclean", unclean: true, state: zk.PartitionState{ControllerEpoch: c.epoch, Leader: r, Version: 1, LeaderEpoch: c.electedEpoch(st, r), ISR: []int32{r}}}, true
 			}
 		}
 	}
@@ -87,6 +94,16 @@ func (c *Controller) electOffline(tp TP, p *partition) (decision, bool) {
 		}
 	}
 	return decision{tp: tp, why: "no-eligible-leader", state: zk.PartitionState{ControllerEpoch: c.epoch, Leader: zk.NoLeader, Version: 1, LeaderEpoch: st.LeaderEpoch + 1, ISR: isr}}, true
+}
+
+// electedEpoch is the leader epoch of st's partition once leader leads
+// it: one more than st's. Mutant leader-epoch-not-bumped keeps st's epoch
+// when the leader changes.
+func (c *Controller) electedEpoch(st zk.PartitionState, leader int32) int32 {
+	if leader != st.Leader && c.env.Mutants.On(mutant.LeaderEpochNotBumped) {
+		return st.LeaderEpoch
+	}
+	return st.LeaderEpoch + 1
 }
 
 // removeFromISR drops followers that are not live from the ISRs of the

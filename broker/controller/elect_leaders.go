@@ -57,7 +57,7 @@ func (c *Controller) ElectLeaders(ctx *sim.Context, tps []TP, unclean bool, done
 					errs[i] = kerr.PreferredLeaderNotAvailable
 					continue
 				}
-				ds = append(ds, decision{tp: tp, why: "preferred", state: zk.PartitionState{ControllerEpoch: c.epoch, Leader: pref, Version: 1, LeaderEpoch: st.LeaderEpoch + 1, ISR: st.ISR}})
+				ds = append(ds, decision{tp: tp, why: "preferred", state: zk.PartitionState{ControllerEpoch: c.epoch, Leader: pref, Version: 1, LeaderEpoch: c.electedEpoch(st, pref), ISR: st.ISR}})
 				continue
 			}
 			d, ok := c.electAnyLive(tp, p)
@@ -85,12 +85,12 @@ func (c *Controller) electAnyLive(tp TP, p *partition) (decision, bool) {
 	for _, r := range p.replicas {
 		if c.isLive(r) && slices.Contains(st.ISR, r) {
 			isr := slices.DeleteFunc(slices.Clone(st.ISR), func(id int32) bool { return !c.isLive(id) })
-			return decision{tp: tp, why: "offline", state: zk.PartitionState{ControllerEpoch: c.epoch, Leader: r, Version: 1, LeaderEpoch: st.LeaderEpoch + 1, ISR: isr}}, true
+			return decision{tp: tp, why: "offline", state: zk.PartitionState{ControllerEpoch: c.epoch, Leader: r, Version: 1, LeaderEpoch: c.electedEpoch(st, r), ISR: isr}}, true
 		}
 	}
 	for _, r := range p.replicas {
 		if c.isLive(r) {
-			return decision{tp: tp, why: "unclean", unclean: true, state: zk.PartitionState{ControllerEpoch: c.epoch, Leader: r, Version: 1, LeaderEpoch: st.LeaderEpoch + 1, ISR: []int32{r}}}, true
+			return decision{tp: tp, why: "unclean", unclean: true, state: zk.PartitionState{ControllerEpoch: c.epoch, Leader: r, Version: 1, LeaderEpoch: c.electedEpoch(st, r), ISR: []int32{r}}}, true
 		}
 	}
 	return decision{}, false

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/zk"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -34,6 +35,16 @@ func (c *Controller) onBrokerChange(done func()) {
 			if !slices.Contains(live, id) {
 				dead = append(dead, id)
 			}
+		}
+		if c.env.Mutants.On(mutant.NoFenceOnSessionExpiry) && (len(dead) > 0 || len(bounced) > 0) {
+			// Mutant no-fence-on-session-expiry: an expired session goes
+			// unnoticed — its registration's deletion, and the new
+			// registration of a broker that came back (KIP-380's broker
+			// epoch): the broker stays live, leader and in the ISRs.
+			c.log("broker-change-ignored", sim.S("dead", ids(dead)), sim.S("bounced", ids(bounced)))
+			live = slices.Concat(live, dead)
+			slices.Sort(live)
+			dead, bounced = nil, nil
 		}
 		if len(added) == 0 && len(dead) == 0 && len(bounced) == 0 {
 			c.live = live
@@ -175,7 +186,7 @@ func (c *Controller) electPreferred(tps []TP, then func()) {
 		if p.state.Leader == pref || !c.isLive(pref) || !slices.Contains(p.state.ISR, pref) {
 			continue
 		}
-		ds = append(ds, decision{tp: tp, why: "preferred", state: zk.PartitionState{ControllerEpoch: c.epoch, Leader: pref, Version: 1, LeaderEpoch: p.state.LeaderEpoch + 1, ISR: p.state.ISR}})
+		ds = append(ds, decision{tp: tp, why: "preferred", state: zk.PartitionState{ControllerEpoch: c.epoch, Leader: pref, Version: 1, LeaderEpoch: c.electedEpoch(p.state, pref), ISR: p.state.ISR}})
 	}
 	c.writeDecisions(ds, func() {
 		if len(ds) > 0 {

@@ -22,6 +22,7 @@ import (
 	"slices"
 
 	"github.com/kafkasim/kafkasim/broker/metadata"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -110,16 +111,19 @@ func (c *Controller) alterPartition(ctx *sim.Context, req *kmsg.AlterPartitionRe
 }
 
 func (c *Controller) validateAlterPartition(req *kmsg.AlterPartitionRequest, cur metadata.PartitionState, ok bool, p kmsg.AlterPartitionRequestTopicPartition, newISR []kmsg.AlterPartitionRequestTopicPartitionNewEpochISR) *kerr.Error {
+	// Mutant alter-partition-stale-epoch: a lower leader or partition
+	// epoch than the controller's passes.
+	stale := c.cfg.Mutants.On(mutant.AlterPartitionStaleEpoch)
 	switch {
 	case !ok:
 		return kerr.UnknownTopicOrPartition
 	case p.LeaderEpoch > cur.LeaderEpoch || p.PartitionEpoch > cur.PartitionEpoch:
 		return kerr.NotController
-	case p.LeaderEpoch < cur.LeaderEpoch:
+	case p.LeaderEpoch < cur.LeaderEpoch && !stale:
 		return kerr.FencedLeaderEpoch
 	case req.BrokerID != cur.Leader:
 		return kerr.InvalidRequest
-	case p.PartitionEpoch < cur.PartitionEpoch:
+	case p.PartitionEpoch < cur.PartitionEpoch && !stale:
 		return kerr.InvalidUpdateVersion
 	}
 	ids := make([]int32, len(newISR))

@@ -25,6 +25,7 @@ import (
 	"math"
 
 	"github.com/kafkasim/kafkasim/broker/metadata"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -239,7 +240,11 @@ func (c *Controller) maybeFenceStaleBroker(ctx *sim.Context) {
 		b, ok := c.working.img.Broker(id)
 		s := c.sessions[id]
 		s.fenced, s.shutdownOffset = true, -1
-		if ok && !b.Fenced {
+		if c.cfg.Mutants.On(mutant.NoFenceOnSessionExpiry) {
+			// Mutant no-fence-on-session-expiry: the session is over but
+			// the broker is not fenced: it keeps its leaderships and ISRs.
+			ctx.Log("broker-not-fenced", sim.I("broker", int64(id)), sim.S("reason", "session-timeout"))
+		} else if ok && !b.Fenced {
 			recs := c.fenceRecords(ctx, id, b.Epoch)
 			c.write(ctx, recs, func() {
 				ctx.Log("broker-fenced", sim.I("broker", int64(id)), sim.S("reason", "session-timeout"))

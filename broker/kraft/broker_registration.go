@@ -25,6 +25,7 @@ package kraft
 
 import (
 	"github.com/kafkasim/kafkasim/broker/metadata"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -71,7 +72,10 @@ func (c *Controller) brokerRegistration(ctx *sim.Context, req *kmsg.BrokerRegist
 	newIncarnation := !had || existing.IncarnationID != req.IncarnationID
 	var recs []metadata.Record
 	if had && newIncarnation && c.cfg.ELR {
-		recs = c.brokerShutdownRecords(ctx, id, req.PreviousBrokerEpoch == existing.Epoch)
+		// Mutant elr-keeps-unclean-replica: every shutdown is taken for a
+		// clean one, so the broker keeps its place in the ELRs.
+		clean := req.PreviousBrokerEpoch == existing.Epoch || c.cfg.Mutants.On(mutant.ELRKeepsUncleanReplica)
+		recs = c.brokerShutdownRecords(ctx, id, clean)
 	}
 	if newIncarnation {
 		rec.BrokerEpoch = c.nextWrite

@@ -54,6 +54,7 @@ import (
 	"strings"
 
 	"github.com/kafkasim/kafkasim/broker/metadata"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -80,6 +81,8 @@ type change struct {
 	// outside the ISR; elrElected when it elected one from the ELR;
 	// lastKnownElected when it elected the last known leader.
 	uncleanElected, elrElected, lastKnownElected bool
+	// outOfISR is mutant clean-election-out-of-isr.
+	outOfISR bool
 }
 
 func (c *Controller) newChange(p metadata.PartitionState, acceptable func(int32) bool) *change {
@@ -90,7 +93,8 @@ func (c *Controller) newChange(p metadata.PartitionState, acceptable func(int32)
 		targetISR: slices.Clone(p.ISR), targetLRS: p.LeaderRecoveryState,
 		elr: c.cfg.ELR, minISR: 1, uncleanShutdown: -1,
 		targetELR: slices.Clone(p.ELR), electFenced: c.cfg.ElectFencedLastKnownLeader,
-		bumpOnShrink: c.metadataVersion() < metadata.MetadataVersion36IV0}
+		bumpOnShrink: c.metadataVersion() < metadata.MetadataVersion36IV0,
+		outOfISR:     c.cfg.Mutants.On(mutant.CleanElectionOutOfISR)}
 	if c.cfg.MinISR != nil {
 		ch.minISR = c.cfg.MinISR(p.Topic)
 	}
@@ -153,7 +157,9 @@ func (ch *change) elect() (int32, bool) {
 		return ch.p.Leader, false
 	}
 	for _, r := range ch.p.Replicas {
-		if ch.validLeader(r) {
+		if ch.validLeader(r) || ch.outOfISR && ch.acceptable(r) && r != ch.uncleanShutdown {
+			// Mutant clean-election-out-of-isr: the first acceptable
+			// replica leads, in the ISR or not, as a clean election.
 			return r, false
 		}
 	}
@@ -200,6 +206,9 @@ func (ch *change) build() *metadata.PartitionChangeRecord {
 			ch.targetELR = slices.DeleteFunc(slices.Clone(ch.targetELR), func(r int32) bool { return r == leader })
 		}
 		rec.Leader = leader
+		if ch.outOfISR && !unclean && leader >= 0 && !slices.Contains(ch.targetISR, leader) {
+			ch.targetISR = append(slices.Clone(ch.targetISR), leader)
+		}
 		if unclean {
 			ch.uncleanElected = true
 			rec.ISR = []int32{leader}

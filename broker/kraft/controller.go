@@ -122,7 +122,11 @@ type state struct {
 	regOffset map[int32]int64
 }
 
-func newState() *state { return &state{img: metadata.NewImage(), regOffset: map[int32]int64{}} }
+func newState(mutants mutant.Set) *state {
+	img := metadata.NewImage()
+	img.SetMutants(mutants)
+	return &state{img: img, regOffset: map[int32]int64{}}
+}
 
 func (s *state) clone() *state {
 	c := &state{img: s.img.Clone(), regOffset: make(map[int32]int64, len(s.regOffset))}
@@ -177,7 +181,7 @@ func New(cfg Config, q Quorum) (*Controller, error) {
 	if q == nil {
 		return nil, fmt.Errorf("kraft: nil quorum")
 	}
-	c := &Controller{cfg: cfg, q: q, committed: newState(), lastCommitted: -1, epoch: -1,
+	c := &Controller{cfg: cfg, q: q, committed: newState(cfg.Mutants), lastCommitted: -1, epoch: -1,
 		sessions: map[int32]*session{}, previousEpochs: map[int32]int64{}}
 	c.working = c.committed
 	return c, nil
@@ -233,7 +237,7 @@ func (c *Controller) HandleLoadSnapshot(ctx *sim.Context, s raft.Snapshot) {
 	if c.active {
 		c.renounce(ctx, "snapshot-load")
 	}
-	st := newState()
+	st := newState(c.cfg.Mutants)
 	for _, raw := range s.Records {
 		r, err := metadata.Decode(raw)
 		if err != nil {

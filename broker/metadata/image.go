@@ -18,6 +18,8 @@ package metadata
 import (
 	"fmt"
 	"slices"
+
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"sort"
 )
 
@@ -67,7 +69,13 @@ type Image struct {
 	nextProducerID int64
 	lastPIDBroker  int32
 	lastPIDEpoch   int64
+	// mutants are the planted bugs the replay makes (SetMutants).
+	mutants mutant.Set
 }
+
+// SetMutants switches on the planted bugs of the replay (package mutant;
+// none is Kafka). Clone keeps them.
+func (i *Image) SetMutants(s mutant.Set) { i.mutants = s }
 
 // NewImage returns the empty image.
 func NewImage() *Image {
@@ -167,6 +175,14 @@ func (i *Image) Replay(r Record) error {
 		if !ok {
 			return fmt.Errorf("metadata: PartitionChangeRecord: unknown partition %s-%d", t.name, x.PartitionID)
 		}
+		if x.Leader >= 0 && x.Leader != p.Leader && i.mutants.On(mutant.LeaderEpochNotBumped) {
+			// Mutant leader-epoch-not-bumped: a new leader keeps the
+			// partition's leader epoch.
+			epoch := p.LeaderEpoch
+			Merge(p, x)
+			p.LeaderEpoch = epoch
+			break
+		}
 		Merge(p, x)
 	case *ConfigRecord:
 		k := configKey{x.ResourceType, x.ResourceName}
@@ -242,6 +258,7 @@ func (i *Image) broker(id int32, epoch int64) (*broker, error) {
 // Clone returns a deep copy.
 func (i *Image) Clone() *Image {
 	c := NewImage()
+	c.mutants = i.mutants
 	for id, b := range i.brokers {
 		r := b.reg
 		r.EndPoints, r.Features, r.LogDirs = slices.Clone(r.EndPoints), slices.Clone(r.Features), slices.Clone(r.LogDirs)

@@ -55,7 +55,9 @@ type brokerMetadata struct {
 }
 
 func newBrokerMetadata(b *Broker) *brokerMetadata {
-	return &brokerMetadata{b: b, img: metadata.NewImage(), offset: -1}
+	img := metadata.NewImage()
+	img.SetMutants(b.cfg.Mutants)
+	return &brokerMetadata{b: b, img: img, offset: -1}
 }
 
 // Image returns the broker's committed metadata image (nil in ZooKeeper
@@ -143,6 +145,7 @@ func (m *brokerMetadata) removeTopics(topics []string) {
 func (m *brokerMetadata) HandleLoadSnapshot(ctx *sim.Context, s raft.Snapshot) {
 	m.b.ctx = ctx
 	m.img = metadata.NewImage()
+	m.img.SetMutants(m.b.cfg.Mutants)
 	for _, raw := range s.Records {
 		r, err := metadata.Decode(raw)
 		if err != nil {

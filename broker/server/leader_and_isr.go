@@ -17,6 +17,7 @@ package server
 import (
 	"fmt"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/sim"
@@ -37,7 +38,8 @@ type partitionState struct {
 
 func (b *Broker) handleLeaderAndISR(from sim.NodeID, req *wire.Request, body *kmsg.LeaderAndISRRequest) {
 	resp := kmsg.NewPtrLeaderAndISRResponse()
-	if body.ControllerEpoch < b.controllerEpoch {
+	// Mutant stale-controller-epoch: no controller-epoch check.
+	if body.ControllerEpoch < b.controllerEpoch && !b.cfg.Mutants.On(mutant.StaleControllerEpoch) {
 		b.ctx.Log("stale-controller", sim.I("epoch", int64(body.ControllerEpoch)), sim.I("seen", int64(b.controllerEpoch)))
 		resp.ErrorCode = kerr.StaleControllerEpoch.Code
 		b.respond(from, req, resp)

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/broker/wire"
@@ -40,7 +41,8 @@ type metadataCache struct {
 
 func (b *Broker) handleUpdateMetadata(from sim.NodeID, req *wire.Request, body *kmsg.UpdateMetadataRequest) {
 	resp := kmsg.NewPtrUpdateMetadataResponse()
-	if body.ControllerEpoch < b.controllerEpoch {
+	// Mutant stale-controller-epoch: no controller-epoch check.
+	if body.ControllerEpoch < b.controllerEpoch && !b.cfg.Mutants.On(mutant.StaleControllerEpoch) {
 		resp.ErrorCode = kerr.StaleControllerEpoch.Code
 		b.respond(from, req, resp)
 		return
