@@ -147,7 +147,7 @@ var Catalogue = [numMutants]Mutant{
 		Where:   "broker/coordinator: OffsetCommit's generation check"},
 	{ID: AssignmentDuplicated, Name: "assignment-duplicated", Layer: Groups, Targets: groups,
 		Mistake: "the assignment gives a partition to two members of the same generation",
-		Where:   "broker/assignor"},
+		Where:   "broker/client: the group leader's assignment, the assignor's output (Consumer.assign)"},
 	{ID: OffsetsLoadSkipped, Name: "offsets-load-skipped", Layer: Groups, Targets: groups,
 		Mistake: "a new group coordinator serves OffsetFetch without loading the committed offsets from __consumer_offsets",
 		Where:   "broker/coordinator: the load on election"},

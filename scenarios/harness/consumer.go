@@ -43,6 +43,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/cluster"
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/checkers"
@@ -235,6 +236,12 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 		n.transform(ctx, before, order, byTP)
 		return
 	}
+	if n.s.commitsFirst() {
+		// NB: mutant.CommitBeforeProcess commits as at-most-once does,
+		// then processes whatever the commit's outcome.
+		n.commit(ctx, func(ctx *sim.Context, ok bool) { ctx.SetTimer(n.s.process, timerAppProcess) })
+		return
+	}
 	if n.s.pattern == checkers.AtMostOnce {
 		n.commit(ctx, func(ctx *sim.Context, ok bool) {
 			if !ok {
@@ -254,7 +261,7 @@ func (n *consumerNode) processed(ctx *sim.Context) {
 		n.s.rec.Consumed(id, ctx.Now(), n.s.apply(ctx, n.batch[i]))
 	}
 	n.inflight, n.batch = nil, nil
-	if n.s.commitsAfter() {
+	if n.s.commitsAfter() && !n.s.commitsFirst() {
 		ctx.SetTimer(n.s.delay, timerAppCommit)
 		return
 	}
@@ -264,6 +271,12 @@ func (n *consumerNode) processed(ctx *sim.Context) {
 // commitsAfter reports whether the pattern commits after processing.
 func (s *consumerSettings) commitsAfter() bool {
 	return s.pattern == checkers.AtLeastOnce || s.pattern == patternIdempotentSink
+}
+
+// commitsFirst reports whether an at-least-once loop commits a poll's
+// positions before processing its records: mutant.CommitBeforeProcess.
+func (s *consumerSettings) commitsFirst() bool {
+	return s.pattern == checkers.AtLeastOnce && s.cfg.Mutants.On(mutant.CommitBeforeProcess)
 }
 
 // apply processes records: all of them, or, into an idempotent sink, the
