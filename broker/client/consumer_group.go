@@ -296,8 +296,10 @@ func (c *Consumer) runGroup(ctx *sim.Context) {
 	if g.stable() && now.Sub(c.lastPoll) > c.cfg.MaxPollInterval && !c.pollExpiry {
 		// The heartbeat thread's max.poll.interval.ms check: leave.
 		ctx.Log("consumer-poll-timeout", sim.S("client-id", c.cfg.ClientID), sim.S("member", g.memberID))
-		c.leave(ctx, "max.poll.interval.ms")
+		// NB: set before leave: its OnRevoked may commit, and a commit
+		// runs the group again (a stall past the interval recursed here).
 		c.pollExpiry = true
+		c.leave(ctx, "max.poll.interval.ms")
 		return
 	}
 	if g.hasPendingAssign && c.polling {

@@ -55,23 +55,25 @@ func (c *Coordinator) OffsetCommit(now sim.Time, req *kmsg.OffsetCommitRequest, 
 		g = newGroup(req.Group, c.PartitionFor(req.Group))
 		c.groups[req.Group] = g
 	}
+	// NB: mutant.CommitSkipsGeneration does not fence a stale member: its
+	// commit is stored whatever its member id and generation.
+	unfenced := c.cfg.Mutants.On(mutant.CommitSkipsGeneration)
 	switch m := g.members[req.MemberID]; {
 	case g.state == Dead:
 		reply(answer(kerr.CoordinatorNotAvailable))
 		return
 	case req.Generation < 0 && g.state == Empty:
 		// Plain offset storage.
-	case m == nil:
+	case m == nil && !unfenced:
 		reply(answer(kerr.UnknownMemberID))
 		return
-	case req.Generation != g.generation && !c.cfg.Mutants.On(mutant.CommitSkipsGeneration):
-		// NB: mutant.CommitSkipsGeneration stores a stale member's commit.
+	case req.Generation != g.generation && !unfenced:
 		reply(answer(kerr.IllegalGeneration))
 		return
 	case g.state == CompletingRebalance:
 		reply(answer(kerr.RebalanceInProgress))
 		return
-	default: // Stable or PreparingRebalance
+	case m != nil: // Stable or PreparingRebalance
 		m.lastHeartbeat = now // a commit counts as a heartbeat
 	}
 	var recs []storage.Record

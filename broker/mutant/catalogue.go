@@ -143,8 +143,8 @@ var Catalogue = [numMutants]Mutant{
 		Where:   "broker/coordinator: TxnOffsetCommit"},
 
 	{ID: CommitSkipsGeneration, Name: "commit-skips-generation", Layer: Groups, Targets: groups,
-		Mistake: "OffsetCommit is accepted from a member of an older generation (no ILLEGAL_GENERATION)",
-		Where:   "broker/coordinator: OffsetCommit's generation check"},
+		Mistake: "OffsetCommit is accepted from a member of an older generation, one the group has rebalanced past or without (no ILLEGAL_GENERATION, no UNKNOWN_MEMBER_ID): a zombie's commit lands",
+		Where:   "broker/coordinator: OffsetCommit's member and generation checks"},
 	{ID: AssignmentDuplicated, Name: "assignment-duplicated", Layer: Groups, Targets: groups,
 		Mistake: "the assignment gives a partition to two members of the same generation",
 		Where:   "broker/client: the group leader's assignment, the assignor's output (Consumer.assign)"},

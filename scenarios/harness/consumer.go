@@ -76,6 +76,11 @@ type consumerSettings struct {
 	// txnOffsets: the offsets are committed in the transaction
 	// (sendOffsetsToTransaction); else after it (offsets=after-commit).
 	txnOffsets bool
+	// stall, when armed (the swarm's consumer-pause), is how long the
+	// member stalls at its next poll that returns records; pause stalls
+	// it (Runner.newConsumer).
+	stall sim.Duration
+	pause func(name string, d sim.Duration)
 	// attempt numbers consume-transform-produce's outputs (ctpOutput).
 	// NB: it lives here, not in the node's state, so that it survives
 	// restart-consumer: an instance restarted with the same name must not
@@ -232,6 +237,10 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 		n.batch = append(n.batch, byTP[tp])
 	}
 	n.busy = true
+	if d := n.s.stall; d > 0 {
+		n.s.stall = 0
+		n.s.pause(n.s.name, d)
+	}
 	if n.ctp != nil {
 		n.transform(ctx, before, order, byTP)
 		return
@@ -503,6 +512,16 @@ func (r *Runner) newConsumer(st scenarios.Step) error {
 		return err
 	}
 	s.rec, s.txn = r.Recorder, r.txn
+	s.pause = func(name string, d sim.Duration) {
+		// NB: a world action at this instant, after the node's handler.
+		r.World.At(r.World.Now(), "consumer-pause", func(*sim.World) {
+			r.Step(scenarios.Step{Op: "pause", Args: []string{name}, Dur: d})
+		})
+	}
+	if r.consumerSettings == nil {
+		r.consumerSettings = map[string]*consumerSettings{}
+	}
+	r.consumerSettings[name] = s
 	cfg := s.cfg
 	if cfg.IsolationLevel == config.ReadCommitted || s.pattern == scenarios.PatternCTP {
 		r.txn.used = true
