@@ -79,8 +79,9 @@ type consumerSettings struct {
 	// stall, when armed (the swarm's consumer-pause), is how long the
 	// member stalls at its next poll that returns records; pause stalls
 	// it (Runner.newConsumer).
-	stall sim.Duration
-	pause func(name string, d sim.Duration)
+	stall   sim.Duration
+	stallBy sim.Time // an armed stall not struck by then lapses
+	pause   func(name string, d sim.Duration)
 	// attempt numbers consume-transform-produce's outputs (ctpOutput).
 	// NB: it lives here, not in the node's state, so that it survives
 	// restart-consumer: an instance restarted with the same name must not
@@ -239,7 +240,9 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 	n.busy = true
 	if d := n.s.stall; d > 0 {
 		n.s.stall = 0
-		n.s.pause(n.s.name, d)
+		if ctx.Now() < n.s.stallBy {
+			n.s.pause(n.s.name, d)
+		}
 	}
 	if n.ctp != nil {
 		n.transform(ctx, before, order, byTP)

@@ -132,6 +132,7 @@ func (r *Runner) swarm(st scenarios.Step) error {
 	prof := drawProfile(w, sp.mode, sp.rates)
 	r.profiles = append(r.profiles, prof.String())
 	start, end := w.Now(), w.Now().Add(st.Dur)
+	r.swarmEnd = end
 	topic := r.s.Topics[0]
 	for c := 0; c < sp.clients; c++ {
 		name := "p" + strconv.Itoa(c+1)
@@ -195,7 +196,7 @@ func (r *Runner) drawSwarmFault(rates, base map[string]float64) (scenarios.Step,
 		// stall is armed here and strikes at the member's next poll that
 		// returns records (consumerNode.poll).
 		s := r.consumerSettings[r.consumers[w.Choose(sim.KindFault, len(r.consumers))]]
-		s.stall = s.cfg.SessionTimeout + consumerPauseMargin
+		s.stall, s.stallBy = s.cfg.SessionTimeout+consumerPauseMargin, r.swarmEnd
 		return scenarios.Step{}, false
 	}
 	// NB: in KRaft mode the dedicated controllers are targets too; ZooKeeper
