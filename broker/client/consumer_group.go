@@ -20,6 +20,7 @@ import (
 	"slices"
 
 	"github.com/kafkasim/kafkasim/broker/assignor"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -295,8 +296,10 @@ func (c *Consumer) runGroup(ctx *sim.Context) {
 	if g.stable() && now.Sub(c.lastPoll) > c.cfg.MaxPollInterval && !c.pollExpiry {
 		// The heartbeat thread's max.poll.interval.ms check: leave.
 		ctx.Log("consumer-poll-timeout", sim.S("client-id", c.cfg.ClientID), sim.S("member", g.memberID))
-		c.leave(ctx, "max.poll.interval.ms")
+		// NB: set before leave: its OnRevoked may commit, and a commit
+		// runs the group again (a stall past the interval recursed here).
 		c.pollExpiry = true
+		c.leave(ctx, "max.poll.interval.ms")
 		return
 	}
 	if g.hasPendingAssign && c.polling {
@@ -488,11 +491,28 @@ func (c *Consumer) assign(r *kmsg.JoinGroupResponse) []kmsg.SyncGroupRequestGrou
 	}
 	c.group.assignedParts = parts
 	result := as.Assign(members, parts)
+	if c.cfg.Mutants.On(mutant.AssignmentDuplicated) {
+		duplicateOne(members, result)
+	}
 	var out []kmsg.SyncGroupRequestGroupAssignment
 	for _, m := range members {
 		out = append(out, kmsg.SyncGroupRequestGroupAssignment{MemberID: m.ID, MemberAssignment: assignor.EncodeAssignment(result[m.ID])})
 	}
 	return out
+}
+
+// duplicateOne is mutant.AssignmentDuplicated: the first member given a
+// partition gives its first one to the next member too, so two members of
+// one generation own it.
+func duplicateOne(members []assignor.Member, result assignor.Assignment) {
+	for i, m := range members {
+		if len(result[m.ID]) == 0 || len(members) < 2 {
+			continue
+		}
+		next := members[(i+1)%len(members)].ID
+		result[next] = append(slices.Clone(result[next]), result[m.ID][0])
+		return
+	}
 }
 
 func (c *Consumer) synced(ctx *sim.Context, gen int32, r *kmsg.SyncGroupResponse) {

@@ -26,6 +26,7 @@ package client
 
 import (
 	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -52,7 +53,9 @@ func (c *Consumer) leadersChanged(ctx *sim.Context) {
 		if p.readReplica >= 0 {
 			c.clearReadReplica(ctx, p, "leader-change")
 		}
-		if !c.cfg.TruncationDetection || p.posEpoch < 0 || p.position < 0 || cur.epoch < 0 || p.needCommitted || p.needReset {
+		// NB: mutant.NoRewindOnTruncation skips the validation as a
+		// pre-2.1 client does, on a release that has it.
+		if !c.cfg.TruncationDetection || c.cfg.Mutants.On(mutant.NoRewindOnTruncation) || p.posEpoch < 0 || p.position < 0 || cur.epoch < 0 || p.needCommitted || p.needReset {
 			continue
 		}
 		p.validate, p.buffer, p.fetchPos, p.lookup = true, nil, p.position, false

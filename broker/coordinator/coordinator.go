@@ -228,7 +228,9 @@ func (c *Coordinator) LoadBatches(now sim.Time, partition int32, batches []stora
 			continue
 		}
 		g := newGroup(id, partition)
-		if offsets[id] != nil {
+		// NB: mutant.OffsetsLoadSkipped serves the group without the
+		// offsets its partition holds: OffsetFetch answers -1 (none).
+		if offsets[id] != nil && !c.cfg.Mutants.On(mutant.OffsetsLoadSkipped) {
 			g.offsets, g.offsetAt = offsets[id], offsetAt[id]
 		}
 		for pid, byGroup := range pending { // NB: each producer's own map; order does not matter

@@ -20,6 +20,7 @@ package coordinator
 import (
 	"slices"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -54,22 +55,25 @@ func (c *Coordinator) OffsetCommit(now sim.Time, req *kmsg.OffsetCommitRequest, 
 		g = newGroup(req.Group, c.PartitionFor(req.Group))
 		c.groups[req.Group] = g
 	}
+	// NB: mutant.CommitSkipsGeneration does not fence a stale member: its
+	// commit is stored whatever its member id and generation.
+	unfenced := c.cfg.Mutants.On(mutant.CommitSkipsGeneration)
 	switch m := g.members[req.MemberID]; {
 	case g.state == Dead:
 		reply(answer(kerr.CoordinatorNotAvailable))
 		return
 	case req.Generation < 0 && g.state == Empty:
 		// Plain offset storage.
-	case m == nil:
+	case m == nil && !unfenced:
 		reply(answer(kerr.UnknownMemberID))
 		return
-	case req.Generation != g.generation:
+	case req.Generation != g.generation && !unfenced:
 		reply(answer(kerr.IllegalGeneration))
 		return
 	case g.state == CompletingRebalance:
 		reply(answer(kerr.RebalanceInProgress))
 		return
-	default: // Stable or PreparingRebalance
+	case m != nil: // Stable or PreparingRebalance
 		m.lastHeartbeat = now // a commit counts as a heartbeat
 	}
 	var recs []storage.Record
@@ -97,7 +101,7 @@ func (c *Coordinator) OffsetCommit(now sim.Time, req *kmsg.OffsetCommitRequest, 
 		return
 	}
 	gen, at := g.generation, c.nextAppend(g.partition)
-	c.env.Append(g.partition, recs, func(now sim.Time, err *kerr.Error) {
+	committed := func(now sim.Time, err *kerr.Error) {
 		err = mapAppendError(err)
 		if err == nil && c.groups[g.id] == g {
 			for _, e := range entries {
@@ -106,7 +110,27 @@ func (c *Coordinator) OffsetCommit(now sim.Time, req *kmsg.OffsetCommitRequest, 
 			c.env.Log("offsets-committed", sim.S("group", g.id), sim.I("generation", int64(gen)), sim.I("partitions", int64(len(entries))))
 		}
 		reply(answer(err))
+	}
+	if !c.cfg.Mutants.On(mutant.OffsetCommitBeforeReplicated) {
+		c.env.Append(g.partition, recs, committed)
+		return
+	}
+	// mutant.OffsetCommitBeforeReplicated: the commit is answered (and
+	// enters the cache) as soon as the leader's own log has it, as if
+	// appended with acks=1; the ISR's replication is not awaited. An
+	// append refused at once (Append calls done inside) is answered
+	// with its error, as before.
+	answered := false
+	c.env.Append(g.partition, recs, func(now sim.Time, err *kerr.Error) {
+		if !answered {
+			answered = true
+			committed(now, err)
+		}
 	})
+	if !answered {
+		answered = true
+		committed(now, nil)
+	}
 }
 
 func errCode(err *kerr.Error) int16 {

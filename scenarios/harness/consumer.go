@@ -43,6 +43,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/cluster"
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/checkers"
@@ -75,6 +76,12 @@ type consumerSettings struct {
 	// txnOffsets: the offsets are committed in the transaction
 	// (sendOffsetsToTransaction); else after it (offsets=after-commit).
 	txnOffsets bool
+	// stall, when armed (the swarm's consumer-pause), is how long the
+	// member stalls at its next poll that returns records; pause stalls
+	// it (Runner.newConsumer).
+	stall   sim.Duration
+	stallBy sim.Time // an armed stall not struck by then lapses
+	pause   func(name string, d sim.Duration)
 	// attempt numbers consume-transform-produce's outputs (ctpOutput).
 	// NB: it lives here, not in the node's state, so that it survives
 	// restart-consumer: an instance restarted with the same name must not
@@ -231,8 +238,20 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 		n.batch = append(n.batch, byTP[tp])
 	}
 	n.busy = true
+	if d := n.s.stall; d > 0 {
+		n.s.stall = 0
+		if ctx.Now() < n.s.stallBy {
+			n.s.pause(n.s.name, d)
+		}
+	}
 	if n.ctp != nil {
 		n.transform(ctx, before, order, byTP)
+		return
+	}
+	if n.s.commitsFirst() {
+		// NB: mutant.CommitBeforeProcess commits as at-most-once does,
+		// then processes whatever the commit's outcome.
+		n.commit(ctx, func(ctx *sim.Context, ok bool) { ctx.SetTimer(n.s.process, timerAppProcess) })
 		return
 	}
 	if n.s.pattern == checkers.AtMostOnce {
@@ -254,7 +273,7 @@ func (n *consumerNode) processed(ctx *sim.Context) {
 		n.s.rec.Consumed(id, ctx.Now(), n.s.apply(ctx, n.batch[i]))
 	}
 	n.inflight, n.batch = nil, nil
-	if n.s.commitsAfter() {
+	if n.s.commitsAfter() && !n.s.commitsFirst() {
 		ctx.SetTimer(n.s.delay, timerAppCommit)
 		return
 	}
@@ -264,6 +283,12 @@ func (n *consumerNode) processed(ctx *sim.Context) {
 // commitsAfter reports whether the pattern commits after processing.
 func (s *consumerSettings) commitsAfter() bool {
 	return s.pattern == checkers.AtLeastOnce || s.pattern == patternIdempotentSink
+}
+
+// commitsFirst reports whether an at-least-once loop commits a poll's
+// positions before processing its records: mutant.CommitBeforeProcess.
+func (s *consumerSettings) commitsFirst() bool {
+	return s.pattern == checkers.AtLeastOnce && s.cfg.Mutants.On(mutant.CommitBeforeProcess)
 }
 
 // apply processes records: all of them, or, into an idempotent sink, the
@@ -490,6 +515,16 @@ func (r *Runner) newConsumer(st scenarios.Step) error {
 		return err
 	}
 	s.rec, s.txn = r.Recorder, r.txn
+	s.pause = func(name string, d sim.Duration) {
+		// NB: a world action at this instant, after the node's handler.
+		r.World.At(r.World.Now(), "consumer-pause", func(*sim.World) {
+			r.Step(scenarios.Step{Op: "pause", Args: []string{name}, Dur: d})
+		})
+	}
+	if r.consumerSettings == nil {
+		r.consumerSettings = map[string]*consumerSettings{}
+	}
+	r.consumerSettings[name] = s
 	cfg := s.cfg
 	if cfg.IsolationLevel == config.ReadCommitted || s.pattern == scenarios.PatternCTP {
 		r.txn.used = true

@@ -147,8 +147,8 @@ func ParseFaultProfile(text string) (FaultProfile, error) {
 				return p, err
 			}
 			p.Mode = v
-		case k == "consumer-crash":
-			return p, fmt.Errorf("consumer-crash: a swarm step's, for the script's consumers; a served run's consumers are real clients (allowed keys: %s, %s)", strings.Join(FaultKinds, ", "), strings.Join(FaultKeys, ", "))
+		case k == "consumer-crash", k == "consumer-pause":
+			return p, fmt.Errorf("%s: a swarm step's, for the script's consumers; a served run's consumers are real clients (allowed keys: %s, %s)", k, strings.Join(FaultKinds, ", "), strings.Join(FaultKeys, ", "))
 		default:
 			return p, fmt.Errorf("unknown key %q: want %s", k, FaultProfileSyntax())
 		}

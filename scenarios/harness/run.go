@@ -289,6 +289,12 @@ type Runner struct {
 	// consumers are the consumer nodes' names, in creation order (the
 	// swarm's consumer faults pick among them).
 	consumers []string
+	// consumerSettings are the consumers' settings by name (the swarm's
+	// consumer-pause arms a stall in them).
+	consumerSettings map[string]*consumerSettings
+	// swarmEnd is when the running swarm step ends: a consumer stall
+	// armed by it strikes no later.
+	swarmEnd sim.Time
 	// profiles are the swarm profiles of the run's swarm steps, rendered.
 	profiles []string
 	// producerSet are the producer properties of the run's configuration

@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -121,6 +122,10 @@ func (r *Runner) Step(st scenarios.Step) error {
 	case "pause":
 		if _, ok := r.producers[st.Args[0]]; ok {
 			return r.pauseProducer(st.Args[0], st.Dur)
+		}
+		if slices.Contains(r.consumers, st.Args[0]) {
+			id, _ := w.Lookup(st.Args[0])
+			return w.Inject(sim.Pause{Node: id, For: st.Dur}) // a member's stall: no broker failure
 		}
 		id, b, err := r.broker(st.Args[0])
 		if err != nil {
