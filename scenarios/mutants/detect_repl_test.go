@@ -27,7 +27,7 @@ func TestReplicationMutantsDetected(t *testing.T) {
 		{"isr-expands-lagging", swarmKRaft, 1, []string{"invariants"}},
 		{"acks-all-below-min-isr", swarmZK, 1, []string{"invariants"}},
 		{"follower-hw-past-leo", swarmZK, 1, []string{"invariants"}},
-		{"fetch-beyond-hw", groupZK, 6, []string{"consumer"}},
+		{"fetch-beyond-hw", groupZK, 7, []string{"consumer"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
