@@ -3,7 +3,11 @@
 // What it checks, on every KRaft run, Raft's safety properties as the
 // Raft paper (Figure 3) and Vanlightly's TLA+ specification of KRaft state
 // them:
-//   - Election Safety: at most one leader per epoch;
+//   - Election Safety: at most one leader per epoch, as the elections
+//     (raft-leader) and every node's view of the epoch's leader (a
+//     raft-state naming one: a follower, a resigned or restarted leader)
+//     tell it: a node may only know as an epoch's leader the one node
+//     that won that epoch;
 //   - Leader Completeness: a node that becomes leader holds every record
 //     committed before (its log end offset is at least the committed end);
 //   - State Machine Safety (Vanlightly's Metadata Log Matching): every node
@@ -61,7 +65,7 @@ const (
 	// watermark) and the node halted, as Kafka's fault handler halts it.
 	RaftFatal
 	// RaftStateChanged: Node entered a new election state (any role) in
-	// Epoch.
+	// Epoch, knowing Leader as its leader (-1: none).
 	RaftStateChanged
 	// RaftVoteGranted: Node granted its (standard, not pre-) vote in Epoch
 	// to Candidate.
@@ -82,6 +86,8 @@ type RaftEvent struct {
 	Reason string
 	// Candidate is a RaftVoteGranted's candidate.
 	Candidate int32
+	// Leader is a RaftStateChanged's leader (a node.id), -1 for none.
+	Leader int32
 }
 
 // RaftEntry is one batch of a node's final metadata log.
@@ -157,6 +163,23 @@ func Raft(r *RaftRun) Verdict {
 				out = append(out, a)
 			}
 			lastState[ev.Node] = ev
+			if self, ok := raftNodeID(ev.Node); ev.Leader < 0 || ok && self == ev.Leader {
+				// A leader's own state is logged just before its
+				// raft-leader; a restarted leader resumes resigned.
+				break
+			}
+			won, ok := leaders[ev.Epoch]
+			if id, known := raftNodeID(won.Node); !ok || !known || id != ev.Leader {
+				desc := ev.Node + " knows " + strconv.Itoa(int(ev.Leader)) + " as the leader of epoch " + strconv.Itoa(int(ev.Epoch)) + ", "
+				if ok {
+					desc += "but " + won.Node + " won that epoch: two leaders in one epoch"
+				} else {
+					desc += "which nobody won: a leader that was not elected in it"
+				}
+				a := raftAnomaly("election-safety", ev, won, desc)
+				a.Offsets = nil
+				out = append(out, a)
+			}
 		case RaftVoteGranted:
 			byEpoch := votes[ev.Node]
 			if byEpoch == nil {

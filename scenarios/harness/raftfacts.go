@@ -65,7 +65,7 @@ func RaftRun(w *sim.World, c *cluster.Cluster) *checkers.RaftRun {
 			ev.Kind = checkers.RaftFatal
 			ev.Reason, _ = r.Get("reason")
 		case "raft-state":
-			ev.Kind, ev.Epoch = checkers.RaftStateChanged, int32(num(r, "epoch"))
+			ev.Kind, ev.Epoch, ev.Leader = checkers.RaftStateChanged, int32(num(r, "epoch")), int32(num(r, "leader"))
 		case "raft-vote":
 			if g, _ := r.Get("granted"); g != "true" {
 				continue
