@@ -3,7 +3,11 @@
 // What it checks, on every KRaft run, Raft's safety properties as the
 // Raft paper (Figure 3) and Vanlightly's TLA+ specification of KRaft state
 // them:
-//   - Election Safety: at most one leader per epoch;
+//   - Election Safety: at most one leader per epoch, as the elections
+//     (raft-leader) and every node's view of the epoch's leader (a
+//     raft-state naming one: a follower, a resigned or restarted leader)
+//     tell it: a node may only know as an epoch's leader the one node
+//     that won that epoch;
 //   - Leader Completeness: a node that becomes leader holds every record
 //     committed before (its log end offset is at least the committed end);
 //   - State Machine Safety (Vanlightly's Metadata Log Matching): every node
@@ -11,10 +15,17 @@
 //     offset to its state machine (the controller or the broker's metadata
 //     image) hands over the same record: the same batch, epoch and CRC;
 //   - Log Matching, on the final logs: two logs with an entry of the same
-//     offset and epoch agree on every entry up to it.
+//     offset and epoch agree on every entry up to it;
+//   - the persistent election state (Raft's Figure 2: currentTerm and
+//     votedFor live on stable storage, updated before any answer leaves;
+//     KIP-595's quorum-state): a node's epoch never goes back, in any of
+//     its lives (epoch-regression), and a voter grants its vote in an epoch
+//     to one candidate only (vote-once; pre-votes, which promise nothing,
+//     apart). Both hold under every fault the simulation injects, since
+//     quorum-state is synced before a member acts on it.
 //
 // How it decides: from the raft client's trace records (raft-leader,
-// raft-commit, raft-snapshot), collected by the runner into RaftRun, and the
+// raft-commit, raft-snapshot, raft-state, raft-vote), collected by the runner into RaftRun, and the
 // final logs of the quorum's nodes. Every anomaly breaks the contract: Raft
 // promises these properties under every fault the simulation injects
 // (crashes, partitions, message loss, power loss of unflushed data, since
@@ -53,6 +64,12 @@ const (
 	// invariant, such as a leader asking it to truncate below its high
 	// watermark) and the node halted, as Kafka's fault handler halts it.
 	RaftFatal
+	// RaftStateChanged: Node entered a new election state (any role) in
+	// Epoch, knowing Leader as its leader (-1: none).
+	RaftStateChanged
+	// RaftVoteGranted: Node granted its (standard, not pre-) vote in Epoch
+	// to Candidate.
+	RaftVoteGranted
 )
 
 // RaftEvent is one raft trace record, in trace order.
@@ -67,6 +84,10 @@ type RaftEvent struct {
 	CRC        string
 	// Reason is a RaftFatal's error.
 	Reason string
+	// Candidate is a RaftVoteGranted's candidate.
+	Candidate int32
+	// Leader is a RaftStateChanged's leader (a node.id), -1 for none.
+	Leader int32
 }
 
 // RaftEntry is one batch of a node's final metadata log.
@@ -99,6 +120,8 @@ func Raft(r *RaftRun) Verdict {
 	committedEnd := int64(0)
 	var lastCommit RaftEvent
 	commits, elections := 0, 0
+	lastState := map[string]RaftEvent{}       // each node's latest election state
+	votes := map[string]map[int32]RaftEvent{} // each voter's granted vote, by epoch
 	for _, ev := range r.Events {
 		switch ev.Kind {
 		case RaftBecameLeader:
@@ -130,6 +153,47 @@ func Raft(r *RaftRun) Verdict {
 			}
 			if ev.LastOffset+1 > committedEnd {
 				committedEnd, lastCommit = ev.LastOffset+1, ev
+			}
+		case RaftStateChanged:
+			if prev, ok := lastState[ev.Node]; ok && ev.Epoch < prev.Epoch {
+				a := raftAnomaly("epoch-regression", ev, prev,
+					ev.Node+" is back in epoch "+strconv.Itoa(int(ev.Epoch))+" after epoch "+strconv.Itoa(int(prev.Epoch))+
+						": its election state (quorum-state) was not persisted before it acted on it")
+				a.Offsets = nil
+				out = append(out, a)
+			}
+			lastState[ev.Node] = ev
+			if self, ok := raftNodeID(ev.Node); ev.Leader < 0 || ok && self == ev.Leader {
+				// A leader's own state is logged just before its
+				// raft-leader; a restarted leader resumes resigned.
+				break
+			}
+			won, ok := leaders[ev.Epoch]
+			if id, known := raftNodeID(won.Node); !ok || !known || id != ev.Leader {
+				desc := ev.Node + " knows " + strconv.Itoa(int(ev.Leader)) + " as the leader of epoch " + strconv.Itoa(int(ev.Epoch)) + ", "
+				if ok {
+					desc += "but " + won.Node + " won that epoch: two leaders in one epoch"
+				} else {
+					desc += "which nobody won: a leader that was not elected in it"
+				}
+				a := raftAnomaly("election-safety", ev, won, desc)
+				a.Offsets = nil
+				out = append(out, a)
+			}
+		case RaftVoteGranted:
+			byEpoch := votes[ev.Node]
+			if byEpoch == nil {
+				byEpoch = map[int32]RaftEvent{}
+				votes[ev.Node] = byEpoch
+			}
+			if prev, ok := byEpoch[ev.Epoch]; ok && prev.Candidate != ev.Candidate {
+				a := raftAnomaly("vote-once", ev, prev,
+					ev.Node+" voted twice in epoch "+strconv.Itoa(int(ev.Epoch))+": for "+strconv.Itoa(int(prev.Candidate))+
+						", then for "+strconv.Itoa(int(ev.Candidate)))
+				a.Offsets = nil
+				out = append(out, a)
+			} else if !ok {
+				byEpoch[ev.Epoch] = ev
 			}
 		case RaftFatal:
 			a := raftAnomaly("fatal", ev, RaftEvent{}, ev.Node+" halted on a fatal raft error: "+ev.Reason)

@@ -54,6 +54,16 @@ func TestRaftCheckerFindsEachViolation(t *testing.T) {
 			{Node: "c1", Entries: []RaftEntry{{0, 0, 1, "q"}, {1, 1, 2, "b"}}}}}, "log-matching"},
 		{"a follower asked to truncate below its high watermark halts", RaftRun{Events: []RaftEvent{
 			{Step: 9, Node: "ctl2", Kind: RaftFatal, Reason: "raft: invariant: node 3002 (epoch 2, leader 3001) asked to truncate to offset 10 (diverging epoch 1), below its high watermark 11"}}}, "fatal"},
+		{"a node back in an older epoch after a restart", RaftRun{Events: []RaftEvent{
+			{Step: 1, Node: "ctl0", Kind: RaftStateChanged, Epoch: 4, Leader: -1}, {Step: 2, Node: "ctl1", Kind: RaftStateChanged, Epoch: 5, Leader: -1},
+			{Step: 3, Node: "ctl0", Kind: RaftStateChanged, Epoch: 3, Leader: -1}}}, "epoch-regression"},
+		{"a follower of a leader that did not win the epoch", RaftRun{Events: []RaftEvent{
+			leaderEv(1, "ctl0", 3, 0), {Step: 2, Node: "ctl1", Kind: RaftStateChanged, Epoch: 3, Leader: 3000},
+			{Step: 3, Node: "b0", Kind: RaftStateChanged, Epoch: 3, Leader: 3002}}}, "election-safety"},
+		{"a voter granting two candidates one epoch", RaftRun{Events: []RaftEvent{
+			{Step: 1, Node: "ctl0", Kind: RaftVoteGranted, Epoch: 4, Candidate: 3001},
+			{Step: 2, Node: "ctl0", Kind: RaftVoteGranted, Epoch: 4, Candidate: 3001}, // a retried request
+			{Step: 3, Node: "ctl0", Kind: RaftVoteGranted, Epoch: 4, Candidate: 3002}}}, "vote-once"},
 	} {
 		v := Raft(&tc.run)
 		if v.Result != ResultViolation || len(v.Anomalies) == 0 || v.Anomalies[0].Kind != tc.kind || v.Anomalies[0].Permitted {

@@ -17,6 +17,7 @@ package raft
 import (
 	"sort"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -52,10 +53,23 @@ func (c *Client) maybeAdvanceHW() {
 	}
 	sort.Slice(ends, func(i, j int) bool { return ends[i] > ends[j] })
 	candidate := ends[c.majority()-1]
-	if candidate > c.epochStart {
+	if c.cfg.Mutants.On(mutant.RaftHWWithoutMajority) {
+		// The planted bug: one voter's end offset is taken for the
+		// quorum's, the furthest one (the leader's own log end), not the
+		// one a majority holds.
+		candidate = ends[0]
+	}
+	inEpoch := candidate > c.epochStart
+	if c.cfg.Mutants.On(mutant.RaftCommitPreviousTerm) && candidate > c.hw {
+		// The planted bug (Raft's Figure 8): records of earlier epochs are
+		// committed once a majority holds them, before a record of the
+		// leader's own epoch is.
+		inEpoch = true
+	}
+	if inEpoch {
 		c.hwInEpoch = true
 	}
-	if candidate > c.epochStart && candidate > c.hw {
+	if inEpoch && candidate > c.hw {
 		c.setHW(candidate)
 		c.answerParked()
 	}

@@ -114,6 +114,9 @@ func (c *Client) handleBeginQuorumEpoch(from int32, req *kmsg.BeginQuorumEpochRe
 	if p.LeaderEpoch < c.epoch {
 		return beginResponse(req.Version, 0, kerr.FencedLeaderEpoch.Code, c.leader, c.epoch)
 	}
+	if p.LeaderID != c.cfg.NodeID && c.leaderKeepsRole(p.LeaderEpoch) {
+		return beginResponse(req.Version, 0, 0, c.leader, c.epoch)
+	}
 	if p.LeaderID != c.cfg.NodeID && (p.LeaderEpoch > c.epoch || c.role != roleFollower || c.leader != p.LeaderID) {
 		c.becomeFollower(p.LeaderEpoch, p.LeaderID)
 	}

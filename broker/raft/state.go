@@ -22,6 +22,7 @@ package raft
 // time a majority was with it.
 
 import (
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -53,6 +54,13 @@ func (c *Client) isVoter(id int32) bool {
 }
 
 func (c *Client) persist() {
+	if c.cfg.Mutants.On(mutant.RaftEpochNotPersisted) && c.leader < 0 {
+		// The planted bug: quorum-state is written lazily, once the
+		// epoch has a leader; a vote granted or an election started is
+		// kept in memory only, and a crash before a leader is known
+		// forgets the epoch and the vote.
+		return
+	}
 	writeQuorumState(c.ctx.Disk(), c.cfg, c.voters, electionState{epoch: c.epoch, leader: c.leader, votedFor: c.votedFor})
 }
 
@@ -262,6 +270,8 @@ func (c *Client) observeEpoch(epoch, leader int32) bool {
 		leader = -1 // never follow oneself
 	}
 	switch {
+	case c.leaderKeepsRole(epoch):
+		return false
 	case epoch > c.epoch:
 		if leader >= 0 {
 			c.becomeFollower(epoch, leader)
@@ -279,6 +289,19 @@ func (c *Client) observeEpoch(epoch, leader int32) bool {
 	// pre-vote carries the granter's leader too); it follows it again only
 	// when the pre-vote is lost (electionLost), as KafkaRaftClient does.
 	return false
+}
+
+// leaderKeepsRole is the planted bug RaftLeaderWithoutQuorum: a leader
+// that sees a higher epoch (a Vote, a BeginQuorumEpoch, an
+// EndQuorumEpoch, a response) takes the epoch but stays leader instead of
+// stepping down, so two members lead one epoch. It reports whether it did.
+func (c *Client) leaderKeepsRole(epoch int32) bool {
+	if !c.cfg.Mutants.On(mutant.RaftLeaderWithoutQuorum) || c.role != roleLeader || epoch <= c.epoch {
+		return false
+	}
+	c.epoch = epoch
+	c.persist()
+	return true
 }
 
 func (c *Client) onElectionTimeout() {

@@ -100,7 +100,7 @@ func (c *Client) handleVote(from int32, req *kmsg.VoteRequest) *kmsg.VoteRespons
 	if c.electionTimer != 0 {
 		deadline = c.electionDeadline
 	}
-	if p.CandidateEpoch > c.epoch {
+	if p.CandidateEpoch > c.epoch && !c.leaderKeepsRole(p.CandidateEpoch) {
 		c.becomeUnattached(p.CandidateEpoch, -1)
 		if deadline > 0 && c.electionTimer != 0 {
 			c.armElection(max(deadline.Sub(c.ctx.Now()), 0))

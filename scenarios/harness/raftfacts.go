@@ -2,7 +2,7 @@ package harness
 
 // This file collects what the raft checker judges on a KRaft run: the raft
 // clients' trace records (raft-leader, raft-commit, raft-snapshot,
-// raft-fatal) and the
+// raft-fatal, raft-state, raft-vote) and the
 // final metadata log of every node that is up at the end.
 
 import (
@@ -19,7 +19,7 @@ import (
 // (the contract's facts: kraft.go); a KRaft
 // run keeps them (sim.Config.KeepKinds) whether or not it keeps the whole
 // trace.
-var raftKinds = []string{"raft-leader", "raft-commit", "raft-snapshot", "raft-fatal", "partition-change", "partition-committed"}
+var raftKinds = []string{"raft-leader", "raft-commit", "raft-snapshot", "raft-fatal", "raft-state", "raft-vote", "partition-change", "partition-committed"}
 
 // KeepKinds returns base plus, for a KRaft cluster, the raft kinds.
 func KeepKinds(base map[string]bool, kraft bool) map[string]bool {
@@ -64,6 +64,16 @@ func RaftRun(w *sim.World, c *cluster.Cluster) *checkers.RaftRun {
 		case "raft-fatal":
 			ev.Kind = checkers.RaftFatal
 			ev.Reason, _ = r.Get("reason")
+		case "raft-state":
+			ev.Kind, ev.Epoch, ev.Leader = checkers.RaftStateChanged, int32(num(r, "epoch")), int32(num(r, "leader"))
+		case "raft-vote":
+			if g, _ := r.Get("granted"); g != "true" {
+				continue
+			}
+			if pv, _ := r.Get("pre-vote"); pv == "true" {
+				continue
+			}
+			ev.Kind, ev.Epoch, ev.Candidate = checkers.RaftVoteGranted, int32(num(r, "epoch")), int32(num(r, "candidate"))
 		default:
 			continue
 		}
