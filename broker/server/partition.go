@@ -15,6 +15,7 @@ package server
 import (
 	"slices"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -77,6 +78,10 @@ type Partition struct {
 	// eligible.leader.replicas.version=1): the HW advances only while the
 	// ISR has at least minISR members.
 	strictMinISR bool
+
+	// mutants are the broker's planted bugs (package mutant; none is
+	// Kafka).
+	mutants mutant.Set
 }
 
 // TopicPartition returns the partition's name.
@@ -132,6 +137,11 @@ func (p *Partition) LastStableOffset() int64 { return p.lsoAt(p.hw) }
 
 // lsoAt is the LSO for high watermark hw.
 func (p *Partition) lsoAt(hw int64) int64 {
+	if p.mutants.On(mutant.LSOPastOpenTxn) {
+		// NOT Kafka: the LSO follows the HW past the ongoing
+		// transactions, so read_committed reads their records.
+		return hw
+	}
 	if f, ok := p.log.FirstUnstableOffset(); ok && f < hw {
 		return f
 	}
