@@ -111,6 +111,12 @@ func (n *consumerNode) initCTP(ctx *sim.Context) {
 	}
 }
 
+// fencedCTP reports whether the node is a consume-transform-produce
+// member that its producer's fencing closed.
+func (n *consumerNode) fencedCTP() bool {
+	return n.ctp != nil && !n.ctp.ready && n.c != nil && n.c.Closed()
+}
+
 // fenced closes the consumer of a producer that can only be closed.
 func (n *consumerNode) fenced(ctx *sim.Context) {
 	ctx.Log("ctp-fenced", sim.S("transactional.id", n.s.pcfg.TransactionalID))

@@ -3,8 +3,10 @@ package harness
 // This file is the randomized ("swarm") scenario: a cluster under a fault
 // schedule drawn from the seed — crashes, power losses, restarts, pauses,
 // network partitions, and with consumer-crash=P crashes and restarts of the
-// script's consumers — while Kafka producers (package client: batching,
-// retries, delivery.timeout.ms, max.in.flight.requests.per.connection,
+// script's consumers and with consumer-pause=P pauses of them (3s, as a
+// broker's: a member back from one may be a zombie) — while Kafka
+// producers (package client: batching, retries, delivery.timeout.ms,
+// max.in.flight.requests.per.connection,
 // idempotence; the node of producer.go) send at a steady rate, then a heal
 // and a quiet period so the replicas can converge. The rates are step
 // arguments; a script variable of the same name ($crash=0.5, from a variant
@@ -186,6 +188,10 @@ func (r *Runner) drawSwarmFault(rates, base map[string]float64) (scenarios.Step,
 			op = "restart-consumer"
 		}
 		return scenarios.Step{Op: op, Args: []string{name}}, true
+	}
+	if p := rates["consumer-pause"]; p > 0 && len(r.consumers) > 0 && w.Chance(sim.KindFault, p) {
+		name := r.consumers[w.Choose(sim.KindFault, len(r.consumers))]
+		return scenarios.Step{Op: "pause", Args: []string{name}, Dur: swarmPause}, true
 	}
 	// NB: in KRaft mode the dedicated controllers are targets too; ZooKeeper
 	// runs draw among the brokers only, as before.
