@@ -204,6 +204,7 @@ func CheckFile(f HistoryFile, opts Options) []Verdict {
 	lin := opts.SkipLinearizability
 	if f.Transactions != nil {
 		opts.SkipLinearizability = true
+		opts.Transactions = f.Transactions
 	}
 	out := CheckAll(f.History, f.Final, nil, opts)
 	if f.Transactions != nil {

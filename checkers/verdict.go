@@ -295,6 +295,10 @@ type Options struct {
 	LinearizabilityBudget time.Duration
 	// SkipLinearizability leaves porcupine out (its verdict is Unknown).
 	SkipLinearizability bool
+	// Transactions is the run's transaction history, nil for a run
+	// without transactions: the consumer checker lets read_committed
+	// consumers read past the records of aborted and open transactions.
+	Transactions *TxnHistory
 }
 
 // CheckAll runs every checker on a run and returns the verdicts in Names
@@ -320,6 +324,7 @@ func CheckAll(h History, f Final, monitor *Monitor, opts Options) []Verdict {
 		// The consumer checkers (ConsumerNames) judge runs with group consumers.
 		// NB: one set of consumer facts for both (read only once built).
 		cf := newConsumerFacts(h, f, con)
+		cf.withoutUncommittedTxns(opts.Transactions)
 		out = append(out, consumers(h, cf), groups(h, cf))
 	}
 	if f.Raft != nil {

@@ -108,8 +108,8 @@ func (c *checker) step(st Step) error {
 			}
 		}
 	case "crash", "power-loss", "shutdown", "restart", "pause":
-		if d, ok := c.clients[a[0]]; ok && st.Op == "pause" && d.kind == kindProducer {
-			return nil // a producer paused: a zombie
+		if d, ok := c.clients[a[0]]; ok && st.Op == "pause" && (d.kind == kindProducer || d.kind == kindConsumer) {
+			return nil // a producer or consumer paused: a zombie
 		}
 		if err := c.broker(a[0], !c.s.Manual); err != nil {
 			return err

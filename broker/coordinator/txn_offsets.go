@@ -30,6 +30,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -148,9 +149,17 @@ func (c *Coordinator) TxnOffsetCommit(now sim.Time, req *kmsg.TxnOffsetCommitReq
 				if byTP[e.tp] != e.po {
 					continue // replaced by a later commit, or completed
 				}
-				if err == nil {
+				switch {
+				case err == nil && c.cfg.Mutants.On(mutant.TxnOffsetsOutside):
+					// NOT Kafka: stored as a plain OffsetCommit, visible
+					// now and whatever the transaction's marker says.
+					if prev, ok := g.offsetAt[e.tp]; !ok || prev <= at {
+						g.offsets[e.tp], g.offsetAt[e.tp] = e.po.off, at
+					}
+					delete(byTP, e.tp)
+				case err == nil:
 					e.po.appended, e.po.at = true, at
-				} else {
+				default:
 					delete(byTP, e.tp)
 				}
 			}

@@ -75,7 +75,7 @@ func (b *Broker) getOrCreatePartition(tp storage.TopicPartition) *Partition {
 	if err != nil {
 		panic(fmt.Sprintf("broker %d: creating the log of %s: %v", b.cfg.BrokerID, tp, err))
 	}
-	p := &Partition{tp: tp, name: tp.String(), log: l, leader: -1, leaderEpoch: -1, hw: min(b.hwOnDisk[tp], l.LogEndOffset())}
+	p := &Partition{tp: tp, name: tp.String(), log: l, leader: -1, leaderEpoch: -1, hw: min(b.hwOnDisk[tp], l.LogEndOffset()), mutants: b.cfg.Mutants}
 	p.minISR = b.minISRFor(tp.Topic)
 	p.unclean = b.uncleanFor(tp.Topic)
 	p.strictMinISR = b.cfg.KRaft != nil && b.cfg.KRaft.ELR

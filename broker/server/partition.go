@@ -136,6 +136,11 @@ func (p *Partition) LastStableOffset() int64 { return p.lsoAt(p.hw) }
 
 // lsoAt is the LSO for high watermark hw.
 func (p *Partition) lsoAt(hw int64) int64 {
+	if p.mutants.On(mutant.LSOPastOpenTxn) {
+		// NOT Kafka: the LSO follows the HW past the ongoing
+		// transactions, so read_committed reads their records.
+		return hw
+	}
 	if f, ok := p.log.FirstUnstableOffset(); ok && f < hw {
 		return f
 	}

@@ -194,7 +194,7 @@ func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records [
 			b.logp("duplicate", p, sim.I("producer", header.ProducerID), sim.I("seq", int64(header.BaseSequence)), sim.I("offset", first))
 			return first, first + int64(header.Count) - 1, nil
 		}
-		if terr := txnAppendError(p.log.CheckProducerAppend(records)); terr != nil {
+		if terr := p.checkProducerAppend(records); terr != nil {
 			b.logp("txn-append-error", p, sim.I("producer", header.ProducerID), sim.I("producer-epoch", int64(header.ProducerEpoch)), sim.S("error", terr.Message))
 			return -1, -1, terr
 		}
@@ -234,6 +234,16 @@ func (b *Broker) leaderAppended(p *Partition) {
 	} else {
 		b.completeFetches() // followers' delayed fetches see the new data
 	}
+}
+
+// checkProducerAppend is the log's producer-state check of a client's
+// (or the group coordinator's) transactional append, as its Kafka error.
+func (p *Partition) checkProducerAppend(records []byte) *kerr.Error {
+	err := txnAppendError(p.log.CheckProducerAppend(records))
+	if err == kerr.InvalidProducerEpoch && p.mutants.On(mutant.ZombieNotFenced) {
+		return nil // NOT Kafka: a fenced producer's epoch is not checked
+	}
+	return err
 }
 
 // txnAppendError maps the log's producer-state refusal to its Kafka error.

@@ -19,6 +19,7 @@ package server
 import (
 	"fmt"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -75,6 +76,9 @@ func (p *Partition) checkSequence(info storage.BatchInfo) (int64, bool, *kerr.Er
 	}
 	switch {
 	case info.ProducerEpoch < e.epoch:
+		if p.mutants.On(mutant.ZombieNotFenced) {
+			return 0, false, nil // NOT Kafka: a fenced producer's batch is accepted
+		}
 		return 0, false, kerr.InvalidProducerEpoch
 	case info.ProducerEpoch > e.epoch:
 		if info.BaseSequence != 0 {

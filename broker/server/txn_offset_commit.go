@@ -46,7 +46,7 @@ func (b *Broker) appendGroupTxnRecords(partition int32, producerID int64, produc
 	batch.ProducerID, batch.ProducerEpoch, batch.BaseSequence = producerID, producerEpoch, 0
 	batch.Attributes |= storage.TransactionalFlagMask
 	raw := batch.AppendTo(nil)
-	if terr := txnAppendError(p.log.CheckProducerAppend(raw)); terr != nil {
+	if terr := p.checkProducerAppend(raw); terr != nil {
 		b.logp("txn-append-error", p, sim.I("producer", producerID), sim.I("producer-epoch", int64(producerEpoch)), sim.S("error", terr.Message))
 		done(b.ctx.Now(), terr)
 		return

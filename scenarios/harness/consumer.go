@@ -76,7 +76,7 @@ type consumerSettings struct {
 	// txnOffsets: the offsets are committed in the transaction
 	// (sendOffsetsToTransaction); else after it (offsets=after-commit).
 	txnOffsets bool
-	// stall, when armed (the swarm's consumer-pause), is how long the
+	// stall, when armed (the swarm's consumer-stall), is how long the
 	// member stalls at its next poll that returns records; pause stalls
 	// it (Runner.newConsumer).
 	stall   sim.Duration
@@ -88,6 +88,11 @@ type consumerSettings struct {
 	// write the output values of the one it fenced, or the transactions
 	// checker counts one committed record as two outputs of an input.
 	attempt int
+	// restartFenced is how long after its fencing closed it a
+	// consume-transform-produce member is started again (0: never, as
+	// before); restart does it.
+	restartFenced sim.Duration
+	restart       func(after sim.Duration)
 }
 
 // consumerNode is the application: a poll loop around one consumer.
@@ -416,7 +421,7 @@ func (r *Runner) coordinatorOf(group string) (int32, error) {
 // consumerStepKeys are the consumer step's own arguments, not consumer
 // properties (parseConsumerStep).
 var consumerStepKeys = map[string]bool{"topic": true, "pattern": true, "output": true, "transactional.id": true,
-	"transaction.timeout.ms": true, "offsets": true, "poll": true, "process": true, "commit-delay": true}
+	"transaction.timeout.ms": true, "offsets": true, "restart-fenced": true, "poll": true, "process": true, "commit-delay": true}
 
 func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run config.Config, given map[string]string) (*consumerSettings, error) {
 	name := st.Args[0]
@@ -442,7 +447,7 @@ func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run conf
 			}
 		case "output":
 			s.output = v
-		case "transactional.id", "transaction.timeout.ms", "offsets":
+		case "transactional.id", "transaction.timeout.ms", "offsets", "restart-fenced":
 			// the transactional producer's (parseCTP)
 		case "poll":
 			s.poll, err = scenarios.ParseDuration(v)
@@ -517,7 +522,7 @@ func (r *Runner) newConsumer(st scenarios.Step) error {
 	s.rec, s.txn = r.Recorder, r.txn
 	s.pause = func(name string, d sim.Duration) {
 		// NB: a world action at this instant, after the node's handler.
-		r.World.At(r.World.Now(), "consumer-pause", func(*sim.World) {
+		r.World.At(r.World.Now(), "consumer-stall", func(*sim.World) {
 			r.Step(scenarios.Step{Op: "pause", Args: []string{name}, Dur: d})
 		})
 	}
@@ -525,6 +530,9 @@ func (r *Runner) newConsumer(st scenarios.Step) error {
 		r.consumerSettings = map[string]*consumerSettings{}
 	}
 	r.consumerSettings[name] = s
+	if s.restartFenced > 0 {
+		s.restart = func(after sim.Duration) { r.restartFenced(name, after) }
+	}
 	cfg := s.cfg
 	if cfg.IsolationLevel == config.ReadCommitted || s.pattern == scenarios.PatternCTP {
 		r.txn.used = true

@@ -3,7 +3,7 @@ package harness
 // This file is the consume-transform-produce pattern (KIP-98, KIP-447):
 // 'consumer NAME group.id=G topic=IN pattern=consume-transform-produce
 // output=OUT [transactional.id=ID] [transaction.timeout.ms=MS]
-// [offsets=txn|after-commit]' runs, in
+// [offsets=txn|after-commit] [restart-fenced=DUR]' runs, in
 // the consumer's node, a transactional producer (transactional.id default
 // NAME) beside the consumer (isolation.level default read_committed).
 // Each poll's records become one transaction: beginTransaction, one
@@ -12,7 +12,9 @@ package harness
 // member id, commitTransaction. An abortable error aborts and seeks back
 // to the poll's first offsets; a fatal one (PRODUCER_FENCED: a newer
 // instance of the id) closes the consumer, as a fenced Kafka application
-// must. offsets=after-commit commits the positions with commitSync once
+// must, and with restart-fenced=DUR a new instance starts DUR later (the
+// application's supervisor, as Kafka Streams replaces a fenced task's
+// producer). offsets=after-commit commits the positions with commitSync once
 // the transaction committed, outside it (not atomic: a crash between the
 // two gives a second output of the same inputs). restart-consumer starts a new instance, whose initTransactions
 // fences the old one and aborts its open transaction.
@@ -43,7 +45,7 @@ func ctpProducerName(consumer string) string { return consumer + ".p" }
 // isolation.level defaults to read_committed.
 func (s *consumerSettings) parseCTP(st scenarios.Step, topics []scenarios.TopicSpec, run config.Config, props map[string]string) error {
 	if s.pattern != scenarios.PatternCTP {
-		for _, k := range []string{"output", "transactional.id", "transaction.timeout.ms", "offsets"} {
+		for _, k := range []string{"output", "transactional.id", "transaction.timeout.ms", "offsets", "restart-fenced"} {
 			if _, ok := st.KV[k]; ok {
 				return fmt.Errorf("consumer: %s is for pattern=%s only", k, scenarios.PatternCTP)
 			}
@@ -64,6 +66,13 @@ func (s *consumerSettings) parseCTP(st scenarios.Step, topics []scenarios.TopicS
 	case "after-commit":
 	default:
 		return fmt.Errorf("consumer: offsets=%q: allowed txn (sendOffsetsToTransaction, the default) or after-commit (commitSync after the transaction commits: not atomic)", o)
+	}
+	if v, ok := st.KV["restart-fenced"]; ok {
+		d, err := scenarios.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("consumer: restart-fenced=%q: want a positive duration (how long after it was fenced the application starts a new instance)", v)
+		}
+		s.restartFenced = d
 	}
 	pp := map[string]string{"transactional.id": s.name, "acks": "all"}
 	for _, k := range []string{"transactional.id", "transaction.timeout.ms"} {
@@ -111,11 +120,39 @@ func (n *consumerNode) initCTP(ctx *sim.Context) {
 	}
 }
 
+// fencedCTP reports whether the node is a consume-transform-produce
+// member that its producer's fencing closed.
+func (n *consumerNode) fencedCTP() bool {
+	return n.ctp != nil && !n.ctp.ready && n.c != nil && n.c.Closed()
+}
+
 // fenced closes the consumer of a producer that can only be closed.
 func (n *consumerNode) fenced(ctx *sim.Context) {
 	ctx.Log("ctp-fenced", sim.S("transactional.id", n.s.pcfg.TransactionalID))
 	n.ctp.ready = false
 	n.c.Close(ctx)
+	if n.s.restart != nil {
+		n.s.restart(n.s.restartFenced)
+	}
+}
+
+// restartFenced starts a new instance of consume-transform-produce member
+// name after (restart-fenced=DUR: the application's supervisor), if it is
+// still the fenced one then: a crash and a restart, whose initTransactions
+// fences nothing left and resumes from the group's committed offsets.
+func (r *Runner) restartFenced(name string, after sim.Duration) {
+	r.World.At(r.World.Now().Add(after), "restart-fenced", func(w *sim.World) {
+		id, _ := w.Lookup(name)
+		if n, ok := w.Node(id).(*consumerNode); !ok || !w.Up(id) || !n.fencedCTP() {
+			return
+		}
+		if err := w.Inject(sim.Crash{Node: id}); err != nil {
+			panic(err)
+		}
+		if err := w.Inject(sim.Restart{Node: id}); err != nil {
+			panic(err)
+		}
+	})
 }
 
 // transform runs one poll's records as one transaction.

@@ -147,7 +147,7 @@ func ParseFaultProfile(text string) (FaultProfile, error) {
 				return p, err
 			}
 			p.Mode = v
-		case k == "consumer-crash", k == "consumer-pause":
+		case k == "consumer-crash", k == "consumer-pause", k == "consumer-stall":
 			return p, fmt.Errorf("%s: a swarm step's, for the script's consumers; a served run's consumers are real clients (allowed keys: %s, %s)", k, strings.Join(FaultKinds, ", "), strings.Join(FaultKeys, ", "))
 		default:
 			return p, fmt.Errorf("unknown key %q: want %s", k, FaultProfileSyntax())

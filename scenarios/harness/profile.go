@@ -8,7 +8,7 @@ package harness
 // bug that one fault kind hides behind another is still reached.
 //
 // With $profile=swarm (the default) each rate the script gives (crash,
-// power-loss, pause, partition, consumer-crash, consumer-pause) is scaled by a factor drawn
+// power-loss, pause, partition, consumer-crash, consumer-stall, consumer-pause) is scaled by a factor drawn
 // through the world's chooser (sim.KindProfile) from {1, 0, 0.5, 2},
 // clipped to [0, 1]; heal is scaled by one of {1, 0.5, 2}, never off, so
 // partitions do not pile up for the whole run. When every drawn fault kind
@@ -33,7 +33,7 @@ import (
 
 // swarmFaultKinds are the swarm's fault rates, in the order the profile
 // draws them and a fault draw tries them.
-var swarmFaultKinds = []string{"crash", "power-loss", "pause", "partition", "heal", "consumer-crash", "consumer-pause"}
+var swarmFaultKinds = []string{"crash", "power-loss", "pause", "partition", "heal", "consumer-crash", "consumer-stall", "consumer-pause"}
 
 // profileScales are the factors a swarm profile applies to a fault kind's
 // rate; healScales those it applies to heal's.
@@ -85,12 +85,12 @@ func drawProfile(w *sim.World, mode string, base map[string]float64) swarmProfil
 
 // String renders the profile as "swarm: crash=0.6 power-loss=0 pause=0.1
 // partition=0.2 heal=0.3" (the mode, then every rate in draw order; the
-// consumer-crash and consumer-pause rates only when the script gives them).
+// consumer-crash, consumer-stall and consumer-pause rates only when the script gives them).
 func (p swarmProfile) String() string {
 	var parts []string
 	for _, k := range swarmFaultKinds {
 		f, ok := p.rates[k]
-		if !ok && (k == "consumer-crash" || k == "consumer-pause") {
+		if !ok && (k == "consumer-crash" || k == "consumer-stall" || k == "consumer-pause") {
 			continue
 		}
 		parts = append(parts, k+"="+strconv.FormatFloat(math.Round(f*1e6)/1e6, 'f', -1, 64))

@@ -290,7 +290,7 @@ type Runner struct {
 	// swarm's consumer faults pick among them).
 	consumers []string
 	// consumerSettings are the consumers' settings by name (the swarm's
-	// consumer-pause arms a stall in them).
+	// consumer-stall arms a stall in them).
 	consumerSettings map[string]*consumerSettings
 	// swarmEnd is when the running swarm step ends: a consumer stall
 	// armed by it strikes no later.

@@ -113,7 +113,15 @@ func (r *Runner) Step(st scenarios.Step) error {
 			return err
 		}
 		for _, name := range r.consumers { // and the crashed consumers
-			if id, _ := w.Lookup(name); !w.Up(id) {
+			id, _ := w.Lookup(name)
+			if n, ok := w.Node(id).(*consumerNode); ok && w.Up(id) && n.fencedCTP() {
+				// A fenced consume-transform-produce application closed
+				// itself, as it must; its operator starts a new instance.
+				if err := w.Inject(sim.Crash{Node: id}); err != nil {
+					return err
+				}
+			}
+			if !w.Up(id) {
 				if err := w.Inject(sim.Restart{Node: id}); err != nil {
 					return err
 				}
@@ -124,8 +132,7 @@ func (r *Runner) Step(st scenarios.Step) error {
 			return r.pauseProducer(st.Args[0], st.Dur)
 		}
 		if slices.Contains(r.consumers, st.Args[0]) {
-			id, _ := w.Lookup(st.Args[0])
-			return w.Inject(sim.Pause{Node: id, For: st.Dur}) // a member's stall: no broker failure
+			return r.pauseConsumer(st.Args[0], st.Dur)
 		}
 		id, b, err := r.broker(st.Args[0])
 		if err != nil {
@@ -362,7 +369,7 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 			final.Liveness.StuckLSO = stuckLSO(th, final.Facts.UncleanElections)
 		}
 	}
-	res.Verdicts = checkers.CheckAll(hist, final, r.Observer.monitor, checkers.Options{LinearizabilityBudget: budget, SkipLinearizability: r.txn.used})
+	res.Verdicts = checkers.CheckAll(hist, final, r.Observer.monitor, checkers.Options{LinearizabilityBudget: budget, SkipLinearizability: r.txn.used, Transactions: res.Transactions})
 	if th := res.Transactions; th != nil {
 		// transactions_lin.go: the partitions holding transactions are the
 		// transactions checker's.

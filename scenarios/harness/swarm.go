@@ -3,9 +3,11 @@ package harness
 // This file is the randomized ("swarm") scenario: a cluster under a fault
 // schedule drawn from the seed — crashes, power losses, restarts, pauses,
 // network partitions, with consumer-crash=P crashes and restarts of the
-// script's consumers, and with consumer-pause=P stalls of one of them past
-// its session timeout (a zombie member) — while Kafka producers (package client: batching,
-// retries, delivery.timeout.ms, max.in.flight.requests.per.connection,
+// script's consumers, consumer-pause=P pauses of them (3s, as a broker's:
+// a member back from one may be a zombie) and consumer-stall=P stalls of
+// one of them past its session timeout (a zombie member) — while Kafka
+// producers (package client: batching, retries, delivery.timeout.ms,
+// max.in.flight.requests.per.connection,
 // idempotence; the node of producer.go) send at a steady rate, then a heal
 // and a quiet period so the replicas can converge. The rates are step
 // arguments; a script variable of the same name ($crash=0.5, from a variant
@@ -189,15 +191,19 @@ func (r *Runner) drawSwarmFault(rates, base map[string]float64) (scenarios.Step,
 		}
 		return scenarios.Step{Op: op, Args: []string{name}}, true
 	}
-	if p := rates["consumer-pause"]; p > 0 && len(r.consumers) > 0 && w.Chance(sim.KindFault, p) {
+	if p := rates["consumer-stall"]; p > 0 && len(r.consumers) > 0 && w.Chance(sim.KindFault, p) {
 		// A stall past the member's session (a long GC pause) while it
 		// processes a poll's records: the coordinator expels it, and it
 		// comes back a zombie that still commits what it polled. The
 		// stall is armed here and strikes at the member's next poll that
 		// returns records (consumerNode.poll).
 		s := r.consumerSettings[r.consumers[w.Choose(sim.KindFault, len(r.consumers))]]
-		s.stall, s.stallBy = s.cfg.SessionTimeout+consumerPauseMargin, r.swarmEnd
+		s.stall, s.stallBy = s.cfg.SessionTimeout+consumerStallMargin, r.swarmEnd
 		return scenarios.Step{}, false
+	}
+	if p := rates["consumer-pause"]; p > 0 && len(r.consumers) > 0 && w.Chance(sim.KindFault, p) {
+		name := r.consumers[w.Choose(sim.KindFault, len(r.consumers))]
+		return scenarios.Step{Op: "pause", Args: []string{name}, Dur: swarmPause}, true
 	}
 	// NB: in KRaft mode the dedicated controllers are targets too; ZooKeeper
 	// runs draw among the brokers only, as before.
@@ -255,9 +261,9 @@ func (r *Runner) drawSwarmFault(rates, base map[string]float64) (scenarios.Step,
 // swarmPause is how long a swarm's pause stalls its broker.
 const swarmPause = 3 * sim.Second
 
-// consumerPauseMargin is how much longer than its session.timeout.ms a
-// swarm's consumer-pause stalls a member.
-const consumerPauseMargin = 2 * sim.Second
+// consumerStallMargin is how much longer than its session.timeout.ms a
+// swarm's consumer-stall stalls a member.
+const consumerStallMargin = 2 * sim.Second
 
 func sortStrings(xs []string) {
 	for i := 1; i < len(xs); i++ {

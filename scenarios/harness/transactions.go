@@ -183,6 +183,20 @@ func (r *Runner) pauseProducer(name string, d sim.Duration) error {
 	return r.World.Inject(sim.Pause{Node: id, For: d})
 }
 
+// pauseConsumer is 'pause C DUR' on a consumer (the swarm's
+// consumer-pause): its node stops with its requests and transaction in
+// flight and resumes with what it had — a consume-transform-produce member
+// paused past its transaction.timeout.ms comes back a zombie, whose
+// producer epoch the coordinator's abort bumped. A consumer that is down
+// stays down.
+func (r *Runner) pauseConsumer(name string, d sim.Duration) error {
+	id, _ := r.World.Lookup(name)
+	if !r.World.Up(id) {
+		return nil
+	}
+	return r.World.Inject(sim.Pause{Node: id, For: d})
+}
+
 // txnHistory returns the run's history for the transactions checker, with
 // the final logs of the scenario's topics.
 func (r *Runner) txnHistory() checkers.TxnHistory {

@@ -20,7 +20,7 @@ func TestDetectGroups(t *testing.T) {
 		seed     uint64
 		checkers []string // each must say bug
 	}{
-		// A zombie member (consumer-pause) commits after its partitions
+		// A zombie member (consumer-stall) commits after its partitions
 		// moved: the commit lands below the new owner's.
 		{"commit-skips-generation", eager, 13, []string{"group"}},
 		{"assignment-duplicated", eager, 1, []string{"group"}},
