@@ -19,6 +19,7 @@ package server
 import (
 	"fmt"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -68,7 +69,9 @@ func (p *Partition) rebuildProducers() {
 
 // checkSequence validates an idempotent batch against the producer state.
 // It returns (duplicate's first offset, true, nil) for a retried batch.
-func (p *Partition) checkSequence(info storage.BatchInfo) (int64, bool, *kerr.Error) {
+// With the planted bug mutant.SequenceCheckOff (NOT Kafka) on, only the
+// epoch is checked: any sequence is appended, a retry as a new batch.
+func (p *Partition) checkSequence(info storage.BatchInfo, m mutant.Set) (int64, bool, *kerr.Error) {
 	e := p.producers[info.ProducerID]
 	if e == nil {
 		return 0, false, nil // no state: any sequence starts it
@@ -76,6 +79,8 @@ func (p *Partition) checkSequence(info storage.BatchInfo) (int64, bool, *kerr.Er
 	switch {
 	case info.ProducerEpoch < e.epoch:
 		return 0, false, kerr.InvalidProducerEpoch
+	case m.On(mutant.SequenceCheckOff):
+		return 0, false, nil
 	case info.ProducerEpoch > e.epoch:
 		if info.BaseSequence != 0 {
 			return 0, false, kerr.OutOfOrderSequenceNumber
