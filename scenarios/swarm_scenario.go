@@ -19,12 +19,17 @@ set zookeeper.session.timeout.ms=6000 replica.lag.time.max.ms=10000
 variant kip279-safe truncation=kip279 min.insync.replicas=2 unclean.leader.election.enable=false $acks=all
 variant kip101-safe truncation=kip101 min.insync.replicas=2 unclean.leader.election.enable=false $acks=all enable.idempotence=true
 variant hw-unsafe truncation=hw min.insync.replicas=1 unclean.leader.election.enable=true $acks=1
+# kip279-flush is kip279-safe with every append fsynced
+# (log.flush.interval.messages=1): a power loss may take only what was not
+# flushed, so here it takes nothing, and a loss it causes is a bug.
+variant kip279-flush truncation=kip279 min.insync.replicas=2 unclean.leader.election.enable=false $acks=all log.flush.interval.messages=1
 # Every checker has an expectation. 'permitted' means no contract break
 # (ok passes too); 'any' is for what a random schedule shows on some seeds
 # and not others. linearizability is 'any': porcupine may run out of its
 # budget on a long swarm history (unknown); TestSuiteMeetsExpectations
 # still fails on any contract break outside the bug variants.
 expect kip279-safe linearizability=any acked-loss=permitted divergence=permitted invariants=permitted duplicates=permitted ordering=permitted liveness=ok
+expect kip279-flush linearizability=any acked-loss=permitted divergence=permitted invariants=permitted duplicates=permitted ordering=permitted liveness=ok
 # KIP-101 without KIP-279 diverges after fast leader changes (KAFKA-6361,
 # seed 34): a protocol bug of Kafka 0.11-1.1, shown on some seeds.
 expect kip101-safe linearizability=any acked-loss=permitted divergence=any invariants=permitted duplicates=permitted ordering=permitted liveness=ok

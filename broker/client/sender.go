@@ -25,6 +25,7 @@ import (
 	"strconv"
 
 	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -353,6 +354,11 @@ func (p *Producer) batchError(ctx *sim.Context, b *batch, err error, unknown boo
 	if retriable && ps.failed == nil && b.retries < p.cfg.Retries && ctx.Now() < b.deadline {
 		p.removeInflight(ps, b)
 		b.retries++
+		if p.cfg.Mutants.On(mutant.ProducerRetryNewSequence) && b.seq >= 0 {
+			// The planted bug (NOT Kafka): the retry is sequenced anew
+			// when drained, as a batch the broker has never seen.
+			b.seq = -1
+		}
 		b.retryAt = ctx.Now().Add(p.cfg.RetryBackoff)
 		p.requeue(ps, b)
 		ctx.Log("produce-retry", sim.S("partition", b.ps.name), sim.I("batch", int64(b.id)), sim.S("error", p.errorText(err)),

@@ -53,6 +53,7 @@ type metaLog struct {
 
 func storageConfig(cfg Config) storage.Config {
 	sc := storage.DefaultConfig()
+	sc.Mutants = cfg.Mutants // the storage's planted bugs (fsync-lies) reach the metadata log too
 	sc.LogDirs = []string{cfg.Dir}
 	if cfg.SegmentBytes > 0 {
 		sc.SegmentBytes = cfg.SegmentBytes

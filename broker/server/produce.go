@@ -185,7 +185,7 @@ func (b *Broker) appendToLeader(tp storage.TopicPartition, acks int16, records [
 		return -1, -1, kerr.InvalidRecord // clients may not write control batches (LogValidator)
 	}
 	if header.ProducerID >= 0 {
-		first, dup, serr := p.checkSequence(header)
+		first, dup, serr := p.checkSequence(header, b.cfg.Mutants)
 		if serr != nil {
 			b.logp("sequence-error", p, sim.I("producer", header.ProducerID), sim.I("seq", int64(header.BaseSequence)), sim.S("error", serr.Message))
 			return -1, -1, serr

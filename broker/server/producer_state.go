@@ -69,7 +69,9 @@ func (p *Partition) rebuildProducers() {
 
 // checkSequence validates an idempotent batch against the producer state.
 // It returns (duplicate's first offset, true, nil) for a retried batch.
-func (p *Partition) checkSequence(info storage.BatchInfo) (int64, bool, *kerr.Error) {
+// With the planted bug mutant.SequenceCheckOff (NOT Kafka) on, only the
+// epoch is checked: any sequence is appended, a retry as a new batch.
+func (p *Partition) checkSequence(info storage.BatchInfo, m mutant.Set) (int64, bool, *kerr.Error) {
 	e := p.producers[info.ProducerID]
 	if e == nil {
 		return 0, false, nil // no state: any sequence starts it
@@ -80,6 +82,8 @@ func (p *Partition) checkSequence(info storage.BatchInfo) (int64, bool, *kerr.Er
 			return 0, false, nil // NOT Kafka: a fenced producer's batch is accepted
 		}
 		return 0, false, kerr.InvalidProducerEpoch
+	case m.On(mutant.SequenceCheckOff):
+		return 0, false, nil
 	case info.ProducerEpoch > e.epoch:
 		if info.BaseSequence != 0 {
 			return 0, false, kerr.OutOfOrderSequenceNumber

@@ -82,6 +82,7 @@ func OpenManager(fs FS, cfg Config, now sim.Time) (*Manager, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	fs = withMutants(fs, cfg.Mutants)
 	m := &Manager{fs: fs, cfg: cfg, logs: map[TopicPartition]*Log{}, dirOf: map[TopicPartition]string{},
 		lastRetention: now, lastClean: now, lastRecoveryCkpt: now, lastStartCkpt: now,
 		previousBrokerEpoch: -1, brokerEpoch: -1}

@@ -21,9 +21,11 @@ package storage
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/internal/cleanpath"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -56,6 +58,7 @@ func OpenLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, lo
 // of its logs, and an exploration starts brokers thousands of times).
 func openLog(fs FS, dir string, tp TopicPartition, cfg Config, recoveryPoint, logStartOffset int64, now sim.Time) (*Log, error) {
 	magic, _ := MagicForFormatVersion(cfg.MessageFormatVersion) // checked by Validate
+	fs = withMutants(fs, cfg.Mutants)
 	l := &Log{fs: fs, dir: dir, tp: tp, cfg: cfg, magic: magic, now: now, lastFlush: now, producers: newProducerState()}
 	names, fresh, err := l.cleanLeftovers()
 	if err != nil {
@@ -213,6 +216,9 @@ func (l *Log) loadSegments(recoveryPoint int64) error {
 	var scratch []byte
 	for i := 0; i < len(l.segments); i++ {
 		s := l.segments[i]
+		if i >= first && i == len(l.segments)-1 && l.cfg.Mutants.On(mutant.RecoverySkipsLastSegment) {
+			return s.loadUnrecovered()
+		}
 		if i < first {
 			err := s.load()
 			if err == nil {
@@ -354,4 +360,59 @@ func (s *segment) recover(indexInterval int64, scratch *[]byte) (*CorruptError, 
 		return nil, err
 	}
 	return cut, nil
+}
+
+// loadUnrecovered is the planted bug mutant.RecoverySkipsLastSegment (NOT
+// Kafka): the active segment after an unclean shutdown is opened as if it
+// had been flushed, without the scan that checks each batch and rebuilds
+// the indexes. Its indexes are taken as the disk kept them, checked only
+// for their shape (as Kafka's sanityCheck), its end is read from the last
+// index entry on as far as whole batch headers go (as
+// LogSegment.readNextOffset), and whatever follows — a torn batch — stays
+// in the file, where the next append lands after it.
+func (s *segment) loadUnrecovered() error {
+	if err := s.index.load(s.fs, math.MaxInt64); err != nil || !s.fs.Exists(s.index.file) {
+		s.index.entries = s.index.entries[:0]
+		if err := s.index.rewrite(s.fs); err != nil {
+			return err
+		}
+	}
+	if err := s.tindex.load(s.fs, math.MaxInt64); err != nil || !s.fs.Exists(s.tindex.file) {
+		s.tindex.entries = s.tindex.entries[:0]
+		if err := s.tindex.rewrite(s.fs); err != nil {
+			return err
+		}
+	}
+	if err := s.txn.load(s.fs); err != nil {
+		return err
+	}
+	last := indexEntry{s.base, 0}
+	if n := len(s.index.entries); n > 0 {
+		last = s.index.entries[n-1]
+	}
+	s.next = s.base
+	s.maxTimestamp, s.offsetOfMaxTimestamp = s.tindex.last().ts, s.tindex.last().offset
+	if last.pos > 0 {
+		s.next = last.offset + 1
+	}
+	end := last.pos
+	for pos := last.pos; pos < s.size; {
+		h, err := s.readHeader(pos)
+		if err != nil {
+			break // a torn batch: left in place
+		}
+		if h.maxTimestamp > s.maxTimestamp {
+			s.maxTimestamp, s.offsetOfMaxTimestamp = h.maxTimestamp, h.lastOffset
+		}
+		s.next = h.lastOffset + 1
+		pos += h.size
+		end = pos
+	}
+	if s.size > 0 {
+		if h, err := s.readHeader(0); err == nil {
+			s.rollingBase = h.maxTimestamp
+		}
+	}
+	s.bytesSinceIndex = max(end-last.pos, 0)
+	return nil
 }

@@ -14,6 +14,7 @@ package storage
 import (
 	"strconv"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/sim"
 )
 
@@ -49,6 +50,9 @@ type segment struct {
 	// appended. Each follower fetches it in turn after an append, and the
 	// first one's read moves the hint past it.
 	tailOff, tailPos int64
+
+	// indexOffByOne is the planted bug mutant.IndexOffByOne (NOT Kafka).
+	indexOffByOne bool
 }
 
 func segmentStruct(fs FS, dir string, base int64, cfg *Config, now sim.Time) *segment {
@@ -59,7 +63,8 @@ func segmentStruct(fs FS, dir string, base int64, cfg *Config, now sim.Time) *se
 		txn:          txnIndex{file: segmentFile(dir, base, TxnIndexFileSuffix)},
 		next:         base,
 		maxTimestamp: NoTimestamp, offsetOfMaxTimestamp: base, rollingBase: NoTimestamp,
-		created: now,
+		created:       now,
+		indexOffByOne: cfg.Mutants.On(mutant.IndexOffByOne),
 	}
 }
 
@@ -152,7 +157,14 @@ func (s *segment) appended(h batchHeader, pos, indexInterval int64) error {
 		s.maxTimestamp, s.offsetOfMaxTimestamp = h.maxTimestamp, h.lastOffset
 	}
 	if s.bytesSinceIndex > indexInterval {
-		if err := s.index.append(s.fs, h.lastOffset, pos); err != nil {
+		entryPos := pos
+		if s.indexOffByOne {
+			// The planted bug: the entry takes the position after the
+			// batch it names (the segment's size once the batch is
+			// written), so a lookup of that offset starts one batch late.
+			entryPos = pos + h.size
+		}
+		if err := s.index.append(s.fs, h.lastOffset, entryPos); err != nil {
 			return err
 		}
 		if err := s.tindex.maybeAppend(s.fs, s.maxTimestamp, s.offsetOfMaxTimestamp, false); err != nil {

@@ -374,6 +374,26 @@ func (o *Observer) fail(broker int32, kind checkers.FailureKind, lost bool) {
 		Controller: broker >= server.FirstControllerID})
 }
 
+// unflushed reports whether broker may hold data it has not flushed: a
+// log whose end is past its recovery point (what Kafka has fsynced), or a
+// node whose logs the observer cannot see (a KRaft controller, a broker
+// down already), which is assumed to.
+func (o *Observer) unflushed(broker int32) bool {
+	if broker >= server.FirstControllerID {
+		return true
+	}
+	b, alive := o.Broker(broker)
+	if !alive {
+		return true
+	}
+	for _, p := range b.Partitions() {
+		if l := p.Log(); l == nil || l.UnflushedMessages() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // recover closes the open failures of broker of the given kinds.
 func (o *Observer) recover(broker int32, kinds ...checkers.FailureKind) {
 	for i := range o.Facts.Failures {
