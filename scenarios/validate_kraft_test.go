@@ -20,10 +20,10 @@ func TestKRaftScriptValidationErrors(t *testing.T) {
 		{"restart out of range", k + "restart ctl9\n", `f.txt:4: restart: "ctl9" is not a controller`},
 		{"cut out of range", k + "cut ctl0 <-> ctl5\n", `f.txt:4: cut: "ctl5" is not a controller`},
 		{"partition out of range", k + "partition ctl4 | b0,b1\n", `f.txt:4: partition: "ctl4" is not a controller`},
-		{"consumer named like a controller", k + "consumer ctl1 group.id=g topic=t\n", `f.txt:4: consumer: "ctl1" is a KRaft controller's name (ctl0, ctl1, ...: reserved`},
+		{"consumer named like a controller", k + "consumer ctl1 group.id=g topic=t\n", `f.txt:4: consumer: "ctl1" is reserved for a KRaft controller's name (ctl0, ctl1, ...: the dedicated controllers`},
 		// Issue 28: a ZooKeeper script meets the controllers once -set selects
 		// a KRaft release, so no client may take their names there either.
-		{"zk consumer named like a controller", "brokers 3\ntopic t rf=3\nconsumer ctl0 group.id=g topic=t\n", `f.txt:3: consumer: "ctl0" is a KRaft controller's name`},
+		{"zk consumer named like a controller", "brokers 3\ntopic t rf=3\nconsumer ctl0 group.id=g topic=t\n", `f.txt:3: consumer: "ctl0" is reserved for a KRaft controller's name (ctl0, ctl1, ...: the dedicated controllers a KRaft release runs, whatever the variants; this script: brokers 3 makes b0..b2)`},
 		{"zk client named like a controller", "brokers 3\ntopic t rf=3\ncut ctl2 <-> b0\n", `f.txt:3: cut: "ctl2": no dedicated KRaft controllers in this script`},
 		{"zk mode has no ctlN", "brokers 3\ntopic t rf=3\ncrash ctl0\n", `f.txt:3: crash: "ctl0": no dedicated KRaft controllers in this script`},
 	}

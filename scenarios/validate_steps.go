@@ -464,11 +464,15 @@ func (c *checker) declare(st Step) error {
 	if isVar(name) {
 		return nil
 	}
+	nodes := fmt.Sprintf("brokers %d makes b0..b%d", c.s.Brokers, c.s.Brokers-1)
+	if c.s.Controllers > 0 {
+		nodes += fmt.Sprintf(", controllers %d makes ctl0..ctl%d", c.s.Controllers, c.s.Controllers-1)
+	}
 	if looks, _ := c.isController(name); looks {
-		return fmt.Errorf("%q is a KRaft controller's name (ctl0, ctl1, ...: reserved for the dedicated controllers a KRaft release runs, whatever the variants); name the %s otherwise (p1, c1, ...)", name, st.Op)
+		return fmt.Errorf("%q is reserved for a KRaft controller's name (ctl0, ctl1, ...: the dedicated controllers a KRaft release runs, whatever the variants; this script: %s); name the %s otherwise (p1, c1, ...)", name, nodes, st.Op)
 	}
 	if looks, _ := c.isBroker(name); looks || name == "zk" || name == "admin" || name == "controller" || name == MetadataNodes {
-		return fmt.Errorf("%q names a broker or a cluster node; name the %s otherwise (p1, c1, ...)", name, st.Op)
+		return fmt.Errorf("%q names a broker or a cluster node (this script: %s; zk, admin, controller and %s are the cluster's); name the %s otherwise (p1, c1, ...)", name, nodes, MetadataNodes, st.Op)
 	}
 	if d, ok := c.clients[name]; ok {
 		return fmt.Errorf("%q already names a node: %s, made by the %s at line %d (declare the %s before its first use, or use another name)", name, d.kind, d.how, d.line, st.Op)
