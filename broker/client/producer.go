@@ -339,7 +339,7 @@ func (p *Producer) nextWakeup(now sim.Time) (sim.Time, bool) {
 		for _, b := range ps.inflight {
 			take(b.deadline)
 		}
-		if t, ok := p.readyAt(ps); ok && p.txnWakeFor(ps.tp) {
+		if t, ok := p.readyAt(ps); ok && p.txnWakeFor(ps) {
 			take(t)
 		}
 	}

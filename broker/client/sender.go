@@ -129,7 +129,7 @@ func (p *Producer) drain(ctx *sim.Context) {
 		if at, ok := p.readyAt(ps); !ok || at > now {
 			continue
 		}
-		if !p.txnCanSend(tp) {
+		if !p.txnCanSend(ps) {
 			continue // AddPartitionsToTxn first
 		}
 		ready = append(ready, readyPartition{leader, ps})

@@ -289,21 +289,42 @@ func (p *Producer) txnTransition(ctx *sim.Context, s txnState) {
 	p.txn.state = s
 }
 
-// txnAdded reports whether tp's batches may be drained now (always, for
-// a producer that is not transactional).
-func (p *Producer) txnAdded(tp storage.TopicPartition) bool {
+// txnAdded reports whether the batches of ps may be drained now (always,
+// for a producer that is not transactional): those of a partition in the
+// transaction while it is open or committing; and, while it is aborting or
+// in an abortable error, a batch sent before (a retry, with its sequence
+// number), as Kafka's isSendToPartitionAllowed looks only at a fatal
+// error and partitionsInTransaction, and abortUndrainedBatches leaves the
+// batches that have a sequence to complete. NB: without this, a batch in
+// flight when AbortTransaction was called and requeued for a retry after
+// it stays queued for ever, and EndTxn(abort), which waits for every batch
+// to be answered, is never sent: AbortTransaction never returns.
+func (p *Producer) txnAdded(ps *partitionState) bool {
 	t := p.txn
-	return t == nil || (p.idem.producerID >= 0 && (t.state == txnInTransaction || t.state == txnCommitting) && t.added[tp])
-}
-
-// txnWakeFor reports whether tp's ready batch should wake the sender: not
-// while the partition waits for AddPartitionsToTxn's answer, nor while the
-// transaction cannot send (the answers the producer waits for wake it).
-func (p *Producer) txnWakeFor(tp storage.TopicPartition) bool {
-	t := p.txn
-	if t == nil || p.txnAdded(tp) {
+	if t == nil {
 		return true
 	}
+	if p.idem.producerID < 0 || !t.added[ps.tp] {
+		return false
+	}
+	switch t.state {
+	case txnInTransaction, txnCommitting:
+		return true
+	case txnAborting, txnAbortableError:
+		return len(ps.queue) > 0 && ps.queue[0].attempts > 0
+	}
+	return false
+}
+
+// txnWakeFor reports whether the ready batch of ps should wake the sender:
+// not while the partition waits for AddPartitionsToTxn's answer, nor while
+// the transaction cannot send (the answers the producer waits for wake it).
+func (p *Producer) txnWakeFor(ps *partitionState) bool {
+	t := p.txn
+	if t == nil || p.txnAdded(ps) {
+		return true
+	}
+	tp := ps.tp
 	if p.idem.producerID < 0 || (t.state != txnInTransaction && t.state != txnCommitting) {
 		return false
 	}
@@ -313,22 +334,19 @@ func (p *Producer) txnWakeFor(tp storage.TopicPartition) bool {
 	return !(t.inflight && len(t.ops) > 0 && t.ops[0].kind == opAddPartitions && slices.Contains(t.ops[0].parts, tp))
 }
 
-// txnCanSend reports whether tp's batches may be drained now: the
-// partition must be in the transaction; if it is not, it is registered for
+// txnCanSend reports whether the batches of ps may be drained now
+// (txnAdded); a partition not in the transaction yet is registered for
 // AddPartitionsToTxn.
-func (p *Producer) txnCanSend(tp storage.TopicPartition) bool {
-	t := p.txn
-	if t == nil {
+func (p *Producer) txnCanSend(ps *partitionState) bool {
+	if p.txnAdded(ps) {
 		return true
 	}
-	if p.idem.producerID < 0 || (t.state != txnInTransaction && t.state != txnCommitting) {
+	t := p.txn
+	if p.idem.producerID < 0 || (t.state != txnInTransaction && t.state != txnCommitting) || t.added[ps.tp] {
 		return false
 	}
-	if t.added[tp] {
-		return true
-	}
-	if i, found := slices.BinarySearchFunc(t.newParts, tp, cmpTP); !found {
-		t.newParts = slices.Insert(t.newParts, i, tp)
+	if i, found := slices.BinarySearchFunc(t.newParts, ps.tp, cmpTP); !found {
+		t.newParts = slices.Insert(t.newParts, i, ps.tp)
 	}
 	return false
 }

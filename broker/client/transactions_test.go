@@ -440,3 +440,60 @@ func TestTransactionalProducerBumpsAfterSequenceGap(t *testing.T) {
 		t.Fatalf("after the bump: commit %q, record %+v", commit, a.results["good"])
 	}
 }
+
+// TestTransactionalProducerAbortRetriesBatchInFlight: a batch in flight
+// when AbortTransaction is called, answered with a retriable error
+// (NOT_ENOUGH_REPLICAS_AFTER_APPEND) after it, is retried with its
+// sequence number while the transaction aborts, as Kafka's sender drains
+// the sequenced batches of a partition in the transaction
+// (isSendToPartitionAllowed; abortUndrainedBatches leaves them); once it is
+// answered, EndTxn(abort) goes and AbortTransaction returns.
+func TestTransactionalProducerAbortRetriesBatchInFlight(t *testing.T) {
+	for _, tv := range []int16{1, 2} {
+		t.Run(fmt.Sprintf("tv%d", tv), func(t *testing.T) {
+			c := newFakeCluster(1, map[string]int{"t": 1})
+			c.idempotent = true
+			c.txn = newFakeTxn(tv)
+			attempts := 0
+			c.hook = func(_ int32, _ storage.TopicPartition, rb storage.RecordBatch) (int16, bool, bool) {
+				if string(rb.Records[0].Value) == "a" {
+					if attempts++; attempts == 1 {
+						return kerr.NotEnoughReplicasAfterAppend.Code, true, false
+					}
+				}
+				return 0, false, false
+			}
+			w, id, a := world(t, 1, sim.LinkConfig{MinLatency: sim.Millisecond, MaxLatency: sim.Millisecond}, c, txnProducerConfig("app"))
+			var init, abort string
+			act(t, w, id, func(ctx *sim.Context) error {
+				a.p.TransactionVersion = tv
+				return a.p.InitTransactions(ctx, outcome(&init))
+			})
+			run(t, w, sim.Second)
+			act(t, w, id, func(ctx *sim.Context) error {
+				if err := a.p.BeginTransaction(ctx); err != nil {
+					return err
+				}
+				return a.p.Send(ctx, Record{Topic: "t", Partition: 0, Value: []byte("a")}, a.record("a"))
+			})
+			ps := a.p.partitionState(storage.TopicPartition{Topic: "t", Partition: 0})
+			for i := 0; len(ps.inflight) == 0; i++ {
+				if i == 1000 {
+					t.Fatal("the batch was never sent")
+				}
+				run(t, w, 100*sim.Microsecond)
+			}
+			act(t, w, id, func(ctx *sim.Context) error { return a.p.AbortTransaction(ctx, outcome(&abort)) })
+			run(t, w, 5*sim.Second)
+			if attempts != 2 {
+				t.Fatalf("the batch was sent %d times, want 2 (a retry while aborting)", attempts)
+			}
+			if abort != "ok" || a.p.TransactionState() != "READY" {
+				t.Fatalf("abort %q, state %s: EndTxn(abort) waits for a batch that is never sent", abort, a.p.TransactionState())
+			}
+			if n := len(c.txn.markers); n != 1 || !strings.HasPrefix(c.txn.markers[0], "abort ") {
+				t.Fatalf("markers %v", c.txn.markers)
+			}
+		})
+	}
+}
