@@ -77,6 +77,11 @@ type inode struct {
 	data    []byte
 	durable []byte
 	pending []write
+	// aliased is set when a pending append may alias data's array: only
+	// then must a write into the array copy it first. (A file written in
+	// place with no fsync for a long time — an index under the fsync-lies
+	// mutant — would otherwise copy the whole file on every write.)
+	aliased bool
 }
 
 // write is one unsynced change to a file. An append's bytes alias the
@@ -261,6 +266,7 @@ func (d *Disk) Append(name string, p []byte) error {
 	}
 	ino.data = append(ino.data, p...)
 	ino.pending = append(ino.pending, write{off: int64(off), b: ino.data[off:len(ino.data):len(ino.data)]})
+	ino.aliased = true
 	d.wrote(len(p))
 	return nil
 }
@@ -278,9 +284,10 @@ func (d *Disk) WriteAt(name string, off int64, p []byte) error {
 	if err := d.grow("write", c, max(0, off+int64(len(p))-int64(len(ino.data)))); err != nil {
 		return err
 	}
-	if len(ino.pending) > 0 && off < int64(len(ino.data)) {
+	if ino.aliased && off < int64(len(ino.data)) {
 		// Pending appends alias this array: write into a fresh one.
 		ino.data = append([]byte(nil), ino.data...)
+		ino.aliased = false
 	}
 	b := append([]byte(nil), p...)
 	ino.data = apply(ino.data, write{off: off, b: b})
@@ -488,7 +495,7 @@ func (d *Disk) Sync(name string) error {
 		ino.durable = apply(ino.durable, w)
 	}
 	clear(ino.pending)
-	ino.pending = ino.pending[:0]
+	ino.pending, ino.aliased = ino.pending[:0], false
 	d.stats.Syncs++
 	d.busy += d.cfg.SyncLatency
 	return nil
@@ -577,7 +584,7 @@ func (d *Disk) powerLoss(loseAll bool) {
 				}
 			}
 			clear(ino.pending)
-			ino.pending = ino.pending[:0]
+			ino.pending, ino.aliased = ino.pending[:0], false
 		}
 		ino.data = append([]byte(nil), ino.durable...)
 		d.used += int64(len(ino.data))
