@@ -21,7 +21,6 @@ import (
 	"github.com/kafkasim/kafkasim/serve"
 )
 
-
 // serveGCPercent is serve's garbage collector target when GOGC is not set,
 // in place of gcPercent: a served world allocates for as long as clients
 // send, and GOGC=400 let the heap grow to five times what is live between
