@@ -55,7 +55,7 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	tapePath := fs.String("tape", "", "record the arrival order of every input to FILE, for kafkasim replay -tape (default: a temporary file, named on stderr)")
 	strict := fs.Bool("strict", false, "exit 1 on a violation Kafka's contract permits, too")
 	faultsText := fs.String("faults", "", "inject the swarm's faults while clients run, on a schedule drawn from the seed: `PROFILE` is "+harness.FaultProfileSyntax()+" (docs/serve.md, \"Faults while your clients run\")")
-	maxMemoryText := fs.String("max-memory", "8GiB", "stop the run, judged, with exit 4, once the server holds more than `SIZE` of memory (KiB, MiB, GiB; a bare number is MiB; 0: no bound); the collector's soft limit is nine tenths of it (docs/serve.md, \"Memory\")")
+	maxMemoryText := fs.String("max-memory", "8GiB", "bound the server's memory to `SIZE` (KiB, MiB, GiB; a bare number is MiB; 0: none): the collector's soft limit; once three quarters of it stay live, or the process holds more, the run stops, judged, with exit 4 (docs/serve.md, \"Memory\")")
 	set := setFlags{}
 	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
 	cf := addConfigFlags(fs)
@@ -145,6 +145,7 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	go func() {
 		select {
 		case <-signals:
+			guard.stopped.Store(true)
 			fmt.Fprintln(stdout, srv.Command("stop"))
 		case <-srv.Done():
 		}
@@ -152,6 +153,9 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	go func() {
 		sc := bufio.NewScanner(stdin)
 		for sc.Scan() {
+			if strings.TrimSpace(sc.Text()) == "stop" {
+				guard.stopped.Store(true) // the judgement's memory is not the bound's
+			}
 			if a := srv.Command(sc.Text()); a != "" {
 				fmt.Fprintln(stdout, a)
 			}

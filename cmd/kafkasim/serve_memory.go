@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kafkasim/kafkasim/serve"
@@ -55,17 +56,17 @@ func parseMemory(s string) (int64, error) {
 func formatMiB(b int64) string { return strconv.FormatInt(b>>20, 10) + " MiB" }
 
 // tuneServeGC sets serve's collector: GOGC=serveGCPercent unless GOGC is
-// set, and a soft memory limit (debug.SetMemoryLimit) at nine tenths of
-// bound unless GOMEMLIMIT is set, so that the collector works harder as the
-// bound nears before the guard stops the run. It returns what restores
-// the previous settings (for tests, which run serve inside one process).
+// set, and a soft memory limit (debug.SetMemoryLimit) at bound unless
+// GOMEMLIMIT is set, so that the collector works harder as the bound
+// nears. It returns what restores the previous settings (for tests, which
+// run serve inside one process).
 func tuneServeGC(bound int64) (restore func()) {
 	prevPercent, prevLimit := -2, int64(-1)
 	if os.Getenv("GOGC") == "" {
 		prevPercent = debug.SetGCPercent(serveGCPercent)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" && bound > 0 {
-		prevLimit = debug.SetMemoryLimit(bound / 10 * 9)
+		prevLimit = debug.SetMemoryLimit(bound)
 	}
 	return func() {
 		if prevPercent != -2 {
@@ -77,27 +78,38 @@ func tuneServeGC(bound int64) (restore func()) {
 	}
 }
 
-// processMemory is the memory the Go runtime holds from the OS: every
-// mapped class less the heap's pages returned to it, which is the
-// resident set but for what the OS has not yet taken back.
-func processMemory() int64 {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+// memoryUse is what the guard reads: the memory the Go runtime holds from
+// the OS (every mapped class less the heap's pages returned to it: the
+// resident set but for what the OS has not taken back yet), and the heap
+// that stayed live after the last collection.
+type memoryUse struct{ held, live int64 }
+
+func processMemory() memoryUse {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
-	return int64(s[0].Value.Uint64()) - int64(s[1].Value.Uint64())
+	return memoryUse{held: int64(s[0].Value.Uint64()) - int64(s[1].Value.Uint64()), live: int64(s[2].Value.Uint64())}
 }
 
-// memoryGuard stops a served run whose memory passes max, once.
+// memoryGuard stops a served run, once, when what stays live passes
+// three quarters of max (the last quarter is the collector's room: with
+// less, it collects without pause and the server slows until clients
+// time out) or when the process holds more than max all the same.
 type memoryGuard struct {
 	max  int64
-	read func() int64 // processMemory; a test's stand-in
-	mu   sync.Mutex
-	why  string
-	peak int64
+	read func() memoryUse // processMemory; a test's stand-in
+	// stopped is set once a stop was asked for (standard input, a
+	// signal): the end phase and the checkers then take what they need.
+	stopped atomic.Bool
+	mu      sync.Mutex
+	why     string
 }
 
-// watch polls the process's memory until srv is done; past max it prints
-// why and stops the run as a stop command would.
+// watch polls the process's memory until srv is done; past the bound it
+// prints why and stops the run as a stop command would.
 func (g *memoryGuard) watch(srv *serve.Server, stdout io.Writer) {
+	if g.max <= 0 {
+		return
+	}
 	tick := time.NewTicker(memoryCheckEvery)
 	defer tick.Stop()
 	for {
@@ -106,21 +118,27 @@ func (g *memoryGuard) watch(srv *serve.Server, stdout io.Writer) {
 			return
 		case <-tick.C:
 		}
-		m := g.read()
-		g.mu.Lock()
-		g.peak = max(g.peak, m)
-		crossed := g.max > 0 && m > g.max && g.why == ""
-		if crossed {
-			g.why = fmt.Sprintf("stopped at -max-memory: the server held %s, past the bound of %s (the verdicts judge the traffic until then; docs/serve.md, \"Memory\")", formatMiB(m), formatMiB(g.max))
-		}
-		g.mu.Unlock()
-		if crossed {
-			fmt.Fprintf(stdout, "memory: %s held, past -max-memory %s: stopping\n", formatMiB(m), formatMiB(g.max))
-			if a := srv.Command("stop"); a != "" {
-				fmt.Fprintln(stdout, a)
-			}
+		if g.stopped.Load() {
 			return
 		}
+		m := g.read()
+		line := ""
+		switch {
+		case m.live > g.max/4*3:
+			line = fmt.Sprintf("%s live after the last collection, past three quarters of -max-memory %s", formatMiB(m.live), formatMiB(g.max))
+		case m.held > g.max:
+			line = fmt.Sprintf("%s held, past -max-memory %s", formatMiB(m.held), formatMiB(g.max))
+		default:
+			continue
+		}
+		g.mu.Lock()
+		g.why = "stopped at -max-memory: " + line + " (the verdicts judge the traffic until then; docs/serve.md, \"Memory\")"
+		g.mu.Unlock()
+		fmt.Fprintf(stdout, "memory: %s: stopping\n", line)
+		if a := srv.Command("stop"); a != "" {
+			fmt.Fprintln(stdout, a)
+		}
+		return
 	}
 }
 
