@@ -308,14 +308,19 @@ func (g *gateway) sync() {
 			g.relisten = append(g.relisten, listenerChange{broker: int32(i), open: up})
 		}
 	}
-	for _, c := range slices.Clone(g.order) {
+	// NB: by index, without a copy (sync runs before every event): close
+	// removes the connection from g.order, so the next one takes its index.
+	for i := 0; i < len(g.order); i++ {
+		c := g.order[i]
 		switch {
-		case c.closed:
 		case !g.running(c.broker):
 			g.close(c, fmt.Sprintf("b%d went down", c.broker))
 		case c.refused:
 			g.close(c, fmt.Sprintf("b%d refused it: not serving yet (starting up)", c.broker))
+		default:
+			continue
 		}
+		i--
 	}
 }
 
