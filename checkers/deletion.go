@@ -41,6 +41,13 @@ func deletedTopicOp(f Final, op *Op) bool {
 // order, and a note saying what was set aside ("" when nothing was). It
 // returns h itself when no partition of f was deleted.
 func SetAsideDeleted(h History, f Final) (History, string) {
+	return SetAsideDeletedAfter(h, f, 0)
+}
+
+// SetAsideDeletedAfter is SetAsideDeleted for a history from which
+// forgotten operations that it would have set aside were already removed
+// (Recorder.Forget, as a served run goes): the note counts them too.
+func SetAsideDeletedAfter(h History, f Final, forgotten int) (History, string) {
 	deleted := false
 	for _, pf := range f.Partitions {
 		if pf.DeletedAt > 0 {
@@ -48,11 +55,11 @@ func SetAsideDeleted(h History, f Final) (History, string) {
 		}
 	}
 	if !deleted {
-		return h, ""
+		return h, setAsideNote(forgotten)
 	}
 	out := h
 	out.Ops = make([]Op, 0, len(h.Ops))
-	aside := 0
+	aside := forgotten
 	for i := range h.Ops {
 		if deletedTopicOp(f, &h.Ops[i]) {
 			aside++
@@ -62,10 +69,19 @@ func SetAsideDeleted(h History, f Final) (History, string) {
 		op.Index = len(out.Ops)
 		out.Ops = append(out.Ops, op)
 	}
-	if aside == 0 {
-		return h, ""
+	if aside == forgotten {
+		return h, setAsideNote(aside)
 	}
-	return out, strconv.Itoa(aside) + " operations on topics deleted by DeleteTopics set aside: deleting is not losing (a topic created again is judged from its new start)"
+	return out, setAsideNote(aside)
+}
+
+// setAsideNote is the note that says how many operations deletions set
+// aside ("" for none).
+func setAsideNote(aside int) string {
+	if aside == 0 {
+		return ""
+	}
+	return strconv.Itoa(aside) + " operations on topics deleted by DeleteTopics set aside: deleting is not losing (a topic created again is judged from its new start)"
 }
 
 // deletedByRequest reports whether the record at offset, committed at

@@ -77,3 +77,48 @@ func TestSetAsideDeleted(t *testing.T) {
 		t.Errorf("nothing deleted: %d ops, note %q", len(same.Ops), note)
 	}
 }
+
+// Forgetting, as a served run goes, the operations a deletion sets aside
+// (Recorder.Forget) ends in the history and the note that setting them
+// aside at the end gives: the same operations, numbered alike, the same
+// count. A pending operation is kept until it completes, and ids handed
+// out before stay valid.
+func TestForgetDeletedAsItGoes(t *testing.T) {
+	record := func(forget bool) (*Recorder, History) {
+		r := NewRecorder()
+		a := r.Send(0, "p1", "t", 0, "", "a", -1)
+		r.Acked(a, ms, 0)
+		b := r.Send(2*ms, "p1", "t", 0, "", "b", -1) // in flight across the deletion
+		c := r.Poll(4*ms, "c1", "t", 0, 0)
+		r.Polled(c, 5*ms, []Record{{Offset: 0, Value: "a"}})
+		if forget {
+			drop := func(op *Op) bool { return op.Invoke < 10*ms }
+			if n := r.Forget(drop); n != 2 {
+				t.Fatalf("forgot %d, want a's send and the poll (b is pending)", n)
+			}
+		}
+		r.Acked(b, 11*ms, 1)
+		e := r.Send(12*ms, "p1", "t", 0, "", "e", -1)
+		r.SetLeader(e, 0)
+		r.Send(14*ms, "p1", "t", 0, "", "f", -1) // pending at the end
+		r.Acked(e, 13*ms, 0)
+		return r, r.Finish(20 * ms)
+	}
+	fin := final1(0, 0, Facts{ReplicationFactor: 1, MinInsyncReplicas: 1}, replica(0, Leader, 0, 1, "e"))
+	fin.Partitions[0].DeletedAt = 10 * ms
+	_, whole := record(false)
+	want, wantNote := SetAsideDeleted(whole, fin)
+	r, rest := record(true)
+	got, note := SetAsideDeletedAfter(rest, fin, r.Forgotten())
+	if r.Forgotten() != 2 || note != wantNote || !strings.HasPrefix(note, "3 operations") {
+		t.Errorf("forgotten %d, note %q, want 2 and %q", r.Forgotten(), note, wantNote)
+	}
+	if len(got.Ops) != len(want.Ops) {
+		t.Fatalf("kept %v, want %v", got.Ops, want.Ops)
+	}
+	for i := range got.Ops {
+		if got.Ops[i].String() != want.Ops[i].String() {
+			t.Errorf("op %d: %s, want %s", i, got.Ops[i], want.Ops[i])
+		}
+	}
+}

@@ -27,6 +27,12 @@ type Recorder struct {
 	producers []Producer
 	consumers []Consumer
 	open      int // number of Pending operations
+	// next is the id of the next operation. Until Forget removes one, an
+	// operation's id is its position in ops; after, pos maps the id of
+	// each pending operation to its position.
+	next      int
+	pos       map[OpID]int
+	forgotten int
 }
 
 // NewRecorder returns an empty Recorder.
@@ -50,7 +56,11 @@ func (r *Recorder) Invoke(op Op) OpID {
 	if op.Kind < Send || op.Kind > Revoke {
 		panic(fmt.Sprintf("checkers: Invoke of an operation with kind %v: want Send, Poll, ReadHW, Consume, Commit, Assign or Revoke", op.Kind))
 	}
-	op.Index = len(r.ops)
+	op.Index = r.next
+	r.next++
+	if r.pos != nil {
+		r.pos[OpID(op.Index)] = len(r.ops)
+	}
 	op.Outcome = Pending
 	op.Complete = op.Invoke
 	if len(r.ops) == cap(r.ops) {
@@ -149,18 +159,65 @@ func (r *Recorder) Pending() int { return r.open }
 func (r *Recorder) Finish(end sim.Time) History {
 	for i := range r.ops {
 		if r.ops[i].Outcome == Pending {
-			r.Info(OpID(i), end, "pending at end")
+			r.Info(OpID(r.ops[i].Index), end, "pending at end")
 		}
 	}
 	return r.History()
 }
 
 // History returns a copy of what was recorded so far; pending operations
-// keep Outcome Pending (the checkers treat them as Info).
+// keep Outcome Pending (the checkers treat them as Info). Once Forget
+// removed operations, the rest are numbered again in order (Op.Index is
+// the position in the history), as SetAsideDeleted numbers them.
 func (r *Recorder) History() History {
 	ops := make([]Op, len(r.ops))
 	copy(ops, r.ops)
+	if r.forgotten > 0 {
+		for i := range ops {
+			ops[i].Index = i
+		}
+	}
 	return History{Ops: ops, Producers: append([]Producer(nil), r.producers...), Consumers: append([]Consumer(nil), r.consumers...)}
+}
+
+// Forget removes the completed operations drop reports, for good, and
+// returns how many it removed; pending ones stay until completed. It is
+// for a long run that learns as it goes that operations will never be
+// judged (serve: a topic a client deleted, whose operations before the
+// deletion SetAsideDeleted sets aside at the end), so that they no longer
+// take memory. Ids already handed out stay valid; History numbers the
+// rest again. Forgotten counts them all.
+func (r *Recorder) Forget(drop func(op *Op) bool) int {
+	n := len(r.ops)
+	r.ops = slices.DeleteFunc(r.ops, func(op Op) bool { return op.Outcome != Pending && drop(&op) })
+	removed := n - len(r.ops)
+	if removed == 0 {
+		return 0
+	}
+	r.forgotten += removed
+	if len(r.ops) < cap(r.ops)/2 {
+		// NB: the backing array is what takes the memory: a smaller one.
+		r.ops = append(make([]Op, 0, len(r.ops)+len(r.ops)/4+64), r.ops...)
+	}
+	r.pos = map[OpID]int{}
+	for i := range r.ops {
+		if r.ops[i].Outcome == Pending {
+			r.pos[OpID(r.ops[i].Index)] = i
+		}
+	}
+	return removed
+}
+
+// Forgotten is how many operations Forget removed.
+func (r *Recorder) Forgotten() int { return r.forgotten }
+
+// at returns the position of operation id in ops, if it is there.
+func (r *Recorder) at(id OpID) (int, bool) {
+	if r.pos != nil {
+		i, ok := r.pos[id]
+		return i, ok
+	}
+	return int(id), id >= 0 && int(id) < len(r.ops)
 }
 
 // EachOp calls fn with each operation recorded so far, in order: History's
@@ -173,10 +230,11 @@ func (r *Recorder) EachOp(fn func(op *Op)) {
 }
 
 func (r *Recorder) pending(id OpID, what string) *Op {
-	if id < 0 || int(id) >= len(r.ops) {
-		panic(fmt.Sprintf("checkers: %s of unknown operation %d (%d recorded)", what, id, len(r.ops)))
+	i, ok := r.at(id)
+	if !ok {
+		panic(fmt.Sprintf("checkers: %s of unknown operation %d (%d recorded, %d forgotten)", what, id, r.next, r.forgotten))
 	}
-	op := &r.ops[id]
+	op := &r.ops[i]
 	if op.Outcome != Pending {
 		panic(fmt.Sprintf("checkers: %s of operation %s, already completed", what, op))
 	}
@@ -186,10 +244,14 @@ func (r *Recorder) pending(id OpID, what string) *Op {
 func (r *Recorder) complete(id OpID, t sim.Time, out Outcome, errName string, want Kind) *Op {
 	// NB: the panic text is built only when it is needed (once per
 	// completion it was an allocation).
-	if id < 0 || int(id) >= len(r.ops) || r.ops[id].Outcome != Pending {
+	i, ok := r.at(id)
+	if !ok || r.ops[i].Outcome != Pending {
 		r.pending(id, "completion ("+out.String()+")") // panics
 	}
-	op := &r.ops[id]
+	op := &r.ops[i]
+	if r.pos != nil {
+		delete(r.pos, id)
+	}
 	if want != 0 && op.Kind != want {
 		panic(fmt.Sprintf("checkers: %s completion of %s, a %s", want, op, op.Kind))
 	}

@@ -1,8 +1,8 @@
 package serve
 
 // This file is the world's side of serve mode. Every client connection is
-// a node of the world (conn1, conn2, ...) that forwards the connection's
-// requests to its broker and hands the answers back as frames. It runs
+// a node of the world that forwards the connection's requests to its
+// broker and hands the answers back as frames. It runs
 // only on the world's goroutine: inside the runner's steps and the
 // pacer's calls, never beside them, so a served run is as deterministic
 // as any other given the same inputs (tape.go).
@@ -12,6 +12,16 @@ package serve
 // responses leave in request order. The connection node does the same: it
 // sends its broker one request at a time, the next once the previous one
 // is answered (or at once after an acks=0 produce, which has no answer).
+//
+// Nodes are reused: a closed connection's node (crashed when it closed)
+// is started again, a new incarnation, for the next connection accepted,
+// so the world holds as many connection nodes as were ever open at once
+// (slots conn1, conn2, ...), not one per connection ever accepted. The
+// world's link matrix grows with the square of its nodes, and a client
+// suite opens thousands of connections: one node each took gigabytes.
+// An answer to the previous incarnation is dropped on the way (sim
+// delivers a message to the incarnation it was sent to) or, sent after
+// the restart, by its wire.Response.Connection.
 //
 // A broker that crashes takes its sockets with it: at the next step every
 // connection to it is closed, as the client would see its TCP connection
@@ -25,6 +35,7 @@ package serve
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 
 	"github.com/kafkasim/kafkasim/broker/server"
@@ -56,7 +67,15 @@ type gateway struct {
 	apis [][]server.APIRange
 	// addrs are the brokers' listener addresses, by broker index.
 	addrs []*net.TCPAddr
-	conns []*connNode // by connection number - 1
+	// accepted counts the connections accepted; open holds the open ones
+	// by number, and order the same in number order (sync's order).
+	accepted int
+	open     map[int]*connNode
+	order    []*connNode
+	// slots are the connection nodes, free those of closed connections,
+	// lowest first, for the next connections to reuse.
+	slots []*slot
+	free  []*slot
 	// out is what the socket layer must write or close, in order.
 	out []frameOut
 	// listening is whether each broker's listener is open, as the socket
@@ -71,11 +90,20 @@ type gateway struct {
 	hist historian
 }
 
+// slot is a connection node of the world: the connection it serves now
+// (its factory's answer at each start).
+type slot struct {
+	id   sim.NodeID
+	name string
+	cur  *connNode
+}
+
 // connNode is one client connection inside the world.
 type connNode struct {
 	g      *gateway
 	num    int
-	name   string
+	name   string // connN, N its number (its node's is its slot's)
+	slot   *slot
 	id     sim.NodeID
 	broker int32
 	to     sim.NodeID
@@ -95,22 +123,42 @@ type call struct {
 	rec recorded // the history operations it opened (history.go)
 }
 
-// accept adds connection num to broker (index) as a node of the world.
+// accept adds connection num to broker (index), on a free node of the
+// world or, when none is, a new one.
 func (g *gateway) accept(num int, broker int32) error {
-	if num != len(g.conns)+1 {
-		return fmt.Errorf("connection %d accepted after %d", num, len(g.conns))
+	if num != g.accepted+1 {
+		return fmt.Errorf("connection %d accepted after %d", num, g.accepted)
 	}
 	if broker < 0 || int(broker) >= len(g.r.Cluster.Brokers) {
 		return fmt.Errorf("connection %d: no broker %d", num, broker)
 	}
+	g.accepted = num
 	c := &connNode{g: g, num: num, name: "conn" + strconv.Itoa(num), broker: broker, to: g.r.Cluster.Brokers[broker]}
-	g.conns = append(g.conns, c)
-	id, err := g.r.World.AddNode(c.name, func() sim.Node { return c }, sim.NodeOptions{})
-	if err != nil {
-		return err
+	var sl *slot
+	reused := len(g.free) > 0
+	if reused {
+		sl = g.free[0]
+		g.free = g.free[1:]
+	} else {
+		sl = &slot{name: "conn" + strconv.Itoa(len(g.slots)+1)}
+		id, err := g.r.World.AddNode(sl.name, func() sim.Node { return sl.cur }, sim.NodeOptions{})
+		if err != nil {
+			return err
+		}
+		sl.id = id
+		g.slots = append(g.slots, sl)
 	}
-	c.id = id
-	if err := g.r.World.Inject(sim.Start{Node: id}); err != nil {
+	sl.cur, c.slot, c.id = c, sl, sl.id
+	if g.open == nil {
+		g.open = map[int]*connNode{}
+	}
+	g.open[num] = c
+	g.order = append(g.order, c)
+	var start sim.Fault = sim.Start{Node: c.id}
+	if reused {
+		start = sim.Restart{Node: c.id}
+	}
+	if err := g.r.World.Inject(start); err != nil {
 		return err
 	}
 	if !g.running(broker) {
@@ -138,10 +186,7 @@ func (g *gateway) listens(broker int32) bool {
 
 // conn returns open connection num, or nil.
 func (g *gateway) conn(num int) *connNode {
-	if num < 1 || num > len(g.conns) || g.conns[num-1].closed {
-		return nil
-	}
-	return g.conns[num-1]
+	return g.open[num]
 }
 
 // request takes one frame a client sent on connection num.
@@ -234,6 +279,15 @@ func (g *gateway) close(c *connNode, why string) {
 		_ = g.r.World.Inject(sim.Crash{Node: c.id})
 	}
 	g.out = append(g.out, frameOut{conn: c.num, why: why})
+	delete(g.open, c.num)
+	if i := slices.Index(g.order, c); i >= 0 {
+		g.order = slices.Delete(g.order, i, i+1)
+	}
+	// The node is free once down; the lowest free slot is reused first.
+	if !g.r.World.Up(c.id) {
+		i, _ := slices.BinarySearchFunc(g.free, c.slot.id, func(s *slot, id sim.NodeID) int { return int(s.id) - int(id) })
+		g.free = slices.Insert(g.free, i, c.slot)
+	}
 }
 
 // sync closes the connections of brokers that went down (and those a
@@ -254,14 +308,19 @@ func (g *gateway) sync() {
 			g.relisten = append(g.relisten, listenerChange{broker: int32(i), open: up})
 		}
 	}
-	for _, c := range g.conns {
+	// NB: by index, without a copy (sync runs before every event): close
+	// removes the connection from g.order, so the next one takes its index.
+	for i := 0; i < len(g.order); i++ {
+		c := g.order[i]
 		switch {
-		case c.closed:
 		case !g.running(c.broker):
 			g.close(c, fmt.Sprintf("b%d went down", c.broker))
 		case c.refused:
 			g.close(c, fmt.Sprintf("b%d refused it: not serving yet (starting up)", c.broker))
+		default:
+			continue
 		}
+		i--
 	}
 }
 
@@ -302,7 +361,7 @@ func (c *connNode) Disconnected(_ *sim.Context, peer sim.NodeID) {
 // Receive takes the broker's answer to the request in flight.
 func (c *connNode) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 	resp, ok := m.(*wire.Response)
-	if !ok || c.closed || c.flight == nil || from != c.to || resp.CorrelationID != c.flight.h.Correlation {
+	if !ok || c.closed || c.flight == nil || from != c.to || resp.Connection != c.enc.Connection || resp.CorrelationID != c.flight.h.Correlation {
 		return
 	}
 	done := c.flight

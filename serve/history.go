@@ -28,6 +28,11 @@ package serve
 //     the transactions checker, which reads their fate from the final log.
 //     The transactions themselves (which records each committed) are not
 //     reconstructed from the requests.
+//   - A topic a client deleted (DeleteTopics) takes from memory the
+//     operations on it before the deletion, as its answer arrives: the
+//     judgement at stop sets them aside anyway, and counts them in its
+//     note (harness.Runner.ForgetDeleted). What memory still grows with
+//     is the operations on the topics that live (docs/serve.md, "Memory").
 //   - Values are the evidence the checkers compare, not records'
 //     identities: an idempotent producer's record is its (producer id,
 //     epoch, sequence), recorded with each send, so equal values from two
@@ -191,6 +196,16 @@ func (hs *historian) answered(c *connNode, cl *call, resp kmsg.Response, now sim
 		for _, t := range r.Topics {
 			if t.ErrorCode == 0 {
 				hs.judges(t.Topic)
+			}
+		}
+	case *kmsg.DeleteTopicsResponse:
+		// The topics it deleted are deleted in the trace by now (the
+		// answer waits for it): what that sets aside leaves memory
+		// (harness.Runner.ForgetDeleted).
+		for _, t := range r.Topics {
+			if t.ErrorCode == 0 {
+				hs.r.ForgetDeleted()
+				break
 			}
 		}
 	case *kmsg.SyncGroupResponse:

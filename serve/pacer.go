@@ -286,7 +286,7 @@ func (p *livePacer) Before(r *harness.Runner, t sim.Time) (bool, error) {
 			r.World.RunUntil(at)
 			in.Event, in.Time = r.World.Events(), r.World.Now()
 			if in.sock != nil {
-				in.Conn = len(p.g.conns) + 1
+				in.Conn = p.g.accepted + 1
 				in.sock.num = in.Conn
 			}
 			p.tape.write(in.TapeEntry)

@@ -267,7 +267,7 @@ func (f Heal) Apply(w *World) error {
 	var names []string
 	for _, k := range f.Keep {
 		if w.Cut(k.From, k.To) {
-			kept[int(k.From)*len(w.nodes)+int(k.To)] = true
+			kept[int(k.From)*w.stride+int(k.To)] = true
 			names = append(names, w.Name(k.From)+"->"+w.Name(k.To))
 		}
 	}

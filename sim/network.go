@@ -81,7 +81,7 @@ func (l *link) configure(cfg LinkConfig) {
 	l.steps = int((cfg.MaxLatency-cfg.MinLatency)/step) + 1
 }
 
-func (w *World) link(from, to NodeID) *link { return &w.links[int(from)*len(w.nodes)+int(to)] }
+func (w *World) link(from, to NodeID) *link { return &w.links[int(from)*w.stride+int(to)] }
 
 // send puts m on the link from -> to.
 func (w *World) send(from, to NodeID, m Message) {

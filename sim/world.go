@@ -81,7 +81,8 @@ type World struct {
 	ready     []int32 // the slots of events due now, in seq order, not yet run
 	nodes     []*nodeState
 	names     map[string]NodeID
-	links     []link // len(nodes)^2, row = sender
+	links     []link // stride^2, row = sender: link(from, to)
+	stride    int    // at least len(nodes) (growLinks)
 	timerSeq  TimerID
 	timers    timerSet // pending timers; a cancelled one is removed
 	trace     Trace
@@ -147,18 +148,29 @@ func (w *World) AddNode(name string, factory func() Node, opts NodeOptions) (Nod
 	n.ctx = Context{w: w, n: n}
 	w.nodes = append(w.nodes, n)
 	w.names[name] = id
-	// Grow the link matrix, keeping existing links' settings and counters.
-	old, size := w.links, len(w.nodes)
-	w.links = make([]link, size*size)
+	if size := len(w.nodes); size > w.stride {
+		w.growLinks(size + size/4)
+	}
+	return id, nil
+}
+
+// growLinks grows the link matrix to stride rows of stride links, keeping
+// existing links' settings and counters; the links of nodes not added yet
+// get the world's link configuration, as AddNode would give them. The
+// matrix grows by a quarter at a time, not a node at a time: a served
+// world adds a node per client connection, and reallocating n² links per
+// node allocated n³ in all (gigabytes for a few hundred connections).
+func (w *World) growLinks(stride int) {
+	old, was := w.links, w.stride
+	w.links, w.stride = make([]link, stride*stride), stride
 	for i := range w.links {
-		from, to := i/size, i%size
-		if from < size-1 && to < size-1 {
-			w.links[i] = old[from*(size-1)+to]
+		from, to := i/stride, i%stride
+		if from < was && to < was {
+			w.links[i] = old[from*was+to]
 		} else {
 			w.links[i].configure(w.cfg.Link)
 		}
 	}
-	return id, nil
 }
 
 // Lookup returns the id of the node named name.

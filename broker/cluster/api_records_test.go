@@ -106,3 +106,51 @@ func TestKRaftCreateTopicsConfigsTakeEffect(t *testing.T) {
 		t.Errorf("stored codecs %v, want the topic's gzip", codecs)
 	}
 }
+
+// In ZooKeeper mode the configs CreateTopics gives a topic are stored at
+// /config/topics/<t> (AdminZkClient.createTopicWithAssignment) and take
+// effect on the brokers, a broker restarted later included: the same
+// limits as in KRaft mode.
+func TestZooKeeperCreateTopicsConfigsTakeEffect(t *testing.T) {
+	a := newAPICluster(t, map[string]string{"inter.broker.protocol.version": "3.9"}, nil)
+	req := createTopic(7, "limited", 1, 3)
+	limit, codec := "100", "gzip"
+	req.Topics[0].Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "max.message.bytes", Value: &limit}, {Name: "compression.type", Value: &codec}}
+	ts := a.createTopics(a.controller(), req)
+	if ts[0].ErrorCode != 0 {
+		t.Fatalf("CreateTopics: %s", errName(ts[0].ErrorCode))
+	}
+	for _, c := range ts[0].Configs {
+		if c.Name == "max.message.bytes" && (c.Value == nil || *c.Value != "100" || c.Source != int8(kmsg.ConfigSourceDynamicTopicConfig)) {
+			t.Errorf("the answer's max.message.bytes: %v source %d, want the topic's own 100", c.Value, c.Source)
+		}
+	}
+	a.waitLeaders("limited", 1)
+	if p := a.produce("limited", 0, 7, "small"); p.ErrorCode != 0 {
+		t.Fatalf("small: %s", errName(p.ErrorCode))
+	}
+	large := "a value long enough to pass one hundred bytes once the batch header is counted"
+	if p := a.produce("limited", 0, 7, large); p.ErrorCode != kerr.MessageTooLarge.Code {
+		t.Fatalf("large: %s, want MESSAGE_TOO_LARGE", errName(p.ErrorCode))
+	}
+	l := a.leader("limited", 0)
+	part, _ := a.c.Broker(l).Partition(storage.TopicPartition{Topic: "limited", Partition: 0})
+	var codecs []int16
+	if err := part.Log().Batches(0, func(bi storage.BatchInfo) { codecs = append(codecs, bi.Attributes&storage.CompressionCodecMask) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(codecs) != 1 || codecs[0] != storage.CodecGzip {
+		t.Errorf("stored codecs %v, want the topic's gzip", codecs)
+	}
+	if s, ok := a.c.Broker(l).TopicSettings("limited"); !ok || s.MaxMessageBytes == nil || *s.MaxMessageBytes != 100 {
+		t.Errorf("b%d's settings of limited: %+v %v, want max.message.bytes 100", l, s, ok)
+	}
+	// Another topic, created without configs, keeps the brokers'.
+	if ts := a.createTopics(a.controller(), createTopic(7, "plain", 1, 3)); ts[0].ErrorCode != 0 {
+		t.Fatalf("CreateTopics plain: %s", errName(ts[0].ErrorCode))
+	}
+	a.waitLeaders("plain", 1)
+	if p := a.produce("plain", 0, 7, large); p.ErrorCode != 0 {
+		t.Fatalf("plain, large: %s", errName(p.ErrorCode))
+	}
+}

@@ -32,10 +32,13 @@ package server
 // Simplifications: configs are checked for known names and values of
 // their type (ConfigDef's parse) only; a topic config of the release that
 // kafkasim does not model (package config/catalog) is accepted when its
-// value passes Kafka's validator, and changes nothing. Configs are not
-// stored in ZooKeeper mode (/config/topics is not modelled: every topic
-// has the broker's settings); in KRaft mode the controller keeps them as
-// ConfigRecords, and the brokers and the controller act on the modelled
+// value passes Kafka's validator, and changes nothing. In ZooKeeper mode
+// a topic's configs are written to /config/topics/<t> before its
+// assignment (AdminZkClient.createTopicWithAssignment; a topic created
+// without configs gets no node, where Kafka writes an empty one) and every
+// broker takes them at once, as AlterConfigs does (alter_configs.go; the
+// config-change watch is not modelled); in KRaft mode the controller keeps
+// them as ConfigRecords. The brokers and the controller act on the modelled
 // ones (min.insync.replicas, unclean.leader.election.enable,
 // max.message.bytes, compression.type, cleanup.policy: topic_config.go). A failed
 // forward (no controller known, or no answer within
@@ -147,6 +150,7 @@ func (b *Broker) handleCreateTopics(from sim.NodeID, req *wire.Request, body *km
 		rt.NumPartitions, rt.ReplicationFactor = int32(len(a)), int16(len(a[0]))
 		if body.Version >= 5 {
 			rt.Configs = b.createdTopicConfigs(t.Topic)
+			ownConfigs(rt, t)
 		}
 		if body.ValidateOnly {
 			continue
@@ -155,22 +159,98 @@ func (b *Broker) handleCreateTopics(from sim.NodeID, req *wire.Request, body *km
 		pc.writes++
 		idx, name := i, t.Topic
 		b.ctx.Log("create-topic", sim.S("topic", name), sim.I("partitions", int64(len(a))), sim.I("replication-factor", int64(len(a[0]))))
-		b.writeTopicZK(name, a, func(code zk.Code) {
-			delete(b.autoCreating, name)
-			rt := &pc.resp.Topics[idx]
-			switch code {
-			case zk.Ok:
-				pc.waiting[idx], pc.names[idx] = rt.NumPartitions, name
-				pc.order = append(pc.order, idx)
-			case zk.NodeExists:
-				setTopicError(rt, kerr.TopicAlreadyExists, fmt.Sprintf("topic '%s' already exists", name))
-			default:
-				setTopicError(rt, kerr.UnknownServerError, "writing the topic to ZooKeeper: "+code.String())
-			}
-			b.createWriteDone(pc)
-		})
+		configs := requestConfigs(t)
+		if len(configs) > 0 {
+			// AdminZkClient.createTopicWithAssignment: the topic's configs
+			// first, then its assignment.
+			b.writeTopicConfigZK(name, configs, func(code zk.Code) {
+				var err error
+				if code == zk.Ok {
+					err = b.topicConfigsChanged(name, configs)
+				}
+				if code != zk.Ok || err != nil {
+					delete(b.autoCreating, name)
+					if err != nil {
+						setTopicError(&pc.resp.Topics[idx], kerr.InvalidConfig, err.Error())
+					} else {
+						setTopicError(&pc.resp.Topics[idx], kerr.UnknownServerError, "writing the topic's configs to ZooKeeper: "+code.String())
+					}
+					b.createWriteDone(pc)
+					return
+				}
+				b.createTopicZK(pc, idx, name, a)
+			})
+			continue
+		}
+		b.createTopicZK(pc, idx, name, a)
 	}
 	b.createWriteDone(pc)
+}
+
+// requestConfigs are the configs a CreateTopics request gives a topic
+// (precheckCreateTopic refused a null value), nil for none.
+func requestConfigs(t *kmsg.CreateTopicsRequestTopic) map[string]string {
+	var out map[string]string
+	for _, c := range t.Configs {
+		if c.Value == nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[c.Name] = *c.Value
+	}
+	return out
+}
+
+// ownConfigs marks the configs the request gives the topic as its own
+// (TOPIC_CONFIG) in a v5+ answer's list.
+func ownConfigs(rt *kmsg.CreateTopicsResponseTopic, t *kmsg.CreateTopicsRequestTopic) {
+	for _, c := range t.Configs {
+		for k := range rt.Configs {
+			if rt.Configs[k].Name == c.Name && c.Value != nil {
+				v := *c.Value
+				rt.Configs[k].Value, rt.Configs[k].Source = &v, int8(kmsg.ConfigSourceDynamicTopicConfig)
+			}
+		}
+	}
+}
+
+// writeTopicConfigZK writes a new topic's own configs to
+// /config/topics/<t>, as AdminZkClient does before its assignment (a
+// leftover node of an earlier topic of that name is overwritten).
+func (b *Broker) writeTopicConfigZK(topic string, configs map[string]string, done func(zk.Code)) {
+	path, data := zk.TopicConfigPath(topic), zk.Encode(zk.EntityConfig{Version: 1, Config: configs})
+	b.zk.CreateRecursive(b.ctx, path, data, func(ctx *sim.Context, r *zk.Response) {
+		b.ctx = ctx
+		if r.Code != zk.NodeExists {
+			done(r.Code)
+			return
+		}
+		b.zk.SetData(b.ctx, path, data, zk.AnyVersion, func(ctx *sim.Context, r *zk.Response) {
+			b.ctx = ctx
+			done(r.Code)
+		})
+	})
+}
+
+// createTopicZK writes a topic's assignment to /brokers/topics/<t>, the
+// last write of its creation.
+func (b *Broker) createTopicZK(pc *pendingCreate, idx int, name string, a zk.ReplicaAssignment) {
+	b.writeTopicZK(name, a, func(code zk.Code) {
+		delete(b.autoCreating, name)
+		rt := &pc.resp.Topics[idx]
+		switch code {
+		case zk.Ok:
+			pc.waiting[idx], pc.names[idx] = rt.NumPartitions, name
+			pc.order = append(pc.order, idx)
+		case zk.NodeExists:
+			setTopicError(rt, kerr.TopicAlreadyExists, fmt.Sprintf("topic '%s' already exists", name))
+		default:
+			setTopicError(rt, kerr.UnknownServerError, "writing the topic to ZooKeeper: "+code.String())
+		}
+		b.createWriteDone(pc)
+	})
 }
 
 // zkTopicAssignment resolves a topic's replica assignment, or its error.
@@ -322,14 +402,7 @@ func (b *Broker) forwardCreateTopics(from sim.NodeID, req *wire.Request, body *k
 					// The controller names no configs: the broker's, with
 					// the request's as the topic's own (TOPIC_CONFIG).
 					rt.Configs = b.createdTopicConfigs(rt.Topic)
-					for _, c := range body.Topics[i].Configs {
-						for k := range rt.Configs {
-							if rt.Configs[k].Name == c.Name {
-								v := *c.Value
-								rt.Configs[k].Value, rt.Configs[k].Source = &v, int8(kmsg.ConfigSourceDynamicTopicConfig)
-							}
-						}
-					}
+					ownConfigs(rt, &body.Topics[i])
 				}
 				continue
 			}

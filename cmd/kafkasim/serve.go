@@ -55,11 +55,16 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	tapePath := fs.String("tape", "", "record the arrival order of every input to FILE, for kafkasim replay -tape (default: a temporary file, named on stderr)")
 	strict := fs.Bool("strict", false, "exit 1 on a violation Kafka's contract permits, too")
 	faultsText := fs.String("faults", "", "inject the swarm's faults while clients run, on a schedule drawn from the seed: `PROFILE` is "+harness.FaultProfileSyntax()+" (docs/serve.md, \"Faults while your clients run\")")
+	maxMemoryText := fs.String("max-memory", "8GiB", "bound the server's memory to `SIZE` (KiB, MiB, GiB; a bare number is MiB; 0: none): the collector's soft limit; once three quarters of it stay live, or the process holds more, the run stops, judged, with exit 4 (docs/serve.md, \"Memory\")")
 	set := setFlags{}
 	fs.Var(set, "set", "override a configuration property, key=value (repeatable)")
 	cf := addConfigFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	maxMemory, err := parseMemory(*maxMemoryText)
+	if err != nil {
+		return usagef("-max-memory %q: %v", *maxMemoryText, err)
 	}
 	lc, err := cf.load("serve", set, stderr)
 	if err != nil {
@@ -124,10 +129,13 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 		}
 	}()
 	cfg.Tape, cfg.Replay = tape, serve.ReplayCommand(tapeName)
+	defer tuneServeGC(maxMemory)()
 	srv, err := serve.Start(cfg)
 	if err != nil {
 		return lc.blame(err)
 	}
+	guard := &memoryGuard{max: maxMemory, read: processMemory}
+	go guard.watch(srv, stdout)
 	for i, a := range srv.Addrs() {
 		fmt.Fprintf(stdout, "b%d listening on %s\n", i, a)
 	}
@@ -137,6 +145,7 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	go func() {
 		select {
 		case <-signals:
+			guard.stopped.Store(true)
 			fmt.Fprintln(stdout, srv.Command("stop"))
 		case <-srv.Done():
 		}
@@ -144,6 +153,9 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 	go func() {
 		sc := bufio.NewScanner(stdin)
 		for sc.Scan() {
+			if strings.TrimSpace(sc.Text()) == "stop" {
+				guard.stopped.Store(true) // the judgement's memory is not the bound's
+			}
 			if a := srv.Command(sc.Text()); a != "" {
 				fmt.Fprintln(stdout, a)
 			}
@@ -154,6 +166,11 @@ func runServe(args []string, stdoutW, stderrW io.Writer) error {
 		return err
 	}
 	res.Strict = *strict
+	if why := guard.reason(); why != "" && res.Failed == "" {
+		// NB: after the judgement, which it does not change: the run was
+		// cut short by this process's bound, not by the cluster.
+		res.Failed = why
+	}
 	if line := srv.FaultSummary(); line != "" {
 		fmt.Fprintln(stdout, line)
 	}

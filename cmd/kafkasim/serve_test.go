@@ -45,6 +45,42 @@ func TestServeCommandLine(t *testing.T) {
 	}
 }
 
+// TestServeMaxMemory: a server past -max-memory stops as at a stop
+// command, prints its verdicts and why it stopped, exits 4, and its tape
+// replays to the same trace hash.
+func TestServeMaxMemory(t *testing.T) {
+	tape := filepath.Join(t.TempDir(), "served.tape")
+	prev := stdin
+	stdin = strings.NewReader("") // no stop: the bound stops it
+	defer func() { stdin = prev }()
+	code, out, errb := runCmd("serve", "-listen", "127.0.0.1:0", "-speed", "100", "-tape", tape, "-max-memory", "1MiB")
+	if code != 4 {
+		t.Fatalf("exit %d, want 4\n%s\n%s", code, out, errb)
+	}
+	for _, want := range []string{"past three quarters of -max-memory 1 MiB: stopping", "\nstopping\n", "acked-loss       ok", "RUN FAILED: stopped at -max-memory: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	trace := regexp.MustCompile(`trace [0-9a-f]{16}`).FindString(out)
+	if code, rout, rerr := runCmd("replay", "-tape", tape); code != 0 || trace == "" || !strings.Contains(rout, trace) {
+		t.Fatalf("replay -tape: exit %d, want 0 and %q in\n%s\n%s", code, trace, lastLines(rout, 15), rerr)
+	}
+}
+
+func TestParseMemory(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "512": 512 << 20, "512MiB": 512 << 20, "8GiB": 8 << 30, " 3 GiB ": 3 << 30, "64KiB": 64 << 10} {
+		if got, err := parseMemory(in); err != nil || got != want {
+			t.Errorf("parseMemory(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "8GB", "lots", "-1", "1.5GiB", "99999999999GiB"} {
+		if _, err := parseMemory(in); err == nil {
+			t.Errorf("parseMemory(%q): no error", in)
+		}
+	}
+}
+
 func TestServeBadInput(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -65,6 +101,8 @@ func TestServeBadInput(t *testing.T) {
 		{[]string{"-faults", "crash=2"}, `crash="2": want a chance in [0,1]`},
 		{[]string{"-faults", "default fault-every=soon"}, `fault-every="soon": want a duration of virtual time`},
 		{[]string{"-faults", "heal=1"}, "injects nothing"},
+		{[]string{"-max-memory", "lots"}, `-max-memory "lots": want a size such as 8GiB`},
+		{[]string{"-max-memory", "-1GiB"}, "want a size"},
 	} {
 		code, _, errb := runCmd(append([]string{"serve"}, c.args...)...)
 		if code != 2 || !strings.Contains(errb, c.want) {

@@ -22,10 +22,10 @@ package harness
 //     deletion (checkers/deletion.go sets those operations aside, with a
 //     note): Kafka removed its records on request. One deleted and created
 //     again is judged from its new start.
-//   - A client topic's own configs reach the facts only in KRaft mode,
-//     where the controller keeps them (unclean.leader.election.enable);
-//     in ZooKeeper mode every topic has the brokers' settings, as
-//     CreateTopics' configs are not stored there (broker/server).
+//   - A client topic's own unclean.leader.election.enable reaches the
+//     facts as the metadata store holds it when the topic is first
+//     observed: the active KRaft controller's ConfigRecords, ZooKeeper's
+//     /config/topics/<t> (CreateTopics writes it before the assignment).
 
 import (
 	"encoding/json"
@@ -73,12 +73,34 @@ func (r *Runner) ObserveTopic(topic string) bool {
 		// topics' replication factors differ.
 		r.Observer.Facts.ReplicationFactor = 0
 	}
-	if _, img := r.activeQuorumImage(); img != nil {
-		if v, ok := img.Config(metadata.ResourceTopic, topic, "unclean.leader.election.enable"); ok && v == "true" {
-			r.Observer.Facts.UncleanElectionEnabled = true
-		}
+	if r.storedTopicConfig(topic, "unclean.leader.election.enable") == "true" {
+		r.Observer.Facts.UncleanElectionEnabled = true
 	}
 	return true
+}
+
+// storedTopicConfig returns a topic's own config name as the metadata
+// store holds it: the active KRaft controller's image, or ZooKeeper's
+// /config/topics/<t> ("" when it has none, or cannot be read now).
+func (r *Runner) storedTopicConfig(topic, name string) string {
+	if r.Cluster.Spec.KRaft() {
+		if _, img := r.activeQuorumImage(); img != nil {
+			if v, ok := img.Config(metadata.ResourceTopic, topic, name); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	s := r.zkServer()
+	if s == nil {
+		return ""
+	}
+	data, _, ok := s.Get(zk.TopicConfigPath(topic))
+	var ec zk.EntityConfig
+	if !ok || json.Unmarshal(data, &ec) != nil {
+		return ""
+	}
+	return ec.Config[name]
 }
 
 // ObserveClientTopics observes every topic the metadata store holds now.

@@ -72,3 +72,42 @@ func (r *Runner) topicDeleted(topic string) bool {
 	_, _, why := r.leaderOf(storage.TopicPartition{Topic: topic, Partition: 0})
 	return why != ""
 }
+
+// ForgetDeleted removes from the recorder the operations that the
+// deletions in the trace so far already set aside (checkers.Recorder.Forget):
+// those on a partition of a deleted topic that the run observes, invoked
+// before the topic's last deletion and completed. The end of the run
+// would set each of them aside (markDeleted takes a topic's last deletion,
+// never an earlier one), and counts them in its note all the same
+// (checkers.SetAsideDeletedAfter), so the verdicts do not change; a
+// served run that goes on for hours, whose clients create and delete
+// topics, keeps only what its verdicts will read. Call it while clients
+// are served only: the end phase's operations are never on a deleted
+// topic.
+func (r *Runner) ForgetDeleted() int {
+	recs := r.World.Trace().Records()
+	fresh := false
+	for ; r.forgetScan < len(recs); r.forgetScan++ {
+		switch rec := recs[r.forgetScan]; rec.Kind {
+		case "controller-delete-topic", "topic-deleted":
+			if t, ok := rec.Get("topic"); ok {
+				if r.deletedAt == nil {
+					r.deletedAt = map[string]sim.Time{}
+				}
+				r.deletedAt[t] = rec.Time
+				fresh = true
+			}
+		}
+	}
+	if !fresh {
+		return 0
+	}
+	return r.Recorder.Forget(func(op *checkers.Op) bool {
+		at, ok := r.deletedAt[op.Topic]
+		if !ok || op.Invoke >= at {
+			return false
+		}
+		_, observed := r.Observer.Replicas[storage.TopicPartition{Topic: op.Topic, Partition: op.Partition}]
+		return observed
+	})
+}

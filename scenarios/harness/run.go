@@ -312,6 +312,10 @@ type Runner struct {
 	// to deletedScan says (deletion.go).
 	deleted     map[string]bool
 	deletedScan int
+	// deletedAt is each topic's last deletion in the trace up to
+	// forgetScan (ForgetDeleted, deletion.go).
+	deletedAt  map[string]sim.Time
+	forgetScan int
 	// Pacer, when set, holds the world to another clock (pace.go);
 	// stopped is set once it stopped the run.
 	Pacer   Pacer

@@ -364,7 +364,9 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 			r.live.Offline = off
 		}
 	}
-	hist, aside := checkers.SetAsideDeleted(r.Recorder.Finish(w.Now()), final) // deletion.go: deleting is not losing
+	// deletion.go: deleting is not losing (a served run forgot some of
+	// what it sets aside as it went: ForgetDeleted)
+	hist, aside := checkers.SetAsideDeletedAfter(r.Recorder.Finish(w.Now()), final, r.Recorder.Forgotten())
 	res.Final, res.History = final, hist
 	if r.txn.used {
 		th := r.txnHistory()
