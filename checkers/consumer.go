@@ -265,6 +265,7 @@ func consumers(h History, cf *consumerFacts) Verdict {
 		}
 	}
 	anomalies = append(anomalies, abortedReads(h)...)
+	anomalies = append(anomalies, fetchBounds(h)...)
 	// Per group: duplicates, lost writes, unseen.
 	type delivery struct {
 		op     int

@@ -106,6 +106,18 @@ func (o Outcome) String() string {
 type Record struct {
 	Offset int64
 	Value  string
+	// LeaderEpoch is the partition leader epoch of the record's batch as
+	// the consumer fetched it (0 when not recorded; scripted reads do not).
+	LeaderEpoch int32 `json:",omitempty"`
+	// HighWatermark is the high watermark of the fetch response that
+	// carried the record, and LastStableOffset its last stable offset,
+	// recorded for a read_committed consumer only: a consumer's fetch
+	// returns records below the HW (read_committed: below the LSO), so
+	// the record's offset must be below them (fetchbound.go). 0 means not
+	// recorded. NB: a record never sits below a bound of 0, so a response
+	// carrying records with an HW of 0 goes unjudged.
+	HighWatermark    int64 `json:",omitempty"`
+	LastStableOffset int64 `json:",omitempty"`
 }
 
 // Op is one client operation of a history.

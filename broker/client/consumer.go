@@ -64,6 +64,12 @@ type ConsumerRecord struct {
 	Timestamp   int64
 	LeaderEpoch int32
 	Key, Value  []byte
+	// HighWatermark and LastStableOffset are the ones the fetch response
+	// that carried the record reported for its partition. NB: not Kafka's
+	// (its ConsumerRecord has neither; its consumer keeps them per
+	// partition): kafkasim's checkers judge each record by the response
+	// that served it, which may differ from the partition's latest.
+	HighWatermark, LastStableOffset int64
 }
 
 // RebalanceListener is ConsumerRebalanceListener. Each callback may be nil.

@@ -462,7 +462,7 @@ func (c *Consumer) handleFetched(ctx *sim.Context, p *partState, node int32, fr 
 			if err != nil {
 				return // a partial batch at the end is normal; corrupt data is refetched
 			}
-			c.buffer(ctx, p, batches, rp.AbortedTransactions)
+			c.buffer(ctx, p, batches, rp.AbortedTransactions, rp.LastStableOffset)
 		}
 	}
 }
@@ -482,8 +482,9 @@ func (c *Consumer) isolationLevel() int8 {
 // AbortedTransactions) applies to its producer's batches from its first
 // offset on, until that producer's ABORT marker. The position moves past
 // what was dropped (at once when nothing is returned, else once Poll has
-// handed out the records before it).
-func (c *Consumer) buffer(ctx *sim.Context, p *partState, batches []storage.RecordBatch, aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction) {
+// handed out the records before it). Each record carries the response's
+// HW (p.hw, set by the caller) and LSO.
+func (c *Consumer) buffer(ctx *sim.Context, p *partState, batches []storage.RecordBatch, aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction, lso int64) {
 	committed := c.cfg.IsolationLevel == config.ReadCommitted
 	pending := slices.Clone(aborted)
 	slices.SortStableFunc(pending, func(a, b kmsg.FetchResponseTopicPartitionAbortedTransaction) int {
@@ -529,7 +530,7 @@ func (c *Consumer) buffer(ctx *sim.Context, p *partState, batches []storage.Reco
 				continue
 			}
 			p.buffer = append(p.buffer, ConsumerRecord{Topic: p.tp.Topic, Partition: p.tp.Partition, Offset: r.Offset,
-				Timestamp: r.Timestamp, LeaderEpoch: b.PartitionLeaderEpoch, Key: r.Key, Value: r.Value})
+				Timestamp: r.Timestamp, LeaderEpoch: b.PartitionLeaderEpoch, Key: r.Key, Value: r.Value, HighWatermark: p.hw, LastStableOffset: lso})
 		}
 		p.fetchPos = max(p.fetchPos, next)
 	}

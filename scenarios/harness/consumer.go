@@ -223,7 +223,7 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 		if _, ok := byTP[tp]; !ok {
 			order = append(order, tp)
 		}
-		byTP[tp] = append(byTP[tp], checkers.Record{Offset: r.Offset, Value: string(r.Value)})
+		byTP[tp] = append(byTP[tp], fetchedRecord(r, n.s.cfg.IsolationLevel == config.ReadCommitted))
 	}
 	if n.s.cfg.IsolationLevel == config.ReadCommitted {
 		n.s.txn.recordReads(ctx.Now(), n.s.name, n.c, before, order, byTP, invoke)
@@ -265,6 +265,17 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 		return
 	}
 	ctx.SetTimer(n.s.process, timerAppProcess)
+}
+
+// fetchedRecord is what the history keeps of a record a consumer
+// fetched: its offset, value and batch leader epoch, and the HW (with
+// read_committed, also the LSO) of the fetch response that carried it.
+func fetchedRecord(r client.ConsumerRecord, readCommitted bool) checkers.Record {
+	rec := checkers.Record{Offset: r.Offset, Value: string(r.Value), LeaderEpoch: r.LeaderEpoch, HighWatermark: r.HighWatermark}
+	if readCommitted {
+		rec.LastStableOffset = r.LastStableOffset
+	}
+	return rec
 }
 
 // processed completes the deliveries and, at-least-once, commits.
