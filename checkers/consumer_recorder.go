@@ -32,6 +32,15 @@ type Consumer struct {
 	// (offsets.storage=zookeeper), which carries no generation, so the
 	// coordinator cannot refuse a fenced member's stale commit.
 	UnfencedCommits bool `json:",omitempty"`
+	// TruncationDetection: the consumer validates its position after a
+	// leader change (KIP-320, a 2.1+ client with kafkasim.truncation.
+	// detection), so its deliveries carry the fetch's CurrentLeaderEpoch
+	// and it rewinds after a truncation below its position (consumer.go's
+	// kip320-skip).
+	TruncationDetection bool `json:",omitempty"`
+	// AutoOffsetReset is the consumer's auto.offset.reset ("earliest",
+	// "latest", "none"; "" when not recorded).
+	AutoOffsetReset string `json:",omitempty"`
 }
 
 // Consumer declares a consuming client; declaring a process again

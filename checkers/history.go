@@ -118,6 +118,9 @@ type Record struct {
 	// carrying records with an HW of 0 goes unjudged.
 	HighWatermark    int64 `json:",omitempty"`
 	LastStableOffset int64 `json:",omitempty"`
+	// CurrentLeaderEpoch is the leader epoch the consumer's Fetch carried
+	// (KIP-320), from a consumer with truncation detection; 0 otherwise.
+	CurrentLeaderEpoch int32 `json:",omitempty"`
 }
 
 // Op is one client operation of a history.

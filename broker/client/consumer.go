@@ -70,6 +70,10 @@ type ConsumerRecord struct {
 	// partition): kafkasim's checkers judge each record by the response
 	// that served it, which may differ from the partition's latest.
 	HighWatermark, LastStableOffset int64
+	// CurrentLeaderEpoch is the one the Fetch that got the record carried
+	// (KIP-320; -1 from a client without truncation detection), for the
+	// same reason.
+	CurrentLeaderEpoch int32
 }
 
 // RebalanceListener is ConsumerRebalanceListener. Each callback may be nil.

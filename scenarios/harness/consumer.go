@@ -272,6 +272,9 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 // read_committed, also the LSO) of the fetch response that carried it.
 func fetchedRecord(r client.ConsumerRecord, readCommitted bool) checkers.Record {
 	rec := checkers.Record{Offset: r.Offset, Value: string(r.Value), LeaderEpoch: r.LeaderEpoch, HighWatermark: r.HighWatermark}
+	if r.CurrentLeaderEpoch >= 0 {
+		rec.CurrentLeaderEpoch = r.CurrentLeaderEpoch
+	}
 	if readCommitted {
 		rec.LastStableOffset = r.LastStableOffset
 	}
@@ -571,7 +574,8 @@ func (r *Runner) newConsumer(st scenarios.Step) error {
 		}
 		s.sink = r.sinks[cfg.GroupID]
 	}
-	r.Recorder.Consumer(checkers.Consumer{Process: name, Group: cfg.GroupID, Semantics: sem, UnfencedCommits: cfg.OffsetsStorage == config.OffsetsZookeeper})
+	r.Recorder.Consumer(checkers.Consumer{Process: name, Group: cfg.GroupID, Semantics: sem, UnfencedCommits: cfg.OffsetsStorage == config.OffsetsZookeeper,
+		TruncationDetection: cfg.TruncationDetection, AutoOffsetReset: string(cfg.AutoOffsetReset)})
 	id, err := r.World.AddNode(name, func() sim.Node { return &consumerNode{s: s} }, sim.NodeOptions{})
 	if err != nil {
 		return err
