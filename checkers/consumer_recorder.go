@@ -84,6 +84,14 @@ func (r *Recorder) Assign(t sim.Time, process, group, member string, generation 
 	r.complete(id, t, OK, "", Assign)
 }
 
+// FetchedCommitted records that process, in group at generation, asked
+// the group's committed offset of a partition at invoke (OffsetFetch) and
+// got offset (-1: none) at t.
+func (r *Recorder) FetchedCommitted(invoke, t sim.Time, process, group, member string, generation int32, topic string, partition int32, offset int64) {
+	id := r.Invoke(Op{Process: process, Kind: FetchCommitted, Topic: topic, Partition: partition, Offset: offset, Group: group, Member: member, Generation: generation, Leader: -1, Invoke: invoke})
+	r.complete(id, t, OK, "", FetchCommitted)
+}
+
 // Revoke records that process gave a partition up (reason: "revoked",
 // "lost", "crashed").
 func (r *Recorder) Revoke(t sim.Time, process, group, member string, generation int32, topic string, partition int32, reason string) {

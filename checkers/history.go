@@ -47,6 +47,10 @@ const (
 	// Revoke: the process gave the partition up (OnRevoked, OnLost, or it
 	// crashed). It completes at once.
 	Revoke
+	// FetchCommitted: a group consumer read the group's committed offset
+	// of the partition (OffsetFetch), Offset (-1: none), to resume from it.
+	// It completes OK with the answer.
+	FetchCommitted
 )
 
 // String returns "send", "poll" or "hw".
@@ -66,6 +70,8 @@ func (k Kind) String() string {
 		return "assign"
 	case Revoke:
 		return "revoke"
+	case FetchCommitted:
+		return "fetch-committed"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -185,7 +191,7 @@ func (o Op) String() string {
 		b.WriteString(" " + o.Value + " acks=" + strconv.Itoa(int(o.Acks)))
 	case Poll, Consume:
 		b.WriteString(" from=" + strconv.FormatInt(o.FetchOffset, 10))
-	case Commit:
+	case Commit, FetchCommitted:
 		b.WriteString(" " + o.Group + " offset=" + strconv.FormatInt(o.Offset, 10) + " gen=" + strconv.Itoa(int(o.Generation)))
 	case Assign, Revoke:
 		b.WriteString(" " + o.Group + " gen=" + strconv.Itoa(int(o.Generation)))

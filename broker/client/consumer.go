@@ -202,7 +202,8 @@ type Consumer struct {
 	topics     []string // subscription, sorted; nil when assigning manually
 	manual     bool
 	listener   RebalanceListener
-	parts      []*partState // assigned, sorted
+	fetched    CommittedFetched // nil: nobody is told
+	parts      []*partState     // assigned, sorted
 	cursor     int          // Poll's round-robin start
 	group      groupState
 	commits    []*commitCall
@@ -316,6 +317,15 @@ func (c *Consumer) AppendAssignment(dst []TopicPartition) []TopicPartition {
 	}
 	return dst
 }
+
+// CommittedFetched is told each committed offset an OffsetFetch answered
+// for an assigned partition (-1: the group has none), with when the
+// request was sent. NB: not Kafka's API; kafkasim's harness records the
+// answers for the checkers (a lost acknowledged commit shows there).
+type CommittedFetched func(ctx *sim.Context, sent sim.Time, tp TopicPartition, offset int64)
+
+// OnCommittedFetched sets the function told of OffsetFetch answers.
+func (c *Consumer) OnCommittedFetched(f CommittedFetched) { c.fetched = f }
 
 // Generation returns the group generation and member id the consumer is
 // in (-1 and "" outside a group).

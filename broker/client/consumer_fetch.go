@@ -252,6 +252,13 @@ func (c *Consumer) lookupOffsets(ctx *sim.Context) {
 					continue
 				}
 				p.needCommitted = false
+				if c.fetched != nil {
+					off := rp.Offset
+					if rp.ErrorCode != 0 || off < 0 {
+						off = -1
+					}
+					c.fetched(ctx, now, p.tp, off)
+				}
 				if rp.Offset >= 0 {
 					p.position, p.fetchPos = rp.Offset, rp.Offset
 					ctx.Log("consumer-position", sim.S("client-id", c.cfg.ClientID), sim.S("partition", p.tp.String()), sim.I("offset", rp.Offset), sim.S("from", "committed"))

@@ -123,6 +123,12 @@ func (n *consumerNode) Start(ctx *sim.Context) {
 		panic(err) // NB: the settings were validated by the step
 	}
 	n.c = c
+	// The group's committed offsets it resumes from: a lost acknowledged
+	// commit shows in them (checkers/group.go's lost-commit).
+	c.OnCommittedFetched(func(ctx *sim.Context, sent sim.Time, tp client.TopicPartition, offset int64) {
+		gen, member := c.Generation()
+		n.s.rec.FetchedCommitted(sent, ctx.Now(), n.s.name, n.s.cfg.GroupID, member, gen, tp.Topic, tp.Partition, offset)
+	})
 	c.Start(ctx)
 	if n.s.pattern == scenarios.PatternCTP {
 		n.startCTP(ctx)
