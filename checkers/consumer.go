@@ -25,7 +25,10 @@
 // election or lost its whole ISR, is permitted, naming the fact; a duplicate is permitted for at-least-once consumers and a
 // lost write for at-most-once ones (the patterns' own trade); for
 // exactly-once consumers (an idempotent sink) neither is; the rest break
-// the contract.
+// the contract. Two exceptions are never excused by a loss fact: a lost
+// write a KIP-320 consumer should have caught (kip320-skip,
+// consumer_kip320.go) and a record read past its fetch response's HW or
+// LSO (read-beyond-hw, read-beyond-lso, fetchbound.go).
 //
 // What it simplifies: a group is judged per partition; values are unique
 // per run, as the producers write them.

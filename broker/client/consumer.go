@@ -204,7 +204,7 @@ type Consumer struct {
 	listener   RebalanceListener
 	fetched    CommittedFetched // nil: nobody is told
 	parts      []*partState     // assigned, sorted
-	cursor     int          // Poll's round-robin start
+	cursor     int              // Poll's round-robin start
 	group      groupState
 	commits    []*commitCall
 	fatal      error
