@@ -101,7 +101,7 @@ func generateWith(seed uint64, n, partitions int, loss bool) generated {
 		case Poll:
 			op.FetchOffset = max(0, int64(len(*log))-int64(rng.IntN(8)))
 			for o := op.FetchOffset; o < int64(len(*log)) && o < op.FetchOffset+5; o++ {
-				op.Records = append(op.Records, Record{o, (*log)[o]})
+				op.Records = append(op.Records, Record{Offset: o, Value: (*log)[o]})
 			}
 		case ReadHW:
 			op.HighWatermark = int64(len(*log))
@@ -123,7 +123,7 @@ func generateWith(seed uint64, n, partitions int, loss bool) generated {
 		final := Op{Index: len(g.h.Ops), Process: "final", Kind: Poll, Topic: "t", Partition: int32(p),
 			Invoke: end + ms, Complete: end + 2*ms, Outcome: OK, Leader: -1}
 		for o, v := range logs[p] {
-			final.Records = append(final.Records, Record{int64(o), v})
+			final.Records = append(final.Records, Record{Offset: int64(o), Value: v})
 		}
 		g.h.Ops = append(g.h.Ops, final)
 		pf := PartitionFinal{Topic: "t", Partition: int32(p), Leader: 0}

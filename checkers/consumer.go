@@ -25,7 +25,10 @@
 // election or lost its whole ISR, is permitted, naming the fact; a duplicate is permitted for at-least-once consumers and a
 // lost write for at-most-once ones (the patterns' own trade); for
 // exactly-once consumers (an idempotent sink) neither is; the rest break
-// the contract.
+// the contract. Two exceptions are never excused by a loss fact: a lost
+// write a KIP-320 consumer should have caught (kip320-skip,
+// consumer_kip320.go) and a record read past its fetch response's HW or
+// LSO (read-beyond-hw, read-beyond-lso, fetchbound.go).
 //
 // What it simplifies: a group is judged per partition; values are unique
 // per run, as the producers write them.
@@ -65,6 +68,10 @@ type consumerFacts struct {
 	compacted map[tp]*compactionIndex
 	// deletedBelow are the log start offsets DeleteRecords set (deletion.go).
 	deletedBelow map[tp]int64
+	// kip320 are the processes judged by consumer_kip320.go (truncation
+	// detection, auto.offset.reset not latest); windows their deliveries.
+	kip320  map[string]bool
+	windows map[groupTP][][]kip320Delivery
 }
 
 // offsetValues are the distinct values seen at one offset: first, then the
@@ -108,6 +115,12 @@ func newConsumerFacts(h History, f Final, con *contract) *consumerFacts {
 		cf.semantics[c.Process], cf.group[c.Process] = c.Semantics, c.Group
 		if c.UnfencedCommits {
 			cf.unfenced[c.Group] = true
+		}
+		if c.TruncationDetection && c.AutoOffsetReset != "latest" {
+			if cf.kip320 == nil {
+				cf.kip320 = map[string]bool{}
+			}
+			cf.kip320[c.Process] = true
 		}
 	}
 	cf.lossFacts(h, f)
@@ -265,6 +278,7 @@ func consumers(h History, cf *consumerFacts) Verdict {
 		}
 	}
 	anomalies = append(anomalies, abortedReads(h)...)
+	anomalies = append(anomalies, fetchBounds(h)...)
 	// Per group: duplicates, lost writes, unseen.
 	type delivery struct {
 		op     int
@@ -355,8 +369,11 @@ func consumers(h History, cf *consumerFacts) Verdict {
 				// The record itself may be lost, or a truncation of the
 				// partition below the group's position (offsets reused)
 				// made the group skip it: before KIP-320 a consumer cannot
-				// tell.
-				if why, ok := cf.con.lossExcuse(*s); ok && !a.Permitted {
+				// tell; with it, a skip it should have caught is a bug
+				// (consumer_kip320.go).
+				if why, ops, ok := cf.kip320Skip(g, k, s); ok && !a.Permitted {
+					a.Kind, a.Description, a.Ops = "kip320-skip", a.Description+why, append(a.Ops, ops...)
+				} else if why, ok := cf.con.lossExcuse(*s); ok && !a.Permitted {
 					a.Permitted, a.Description = true, a.Description+"; "+why
 				} else if !a.Permitted && cf.permitted(k) {
 					a.Permitted, a.Description = true, a.Description+cf.lossNote(k)

@@ -32,6 +32,15 @@ type Consumer struct {
 	// (offsets.storage=zookeeper), which carries no generation, so the
 	// coordinator cannot refuse a fenced member's stale commit.
 	UnfencedCommits bool `json:",omitempty"`
+	// TruncationDetection: the consumer validates its position after a
+	// leader change (KIP-320, a 2.1+ client with kafkasim.truncation.
+	// detection), so its deliveries carry the fetch's CurrentLeaderEpoch
+	// and it rewinds after a truncation below its position (consumer.go's
+	// kip320-skip).
+	TruncationDetection bool `json:",omitempty"`
+	// AutoOffsetReset is the consumer's auto.offset.reset ("earliest",
+	// "latest", "none"; "" when not recorded).
+	AutoOffsetReset string `json:",omitempty"`
 }
 
 // Consumer declares a consuming client; declaring a process again
@@ -73,6 +82,14 @@ func (r *Recorder) Committed(id OpID, t sim.Time) { r.complete(id, t, OK, "", Co
 func (r *Recorder) Assign(t sim.Time, process, group, member string, generation int32, topic string, partition int32) {
 	id := r.Invoke(Op{Process: process, Kind: Assign, Topic: topic, Partition: partition, Group: group, Member: member, Generation: generation, Leader: -1, Invoke: t})
 	r.complete(id, t, OK, "", Assign)
+}
+
+// FetchedCommitted records that process, in group at generation, asked
+// the group's committed offset of a partition at invoke (OffsetFetch) and
+// got offset (-1: none) at t.
+func (r *Recorder) FetchedCommitted(invoke, t sim.Time, process, group, member string, generation int32, topic string, partition int32, offset int64) {
+	id := r.Invoke(Op{Process: process, Kind: FetchCommitted, Topic: topic, Partition: partition, Offset: offset, Group: group, Member: member, Generation: generation, Leader: -1, Invoke: invoke})
+	r.complete(id, t, OK, "", FetchCommitted)
 }
 
 // Revoke records that process gave a partition up (reason: "revoked",

@@ -16,9 +16,9 @@ func lastReplicaStanding(isr []int32) (History, Final) {
 	h := History{Ops: []Op{
 		send(0, "p1", "m1", -1, 0, 2*ms, OK, 0),
 		send(1, "p1", "m2", -1, 3*ms, 6*ms, OK, 1),
-		poll(2, "c1", 7*ms, 8*ms, 0, Record{0, "m1"}, Record{1, "m2"}),
+		poll(2, "c1", 7*ms, 8*ms, 0, Record{Offset: 0, Value: "m1"}, Record{Offset: 1, Value: "m2"}),
 		send(3, "p1", "m3", -1, 30*ms, 32*ms, OK, 1),
-		poll(4, "c1", 40*ms, 41*ms, 0, Record{0, "m1"}, Record{1, "m3"}),
+		poll(4, "c1", 40*ms, 41*ms, 0, Record{Offset: 0, Value: "m1"}, Record{Offset: 1, Value: "m3"}),
 	}}
 	f := final1(2, 2, Facts{ReplicationFactor: 3, MinInsyncReplicas: 2,
 		ISRChanges: []ISRChange{{Topic: "t", Partition: 0, Time: 0, ISR: []int32{0, 1, 2}}, {Topic: "t", Partition: 0, Time: 10 * ms, ISR: isr}},
@@ -95,9 +95,9 @@ func TestContractUncleanElection(t *testing.T) {
 	h := History{Ops: []Op{
 		send(0, "p1", "m1", -1, 0, 2*ms, OK, 0),
 		send(1, "p1", "m2", -1, 3*ms, 6*ms, OK, 1),
-		poll(2, "c1", 7*ms, 8*ms, 0, Record{0, "m1"}, Record{1, "m2"}),
+		poll(2, "c1", 7*ms, 8*ms, 0, Record{Offset: 0, Value: "m1"}, Record{Offset: 1, Value: "m2"}),
 		send(3, "p1", "m3", -1, 30*ms, 32*ms, OK, 1),
-		poll(4, "c1", 40*ms, 41*ms, 0, Record{0, "m1"}, Record{1, "m3"}),
+		poll(4, "c1", 40*ms, 41*ms, 0, Record{Offset: 0, Value: "m1"}, Record{Offset: 1, Value: "m3"}),
 	}}
 	f := final1(1, 1, Facts{UncleanElectionEnabled: true}, replica(1, Leader, 1, 2, "m1", "m3@1"))
 	if a := onlyAnomaly(t, Linearizability(h, f, 5*time.Second)); a.Permitted {
@@ -122,9 +122,9 @@ func TestContractLeaderFailureAcks(t *testing.T) {
 		h := History{Ops: []Op{
 			send(0, "p1", "m1", -1, 0, 2*ms, OK, 0),
 			send(1, "p1", "m2", acks, 3*ms, 6*ms, OK, 1),
-			poll(2, "c1", 7*ms, 8*ms, 0, Record{0, "m1"}, Record{1, "m2"}),
+			poll(2, "c1", 7*ms, 8*ms, 0, Record{Offset: 0, Value: "m1"}, Record{Offset: 1, Value: "m2"}),
 			send(3, "p2", "m3", acks, 30*ms, 32*ms, OK, 1),
-			poll(4, "c1", 40*ms, 41*ms, 0, Record{0, "m1"}, Record{1, "m3"}),
+			poll(4, "c1", 40*ms, 41*ms, 0, Record{Offset: 0, Value: "m1"}, Record{Offset: 1, Value: "m3"}),
 		}}
 		h.Ops[1].Leader = 0
 		f := final1(1, 1, Facts{Failures: []Failure{{Broker: 0, Kind: Crash, Time: 10 * ms}}},
@@ -160,7 +160,7 @@ func TestContractDeposedLeaderAcks(t *testing.T) {
 		h := History{Ops: []Op{
 			send(0, "p1", "m1", -1, 0, 2*ms, OK, 0),
 			send(1, "p1", "m2", acks, sent, sent+2*ms, OK, 1),
-			poll(2, "c1", 40*ms, 41*ms, 0, Record{0, "m1"}, Record{1, "m3"}),
+			poll(2, "c1", 40*ms, 41*ms, 0, Record{Offset: 0, Value: "m1"}, Record{Offset: 1, Value: "m3"}),
 			send(3, "p2", "m3", -1, 30*ms, 32*ms, OK, 1),
 		}}
 		h.Ops[1].Leader = 0

@@ -13,7 +13,7 @@ func TestDuplicates(t *testing.T) {
 		Ops: []Op{
 			send(0, "p1", "m1", -1, 0, 1*ms, OK, 0),
 			send(1, "p1", "m2", -1, 0, 5*ms, OK, 1),
-			poll(2, "c1", 6*ms, 7*ms, 0, Record{0, "m1"}, Record{1, "m2"}),
+			poll(2, "c1", 6*ms, 7*ms, 0, Record{Offset: 0, Value: "m1"}, Record{Offset: 1, Value: "m2"}),
 		},
 		Producers: []Producer{{Process: "p1", MaxInFlight: 5, Retries: 3}},
 	}
@@ -33,7 +33,7 @@ func TestDuplicates(t *testing.T) {
 	}
 	// A duplicate seen only by polls counts too, and an undeclared producer is strict.
 	h.Producers = nil
-	h.Ops = append(h.Ops, poll(3, "c2", 8*ms, 9*ms, 5, Record{5, "m1"}))
+	h.Ops = append(h.Ops, poll(3, "c2", 8*ms, 9*ms, 5, Record{Offset: 5, Value: "m1"}))
 	if a := onlyAnomaly(t, Duplicates(h, clean)); a.Value != "m1" || a.Permitted || a.Offsets[1] != 5 {
 		t.Fatalf("anomaly = %s", a)
 	}

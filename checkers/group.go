@@ -9,9 +9,20 @@
 //     go below an earlier acknowledged one (in completion order);
 //   - offset-rewind: a process that gets a partition starts no lower than
 //     the group's highest commit acknowledged before the assignment (a
-//     lower start means an acknowledged commit was lost).
+//     lower start means an acknowledged commit was lost);
+//   - lost-commit: every committed offset a member read (FetchCommitted,
+//     OffsetFetch) is the group's last commit of the partition
+//     acknowledged before the read was sent, or a later one: an answer
+//     below it, that no commit which may have landed after it explains,
+//     means the coordinator forgot an acknowledged commit — acked-loss for
+//     offsets (commits are written to __consumer_offsets with acks=all and
+//     answered once the ISR has them).
 //
-// Whether Kafka permits it: commit-backwards and offset-rewind are
+// Whether Kafka permits it: lost-commit only when a __consumer_offsets
+// partition went through an unclean election or lost its whole ISR with
+// unflushed data (the offsets themselves may be lost), or the group
+// commits unfenced (offsets.storage=zookeeper); a data partition's loss
+// facts do not touch the committed offsets. commit-backwards and offset-rewind are
 // permitted when a __consumer_offsets partition went through an unclean
 // election or lost its whole ISR, or the data partition (whose truncation
 // resets positions) has a loss fact (contract.go),
@@ -123,6 +134,7 @@ func groups(h History, cf *consumerFacts) Verdict {
 			anomalies = append(anomalies, a)
 		}
 	}
+	anomalies = append(anomalies, cf.lostCommits()...)
 	return verdict(NameGroup, anomalies, false, "judged "+strconv.Itoa(len(order))+" assignment(s)")
 }
 
@@ -141,4 +153,68 @@ func (cf *consumerFacts) unfencedNote(group string) string {
 		return " (offsets.storage=zookeeper: OffsetCommit v0 is not fenced by generation, so a stale member's commit lands)"
 	}
 	return ""
+}
+
+// lostCommits finds committed offsets read below an acknowledged commit
+// (lost-commit, the file comment).
+func (cf *consumerFacts) lostCommits() []Anomaly {
+	var out []Anomaly
+	type gk struct {
+		group string
+		k     tp
+	}
+	commits := map[gk][]*Op{}
+	for i := range cf.h.Ops {
+		op := &cf.h.Ops[i]
+		if op.Kind == Commit && op.Outcome != Fail {
+			key := gk{op.Group, tp{op.Topic, op.Partition}}
+			commits[key] = append(commits[key], op)
+		}
+	}
+	for i := range cf.h.Ops {
+		f := &cf.h.Ops[i]
+		if f.Kind != FetchCommitted || f.Outcome != OK {
+			continue
+		}
+		cs := commits[gk{f.Group, tp{f.Topic, f.Partition}}]
+		// last: the last commit acknowledged before the read was sent.
+		var last *Op
+		for _, c := range cs {
+			if c.Outcome == OK && c.Complete < f.Invoke && (last == nil || c.Complete >= last.Complete) {
+				last = c
+			}
+		}
+		if last == nil || f.Offset >= last.Offset {
+			continue
+		}
+		// A commit of the offset read that may have been applied after
+		// last (not acknowledged before last was sent) and before the
+		// read was answered supersedes it.
+		superseded := false
+		for _, c := range cs {
+			if c.Offset == f.Offset && c != last && c.Invoke < f.Complete && (c.Outcome != OK || c.Complete > last.Invoke) {
+				superseded = true
+				break
+			}
+		}
+		if superseded {
+			continue
+		}
+		k := tp{f.Topic, f.Partition}
+		read := "no committed offset"
+		if f.Offset >= 0 {
+			read = "committed offset " + strconv.FormatInt(f.Offset, 10)
+		}
+		a := Anomaly{Kind: "lost-commit", Topic: k.topic, Partition: k.partition, Offsets: []int64{last.Offset, f.Offset},
+			Ops: []int{last.Index, f.Index}, Times: []sim.Time{last.Complete, f.Invoke},
+			Description: f.Process + " read " + read + " of group " + f.Group + " after the group's commit of " + strconv.FormatInt(last.Offset, 10) +
+				" was acknowledged (by " + last.Process + ", generation " + strconv.Itoa(int(last.Generation)) + "), and no later commit wrote it back: the coordinator lost an acknowledged commit" +
+				cf.unfencedNote(f.Group),
+			Permitted: cf.offsets != "" || cf.unfenced[f.Group]}
+		if cf.offsets != "" && !cf.unfenced[f.Group] {
+			a.Description += "; " + cf.offsets
+		}
+		out = append(out, a)
+	}
+	return out
 }

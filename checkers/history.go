@@ -47,6 +47,10 @@ const (
 	// Revoke: the process gave the partition up (OnRevoked, OnLost, or it
 	// crashed). It completes at once.
 	Revoke
+	// FetchCommitted: a group consumer read the group's committed offset
+	// of the partition (OffsetFetch), Offset (-1: none), to resume from it.
+	// It completes OK with the answer.
+	FetchCommitted
 )
 
 // String returns "send", "poll" or "hw".
@@ -66,6 +70,8 @@ func (k Kind) String() string {
 		return "assign"
 	case Revoke:
 		return "revoke"
+	case FetchCommitted:
+		return "fetch-committed"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -106,6 +112,21 @@ func (o Outcome) String() string {
 type Record struct {
 	Offset int64
 	Value  string
+	// LeaderEpoch is the partition leader epoch of the record's batch as
+	// the consumer fetched it (0 when not recorded; scripted reads do not).
+	LeaderEpoch int32 `json:",omitempty"`
+	// HighWatermark is the high watermark of the fetch response that
+	// carried the record, and LastStableOffset its last stable offset,
+	// recorded for a read_committed consumer only: a consumer's fetch
+	// returns records below the HW (read_committed: below the LSO), so
+	// the record's offset must be below them (fetchbound.go). 0 means not
+	// recorded. NB: a record never sits below a bound of 0, so a response
+	// carrying records with an HW of 0 goes unjudged.
+	HighWatermark    int64 `json:",omitempty"`
+	LastStableOffset int64 `json:",omitempty"`
+	// CurrentLeaderEpoch is the leader epoch the consumer's Fetch carried
+	// (KIP-320), from a consumer with truncation detection; 0 otherwise.
+	CurrentLeaderEpoch int32 `json:",omitempty"`
 }
 
 // Op is one client operation of a history.
@@ -170,7 +191,7 @@ func (o Op) String() string {
 		b.WriteString(" " + o.Value + " acks=" + strconv.Itoa(int(o.Acks)))
 	case Poll, Consume:
 		b.WriteString(" from=" + strconv.FormatInt(o.FetchOffset, 10))
-	case Commit:
+	case Commit, FetchCommitted:
 		b.WriteString(" " + o.Group + " offset=" + strconv.FormatInt(o.Offset, 10) + " gen=" + strconv.Itoa(int(o.Generation)))
 	case Assign, Revoke:
 		b.WriteString(" " + o.Group + " gen=" + strconv.Itoa(int(o.Generation)))

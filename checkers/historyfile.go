@@ -152,7 +152,7 @@ func ReadHistoryFile(r io.Reader) (HistoryFile, error) {
 			if op.Index != len(f.History.Ops) {
 				return f, fmt.Errorf("line %d: op index %d, want %d (ops are listed in order, indexed from 0)", n, op.Index, len(f.History.Ops))
 			}
-			if op.Kind < Send || op.Kind > Revoke {
+			if op.Kind < Send || op.Kind > FetchCommitted {
 				return f, fmt.Errorf("line %d: op has no kind (want send, poll, hw, consume, commit, assign or revoke)", n)
 			}
 			if op.Outcome == Pending {

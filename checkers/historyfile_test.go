@@ -15,7 +15,7 @@ func TestHistoryFileRoundTrip(t *testing.T) {
 	h, f := kip101Scenario1()
 	h.Producers = []Producer{{Process: "p1", Idempotent: true, MaxInFlight: 5, Retries: 3}}
 	h.Consumers = []Consumer{{Process: "c1", Group: "g", Semantics: AtLeastOnce}}
-	h.Ops = append(h.Ops, poll(2, "c1", 10*ms, 11*ms, 0, Record{0, "m1"}))
+	h.Ops = append(h.Ops, poll(2, "c1", 10*ms, 11*ms, 0, Record{Offset: 0, Value: "m1"}))
 	inv := verdict(NameInvariants, []Anomaly{{Kind: "hw-above-leo", Description: "b0"}}, false)
 	var buf bytes.Buffer
 	if err := WriteHistoryFile(&buf, HistoryFile{Source: "test seed 1", History: h, Final: f, Invariants: &inv}); err != nil {

@@ -164,11 +164,11 @@ func retriedCopyRewritten(idempotent bool, facts bool) (History, Final) {
 		send(0, "p1", "m0", -1, 0, 2*ms, OK, 0),
 		send(1, "p1", "m1", -1, 3*ms, 10*ms, OK, 2),
 		send(2, "p2", "m2", -1, 4*ms, 11*ms, OK, 3),
-		poll(3, "c1", 12*ms, 13*ms, 2, Record{2, "m1"}, Record{3, "m2"}),
+		poll(3, "c1", 12*ms, 13*ms, 2, Record{Offset: 2, Value: "m1"}, Record{Offset: 3, Value: "m2"}),
 		send(4, "p2", "m3", -1, 30*ms, 32*ms, OK, 1),
 		send(5, "p1", "m4", -1, 33*ms, 35*ms, OK, 2),
 		send(6, "p2", "m5", -1, 36*ms, 38*ms, OK, 3),
-		poll(7, "c1", 40*ms, 41*ms, 0, Record{0, "m0"}, Record{1, "m3"}, Record{2, "m4"}, Record{3, "m5"}),
+		poll(7, "c1", 40*ms, 41*ms, 0, Record{Offset: 0, Value: "m0"}, Record{Offset: 1, Value: "m3"}, Record{Offset: 2, Value: "m4"}, Record{Offset: 3, Value: "m5"}),
 	}, Producers: []Producer{
 		{Process: "p1", Acks: "all", Idempotent: idempotent, MaxInFlight: 5, Retries: 10},
 		{Process: "p2", Acks: "all", Idempotent: idempotent, MaxInFlight: 5, Retries: 10},

@@ -18,7 +18,7 @@ func TestLinearizabilityOK(t *testing.T) {
 	h := History{Ops: []Op{
 		send(0, "p1", "m1", -1, 0, 2*ms, OK, 0),
 		send(1, "p2", "m2", -1, 1*ms, 3*ms, OK, 1),
-		poll(2, "c1", 4*ms, 5*ms, 0, Record{0, "m1"}, Record{1, "m2"}),
+		poll(2, "c1", 4*ms, 5*ms, 0, Record{Offset: 0, Value: "m1"}, Record{Offset: 1, Value: "m2"}),
 		hwRead(3, "c1", 6*ms, 7*ms, 2),
 		send(4, "p1", "m3", -1, 8*ms, 9*ms, Fail, 0), // not applied
 	}}
@@ -37,7 +37,7 @@ func TestLinearizabilityKIP101Scenario1(t *testing.T) {
 		send(0, "p1", "m1", -1, 0, 2*ms, OK, 0),
 		send(1, "p1", "m2", -1, 3*ms, 6*ms, OK, 1),
 		send(2, "p1", "m3", -1, 10*ms, 12*ms, OK, 1),
-		poll(3, "c1", 13*ms, 14*ms, 0, Record{0, "m1"}, Record{1, "m3"}),
+		poll(3, "c1", 13*ms, 14*ms, 0, Record{Offset: 0, Value: "m1"}, Record{Offset: 1, Value: "m3"}),
 	}}
 	v := Linearizability(h, Final{}, time.Second)
 	mustResult(t, v, ResultViolation)
@@ -56,7 +56,7 @@ func TestLinearizabilityKIP101Scenario1(t *testing.T) {
 func TestLinearizabilityViolations(t *testing.T) {
 	for name, ops := range map[string][]Op{
 		"read before the append was invoked": {
-			poll(0, "c1", 0, 1*ms, 0, Record{0, "m1"}),
+			poll(0, "c1", 0, 1*ms, 0, Record{Offset: 0, Value: "m1"}),
 			send(1, "p1", "m1", -1, 2*ms, 3*ms, OK, 0),
 		},
 		"stale HW after an acks=all ack": {
@@ -65,13 +65,13 @@ func TestLinearizabilityViolations(t *testing.T) {
 		},
 		"one offset, two values": {
 			send(0, "p1", "m1", -1, 0, 1*ms, OK, 0),
-			poll(1, "c1", 2*ms, 3*ms, 0, Record{0, "m1"}),
-			poll(2, "c1", 4*ms, 5*ms, 0, Record{0, "m9"}),
+			poll(1, "c1", 2*ms, 3*ms, 0, Record{Offset: 0, Value: "m1"}),
+			poll(2, "c1", 4*ms, 5*ms, 0, Record{Offset: 0, Value: "m9"}),
 		},
 		"info send read at two offsets": {
 			send(0, "p1", "m1", -1, 0, 1*ms, Info, 0),
 			send(1, "p1", "m2", -1, 0, 1*ms, OK, 1),
-			poll(2, "c1", 2*ms, 3*ms, 0, Record{0, "m1"}, Record{1, "m2"}, Record{2, "m1"}),
+			poll(2, "c1", 2*ms, 3*ms, 0, Record{Offset: 0, Value: "m1"}, Record{Offset: 1, Value: "m2"}, Record{Offset: 2, Value: "m1"}),
 		},
 	} {
 		if v := Linearizability(History{Ops: ops}, Final{}, time.Second); v.Result != ResultViolation {
@@ -86,7 +86,7 @@ func TestLinearizabilityInfoSends(t *testing.T) {
 	seen := History{Ops: []Op{
 		send(0, "p1", "m1", -1, 0, 5*ms, Info, 0),
 		send(1, "p2", "m2", -1, 1*ms, 2*ms, OK, 1),
-		poll(2, "c1", 6*ms, 7*ms, 0, Record{0, "m1"}),
+		poll(2, "c1", 6*ms, 7*ms, 0, Record{Offset: 0, Value: "m1"}),
 	}}
 	mustResult(t, Linearizability(seen, Final{}, time.Second), ResultOK)
 
@@ -215,7 +215,7 @@ func drawHistory(t *rapid.T) History {
 			}
 		case Poll:
 			for o := op.FetchOffset; o < int64(len(log)); o++ {
-				op.Records = append(op.Records, Record{o, log[o]})
+				op.Records = append(op.Records, Record{Offset: o, Value: log[o]})
 			}
 		case ReadHW:
 			op.HighWatermark = int64(len(log))

@@ -53,8 +53,8 @@ func (r *Recorder) Producer(p Producer) {
 // Invoke records the invocation of op at op.Invoke and returns its id. The
 // op's Index, Outcome and completion fields are set by the Recorder.
 func (r *Recorder) Invoke(op Op) OpID {
-	if op.Kind < Send || op.Kind > Revoke {
-		panic(fmt.Sprintf("checkers: Invoke of an operation with kind %v: want Send, Poll, ReadHW, Consume, Commit, Assign or Revoke", op.Kind))
+	if op.Kind < Send || op.Kind > FetchCommitted {
+		panic(fmt.Sprintf("checkers: Invoke of an operation with kind %v: want Send, Poll, ReadHW, Consume, Commit, Assign, Revoke or FetchCommitted", op.Kind))
 	}
 	op.Index = r.next
 	r.next++

@@ -18,7 +18,7 @@ func TestRecorderBuildsHistory(t *testing.T) {
 	e := r.Send(4*ms, "p2", "t", 0, "", "m3", 0)
 	r.Acked(a, 5*ms, 0)
 	r.Fail(b, 6*ms, "NOT_ENOUGH_REPLICAS")
-	r.Polled(c, 7*ms, []Record{{0, "m1"}})
+	r.Polled(c, 7*ms, []Record{{Offset: 0, Value: "m1"}})
 	r.HW(d, 7*ms, 1)
 	if r.Pending() != 1 {
 		t.Fatalf("pending = %d, want 1", r.Pending())

@@ -22,8 +22,8 @@ func txnClean() TxnHistory {
 				Writes: []TxnWrite{{Topic: "u", Partition: 0, Value: "o1", Input: "a1"}}},
 		},
 		Reads: []TxnRead{
-			{Process: "r", Topic: "t", Partition: 0, ReadCommitted: true, FetchOffset: 0, Next: 4, Records: []Record{{0, "a1"}}, Invoke: 20 * ms, Complete: 21 * ms},
-			{Process: "r", Topic: "t", Partition: 1, ReadCommitted: true, FetchOffset: 0, Next: 2, Records: []Record{{0, "b1"}}, Invoke: 20 * ms, Complete: 21 * ms},
+			{Process: "r", Topic: "t", Partition: 0, ReadCommitted: true, FetchOffset: 0, Next: 4, Records: []Record{{Offset: 0, Value: "a1"}}, Invoke: 20 * ms, Complete: 21 * ms},
+			{Process: "r", Topic: "t", Partition: 1, ReadCommitted: true, FetchOffset: 0, Next: 2, Records: []Record{{Offset: 0, Value: "b1"}}, Invoke: 20 * ms, Complete: 21 * ms},
 		},
 		Final: []TxnFinalPartition{
 			// offsets 1 and 3 are the COMMIT and ABORT markers
@@ -92,7 +92,7 @@ func TestTransactionsLostCommittedWrite(t *testing.T) {
 
 func TestTransactionsAbortedRead(t *testing.T) {
 	h := txnClean()
-	h.Reads[0].Records = append(h.Reads[0].Records, Record{2, "a2"})
+	h.Reads[0].Records = append(h.Reads[0].Records, Record{Offset: 2, Value: "a2"})
 	a := onlyKind(t, CheckTransactions(h, Final{}), KindG1a, false)
 	if a.Value != "a2" || !strings.Contains(a.Description, "T1") {
 		t.Fatalf("anomaly %s", a)
@@ -202,7 +202,7 @@ func bigTxnHistory(n int) TxnHistory {
 func records(p TxnFinalPartition) []Record {
 	out := make([]Record, len(p.Records))
 	for i, r := range p.Records {
-		out[i] = Record{r.Offset, r.Value}
+		out[i] = Record{Offset: r.Offset, Value: r.Value}
 	}
 	return out
 }

@@ -64,6 +64,16 @@ type ConsumerRecord struct {
 	Timestamp   int64
 	LeaderEpoch int32
 	Key, Value  []byte
+	// HighWatermark and LastStableOffset are the ones the fetch response
+	// that carried the record reported for its partition. NB: not Kafka's
+	// (its ConsumerRecord has neither; its consumer keeps them per
+	// partition): kafkasim's checkers judge each record by the response
+	// that served it, which may differ from the partition's latest.
+	HighWatermark, LastStableOffset int64
+	// CurrentLeaderEpoch is the one the Fetch that got the record carried
+	// (KIP-320; -1 from a client without truncation detection), for the
+	// same reason.
+	CurrentLeaderEpoch int32
 }
 
 // RebalanceListener is ConsumerRebalanceListener. Each callback may be nil.
@@ -192,8 +202,9 @@ type Consumer struct {
 	topics     []string // subscription, sorted; nil when assigning manually
 	manual     bool
 	listener   RebalanceListener
-	parts      []*partState // assigned, sorted
-	cursor     int          // Poll's round-robin start
+	fetched    CommittedFetched // nil: nobody is told
+	parts      []*partState     // assigned, sorted
+	cursor     int              // Poll's round-robin start
 	group      groupState
 	commits    []*commitCall
 	fatal      error
@@ -306,6 +317,15 @@ func (c *Consumer) AppendAssignment(dst []TopicPartition) []TopicPartition {
 	}
 	return dst
 }
+
+// CommittedFetched is told each committed offset an OffsetFetch answered
+// for an assigned partition (-1: the group has none), with when the
+// request was sent. NB: not Kafka's API; kafkasim's harness records the
+// answers for the checkers (a lost acknowledged commit shows there).
+type CommittedFetched func(ctx *sim.Context, sent sim.Time, tp TopicPartition, offset int64)
+
+// OnCommittedFetched sets the function told of OffsetFetch answers.
+func (c *Consumer) OnCommittedFetched(f CommittedFetched) { c.fetched = f }
 
 // Generation returns the group generation and member id the consumer is
 // in (-1 and "" outside a group).

@@ -252,6 +252,13 @@ func (c *Consumer) lookupOffsets(ctx *sim.Context) {
 					continue
 				}
 				p.needCommitted = false
+				if c.fetched != nil {
+					off := rp.Offset
+					if rp.ErrorCode != 0 || off < 0 {
+						off = -1
+					}
+					c.fetched(ctx, now, p.tp, off)
+				}
 				if rp.Offset >= 0 {
 					p.position, p.fetchPos = rp.Offset, rp.Offset
 					ctx.Log("consumer-position", sim.S("client-id", c.cfg.ClientID), sim.S("partition", p.tp.String()), sim.I("offset", rp.Offset), sim.S("from", "committed"))
@@ -382,8 +389,13 @@ func (c *Consumer) sendFetches(ctx *sim.Context) {
 	for _, f := range reqs {
 		node, parts := f.node, f.parts
 		epochs := make([]int, len(parts))
+		current := make([]int32, len(parts)) // the CurrentLeaderEpoch each partition's fetch carried
 		for i, p := range parts {
 			p.fetching, p.fetchingFrom, epochs[i] = true, node, p.epoch
+			current[i] = -1
+			if c.cfg.TruncationDetection {
+				current[i] = c.meta.topic(p.tp.Topic).partitions[p.tp.Partition].epoch // as fp.CurrentLeaderEpoch above
+			}
 			p.fetchFromReplica = node != c.meta.leader(p.tp.Topic, p.tp.Partition)
 		}
 		r := c.call(ctx, node, f.req, func(ctx *sim.Context, resp kmsg.Response, err error) {
@@ -402,7 +414,7 @@ func (c *Consumer) sendFetches(ctx *sim.Context) {
 			}
 			for i, p := range parts {
 				if c.part(p.tp) == p && p.epoch == epochs[i] {
-					c.handleFetched(ctx, p, node, fr)
+					c.handleFetched(ctx, p, node, fr, current[i])
 				}
 			}
 		})
@@ -417,8 +429,9 @@ func (c *Consumer) clearReadReplica(ctx *sim.Context, p *partState, why string) 
 	p.readReplica, p.readReplicaExpiry = -1, 0
 }
 
-// handleFetched buffers what a fetch from broker node answered for p.
-func (c *Consumer) handleFetched(ctx *sim.Context, p *partState, node int32, fr *kmsg.FetchResponse) {
+// handleFetched buffers what a fetch from broker node answered for p; the
+// fetch carried CurrentLeaderEpoch current (-1: none).
+func (c *Consumer) handleFetched(ctx *sim.Context, p *partState, node int32, fr *kmsg.FetchResponse, current int32) {
 	for _, t := range fr.Topics {
 		if t.Topic != p.tp.Topic {
 			continue
@@ -462,7 +475,7 @@ func (c *Consumer) handleFetched(ctx *sim.Context, p *partState, node int32, fr 
 			if err != nil {
 				return // a partial batch at the end is normal; corrupt data is refetched
 			}
-			c.buffer(ctx, p, batches, rp.AbortedTransactions)
+			c.buffer(ctx, p, batches, rp.AbortedTransactions, rp.LastStableOffset, current)
 		}
 	}
 }
@@ -482,8 +495,9 @@ func (c *Consumer) isolationLevel() int8 {
 // AbortedTransactions) applies to its producer's batches from its first
 // offset on, until that producer's ABORT marker. The position moves past
 // what was dropped (at once when nothing is returned, else once Poll has
-// handed out the records before it).
-func (c *Consumer) buffer(ctx *sim.Context, p *partState, batches []storage.RecordBatch, aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction) {
+// handed out the records before it). Each record carries the response's
+// HW (p.hw, set by the caller) and LSO, and the fetch's CurrentLeaderEpoch.
+func (c *Consumer) buffer(ctx *sim.Context, p *partState, batches []storage.RecordBatch, aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction, lso int64, current int32) {
 	committed := c.cfg.IsolationLevel == config.ReadCommitted
 	pending := slices.Clone(aborted)
 	slices.SortStableFunc(pending, func(a, b kmsg.FetchResponseTopicPartitionAbortedTransaction) int {
@@ -529,7 +543,7 @@ func (c *Consumer) buffer(ctx *sim.Context, p *partState, batches []storage.Reco
 				continue
 			}
 			p.buffer = append(p.buffer, ConsumerRecord{Topic: p.tp.Topic, Partition: p.tp.Partition, Offset: r.Offset,
-				Timestamp: r.Timestamp, LeaderEpoch: b.PartitionLeaderEpoch, Key: r.Key, Value: r.Value})
+				Timestamp: r.Timestamp, LeaderEpoch: b.PartitionLeaderEpoch, Key: r.Key, Value: r.Value, HighWatermark: p.hw, LastStableOffset: lso, CurrentLeaderEpoch: current})
 		}
 		p.fetchPos = max(p.fetchPos, next)
 	}

@@ -166,7 +166,7 @@ func TestReadCommittedFilterAndPosition(t *testing.T) {
 		tp := TopicPartition{Topic: "t", Partition: 0}
 		must(t, w.Act(id, func(ctx *sim.Context) {
 			p := &partState{tp: tp, position: 0, fetchPos: 0, skipTo: -1}
-			cons.buffer(ctx, p, batches, []kmsg.FetchResponseTopicPartitionAbortedTransaction{{ProducerID: 10, FirstOffset: 0}})
+			cons.buffer(ctx, p, batches, []kmsg.FetchResponseTopicPartitionAbortedTransaction{{ProducerID: 10, FirstOffset: 0}}, 0, -1)
 			var got []string
 			for _, r := range p.buffer {
 				got = append(got, fmt.Sprintf("%s@%d", r.Value, r.Offset))

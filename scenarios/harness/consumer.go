@@ -128,6 +128,12 @@ func (n *consumerNode) Start(ctx *sim.Context) {
 		panic(err) // NB: the settings were validated by the step
 	}
 	n.c = c
+	// The group's committed offsets it resumes from: a lost acknowledged
+	// commit shows in them (checkers/group.go's lost-commit).
+	c.OnCommittedFetched(func(ctx *sim.Context, sent sim.Time, tp client.TopicPartition, offset int64) {
+		gen, member := c.Generation()
+		n.s.rec.FetchedCommitted(sent, ctx.Now(), n.s.name, n.s.cfg.GroupID, member, gen, tp.Topic, tp.Partition, offset)
+	})
 	c.Start(ctx)
 	if n.s.pattern == scenarios.PatternCTP {
 		n.startCTP(ctx)
@@ -228,7 +234,7 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 		if _, ok := byTP[tp]; !ok {
 			order = append(order, tp)
 		}
-		byTP[tp] = append(byTP[tp], checkers.Record{Offset: r.Offset, Value: string(r.Value)})
+		byTP[tp] = append(byTP[tp], fetchedRecord(r, n.s.cfg.IsolationLevel == config.ReadCommitted))
 	}
 	if n.s.cfg.IsolationLevel == config.ReadCommitted {
 		n.s.txn.recordReads(ctx.Now(), n.s.name, n.c, before, order, byTP, invoke)
@@ -270,6 +276,20 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 		return
 	}
 	ctx.SetTimer(n.s.process, timerAppProcess)
+}
+
+// fetchedRecord is what the history keeps of a record a consumer
+// fetched: its offset, value and batch leader epoch, and the HW (with
+// read_committed, also the LSO) of the fetch response that carried it.
+func fetchedRecord(r client.ConsumerRecord, readCommitted bool) checkers.Record {
+	rec := checkers.Record{Offset: r.Offset, Value: string(r.Value), LeaderEpoch: r.LeaderEpoch, HighWatermark: r.HighWatermark}
+	if r.CurrentLeaderEpoch >= 0 {
+		rec.CurrentLeaderEpoch = r.CurrentLeaderEpoch
+	}
+	if readCommitted {
+		rec.LastStableOffset = r.LastStableOffset
+	}
+	return rec
 }
 
 // processed completes the deliveries and, at-least-once, commits.
@@ -568,7 +588,8 @@ func (r *Runner) newConsumer(st scenarios.Step) error {
 		}
 		s.sink = r.sinks[cfg.GroupID]
 	}
-	r.Recorder.Consumer(checkers.Consumer{Process: name, Group: cfg.GroupID, Semantics: sem, UnfencedCommits: cfg.OffsetsStorage == config.OffsetsZookeeper})
+	r.Recorder.Consumer(checkers.Consumer{Process: name, Group: cfg.GroupID, Semantics: sem, UnfencedCommits: cfg.OffsetsStorage == config.OffsetsZookeeper,
+		TruncationDetection: cfg.TruncationDetection, AutoOffsetReset: string(cfg.AutoOffsetReset)})
 	id, err := r.World.AddNode(name, func() sim.Node { return &consumerNode{s: s} }, sim.NodeOptions{})
 	if err != nil {
 		return err

@@ -103,7 +103,7 @@ func (f *finalReader) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 	for _, cr := range recs {
 		for _, rd := range f.reads {
 			if rd.tp.Topic == cr.Topic && rd.tp.Partition == cr.Partition && !rd.done {
-				rd.records = append(rd.records, checkers.Record{Offset: cr.Offset, Value: string(cr.Value)})
+				rd.records = append(rd.records, fetchedRecord(cr, f.cfg.IsolationLevel == config.ReadCommitted))
 			}
 		}
 	}

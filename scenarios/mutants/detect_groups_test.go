@@ -33,9 +33,10 @@ func TestDetectGroups(t *testing.T) {
 		// A member killed between its commit and the end of processing:
 		// the next owner starts past records nobody processed.
 		{"commit-before-process", eager, 3, []string{"consumer"}},
-		// no-rewind-on-truncation has no row: no run of its targets
-		// detects it (the consumer checker permits a skip on a partition
-		// that was truncated, KIP-320 or not; see the catalogue entry).
+		// A KIP-320 consumer fetches on from its old position after the
+		// unclean election: it skips the new leader's records of the new
+		// epoch below it (kip320-skip).
+		{"no-rewind-on-truncation", mutant.Target{Scenario: "consumer-truncation", Variant: "kip320"}, 1, []string{"consumer"}},
 	} {
 		t.Run(c.mutant, func(t *testing.T) {
 			d, _, err := RunOne(c.mutant, c.target, c.seed, 0)
