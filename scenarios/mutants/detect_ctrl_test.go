@@ -1,7 +1,6 @@
 package mutants
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/kafkasim/kafkasim/broker/mutant"
@@ -19,40 +18,12 @@ func TestControllerMutantsDetected(t *testing.T) {
 		swarmKRaft = mutant.Target{Scenario: "kraft-swarm", Variant: "kraft-safe"}
 		swarmELR   = mutant.Target{Scenario: "kraft-swarm", Variant: "kraft-elr"}
 	)
-	cases := []struct {
-		mutant   string
-		target   mutant.Target
-		seed     uint64
-		checkers []string
-	}{
+	checkDetected(t, []detectCase{
 		{"clean-election-out-of-isr", swarmZK, 3, []string{"acked-loss", "invariants"}},
 		{"clean-election-out-of-isr", swarmKRaft, 1, []string{"acked-loss", "invariants"}},
 		{"leader-epoch-not-bumped", swarmZK, 1, []string{"divergence", "invariants", "liveness"}},
 		{"leader-epoch-not-bumped", swarmKRaft, 1, []string{"acked-loss", "divergence", "liveness"}},
 		{"no-fence-on-session-expiry", swarmZK, 12, []string{"acked-loss", "divergence", "liveness"}},
 		{"elr-keeps-unclean-replica", swarmELR, 21, []string{"linearizability", "acked-loss"}},
-	}
-	for _, c := range cases {
-		t.Run(c.mutant+"/"+c.target.Scenario+"/"+c.target.Variant, func(t *testing.T) {
-			d, _, err := RunOne(c.mutant, c.target, c.seed, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !d.Detected {
-				t.Fatalf("seed %d: %s not detected (%s)", c.seed, c.mutant, d.Replay)
-			}
-			for _, want := range c.checkers {
-				if !slices.Contains(d.Checkers, want) {
-					t.Errorf("seed %d: %s caught by %v, not by %s (%s)", c.seed, c.mutant, d.Checkers, want, d.Replay)
-				}
-			}
-			ctl, _, err := RunOne("", c.target, c.seed, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ctl.Detected {
-				t.Errorf("seed %d without a mutant: %v %s (%s)", c.seed, ctl.Checkers, ctl.Failed, ctl.Replay)
-			}
-		})
-	}
+	})
 }

@@ -1,7 +1,6 @@
 package mutants
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/kafkasim/kafkasim/broker/mutant"
@@ -14,12 +13,7 @@ import (
 func TestDetectGroups(t *testing.T) {
 	eager := mutant.Target{Scenario: "group-swarm", Variant: "eager"}
 	kraft := mutant.Target{Scenario: "group-swarm", Variant: "kraft"}
-	for _, c := range []struct {
-		mutant   string
-		target   mutant.Target
-		seed     uint64
-		checkers []string // each must say bug
-	}{
+	checkDetected(t, []detectCase{
 		// A zombie member (consumer-stall) commits after its partitions
 		// moved: the commit lands below the new owner's.
 		{"commit-skips-generation", eager, 13, []string{"group"}},
@@ -37,27 +31,5 @@ func TestDetectGroups(t *testing.T) {
 		// unclean election: it skips the new leader's records of the new
 		// epoch below it (kip320-skip).
 		{"no-rewind-on-truncation", mutant.Target{Scenario: "consumer-truncation", Variant: "kip320"}, 1, []string{"consumer"}},
-	} {
-		t.Run(c.mutant, func(t *testing.T) {
-			d, _, err := RunOne(c.mutant, c.target, c.seed, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !d.Detected {
-				t.Fatalf("%s/%s seed %d: not detected (%s)", c.target.Scenario, c.target.Variant, c.seed, d.Replay)
-			}
-			for _, want := range c.checkers {
-				if !slices.Contains(d.Checkers, want) {
-					t.Errorf("%s/%s seed %d: checkers %v, want %s among them (%s)", c.target.Scenario, c.target.Variant, c.seed, d.Checkers, want, d.Replay)
-				}
-			}
-			ctl, _, err := RunOne("", c.target, c.seed, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ctl.Detected {
-				t.Errorf("%s/%s seed %d without a mutant: %v %s (%s)", c.target.Scenario, c.target.Variant, c.seed, ctl.Checkers, ctl.Failed, ctl.Replay)
-			}
-		})
-	}
+	})
 }

@@ -1,7 +1,6 @@
 package mutants
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/kafkasim/kafkasim/broker/mutant"
@@ -17,12 +16,7 @@ import (
 // no seed to pin.
 func TestRaftMutantsDetected(t *testing.T) {
 	safe := mutant.Target{Scenario: "kraft-swarm", Variant: "kraft-safe"}
-	for _, tc := range []struct {
-		mutant string
-		target mutant.Target
-		seed   uint64
-		want   []string // checkers that must say bug
-	}{
+	checkDetected(t, []detectCase{
 		// A voter without the log check elects a leader missing committed
 		// records: leader completeness, and followers asked to truncate
 		// below their high watermark halt.
@@ -36,25 +30,5 @@ func TestRaftMutantsDetected(t *testing.T) {
 		// A leader that takes a higher epoch and stays leader: nodes know
 		// two leaders of one epoch (election safety).
 		{"raft-leader-without-quorum", safe, 2, []string{"raft"}},
-	} {
-		d, _, err := RunOne(tc.mutant, tc.target, tc.seed, 0)
-		if err != nil {
-			t.Fatalf("%s on %s/%s seed %d: %v", tc.mutant, tc.target.Scenario, tc.target.Variant, tc.seed, err)
-		}
-		if !d.Detected {
-			t.Errorf("%s on %s/%s seed %d: not detected (%s)", tc.mutant, tc.target.Scenario, tc.target.Variant, tc.seed, d.Replay)
-		}
-		for _, c := range tc.want {
-			if !slices.Contains(d.Checkers, c) {
-				t.Errorf("%s on %s/%s seed %d: checkers %v, want %s among them (%s)", tc.mutant, tc.target.Scenario, tc.target.Variant, tc.seed, d.Checkers, c, d.Replay)
-			}
-		}
-		c, _, err := RunOne("", tc.target, tc.seed, 0)
-		if err != nil {
-			t.Fatalf("control on %s/%s seed %d: %v", tc.target.Scenario, tc.target.Variant, tc.seed, err)
-		}
-		if c.Detected {
-			t.Errorf("control on %s/%s seed %d: detected %v %s (%s)", tc.target.Scenario, tc.target.Variant, tc.seed, c.Checkers, c.Failed, c.Replay)
-		}
-	}
+	})
 }
