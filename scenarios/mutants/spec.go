@@ -55,6 +55,15 @@ func NewSpec(selection []string, seeds int) (*Spec, error) {
 			}
 		}
 		if !known {
+			var near []string
+			for _, m := range mutant.Catalogue {
+				if strings.Contains(m.Name, s) {
+					near = append(near, m.Name)
+				}
+			}
+			if len(near) > 0 {
+				return nil, fmt.Errorf("-mutant %q: not a mutant or layer; did you mean %s? (kafkasim mutants -list names them all)", s, strings.Join(near, ", "))
+			}
 			return nil, fmt.Errorf("-mutant %q: not a mutant or layer; allowed: all, a layer (%s) or a name (%s)", s, strings.Join(layers(), ", "), strings.Join(mutant.Names(), ", "))
 		}
 		want[s] = true
