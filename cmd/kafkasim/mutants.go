@@ -26,6 +26,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 
@@ -40,6 +41,11 @@ func init() {
 }
 
 const mutantsSpecFile = "mutants-spec.json"
+
+// mutantsMemoryLimit is the soft memory limit of a mutants run when
+// GOMEMLIMIT is not set: the full catalogue at -parallel 2 ran within it
+// on a 24 GB machine.
+const mutantsMemoryLimit = 8 << 30
 
 // mutantsManifest is DIR/mutants-spec.json.
 type mutantsManifest struct {
@@ -99,6 +105,12 @@ func runMutants(args []string, stdout, stderr io.Writer) error {
 		return usageError{err.Error()}
 	}
 	sp.BudgetMs, sp.ShrinkRuns, sp.ExploreRuns = rf.budget.Milliseconds(), *shrinkRuns, *exploreRuns
+	// Some mutants make a run churn memory (fsync-lies: followers truncate
+	// and refetch whole segments); a soft limit makes the collector work
+	// harder before two such worlds at once outgrow the machine.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(mutantsMemoryLimit))
+	}
 	m := mutantsManifest{Spec: *sp, Shard: rf.shardText}
 	done, prior, err := prepareMutantsOut(rf.out, m, rf.shard, rf.shards)
 	if err != nil {
