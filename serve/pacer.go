@@ -149,7 +149,7 @@ func answerReadOnly(r *harness.Runner, faults *faultLog, line string) string {
 
 func status(r *harness.Runner) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "time %v", r.World.Now())
+	fmt.Fprintf(&b, "time %v simulated", r.World.Now())
 	for i, id := range r.Cluster.Brokers {
 		state := "up"
 		if !r.World.Up(id) {
@@ -162,7 +162,15 @@ func status(r *harness.Runner) string {
 		for i, b := range st.ISR {
 			isr[i] = fmt.Sprint(b)
 		}
-		fmt.Fprintf(&b, "\n%s/%d leader=%d epoch=%d isr=[%s] hw=%d", st.Topic, st.Partition, st.Leader, st.Epoch, strings.Join(isr, ","), st.HW)
+		fmt.Fprintf(&b, "\n%s/%d leader=%d epoch=%d isr=[%s] ", st.Topic, st.Partition, st.Leader, st.Epoch, strings.Join(isr, ","))
+		switch {
+		case st.HW >= 0:
+			fmt.Fprintf(&b, "hw=%d", st.HW)
+		case st.Offline:
+			fmt.Fprintf(&b, "offline since %v simulated (no live leader), last known hw=%d", st.OfflineSince, st.LastHW)
+		default:
+			b.WriteString("hw=none (no live leader yet)")
+		}
 		if st.Why != "" {
 			b.WriteString(" (" + st.Why + ")")
 		}

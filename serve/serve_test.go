@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -158,6 +159,11 @@ func TestServeProduceFetchStop(t *testing.T) {
 	}
 	if a := s.Command("crash-leader t/1"); !strings.HasPrefix(a, "ok: crashed b") {
 		t.Fatalf("crash-leader: %q", a)
+	}
+	// At once, before the controller elects another, t/1 has no live
+	// leader: status says so with the last high watermark, never hw=-1.
+	if a := s.Command("status"); strings.Contains(a, "hw=-1") || !regexp.MustCompile(`t/1 leader=\d+ epoch=\d+ isr=\[[0-9,]*\] (hw=\d+|offline since [0-9.]+m?s simulated \(no live leader\), last known hw=\d+)`).MatchString(a) {
+		t.Fatalf("status after crash-leader t/1: %q", a)
 	}
 	if a := s.Command("explode b0"); !strings.Contains(a, "unknown command") || !strings.Contains(a, "crash bN") {
 		t.Fatalf("unknown command answered %q", a)

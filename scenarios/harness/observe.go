@@ -84,6 +84,9 @@ type Observer struct {
 	unknownBroker []replicaAt
 	diffs         []bool
 	snapBuf       [][]checkers.ReplicaState
+	// leaders is, per tps[i], the last live leader's high watermark and
+	// since when no live replica leads it (Status: serve's status).
+	leaders []leaderSeen
 	// committedBuf holds the Committed entries of tps[i]'s snapshot,
 	// reused like snapBuf.
 	committedBuf [][]checkers.Entry
@@ -163,6 +166,14 @@ func (o *Observer) Broker(id int32) (*server.Broker, bool) {
 }
 
 // replicaSeen is a replica's observable state, compared between events.
+// leaderSeen is what Status says of a partition without a live leader.
+type leaderSeen struct {
+	seen    bool // a live leader was observed once
+	offline bool
+	hw      int64    // the last live leader's high watermark
+	since   sim.Time // when the last live leader was last seen
+}
+
 type replicaSeen struct {
 	alive, unclean bool
 	role           server.Role
@@ -313,6 +324,7 @@ func (o *Observer) observe() {
 				}
 			}
 		}
+		o.noteLeader(k, snap.Replicas, w.Now())
 		o.snapBuf[k] = snap.Replicas
 		o.committedBuf[k] = snap.Committed // NB: the monitor copies the entries it keeps
 		o.snaps = append(o.snaps, snap)
@@ -330,6 +342,23 @@ func (o *Observer) observe() {
 		}
 	}
 	o.monitor.Observe(w.Events(), w.Now(), o.snaps)
+}
+
+// noteLeader records partition k's live leader, or since when it has none.
+func (o *Observer) noteLeader(k int, rs []checkers.ReplicaState, now sim.Time) {
+	if len(o.leaders) < len(o.Partitions) { // client topics join as they are observed
+		o.leaders = append(o.leaders, make([]leaderSeen, len(o.Partitions)-len(o.leaders))...)
+	}
+	l := &o.leaders[k]
+	for _, r := range rs {
+		if r.Alive && r.Role == checkers.Leader {
+			l.seen, l.offline, l.hw, l.since = true, false, r.HW, now
+			return
+		}
+	}
+	if l.seen && !l.offline {
+		l.offline, l.since = true, now
+	}
 }
 
 // followLogs reads what each live replica of tp appended since the last

@@ -8,6 +8,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/controller"
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/kafkasim/kafkasim/sim"
 )
 
 // PartitionStatus is one partition as the controller and its leader see
@@ -24,6 +25,12 @@ type PartitionStatus struct {
 	HW int64
 	// Why says what is missing when there is no leader.
 	Why string
+	// Offline is set when no live replica leads the partition now but one
+	// did: LastHW is that leader's last high watermark, OfflineSince when
+	// it was last seen leading (simulated time).
+	Offline      bool
+	LastHW       int64
+	OfflineSince sim.Time
 }
 
 // Status returns the scenario's partitions, in the script's topic order,
@@ -31,12 +38,17 @@ type PartitionStatus struct {
 // (client_topics.go), in the order observed.
 func (r *Runner) Status() []PartitionStatus {
 	var out []PartitionStatus
-	for _, tp := range r.Observer.Partitions {
+	for k, tp := range r.Observer.Partitions {
 		st := PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, HW: -1}
 		st.Leader, st.Epoch, st.Why = r.leaderOf(tp)
 		st.ISR = r.isrOf(tp)
 		if lp := r.leaderPartition(st.Leader, tp); lp != nil {
 			st.HW = lp.HighWatermark()
+		} else if ls := r.Observer.leaders; k < len(ls) && ls[k].seen {
+			st.Offline, st.LastHW, st.OfflineSince = true, ls[k].hw, ls[k].since
+			if !ls[k].offline {
+				st.OfflineSince = r.World.Now() // a crash this instant, not observed yet
+			}
 		}
 		out = append(out, st)
 	}
