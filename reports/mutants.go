@@ -82,8 +82,9 @@ func exploreCell(es []mutants.ExploreResult) string {
 // MutantsSummary counts what the goal of issue 29 asks of the rows.
 type MutantsSummary struct {
 	Measured, Equivalent, Detected int
-	// ControlBreaks counts the control's seeds with a contract break.
-	ControlBreaks int
+	// ControlBreaks counts the control's seeds with a contract break, and
+	// ControlExplored the control's explorations that found a violation.
+	ControlBreaks, ControlExplored int
 	// MedianOK counts detected mutants whose median seeds-to-detection is
 	// at most 10; ShrunkOK those shrunk to at most 20 steps.
 	MedianOK, ShrunkOK, Shrunk int
@@ -97,6 +98,11 @@ func SummarizeMutants(rows []mutants.Row) MutantsSummary {
 		switch {
 		case r.Mutant == mutants.Control:
 			s.ControlBreaks = r.SeedsDetected
+			for _, e := range r.Explore {
+				if e.Found {
+					s.ControlExplored++
+				}
+			}
 			continue
 		case r.Equivalent != "":
 			s.Equivalent++
@@ -134,7 +140,11 @@ func WriteMutantsMarkdown(w io.Writer, sp *mutants.Spec, rows []mutants.Row) err
 	if sp.ShrinkRuns > 0 {
 		fmt.Fprintf(w, "- shrunk to ≤ 20 steps (faults + choices off the default): %d of %d shrunk (≤ %d runs each)\n", s.ShrunkOK, s.Shrunk, sp.ShrinkRuns)
 	}
-	fmt.Fprintf(w, "- control (no mutant): %d seeds with a contract break\n", s.ControlBreaks)
+	fmt.Fprintf(w, "- control (no mutant): %d seeds with a contract break", s.ControlBreaks)
+	if sp.ExploreRuns > 0 {
+		fmt.Fprintf(w, "; %d explorations with a violation", s.ControlExplored)
+	}
+	fmt.Fprintln(w)
 	if s.Equivalent > 0 {
 		fmt.Fprintf(w, "- equivalent (nothing observable changes): %d\n", s.Equivalent)
 	}

@@ -182,7 +182,7 @@ func prepareMutantsOut(dir string, m mutantsManifest, shard, shards int) (map[st
 func finishMutants(dir string, stdout, stderr io.Writer, parallel int, progress string, sp *mutants.Spec, recs []mutants.RunRecord) error {
 	rows := mutants.Aggregate(sp, recs)
 	if sp.ShrinkRuns > 0 || sp.ExploreRuns > 0 {
-		n := 0
+		n := 1 // the control
 		for _, r := range rows {
 			if r.Mutant != mutants.Control && r.Equivalent == "" {
 				n++
@@ -224,6 +224,9 @@ func finishMutants(dir string, stdout, stderr io.Writer, parallel int, progress 
 	}
 	if s.ControlBreaks > 0 {
 		bad = append(bad, fmt.Sprintf("the control broke the contract on %d seeds", s.ControlBreaks))
+	}
+	if s.ControlExplored > 0 {
+		bad = append(bad, fmt.Sprintf("the control's explorations found %d violations", s.ControlExplored))
 	}
 	if len(bad) > 0 {
 		return failedError{strings.Join(bad, "; ")}

@@ -75,16 +75,32 @@ func Explorations(m mutant.Mutant) []mutant.Target {
 	return out
 }
 
-// FollowUps shrinks and explores the rows' mutants (not the control's),
-// parallel runs at once, filling Row.Shrink and Row.Explore in place.
-// progress, when set, is called after each mutant.
+// controlExplorations are the explorations of the plan's mutants, each
+// once, in order: those the control explores.
+func controlExplorations(sp *Spec) []mutant.Target {
+	var out []mutant.Target
+	for _, m := range sp.measured() {
+		for _, t := range Explorations(m) {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// FollowUps shrinks and explores the rows' mutants, and explores the
+// control's clusters (every exploration a mutant had, with no mutant: it
+// must find nothing), parallel runs at once, filling Row.Shrink and
+// Row.Explore in place. progress, when set, is called after each row.
 func FollowUps(sp *Spec, rows []Row, parallel int, progress func()) error {
 	type job struct {
 		row *Row
 	}
 	var jobs []job
 	for i := range rows {
-		if rows[i].Mutant != Control && rows[i].Equivalent == "" && (sp.ShrinkRuns > 0 || sp.ExploreRuns > 0) {
+		measured := rows[i].Mutant != Control && rows[i].Equivalent == ""
+		if (measured && (sp.ShrinkRuns > 0 || sp.ExploreRuns > 0)) || (rows[i].Mutant == Control && sp.ExploreRuns > 0) {
 			jobs = append(jobs, job{&rows[i]})
 		}
 	}
@@ -101,7 +117,11 @@ func FollowUps(sp *Spec, rows []Row, parallel int, progress func()) error {
 		}
 		if sp.ExploreRuns > 0 {
 			m, _ := mutant.ByName(r.Mutant)
-			for _, t := range Explorations(m) {
+			targets := Explorations(m)
+			if r.Mutant == Control {
+				m, targets = mutant.Mutant{Name: Control}, controlExplorations(sp)
+			}
+			for _, t := range targets {
 				d.explore = append(d.explore, exploreOne(m, t, sp.ExploreRuns))
 			}
 		}
