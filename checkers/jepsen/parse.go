@@ -352,6 +352,7 @@ func quoteUnreadable(text string) (string, bool) {
 			if j < len(text) {
 				j++
 			}
+			j = min(j, len(text)) // an escape that ends the line unterminated
 			b.WriteString(text[i:j])
 			i = j
 			continue
