@@ -33,7 +33,6 @@ import (
 	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/scenarios/matrix"
-	"github.com/kafkasim/kafkasim/scenarios/sweep"
 )
 
 func init() {
@@ -340,69 +339,22 @@ func writeMatrixOutputs(dir string, stdout io.Writer, plan *matrix.Plan, recs []
 // checked (one matrix, each of 0..n-1 once, complete, every line a run of
 // its shard) before the files of one unsharded matrix are written.
 func mergeMatrix(out string, dirs []string, stdout io.Writer) error {
-	var first matrixManifest
-	var firstDir string
+	k := shardKind[matrixManifest]{command: "matrix", plural: "matrices", file: matrixSpecFile, read: readMatrixManifest,
+		shard: func(m matrixManifest) string { return m.Shard }, whole: func(m matrixManifest) matrixManifest { m.Shard = ""; return m },
+		encode: matrixManifest.encode, describe: matrixManifest.describe}
 	var plan *matrix.Plan
-	seen := map[int]string{}
-	shards := 0
-	var recs []matrix.RunRecord
-	for _, dir := range dirs {
-		if err := checkDir("shard directory", dir); err != nil {
-			return err
-		}
-		m, ok, err := readMatrixManifest(dir)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return usagef("%s: no %s: not the output of kafkasim matrix -shard (the first shard is a matrix's)", dir, matrixSpecFile)
-		}
-		if m.Shard == "" {
-			return usagef("%s holds a whole matrix, not a shard (its results are already complete)", dir)
-		}
-		i, n, err := sweep.ParseShard(m.Shard)
-		if err != nil {
-			return usagef("%s: %v", dir, err)
-		}
-		if firstDir == "" {
-			first, firstDir, shards = m, dir, n
+	whole, recs, shards, err := mergeShards(k, out, dirs, func(dir string, m matrixManifest, i, n int) ([]matrix.RunRecord, error) {
+		if plan == nil {
 			sp := m.Spec
+			var err error
 			if plan, err = matrix.NewPlan(&sp); err != nil {
-				return usagef("%s: %v", dir, err)
+				return nil, usagef("%s: %v", dir, err)
 			}
 		}
-		same, base := m, first
-		same.Shard, base.Shard = "", ""
-		if !bytes.Equal(same.encode(), base.encode()) || n != shards {
-			return usagef("shards from different matrices:\n  %s: %s\n  %s: %s", firstDir, first.describe(), dir, m.describe())
-		}
-		if prev, dup := seen[i]; dup {
-			return usagef("shard %s given twice: %s and %s", m.Shard, prev, dir)
-		}
-		seen[i] = dir
-		runs, err := matrixShardRuns(dir, plan, m.Shard, i, n)
-		if err != nil {
-			return err
-		}
-		recs = append(recs, runs...)
-	}
-	for i := 0; i < shards; i++ {
-		if _, ok := seen[i]; !ok {
-			return usagef("shard %d/%d is missing (given: %d of %d shards)", i, shards, len(seen), shards)
-		}
-	}
-	whole := matrixManifest{Spec: first.Spec}
-	if old, ok, err := readMatrixManifest(out); err != nil {
+		return matrixShardRuns(dir, plan, m.Shard, i, n)
+	})
+	if err != nil {
 		return err
-	} else if ok && !bytes.Equal(old.encode(), whole.encode()) {
-		return usagef("-out %s holds another matrix (%s); give another directory", out, old.describe())
-	} else if !ok {
-		if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
-			return usagef("-out %s: the directory is not empty and holds no %s; give a new or empty directory", out, matrixSpecFile)
-		}
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return usagef("-out %s: %v", out, err)
 	}
 	fmt.Fprintf(stdout, "merged %d shards of the matrix %s\n", shards, whole.describe())
 	return writeMatrixOutputs(out, stdout, plan, matrix.SortRecords(recs))

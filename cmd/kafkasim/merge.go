@@ -9,10 +9,8 @@ package main
 // once, and each must be complete.
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -33,11 +31,6 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	if len(dirs) == 0 {
 		return usagef("no shard directories: kafkasim merge -out DIR SHARD_DIR...")
 	}
-	var first manifest
-	var firstDir string
-	seen := map[int]string{}
-	shards := 0
-	var recs []sweep.RunRecord
 	if err := checkDir("-out", *out); err != nil {
 		return err
 	}
@@ -54,61 +47,14 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	} else if isMatrix {
 		return mergeMatrix(*out, dirs, stdout) // matrix.go
 	}
-	for _, dir := range dirs {
-		if err := checkDir("shard directory", dir); err != nil {
-			return err
-		}
-		m, ok, err := readManifest(dir)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return usagef("%s: no sweep.json: not the output of kafkasim sweep -shard", dir)
-		}
-		if m.Shard == "" {
-			return usagef("%s holds a whole sweep, not a shard (its results are already complete)", dir)
-		}
-		i, n, err := sweep.ParseShard(m.Shard)
-		if err != nil {
-			return usagef("%s: %v", dir, err)
-		}
-		if firstDir == "" {
-			first, firstDir, shards = m, dir, n
-		}
-		same, base := m, first
-		same.Shard, base.Shard = "", ""
-		if !bytes.Equal(same.encode(), base.encode()) || n != shards {
-			return usagef("shards from different sweeps:\n  %s: %s\n  %s: %s", firstDir, describe(first), dir, describe(m))
-		}
-		if prev, dup := seen[i]; dup {
-			return usagef("shard %s given twice: %s and %s", m.Shard, prev, dir)
-		}
-		seen[i] = dir
-		runs, err := shardRuns(dir, m, i, n)
-		if err != nil {
-			return err
-		}
-		recs = append(recs, runs...)
-	}
-	for i := 0; i < shards; i++ {
-		if _, ok := seen[i]; !ok {
-			return usagef("shard %d/%d is missing (given: %d of %d shards)", i, shards, len(seen), shards)
-		}
-	}
-	sw := first.Spec
-	whole := manifest{Spec: sw}
-	if old, ok, err := readManifest(*out); err != nil {
+	k := shardKind[manifest]{command: "sweep", plural: "sweeps", file: "sweep.json", read: readManifest,
+		shard: func(m manifest) string { return m.Shard }, whole: func(m manifest) manifest { m.Shard = ""; return m },
+		encode: manifest.encode, describe: describe}
+	whole, recs, shards, err := mergeShards(k, *out, dirs, shardRuns)
+	if err != nil {
 		return err
-	} else if ok && !bytes.Equal(old.encode(), whole.encode()) {
-		return usagef("-out %s holds another sweep (%s); give another directory", *out, describe(old))
-	} else if !ok {
-		if entries, err := os.ReadDir(*out); err == nil && len(entries) > 0 {
-			return usagef("-out %s: the directory is not empty and holds no sweep.json; give a new or empty directory", *out)
-		}
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return usagef("-out %s: %v", *out, err)
-	}
+	sw := whole.Spec
 	fmt.Fprintf(stdout, "merged %d shards of %s\n", shards, describe(whole))
 	return writeSweepOutputs(*out, stdout, &sw, sweep.SortRecords(recs))
 }

@@ -33,7 +33,6 @@ import (
 	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios/mutants"
-	"github.com/kafkasim/kafkasim/scenarios/sweep"
 )
 
 func init() {
@@ -238,79 +237,37 @@ func finishMutants(dir string, stdout, stderr io.Writer, parallel int, progress 
 // checked (one plan, each of 0..n-1 once, complete) before the files of
 // one unsharded run are written.
 func mergeMutants(out string, dirs []string, stdout, stderr io.Writer) error {
-	var first mutantsManifest
-	var firstDir string
-	seen := map[int]string{}
-	shards := 0
-	var recs []mutants.RunRecord
-	for _, dir := range dirs {
-		if err := checkDir("shard directory", dir); err != nil {
-			return err
-		}
-		m, ok, err := readMutantsManifest(dir)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return usagef("%s: no %s: not the output of kafkasim mutants -shard (the first shard is a mutants run's)", dir, mutantsSpecFile)
-		}
-		if m.Shard == "" {
-			return usagef("%s holds a whole mutants run, not a shard (its results are already complete)", dir)
-		}
-		i, n, err := sweep.ParseShard(m.Shard)
-		if err != nil {
-			return usagef("%s: %v", dir, err)
-		}
-		if firstDir == "" {
-			first, firstDir, shards = m, dir, n
-		}
-		same, base := m, first
-		same.Shard, base.Shard = "", ""
-		if !bytes.Equal(same.encode(), base.encode()) || n != shards {
-			return usagef("shards from different mutants runs:\n  %s: %s\n  %s: %s", firstDir, first.describe(), dir, m.describe())
-		}
-		if prev, dup := seen[i]; dup {
-			return usagef("shard %s given twice: %s and %s", m.Shard, prev, dir)
-		}
-		seen[i] = dir
-		runs, lines, err := readMutantRuns(dir, true)
-		if err != nil {
-			return err
-		}
-		want := map[string]bool{}
-		for _, j := range m.Jobs(i, n) {
-			want[j.Key()] = true
-		}
-		for k, r := range runs {
-			if !want[r.Key()] {
-				return usagef("%s:%d: run %q is not one of shard %s's", filepath.Join(dir, "runs.jsonl"), lines[k], r.Key(), m.Shard)
-			}
-			delete(want, r.Key())
-		}
-		if len(want) > 0 {
-			return usagef("%s: shard %s is incomplete: %d of its runs are missing (resume it with the same command)", dir, m.Shard, len(want))
-		}
-		recs = append(recs, runs...)
-	}
-	for i := 0; i < shards; i++ {
-		if _, ok := seen[i]; !ok {
-			return usagef("shard %d/%d is missing (given: %d of %d shards)", i, shards, len(seen), shards)
-		}
-	}
-	whole := mutantsManifest{Spec: first.Spec}
-	if old, ok, err := readMutantsManifest(out); err != nil {
+	k := shardKind[mutantsManifest]{command: "mutants", plural: "mutants runs", file: mutantsSpecFile, read: readMutantsManifest,
+		shard: func(m mutantsManifest) string { return m.Shard }, whole: func(m mutantsManifest) mutantsManifest { m.Shard = ""; return m },
+		encode: mutantsManifest.encode, describe: mutantsManifest.describe}
+	whole, recs, shards, err := mergeShards(k, out, dirs, mutantShardRuns)
+	if err != nil {
 		return err
-	} else if ok && !bytes.Equal(old.encode(), whole.encode()) {
-		return usagef("-out %s holds another mutants run (%s); give another directory", out, old.describe())
-	} else if !ok {
-		if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
-			return usagef("-out %s: the directory is not empty and holds no %s; give a new or empty directory", out, mutantsSpecFile)
-		}
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return usagef("-out %s: %v", out, err)
 	}
 	fmt.Fprintf(stdout, "merged %d shards of the mutants run %s\n", shards, whole.describe())
 	sp := whole.Spec
 	return finishMutants(out, stdout, stderr, 1, "none", &sp, mutants.SortRecords(&sp, recs))
+}
+
+// mutantShardRuns reads shard i of n and checks that its runs are exactly
+// the shard's jobs, by file and line.
+func mutantShardRuns(dir string, m mutantsManifest, i, n int) ([]mutants.RunRecord, error) {
+	runs, lines, err := readMutantRuns(dir, true)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, j := range m.Jobs(i, n) {
+		want[j.Key()] = true
+	}
+	for k, r := range runs {
+		if !want[r.Key()] {
+			return nil, usagef("%s:%d: run %q is not one of shard %s's", filepath.Join(dir, "runs.jsonl"), lines[k], r.Key(), m.Shard)
+		}
+		delete(want, r.Key())
+	}
+	if len(want) > 0 {
+		return nil, usagef("%s: shard %s is incomplete: %d of its runs are missing (resume it with the same command)", dir, m.Shard, len(want))
+	}
+	return runs, nil
 }
