@@ -16,11 +16,11 @@ import (
 // shardKind says how to read and compare one kind's manifests.
 type shardKind[M any] struct {
 	command, plural, file string // "matrix", "matrices", "matrix-spec.json"
-	read                         func(dir string) (M, bool, error)
-	shard                        func(M) string
-	whole                        func(M) M // the manifest without its shard
-	encode                       func(M) []byte
-	describe                     func(M) string
+	read                  func(dir string) (M, bool, error)
+	shard                 func(M) string
+	whole                 func(M) M // the manifest without its shard
+	encode                func(M) []byte
+	describe              func(M) string
 }
 
 // mergeShards checks every shard directory and reads its runs with runs
