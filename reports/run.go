@@ -221,7 +221,7 @@ func writeSends(w io.Writer, st harness.Stats) {
 		if i > maxAckedBy {
 			continue
 		}
-		s := fmt.Sprintf("%s %d sent: %d acknowledged, %d failed, %d unknown (timed out)", c.Process, c.Attempted, c.Acked, c.Failed, c.Unknown)
+		s := fmt.Sprintf("%s %d sent: %d acknowledged, %d failed, %d unknown (timed out, or unanswered when the run ended)", c.Process, c.Attempted, c.Acked, c.Failed, c.Unknown)
 		if c.Unanswered > 0 {
 			s += fmt.Sprintf(", %d unanswered (acks=0)", c.Unanswered)
 		}

@@ -255,10 +255,12 @@ func topicLineConfigs(s *scenarios.Script) []string {
 
 // givenDefaults returns the given settings (script variables apart) that
 // the non-default configuration pairs leave out because their value is
-// the default, key=value sorted by key.
-func givenDefaults(given map[string]string, pairs []string) []string {
+// the default, key=value sorted by key. The properties accepted but not
+// modelled are left out too: they have their own line, and their value
+// need not be the default.
+func givenDefaults(given map[string]string, pairs, notModelled []string) []string {
 	shown := map[string]bool{}
-	for _, p := range pairs {
+	for _, p := range append(slices.Clone(pairs), notModelled...) {
 		k, _, _ := strings.Cut(p, "=")
 		shown[k] = true
 	}

@@ -19,7 +19,8 @@ type AckedCount struct {
 
 // SendCount is what became of one producer's sends: Attempted of them
 // were invoked, each Acked, Failed (certainly not written: a refusal, a
-// fenced producer), Unknown (timed out or cut off: maybe written) or
+// fenced producer), Unknown (timed out, cut off, or still unanswered when
+// the run ended: maybe written) or
 // Unanswered (acks=0: no answer is asked for). Scheduled, when the
 // script's send steps say it, is what they asked for; NeverAttempted =
 // Scheduled - Attempted, the sends the run ended (or the producer died)
