@@ -163,6 +163,11 @@ func ReadHistoryFile(r io.Reader) (HistoryFile, error) {
 			if haveFinal {
 				return f, fmt.Errorf("line %d: a second final line", n)
 			}
+			for _, fl := range l.Final.Facts.Failures {
+				if fl.Kind < Crash || fl.Kind > Paused { // JSON null leaves the zero value, which is no failure
+					return f, fmt.Errorf("line %d: a failure of broker %d has no kind (want crash, power-loss, isolated or paused)", n, fl.Broker)
+				}
+			}
 			f.Final, haveFinal = *l.Final, true
 		case l.Invariants != nil:
 			v := l.Invariants
