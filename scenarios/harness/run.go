@@ -610,6 +610,9 @@ func (r *Runner) Advance(until sim.Time) error {
 // StepOne runs the next event and observes the replicas after it; a
 // panic in the event, or the world's time or event limit, is an error.
 func (r *Runner) StepOne() error {
+	if err := stoppedAt(r.World.Events()); err != nil {
+		return err
+	}
 	for {
 		next, ok := r.World.NextEventTime()
 		if !ok {
@@ -688,6 +691,7 @@ func (r *Runner) client(name string) (sim.NodeID, *scriptClient, error) {
 		return 0, nil, fmt.Errorf("%q names a broker or ZooKeeper, not a client", name)
 	}
 	c := newScriptClient(name, len(r.Cluster.Brokers), r.Recorder)
+	c.shareMetadata = name == CheckerClient
 	id, err := r.World.AddNode(name, func() sim.Node { return c }, sim.NodeOptions{})
 	if err != nil {
 		return 0, nil, err
