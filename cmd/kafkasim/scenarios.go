@@ -87,6 +87,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	report := fs.String("report", "", "write a self-contained HTML run report per run into DIR")
 	choices := fs.String("choices", "", "replay the choice list saved in FILE (by explore or shrink) instead of the seed")
 	history := fs.String("history", "", "save the run's client history and final logs to FILE (JSON lines; kafkasim check reads it)")
+	maxMemory := addMaxMemory(fs)
 	var tape *string
 	if replay {
 		tape = fs.String("tape", "", "replay the served run recorded by kafkasim serve -tape FILE (its scenario, variant, seed and -set come from the tape)")
@@ -162,6 +163,15 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 		// Variants that -set made identical run once.
 		groups = harness.IdenticalVariants(s, set, variants)
 	}
+	var planned []plannedRun
+	for _, g := range groups {
+		planned = append(planned, plannedRun{s: s, variant: g[0].Name, set: set, traced: replay || *report != "" || *trace})
+	}
+	mp, err := checkMemory(*maxMemory, 1, planned)
+	if err != nil {
+		return err
+	}
+	defer watchMemory(mp, stderr)()
 	code := harness.ExitOK
 	for _, g := range groups {
 		v := g[0]
