@@ -151,7 +151,7 @@ func WriteRunText(w io.Writer, r *harness.Result) {
 	fmt.Fprintf(w, "  acknowledged %d, acknowledged and lost %d, divergent offsets %d\n", r.Stats.Acked, r.Stats.AckedLost, r.Stats.DivergentOffsets)
 	writeAckedBy(w, r.Stats)
 	writeSends(w, r.Stats)
-	if r.Transactions != nil && len(r.Transactions.Txns) > 0 {
+	if r.Stats.TxnCommitted+r.Stats.TxnAborted+r.Stats.TxnUnknown > 0 {
 		fmt.Fprintf(w, "  transactions committed %d, aborted %d, outcome unknown %d (their records are not counted as acknowledged sends)\n", r.Stats.TxnCommitted, r.Stats.TxnAborted, r.Stats.TxnUnknown)
 	}
 	if r.Failed != "" {

@@ -175,6 +175,17 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	jobs := plan.Jobs(shard, shards)
+	var toRun []plannedRun
+	for _, c := range plan.Cells {
+		if c.Status == "" {
+			toRun = append(toRun, plannedRun{s: c.Script, variant: c.Variant, set: c.Set})
+		}
+	}
+	mp, err := checkMemory(*rf.maxMemory, min(rf.parallel, len(jobs)), toRun)
+	if err != nil {
+		return err
+	}
+	defer watchMemory(mp, stderr)()
 	start := time.Now()
 	recs, err := runJournaled(rf, stderr, "matrix", len(jobs), prior, func(stop <-chan struct{}, onRun func(matrix.RunRecord) error) (bool, error) {
 		_, stopped, err := plan.Run(matrix.Options{Parallel: rf.parallel, Shard: shard, Shards: shards, Done: done, Stop: stop, OnRun: onRun})

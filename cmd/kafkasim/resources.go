@@ -39,6 +39,9 @@ type plannedRun struct {
 	variant string
 	set     map[string]string
 	traced  bool // -report, -trace: the whole trace is kept
+	// records, when above 0, replaces the records the script's steps send
+	// (explore runs its own workload on the script's cluster).
+	records int
 }
 
 // memoryPlan is a command's bound and the estimate it checked.
@@ -63,6 +66,9 @@ func checkMemory(boundText string, parallel int, runs []plannedRun) (memoryPlan,
 		e, err := harness.EstimateRun(r.s, r.variant, r.set, r.traced)
 		if err != nil {
 			continue
+		}
+		if r.records > 0 {
+			e = e.WithRecords(r.records)
 		}
 		if e.Bytes > mp.largest.Bytes {
 			mp.largest, mp.which = e, r.s.Name+"/"+r.variant

@@ -38,6 +38,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	set := setFlags{}
 	fs.Var(set, "set", "override a configuration property in every run, key=value (repeatable; wins over the -config files)")
 	cf := addConfigFlags(fs)
+	maxMemory := addMaxMemory(fs)
 	paths, err := parseWithPaths(fs, args)
 	if err != nil {
 		return err
@@ -128,6 +129,15 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	if len(items) == 0 {
 		return usagef("-run %q matches no case/variant (see kafkasim list, or the scripts' names under the paths)", *filter)
 	}
+	toRun := make([]plannedRun, 0, len(items))
+	for _, it := range items {
+		toRun = append(toRun, plannedRun{s: it.Script, variant: it.Variant, set: set})
+	}
+	mp, err := checkMemory(*maxMemory, *parallel, toRun)
+	if err != nil {
+		return err
+	}
+	defer watchMemory(mp, stderr)()
 	planned := len(items)
 	if shards > 1 {
 		if items = suite.Shard(items, shard, shards); len(items) == 0 {

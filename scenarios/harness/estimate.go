@@ -52,6 +52,10 @@ type Estimate struct {
 	Consumers         int   `json:"consumers"` // consumers the steps declare
 	Bytes             int64 `json:"bytes"`
 	Events            int64 `json:"events"`
+
+	maxRF     int     // the largest replication factor
+	simulated float64 // seconds the steps run
+	traced    bool
 }
 
 // EstimateRun estimates the run of s under variant with set, as Run would
@@ -64,10 +68,9 @@ func EstimateRun(s *scenarios.Script, variant string, set map[string]string, tra
 	}
 	vars := scenarios.ScriptVars(v, set)
 	e := Estimate{Brokers: s.Brokers + s.Controllers}
-	maxRF := 0
 	for _, t := range s.Topics {
 		e.PartitionReplicas += t.Partitions * t.ReplicationFactor
-		maxRF = max(maxRF, t.ReplicationFactor)
+		e.maxRF = max(e.maxRF, t.ReplicationFactor)
 	}
 	var simulated float64 // seconds: the run and swarm steps', and the end phase's few
 	for _, st := range s.Steps {
@@ -101,6 +104,20 @@ func EstimateRun(s *scenarios.Script, variant string, set map[string]string, tra
 			e.Consumers++
 		}
 	}
+	e.simulated, e.traced = simulated, traced
+	return e.sum(), nil
+}
+
+// WithRecords is e with n records sent in place of the steps' (explore's
+// workload on the script's cluster).
+func (e Estimate) WithRecords(n int) Estimate {
+	e.Records = n
+	return e.sum()
+}
+
+// sum computes Bytes and Events from the plan's counts.
+func (e Estimate) sum() Estimate {
+	maxRF, simulated, traced := e.maxRF, e.simulated, e.traced
 	pr, rec := float64(e.PartitionReplicas), float64(e.Records)
 	bytes := estimateBase + estimateReplica*pr + estimateReplicaSquared*pr*pr +
 		rec*float64(estimateRecord+estimateRecordReplica*maxRF) + rec*float64(e.Consumers)*estimateConsumedRecord
@@ -112,5 +129,5 @@ func EstimateRun(s *scenarios.Script, variant string, set map[string]string, tra
 		bytes += estimateTracedEvent * events
 	}
 	e.Bytes, e.Events = int64(bytes), int64(events)
-	return e, nil
+	return e
 }

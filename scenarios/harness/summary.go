@@ -4,7 +4,11 @@ package harness
 // summary of a Result (the catalogue of every scenario is
 // scenarios.All).
 
-import "github.com/kafkasim/kafkasim/checkers"
+import (
+	"slices"
+
+	"github.com/kafkasim/kafkasim/checkers"
+)
 
 // Summarize drops what a suite's table, JSON and JUnit do not read: the
 // world and its trace, the history, the final replica states, the state
@@ -14,12 +18,29 @@ import "github.com/kafkasim/kafkasim/checkers"
 //
 // Invariant: the memory a suite holds grows with its runs by a summary
 // each (a few KB), not by a run's world.
+//
+// A run as expected (OK) keeps at most summaryAnomalies anomalies per
+// verdict, the rest counted in Omitted: a permitted reordering can list
+// thousands, and 1,000 seeds of them held a suite's memory (issue 36).
+// A run not as expected keeps every anomaly: its JUnit failure and its
+// report name them.
 func (r *Result) Summarize() {
 	r.World, r.History, r.Final, r.Changes, r.Truncations = nil, checkers.History{}, checkers.Final{}, nil, nil
+	r.Transactions, r.Schedule = nil, nil
+	ok := r.OK()
 	vs := make([]checkers.Verdict, len(r.Verdicts))
 	for i, v := range r.Verdicts {
 		v.Porcupine = nil
+		if ok && len(v.Anomalies) > summaryAnomalies {
+			v.Omitted += len(v.Anomalies) - summaryAnomalies
+			v.Anomalies = slices.Clip(v.Anomalies[:summaryAnomalies])
+			v.Anomalies = append([]checkers.Anomaly(nil), v.Anomalies...) // let the rest go
+		}
 		vs[i] = v
 	}
 	r.Verdicts = vs
 }
+
+// summaryAnomalies is how many anomalies per verdict a summary of a run
+// as expected keeps.
+const summaryAnomalies = 5
