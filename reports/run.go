@@ -107,7 +107,7 @@ const maxListed = 5
 
 // WriteRunText writes a run's verdicts and counts for people.
 func WriteRunText(w io.Writer, r *harness.Result) {
-	fmt.Fprintf(w, "scenario %s, variant %s, seed %d: %d events, %v simulated, trace %016x\n", r.Scenario, r.Variant, r.Seed, r.Events, r.SimTime, r.TraceHash)
+	fmt.Fprintf(w, "scenario %s, variant %s, seed %d: %d events, %v simulated, trace %016x (times below: simulated)\n", r.Scenario, r.Variant, r.Seed, r.Events, r.SimTime, r.TraceHash)
 	if r.ScheduleFrom != "" {
 		fmt.Fprintf(w, "  schedule from variant %s, run under %s (the trace hash is not checked: the file's is the %s run's)\n", r.ScheduleFrom, r.Variant, r.ScheduleFrom)
 	}

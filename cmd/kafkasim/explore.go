@@ -120,7 +120,7 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	if n := workload.Partitions(s); n > 1 {
 		fmt.Fprintf(stdout, "  explored partition %s/0 only, the first of the script's %d: the explorer enumerates one partition\n", s.Topics[0].Name, n)
 	}
-	fmt.Fprintf(stdout, "  runs %d, distinct states %d, depth %d, %v (%.0f runs/s, %.0f states/s)\n", ex.Runs, ex.States, ex.Depth,
+	fmt.Fprintf(stdout, "  runs %d, distinct states %d, depth %d, %v wall (%.0f runs/s, %.0f states/s)\n", ex.Runs, ex.States, ex.Depth,
 		ex.Elapsed.Round(1e6), float64(ex.Runs)/ex.Elapsed.Seconds(), float64(ex.States)/ex.Elapsed.Seconds())
 	if ex.Found == nil {
 		if ex.Exhausted {

@@ -196,7 +196,7 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	}
 	recs = matrix.SortRecords(recs)
 	// NB: the wall time goes to stderr only: no output file depends on it.
-	fmt.Fprintf(stderr, "kafkasim matrix: %d runs in %.1fs (-parallel %d)\n", len(jobs)-len(prior), time.Since(start).Seconds(), rf.parallel)
+	fmt.Fprintf(stderr, "kafkasim matrix: %d runs in %.1fs wall (-parallel %d)\n", len(jobs)-len(prior), time.Since(start).Seconds(), rf.parallel)
 	if shards > 1 {
 		err = writeShardRuns(rf, stdout, len(recs), func(w io.Writer) error { return reports.WriteMatrixRuns(w, recs) })
 	} else {

@@ -143,7 +143,11 @@ func watchMemory(mp memoryPlan, stderr io.Writer) (stop func()) {
 			default:
 				continue
 			}
-			why := "stopped at -max-memory: " + line + fmt.Sprintf(" (the plan's estimate was %s per run; docs/commands.md, \"Memory\")", formatGiB(mp.largest.Bytes))
+			est := ""
+			if mp.largest.Bytes > 0 {
+				est = fmt.Sprintf("the plan's estimate was %s per run; ", formatGiB(mp.largest.Bytes))
+			}
+			why := "stopped at -max-memory: " + line + " (" + est + "docs/commands.md, \"Memory\")"
 			harness.StopAll(why)
 			fmt.Fprintf(stderr, "kafkasim: memory: %s: stopping every run\n", line)
 			return

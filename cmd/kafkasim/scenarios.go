@@ -266,7 +266,7 @@ func writeTimeline(w io.Writer, r *harness.Result, everything bool) {
 			ci++
 		}
 	}
-	fmt.Fprintf(w, "== %s / %s, seed %d\n", r.Scenario, r.Variant, r.Seed)
+	fmt.Fprintf(w, "== %s / %s, seed %d (time: simulated, event number, node, record)\n", r.Scenario, r.Variant, r.Seed)
 	for i, rec := range recs {
 		if i > 0 && rec.Event != recs[i-1].Event {
 			flush(recs[i-1].Event)
