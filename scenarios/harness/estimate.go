@@ -37,6 +37,8 @@ const (
 	// and each replica's copy (record batch, index entries).
 	estimateRecord        = 2560
 	estimateRecordReplica = 1024
+	// A consumer: its node, fetch buffers and group state.
+	estimateConsumer = 2 << 20
 	// A consumer's view of a record: the polls in its history.
 	estimateConsumedRecord = 700
 	// An event kept in a whole trace (-report, -trace, await on a trace
@@ -62,7 +64,7 @@ type Estimate struct {
 // run it; traced says the whole trace is kept (-report, -trace). The
 // error is Prepare's (bad input).
 func EstimateRun(s *scenarios.Script, variant string, set map[string]string, traced bool) (Estimate, error) {
-	v, _, err := Prepare(s, variant, set)
+	v, cfg, err := Prepare(s, variant, set)
 	if err != nil {
 		return Estimate{}, err
 	}
@@ -72,6 +74,7 @@ func EstimateRun(s *scenarios.Script, variant string, set map[string]string, tra
 		e.PartitionReplicas += t.Partitions * t.ReplicationFactor
 		e.maxRF = max(e.maxRF, t.ReplicationFactor)
 	}
+	ctp, transactional := false, false
 	var simulated float64 // seconds: the run and swarm steps', and the end phase's few
 	for _, st := range s.Steps {
 		st = st.Substitute(vars)
@@ -102,7 +105,25 @@ func EstimateRun(s *scenarios.Script, variant string, set map[string]string, tra
 			}
 		case "consumer":
 			e.Consumers++
+			if st.KV["pattern"] == "consume-transform-produce" {
+				ctp = true
+			}
+			transactional = transactional || st.KV["transactional.id"] != ""
+		case "producer":
+			transactional = transactional || st.KV["transactional.id"] != ""
 		}
+	}
+	if ctp {
+		e.Records *= 2 // each input's output
+	}
+	// The internal topics, created once a group or a transaction asks
+	// for them: their partitions are replicas like any other.
+	internalRF := func(rf int) int { return max(min(rf, s.Brokers), 1) }
+	if e.Consumers > 0 {
+		e.PartitionReplicas += cfg.Broker.OffsetsTopicNumPartitions * internalRF(cfg.Broker.OffsetsTopicReplicationFactor)
+	}
+	if transactional {
+		e.PartitionReplicas += cfg.Broker.Txn.StateLogNumPartitions * internalRF(cfg.Broker.Txn.StateLogReplicationFactor)
 	}
 	e.simulated, e.traced = simulated, traced
 	return e.sum(), nil
@@ -119,7 +140,7 @@ func (e Estimate) WithRecords(n int) Estimate {
 func (e Estimate) sum() Estimate {
 	maxRF, simulated, traced := e.maxRF, e.simulated, e.traced
 	pr, rec := float64(e.PartitionReplicas), float64(e.Records)
-	bytes := estimateBase + estimateReplica*pr + estimateReplicaSquared*pr*pr +
+	bytes := estimateBase + estimateConsumer*float64(e.Consumers) + estimateReplica*pr + estimateReplicaSquared*pr*pr +
 		rec*float64(estimateRecord+estimateRecordReplica*maxRF) + rec*float64(e.Consumers)*estimateConsumedRecord
 	// Events: about 7 to set up each replica, 2.3 plus 1.7 per replica for
 	// each record, 1.5 per consumer per record (its fetches), and the
