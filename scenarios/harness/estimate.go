@@ -26,7 +26,11 @@ import (
 
 // The fitted constants, in bytes (docs/commands.md, "Memory").
 const (
-	estimateBase = 24 << 20 // the program, the cluster's nodes, the checkers
+	estimateBase = 24 << 20 // the program, the checkers
+	// A broker or controller: its node, fetcher threads' sessions, the
+	// metadata cache (64 brokers cost ~350 MiB more than 6 with the same
+	// 30,000 replicas).
+	estimateNode = 6 << 20
 	// A partition replica: its log, indexes, fetcher and replica states,
 	// the observer's view. Past ~10,000 replicas each costs a little more
 	// again (estimateReplicaSquared: the fetch sessions and the metadata
@@ -140,7 +144,7 @@ func (e Estimate) WithRecords(n int) Estimate {
 func (e Estimate) sum() Estimate {
 	maxRF, simulated, traced := e.maxRF, e.simulated, e.traced
 	pr, rec := float64(e.PartitionReplicas), float64(e.Records)
-	bytes := estimateBase + estimateConsumer*float64(e.Consumers) + estimateReplica*pr + estimateReplicaSquared*pr*pr +
+	bytes := estimateBase + estimateNode*float64(e.Brokers) + estimateConsumer*float64(e.Consumers) + estimateReplica*pr + estimateReplicaSquared*pr*pr +
 		rec*float64(estimateRecord+estimateRecordReplica*maxRF) + rec*float64(e.Consumers)*estimateConsumedRecord
 	// Events: about 7 to set up each replica, 2.3 plus 1.7 per replica for
 	// each record, 1.5 per consumer per record (its fetches), and the
