@@ -133,14 +133,8 @@ func watchMemory(mp memoryPlan, stderr io.Writer) (stop func()) {
 				return
 			case <-tick.C:
 			}
-			m := processMemory()
-			line := ""
-			switch {
-			case m.live > mp.bound/4*3:
-				line = fmt.Sprintf("%s live after the last collection, past three quarters of -max-memory %s", formatMiB(m.live), formatMiB(mp.bound))
-			case m.held > mp.bound:
-				line = fmt.Sprintf("%s held, past -max-memory %s", formatMiB(m.held), formatMiB(mp.bound))
-			default:
+			line := processMemory().past(mp.bound)
+			if line == "" {
 				continue
 			}
 			est := ""

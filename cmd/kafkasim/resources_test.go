@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/kafkasim/kafkasim/scenarios"
@@ -42,10 +41,12 @@ func TestMaxMemoryRefusesAnOversizedPlan(t *testing.T) {
 // TestMemoryStopFailsTheRuns: once the watch finds the process past its
 // bound, every run stops, failed (exit 4) with the reason, never judged.
 func TestMemoryStopFailsTheRuns(t *testing.T) {
-	stderr := &lockedBuilder{}
+	var b strings.Builder
+	stderr := &lockedWriter{w: &b} // the watch's goroutine writes it
+	said := func() string { stderr.mu.Lock(); defer stderr.mu.Unlock(); return b.String() }
 	stop := watchMemory(memoryPlan{bound: 1}, stderr) // anything is past 1 byte
 	defer stop()
-	for i := 0; i < 100 && !strings.Contains(stderr.String(), "stopping"); i++ {
+	for i := 0; i < 100 && !strings.Contains(said(), "stopping"); i++ {
 		s, _ := scenarios.Load("acks1-leader-crash")
 		harness.Run(s, "acks1", harness.Options{Seed: 1}) // gives the watch its time
 	}
@@ -58,7 +59,7 @@ func TestMemoryStopFailsTheRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(res.Failed, "stopped at -max-memory") || res.Exit() != harness.ExitRunFailed {
-		t.Errorf("a run after the stop: failed %q, exit %d; want it stopped at -max-memory, exit 4 (stderr %q)", res.Failed, res.Exit(), stderr.String())
+		t.Errorf("a run after the stop: failed %q, exit %d; want it stopped at -max-memory, exit 4 (stderr %q)", res.Failed, res.Exit(), said())
 	}
 }
 
@@ -68,23 +69,4 @@ func TestThousands(t *testing.T) {
 			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
 		}
 	}
-}
-
-// lockedBuilder is a strings.Builder the watch's goroutine writes while
-// the test reads it.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
