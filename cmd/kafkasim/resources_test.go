@@ -70,3 +70,16 @@ func TestThousands(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryStopExitsFour: a command whose runs the watch stopped exits 4
+// with the reason, whatever its runs' own verdicts said.
+func TestMemoryStopExitsFour(t *testing.T) {
+	memoryStop = "stopped at -max-memory: 7 GiB held, past -max-memory 6 GiB"
+	code, _, errOut := runCmd("list")
+	if code != harness.ExitRunFailed || !strings.Contains(errOut, "stopped at -max-memory: 7 GiB held") {
+		t.Errorf("exit %d, want 4 with the reason; stderr %q", code, errOut)
+	}
+	if memoryStop != "" {
+		t.Errorf("the stop outlived its command: %q", memoryStop)
+	}
+}
