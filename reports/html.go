@@ -39,6 +39,7 @@ var markKinds = map[string]string{
 type htmlVerdict struct {
 	Checker, Result, Class string
 	Notes, Anomalies       []string
+	Groups                 []htmlGroup
 	Omitted                int
 }
 
@@ -180,8 +181,13 @@ func WriteHTMLReport(w io.Writer, r *harness.Result) error {
 		if hv.Class == "permitted" {
 			hv.Result += " (permitted by Kafka's contract)"
 		}
-		for _, a := range v.Anomalies {
-			hv.Anomalies = append(hv.Anomalies, a.String())
+		if len(v.Groups) > 0 {
+			hv.Groups, hv.Anomalies = htmlGroups(v)
+			hv.Omitted = 0 // each group counts its records not listed
+		} else {
+			for _, a := range v.Anomalies {
+				hv.Anomalies = append(hv.Anomalies, a.String())
+			}
 		}
 		d.Verdicts = append(d.Verdicts, hv)
 	}
@@ -264,6 +270,14 @@ func (d *htmlReport) logs(r *harness.Result) {
 	lostList := map[string][]string{}
 	div := map[tpOffset]bool{}
 	for _, v := range r.Verdicts {
+		if v.Checker == checkers.NameAckedLoss {
+			// NB: the groups, not each record again: the verdicts table
+			// lists the records under them.
+			for _, g := range v.Groups {
+				tp := g.Topic + "-" + strconv.Itoa(int(g.Partition))
+				lostList[tp] = append(lostList[tp], g.String())
+			}
+		}
 		for _, a := range v.Anomalies {
 			tp := a.Topic + "-" + strconv.Itoa(int(a.Partition))
 			switch {
@@ -271,7 +285,9 @@ func (d *htmlReport) logs(r *harness.Result) {
 				for _, o := range a.Offsets {
 					lost[tpOffset{tp, o}] = a.Value
 				}
-				lostList[tp] = append(lostList[tp], a.String())
+				if len(v.Groups) == 0 {
+					lostList[tp] = append(lostList[tp], a.String())
+				}
 			case v.Checker == checkers.NameDivergence:
 				for _, o := range a.Offsets {
 					div[tpOffset{tp, o}] = true
@@ -387,6 +403,7 @@ svg text { font-size: 11px; font-family: ui-monospace, monospace; }
 .mark.isr { fill: #8250df; } .mark.truncate { fill: #bf8700; } .mark.failed { fill: #e36209; }
 .break { fill: #fff; stroke: #999; stroke-dasharray: 3 3; }
 iframe { width: 100%; border: 1px solid #ccc; }
+details.group summary { cursor: pointer; } ol.records { margin: 0.2em 0; padding-left: 2em; font-size: 0.95em; }
 ol.steps { font-family: ui-monospace, monospace; font-size: 0.85em; columns: 2; }
 </style>
 </head>
@@ -411,7 +428,7 @@ ol.steps { font-family: ui-monospace, monospace; font-size: 0.85em; columns: 2; 
 <h2>Verdicts</h2>
 <table>
 <tr><th>checker</th><th>verdict</th><th>evidence</th></tr>
-{{range .Verdicts}}<tr><td>{{.Checker}}</td><td class="{{.Class}}">{{.Result}}</td><td class="mono">{{range .Notes}}note: {{.}}<br>{{end}}{{range .Anomalies}}{{.}}<br>{{end}}{{if .Omitted}}… {{.Omitted}} more{{end}}</td></tr>
+{{range .Verdicts}}<tr><td>{{.Checker}}</td><td class="{{.Class}}">{{.Result}}</td><td class="mono">{{range .Notes}}note: {{.}}<br>{{end}}{{range .Groups}}<details class="group"><summary class="{{.Class}}">{{.Text}}</summary>{{if .Records}}<ol class="records">{{range .Records}}<li>{{.}}</li>{{end}}</ol>{{end}}{{if .Unlisted}}<p>… and {{.Unlisted}} more records, counted but not listed (a verdict keeps the first 200).</p>{{end}}</details>{{end}}{{range .Anomalies}}{{.}}<br>{{end}}{{if .Omitted}}… {{.Omitted}} more{{end}}</td></tr>
 {{end}}</table>
 <h2>Timeline</h2>
 {{if .NoTrace}}<p>The run kept no trace (run it with replay to see the timeline).</p>{{else}}
