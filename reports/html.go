@@ -43,10 +43,10 @@ type htmlVerdict struct {
 	Omitted                int
 }
 
+// htmlMark is a tick or a break of the timeline's axis.
 type htmlMark struct {
-	X, Y        float64
-	Class, Kind string
-	Text        string
+	X, Y float64
+	Text string
 }
 
 type htmlEvent struct {
@@ -147,11 +147,11 @@ type htmlReport struct {
 	Seed, NumEvents                                              uint64
 	Config, Mismatches, NotModelled, ConfigNotes                 []string
 	Verdicts                                                     []htmlVerdict
-	Lanes                                                        []string
-	LaneY                                                        []float64
-	Width, Height, Left                                          float64
-	Ticks, Breaks                                                []htmlMark
-	Marks                                                        []htmlMark
+	Timeline                                                     template.HTML
+	TimelineNote                                                 string
+	ZoomScript                                                   template.JS
+	HasQuorum                                                    bool
+	timelineDrawing                                              *drawing
 	FailedProduces                                               []htmlProduce
 	FailedOmitted                                                int
 	Description                                                  string
@@ -175,7 +175,7 @@ const maxChanges = 2000
 func WriteHTMLReport(w io.Writer, r *harness.Result) error {
 	d := htmlReport{Title: fmt.Sprintf("kafkasim: %s / %s, seed %d", r.Scenario, r.Variant, r.Seed), Scenario: r.Scenario, Variant: r.Variant,
 		Seed: r.Seed, Replay: r.Replay, TraceHash: fmt.Sprintf("%016x", r.TraceHash), NumEvents: r.Events, SimTime: r.SimTime.String(),
-		Failed: r.Failed, Config: r.Config, Mismatches: r.Mismatches, NotModelled: r.NotModelled, ConfigNotes: append(append([]string(nil), r.ConfigNotes...), r.ProducerNotes...), Width: 1100, Left: 110}
+		Failed: r.Failed, Config: r.Config, Mismatches: r.Mismatches, NotModelled: r.NotModelled, ConfigNotes: append(append([]string(nil), r.ConfigNotes...), r.ProducerNotes...)}
 	for _, v := range r.Verdicts {
 		hv := htmlVerdict{Checker: v.Checker, Result: v.Mark(), Class: harness.Outcome(v), Notes: v.Notes, Omitted: v.Omitted}
 		if hv.Class == "permitted" {
@@ -191,6 +191,7 @@ func WriteHTMLReport(w io.Writer, r *harness.Result) error {
 		}
 		d.Verdicts = append(d.Verdicts, hv)
 	}
+	d.ZoomScript = zoomScript
 	d.script(r)
 	d.failedProduces(r.History)
 	d.timeline(r)
@@ -432,13 +433,11 @@ ol.steps { font-family: ui-monospace, monospace; font-size: 0.85em; columns: 2; 
 {{end}}</table>
 <h2>Timeline</h2>
 {{if .NoTrace}}<p>The run kept no trace (run it with replay to see the timeline).</p>{{else}}
-<p>One lane per broker: <span class="bug">faults</span> (crash, power loss, pause, partition, cut, unclean election), <span class="ok">restarts and heals</span>, leader elections (blue), ISR changes (purple), truncations (amber); <span style="color:#e36209">produces that failed or timed out</span> in the last lane. The axis spans the first to the last mark; a dashed band is a quiet stretch cut out (its length above it). Hover a mark for the record.</p>
-<svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" role="img">
-{{range .Ticks}}<line x1="{{.X}}" x2="{{.X}}" y1="34" y2="{{$.Height}}" stroke="#e4e4e4"/><text x="{{.X}}" y="{{.Y}}" text-anchor="middle">{{.Text}}</text>
-{{end}}{{range .Breaks}}<rect class="break" x="{{.X}}" y="20" width="24" height="{{$.Height}}" transform="translate(-12,0)"/><text x="{{.X}}" y="{{.Y}}" text-anchor="middle">{{.Text}}</text>
-{{end}}{{range $i, $l := .Lanes}}<text x="4" y="{{index $.LaneY $i}}" dy="4">{{$l}}</text><line x1="{{$.Left}}" x2="{{$.Width}}" y1="{{index $.LaneY $i}}" y2="{{index $.LaneY $i}}" stroke="#bbb"/>
-{{end}}{{range .Marks}}<rect class="mark {{.Class}}" x="{{.X}}" y="{{.Y}}" width="4" height="16" transform="translate(-2,-8)"><title>{{.Text}}</title></rect>
-{{end}}</svg>
+<p>First, one lane per replica of each judged partition: its LEO (solid) and HW (dashed) over simulated time, scaled to the partition's offsets; a blue band while it leads, with its leader epoch; a purple bar while it is in the leader's ISR; grey while its broker is down. A red dot is an acknowledged record that was later lost, where it was acknowledged; a red bar is where a truncation removed such records. Faults are bands over the lanes they hit (crash and power loss red, pause amber, a network partition blue across every lane). {{if .HasQuorum}}The KRaft lane shows the controller quorum's leader and epoch. {{end}}Then one lane per broker with the trace's events: <span class="bug">faults</span> (crash, power loss, pause, partition, cut, unclean election), <span class="ok">restarts and heals</span>, leader elections (blue), ISR changes (purple), truncations (amber); <span style="color:#e36209">produces that failed or timed out</span> in the last lane. The axis spans the first to the last mark; a dashed band is a quiet stretch cut out (its length above it). Hover a mark for the record.</p>
+<p class="zoom"><button type="button" data-zoom="in">zoom in</button> <button type="button" data-zoom="out">zoom out</button> <button type="button" data-zoom="reset">reset</button> (or scroll over the picture to zoom, drag to move)</p>
+<div class="timeline">{{.Timeline}}</div>
+{{if .TimelineNote}}<p>{{.TimelineNote}}</p>{{end}}
+<script>{{.ZoomScript}}</script>
 <details><summary>{{len .Events}} events drawn</summary>
 <table><tr><th>time</th><th>event</th><th>node</th><th>kind</th><th>fields</th></tr>
 {{range .Events}}<tr><td class="mono">{{.Time}}</td><td class="mono">{{.Event}}</td><td>{{.Node}}</td><td class="{{.Class}}">{{.Kind}}</td><td class="mono">{{.Fields}}</td></tr>

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios"
@@ -34,6 +35,16 @@ func writeRunReport(dir string, r *harness.Result, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "wrote the run report %s\n", path)
+	// The report's timeline as pictures of their own, to cite or embed.
+	base := strings.TrimSuffix(path, ".html")
+	for _, format := range []string{"svg", "png"} {
+		if r.World == nil {
+			break // a run that kept no trace has no timeline
+		}
+		if err := reports.WriteFileAtomic(base+"-timeline."+format, func(w io.Writer) error { return reports.WriteTimeline(w, r, format) }); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
