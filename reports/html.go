@@ -427,7 +427,7 @@ ol.steps { font-family: ui-monospace, monospace; font-size: 0.85em; columns: 2; 
 <ol class="steps">{{range .Steps}}<li value="{{.Line}}">{{.Text}}</li>{{end}}</ol>
 <p>Numbers are the script's line numbers.</p></details>{{end}}
 <h2>Verdicts</h2>
-<table>
+<table id="verdicts">
 <tr><th>checker</th><th>verdict</th><th>evidence</th></tr>
 {{range .Verdicts}}<tr><td>{{.Checker}}</td><td class="{{.Class}}">{{.Result}}</td><td class="mono">{{range .Notes}}note: {{.}}<br>{{end}}{{range .Groups}}<details class="group"><summary class="{{.Class}}">{{.Text}}</summary>{{if .Records}}<ol class="records">{{range .Records}}<li>{{.}}</li>{{end}}</ol>{{end}}{{if .Unlisted}}<p>… and {{.Unlisted}} more records, counted but not listed (a verdict keeps the first 200).</p>{{end}}</details>{{end}}{{range .Anomalies}}{{.}}<br>{{end}}{{if .Omitted}}… {{.Omitted}} more{{end}}</td></tr>
 {{end}}</table>
