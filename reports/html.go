@@ -168,8 +168,10 @@ type htmlReport struct {
 	NoTrace                                                      bool
 }
 
-// maxChanges bounds the state changes the report lists.
-const maxChanges = 2000
+// maxChanges bounds the state changes the report lists. NB: the timeline
+// draws every change (LEO, HW, leadership, ISR); the list keeps the first
+// ones' exact values, and replay prints them all.
+const maxChanges = 500
 
 // WriteHTMLReport writes the run report of r.
 func WriteHTMLReport(w io.Writer, r *harness.Result) error {
@@ -433,7 +435,7 @@ ol.steps { font-family: ui-monospace, monospace; font-size: 0.85em; columns: 2; 
 {{end}}</table>
 <h2>Timeline</h2>
 {{if .NoTrace}}<p>The run kept no trace (run it with replay to see the timeline).</p>{{else}}
-<p>First, one lane per replica of each judged partition: its LEO (solid) and HW (dashed) over simulated time, scaled to the partition's offsets; a blue band while it leads, with its leader epoch; a purple bar while it is in the leader's ISR; grey while its broker is down. A red dot is an acknowledged record that was later lost, where it was acknowledged; a red bar is where a truncation removed such records. Faults are bands over the lanes they hit (crash and power loss red, pause amber, a network partition blue across every lane). {{if .HasQuorum}}The KRaft lane shows the controller quorum's leader and epoch. {{end}}Then one lane per broker with the trace's events: <span class="bug">faults</span> (crash, power loss, pause, partition, cut, unclean election), <span class="ok">restarts and heals</span>, leader elections (blue), ISR changes (purple), truncations (amber); <span style="color:#e36209">produces that failed or timed out</span> in the last lane. The axis spans the first to the last mark; a dashed band is a quiet stretch cut out (its length above it). Hover a mark for the record.</p>
+<p>First, one lane per replica of each judged partition: its LEO (solid) and HW (dashed) over simulated time, scaled to the partition's offsets; a blue band while it leads, with its leader epoch; a purple bar while it is in the leader's ISR; grey while its broker is down. A red dot is an acknowledged record that was later lost, where it was acknowledged; a red bar is where a replica's log was first seen without such records (a truncation, or a log a power loss cut short, once its broker loads it). Faults are bands over the lanes they hit (crash and power loss red, pause amber, a network partition blue across every lane). {{if .HasQuorum}}The KRaft lane shows the controller quorum's leader and epoch. {{end}}Then one lane per broker with the trace's events: <span class="bug">faults</span> (crash, power loss, pause, partition, cut, unclean election), <span class="ok">restarts and heals</span>, leader elections (blue), ISR changes (purple), truncations (amber); <span style="color:#e36209">produces that failed or timed out</span> in the last lane. The axis spans the first to the last mark; a dashed band is a quiet stretch cut out (its length above it). Hover a mark for the record.</p>
 <p class="zoom"><button type="button" data-zoom="in">zoom in</button> <button type="button" data-zoom="out">zoom out</button> <button type="button" data-zoom="reset">reset</button> (or scroll over the picture to zoom, drag to move)</p>
 <div class="timeline">{{.Timeline}}</div>
 {{if .TimelineNote}}<p>{{.TimelineNote}}</p>{{end}}
@@ -442,7 +444,7 @@ ol.steps { font-family: ui-monospace, monospace; font-size: 0.85em; columns: 2; 
 <table><tr><th>time</th><th>event</th><th>node</th><th>kind</th><th>fields</th></tr>
 {{range .Events}}<tr><td class="mono">{{.Time}}</td><td class="mono">{{.Event}}</td><td>{{.Node}}</td><td class="{{.Class}}">{{.Kind}}</td><td class="mono">{{.Fields}}</td></tr>
 {{end}}</table></details>
-<details><summary>{{len .Changes}} replica state changes{{if .ChangesOmitted}} (and {{.ChangesOmitted}} more not shown){{end}}</summary>
+<details><summary>{{len .Changes}} replica state changes{{if .ChangesOmitted}} (and {{.ChangesOmitted}} more not shown: the timeline draws them, replay prints them){{end}}</summary>
 <pre>{{range .Changes}}{{.Time}} #{{.Event}} {{.State}}
 {{end}}</pre></details>
 {{end}}

@@ -7,14 +7,16 @@ package reports
 // its broker is down, a purple bar while it is in the leader's ISR; each
 // acknowledged record that was lost marked where it was acknowledged (a
 // red dot on the acknowledging leader's lane, at its offset) and where a
-// truncation removed it (a red bar on the truncating replica's lane, over
-// the offsets it removed). All of it comes from the harness' recorded
+// replica's log was first seen without it (a red bar on that replica's
+// lane, over the offsets it lost: a truncation, or the first look at a
+// log a power loss cut short, once the restarted broker loads it). All of it comes from the harness' recorded
 // state changes (harness.StateChange) and truncations, deterministically.
 //
 // Simplification: the lost records marked are those the acked-loss
 // verdict lists (its first checkers.MaxAnomalies); its groups count all.
 
 import (
+	"math"
 	"sort"
 	"strconv"
 
@@ -210,7 +212,9 @@ func (p *partLanes) draw(dr *drawing, axis timeAxis, y float64, end sim.Time, br
 			}
 		}
 		step := func(pts *[]float64, t sim.Time, v int64) {
-			x, yv := axis.x(t), offY(top, v)
+			// NB: x snapped to whole pixels, so a line whose value changes
+			// a thousand times over 150 px has ~300 points, not 2,000.
+			x, yv := math.Round(axis.x(t)), math.Round(offY(top, v)*10)/10
 			n := len(*pts)
 			switch {
 			case n == 0:
@@ -305,8 +309,8 @@ func (p *partLanes) draw(dr *drawing, axis timeAxis, y float64, end sim.Time, br
 		}
 		x, y0, y1 := axis.x(t.t), offY(top, t.to), offY(top, t.from)
 		dr.add(shape{Kind: shapeRect, X: x - 2, Y: y0 - 2, W: 5, H: y1 - y0 + 4, Fill: "#cf222e", Stroke: "#82071e", Class: "truncated-lost",
-			Title: "b" + strconv.Itoa(int(t.broker)) + " at " + t.t.String() + " removed " + strconv.Itoa(t.n) + " acknowledged records that were lost (offsets " +
-				strconv.FormatInt(t.from, 10) + "–" + strconv.FormatInt(t.to, 10) + ")"})
+			Title: "b" + strconv.Itoa(int(t.broker)) + " at " + t.t.String() + ": its log no longer holds " + strconv.Itoa(t.n) + " acknowledged records that were lost (offsets " +
+				strconv.FormatInt(t.from, 10) + "–" + strconv.FormatInt(t.to, 10) + "): a truncation, or a restart after losing unflushed data"})
 	}
 	return y + 6
 }
