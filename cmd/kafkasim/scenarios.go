@@ -84,7 +84,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	trace := fs.Bool("trace", false, "print the whole trace")
 	all := fs.Bool("all", false, "replay: show every trace record, messages and timers included")
 	export := fs.String("export", "", "write every broker's disk to DIR/<variant>/<broker>/<log.dirs path>/ in Kafka's layout")
-	report := fs.String("report", "", "write a self-contained HTML run report per run into DIR")
+	report := fs.String("report", "", "write a self-contained HTML run report per run into DIR, and its timeline as -timeline.svg and .png")
 	choices := fs.String("choices", "", "replay the choice list saved in FILE (by explore or shrink) instead of the seed")
 	history := fs.String("history", "", "save the run's client history and final logs to FILE (JSON lines; kafkasim check reads it)")
 	var tape *string
