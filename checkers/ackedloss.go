@@ -162,7 +162,7 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 			}
 			a.Permitted, a.Reason = permitted, why
 			listed := len(anomalies) < MaxAnomalies
-			groups.add(a, op.Offset, op.Complete, listed)
+			a.Group = groups.add(a, op.Acks, op.Offset, op.Complete, listed)
 			if !listed {
 				omitted++
 				continue

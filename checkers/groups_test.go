@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,13 +34,13 @@ func TestAckedLossGroupsCountEveryRecord(t *testing.T) {
 		t.Fatalf("%d groups, want 2: %v", len(v.Groups), v.Groups)
 	}
 	want := []AnomalyGroup{
-		{Kind: "lost", Topic: "t", Count: 150, Listed: 150, From: 0, To: 149, AckedFrom: ms / 2, AckedTo: 149*ms + ms/2, Permitted: true},
-		{Kind: "lost", Topic: "t", Count: 150, Listed: 50, From: 150, To: 299, AckedFrom: 150*ms + ms/2, AckedTo: 299*ms + ms/2, Permitted: false},
+		{Kind: "lost", Topic: "t", Count: 150, Listed: 150, From: 0, To: 149, AckedFrom: ms / 2, AckedTo: 149*ms + ms/2, Permitted: true, Acks: 1},
+		{Kind: "lost", Topic: "t", Count: 150, Listed: 50, From: 150, To: 299, AckedFrom: 150*ms + ms/2, AckedTo: 299*ms + ms/2, Permitted: false, Acks: -1},
 	}
 	for i, g := range v.Groups {
 		w := want[i]
 		w.Reason = g.Reason
-		if g != w {
+		if !reflect.DeepEqual(g, w) {
 			t.Errorf("group %d = %+v, want %+v", i, g, w)
 		}
 	}
@@ -47,17 +48,27 @@ func TestAckedLossGroupsCountEveryRecord(t *testing.T) {
 		t.Errorf("reasons: %q, %q", v.Groups[0].Reason, v.Groups[1].Reason)
 	}
 	for _, a := range v.Anomalies {
-		n := 0
-		for _, g := range v.Groups {
-			if g.Contains(a) {
-				n++
-			}
-		}
-		if n != 1 || !strings.HasSuffix(a.Description, "; "+a.Reason) {
-			t.Fatalf("anomaly in %d groups (want 1), or its description does not end with its reason: %s", n, a)
+		g := v.Groups[a.Group-1]
+		if a.Group < 1 || !g.sameGroup(a, h.Ops[a.Ops[0]].Acks) || !strings.HasSuffix(a.Description, "; "+a.Reason) {
+			t.Fatalf("anomaly in group %d, or its description does not end with its reason: %s", a.Group, a)
 		}
 	}
-	if got := v.Groups[0].String(); got != "150 records lost, offsets 0–149 of t-0, acknowledged 500.000µs–149.500ms simulated; "+v.Groups[0].Reason {
+	if got := v.Groups[0].String(); got != "150 records lost, offsets 0–149 of t-0, acknowledged (acks=1) 500.000µs–149.500ms simulated; "+v.Groups[0].Reason {
 		t.Errorf("String = %q", got)
+	}
+}
+
+// TestGroupNamesFewValues: a group of up to three records names them; a
+// larger one only counts.
+func TestGroupNamesFewValues(t *testing.T) {
+	var gr grouper
+	for i := range 4 {
+		gr.add(Anomaly{Kind: "lost", Topic: "t", Value: "m" + strconv.Itoa(i), Reason: "r"}, -1, int64(i), ms, true)
+		if i == 1 && !strings.HasPrefix(gr.groups[0].String(), "2 records lost (m0, m1), offsets 0–1 of t-0, acknowledged (acks=-1) 1.000ms simulated; r") {
+			t.Errorf("two records: %s", gr.groups[0])
+		}
+	}
+	if g := gr.groups[0]; g.Values != nil || !strings.HasPrefix(g.String(), "4 records lost, offsets 0–3") {
+		t.Errorf("four records: %s", g)
 	}
 }

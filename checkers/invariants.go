@@ -516,8 +516,9 @@ func (m *Monitor) committedLoss(v Verdict, h History, f Final, c *contract) Verd
 			// acked-loss group already (also when past the cap, so not in
 			// reported), and is not counted twice.
 			listed := len(added) < room
+			group := 0
 			if !known || op.Outcome != OK || op.Offset != ec.Offset {
-				groups.add(Anomaly{Kind: KindCommittedLost, Topic: k.topic, Partition: k.partition, Reason: why, Permitted: permitted}, ec.Offset, ec.time, listed)
+				group = groups.add(Anomaly{Kind: KindCommittedLost, Topic: k.topic, Partition: k.partition, Value: ec.Value, Reason: why, Permitted: permitted}, noAcks, ec.Offset, ec.time, listed)
 			}
 			if !listed {
 				unlisted++
@@ -538,7 +539,7 @@ func (m *Monitor) committedLoss(v Verdict, h History, f Final, c *contract) Verd
 			default:
 				desc += ": the committed log ends at " + strconv.FormatInt(judge.HW, 10)
 			}
-			a.Permitted, a.Reason = permitted, why
+			a.Permitted, a.Reason, a.Group = permitted, why, group
 			a.Description = desc + "; " + why
 			added = append(added, a)
 		}

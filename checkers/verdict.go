@@ -85,6 +85,9 @@ type Anomaly struct {
 	// anomaly lost for the same reason (acked-loss sets it; AnomalyGroup).
 	// It is already part of Description, so String does not print it.
 	Reason string
+	// Group is the anomaly's group, 1 + its index in Verdict.Groups; 0:
+	// in none.
+	Group int
 }
 
 // String renders the anomaly on one line:

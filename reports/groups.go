@@ -80,15 +80,9 @@ func htmlGroups(v checkers.Verdict) (groups []htmlGroup, rest []string) {
 		}
 	}
 	for _, a := range v.Anomalies {
-		found := false
-		for i, g := range v.Groups {
-			if g.Contains(a) {
-				groups[i].Records = append(groups[i].Records, recordLine(a))
-				found = true
-				break
-			}
-		}
-		if !found {
+		if i := a.Group - 1; i >= 0 && i < len(groups) {
+			groups[i].Records = append(groups[i].Records, recordLine(a))
+		} else {
 			rest = append(rest, a.String())
 		}
 	}

@@ -204,7 +204,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 // history to file history, each when named.
 func writeRunFiles(res *harness.Result, report, history string, stderr io.Writer) error {
 	if report != "" {
-		if err := writeRunReport(report, res, stderr); err != nil {
+		if err := writeRunReport(report, res, stderr, true); err != nil {
 			return err
 		}
 	}
