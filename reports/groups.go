@@ -17,6 +17,10 @@ import (
 type GroupJSON struct {
 	Kind      string `json:"kind"`
 	Partition string `json:"partition"`
+	// Acks is the sends' acks (-1: all; -2: committed-lost, no send's).
+	Acks int16 `json:"acks"`
+	// Values name the records of a group of three or fewer.
+	Values []string `json:"values,omitempty"`
 	// Count is the records in the group, Listed how many of them the
 	// verdict's anomalies list.
 	Count  int   `json:"count"`
@@ -36,7 +40,7 @@ type GroupJSON struct {
 func newGroupsJSON(gs []checkers.AnomalyGroup) []GroupJSON {
 	var out []GroupJSON
 	for _, g := range gs {
-		out = append(out, GroupJSON{Kind: g.Kind, Partition: g.Topic + "-" + strconv.Itoa(int(g.Partition)), Count: g.Count, Listed: g.Listed,
+		out = append(out, GroupJSON{Kind: g.Kind, Partition: g.Topic + "-" + strconv.Itoa(int(g.Partition)), Acks: g.Acks, Values: g.Values, Count: g.Count, Listed: g.Listed,
 			From: g.From, To: g.To, AckedFromNs: int64(g.AckedFrom), AckedToNs: int64(g.AckedTo), Reason: g.Reason, Permitted: g.Permitted, Text: g.String()})
 	}
 	return out
