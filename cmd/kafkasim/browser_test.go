@@ -127,7 +127,7 @@ func TestReportsInABrowser(t *testing.T) {
 		// NB: no network: a page that asks for anything remote fails to load
 		// it, and the listener reports the request.
 		chromedp.Flag("proxy-server", "http://127.0.0.1:9"), chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
-		chromedp.Flag("allow-file-access-from-files", true))
+		chromedp.Flag("allow-file-access-from-files", true), chromedp.Flag("disable-dev-shm-usage", true))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelA()
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(problems.listen))
