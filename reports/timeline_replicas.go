@@ -19,6 +19,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios/harness"
@@ -58,16 +59,19 @@ type partLanes struct {
 }
 
 // replicaLanes picks the partitions to draw (those with lost or divergent
-// records first, then the rest in the final state's order, at most
+// records first, then those the clients wrote, then the others but the
+// internal topics, each in the order they first changed, at most
 // maxTimelinePartitions) and gathers their changes, lost records and
 // truncations; it returns how many partitions it left out.
 func replicaLanes(r *harness.Result) ([]*partLanes, int) {
 	flagged := map[string]bool{}
 	lost := map[string][]lostRecord{}
 	leaderOf := map[int]int32{}
+	sent := map[string]bool{} // the partitions the clients wrote: the ones judged
 	for _, op := range r.History.Ops {
 		if op.Kind == checkers.Send {
 			leaderOf[op.Index] = op.Leader
+			sent[op.Topic+"-"+strconv.Itoa(int(op.Partition))] = true
 		}
 	}
 	for _, v := range r.Verdicts {
@@ -108,7 +112,27 @@ func replicaLanes(r *harness.Result) ([]*partLanes, int) {
 			p.maxOff = max(p.maxOff, rep.LEO)
 		}
 	}
-	sort.SliceStable(order, func(i, j int) bool { return flagged[order[i].tp] && !flagged[order[j].tp] })
+	// NB: internal topics (__consumer_offsets, __transaction_state) only
+	// when the clients wrote them or the checkers flag them.
+	rank := func(tp string) int {
+		switch {
+		case flagged[tp]:
+			return 0
+		case sent[tp]:
+			return 1
+		case strings.HasPrefix(tp, "__"):
+			return 3
+		}
+		return 2
+	}
+	kept := order[:0]
+	for _, p := range order {
+		if rank(p.tp) < 3 {
+			kept = append(kept, p)
+		}
+	}
+	order = kept
+	sort.SliceStable(order, func(i, j int) bool { return rank(order[i].tp) < rank(order[j].tp) })
 	omitted := 0
 	if len(order) > maxTimelinePartitions {
 		omitted = len(order) - maxTimelinePartitions
