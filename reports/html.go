@@ -406,7 +406,7 @@ svg text { font-size: 11px; font-family: ui-monospace, monospace; }
 .mark.isr { fill: #8250df; } .mark.truncate { fill: #bf8700; } .mark.failed { fill: #e36209; }
 .break { fill: #fff; stroke: #999; stroke-dasharray: 3 3; }
 iframe { width: 100%; border: 1px solid #ccc; }
-details.group summary { cursor: pointer; } ol.records { margin: 0.2em 0; padding-left: 2em; font-size: 0.95em; }
+details.group summary { cursor: pointer; } .timeline svg { max-width: 100%; height: auto; cursor: grab; } ol.records { margin: 0.2em 0; padding-left: 2em; font-size: 0.95em; }
 ol.steps { font-family: ui-monospace, monospace; font-size: 0.85em; columns: 2; }
 </style>
 </head>
