@@ -76,6 +76,13 @@ func TestGroupedEvidence(t *testing.T) {
 			t.Errorf("groups = %+v (anomalies listed %d)", v.Groups, len(v.Anomalies))
 		}
 	}
+	// The timeline marks the 100 records the verdict does not list too: a
+	// box over the group's offsets and acknowledgement times.
+	var d htmlReport
+	d.timeline(res)
+	if boxes := shapesWith(d.timelineDrawing, "acked-lost-group", "300 records lost"); len(boxes) != 1 {
+		t.Errorf("the timeline has %d boxes for the group of 300, want 1", len(boxes))
+	}
 	var page bytes.Buffer
 	if err := WriteHTMLReport(&page, res); err != nil {
 		t.Fatal(err)

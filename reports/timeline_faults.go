@@ -176,6 +176,9 @@ func drawQuorum(dr *drawing, axis timeAxis, spans []quorumSpan, y float64, end s
 func legend(dr *drawing, y float64) float64 {
 	x := timelineLeft
 	item := func(s shape, text string) {
+		if w := 22 + 7*float64(len(text)); x+w > timelineWidth {
+			x, y = timelineLeft, y+18 // the next row
+		}
 		s.X += x
 		s.Y += y
 		s.X2 += x
@@ -202,6 +205,7 @@ func legend(dr *drawing, y float64) float64 {
 	item(shape{Kind: shapeRect, X: 0, Y: 0, W: 18, H: 12, Fill: "#0969da", Opacity: 0.08}, "partition")
 	item(shape{Kind: shapeRect, X: 7, Y: 4, W: 4, H: 4, Fill: "#cf222e"}, "acked, later lost")
 	item(shape{Kind: shapeRect, X: 7, Y: 0, W: 5, H: 12, Fill: "#cf222e"}, "truncated away")
+	item(shape{Kind: shapeRect, X: 0, Y: 0, W: 18, H: 12, Fill: "#cf222e", Opacity: 0.25}, "lost records not listed one by one")
 	return y + 22
 }
 

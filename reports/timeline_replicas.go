@@ -12,8 +12,10 @@ package reports
 // log a power loss cut short, once the restarted broker loads it). All of it comes from the harness' recorded
 // state changes (harness.StateChange) and truncations, deterministically.
 //
-// Simplification: the lost records marked are those the acked-loss
-// verdict lists (its first checkers.MaxAnomalies); its groups count all.
+// Simplification: the lost records marked one by one are those the
+// acked-loss verdict lists (its first checkers.MaxAnomalies); a group with
+// more is also a translucent box over its offsets and acknowledgement
+// times, and the truncation bars cover the listed records only.
 
 import (
 	"math"
@@ -56,6 +58,9 @@ type partLanes struct {
 	maxOff  int64
 	lost    []lostRecord
 	truncs  []truncMark
+	// unlisted are the acked-loss groups with records the verdict only
+	// counts: each is drawn as a box over its offsets and times.
+	unlisted []checkers.AnomalyGroup
 }
 
 // replicaLanes picks the partitions to draw (those with lost or divergent
@@ -74,9 +79,17 @@ func replicaLanes(r *harness.Result) ([]*partLanes, int) {
 			sent[op.Topic+"-"+strconv.Itoa(int(op.Partition))] = true
 		}
 	}
+	unlisted := map[string][]checkers.AnomalyGroup{}
 	for _, v := range r.Verdicts {
 		if v.Checker != checkers.NameAckedLoss && v.Checker != checkers.NameDivergence {
 			continue
+		}
+		for _, g := range v.Groups {
+			if g.Kind != checkers.KindCommittedLost && g.Count > g.Listed {
+				tp := g.Topic + "-" + strconv.Itoa(int(g.Partition))
+				unlisted[tp] = append(unlisted[tp], g)
+				flagged[tp] = true
+			}
 		}
 		for _, a := range v.Anomalies {
 			tp := a.Topic + "-" + strconv.Itoa(int(a.Partition))
@@ -100,7 +113,7 @@ func replicaLanes(r *harness.Result) ([]*partLanes, int) {
 			if len(c.Replicas) == 0 {
 				continue
 			}
-			p = &partLanes{tp: c.Partition, lost: lost[c.Partition]}
+			p = &partLanes{tp: c.Partition, lost: lost[c.Partition], unlisted: unlisted[c.Partition]}
 			for _, rep := range c.Replicas {
 				p.brokers = append(p.brokers, rep.Broker)
 			}
@@ -142,6 +155,9 @@ func replicaLanes(r *harness.Result) ([]*partLanes, int) {
 		p.truncs = lostTruncations(r.Truncations, p.tp, p.lost)
 		for _, l := range p.lost {
 			p.maxOff = max(p.maxOff, l.offset+1)
+		}
+		for _, g := range p.unlisted {
+			p.maxOff = max(p.maxOff, g.To+1)
 		}
 	}
 	return order, omitted
@@ -325,6 +341,17 @@ func (p *partLanes) draw(dr *drawing, axis timeAxis, y float64, end sim.Time, br
 			title += " (and " + strconv.Itoa(n-1) + " more here)"
 		}
 		dr.add(shape{Kind: shapeRect, X: float64(c.x*3) - 1, Y: float64(c.y*3) - 1, W: 4, H: 4, Fill: "#cf222e", Class: "acked-lost", Title: title})
+	}
+	// A group with records the verdict only counts: a box over its
+	// offsets and acknowledgement times on the lane of the leader then.
+	for _, g := range p.unlisted {
+		top, ok := laneTop[leaderAt(p, g.AckedFrom)]
+		if !ok {
+			continue
+		}
+		x0, x1, y0, y1 := axis.x(g.AckedFrom), axis.x(g.AckedTo), offY(top, g.To), offY(top, g.From)
+		dr.add(shape{Kind: shapeRect, X: x0 - 1, Y: y0 - 1, W: x1 - x0 + 2, H: y1 - y0 + 2, Fill: "#cf222e", Opacity: 0.25, Stroke: "#cf222e",
+			Class: "acked-lost-group", Title: g.String()})
 	}
 	for _, t := range p.truncs {
 		top, ok := laneTop[t.broker]
