@@ -12,8 +12,20 @@ package client
 //     (OnLost); forget the member id and generation and rejoin;
 //   - NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE: find the coordinator again;
 //   - COORDINATOR_LOAD_IN_PROGRESS: retry after retry.backoff.ms;
-//   - INVALID_SESSION_TIMEOUT, INCONSISTENT_GROUP_PROTOCOL, INVALID_GROUP_ID:
-//     fatal, returned by Poll.
+//   - INVALID_SESSION_TIMEOUT, INCONSISTENT_GROUP_PROTOCOL, INVALID_GROUP_ID,
+//     UNSUPPORTED_VERSION (a static member and a broker without JoinGroup
+//     v5, below 2.3): fatal, returned by Poll;
+//   - FENCED_INSTANCE_ID (a static member, group.instance.id, KIP-345: a
+//     newer process of the same instance took the member over): the
+//     partitions are lost and the consumer stops taking part in the
+//     group for good; every Poll returns the error (Kafka's
+//     FencedInstanceIdException: the application must close it).
+//
+// A static member sends its group.instance.id in JoinGroup, SyncGroup,
+// Heartbeat and OffsetCommit, and sends no LeaveGroup when it closes or
+// passes max.poll.interval.ms (AbstractCoordinator.maybeLeaveGroup sends
+// it only for a dynamic member): only its session expiry removes it, so a
+// restart within session.timeout.ms finds its member and assignment.
 
 import (
 	"cmp"
@@ -247,6 +259,9 @@ type groupState struct {
 	retryAt        sim.Time
 	nextHeartbeat  sim.Time
 	heartbeating   bool
+	// instanceFenced: FENCED_INSTANCE_ID was answered; the member is out
+	// of the group for good.
+	instanceFenced bool
 }
 
 func (g *groupState) stable() bool { return g.synced && !g.needRejoin && !g.joining }
@@ -309,7 +324,7 @@ func (c *Consumer) runGroup(ctx *sim.Context) {
 		}
 		g.pendingAssign = nil
 	}
-	if c.pollExpiry || !c.ensureCoordinator(ctx) {
+	if c.pollExpiry || g.instanceFenced || !c.ensureCoordinator(ctx) {
 		return
 	}
 	if g.needRejoin && !g.joining && now >= g.retryAt {
@@ -386,6 +401,34 @@ func (c *Consumer) fenced(ctx *sim.Context, why string) {
 	g.pendingAssign, g.hasPendingAssign = nil, false
 }
 
+// fencedInstance handles FENCED_INSTANCE_ID: another process with this
+// group.instance.id owns the member now, so this one is a zombie. Its
+// partitions are lost, and it takes no further part in the group.
+func (c *Consumer) fencedInstance(ctx *sim.Context, api string) {
+	g := &c.group
+	if g.instanceFenced {
+		return
+	}
+	ctx.Log("consumer-fenced-instance", sim.S("client-id", c.cfg.ClientID), sim.S("member", g.memberID),
+		sim.S("instance", c.cfg.GroupInstanceID), sim.I("generation", int64(g.generation)), sim.S("api", api))
+	c.revoke(ctx, true)
+	c.setAssignment(nil)
+	g.instanceFenced, g.synced, g.needRejoin = true, false, false
+	g.memberID, g.generation = "", -1
+	g.resets++
+	g.pendingAssign, g.hasPendingAssign = nil, false
+}
+
+// instanceID is the group.instance.id requests carry: nil for a dynamic
+// member.
+func (c *Consumer) instanceID() *string {
+	if !c.cfg.Static() {
+		return nil
+	}
+	id := c.cfg.GroupInstanceID
+	return &id
+}
+
 func (c *Consumer) join(ctx *sim.Context) {
 	g := &c.group
 	if !c.cooperative() {
@@ -394,6 +437,7 @@ func (c *Consumer) join(ctx *sim.Context) {
 	g.pendingAssign, g.hasPendingAssign = nil, false // superseded by this rebalance
 	req := kmsg.NewPtrJoinGroupRequest()
 	req.Version, req.Group, req.MemberID, req.ProtocolType = 5, c.cfg.GroupID, g.memberID, assignor.ProtocolType
+	req.InstanceID = c.instanceID()
 	req.SessionTimeoutMillis = int32(c.cfg.SessionTimeout.Milliseconds())
 	req.RebalanceTimeoutMillis = int32(c.cfg.RebalanceTimeout.Milliseconds())
 	for _, a := range c.cfg.PartitionAssignmentStrategy {
@@ -434,6 +478,10 @@ func (c *Consumer) joined(ctx *sim.Context, r *kmsg.JoinGroupResponse) {
 		// lost, as onJoinPrepare's onPartitionsLost after a reset generation.
 		c.fenced(ctx, "JoinGroup: "+err.Error())
 		return
+	case kerr.FencedInstanceID:
+		c.fencedInstance(ctx, "JoinGroup")
+		c.fatal = err
+		return
 	case kerr.NotCoordinator, kerr.CoordinatorNotAvailable:
 		c.coordinatorLost(ctx, "JoinGroup: "+err.Error())
 		return
@@ -453,6 +501,7 @@ func (c *Consumer) joined(ctx *sim.Context, r *kmsg.JoinGroupResponse) {
 		sim.S("leader", boolString(g.leader == g.memberID)), sim.S("protocol", g.protocol))
 	sync := kmsg.NewPtrSyncGroupRequest()
 	sync.Version, sync.Group, sync.Generation, sync.MemberID = 3, c.cfg.GroupID, g.generation, g.memberID
+	sync.InstanceID = c.instanceID()
 	if g.leader == g.memberID {
 		sync.GroupAssignment = c.assign(r)
 	}
@@ -527,6 +576,10 @@ func (c *Consumer) synced(ctx *sim.Context, gen int32, r *kmsg.SyncGroupResponse
 	case kerr.UnknownMemberID, kerr.IllegalGeneration:
 		c.fenced(ctx, "SyncGroup: "+err.Error())
 		return
+	case kerr.FencedInstanceID:
+		c.fencedInstance(ctx, "SyncGroup")
+		c.fatal = err
+		return
 	case kerr.NotCoordinator, kerr.CoordinatorNotAvailable:
 		c.coordinatorLost(ctx, "SyncGroup: "+err.Error())
 		return
@@ -570,6 +623,7 @@ func (c *Consumer) heartbeat(ctx *sim.Context) {
 	g := &c.group
 	req := kmsg.NewPtrHeartbeatRequest()
 	req.Version, req.Group, req.Generation, req.MemberID = 3, c.cfg.GroupID, g.generation, g.memberID
+	req.InstanceID = c.instanceID()
 	g.heartbeating = true
 	g.nextHeartbeat = ctx.Now().Add(c.cfg.HeartbeatInterval)
 	gen := g.generation
@@ -592,6 +646,9 @@ func (c *Consumer) heartbeat(ctx *sim.Context) {
 			g.needRejoin = true
 		case kerr.UnknownMemberID, kerr.IllegalGeneration:
 			c.fenced(ctx, "Heartbeat: "+e.Error())
+		case kerr.FencedInstanceID:
+			c.fencedInstance(ctx, "Heartbeat")
+			c.fatal = e
 		case kerr.NotCoordinator, kerr.CoordinatorNotAvailable:
 			c.coordinatorLost(ctx, "Heartbeat: "+e.Error())
 		default:
@@ -600,10 +657,11 @@ func (c *Consumer) heartbeat(ctx *sim.Context) {
 	})
 }
 
-// leave sends LeaveGroup (fire and forget) and forgets the membership.
+// leave sends LeaveGroup (fire and forget; a dynamic member only) and
+// forgets the membership.
 func (c *Consumer) leave(ctx *sim.Context, why string) {
 	g := &c.group
-	if g.coordinator >= 0 && g.memberID != "" {
+	if g.coordinator >= 0 && g.memberID != "" && !c.cfg.Static() {
 		req := kmsg.NewPtrLeaveGroupRequest()
 		req.Version, req.Group = 3, c.cfg.GroupID
 		req.Members = []kmsg.LeaveGroupRequestMember{{MemberID: g.memberID}}

@@ -26,12 +26,11 @@ package server
 //   - Fetch 4-12: v0-v3 need down-conversion to magic 0/1; v13+ use topic
 //     ids. Fetch sessions (v7+, KIP-227) are never created (fetch.go).
 //   - ListOffsets 0-6: v7 MAX_TIMESTAMP (-3), v8+ tiered-storage timestamps.
-//   - JoinGroup 0-4: v5+ carry group.instance.id (KIP-345 static
-//     membership), which the coordinator does not model. A 2.2 broker is
-//     what such a client then sees: it must not set group.instance.id.
-//     Heartbeat, SyncGroup, LeaveGroup and OffsetCommit keep their newer
-//     versions: with no static member in any group (JoinGroup cannot make
-//     one) Kafka's checks of an instance id reduce to the member-id checks.
+//   - JoinGroup 0-9 with group.instance.id from v5 (KIP-345 static
+//     membership, coordinator/static.go; v8's reason is not kept, v9's
+//     SkipAssignment is honoured). Heartbeat, SyncGroup, LeaveGroup,
+//     OffsetCommit and TxnOffsetCommit check the instance id
+//     (FENCED_INSTANCE_ID).
 //   - OffsetCommit 0-8, OffsetFetch 0-8: v9+ is KIP-848's member epoch;
 //     v0 is ZooKeeper-stored (offsets_zk.go), so KRaft mode starts at v1 as
 //     Kafka 3.x's KRaft broker refuses v0.
@@ -98,7 +97,7 @@ var handlerVersions = map[int16]handlerRange{
 	8:  {min: 0, max: 8, kraftMin: 1}, // OffsetCommit
 	9:  {min: 0, max: 8, kraftMin: 1}, // OffsetFetch
 	10: {min: 0, max: 5},              // FindCoordinator
-	11: {min: 0, max: 4},              // JoinGroup
+	11: {min: 0, max: 9},              // JoinGroup
 	12: {min: 0, max: 4},              // Heartbeat
 	13: {min: 0, max: 5},              // LeaveGroup
 	14: {min: 0, max: 5},              // SyncGroup
