@@ -1,0 +1,168 @@
+// group_static.go: what the group checker knows of static members
+// (KIP-345, group.instance.id).
+//
+// A static member that restarts takes its member over without a
+// rebalance: the new process gets the same generation and the same
+// partitions, and the old member id is fenced (FENCED_INSTANCE_ID). So two
+// processes of one static instance may both be given a partition in one
+// generation: that is a handover, not a double owner, as long as the
+// earlier process consumes nothing of it once the later one has it (a
+// zombie that still polls records after its replacement took over is a
+// double owner: two members consume the partition at once).
+//
+// static-restart-rebalance: a static member's process that crashed and
+// started again within its session (restart - crash <=
+// session.timeout.ms - 2 x heartbeat.interval.ms: its last heartbeat was
+// at most an interval before the crash, and an interval is left for the
+// new process to find the coordinator and join) must come back, at its
+// first assignment, at the generation it had, with the partitions it had.
+// Permitted when another consumer of the group crashed, started again or
+// joined since the member's last assignment (each is a rebalance of its
+// own). Not judged: restarts later
+// than that, or without an assignment before and after.
+
+package checkers
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kafkasim/kafkasim/sim"
+)
+
+// consumerDecl returns the declaration of a consumer process.
+func (h History) consumerDecl(process string) (Consumer, bool) {
+	for _, c := range h.Consumers {
+		if c.Process == process {
+			return c, true
+		}
+	}
+	return Consumer{}, false
+}
+
+// staticInstance returns the group.instance.id every one of procs
+// declares, or "" when they do not share one.
+func (h History) staticInstance(procs []string) string {
+	inst := ""
+	for i, p := range procs {
+		c, ok := h.consumerDecl(p)
+		if !ok || c.GroupInstanceID == "" || i > 0 && c.GroupInstanceID != inst {
+			return ""
+		}
+		inst = c.GroupInstanceID
+	}
+	return inst
+}
+
+// zombieConsumes finds, among the assignments ops of one partition in one
+// generation (in history order) to processes of one static instance, a
+// process that consumed the partition at that generation after a later
+// process was given it. It returns the Consume op and the Assign it
+// overlapped, or nil.
+func zombieConsumes(h History, ops []Op) (consume, takeover *Op) {
+	for i, a := range ops {
+		for _, b := range ops[i+1:] {
+			if b.Process == a.Process || b.Invoke < a.Invoke {
+				continue
+			}
+			for j := range h.Ops {
+				c := &h.Ops[j]
+				if c.Kind == Consume && c.Process == a.Process && c.Group == a.Group && c.Topic == a.Topic &&
+					c.Partition == a.Partition && c.Generation == a.Generation && c.Invoke >= b.Invoke {
+					bb := b
+					return c, &bb
+				}
+			}
+		}
+	}
+	return nil, nil
+}
+
+// staticRestarts judges each restart of a static member
+// (static-restart-rebalance, the file comment).
+func staticRestarts(h History) []Anomaly {
+	var out []Anomaly
+	for _, c := range h.Consumers {
+		if c.GroupInstanceID == "" || c.SessionTimeout <= 0 {
+			continue
+		}
+		for _, down := range c.Crashes {
+			up, restarted := sim.Time(0), false
+			for _, t := range c.Restarts {
+				if t >= down {
+					up, restarted = t, true
+					break
+				}
+			}
+			if !restarted || up.Sub(down) > c.SessionTimeout-2*c.HeartbeatInterval {
+				continue
+			}
+			beforeGen, before := int32(-1), []string(nil)
+			var beforeAt, afterAt sim.Time
+			afterGen, after := int32(-1), []string(nil)
+			for _, op := range h.Ops {
+				if op.Kind != Assign || op.Process != c.Process || op.Group != c.Group {
+					continue
+				}
+				switch {
+				case op.Invoke <= down && op.Generation != beforeGen:
+					beforeAt, beforeGen, before = op.Invoke, op.Generation, []string{tpString(op.Topic, op.Partition)}
+				case op.Invoke <= down:
+					before = append(before, tpString(op.Topic, op.Partition))
+				case op.Invoke < up:
+				case afterGen < 0:
+					afterAt, afterGen, after = op.Invoke, op.Generation, []string{tpString(op.Topic, op.Partition)}
+				case op.Invoke == afterAt:
+					after = append(after, tpString(op.Topic, op.Partition))
+				}
+			}
+			if beforeGen < 0 || afterGen < 0 {
+				continue
+			}
+			slices.Sort(before)
+			slices.Sort(after)
+			if afterGen == beforeGen && slices.Equal(before, after) {
+				continue
+			}
+			others := otherMembershipChanges(h, c, beforeGen, beforeAt, afterAt)
+			a := Anomaly{Kind: "static-restart-rebalance", Times: []sim.Time{down, afterAt},
+				Description: c.Process + " (group.instance.id " + c.GroupInstanceID + ") crashed and started again " +
+					up.Sub(down).String() + " later, within session.timeout.ms " + c.SessionTimeout.String() + ", and was assigned" +
+					", at generation " + strconv.Itoa(int(afterGen)) + " with [" + strings.Join(after, " ") + "]; before the crash generation " +
+					strconv.Itoa(int(beforeGen)) + " with [" + strings.Join(before, " ") + "] (KIP-345: a static member's restart within its session does not rebalance)",
+				Permitted: others != ""}
+			if others != "" {
+				a.Description += "; other members came or went meanwhile: " + others
+			}
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// otherMembershipChanges names the other consumers of c's group that
+// crashed or started again in (from, to], or whose first assignment came
+// after generation gen: each rebalances the group on its own.
+func otherMembershipChanges(h History, c Consumer, gen int32, from, to sim.Time) string {
+	var names []string
+	for _, o := range h.Consumers {
+		if o.Process == c.Process || o.Group != c.Group {
+			continue
+		}
+		changed := false
+		for _, t := range append(slices.Clone(o.Crashes), o.Restarts...) {
+			changed = changed || t > from && t <= to
+		}
+		for _, op := range h.Ops {
+			if op.Process == o.Process && op.Kind == Assign {
+				changed = changed || op.Generation > gen && op.Invoke <= to
+				break // NB: its first assignment only
+			}
+		}
+		if changed {
+			names = append(names, o.Process)
+		}
+	}
+	return strings.Join(names, ", ")
+}
