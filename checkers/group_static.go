@@ -5,10 +5,12 @@
 // rebalance: the new process gets the same generation and the same
 // partitions, and the old member id is fenced (FENCED_INSTANCE_ID). So two
 // processes of one static instance may both be given a partition in one
-// generation: that is a handover, not a double owner, as long as the
-// earlier process consumes nothing of it once the later one has it (a
-// zombie that still polls records after its replacement took over is a
-// double owner: two members consume the partition at once).
+// generation: that is a handover, not a double owner. A zombie that still
+// polls the partition after its replacement took over is zombie-consume:
+// two members consume it at once. Kafka permits it — the fence is on the
+// zombie's commits, heartbeats and rejoins, and a zombie that wakes with
+// records fetched returns them from poll before its next request is
+// answered FENCED_INSTANCE_ID — so it is reported, permitted.
 //
 // static-restart-rebalance: a static member's process that crashed and
 // started again within its session (restart - crash <=

@@ -48,6 +48,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // patternIdempotentSink is the pattern of exactly-once by an idempotent sink.
@@ -100,6 +101,7 @@ type consumerNode struct {
 	s        *consumerSettings
 	c        *client.Consumer
 	busy     bool
+	stopped  bool // closed after FENCED_INSTANCE_ID: the application stopped
 	inflight []checkers.OpID // Consume ops of the poll being processed
 	batch    [][]checkers.Record
 	// ctp is the consume-transform-produce side (ctp.go), nil otherwise.
@@ -191,7 +193,9 @@ func (n *consumerNode) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 		if !n.busy {
 			n.poll(ctx)
 		}
-		ctx.SetTimer(n.s.poll, timerAppPoll)
+		if !n.stopped {
+			ctx.SetTimer(n.s.poll, timerAppPoll)
+		}
 	case timerAppProcess:
 		n.processed(ctx)
 	case timerAppCommit:
@@ -216,6 +220,13 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 	recs, err := n.c.Poll(ctx)
 	if err != nil {
 		ctx.Log("app-poll-error", sim.S("error", err.Error()))
+		if errors.Is(err, kerr.FencedInstanceID) {
+			// A zombie static member (KIP-345): FencedInstanceIdException
+			// is fatal, and the application closes the consumer.
+			n.c.Close(ctx)
+			n.stopped = true
+			return
+		}
 	}
 	if len(recs) == 0 {
 		return
