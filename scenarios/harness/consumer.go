@@ -101,7 +101,7 @@ type consumerNode struct {
 	s        *consumerSettings
 	c        *client.Consumer
 	busy     bool
-	stopped  bool // closed after FENCED_INSTANCE_ID: the application stopped
+	stopped  bool            // closed after FENCED_INSTANCE_ID: the application stopped
 	inflight []checkers.OpID // Consume ops of the poll being processed
 	batch    [][]checkers.Record
 	// ctp is the consume-transform-produce side (ctp.go), nil otherwise.
