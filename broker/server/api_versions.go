@@ -147,7 +147,7 @@ var releaseMax = func() map[config.Version]map[int16]int16 {
 		config.V3_2: kversion.V3_2_0, config.V3_3: kversion.V3_3_0, config.V3_4: kversion.V3_4_0,
 		config.V3_5: kversion.V3_5_0, config.V3_6: kversion.V3_6_0, config.V3_7: kversion.V3_7_0,
 		config.V3_8: kversion.V3_8_0, config.V3_9: kversion.V3_9_0, config.V4_0: kversion.V4_0_0,
-		config.V4_1: kversion.V4_1_0,
+		config.V4_1: kversion.V4_1_0, config.V4_2: kversion.V4_2_0, config.V4_3: kversion.V4_3_0,
 	}
 	out := map[config.Version]map[int16]int16{}
 	for v, f := range fns {

@@ -82,6 +82,9 @@ func TestSupportedAPIsPerRelease(t *testing.T) {
 		// 4.1 put JoinGroup v0-v1 back (KAFKA-19444); ListTransactions v2
 		// (KIP-1152's Java regex filter) is capped at v1.
 		{config.V4_1, true, []want{{11, 0, 9}, {66, 0, 1}}},
+		// 4.2 and 4.3 (kversion's tables): the same caps.
+		{config.V4_2, true, []want{{11, 0, 9}, {12, 0, 4}, {3, 0, 13}, {8, 2, 8}}},
+		{config.V4_3, true, []want{{11, 0, 9}, {14, 0, 5}, {1, 4, 12}}},
 		// The admin APIs, as each release brought them.
 		{config.V0_10_2, false, []want{{20, 0, 0}, {21, -1, -1}, {33, -1, -1}}},
 		{config.V1_0, false, []want{{20, 0, 1}, {21, 0, 0}, {33, 0, 0}, {35, 0, 0}, {37, 0, 0}, {42, -1, -1}}},
