@@ -15,17 +15,8 @@ package client
 //   - INVALID_SESSION_TIMEOUT, INCONSISTENT_GROUP_PROTOCOL, INVALID_GROUP_ID,
 //     UNSUPPORTED_VERSION (a static member and a broker without JoinGroup
 //     v5, below 2.3): fatal, returned by Poll;
-//   - FENCED_INSTANCE_ID (a static member, group.instance.id, KIP-345: a
-//     newer process of the same instance took the member over): the
-//     partitions are lost and the consumer stops taking part in the
-//     group for good; every Poll returns the error (Kafka's
-//     FencedInstanceIdException: the application must close it).
-//
-// A static member sends its group.instance.id in JoinGroup, SyncGroup,
-// Heartbeat and OffsetCommit, and sends no LeaveGroup when it closes or
-// passes max.poll.interval.ms (AbstractCoordinator.maybeLeaveGroup sends
-// it only for a dynamic member): only its session expiry removes it, so a
-// restart within session.timeout.ms finds its member and assignment.
+//   - FENCED_INSTANCE_ID (a static member): fatal for good
+//     (consumer_static.go).
 
 import (
 	"cmp"
@@ -399,34 +390,6 @@ func (c *Consumer) fenced(ctx *sim.Context, why string) {
 	g.memberID, g.generation, g.synced, g.needRejoin, g.revoked = "", -1, false, true, true
 	g.resets++
 	g.pendingAssign, g.hasPendingAssign = nil, false
-}
-
-// fencedInstance handles FENCED_INSTANCE_ID: another process with this
-// group.instance.id owns the member now, so this one is a zombie. Its
-// partitions are lost, and it takes no further part in the group.
-func (c *Consumer) fencedInstance(ctx *sim.Context, api string) {
-	g := &c.group
-	if g.instanceFenced {
-		return
-	}
-	ctx.Log("consumer-fenced-instance", sim.S("client-id", c.cfg.ClientID), sim.S("member", g.memberID),
-		sim.S("instance", c.cfg.GroupInstanceID), sim.I("generation", int64(g.generation)), sim.S("api", api))
-	c.revoke(ctx, true)
-	c.setAssignment(nil)
-	g.instanceFenced, g.synced, g.needRejoin = true, false, false
-	g.memberID, g.generation = "", -1
-	g.resets++
-	g.pendingAssign, g.hasPendingAssign = nil, false
-}
-
-// instanceID is the group.instance.id requests carry: nil for a dynamic
-// member.
-func (c *Consumer) instanceID() *string {
-	if !c.cfg.Static() {
-		return nil
-	}
-	id := c.cfg.GroupInstanceID
-	return &id
 }
 
 func (c *Consumer) join(ctx *sim.Context) {
