@@ -122,8 +122,12 @@ func staticRestarts(h History) []Anomaly {
 			if beforeGen < 0 || afterGen < 0 {
 				continue
 			}
+			// NB: a generation's assignment may be recorded twice (a
+			// SyncGroup answered again in a Stable group): a set.
 			slices.Sort(before)
+			before = slices.Compact(before)
 			slices.Sort(after)
+			after = slices.Compact(after)
 			if afterGen == beforeGen && slices.Equal(before, after) {
 				continue
 			}

@@ -79,7 +79,19 @@ func TestGroupsStaticRestartRebalance(t *testing.T) {
 	if got := run(40*sim.Second, 2, false); got != "" {
 		t.Errorf("restart after the session: %q, want not judged", got)
 	}
+	// The same assignment recorded twice in a generation (a SyncGroup
+	// answered again) is still the same set of partitions.
 	h := staticHist()
+	h.assign("c1", 1)
+	h.assign("c1", 1)
+	down := h.tick()
+	h.r.ConsumerCrashed(down, "c1")
+	h.r.ConsumerRestarted(h.tick(), "c1")
+	h.assign("c1", 1)
+	if got := kinds(Groups(h.r.Finish(h.tick()), Final{})); got != "" {
+		t.Errorf("an assignment recorded twice before the crash: %q", got)
+	}
+	h = staticHist()
 	h.assign("c1", 1)
 	h.r.ConsumerCrashed(h.tick(), "c1")
 	h.r.ConsumerRestarted(h.tick(), "c1")
