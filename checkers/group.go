@@ -155,7 +155,7 @@ func groups(h History, cf *consumerFacts) Verdict {
 		}
 	}
 	anomalies = append(anomalies, cf.lostCommits()...)
-	anomalies = append(anomalies, staticRestarts(h)...)
+	anomalies = append(anomalies, staticRestarts(h, cf.con.facts.Failures)...)
 	return verdict(NameGroup, anomalies, false, "judged "+strconv.Itoa(len(order))+" assignment(s)")
 }
 

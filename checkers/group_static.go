@@ -19,8 +19,13 @@
 // new process to find the coordinator and join) must come back, at its
 // first assignment, at the generation it had, with the partitions it had.
 // Permitted when another consumer of the group crashed, started again or
-// joined since the member's last assignment (each is a rebalance of its
-// own). Not judged: restarts later
+// joined since the group's last assignment (each is a rebalance of its
+// own), when a rebalance was under way at the crash (a revocation since
+// the group's last assignment), or when a broker fault overlapped the
+// restart (the coordinator may not have seen the rejoin in time). What it
+// held is its assignments less its revocations (the cooperative protocol
+// records only what a generation adds); the generation is the group's
+// newest before the crash. Not judged: restarts later
 // than that, or without an assignment before and after.
 
 package checkers
@@ -82,8 +87,9 @@ func zombieConsumes(h History, ops []Op) (consume, takeover *Op) {
 }
 
 // staticRestarts judges each restart of a static member
-// (static-restart-rebalance, the file comment).
-func staticRestarts(h History) []Anomaly {
+// (static-restart-rebalance, the file comment). failures are the run's
+// broker faults.
+func staticRestarts(h History, failures []Failure) []Anomaly {
 	var out []Anomaly
 	for _, c := range h.Consumers {
 		if c.GroupInstanceID == "" || c.SessionTimeout <= 0 {
@@ -100,51 +106,97 @@ func staticRestarts(h History) []Anomaly {
 			if !restarted || up.Sub(down) > c.SessionTimeout-2*c.HeartbeatInterval {
 				continue
 			}
-			beforeGen, before := int32(-1), []string(nil)
-			var beforeAt, afterAt sim.Time
-			afterGen, after := int32(-1), []string(nil)
+			// owned is what the process held when it crashed (its
+			// assignments less its revocations: the cooperative protocol
+			// records only what a generation adds); groupGen the group's
+			// newest generation anyone was assigned in before the crash.
+			owned := map[string]bool{}
+			groupGen, genAt := int32(-1), sim.Time(0)
 			for _, op := range h.Ops {
-				if op.Kind != Assign || op.Process != c.Process || op.Group != c.Group {
+				if op.Group != c.Group || op.Invoke > down || op.Kind != Assign && op.Kind != Revoke {
 					continue
 				}
-				switch {
-				case op.Invoke <= down && op.Generation != beforeGen:
-					beforeAt, beforeGen, before = op.Invoke, op.Generation, []string{tpString(op.Topic, op.Partition)}
-				case op.Invoke <= down:
-					before = append(before, tpString(op.Topic, op.Partition))
-				case op.Invoke < up:
-				case afterGen < 0:
-					afterAt, afterGen, after = op.Invoke, op.Generation, []string{tpString(op.Topic, op.Partition)}
-				case op.Invoke == afterAt:
+				if op.Kind == Assign && op.Generation >= groupGen {
+					groupGen, genAt = op.Generation, op.Invoke
+				}
+				if op.Process == c.Process {
+					owned[tpString(op.Topic, op.Partition)] = op.Kind == Assign
+				}
+			}
+			var before []string
+			for k, in := range owned {
+				if in {
+					before = append(before, k)
+				}
+			}
+			var afterAt sim.Time
+			afterGen, after := int32(-1), []string(nil)
+			for _, op := range h.Ops {
+				if op.Kind != Assign || op.Process != c.Process || op.Group != c.Group || op.Invoke < up {
+					continue
+				}
+				if afterGen < 0 {
+					afterAt, afterGen = op.Invoke, op.Generation
+				}
+				if op.Invoke == afterAt {
 					after = append(after, tpString(op.Topic, op.Partition))
 				}
 			}
-			if beforeGen < 0 || afterGen < 0 {
+			if groupGen < 0 || afterGen < 0 {
 				continue
 			}
-			// NB: a generation's assignment may be recorded twice (a
-			// SyncGroup answered again in a Stable group): a set.
 			slices.Sort(before)
-			before = slices.Compact(before)
 			slices.Sort(after)
 			after = slices.Compact(after)
-			if afterGen == beforeGen && slices.Equal(before, after) {
+			if afterGen == groupGen && slices.Equal(before, after) {
 				continue
 			}
-			others := otherMembershipChanges(h, c, beforeGen, beforeAt, afterAt)
+			var why []string
+			if others := otherMembershipChanges(h, c, groupGen, genAt, afterAt); others != "" {
+				why = append(why, "other members came or went meanwhile: "+others)
+			}
+			if revoking := rebalancing(h, c.Group, genAt, down); revoking != "" {
+				why = append(why, "the group was rebalancing when it crashed ("+revoking+" revoked partitions)")
+			}
+			if n := brokerFaults(failures, down.Add(-c.SessionTimeout), afterAt); n > 0 {
+				why = append(why, strconv.Itoa(n)+" broker fault(s) meanwhile (the coordinator may not have seen the rejoin within the session)")
+			}
 			a := Anomaly{Kind: "static-restart-rebalance", Times: []sim.Time{down, afterAt},
 				Description: c.Process + " (group.instance.id " + c.GroupInstanceID + ") crashed and started again " +
 					up.Sub(down).String() + " later, within session.timeout.ms " + c.SessionTimeout.String() + ", and was assigned" +
-					", at generation " + strconv.Itoa(int(afterGen)) + " with [" + strings.Join(after, " ") + "]; before the crash generation " +
-					strconv.Itoa(int(beforeGen)) + " with [" + strings.Join(before, " ") + "] (KIP-345: a static member's restart within its session does not rebalance)",
-				Permitted: others != ""}
-			if others != "" {
-				a.Description += "; other members came or went meanwhile: " + others
+					", at generation " + strconv.Itoa(int(afterGen)) + " with [" + strings.Join(after, " ") + "]; when it crashed the group was at generation " +
+					strconv.Itoa(int(groupGen)) + " and it held [" + strings.Join(before, " ") + "] (KIP-345: a static member's restart within its session does not rebalance)",
+				Permitted: len(why) > 0}
+			if len(why) > 0 {
+				a.Description += "; " + strings.Join(why, "; ")
 			}
 			out = append(out, a)
 		}
 	}
 	return out
+}
+
+// rebalancing names the processes of group that revoked partitions in
+// (from, to]: a rebalance under way.
+func rebalancing(h History, group string, from, to sim.Time) string {
+	var names []string
+	for _, op := range h.Ops {
+		if op.Kind == Revoke && op.Group == group && op.Invoke > from && op.Invoke <= to && !slices.Contains(names, op.Process) {
+			names = append(names, op.Process)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// brokerFaults counts the broker faults that overlap [from, to].
+func brokerFaults(failures []Failure, from, to sim.Time) int {
+	n := 0
+	for _, f := range failures {
+		if f.Time <= to && (f.End == 0 || f.End >= from) {
+			n++
+		}
+	}
+	return n
 }
 
 // otherMembershipChanges names the other consumers of c's group that

@@ -101,3 +101,36 @@ func TestGroupsStaticRestartRebalance(t *testing.T) {
 		t.Errorf("evidence: %+v", v.Anomalies)
 	}
 }
+
+// TestGroupsStaticRestartCooperative: the cooperative protocol records
+// only what a generation adds, so what a member held at a crash is its
+// assignments less its revocations; and a broker fault around the restart
+// permits a new generation (the coordinator may not have seen the rejoin
+// within the session).
+func TestGroupsStaticRestartCooperative(t *testing.T) {
+	restart := func(h *chist) {
+		down := h.tick()
+		h.r.ConsumerCrashed(down, "c1")
+		h.t = down.Add(2 * sim.Second)
+		h.r.ConsumerRestarted(h.t, "c1")
+	}
+	h := staticHist()
+	h.r.Assign(h.tick(), "c1", "g", "c1", 1, "t", 0)
+	h.r.Assign(h.tick(), "c1", "g", "c1", 1, "t", 2)
+	h.r.Revoke(h.tick(), "c1", "g", "c1", 1, "t", 2, "revoked")
+	h.r.Assign(h.tick(), "c1", "g", "c1", 2, "t", 1) // kept t-0, gained t-1
+	restart(h)
+	h.r.Assign(h.tick(), "c1", "g", "c1", 2, "t", 0)
+	h.r.Assign(h.t, "c1", "g", "c1", 2, "t", 1)
+	if got := kinds(Groups(h.r.Finish(h.tick()), Final{})); got != "" {
+		t.Errorf("cooperative restart keeping t-0 and t-1 at generation 2: %q", got)
+	}
+	h = staticHist()
+	h.r.Assign(h.tick(), "c1", "g", "c1", 1, "t", 0)
+	restart(h)
+	h.r.Assign(h.tick(), "c1", "g", "c1", 2, "t", 0)
+	f := Final{Facts: Facts{Failures: []Failure{{Broker: 0, Kind: Crash, Time: h.t.Add(-sim.Second), End: h.t}}}}
+	if got := kinds(Groups(h.r.Finish(h.tick()), f)); got != "static-restart-rebalance(permitted)" {
+		t.Errorf("a broker crash around the restart: %q", got)
+	}
+}
