@@ -183,7 +183,7 @@ const maxAckedBy = 10
 // (harness.Stats.AckedBy): by client and topic, the retries acknowledged
 // again, and the end phase's probes, which it leaves out.
 func writeAckedBy(w io.Writer, st harness.Stats) {
-	if len(st.AckedBy) == 0 && st.Probes == 0 {
+	if len(st.AckedBy) == 0 && st.Probes == 0 && st.SetAside == 0 {
 		return
 	}
 	var parts []string
@@ -203,6 +203,9 @@ func writeAckedBy(w io.Writer, st harness.Stats) {
 	}
 	if st.Probes > 0 {
 		line += fmt.Sprintf("; not counted: the end phase's %d probes", st.Probes)
+	}
+	if st.SetAside > 0 {
+		line += fmt.Sprintf("; set aside: %d operations (sends and reads) on topics deleted after them (DeleteTopics: deleting is not losing)", st.SetAside)
 	}
 	fmt.Fprintln(w, line)
 }
