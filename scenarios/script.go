@@ -523,7 +523,7 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 		if err == nil && (pos[1] == "ack" || pos[1] == "done") && len(pos) != 3 {
 			err = fmt.Errorf("await: want 'await CLIENT %s VALUE'", pos[1])
 		}
-	case "crash", "power-loss", "restart", "shutdown":
+	case "crash", "power-loss", "restart", "shutdown", "wipe-disk":
 		err = need(1, word+" BROKER")
 	case "restart-all", "heal":
 		err = need(0, word)

@@ -103,14 +103,28 @@ func (r *Runner) Step(st scenarios.Step) error {
 		if err := w.Inject(sim.Restart{Node: id}); err != nil {
 			return err
 		}
+		r.Observer.recover(b, checkers.Crash, checkers.PowerLoss, checkers.DiskWiped)
+	case "wipe-disk":
+		// The node is down (sim.WipeDisk refuses a running one); its
+		// crash or power loss ends here and the wipe is a failure of its
+		// own, which lost everything, until the node restarts.
+		id, b, err := r.broker(st.Args[0])
+		if err != nil {
+			return err
+		}
+		if err := w.Inject(sim.WipeDisk{Node: id}); err != nil {
+			return err
+		}
 		r.Observer.recover(b, checkers.Crash, checkers.PowerLoss)
+		r.Observer.fail(b, checkers.DiskWiped, true)
+		r.Observer.unclean[b] = true
 	case "restart-all":
 		for i, id := range r.Cluster.Brokers {
 			if !w.Up(id) {
 				if err := w.Inject(sim.Restart{Node: id}); err != nil {
 					return err
 				}
-				r.Observer.recover(int32(i), checkers.Crash, checkers.PowerLoss)
+				r.Observer.recover(int32(i), checkers.Crash, checkers.PowerLoss, checkers.DiskWiped)
 			}
 		}
 		if err := r.restartControllers(); err != nil { // KRaft: kraft.go
