@@ -58,6 +58,11 @@ type Config struct {
 	// planted bug (kafkasim.raft.vote.check.log=false) that explore must
 	// find.
 	VoteCheckLog bool
+	// KRaftVersion is the kraft.version feature the storage was formatted
+	// with (KIP-853): 0, static voters (Voters); 1, dynamic voters in the
+	// log, each a (node id, directory id), with Voters the bootstrap
+	// servers and the initial controllers (voters.go).
+	KRaftVersion int16
 }
 
 // Env is what a quorum member needs from the node it runs in.

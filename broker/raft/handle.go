@@ -24,7 +24,7 @@ func (c *Client) Handle(ctx *sim.Context, from int32, req kmsg.Request, reply fu
 	}
 	switch req.(type) {
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest, *kmsg.FetchRequest,
-		*kmsg.FetchSnapshotRequest, *kmsg.DescribeQuorumRequest:
+		*kmsg.FetchSnapshotRequest, *kmsg.DescribeQuorumRequest, *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest:
 	default:
 		return false
 	}
@@ -50,6 +50,10 @@ func (c *Client) Handle(ctx *sim.Context, from int32, req kmsg.Request, reply fu
 		reply(c.handleFetchSnapshot(r))
 	case *kmsg.DescribeQuorumRequest:
 		reply(c.handleDescribeQuorum(r))
+	case *kmsg.AddRaftVoterRequest:
+		c.handleAddVoter(r, reply)
+	case *kmsg.RemoveRaftVoterRequest:
+		c.handleRemoveVoter(r, reply)
 	}
 	return true
 }
@@ -67,6 +71,10 @@ func setTopLevelError(resp kmsg.Response, code int16) {
 	case *kmsg.FetchSnapshotResponse:
 		r.ErrorCode = code
 	case *kmsg.DescribeQuorumResponse:
+		r.ErrorCode = code
+	case *kmsg.AddRaftVoterResponse:
+		r.ErrorCode = code
+	case *kmsg.RemoveRaftVoterResponse:
 		r.ErrorCode = code
 	}
 }
