@@ -322,11 +322,11 @@ func votersRecord(set voterSet) []byte {
 		b = compactString(b, "CONTROLLER")
 		b = compactString(b, "node-"+strconv.Itoa(int(v.id)))
 		b = binary.BigEndian.AppendUint16(b, 9093)
-		b = append(b, 0)                                // the endpoint's tagged fields
-		b = binary.BigEndian.AppendUint16(b, 0)         // MinSupportedVersion
-		b = binary.BigEndian.AppendUint16(b, 1)         // MaxSupportedVersion
-		b = append(b, 0)                                // the feature's tagged fields
-		b = append(b, 0)                                // the voter's tagged fields
+		b = append(b, 0)                        // the endpoint's tagged fields
+		b = binary.BigEndian.AppendUint16(b, 0) // MinSupportedVersion
+		b = binary.BigEndian.AppendUint16(b, 1) // MaxSupportedVersion
+		b = append(b, 0)                        // the feature's tagged fields
+		b = append(b, 0)                        // the voter's tagged fields
 	}
 	return controlValue(b)
 }
