@@ -2,7 +2,8 @@ package raft
 
 // This file routes requests to the member (KafkaRaftClient.handleRequest)
 // and serves DescribeQuorum (key 55, v2): only the leader answers, with
-// the HW and every voter's and observer's end offset and last fetch time;
+// the HW and every voter's and observer's end offset and last fetch time
+// (with kraft.version 1 an observer's directory id too);
 // any other member answers NOT_LEADER_OR_FOLLOWER, as Kafka does.
 
 import (
@@ -109,6 +110,26 @@ func (c *Client) handleDescribeQuorum(req *kmsg.DescribeQuorumRequest) *kmsg.Des
 			} else {
 				p.Observers = append(p.Observers, s)
 			}
+		}
+		// KIP-853 (kraft.version 1): the fetchers that are no voter by
+		// (id, directory id), a voter's id on a wiped disk among them, by
+		// id then directory id.
+		keys := make([]voterKey, 0, len(c.observers))
+		for k := range c.observers {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if keys[i].id != keys[j].id {
+				return keys[i].id < keys[j].id
+			}
+			return string(keys[i].dir[:]) < string(keys[j].dir[:])
+		})
+		for _, k := range keys {
+			r := c.observers[k]
+			s := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+			s.ReplicaID, s.ReplicaDirectoryID, s.LogEndOffset = k.id, k.dir, r.endOffset
+			s.LastFetchTimestamp, s.LastCaughtUpTimestamp = sim.Duration(r.lastFetch).Milliseconds(), -1
+			p.Observers = append(p.Observers, s)
 		}
 	}
 	t.Partitions = append(t.Partitions, p)

@@ -237,3 +237,28 @@ func TestKIP853OneVoterChangeAtATime(t *testing.T) {
 		t.Fatalf("a static quorum's RemoveRaftVoter: code %d, want UNSUPPORTED_VERSION", code)
 	}
 }
+
+// TestKIP853DescribeQuorumListsTheWipedNodeAsObserver: the leader's
+// DescribeQuorum lists the wiped node among the observers, with its new
+// directory id, and keeps its old key among the voters.
+func TestKIP853DescribeQuorumListsTheWipedNodeAsObserver(t *testing.T) {
+	h, l, a, _, _ := blankDiskRun(t, 1, 1)
+	must(t, h.w.Inject(sim.Restart{Node: sim.NodeID(l.id)}))
+	h.run(20 * sim.Second)
+	ld := h.leader()
+	var got *kmsg.DescribeQuorumResponse
+	must(t, h.w.Act(sim.NodeID(ld.id), func(ctx *sim.Context) {
+		ld.c.Handle(ctx, -1, kmsg.NewPtrDescribeQuorumRequest(), func(r kmsg.Response) { got = r.(*kmsg.DescribeQuorumResponse) })
+	}))
+	p := got.Topics[0].Partitions[0]
+	voter, observer := false, false
+	for _, s := range p.CurrentVoters {
+		voter = voter || s.ReplicaID == a.id
+	}
+	for _, s := range p.Observers {
+		observer = observer || s.ReplicaID == a.id && s.ReplicaDirectoryID == a.c.DirectoryID()
+	}
+	if !voter || !observer {
+		t.Fatalf("DescribeQuorum: voters %+v, observers %+v; want %d among the voters (its old key) and, with directory %x, among the observers", p.CurrentVoters, p.Observers, a.id, a.c.DirectoryID())
+	}
+}
