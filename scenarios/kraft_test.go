@@ -192,7 +192,7 @@ func TestKAFKA14077BlankDiskVoter(t *testing.T) {
 		t.Fatal(err)
 	}
 	for seed := uint64(1); seed <= 2; seed++ {
-		for _, v := range []string{"static", "dynamic"} {
+		for _, v := range []string{"static", "dynamic", "dynamic-auto-join"} {
 			res, err := harness.Run(s, v, harness.Options{Seed: seed})
 			if err != nil {
 				t.Fatal(err)
@@ -216,7 +216,7 @@ func TestKAFKA14077BlankDiskVoter(t *testing.T) {
 					if vd.ContractBroken() || !kinds["leader-completeness"] {
 						t.Errorf("static seed %d: raft %s; want a permitted leader-completeness", seed, vd)
 					}
-				case "dynamic":
+				default:
 					if vd.Result != checkers.ResultOK {
 						t.Errorf("dynamic seed %d: raft %s; want ok", seed, vd)
 					}

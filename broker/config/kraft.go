@@ -31,7 +31,12 @@ package config
 // controller and controller.quorum.voters must be unset, as kafka-storage
 // refuses --initial-controllers beside it. The default stays 0 on every
 // release (Kafka 4.x formats kraft.version 1 only when told to with
-// --standalone or --initial-controllers).
+// --standalone or --initial-controllers). kafkasim.raft.auto.join is Kafka
+// 4.2's controller.quorum.auto.join.enable (KIP-853: a controller that is
+// no voter removes the stale voter of its id and adds itself); kafkasim
+// has no release 4.2 yet, so it is a simulation switch, off by default,
+// allowed with kafkasim.kraft.version=1 only (it will take Kafka's name,
+// gated on 4.2, when that release lands).
 
 import (
 	"math"
@@ -54,6 +59,9 @@ const (
 	// PropKRaftVersion is kafkasim.kraft.version: the kraft.version the
 	// controllers are formatted with (0 static, 1 KIP-853 dynamic).
 	PropKRaftVersion = "kafkasim.kraft.version"
+	// PropRaftAutoJoin is kafkasim.raft.auto.join (Kafka 4.2's
+	// controller.quorum.auto.join.enable).
+	PropRaftAutoJoin = "kafkasim.raft.auto.join"
 )
 
 // Roles is process.roles.
@@ -200,6 +208,8 @@ type KRaft struct {
 	VoteCheckLog bool
 	// KRaftVersion is kafkasim.kraft.version (0; 1 from 3.9, KIP-853).
 	KRaftVersion int
+	// AutoJoin is kafkasim.raft.auto.join (false; needs KRaftVersion 1).
+	AutoJoin bool
 }
 
 func defaultKRaft(v Version) KRaft {
@@ -248,6 +258,7 @@ func kraftProps() []property[Broker] {
 		boolProp(PropRaftCheckQuorum, func(b *Broker) *bool { return &b.KRaft.CheckQuorum }),
 		boolProp(PropRaftVoteCheckLog, func(b *Broker) *bool { return &b.KRaft.VoteCheckLog }),
 		intProp(PropKRaftVersion, func(b *Broker) *int { return &b.KRaft.KRaftVersion }, 0, 1),
+		boolProp(PropRaftAutoJoin, func(b *Broker) *bool { return &b.KRaft.AutoJoin }),
 	}
 }
 
@@ -289,6 +300,10 @@ func (b Broker) validateKRaft() error {
 	if k.KRaftVersion >= 1 && !v.AtLeast(V3_9) {
 		return conflict(PropKRaftVersion, strconv.Itoa(k.KRaftVersion), PropInterBrokerProtocolVersion, v.String(),
 			"dynamic quorums (KIP-853, kraft.version 1) arrived in 3.9", "kafkasim.kraft.version=0, or a release of 3.9 or later")
+	}
+	if k.AutoJoin && k.KRaftVersion < 1 {
+		return conflict(PropRaftAutoJoin, "true", PropKRaftVersion, strconv.Itoa(k.KRaftVersion),
+			"a static quorum's voters cannot change", "kafkasim.raft.auto.join=true with kafkasim.kraft.version=1")
 	}
 	if k.KRaftVersion >= 1 && k.ControllerQuorumVoters != "" {
 		return conflict(PropKRaftVersion, strconv.Itoa(k.KRaftVersion), PropControllerQuorumVoters, k.ControllerQuorumVoters,

@@ -71,6 +71,7 @@ func TestKRaftBadInput(t *testing.T) {
 		{map[string]string{PropProcessRoles: "broker", PropInterBrokerProtocolVersion: "3.8", PropKRaftVersion: "1"}, PropKRaftVersion, "arrived in 3.9"},
 		{map[string]string{PropProcessRoles: "broker", PropInterBrokerProtocolVersion: "3.9", PropKRaftVersion: "1", PropControllerQuorumVoters: "3000@c0:9093"}, PropKRaftVersion, "controller.quorum.voters unset"},
 		{map[string]string{PropInterBrokerProtocolVersion: "4.0", PropKRaftVersion: "2"}, PropKRaftVersion, ""},
+		{map[string]string{PropInterBrokerProtocolVersion: "4.0", PropRaftAutoJoin: "true"}, PropRaftAutoJoin, "kafkasim.kraft.version=1"},
 	} {
 		_, err := ParseBroker(tc.props)
 		var e *Error

@@ -63,6 +63,11 @@ type Config struct {
 	// log, each a (node id, directory id), with Voters the bootstrap
 	// servers and the initial controllers (voters.go).
 	KRaftVersion int16
+	// AutoJoin is controller.quorum.auto.join.enable (Kafka 4.2, KIP-853;
+	// kafkasim.raft.auto.join until kafkasim has release 4.2): a
+	// controller that is no voter replaces its stale voter key and adds
+	// itself (voter_change.go: maybeAutoJoin).
+	AutoJoin bool
 }
 
 // Env is what a quorum member needs from the node it runs in.

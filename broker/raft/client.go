@@ -107,6 +107,9 @@ type Client struct {
 	observers map[voterKey]*replica
 	// change is the voter change waiting for its commit (voter_change.go).
 	change *voterChange
+	// joinInflight and joinNext pace auto-join's requests (maybeAutoJoin).
+	joinInflight bool
+	joinNext     sim.Time
 	parked []*parkedFetch
 
 	// follower and observer

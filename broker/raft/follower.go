@@ -139,6 +139,7 @@ func (c *Client) handleFetchResponse(from int32, resp *kmsg.FetchResponse, err e
 		if p.HighWatermark >= 0 {
 			c.setHW(min(p.HighWatermark, c.log.endOffset()))
 		}
+		c.maybeAutoJoin()
 	}
 	c.maybeFetch()
 }

@@ -8,6 +8,7 @@ package raft_test
 // RemoveRaftVoter + AddRaftVoter.
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -21,10 +22,13 @@ import (
 // the leader L and voter A while voter B is cut off; A's disk is wiped and
 // A restarts; L crashes; B is reconnected. It returns the world and L, A,
 // B; committed is the record's batch as L wrote it.
-func blankDiskRun(t *testing.T, seed uint64, kraftVersion int16) (h *world, l, a, b *node, committed raft.Entry) {
+func blankDiskRun(t *testing.T, seed uint64, kraftVersion int16, opts ...func(*raft.Config)) (h *world, l, a, b *node, committed raft.Entry) {
 	t.Helper()
 	cfg := testConfig([]int32{0, 1, 2})
 	cfg.KRaftVersion = kraftVersion
+	for _, o := range opts {
+		o(&cfg)
+	}
 	h = newWorld(t, seed, cfg, 0, 0)
 	h.run(5 * sim.Second)
 	l = h.leader()
@@ -262,3 +266,33 @@ func TestKIP853DescribeQuorumListsTheWipedNodeAsObserver(t *testing.T) {
 		t.Fatalf("DescribeQuorum: voters %+v, observers %+v; want %d among the voters (its old key) and, with directory %x, among the observers", p.CurrentVoters, p.Observers, a.id, a.c.DirectoryID())
 	}
 }
+
+// TestKIP853AutoJoinReplacesWipedVoter: with auto-join (Kafka 4.2) the
+// wiped controller removes its stale voter key and adds itself once a
+// leader is back; without it, it stays an observer.
+func TestKIP853AutoJoinReplacesWipedVoter(t *testing.T) {
+	for _, auto := range []bool{true, false} {
+		h, l, a, _, rec := blankDiskRun(t, 2, 1, func(c *raft.Config) { c.AutoJoin = auto })
+		if a.c.IsVoter() {
+			t.Fatalf("auto-join %v: the wiped node is a voter before a leader could commit its change", auto)
+		}
+		must(t, h.w.Inject(sim.Restart{Node: sim.NodeID(l.id)}))
+		h.run(30 * sim.Second)
+		if h.violation != "" {
+			t.Fatal(h.violation)
+		}
+		want := raft.InitialDirectoryID("kafkasim-raft", a.id)
+		stale := strings.Contains(h.leader().c.Voters(), strings.TrimRight(base64url(want), "="))
+		if auto && (!a.c.IsVoter() || stale) {
+			t.Fatalf("auto-join: node %d voter %v, leader's voters %s; want it a voter with its new directory id", a.id, a.c.IsVoter(), h.leader().c.Voters())
+		}
+		if !auto && (a.c.IsVoter() || !stale) {
+			t.Fatalf("no auto-join: node %d voter %v, voters %s; want the old key kept", a.id, a.c.IsVoter(), h.leader().c.Voters())
+		}
+		if !holds(a, rec) {
+			t.Fatalf("auto-join %v: node %d lacks the committed batch", auto, a.id)
+		}
+	}
+}
+
+func base64url(u [16]byte) string { return base64.RawURLEncoding.EncodeToString(u[:]) }

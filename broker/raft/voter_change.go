@@ -148,3 +148,37 @@ func (c *Client) abandonVoterChange() {
 		ch.reply(kerr.NotLeaderForPartition.Code, "the leader lost its epoch before the voter change committed")
 	}
 }
+
+// maybeAutoJoin is Kafka 4.2's controller.quorum.auto.join.enable
+// (KIP-853's auto-join): a controller that fetches from the leader as an
+// observer — its id among the bootstrap servers, its (id, directory id)
+// not in the voter set — first asks the leader to remove the voter of its
+// id with another directory id (the disk it had before a wipe), then to
+// add itself. One request at a time, the next no sooner than the fetch
+// timeout after an answer (Kafka retries on its own timer too).
+func (c *Client) maybeAutoJoin() {
+	if !c.cfg.AutoJoin || !c.dynamic() || c.voter || c.role != roleFollower || c.joinInflight ||
+		c.ctx.Now() < c.joinNext || !slices.Contains(c.bootstrap, c.cfg.NodeID) {
+		return
+	}
+	var req kmsg.Request
+	if k, ok := c.vset.find(c.cfg.NodeID); ok {
+		r := kmsg.NewPtrRemoveRaftVoterRequest()
+		r.ClusterID, r.VoterID, r.VoterDirectoryID = &c.cfg.ClusterID, k.id, k.dir
+		req = r
+	} else {
+		r := kmsg.NewPtrAddRaftVoterRequest()
+		r.ClusterID, r.VoterID, r.VoterDirectoryID = &c.cfg.ClusterID, c.cfg.NodeID, c.dir
+		r.TimeoutMillis = int32(c.cfg.RequestTimeout.Milliseconds())
+		req = r
+	}
+	c.joinInflight = true
+	c.ctx.Log("raft-auto-join", sim.S("request", kmsg.NameForKey(req.Key())), sim.S("voters", c.vset.String()))
+	c.env.Send(c.leader, req, c.cfg.RequestTimeout, func(kmsg.Response, error) {
+		if c.stopped {
+			return
+		}
+		c.joinInflight = false
+		c.joinNext = c.ctx.Now().Add(c.cfg.FetchTimeout)
+	})
+}
