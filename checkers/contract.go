@@ -146,7 +146,7 @@ func staticVoterWiped(f Final) *RaftEvent {
 		return nil
 	}
 	for i, ev := range f.Raft.Events {
-		if ev.Kind == RaftDiskWiped {
+		if ev.Kind == RaftDiskWiped && ev.Voter {
 			return &f.Raft.Events[i]
 		}
 	}

@@ -83,8 +83,8 @@ const (
 	// RaftVoteGranted: Node granted its (standard, not pre-) vote in Epoch
 	// to Candidate.
 	RaftVoteGranted
-	// RaftDiskWiped: Node, a voter of the quorum, lost its disk (the
-	// wipe-disk fault) and will restart blank.
+	// RaftDiskWiped: Node lost its disk (the wipe-disk fault) and will
+	// restart blank; Voter says whether it was a voter of the quorum.
 	RaftDiskWiped
 )
 
@@ -104,6 +104,9 @@ type RaftEvent struct {
 	Candidate int32
 	// Leader is a RaftStateChanged's leader (a node.id), -1 for none.
 	Leader int32
+	// Voter is set on a RaftDiskWiped of a voter of the quorum
+	// (controller.quorum.voters, or the initial controllers).
+	Voter bool `json:",omitempty"`
 }
 
 // RaftEntry is one batch of a node's final metadata log.
@@ -145,14 +148,15 @@ func Raft(r *RaftRun) Verdict {
 	for _, ev := range r.Events {
 		switch ev.Kind {
 		case RaftDiskWiped:
-			if r.KRaftVersion == 0 {
+			if r.KRaftVersion == 0 && ev.Voter {
 				if staticWipe == nil {
 					w := ev
 					staticWipe = &w
 				}
 				break
 			}
-			// KIP-853: a new directory id, another replica.
+			// KIP-853: a new directory id, another replica; or an
+			// observer, whose epoch nothing depends on.
 			delete(lastState, ev.Node)
 			delete(votes, ev.Node)
 		case RaftBecameLeader:

@@ -90,7 +90,7 @@ func kafka14077(version int16) *RaftRun {
 	return &RaftRun{KRaftVersion: version, Events: []RaftEvent{
 		leaderEv(1, "ctl0", 1, 0), commitEv(2, "ctl0", 0, 4, 1, "a"), commitEv(3, "ctl1", 0, 4, 1, "a"),
 		{Step: 4, Time: 40, Node: "ctl1", Kind: RaftStateChanged, Epoch: 1, Leader: 3000},
-		{Step: 5, Time: 50, Node: "ctl1", Kind: RaftDiskWiped},
+		{Step: 5, Time: 50, Node: "ctl1", Kind: RaftDiskWiped, Voter: true},
 		{Step: 6, Time: 60, Node: "ctl1", Kind: RaftStateChanged, Epoch: 0, Leader: -1},
 		{Step: 7, Time: 70, Node: "ctl2", Kind: RaftStateChanged, Epoch: 2, Leader: -1},
 		{Step: 8, Time: 80, Node: "ctl1", Kind: RaftVoteGranted, Epoch: 2, Candidate: 3002},
@@ -145,10 +145,28 @@ func TestRaftCheckerDoesNotPermitBeforeTheWipe(t *testing.T) {
 	run := &RaftRun{Events: []RaftEvent{
 		leaderEv(1, "ctl0", 1, 0), commitEv(2, "ctl0", 0, 4, 1, "a"),
 		{Step: 3, Time: 30, Node: "ctl2", Kind: RaftBecameLeader, Epoch: 2, Offset: 2},
-		{Step: 4, Time: 40, Node: "ctl1", Kind: RaftDiskWiped},
+		{Step: 4, Time: 40, Node: "ctl1", Kind: RaftDiskWiped, Voter: true},
 	}}
 	v := Raft(run)
 	if len(v.Anomalies) != 1 || v.Anomalies[0].Permitted {
 		t.Fatalf("a leader-completeness break before any wipe: %s, want it not permitted", v)
+	}
+}
+
+// TestRaftCheckerWipedObserverStartsOver: a broker (an observer) whose
+// disk was wiped starts again at epoch 0: no epoch-regression, on either
+// quorum kind, and nothing is permitted by it.
+func TestRaftCheckerWipedObserverStartsOver(t *testing.T) {
+	for _, version := range []int16{0, 1} {
+		run := &RaftRun{KRaftVersion: version, Events: []RaftEvent{
+			{Step: 1, Time: 10, Node: "b0", Kind: RaftStateChanged, Epoch: 3, Leader: -1},
+			{Step: 2, Time: 20, Node: "b0", Kind: RaftDiskWiped},
+			{Step: 3, Time: 30, Node: "b0", Kind: RaftStateChanged, Epoch: 0, Leader: -1},
+			leaderEv(4, "ctl0", 4, 0), commitEv(5, "ctl0", 0, 4, 4, "a"), leaderEv(6, "ctl1", 5, 2),
+		}}
+		v := Raft(run)
+		if len(v.Anomalies) != 1 || v.Anomalies[0].Kind != "leader-completeness" || v.Anomalies[0].Permitted {
+			t.Fatalf("kraft.version %d: %s; want only a leader-completeness break, not permitted by an observer's wipe", version, v)
+		}
 	}
 }

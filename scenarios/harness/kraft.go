@@ -268,3 +268,28 @@ func (r *Runner) kraftOffline() []checkers.OfflinePartition {
 	}
 	return out
 }
+
+// mayWipe reports whether the swarm may wipe name's disk now: a broker
+// always; a controller of a dynamic quorum (kraft.version 1) only while no
+// other controller whose disk was wiped is still out of the voter set, as
+// an operator replaces one controller's disk at a time and waits for it
+// to rejoin (KIP-853: a quorum of three that loses two voters' disks has
+// no majority left, whatever it does). A static quorum's controllers
+// always: what follows is KAFKA-14077, permitted.
+func (r *Runner) mayWipe(name string) bool {
+	if !strings.HasPrefix(name, "ctl") || r.Cluster.Spec.Config.Broker.KRaft.KRaftVersion == 0 {
+		return true
+	}
+	for i, id := range r.Cluster.Controllers {
+		other := server.NodeName(server.FirstControllerID + int32(i))
+		if other == name || !r.wiped[other] {
+			continue
+		}
+		if b, ok := r.World.Node(id).(*server.Broker); ok && r.World.Up(id) && b.Raft() != nil && b.Raft().IsVoter() {
+			delete(r.wiped, other) // rejoined
+			continue
+		}
+		return false
+	}
+	return true
+}

@@ -71,10 +71,7 @@ func RaftRun(w *sim.World, c *cluster.Cluster) *checkers.RaftRun {
 		case "raft-state":
 			ev.Kind, ev.Epoch, ev.Leader = checkers.RaftStateChanged, int32(num(r, "epoch")), int32(num(r, "leader"))
 		case "wipe-disk":
-			if !voters[r.Name] {
-				continue // a broker that is no voter: an observer's disk
-			}
-			ev.Kind = checkers.RaftDiskWiped
+			ev.Kind, ev.Voter = checkers.RaftDiskWiped, voters[r.Name]
 		case "raft-vote":
 			if g, _ := r.Get("granted"); g != "true" {
 				continue

@@ -118,6 +118,10 @@ func (r *Runner) Step(st scenarios.Step) error {
 		r.Observer.recover(b, checkers.Crash, checkers.PowerLoss)
 		r.Observer.fail(b, checkers.DiskWiped, true)
 		r.Observer.unclean[b] = true
+		if r.wiped == nil {
+			r.wiped = map[string]bool{}
+		}
+		r.wiped[st.Args[0]] = true // swarm.go: one controller out at a time
 	case "restart-all":
 		for i, id := range r.Cluster.Brokers {
 			if !w.Up(id) {

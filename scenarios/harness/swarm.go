@@ -210,6 +210,11 @@ func (r *Runner) drawSwarmFault(rates, base map[string]float64) (scenarios.Step,
 	targets := r.faultTargets()
 	name := targets[w.Choose(sim.KindFault, len(targets))]
 	id, _ := r.World.Lookup(name)
+	if p := rates["wipe-disk"]; p > 0 && !w.Up(id) && r.mayWipe(name) && w.Chance(sim.KindFault, p) {
+		// NB: drawn only when the script gives wipe-disk, so that the
+		// other scripts' schedules do not change.
+		return scenarios.Step{Op: "wipe-disk", Args: []string{name}}, true
+	}
 	for _, kind := range []string{"crash", "power-loss", "pause", "partition", "heal"} {
 		p := rates[kind]
 		if (kind == "crash" || kind == "power-loss") && !w.Up(id) {
