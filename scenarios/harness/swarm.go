@@ -5,7 +5,9 @@ package harness
 // network partitions, with consumer-crash=P crashes and restarts of the
 // script's consumers, consumer-pause=P pauses of them (3s, as a broker's:
 // a member back from one may be a zombie) and consumer-stall=P stalls of
-// one of them past its session timeout (a zombie member) — while Kafka
+// one of them past its session timeout (a zombie member), and with
+// wipe-disk=P a down node's disk replaced by a blank one (mayWipe, in
+// kraft.go, says when a controller may be) — while Kafka
 // producers (package client: batching, retries, delivery.timeout.ms,
 // max.in.flight.requests.per.connection,
 // idempotence; the node of producer.go) send at a steady rate, then a heal
