@@ -70,11 +70,11 @@ import (
 type lossKind uint8
 
 const (
-	lossUnclean         lossKind = iota + 1 // rule 2
-	lossLeaderFailure                       // rule 3: excuses acks<=1 sends only
-	lossISRDown                             // rule 4
-	lossUncleanShutdown                     // rule 5
-	lossStaticVoterWiped                    // rule 6
+	lossUnclean          lossKind = iota + 1 // rule 2
+	lossLeaderFailure                        // rule 3: excuses acks<=1 sends only
+	lossISRDown                              // rule 4
+	lossUncleanShutdown                      // rule 5
+	lossStaticVoterWiped                     // rule 6
 )
 
 // lossFact is one fact of a run that permits losing the records of sends

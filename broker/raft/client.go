@@ -110,7 +110,7 @@ type Client struct {
 	// joinInflight and joinNext pace auto-join's requests (maybeAutoJoin).
 	joinInflight bool
 	joinNext     sim.Time
-	parked []*parkedFetch
+	parked       []*parkedFetch
 
 	// follower and observer
 	fetchFrom     int32 // the node fetched from (the leader, or a voter an observer asks)
