@@ -296,3 +296,36 @@ func TestKIP853AutoJoinReplacesWipedVoter(t *testing.T) {
 }
 
 func base64url(u [16]byte) string { return base64.RawURLEncoding.EncodeToString(u[:]) }
+
+// TestKIP853VoterSetSurvivesSnapshots: with snapshots deleting the log's
+// prefix (and the VotersRecord at offset 0 with it), a restarted voter
+// reads the set from its snapshot, and a wiped node learns it from the
+// snapshot it fetches: an observer that knows all three voters.
+func TestKIP853VoterSetSurvivesSnapshots(t *testing.T) {
+	cfg := testConfig([]int32{0, 1, 2})
+	cfg.KRaftVersion, cfg.SnapshotBytes = 1, 300
+	h := newWorld(t, 3, cfg, 0, 50*sim.Millisecond)
+	h.run(20 * sim.Second)
+	ld := h.leader()
+	if ld == nil || ld.c.LogStartOffset() == 0 {
+		t.Fatalf("no leader, or no snapshot took the log's prefix (start %d)", ld.c.LogStartOffset())
+	}
+	f := h.nodes[(ld.id+1)%3]
+	g := h.nodes[(ld.id+2)%3]
+	must(t, h.w.Inject(sim.Crash{Node: sim.NodeID(f.id)}))
+	must(t, h.w.Inject(sim.Restart{Node: sim.NodeID(f.id)}))
+	must(t, h.w.Inject(sim.Crash{Node: sim.NodeID(g.id)}))
+	must(t, h.w.Inject(sim.WipeDisk{Node: sim.NodeID(g.id)}))
+	must(t, h.w.Inject(sim.Restart{Node: sim.NodeID(g.id)}))
+	h.run(10 * sim.Second)
+	f, g = h.nodes[f.id], h.nodes[g.id]
+	if h.violation != "" {
+		t.Fatal(h.violation)
+	}
+	if !f.c.IsVoter() || f.c.Voters() != ld.c.Voters() {
+		t.Fatalf("restarted voter %d: voter %v, voters %q; want %q", f.id, f.c.IsVoter(), f.c.Voters(), ld.c.Voters())
+	}
+	if g.c.IsVoter() || g.c.Voters() != ld.c.Voters() || g.c.LogStartOffset() == 0 {
+		t.Fatalf("wiped node %d: voter %v, voters %q (want %q), log start %d: want an observer that fetched the snapshot", g.id, g.c.IsVoter(), g.c.Voters(), ld.c.Voters(), g.c.LogStartOffset())
+	}
+}
