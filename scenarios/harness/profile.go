@@ -92,7 +92,7 @@ func (p swarmProfile) String() string {
 	var parts []string
 	for _, k := range swarmFaultKinds {
 		f, ok := p.rates[k]
-		if !ok && (k == "consumer-crash" || k == "consumer-stall" || k == "consumer-pause") {
+		if !ok && (k == "consumer-crash" || k == "consumer-stall" || k == "consumer-pause" || k == "wipe-disk") {
 			continue
 		}
 		parts = append(parts, k+"="+strconv.FormatFloat(math.Round(f*1e6)/1e6, 'f', -1, 64))
