@@ -234,6 +234,20 @@ func TestKIP853OneVoterChangeAtATime(t *testing.T) {
 	if !ok || r.ErrorCode != kerr.RequestTimedOut.Code {
 		t.Fatalf("second change while the first is uncommitted: %+v, want REQUEST_TIMED_OUT", second)
 	}
+	if n := len(strings.Split(ld.c.Voters(), ",")); n != 2 {
+		t.Fatalf("the leader's set after its uncommitted removal: %s, want 2 voters (a change counts once appended)", ld.c.Voters())
+	}
+	// The others elect a leader; back, the old one truncates its
+	// uncommitted change, and its set with it.
+	h.run(10 * sim.Second)
+	must(t, h.w.Inject(sim.Heal{}))
+	h.run(10 * sim.Second)
+	if fr, ok := first.(*kmsg.RemoveRaftVoterResponse); !ok || fr.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("the uncommitted change of a deposed leader: %+v, want NOT_LEADER_OR_FOLLOWER", first)
+	}
+	if n := len(strings.Split(ld.c.Voters(), ",")); n != 3 || !ld.c.IsVoter() || h.violation != "" {
+		t.Fatalf("the old leader after the truncation: voters %s (voter %v), violation %q; want the three voters back", ld.c.Voters(), ld.c.IsVoter(), h.violation)
+	}
 
 	s := newWorld(t, 1, testConfig([]int32{0, 1, 2}), 0, 0)
 	s.run(5 * sim.Second)
