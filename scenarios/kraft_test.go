@@ -193,12 +193,23 @@ func TestKAFKA14077BlankDiskVoter(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= 2; seed++ {
 		for _, v := range []string{"static", "dynamic", "dynamic-auto-join"} {
-			res, err := harness.Run(s, v, harness.Options{Seed: seed})
+			res, err := harness.Run(s, v, harness.Options{Seed: seed, KeepTrace: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !res.OK() {
 				t.Errorf("%s seed %d: %s %v", v, seed, res.Failed, res.Mismatches)
+			}
+			// The operator's re-add: refused on the static quorum, done
+			// on the dynamic one.
+			added := ""
+			for _, rec := range res.World.Trace().Records() {
+				if api, _ := rec.Get("api"); rec.Kind == "raft-voter-change" && api == "AddRaftVoter" {
+					added, _ = rec.Get("error")
+				}
+			}
+			if want := map[string]string{"static": "UNSUPPORTED_VERSION", "dynamic": "NONE"}[v]; want != "" && added != want {
+				t.Errorf("%s seed %d: add-controller ctl1 answered %q, want %q", v, seed, added, want)
 			}
 			for _, vd := range res.Verdicts {
 				if vd.Checker != checkers.NameRaft {

@@ -525,6 +525,8 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 		}
 	case "crash", "power-loss", "restart", "shutdown", "wipe-disk":
 		err = need(1, word+" BROKER")
+	case "add-controller", "remove-controller":
+		err = need(1, word+" CONTROLLER")
 	case "restart-all", "heal":
 		err = need(0, word)
 	case "pause":

@@ -138,6 +138,17 @@ func (c *checker) step(st Step) error {
 		}
 	case "restart-all":
 		clear(c.down)
+	case "add-controller", "remove-controller":
+		if c.kraftVariant == "" {
+			return fmt.Errorf("the controller quorum's voters are KRaft's (KIP-853); no variant runs KRaft (process.roles=broker, or a release of 4.0 or later)")
+		}
+		if isVar(a[0]) {
+			return nil
+		}
+		if looks, _ := c.isController(a[0]); looks {
+			return c.controllerNodeError(a[0])
+		}
+		return fmt.Errorf("%s %s: not a controller (dedicated controllers are ctl0..ctl%d)", st.Op, a[0], max(c.controllers-1, 0))
 	case "cut":
 		for _, n := range []string{a[0], a[2]} {
 			if err := c.node(n, st, true); err != nil {

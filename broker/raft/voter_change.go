@@ -45,6 +45,7 @@ type voterChange struct {
 // handleAddVoter serves AddRaftVoter.
 func (c *Client) handleAddVoter(req *kmsg.AddRaftVoterRequest, reply func(kmsg.Response)) {
 	answer := func(code int16, msg string) {
+		c.logVoterChange("AddRaftVoter", req.VoterID, req.VoterDirectoryID, code, msg)
 		resp := kmsg.NewPtrAddRaftVoterResponse()
 		resp.Version, resp.ErrorCode = req.Version, code
 		if msg != "" {
@@ -77,6 +78,7 @@ func (c *Client) handleAddVoter(req *kmsg.AddRaftVoterRequest, reply func(kmsg.R
 // handleRemoveVoter serves RemoveRaftVoter.
 func (c *Client) handleRemoveVoter(req *kmsg.RemoveRaftVoterRequest, reply func(kmsg.Response)) {
 	answer := func(code int16, msg string) {
+		c.logVoterChange("RemoveRaftVoter", req.VoterID, req.VoterDirectoryID, code, msg)
 		resp := kmsg.NewPtrRemoveRaftVoterResponse()
 		resp.Version, resp.ErrorCode = req.Version, code
 		if msg != "" {
@@ -99,6 +101,26 @@ func (c *Client) handleRemoveVoter(req *kmsg.RemoveRaftVoterRequest, reply func(
 	}
 	set := slices.DeleteFunc(slices.Clone(c.vset), func(v voterKey) bool { return v.id == req.VoterID })
 	c.appendVoterChange(set, answer)
+}
+
+// logVoterChange traces a voter change's answer ("raft-voter-change").
+func (c *Client) logVoterChange(api string, id int32, dir [16]byte, code int16, msg string) {
+	e := "NONE"
+	if err := kerr.ErrorForCode(code); err != nil {
+		e = err.Error()
+		if ke, ok := err.(*kerr.Error); ok {
+			e = ke.Message
+		}
+	}
+	c.ctx.Log("raft-voter-change", sim.S("api", api), sim.S("voter", voterKeyString(id, dir)), sim.S("error", e), sim.S("message", msg))
+}
+
+// VoterDirectoryID returns the directory id the voter set in force holds
+// for node id, and whether id is a voter (what kafka-metadata-quorum
+// describe --replication shows an operator before remove-controller).
+func (c *Client) VoterDirectoryID(id int32) ([16]byte, bool) {
+	k, ok := c.vset.find(id)
+	return k.dir, ok
 }
 
 func voterKeyString(id int32, dir [16]byte) string {

@@ -15,6 +15,8 @@ package harness
 // failures are on the timeline and decide Healed, never a loss.
 
 import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"fmt"
 	"sort"
 	"strconv"
@@ -292,4 +294,55 @@ func (r *Runner) mayWipe(name string) bool {
 		return false
 	}
 	return true
+}
+
+// voterChange executes add-controller and remove-controller, as
+// kafka-metadata-quorum --bootstrap-controller does them (KIP-853):
+// AddRaftVoter of the node with the directory id of its meta.properties
+// (the node must be running), or RemoveRaftVoter of the voter of its id
+// with the directory id the voter set holds (describe --replication
+// shows it), sent to the active quorum controller. The answer (after the
+// change commits, or the refusal) is the leader's raft-voter-change trace
+// record; a refusal is an outcome, not an error of the script.
+func (r *Runner) voterChange(st scenarios.Step) error {
+	name := st.Args[0]
+	id, ok := r.World.Lookup(name)
+	if !ok {
+		return fmt.Errorf("%q is not a node of this cluster", name)
+	}
+	target, _ := r.World.Node(id).(*server.Broker)
+	leaderID, _, err := r.quorumController()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w (the request needs the quorum's leader)", st.Op, name, err)
+	}
+	leader, _ := r.World.Node(leaderID).(*server.Broker)
+	if leader == nil || leader.Raft() == nil {
+		return fmt.Errorf("%s %s: the active controller has no raft client", st.Op, name)
+	}
+	var node int32
+	if scenarios.ControllerName.MatchString(name) {
+		n, _ := strconv.Atoi(strings.TrimPrefix(name, server.ControllerPrefix))
+		node = server.FirstControllerID + int32(n)
+	} else {
+		n, _ := strconv.Atoi(name[1:])
+		node = int32(n)
+	}
+	var req kmsg.Request
+	switch st.Op {
+	case "add-controller":
+		if target == nil || !r.World.Up(id) || target.Raft() == nil {
+			return fmt.Errorf("add-controller %s: %s is not running: kafka-metadata-quorum add-controller runs on the node it adds (restart it first)", name, name)
+		}
+		a := kmsg.NewPtrAddRaftVoterRequest()
+		a.VoterID, a.VoterDirectoryID = node, target.Raft().DirectoryID()
+		req = a
+	default:
+		dir, _ := leader.Raft().VoterDirectoryID(node)
+		rm := kmsg.NewPtrRemoveRaftVoterRequest()
+		rm.VoterID, rm.VoterDirectoryID = node, dir
+		req = rm
+	}
+	return r.World.Act(leaderID, func(ctx *sim.Context) {
+		leader.Raft().Handle(ctx, -1, req, func(kmsg.Response) {})
+	})
 }

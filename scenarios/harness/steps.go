@@ -240,6 +240,8 @@ func (r *Runner) Step(st scenarios.Step) error {
 		return r.newProducer(st)
 	case "send":
 		return r.sendRecords(st)
+	case "add-controller", "remove-controller":
+		return r.voterChange(st) // kraft.go
 	case "alter-config":
 		return r.alterConfig(st)
 	case "lossy":
