@@ -233,3 +233,22 @@ func TestAckedLossUncommittedUnwritable(t *testing.T) {
 		t.Fatalf("unwritable without KIP-966: %s, want a contract break", v)
 	}
 }
+
+// TestAckedLossAfterAStaticVoterWipe: contract rule 6. The KIP-101 loss of
+// m2 is permitted once a voter of a static KRaft quorum lost its disk
+// (KAFKA-14077), and not when the quorum is KIP-853's (kraft.version 1),
+// nor when the wiped node is no voter.
+func TestAckedLossAfterAStaticVoterWipe(t *testing.T) {
+	for _, tc := range []struct {
+		version   int16
+		voter     bool
+		permitted bool
+	}{{0, true, true}, {1, true, false}, {0, false, false}} {
+		h, f := kip101Scenario1()
+		f.Raft = &RaftRun{KRaftVersion: tc.version, Events: []RaftEvent{{Time: 1 * ms, Node: "ctl1", Kind: RaftDiskWiped, Voter: tc.voter}}}
+		a := onlyAnomaly(t, AckedLoss(h, f))
+		if a.Permitted != tc.permitted || tc.permitted && !strings.Contains(a.Description, "KAFKA-14077: ctl1") {
+			t.Errorf("kraft.version %d, voter %v: %s; want permitted %v naming KAFKA-14077", tc.version, tc.voter, a, tc.permitted)
+		}
+	}
+}

@@ -31,6 +31,14 @@
 //     to it. KIP-966 names it: nothing keeps a replica that shut down
 //     uncleanly out of the ISR or out of leadership before it catches up.
 //     It excuses the sends invoked before the data was lost.
+//     6. A voter of a static KRaft quorum (controller.quorum.voters,
+//     kraft.version 0) lost its disk (wipe-disk) and came back blank:
+//     KAFKA-14077, the static quorum's documented hazard. It may vote a
+//     leader that lacks committed metadata into office (raft.go), and the
+//     metadata it forgets (an ISR shrink, a fencing) may elect a replica
+//     that lacks acknowledged records: from the wipe on, Kafka promises
+//     nothing of any partition, so it excuses every send of the run. With
+//     KIP-853's directory ids (kraft.version 1) it excuses nothing.
 //     Rule 5, and rule 4 with an ISR smaller than the replication factor
 //     (the last replica standing), hold only before eligible leader
 //     replicas: with Facts.EligibleLeaderReplicas (KRaft,
@@ -62,10 +70,11 @@ import (
 type lossKind uint8
 
 const (
-	lossUnclean         lossKind = iota + 1 // rule 2
-	lossLeaderFailure                       // rule 3: excuses acks<=1 sends only
-	lossISRDown                             // rule 4
-	lossUncleanShutdown                     // rule 5
+	lossUnclean          lossKind = iota + 1 // rule 2
+	lossLeaderFailure                        // rule 3: excuses acks<=1 sends only
+	lossISRDown                              // rule 4
+	lossUncleanShutdown                      // rule 5
+	lossStaticVoterWiped                     // rule 6
 )
 
 // lossFact is one fact of a run that permits losing the records of sends
@@ -104,12 +113,15 @@ type contract struct {
 	// committed is each partition's final committed log (Judge's, below
 	// its HW).
 	committed map[tp][]Entry
+	// staticWipe is the first wipe of a static quorum's voter (rule 6).
+	staticWipe *RaftEvent
 }
 
 // newContract builds the contract of a run from its final state (for the
 // partitions' replicas) and facts.
 func newContract(f Final) *contract {
 	c := &contract{facts: f.Facts, replicas: map[tp][]int32{}, cache: map[tp][]lossFact{}, committed: map[tp][]Entry{}}
+	c.staticWipe = staticVoterWiped(f)
 	for _, pf := range f.Partitions {
 		if judge, ok := pf.Judge(); ok {
 			c.committed[tp{pf.Topic, pf.Partition}] = committed(judge)
@@ -125,6 +137,20 @@ func newContract(f Final) *contract {
 		c.replicas[tp{pf.Topic, pf.Partition}] = ids
 	}
 	return c
+}
+
+// staticVoterWiped returns the first wipe of a static quorum's voter in
+// the run (rule 6), or nil.
+func staticVoterWiped(f Final) *RaftEvent {
+	if f.Raft == nil || f.Raft.KRaftVersion != 0 {
+		return nil
+	}
+	for i, ev := range f.Raft.Events {
+		if ev.Kind == RaftDiskWiped && ev.Voter {
+			return &f.Raft.Events[i]
+		}
+	}
+	return nil
 }
 
 // lossExcuse returns the first fact that permits losing op's record, as the
@@ -181,6 +207,11 @@ func (c *contract) lossFacts(k tp) []lossFact {
 	}
 	out = append(out, c.deposed(k)...)
 	out = append(out, c.isrDown(k, failures)...)
+	if w := c.staticWipe; w != nil {
+		out = append(out, lossFact{kind: lossStaticVoterWiped, time: w.Time, before: sim.Time(math.MaxInt64),
+			why: "permitted: KAFKA-14077: " + w.Node + ", a voter of a static KRaft quorum (controller.quorum.voters), lost its disk at " + w.Time.String() +
+				" and came back blank: the quorum may lose committed metadata, and the partitions what it protected"})
+	}
 	if !c.facts.EligibleLeaderReplicas {
 		// NB: with ELR on, KIP-966 fences this: a loss under it is a
 		// contract break, not a permitted one.

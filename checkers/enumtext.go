@@ -64,6 +64,6 @@ func (k FailureKind) MarshalText() ([]byte, error) { return []byte(k.String()), 
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (k *FailureKind) UnmarshalText(b []byte) (err error) {
-	*k, err = parseEnum("failure", b, Crash, Paused)
+	*k, err = parseEnum("failure", b, Crash, DiskWiped)
 	return err
 }

@@ -183,9 +183,15 @@ const (
 	PowerLoss                        // the machine lost power
 	Isolated                         // a network partition cut it off
 	Paused                           // a long pause (GC, VM)
+	// DiskWiped: the node, down, came back with a blank disk (the
+	// wipe-disk step): it lost every byte, flushed or not, and Kafka's
+	// storage tool formatted it anew. A wiped replica counts as one that
+	// lost unflushed data (LostUnflushed), and more; a wiped voter of a
+	// static KRaft quorum is KAFKA-14077's hazard (checkers/raft.go).
+	DiskWiped
 )
 
-// String returns "crash", "power-loss", "isolated" or "paused".
+// String returns "crash", "power-loss", "isolated", "paused" or "wipe-disk".
 func (k FailureKind) String() string {
 	switch k {
 	case Crash:
@@ -196,6 +202,8 @@ func (k FailureKind) String() string {
 		return "isolated"
 	case Paused:
 		return "paused"
+	case DiskWiped:
+		return "wipe-disk"
 	}
 	return "failure(" + strconv.Itoa(int(k)) + ")"
 }

@@ -372,12 +372,21 @@ func union(a, b []int32) []int32 {
 // judged by Kafka's contract (contract.go) on the run's history and facts:
 // a candidate lacking committed offsets is permitted by a loss fact of the
 // partition at or before its election that excuses the sends of those
-// offsets.
+// offsets. After a static KRaft voter's disk was wiped (contract.go, rule
+// 6: KAFKA-14077) the controller may have forgotten committed metadata,
+// so every invariant broken from then on is permitted.
 func (m *Monitor) VerdictWith(h History, f Final) Verdict {
 	v := m.Verdict()
 	var c *contract
+	w := staticVoterWiped(f)
 	for i := range v.Anomalies {
 		a := &v.Anomalies[i]
+		if w != nil && !a.Permitted && len(a.Times) > 0 && slices.Max(a.Times) >= w.Time {
+			a.Permitted = true
+			a.Description += "; permitted: KAFKA-14077: " + w.Node + ", a voter of a static KRaft quorum (controller.quorum.voters), lost its disk at " +
+				w.Time.String() + ": the controller may have forgotten committed metadata"
+			continue
+		}
 		if a.Kind != KindLeaderCandidateCompleteness || a.Permitted {
 			continue
 		}

@@ -31,6 +31,19 @@
 // (crashes, partitions, message loss, power loss of unflushed data, since
 // the raft log is flushed before it counts).
 //
+// What the contract permits: a voter of a static quorum
+// (controller.quorum.voters, kraft.version 0) that comes back with a blank
+// disk (the wipe-disk fault) has forgotten its log, its epoch and its
+// vote, yet still votes: it can elect a leader that lacks committed
+// records (KAFKA-14077), which Kafka documents as the hazard of static
+// quorums. Every anomaly from the wipe on (and log matching of the final
+// logs) is then Permitted, naming the wipe. With KIP-853 (kraft.version
+// 1) the wiped node is another replica (a new directory id), an observer
+// until it is added again: its own epoch and votes start over (neither
+// epoch-regression nor vote-once follows it across the wipe), and any
+// anomaly breaks the contract. A wiped broker that is no voter is an
+// observer in both: nothing of the quorum depends on its disk.
+//
 // What it simplifies: a batch is identified by its base offset, last
 // offset, epoch and CRC, not by its bytes.
 
@@ -70,6 +83,9 @@ const (
 	// RaftVoteGranted: Node granted its (standard, not pre-) vote in Epoch
 	// to Candidate.
 	RaftVoteGranted
+	// RaftDiskWiped: Node lost its disk (the wipe-disk fault) and will
+	// restart blank; Voter says whether it was a voter of the quorum.
+	RaftDiskWiped
 )
 
 // RaftEvent is one raft trace record, in trace order.
@@ -88,6 +104,9 @@ type RaftEvent struct {
 	Candidate int32
 	// Leader is a RaftStateChanged's leader (a node.id), -1 for none.
 	Leader int32
+	// Voter is set on a RaftDiskWiped of a voter of the quorum
+	// (controller.quorum.voters, or the initial controllers).
+	Voter bool `json:",omitempty"`
 }
 
 // RaftEntry is one batch of a node's final metadata log.
@@ -107,6 +126,9 @@ type RaftLog struct {
 type RaftRun struct {
 	Events []RaftEvent
 	Logs   []RaftLog
+	// KRaftVersion is the quorum's kraft.version: 0 static voters
+	// (controller.quorum.voters), 1 KIP-853's dynamic voters.
+	KRaftVersion int16
 }
 
 // Raft judges a KRaft run's quorum.
@@ -115,6 +137,7 @@ func Raft(r *RaftRun) Verdict {
 		return verdict(NameRaft, nil, true, "not a KRaft run")
 	}
 	var out []Anomaly
+	var staticWipe *RaftEvent // the first wipe of a static voter: KAFKA-14077 from there on
 	leaders := map[int32]RaftEvent{}
 	byOffset := map[int64]RaftEvent{} // the first batch handed over covering each offset
 	committedEnd := int64(0)
@@ -124,6 +147,18 @@ func Raft(r *RaftRun) Verdict {
 	votes := map[string]map[int32]RaftEvent{} // each voter's granted vote, by epoch
 	for _, ev := range r.Events {
 		switch ev.Kind {
+		case RaftDiskWiped:
+			if r.KRaftVersion == 0 && ev.Voter {
+				if staticWipe == nil {
+					w := ev
+					staticWipe = &w
+				}
+				break
+			}
+			// KIP-853: a new directory id, another replica; or an
+			// observer, whose epoch nothing depends on.
+			delete(lastState, ev.Node)
+			delete(votes, ev.Node)
 		case RaftBecameLeader:
 			elections++
 			if prev, ok := leaders[ev.Epoch]; ok && prev.Node != ev.Node {
@@ -201,9 +236,28 @@ func Raft(r *RaftRun) Verdict {
 			out = append(out, a)
 		}
 	}
-	out = append(out, logMatching(r.Logs)...)
+	lm := logMatching(r.Logs)
+	if staticWipe != nil {
+		for i := range out {
+			if out[i].Times == nil || out[i].Times[len(out[i].Times)-1] >= staticWipe.Time {
+				permitKAFKA14077(&out[i], *staticWipe)
+			}
+		}
+		for i := range lm {
+			permitKAFKA14077(&lm[i], *staticWipe)
+		}
+	}
+	out = append(out, lm...)
 	notes := []string{strconv.Itoa(elections) + " elections, " + strconv.Itoa(commits) + " batches applied, committed end offset " + strconv.FormatInt(committedEnd, 10)}
 	return verdict(NameRaft, out, false, notes...)
+}
+
+// permitKAFKA14077 marks a as what a static quorum permits after a voter's
+// disk was wiped.
+func permitKAFKA14077(a *Anomaly, wipe RaftEvent) {
+	a.Permitted = true
+	a.Description += "; permitted: KAFKA-14077: " + wipe.Node + ", a voter of a static quorum (controller.quorum.voters, kraft.version 0), lost its disk at " +
+		wipe.Time.String() + " and came back blank, voting with an empty log (KIP-853's directory ids, kraft.version 1, prevent it)"
 }
 
 func batchString(ev RaftEvent) string {

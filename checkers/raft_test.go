@@ -81,3 +81,92 @@ func TestRaftCheckerUnknownWithoutKRaft(t *testing.T) {
 		t.Errorf("no KRaft run: %s, want unknown", v)
 	}
 }
+
+// kafka14077 is KAFKA-14077 as the raft checker sees it: ctl0 leads and
+// commits [0,4] with ctl1; ctl1's disk is wiped and it comes back blank
+// (its epoch back at 0, its vote forgotten); ctl2, without the batch, is
+// elected with ctl1's vote and commits another batch at offset 2.
+func kafka14077(version int16) *RaftRun {
+	return &RaftRun{KRaftVersion: version, Events: []RaftEvent{
+		leaderEv(1, "ctl0", 1, 0), commitEv(2, "ctl0", 0, 4, 1, "a"), commitEv(3, "ctl1", 0, 4, 1, "a"),
+		{Step: 4, Time: 40, Node: "ctl1", Kind: RaftStateChanged, Epoch: 1, Leader: 3000},
+		{Step: 5, Time: 50, Node: "ctl1", Kind: RaftDiskWiped, Voter: true},
+		{Step: 6, Time: 60, Node: "ctl1", Kind: RaftStateChanged, Epoch: 0, Leader: -1},
+		{Step: 7, Time: 70, Node: "ctl2", Kind: RaftStateChanged, Epoch: 2, Leader: -1},
+		{Step: 8, Time: 80, Node: "ctl1", Kind: RaftVoteGranted, Epoch: 2, Candidate: 3002},
+		{Step: 9, Time: 90, Node: "ctl2", Kind: RaftBecameLeader, Epoch: 2, Offset: 2},
+		{Step: 10, Time: 100, Node: "ctl2", Kind: RaftCommitted, Offset: 2, LastOffset: 2, Epoch: 2, CRC: "z"},
+	}}
+}
+
+// TestRaftCheckerPermitsKAFKA14077OnAStaticQuorum: the lost committed
+// batch is found (leader-completeness, state-machine-safety) and, on a
+// static quorum, permitted naming the wiped voter; the blank voter's
+// epoch going back is permitted too.
+func TestRaftCheckerPermitsKAFKA14077OnAStaticQuorum(t *testing.T) {
+	v := Raft(kafka14077(0))
+	if v.Result != ResultViolation {
+		t.Fatalf("KAFKA-14077 on a static quorum: %s, want a violation", v)
+	}
+	kinds := map[string]bool{}
+	for _, a := range v.Anomalies {
+		kinds[a.Kind] = true
+		if !a.Permitted || !strings.Contains(a.Description, "KAFKA-14077: ctl1") {
+			t.Errorf("%s not permitted as KAFKA-14077: %s", a.Kind, a)
+		}
+	}
+	for _, k := range []string{"leader-completeness", "state-machine-safety", "epoch-regression"} {
+		if !kinds[k] {
+			t.Errorf("no %s anomaly in %s", k, v)
+		}
+	}
+}
+
+// TestRaftCheckerBreaksKAFKA14077OnADynamicQuorum: the same history with
+// kraft.version 1 breaks the contract (KIP-853 must prevent it); the wiped
+// node's own epoch starting over is no anomaly (another replica).
+func TestRaftCheckerBreaksKAFKA14077OnADynamicQuorum(t *testing.T) {
+	v := Raft(kafka14077(1))
+	broken := map[string]bool{}
+	for _, a := range v.Anomalies {
+		if a.Permitted {
+			t.Errorf("permitted on a dynamic quorum: %s", a)
+		}
+		broken[a.Kind] = true
+	}
+	if !broken["leader-completeness"] || !broken["state-machine-safety"] || broken["epoch-regression"] {
+		t.Fatalf("dynamic quorum: %s; want leader-completeness and state-machine-safety broken, no epoch-regression", v)
+	}
+}
+
+// TestRaftCheckerDoesNotPermitBeforeTheWipe: an anomaly before the wipe is
+// not excused by it.
+func TestRaftCheckerDoesNotPermitBeforeTheWipe(t *testing.T) {
+	run := &RaftRun{Events: []RaftEvent{
+		leaderEv(1, "ctl0", 1, 0), commitEv(2, "ctl0", 0, 4, 1, "a"),
+		{Step: 3, Time: 30, Node: "ctl2", Kind: RaftBecameLeader, Epoch: 2, Offset: 2},
+		{Step: 4, Time: 40, Node: "ctl1", Kind: RaftDiskWiped, Voter: true},
+	}}
+	v := Raft(run)
+	if len(v.Anomalies) != 1 || v.Anomalies[0].Permitted {
+		t.Fatalf("a leader-completeness break before any wipe: %s, want it not permitted", v)
+	}
+}
+
+// TestRaftCheckerWipedObserverStartsOver: a broker (an observer) whose
+// disk was wiped starts again at epoch 0: no epoch-regression, on either
+// quorum kind, and nothing is permitted by it.
+func TestRaftCheckerWipedObserverStartsOver(t *testing.T) {
+	for _, version := range []int16{0, 1} {
+		run := &RaftRun{KRaftVersion: version, Events: []RaftEvent{
+			{Step: 1, Time: 10, Node: "b0", Kind: RaftStateChanged, Epoch: 3, Leader: -1},
+			{Step: 2, Time: 20, Node: "b0", Kind: RaftDiskWiped},
+			{Step: 3, Time: 30, Node: "b0", Kind: RaftStateChanged, Epoch: 0, Leader: -1},
+			leaderEv(4, "ctl0", 4, 0), commitEv(5, "ctl0", 0, 4, 4, "a"), leaderEv(6, "ctl1", 5, 2),
+		}}
+		v := Raft(run)
+		if len(v.Anomalies) != 1 || v.Anomalies[0].Kind != "leader-completeness" || v.Anomalies[0].Permitted {
+			t.Fatalf("kraft.version %d: %s; want only a leader-completeness break, not permitted by an observer's wipe", version, v)
+		}
+	}
+}

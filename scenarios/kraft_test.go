@@ -18,6 +18,7 @@ import (
 // decisions.
 var kraftStoryKinds = map[string]bool{
 	"raft-leader": true, "raft-resign": true, "partition-change": true, "broker-fenced": true, "broker-unfenced": true,
+	"wipe-disk": true, "raft-voters": true,
 }
 
 // kraftStory is story with the KRaft kinds and the raft checker's note
@@ -51,7 +52,7 @@ func kraftStory(r *harness.Result) string {
 
 // kraftGolden are the KRaft scenarios with golden files (the swarm is
 // judged by the suite).
-var kraftGolden = []string{"kraft-controller-failover", "kraft-quorum-loss", "kraft-disruptive-voter", "kraft-fenced-broker", "kraft-split-brain"}
+var kraftGolden = []string{"kraft-controller-failover", "kraft-quorum-loss", "kraft-disruptive-voter", "kraft-fenced-broker", "kraft-split-brain", "kraft-blank-disk-voter"}
 
 func TestKRaftGolden(t *testing.T) {
 	for _, name := range kraftGolden {
@@ -176,6 +177,62 @@ func TestKRaftZombieAcks1LossIsPermitted(t *testing.T) {
 		}
 		if d := v.Anomalies[0].Description; !strings.Contains(d, "acks=1 and the leader b0 failed (isolated)") {
 			t.Errorf("acked-loss evidence %q: want the isolated leader named", d)
+		}
+	}
+}
+
+// TestKAFKA14077BlankDiskVoter: a voter restarted with a blank disk. On a
+// static quorum the raft checker finds committed metadata lost (a leader
+// elected without it) and permits it as KAFKA-14077, naming the wiped
+// voter; with KIP-853 (kraft.version 1) nothing is lost and every checker
+// is ok.
+func TestKAFKA14077BlankDiskVoter(t *testing.T) {
+	s, err := scenarios.Load("kraft-blank-disk-voter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := uint64(1); seed <= 2; seed++ {
+		for _, v := range []string{"static", "dynamic", "dynamic-auto-join"} {
+			res, err := harness.Run(s, v, harness.Options{Seed: seed, KeepTrace: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.OK() {
+				t.Errorf("%s seed %d: %s %v", v, seed, res.Failed, res.Mismatches)
+			}
+			// The operator's re-add: refused on the static quorum, done
+			// on the dynamic one.
+			added := ""
+			for _, rec := range res.World.Trace().Records() {
+				if api, _ := rec.Get("api"); rec.Kind == "raft-voter-change" && api == "AddRaftVoter" {
+					added, _ = rec.Get("error")
+				}
+			}
+			if want := map[string]string{"static": "UNSUPPORTED_VERSION", "dynamic": "NONE"}[v]; want != "" && added != want {
+				t.Errorf("%s seed %d: add-controller ctl1 answered %q, want %q", v, seed, added, want)
+			}
+			for _, vd := range res.Verdicts {
+				if vd.Checker != checkers.NameRaft {
+					continue
+				}
+				kinds := map[string]bool{}
+				for _, a := range vd.Anomalies {
+					kinds[a.Kind] = true
+					if !strings.Contains(a.Description, "KAFKA-14077: ctl1") {
+						t.Errorf("%s seed %d: %s does not name the wiped voter", v, seed, a)
+					}
+				}
+				switch v {
+				case "static":
+					if vd.ContractBroken() || !kinds["leader-completeness"] {
+						t.Errorf("static seed %d: raft %s; want a permitted leader-completeness", seed, vd)
+					}
+				default:
+					if vd.Result != checkers.ResultOK {
+						t.Errorf("dynamic seed %d: raft %s; want ok", seed, vd)
+					}
+				}
+			}
 		}
 	}
 }

@@ -523,8 +523,10 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 		if err == nil && (pos[1] == "ack" || pos[1] == "done") && len(pos) != 3 {
 			err = fmt.Errorf("await: want 'await CLIENT %s VALUE'", pos[1])
 		}
-	case "crash", "power-loss", "restart", "shutdown":
+	case "crash", "power-loss", "restart", "shutdown", "wipe-disk":
 		err = need(1, word+" BROKER")
+	case "add-controller", "remove-controller":
+		err = need(1, word+" CONTROLLER")
 	case "restart-all", "heal":
 		err = need(0, word)
 	case "pause":
@@ -552,7 +554,7 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 			err = fmt.Errorf("lossy: %q: want -> or <->", pos[1])
 		}
 	case "swarm":
-		if err = need(1, "swarm DURATION [clients=N interval=DUR fault-every=DUR crash=P power-loss=P pause=P partition=P heal=P consumer-crash=P consumer-stall=P consumer-pause=P profile=swarm|fixed] [producer property=value ...]"); err == nil {
+		if err = need(1, "swarm DURATION [clients=N interval=DUR fault-every=DUR crash=P power-loss=P pause=P partition=P heal=P consumer-crash=P consumer-stall=P consumer-pause=P wipe-disk=P profile=swarm|fixed] [producer property=value ...]"); err == nil {
 			st.Dur, err = ParseDuration(pos[0])
 		}
 	case "leader-and-isr":

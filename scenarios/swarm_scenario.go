@@ -57,7 +57,7 @@ func Swarm() *Script {
 // script variable of the same name ($crash, $fault-every, $profile, ...).
 // The step takes producer properties too (acks, enable.idempotence, ...),
 // which configure its clients under those of the run's configuration.
-var SwarmKeys = []string{"clients", "interval", "acks", "fault-every", "crash", "power-loss", "pause", "partition", "heal", "consumer-crash", "consumer-stall", "consumer-pause", "profile"}
+var SwarmKeys = []string{"clients", "interval", "acks", "fault-every", "crash", "power-loss", "pause", "partition", "heal", "consumer-crash", "consumer-stall", "consumer-pause", "wipe-disk", "profile"}
 
 // MaxSwarmClients bounds a swarm step's clients: memory and time grow
 // linearly with them (docs/scenarios.md, "What a run costs").

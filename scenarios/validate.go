@@ -63,13 +63,13 @@ import (
 var headerKeywords = []string{"name", "describe", "source", "brokers", "controllers", "topic", "set", "variant", "expect", "limit", "controller", "final-read", "end-phase"}
 
 // stepWords are the words that start a step.
-var stepWords = []string{"run", "produce", "await", "crash", "power-loss", "shutdown", "restart", "restart-all", "pause", "cut", "partition", "heal",
+var stepWords = []string{"run", "produce", "await", "crash", "power-loss", "shutdown", "restart", "wipe-disk", "add-controller", "remove-controller", "restart-all", "pause", "cut", "partition", "heal",
 	"leader-and-isr", "swarm", "producer", "send", "lossy", "consumer", "kill-consumer", "restart-consumer", "close-consumer", "crash-coordinator", "init-txn", "begin", "commit", "abort", "delay", "alter-config"}
 
 // stepKeys are the key=value arguments of the steps that take a fixed set
 // (the others take Kafka properties or trace fields).
 var stepKeys = map[string][]string{
-	"run": nil, "produce": {"acks", "timeout", "key"}, "crash": {"keep"}, "power-loss": {"keep"}, "shutdown": nil, "restart": nil,
+	"run": nil, "produce": {"acks", "timeout", "key"}, "crash": {"keep"}, "power-loss": {"keep"}, "shutdown": nil, "restart": nil, "wipe-disk": nil, "add-controller": nil, "remove-controller": nil,
 	"restart-all": nil, "pause": nil, "cut": nil, "partition": nil, "heal": nil, "send": {"interval", "key"},
 	"lossy": {"drop", "duplicate", "reorder"}, "leader-and-isr": {"leader", "epoch", "isr", "to"},
 	"kill-consumer": nil, "restart-consumer": nil, "close-consumer": nil, "crash-coordinator": nil,
@@ -154,7 +154,7 @@ func keySet(m map[string]string) map[string]bool {
 // validate checks the script's steps in order against its header
 // (validate_steps.go).
 func (s *Script) validate() error {
-	c := &checker{s: s, vars: s.Variables(), clients: map[string]declared{}, produced: map[string]map[string]bool{}, groups: map[string]bool{}}
+	c := &checker{s: s, vars: s.Variables(), clients: map[string]declared{}, produced: map[string]map[string]bool{}, groups: map[string]bool{}, down: map[string]bool{}}
 	var err error
 	if c.kraftVariant, c.controllers, err = s.kraftShape(); err != nil { // validate_kraft.go
 		return err

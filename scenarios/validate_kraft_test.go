@@ -26,6 +26,10 @@ func TestKRaftScriptValidationErrors(t *testing.T) {
 		{"zk consumer named like a controller", "brokers 3\ntopic t rf=3\nconsumer ctl0 group.id=g topic=t\n", `f.txt:3: consumer: "ctl0" is reserved for a KRaft controller's name (ctl0, ctl1, ...: the dedicated controllers a KRaft release runs, whatever the variants; this script: brokers 3 makes b0..b2)`},
 		{"zk client named like a controller", "brokers 3\ntopic t rf=3\ncut ctl2 <-> b0\n", `f.txt:3: cut: "ctl2": no dedicated KRaft controllers in this script`},
 		{"zk mode has no ctlN", "brokers 3\ntopic t rf=3\ncrash ctl0\n", `f.txt:3: crash: "ctl0": no dedicated KRaft controllers in this script`},
+		{"add-controller in zk mode", "brokers 3\ntopic t rf=3\nadd-controller b0\n", `f.txt:3: add-controller: the controller quorum's voters are KRaft's (KIP-853); no variant runs KRaft`},
+		{"remove-controller of a broker", k + "remove-controller b1\n", `f.txt:4: remove-controller: remove-controller b1: not a controller (dedicated controllers are ctl0..ctl2)`},
+		{"add-controller out of range", k + "add-controller ctl5\n", `f.txt:4: add-controller: "ctl5" is not a controller`},
+		{"wipe-disk of a running controller", k + "wipe-disk ctl1\n", `f.txt:4: wipe-disk: wipe-disk ctl1: ctl1 is running here`},
 	}
 	for _, c := range cases {
 		_, err := Parse("f.txt", "f", strings.NewReader(c.src))
@@ -39,6 +43,7 @@ func TestKRaftScriptValidationErrors(t *testing.T) {
 func TestKRaftScriptValidationAccepts(t *testing.T) {
 	for _, src := range []string{
 		"brokers 3\ncontrollers 3\ntopic t rf=3\ncrash ctl2\nrestart ctl2\npower-loss controller\nrestart-all\npause ctl0 1s\nshutdown ctl1\n",
+		"brokers 3\ncontrollers 3\ntopic t rf=3\ncrash ctl1\nwipe-disk ctl1\nrestart ctl1\nremove-controller ctl1\nadd-controller ctl1\n",
 		"brokers 3\ncontrollers 3\ntopic t rf=3\ncut b0 <-> ctl0\ncut controller -> b1\npartition ctl0,ctl1 | ctl2,b0,b1,b2\nlossy ctl0 <-> * drop=0.1\nheal\n",
 		"brokers 3 roles=broker,controller\ntopic t rf=3\ncrash controller\n",
 		"brokers 3\ntopic t rf=3\nvariant kraft process.roles=broker\ncrash ctl1\n", // the default 3 controllers

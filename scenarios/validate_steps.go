@@ -46,6 +46,9 @@ type checker struct {
 	// makes (validate_kraft.go).
 	kraftVariant string
 	controllers  int
+	// down are the nodes a crash, power-loss or shutdown step stopped and
+	// no restart brought back yet: wipe-disk needs one.
+	down map[string]bool
 }
 
 // step checks one step and records what it declares.
@@ -117,6 +120,35 @@ func (c *checker) step(st Step) error {
 		if k, ok := st.KV["keep"]; ok && !isVar(k) && k != "none" && k != "some" && k != "all" {
 			return fmt.Errorf("keep=%q: allowed none, some (the chooser decides), all", k)
 		}
+		switch st.Op {
+		case "crash", "power-loss", "shutdown":
+			c.down[a[0]] = true
+		case "restart":
+			delete(c.down, a[0])
+		}
+	case "wipe-disk":
+		if a[0] == "controller" {
+			return fmt.Errorf("wipe-disk controller: the active controller is running; name the stopped node (a broker bN or a controller ctlN)")
+		}
+		if err := c.broker(a[0], !c.s.Manual); err != nil {
+			return err
+		}
+		if !isVar(a[0]) && !c.down[a[0]] {
+			return fmt.Errorf("wipe-disk %s: %s is running here: a disk is wiped with its machine off (crash, power-loss or shutdown %s first, then restart it)", a[0], a[0], a[0])
+		}
+	case "restart-all":
+		clear(c.down)
+	case "add-controller", "remove-controller":
+		if c.kraftVariant == "" {
+			return fmt.Errorf("the controller quorum's voters are KRaft's (KIP-853); no variant runs KRaft (process.roles=broker, or a release of 4.0 or later)")
+		}
+		if isVar(a[0]) {
+			return nil
+		}
+		if looks, _ := c.isController(a[0]); looks {
+			return c.controllerNodeError(a[0])
+		}
+		return fmt.Errorf("%s %s: not a controller (dedicated controllers are ctl0..ctl%d)", st.Op, a[0], max(c.controllers-1, 0))
 	case "cut":
 		for _, n := range []string{a[0], a[2]} {
 			if err := c.node(n, st, true); err != nil {

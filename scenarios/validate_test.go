@@ -19,6 +19,11 @@ func TestScriptValidationErrors(t *testing.T) {
 		{"restart", h + "restart b9\n", `f.txt:3: restart: "b9" is not a broker`},
 		{"shutdown", h + "shutdown b4\n", `f.txt:3: shutdown: "b4" is not a broker`},
 		{"pause", h + "pause b5 3s\n", `f.txt:3: pause: "b5" is not a broker`},
+		{"wipe-disk running", h + "wipe-disk b1\n", `f.txt:3: wipe-disk: wipe-disk b1: b1 is running here: a disk is wiped with its machine off (crash, power-loss or shutdown b1 first, then restart it)`},
+		{"wipe-disk restarted", h + "crash b1\nrestart b1\nwipe-disk b1\n", `f.txt:5: wipe-disk: wipe-disk b1: b1 is running here`},
+		{"wipe-disk controller", h + "wipe-disk controller\n", `f.txt:3: wipe-disk: wipe-disk controller: the active controller is running`},
+		{"wipe-disk range", h + "wipe-disk b3\n", `f.txt:3: wipe-disk: "b3" is not a broker`},
+		{"wipe-disk args", h + "crash b1\nwipe-disk b1 b2\n", `f.txt:4: wipe-disk: want 'wipe-disk BROKER'`},
 		{"crash a non-broker", h + "crash zk\n", `f.txt:3: crash: "zk" is not a broker (brokers 3 makes b0..b2, or controller`},
 		{"cut", h + "cut b0 -> b3\n", `f.txt:3: cut: "b3" is not a broker`},
 		{"partition", h + "partition b0 | b1,b5\n", `f.txt:3: partition: "b5" is not a broker`},
@@ -107,6 +112,8 @@ func TestScriptValidationAccepts(t *testing.T) {
 		h + "await b0 hw partition=__consumer_offsets-7\n",                      // its partition count is the run's
 		h + "consumer c1 group.id=g topic=t\ncut c1 <-> b1\ncrash-coordinator g\nkill-consumer c1\n",
 		h + "produce p1 t/0 m1\nawait p1 ack m1 within=5s\n",
+		h + "crash b1\nwipe-disk b1\nrestart b1\n",
+		h + "shutdown b0\nwipe-disk b0\nrestart-all\n",
 	} {
 		if _, err := Parse("f.txt", "f", strings.NewReader(src)); err != nil {
 			t.Errorf("script %q: %v", src, err)

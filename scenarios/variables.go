@@ -14,7 +14,7 @@ import (
 )
 
 // swarmRates are the swarm arguments that are probabilities.
-var swarmRates = map[string]bool{"crash": true, "power-loss": true, "pause": true, "partition": true, "heal": true, "consumer-crash": true, "consumer-stall": true, "consumer-pause": true}
+var swarmRates = map[string]bool{"crash": true, "power-loss": true, "pause": true, "partition": true, "heal": true, "consumer-crash": true, "consumer-stall": true, "consumer-pause": true, "wipe-disk": true}
 
 // IsSwarmRate reports whether name ($crash, or crash written without the
 // $) is one of the swarm's rates, a probability.

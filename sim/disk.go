@@ -652,3 +652,12 @@ func (d *Disk) takeBusy() Duration {
 	d.busy = 0
 	return b
 }
+
+// wipe empties the disk: every file, synced or pending, is gone (a blank
+// drive in place of the old one). Its counters stay, as the machine's.
+func (d *Disk) wipe() {
+	d.files = map[string]*inode{}
+	d.durableNS = map[string]*inode{}
+	d.pendingNS = d.pendingNS[:0]
+	d.used = 0
+}

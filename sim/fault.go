@@ -334,3 +334,27 @@ func (w *World) check(f Fault) error {
 	}
 	return nil
 }
+
+// WipeDisk replaces a stopped node's disk with a blank one, as an operator
+// who swaps a failed drive (or reprovisions the machine) does: every file,
+// synced or not, is gone, and the node's next Restart finds an empty
+// directory, which Kafka's storage tool formats anew (a new meta.properties
+// with a new directory.id, KIP-853). KAFKA-14077 is what a static quorum
+// does when a voter comes back this way.
+type WipeDisk struct{ Node NodeID }
+
+func (f WipeDisk) String() string { return fmt.Sprintf("wipe-disk n%d", f.Node) }
+
+// Apply implements Fault.
+func (f WipeDisk) Apply(w *World) error {
+	if err := w.checkNode("wipe-disk", f.Node); err != nil {
+		return err
+	}
+	n := w.nodes[f.Node]
+	if n.up {
+		return fmt.Errorf("wipe-disk %s: the node is running: a disk is wiped with its machine off (crash, power-loss or shutdown it first)", n.name)
+	}
+	n.disk.wipe()
+	w.trace.add(w.events, w.now, n.id, n.name, "wipe-disk", nil)
+	return nil
+}

@@ -287,3 +287,40 @@ func TestCancelledTimersNeverFireAndOthersKeepTheirOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestWipeDiskLeavesABlankDisk: a wiped node restarts with no file, synced
+// or not; a running node cannot be wiped.
+func TestWipeDiskLeavesABlankDisk(t *testing.T) {
+	w, err := sim.New(sim.Config{KeepTrace: true})
+	must(t, err)
+	_, err = w.AddNode("n0", func() sim.Node { return &sink{} }, sim.NodeOptions{})
+	must(t, err)
+	must(t, w.Inject(sim.Start{Node: 0}))
+	d := w.Disk(0)
+	must(t, d.Create("meta.properties"))
+	must(t, d.Append("meta.properties", []byte("directory.id=a")))
+	must(t, d.Sync("meta.properties"))
+	must(t, d.SyncDir("."))
+	must(t, d.Create("unsynced"))
+	if err := w.Inject(sim.WipeDisk{Node: 0}); err == nil || !strings.Contains(err.Error(), "running") {
+		t.Fatalf("wiping a running node: %v, want an error saying it is running", err)
+	}
+	must(t, w.Inject(sim.Crash{Node: 0}))
+	must(t, w.Inject(sim.WipeDisk{Node: 0}))
+	must(t, w.Inject(sim.Restart{Node: 0}))
+	for _, f := range []string{"meta.properties", "unsynced"} {
+		if w.Disk(0).Exists(f) {
+			t.Fatalf("%s survived the wipe", f)
+		}
+	}
+	if d.Used() != 0 {
+		t.Fatalf("a wiped disk uses %d bytes, want 0", d.Used())
+	}
+	found := false
+	for _, r := range w.Trace().Records() {
+		found = found || r.Kind == "wipe-disk"
+	}
+	if !found {
+		t.Fatal("no wipe-disk trace record")
+	}
+}

@@ -64,6 +64,13 @@ func (s Spec) controllers() int {
 	return s.Controllers
 }
 
+// Voters returns the quorum's voter ids (controller.quorum.voters, or
+// every controller; with kraft.version 1 the initial controllers).
+func (s Spec) Voters() []int32 {
+	ids, _ := s.voters()
+	return ids
+}
+
 // voters resolves controller.quorum.voters: as given (every id must be a
 // node with the controller role), or every such node.
 func (s Spec) voters() ([]int32, error) {
@@ -134,7 +141,7 @@ func kraftConfig(c config.Config, id int32, roles config.Roles, voters []int32) 
 			ElectionTimeout: k.ElectionTimeout, FetchTimeout: k.FetchTimeout, ElectionBackoffMax: k.ElectionBackoffMax,
 			RequestTimeout: k.RequestTimeout, RetryBackoff: k.RetryBackoff, FetchMaxWait: 500 * sim.Millisecond,
 			SegmentBytes: int64(k.MetadataLogSegmentBytes), SnapshotBytes: k.MetadataSnapshotBytes,
-			PreVote: k.PreVote, CheckQuorum: k.CheckQuorum, Mutants: c.Broker.Mutants,
+			PreVote: k.PreVote, CheckQuorum: k.CheckQuorum, Mutants: c.Broker.Mutants, KRaftVersion: int16(k.KRaftVersion), AutoJoin: k.AutoJoin,
 			VoteCheckLog: k.VoteCheckLog && !c.Broker.Mutants.On(mutant.RaftVoteNoLogCheck),
 		},
 		SessionTimeout:           k.BrokerSessionTimeout,

@@ -21,8 +21,22 @@ package config
 // quorum: a leader that a majority stopped fetching from resigns; on from
 // 3.7, where Kafka added it, KAFKA-15489) and kafkasim.raft.vote.check.log (Raft's log
 // up-to-date check on Vote; false is a planted bug for explore to find).
-// Dynamic quorums (KIP-853, controller.quorum.bootstrap.servers) are not
-// modelled: voters are static.
+// kafkasim.kraft.version chooses how the controllers' storage is formatted
+// (kafka-storage.sh format): 0 (the default), with controller.quorum.voters,
+// a static quorum; 1 (KIP-853, from 3.9), with --initial-controllers (every
+// controller, each with its directory id; --feature kraft.version=1): a
+// dynamic quorum whose voter set lives in the metadata log, changed by
+// AddRaftVoter and RemoveRaftVoter (broker/raft/voters.go). With 1 the
+// bootstrap servers (controller.quorum.bootstrap.servers) are every
+// controller and controller.quorum.voters must be unset, as kafka-storage
+// refuses --initial-controllers beside it. The default stays 0 on every
+// release (Kafka 4.x formats kraft.version 1 only when told to with
+// --standalone or --initial-controllers). kafkasim.raft.auto.join is Kafka
+// 4.2's controller.quorum.auto.join.enable (KIP-853: a controller that is
+// no voter removes the stale voter of its id and adds itself); kafkasim
+// has no release 4.2 yet, so it is a simulation switch, off by default,
+// allowed with kafkasim.kraft.version=1 only (it will take Kafka's name,
+// gated on 4.2, when that release lands).
 
 import (
 	"math"
@@ -42,6 +56,12 @@ const (
 	PropUncleanElectionInterval = "unclean.leader.election.interval.ms"
 	PropRaftCheckQuorum         = "kafkasim.raft.check.quorum"
 	PropRaftVoteCheckLog        = "kafkasim.raft.vote.check.log"
+	// PropKRaftVersion is kafkasim.kraft.version: the kraft.version the
+	// controllers are formatted with (0 static, 1 KIP-853 dynamic).
+	PropKRaftVersion = "kafkasim.kraft.version"
+	// PropRaftAutoJoin is kafkasim.raft.auto.join (Kafka 4.2's
+	// controller.quorum.auto.join.enable).
+	PropRaftAutoJoin = "kafkasim.raft.auto.join"
 )
 
 // Roles is process.roles.
@@ -186,6 +206,10 @@ type KRaft struct {
 	// VoteCheckLog is kafkasim.raft.vote.check.log (true; false is the
 	// planted bug).
 	VoteCheckLog bool
+	// KRaftVersion is kafkasim.kraft.version (0; 1 from 3.9, KIP-853).
+	KRaftVersion int
+	// AutoJoin is kafkasim.raft.auto.join (false; needs KRaftVersion 1).
+	AutoJoin bool
 }
 
 func defaultKRaft(v Version) KRaft {
@@ -233,6 +257,8 @@ func kraftProps() []property[Broker] {
 		boolProp(PropRaftPreVote, func(b *Broker) *bool { return &b.KRaft.PreVote }),
 		boolProp(PropRaftCheckQuorum, func(b *Broker) *bool { return &b.KRaft.CheckQuorum }),
 		boolProp(PropRaftVoteCheckLog, func(b *Broker) *bool { return &b.KRaft.VoteCheckLog }),
+		intProp(PropKRaftVersion, func(b *Broker) *int { return &b.KRaft.KRaftVersion }, 0, 1),
+		boolProp(PropRaftAutoJoin, func(b *Broker) *bool { return &b.KRaft.AutoJoin }),
 	}
 }
 
@@ -270,6 +296,18 @@ func (b Broker) validateKRaft() error {
 	if !v.Mechanisms().KRaftAvailable {
 		return conflict(PropProcessRoles, k.ProcessRoles.String(), PropInterBrokerProtocolVersion, v.String(),
 			"KRaft is production-ready from 3.3 (KIP-833); kafkasim models it from there", "a release of 3.3 or later")
+	}
+	if k.KRaftVersion >= 1 && !v.AtLeast(V3_9) {
+		return conflict(PropKRaftVersion, strconv.Itoa(k.KRaftVersion), PropInterBrokerProtocolVersion, v.String(),
+			"dynamic quorums (KIP-853, kraft.version 1) arrived in 3.9", "kafkasim.kraft.version=0, or a release of 3.9 or later")
+	}
+	if k.AutoJoin && k.KRaftVersion < 1 {
+		return conflict(PropRaftAutoJoin, "true", PropKRaftVersion, strconv.Itoa(k.KRaftVersion),
+			"a static quorum's voters cannot change", "kafkasim.raft.auto.join=true with kafkasim.kraft.version=1")
+	}
+	if k.KRaftVersion >= 1 && k.ControllerQuorumVoters != "" {
+		return conflict(PropKRaftVersion, strconv.Itoa(k.KRaftVersion), PropControllerQuorumVoters, k.ControllerQuorumVoters,
+			"kafka-storage format refuses --initial-controllers (kraft.version 1) beside static voters", "controller.quorum.voters unset with kafkasim.kraft.version=1")
 	}
 	if k.BrokerHeartbeatInterval >= k.BrokerSessionTimeout {
 		return conflict("broker.heartbeat.interval.ms", ms(k.BrokerHeartbeatInterval), "broker.session.timeout.ms", ms(k.BrokerSessionTimeout),

@@ -68,11 +68,31 @@ func TestKRaftBadInput(t *testing.T) {
 		{map[string]string{PropProcessRoles: "broker", PropControllerQuorumVoters: "c0:9093"}, PropControllerQuorumVoters, "id@host:port"},
 		{map[string]string{PropControllerQuorumVoters: "3000@c0:9093"}, PropControllerQuorumVoters, "ZooKeeper mode"},
 		{map[string]string{PropProcessRoles: "broker", "broker.heartbeat.interval.ms": "9000"}, "broker.heartbeat.interval.ms", "fenced between two heartbeats"},
+		{map[string]string{PropProcessRoles: "broker", PropInterBrokerProtocolVersion: "3.8", PropKRaftVersion: "1"}, PropKRaftVersion, "arrived in 3.9"},
+		{map[string]string{PropProcessRoles: "broker", PropInterBrokerProtocolVersion: "3.9", PropKRaftVersion: "1", PropControllerQuorumVoters: "3000@c0:9093"}, PropKRaftVersion, "controller.quorum.voters unset"},
+		{map[string]string{PropInterBrokerProtocolVersion: "4.0", PropKRaftVersion: "2"}, PropKRaftVersion, ""},
+		{map[string]string{PropInterBrokerProtocolVersion: "4.0", PropRaftAutoJoin: "true"}, PropRaftAutoJoin, "kafkasim.kraft.version=1"},
 	} {
 		_, err := ParseBroker(tc.props)
 		var e *Error
 		if !errors.As(err, &e) || e.Property != tc.prop || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: got %v; want an error on %s saying %q", tc.props, err, tc.prop, tc.want)
+		}
+	}
+}
+
+// TestKRaftVersionIsAFormatChoice: kafkasim.kraft.version is 0 unless
+// given (Kafka formats kraft.version 1 only when told to), and 1 is
+// accepted from 3.9 (KIP-853).
+func TestKRaftVersionIsAFormatChoice(t *testing.T) {
+	for _, v := range []string{"3.9", "4.0", "4.1"} {
+		b, err := ParseBroker(map[string]string{PropProcessRoles: "broker", PropInterBrokerProtocolVersion: v})
+		if err != nil || b.KRaft.KRaftVersion != 0 {
+			t.Errorf("%s: kraft.version %d, %v; want 0 by default", v, b.KRaft.KRaftVersion, err)
+		}
+		b, err = ParseBroker(map[string]string{PropProcessRoles: "broker", PropInterBrokerProtocolVersion: v, PropKRaftVersion: "1"})
+		if err != nil || b.KRaft.KRaftVersion != 1 {
+			t.Errorf("%s: kafkasim.kraft.version=1 gives %d, %v", v, b.KRaft.KRaftVersion, err)
 		}
 	}
 }

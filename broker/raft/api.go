@@ -58,6 +58,16 @@ type Config struct {
 	// planted bug (kafkasim.raft.vote.check.log=false) that explore must
 	// find.
 	VoteCheckLog bool
+	// KRaftVersion is the kraft.version feature the storage was formatted
+	// with (KIP-853): 0, static voters (Voters); 1, dynamic voters in the
+	// log, each a (node id, directory id), with Voters the bootstrap
+	// servers and the initial controllers (voters.go).
+	KRaftVersion int16
+	// AutoJoin is controller.quorum.auto.join.enable (Kafka 4.2, KIP-853;
+	// kafkasim.raft.auto.join until kafkasim has release 4.2): a
+	// controller that is no voter replaces its stale voter key and adds
+	// itself (voter_change.go: maybeAutoJoin).
+	AutoJoin bool
 }
 
 // Env is what a quorum member needs from the node it runs in.

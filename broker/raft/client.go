@@ -6,9 +6,9 @@ package raft
 // live one per Kafka API: vote.go, quorum_epoch.go, fetch.go (leader side),
 // follower.go (the fetching side), fetch_snapshot.go, describe_quorum.go.
 //
-// Simplifications vs Kafka, and why: static voters only (KIP-853 dynamic
-// quorum, AddRaftVoter/RemoveRaftVoter and directory ids are left out);
-// one batch per Append (no BatchAccumulator linger); the listener is called
+// Voters: static (controller.quorum.voters, kraft.version 0) or KIP-853's
+// dynamic voter set (kraft.version 1: voters.go, voter_change.go).
+// Simplifications vs Kafka, and why: one batch per Append (no BatchAccumulator linger); the listener is called
 // synchronously (Kafka runs it on the raft thread too, through
 // registered listeners' own queues).
 
@@ -59,8 +59,19 @@ type Client struct {
 	cfg    Config
 	env    Env
 	l      Listener
-	voters []int32 // sorted
-	voter  bool
+	voters []int32 // sorted: the ids of vset
+	voter  bool    // this member's (id, directory id) is in vset
+	// vset is the voter set in force (voters.go); vhist the sets the log
+	// (and the bootstrap checkpoint or snapshot, at offset -1 or the
+	// snapshot's end - 1) holds, oldest first, so that a truncation takes
+	// the set back. Static voters: one entry with zero directory ids.
+	vset  voterSet
+	vhist []votersAt
+	// dir is this member's directory id (meta.properties, kraft.version 1).
+	dir [16]byte
+	// bootstrap are the nodes an observer asks for the leader
+	// (controller.quorum.voters or controller.quorum.bootstrap.servers).
+	bootstrap []int32
 
 	ctx     *sim.Context
 	started bool
@@ -91,7 +102,15 @@ type Client struct {
 	// earlier epochs before committing one record of its own).
 	hwInEpoch bool
 	replicas  map[int32]*replica
-	parked    []*parkedFetch
+	// observers are the fetchers that are no voter, by (id, directory
+	// id): a voter's id with another directory id (a wiped disk) is one.
+	observers map[voterKey]*replica
+	// change is the voter change waiting for its commit (voter_change.go).
+	change *voterChange
+	// joinInflight and joinNext pace auto-join's requests (maybeAutoJoin).
+	joinInflight bool
+	joinNext     sim.Time
+	parked       []*parkedFetch
 
 	// follower and observer
 	fetchFrom     int32 // the node fetched from (the leader, or a voter an observer asks)
@@ -144,8 +163,20 @@ func New(cfg Config, env Env, l Listener) (*Client, error) {
 	}
 	vs := append([]int32(nil), cfg.Voters...)
 	sort.Slice(vs, func(i, j int) bool { return vs[i] < vs[j] })
-	return &Client{cfg: cfg, env: env, l: l, voters: vs, voter: seen[cfg.NodeID], leader: -1, votedFor: -1, hw: -1,
-		fetchFrom: -1, notified: LeaderAndEpoch{Leader: -1, Epoch: -1}}, nil
+	if cfg.KRaftVersion < 0 || cfg.KRaftVersion > 1 {
+		return nil, fmt.Errorf("raft: kraft.version %d: allowed 0 (static controller.quorum.voters) or 1 (KIP-853 dynamic voters)", cfg.KRaftVersion)
+	}
+	c := &Client{cfg: cfg, env: env, l: l, bootstrap: vs, leader: -1, votedFor: -1, hw: -1,
+		fetchFrom: -1, notified: LeaderAndEpoch{Leader: -1, Epoch: -1}}
+	if !c.dynamic() {
+		var set voterSet
+		for _, v := range vs {
+			set = append(set, voterKey{id: v})
+		}
+		c.vhist = []votersAt{{offset: -1, set: set}}
+		c.vset, c.voters, c.voter = set, vs, seen[cfg.NodeID]
+	}
+	return c, nil
 }
 
 // Start recovers the metadata log, the latest snapshot and quorum-state
@@ -161,10 +192,19 @@ func (c *Client) Start(ctx *sim.Context) {
 		return
 	}
 	c.started = true
+	var boot voterSet
+	if c.dynamic() {
+		boot = c.format()
+		c.vhist = []votersAt{{offset: -1, set: boot}}
+		c.setVoters(boot)
+	}
 	var err error
 	c.log, err = openMetaLog(ctx, c.cfg)
 	must(err)
 	c.loadLatestSnapshot()
+	if c.dynamic() {
+		c.scanVoters(c.log.batches(c.log.startOffset(), c.log.endOffset()))
+	}
 	st, err := readQuorumState(ctx.Disk(), c.cfg)
 	must(err)
 	if st.epoch < c.log.lastEpoch() {
@@ -261,8 +301,17 @@ func (c *Client) IsLeader() bool { return c.role == roleLeader }
 // epoch (persisted in quorum-state), or -1.
 func (c *Client) VotedFor() int32 { return c.votedFor }
 
-// IsVoter reports whether this member is among the voters.
+// IsVoter reports whether this member is among the voters: with
+// kraft.version 1, its node id with its directory id.
 func (c *Client) IsVoter() bool { return c.voter }
+
+// DirectoryID is this member's directory id (meta.properties'
+// directory.id; zero with kraft.version 0).
+func (c *Client) DirectoryID() [16]byte { return c.dir }
+
+// Voters renders the voter set in force: 3000:<directory id>,... (ids
+// only for static voters).
+func (c *Client) Voters() string { return c.vset.String() }
 
 // HighWatermark returns the high watermark, or -1 while it is unknown
 // (after a start, until a leader commits in its epoch or a follower

@@ -31,6 +31,7 @@ func (c *Client) setHW(hw int64) {
 	}
 	c.hw = hw
 	c.ctx.Log("raft-hw", sim.I("hw", hw))
+	c.voterChangeCommitted()
 	c.deliver()
 }
 

@@ -18,14 +18,21 @@
 // leader-epoch-checkpoint (package storage), quorum-state (JSON,
 // data_version 0) and <end offset>-<epoch>.checkpoint snapshots.
 //
+// Voters: static (controller.quorum.voters, kraft.version 0), or KIP-853's
+// dynamic voter set (kraft.version 1, voters.go): voters are (node id,
+// directory id) pairs kept as KRaftVersion/Voters control records in the
+// log and snapshots, and the leader changes them one at a time with
+// AddRaftVoter and RemoveRaftVoter (voter_change.go).
+//
 // Trace records: raft-state, raft-leader, raft-vote, raft-truncate,
-// raft-commit, raft-snapshot, raft-hw (every advance), raft-resign.
+// raft-commit, raft-snapshot, raft-hw (every advance), raft-resign,
+// raft-voters (kraft.version 1: a voter set read or written).
 //
 // Invariant: a follower never truncates below its high watermark; a leader
 // asking for it makes the client panic with "raft: invariant: ..." (Kafka
 // throws a fatal KafkaException), which the simulator turns into a failed
 // run.
 //
-// Left out: dynamic voters (KIP-853), directory ids, leader endpoints,
-// compression, and fetch sessions.
+// Left out: UpdateRaftVoter and controller auto-join (KIP-853's 4.2
+// part), leader endpoints, compression, and fetch sessions.
 package raft

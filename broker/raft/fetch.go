@@ -11,7 +11,8 @@ package raft
 // then the fetch offset and last fetched epoch (KIP-595's log
 // reconciliation: a DivergingEpoch from the epoch cache when they do not
 // match the leader's log, a SnapshotID when the offset lies below the log
-// start). A valid fetch records the replica's end offset (the fetch offset),
+// start). With kraft.version 1 the fetcher's ReplicaDirectoryID (KIP-853)
+// says whether it is the voter of its id or an observer. A valid fetch records the replica's end offset (the fetch offset),
 // counts for check-quorum (state.go: noteVoterFetch) and may advance the HW; one that finds no new data is parked up to
 // FetchMaxWait, as Kafka's purgatory does, and answered at once when data
 // is appended or the HW moves.
@@ -131,7 +132,18 @@ func (c *Client) fetchResponse(req *kmsg.FetchRequest, final bool) (*kmsg.FetchR
 	if !c.validFetchPosition(p.FetchOffset, p.LastFetchedEpoch, &rp) {
 		return resp, false
 	}
-	if id := fetchReplicaID(req); id >= 0 {
+	if id := fetchReplicaID(req); id >= 0 && c.dynamic() && (!c.isVoterKey(id, p.ReplicaDirectoryID) || p.ReplicaDirectoryID == [16]byte{}) {
+		// KIP-853: a fetcher is a voter only with the voter's directory
+		// id; any other (a voter's id on a wiped disk, a broker) is an
+		// observer, whose progress neither commits nor keeps the leader.
+		k := voterKey{id: id, dir: p.ReplicaDirectoryID}
+		r := c.observers[k]
+		if r == nil {
+			r = &replica{endOffset: -1}
+			c.observers[k] = r
+		}
+		r.endOffset, r.lastFetch = p.FetchOffset, c.ctx.Now()
+	} else if id >= 0 {
 		r := c.replicas[id]
 		if r == nil {
 			r = &replica{endOffset: -1}

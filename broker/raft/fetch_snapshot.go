@@ -80,13 +80,13 @@ func (c *Client) handleFetchSnapshotResponse(resp *kmsg.FetchSnapshotResponse, e
 	sf.buf = append(sf.buf, p.Bytes...)
 	if int64(len(sf.buf)) >= p.Size {
 		c.snapFetch = nil
-		records, err := decodeSnapshot(sf.buf)
+		records, voters, err := decodeSnapshotVoters(sf.buf)
 		if err != nil {
 			c.retryFetch()
 			return
 		}
 		c.writeSnapshotFile(sf.id, sf.buf)
-		c.installSnapshot(sf.id, records, "fetch")
+		c.installSnapshot(sf.id, records, voters, "fetch")
 		c.cleanBelowSnapshot()
 		c.deliver()
 	}

@@ -14,6 +14,7 @@ package raft
 import (
 	"fmt"
 
+	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -25,7 +26,9 @@ func (c *Client) fetchTarget() int32 {
 		return c.leader
 	case c.role == roleUnattached && !c.voter:
 		if c.fetchFrom < 0 {
-			c.fetchFrom = c.voters[c.ctx.Rand().IntN(len(c.voters))]
+			// A dynamic observer may know no voter yet: it asks the
+			// bootstrap servers (a static quorum's are its voters).
+			c.fetchFrom = c.bootstrap[c.ctx.Rand().IntN(len(c.bootstrap))]
 		}
 		return c.fetchFrom
 	}
@@ -68,6 +71,7 @@ func (c *Client) maybeFetch() {
 	p := kmsg.NewFetchRequestTopicPartition()
 	p.Partition, p.CurrentLeaderEpoch, p.FetchOffset, p.LastFetchedEpoch = 0, c.epoch, leo, lastEpoch
 	p.LogStartOffset, p.PartitionMaxBytes = c.log.startOffset(), fetchMaxBytes
+	p.ReplicaDirectoryID = c.dir // zero with kraft.version 0
 	t.Partitions = append(t.Partitions, p)
 	req.Topics = append(req.Topics, t)
 	c.fetchInflight = true
@@ -127,9 +131,15 @@ func (c *Client) handleFetchResponse(from int32, resp *kmsg.FetchResponse, err e
 			c.retryFetch()
 			return
 		}
+		if c.dynamic() && len(p.RecordBatches) > 0 {
+			bs, err := storage.DecodeBatches(p.RecordBatches)
+			must(err)
+			c.scanVoters(bs)
+		}
 		if p.HighWatermark >= 0 {
 			c.setHW(min(p.HighWatermark, c.log.endOffset()))
 		}
+		c.maybeAutoJoin()
 	}
 	c.maybeFetch()
 }
@@ -165,6 +175,7 @@ func (c *Client) truncateToDiverging(epoch int32, endOffset int64) bool {
 	}
 	c.ctx.Log("raft-truncate", sim.I("to", target), sim.I("from-leo", leo), sim.I("hw", c.hw))
 	c.log.truncateTo(target)
+	c.votersTruncated(target)
 	return true
 }
 

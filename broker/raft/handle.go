@@ -2,7 +2,8 @@ package raft
 
 // This file routes requests to the member (KafkaRaftClient.handleRequest)
 // and serves DescribeQuorum (key 55, v2): only the leader answers, with
-// the HW and every voter's and observer's end offset and last fetch time;
+// the HW and every voter's and observer's end offset and last fetch time
+// (with kraft.version 1 an observer's directory id too);
 // any other member answers NOT_LEADER_OR_FOLLOWER, as Kafka does.
 
 import (
@@ -24,7 +25,7 @@ func (c *Client) Handle(ctx *sim.Context, from int32, req kmsg.Request, reply fu
 	}
 	switch req.(type) {
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest, *kmsg.FetchRequest,
-		*kmsg.FetchSnapshotRequest, *kmsg.DescribeQuorumRequest:
+		*kmsg.FetchSnapshotRequest, *kmsg.DescribeQuorumRequest, *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest:
 	default:
 		return false
 	}
@@ -50,6 +51,10 @@ func (c *Client) Handle(ctx *sim.Context, from int32, req kmsg.Request, reply fu
 		reply(c.handleFetchSnapshot(r))
 	case *kmsg.DescribeQuorumRequest:
 		reply(c.handleDescribeQuorum(r))
+	case *kmsg.AddRaftVoterRequest:
+		c.handleAddVoter(r, reply)
+	case *kmsg.RemoveRaftVoterRequest:
+		c.handleRemoveVoter(r, reply)
 	}
 	return true
 }
@@ -67,6 +72,10 @@ func setTopLevelError(resp kmsg.Response, code int16) {
 	case *kmsg.FetchSnapshotResponse:
 		r.ErrorCode = code
 	case *kmsg.DescribeQuorumResponse:
+		r.ErrorCode = code
+	case *kmsg.AddRaftVoterResponse:
+		r.ErrorCode = code
+	case *kmsg.RemoveRaftVoterResponse:
 		r.ErrorCode = code
 	}
 }
@@ -101,6 +110,26 @@ func (c *Client) handleDescribeQuorum(req *kmsg.DescribeQuorumRequest) *kmsg.Des
 			} else {
 				p.Observers = append(p.Observers, s)
 			}
+		}
+		// KIP-853 (kraft.version 1): the fetchers that are no voter by
+		// (id, directory id), a voter's id on a wiped disk among them, by
+		// id then directory id.
+		keys := make([]voterKey, 0, len(c.observers))
+		for k := range c.observers {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if keys[i].id != keys[j].id {
+				return keys[i].id < keys[j].id
+			}
+			return string(keys[i].dir[:]) < string(keys[j].dir[:])
+		})
+		for _, k := range keys {
+			r := c.observers[k]
+			s := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+			s.ReplicaID, s.ReplicaDirectoryID, s.LogEndOffset = k.id, k.dir, r.endOffset
+			s.LastFetchTimestamp, s.LastCaughtUpTimestamp = sim.Duration(r.lastFetch).Milliseconds(), -1
+			p.Observers = append(p.Observers, s)
 		}
 	}
 	t.Partitions = append(t.Partitions, p)

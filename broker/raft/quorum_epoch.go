@@ -59,6 +59,7 @@ func (c *Client) sendBeginQuorumEpoch() {
 		t.Topic = MetadataTopic
 		p := kmsg.NewBeginQuorumEpochRequestTopicPartition()
 		p.LeaderID, p.LeaderEpoch = c.cfg.NodeID, c.epoch
+		p.VoterDirectoryID = c.voterDir(v) // KIP-853: zero for a static voter
 		t.Partitions = append(t.Partitions, p)
 		req.Topics = append(req.Topics, t)
 		r.beginInflight = true
@@ -108,7 +109,12 @@ func (c *Client) handleBeginQuorumEpoch(from int32, req *kmsg.BeginQuorumEpochRe
 		return beginResponse(req.Version, kerr.InvalidRequest.Code, 0, -1, -1)
 	}
 	p := req.Topics[0].Partitions[0]
-	if !c.isVoter(p.LeaderID) {
+	if req.Version >= 1 && (req.VoterID >= 0 && req.VoterID != c.cfg.NodeID || p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != c.dir) {
+		// KIP-853: meant for another replica (the voter this node was
+		// before its disk was wiped).
+		return beginResponse(req.Version, 0, kerr.InvalidVoterKey.Code, c.leader, c.epoch)
+	}
+	if !c.isVoter(p.LeaderID) && !c.dynamic() {
 		return beginResponse(req.Version, 0, kerr.InconsistentVoterSet.Code, c.leader, c.epoch)
 	}
 	if p.LeaderEpoch < c.epoch {

@@ -5,9 +5,11 @@ package raft
 // quorum member, written atomically (a .tmp file, synced, renamed over the
 // old one, the directory synced) before the member acts on a new election
 // state, so that a vote cast is never forgotten by a crash.
-// Simplification: the voter set is static (KIP-853's dynamic quorum and
-// data_version 1 with directory ids are left out), so currentVoters is
-// written for the record and read only to warn the reader.
+// Simplification: data_version 0 also with kraft.version 1 (Kafka 3.9
+// writes data_version 1, with the voted candidate's directory id and no
+// currentVoters): the voter set lives in the log (voters.go), and the vote
+// is kept by node id, which is enough since a wiped node starts with no
+// quorum-state at all; currentVoters is written for the record.
 
 import (
 	"encoding/json"

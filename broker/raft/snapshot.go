@@ -67,8 +67,10 @@ func controlValue(fields []byte) []byte {
 	return append(v, 0) // no tagged fields
 }
 
-// encodeSnapshot lays out a snapshot's batches.
-func encodeSnapshot(id snapshotID, nowMs int64, records [][]byte) []byte {
+// encodeSnapshot lays out a snapshot's batches; a voter set (KIP-853,
+// kraft.version 1) follows the header in a control batch of its own, as
+// Kafka's RecordsSnapshotWriter writes KRaftVersionRecord and VotersRecord.
+func encodeSnapshot(id snapshotID, nowMs int64, records [][]byte, voters voterSet) []byte {
 	var out []byte
 	off := int64(0)
 	add := func(control bool, rs []storage.Record) {
@@ -82,6 +84,9 @@ func encodeSnapshot(id snapshotID, nowMs int64, records [][]byte) []byte {
 	}
 	header := controlValue(binary.BigEndian.AppendUint64(nil, uint64(nowMs))) // LastContainedLogTimestamp
 	add(true, []storage.Record{{Timestamp: nowMs, Key: controlKey(controlSnapshotHeader), Value: header}})
+	if voters != nil {
+		add(true, votersRecords(nowMs, voters))
+	}
 	for i := 0; i < len(records); i += snapshotBatchOf {
 		var rs []storage.Record
 		for _, v := range records[i:min(i+snapshotBatchOf, len(records))] {
@@ -102,23 +107,39 @@ func controlType(r storage.Record) int16 {
 
 // decodeSnapshot checks the header and footer and returns the records.
 func decodeSnapshot(data []byte) ([][]byte, error) {
+	records, _, err := decodeSnapshotVoters(data)
+	return records, err
+}
+
+// decodeSnapshotVoters is decodeSnapshot, and the voter set the snapshot
+// holds (nil: none).
+func decodeSnapshotVoters(data []byte) ([][]byte, voterSet, error) {
 	bs, err := storage.DecodeBatches(data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	isControl := func(b storage.RecordBatch, typ int16) bool {
 		return b.Attributes&storage.ControlFlagMask != 0 && len(b.Records) == 1 && controlType(b.Records[0]) == typ
 	}
 	if len(bs) < 2 || !isControl(bs[0], controlSnapshotHeader) || !isControl(bs[len(bs)-1], controlSnapshotFooter) {
-		return nil, fmt.Errorf("raft: snapshot without SnapshotHeaderRecord and SnapshotFooterRecord")
+		return nil, nil, fmt.Errorf("raft: snapshot without SnapshotHeaderRecord and SnapshotFooterRecord")
 	}
 	var out [][]byte
+	var voters voterSet
 	for _, b := range bs[1 : len(bs)-1] {
 		for _, r := range b.Records {
+			if b.Attributes&storage.ControlFlagMask != 0 {
+				if controlType(r) == controlKRaftVoters {
+					if voters, err = decodeVotersRecord(r.Value); err != nil {
+						return nil, nil, err
+					}
+				}
+				continue
+			}
 			out = append(out, r.Value)
 		}
 	}
-	return out, nil
+	return out, voters, nil
 }
 
 // listSnapshots returns the complete snapshots on disk, oldest first, and
@@ -132,7 +153,7 @@ func (c *Client) listSnapshots() []snapshotID {
 			must(c.ctx.Disk().Remove(path.Join(c.log.dir, n)))
 			continue
 		}
-		if id, ok := parseSnapshotName(n); ok {
+		if id, ok := parseSnapshotName(n); ok && n != bootstrapCheckpoint {
 			ids = append(ids, id)
 		}
 	}
@@ -147,20 +168,26 @@ func (c *Client) loadLatestSnapshot() {
 	for i := len(ids) - 1; i >= 0; i-- {
 		data, err := c.ctx.Disk().ReadFile(path.Join(c.log.dir, snapshotName(ids[i])))
 		must(err)
-		records, err := decodeSnapshot(data)
+		records, voters, err := decodeSnapshotVoters(data)
 		if err != nil {
 			c.ctx.Log("raft-snapshot-corrupt", sim.S("file", snapshotName(ids[i])), sim.S("error", err.Error()))
 			continue
 		}
-		c.installSnapshot(ids[i], records, "load")
+		c.installSnapshot(ids[i], records, voters, "load")
 		return
 	}
 }
 
 // installSnapshot makes id the listener's state and the log's floor.
-func (c *Client) installSnapshot(id snapshotID, records [][]byte, kind string) {
+func (c *Client) installSnapshot(id snapshotID, records [][]byte, voters voterSet, kind string) {
 	if c.log.endOffset() < id.end || c.log.startOffset() > id.end || kind == "fetch" {
 		c.log.truncateFullyAndStartAt(id.end)
+	}
+	if c.dynamic() && voters != nil {
+		// The snapshot's set replaces the older ones; the log above it
+		// (a load at start) is scanned after.
+		c.vhist = c.vhist[:0]
+		c.pushVoters(id.end-1, voters)
 	}
 	c.snap = id
 	c.nextDeliver = id.end
@@ -195,7 +222,11 @@ func (c *Client) maybeSnapshot() {
 	}
 	id := snapshotID{end: end, epoch: max(c.log.epochAt(end-1), 0), ok: true}
 	nowMs := sim.Duration(c.ctx.Now()).Milliseconds()
-	c.writeSnapshotFile(id, encodeSnapshot(id, nowMs, c.l.Snapshot()))
+	var voters voterSet
+	if c.dynamic() {
+		voters = c.votersAt(end - 1)
+	}
+	c.writeSnapshotFile(id, encodeSnapshot(id, nowMs, c.l.Snapshot(), voters))
 	c.ctx.Log("raft-snapshot", sim.I("end-offset", id.end), sim.I("epoch", int64(id.epoch)), sim.S("kind", "write"))
 	c.snap = id
 	c.bytesSinceSnap = 0

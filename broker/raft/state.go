@@ -82,6 +82,7 @@ func (c *Client) setRoleQuietly(r role) {
 	c.role = r
 	if wasLeader && r != roleLeader {
 		c.answerParked()
+		c.abandonVoterChange()
 	}
 	c.ctx.Log("raft-state", sim.S("state", r.String()), sim.I("epoch", int64(c.epoch)),
 		sim.I("leader", int64(c.leader)), sim.I("voted-for", int64(c.votedFor)))
@@ -241,8 +242,20 @@ func (c *Client) becomeLeader() {
 	}
 	c.setRoleQuietly(roleLeader)
 	c.ctx.Log("raft-leader", sim.I("epoch", int64(c.epoch)), sim.I("leo", c.epochStart), sim.I("last-epoch", int64(lastEpoch)))
+	c.observers = map[voterKey]*replica{}
 	nowMs := sim.Duration(c.ctx.Now()).Milliseconds()
-	c.log.appendLeader(c.ctx.Now(), c.epoch, true, []storage.Record{leaderChangeRecord(nowMs, c.cfg.NodeID, c.voters, granting)})
+	recs := []storage.Record{leaderChangeRecord(nowMs, c.cfg.NodeID, c.voters, granting)}
+	bootstrap := c.dynamic() && c.epochStart == 0 && !c.snap.ok
+	if bootstrap {
+		// The bootstrap checkpoint is not replicated: the first leader
+		// writes its voter set at the log's start, for every replica to
+		// fetch (LeaderState.appendStartOfEpochControlRecords).
+		recs = append(recs, votersRecords(nowMs, c.vset)...)
+	}
+	info := c.log.appendLeader(c.ctx.Now(), c.epoch, true, recs)
+	if bootstrap {
+		c.pushVoters(info.FirstOffset+2, c.vset)
+	}
 	if c.cfg.CheckQuorum && len(c.voters) > 1 {
 		// A single voter's check-quorum never expires.
 		c.checkQuorumDeadline = c.ctx.Now().Add(c.checkQuorumTimeout())

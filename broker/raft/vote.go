@@ -27,7 +27,11 @@ package raft
 // with INCONSISTENT_VOTER_SET: with KIP-853 the voter set a node knows may
 // be stale); candidates only ask voters, so an observer's answer never
 // counts.
-// Simplifications: directory ids (KIP-853) are left zero; a prospective
+// KIP-853 (kraft.version 1): the candidate names its directory id and the
+// voter's as its voter set has it; a member whose own directory id is
+// another (its disk was wiped) answers INVALID_VOTER_KEY and its answer is
+// no vote. Static voters send zero directory ids, which match any.
+// Simplifications: a prospective
 // that grants a standard vote becomes unattached-voted (Kafka 4.x keeps it
 // prospective with the vote: prospectiveAddVotedState); both stop its own
 // pre-vote round and arm a fresh election timeout.
@@ -106,7 +110,7 @@ func (c *Client) handleVote(from int32, req *kmsg.VoteRequest) *kmsg.VoteRespons
 			c.armElection(max(deadline.Sub(c.ctx.Now()), 0))
 		}
 	}
-	if req.Version >= 1 && req.VoterID != c.cfg.NodeID {
+	if req.Version >= 1 && (req.VoterID != c.cfg.NodeID || p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != c.dir) {
 		return voteResponse(req.Version, 0, kerr.InvalidVoterKey.Code, c.leader, c.epoch, false)
 	}
 	upToDate := !c.cfg.VoteCheckLog || c.logUpToDate(p.LastOffsetEpoch, p.LastOffset)
@@ -194,6 +198,7 @@ func (c *Client) sendVotes(preVote bool) {
 		t.Topic = MetadataTopic
 		p := kmsg.NewVoteRequestTopicPartition()
 		p.CandidateEpoch, p.CandidateID, p.LastOffsetEpoch, p.LastOffset, p.PreVote = epoch, c.cfg.NodeID, lastEpoch, end, preVote
+		p.CandidateDirectoryID, p.VoterDirectoryID = c.dir, c.voterDir(v)
 		t.Partitions = append(t.Partitions, p)
 		req.Topics = append(req.Topics, t)
 		voter := v

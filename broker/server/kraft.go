@@ -199,7 +199,7 @@ func (b *Broker) serveKRaft(from sim.NodeID, req *wire.Request) bool {
 			return false
 		}
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest,
-		*kmsg.FetchSnapshotRequest, *kmsg.DescribeQuorumRequest:
+		*kmsg.FetchSnapshotRequest, *kmsg.DescribeQuorumRequest, *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest:
 	default:
 		if forwardedToController(body) {
 			// A client's CreateTopics (DeleteTopics, CreatePartitions, ...)

@@ -15,6 +15,8 @@ package harness
 // failures are on the timeline and decide Healed, never a loss.
 
 import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"fmt"
 	"sort"
 	"strconv"
@@ -267,4 +269,80 @@ func (r *Runner) kraftOffline() []checkers.OfflinePartition {
 				fmt.Sprint(p.LastKnownELR) + ") and unclean.leader.election.enable=false, so no replica may lead until an operator acts"})
 	}
 	return out
+}
+
+// mayWipe reports whether the swarm may wipe name's disk now: a broker
+// always; a controller of a dynamic quorum (kraft.version 1) only while no
+// other controller whose disk was wiped is still out of the voter set, as
+// an operator replaces one controller's disk at a time and waits for it
+// to rejoin (KIP-853: a quorum of three that loses two voters' disks has
+// no majority left, whatever it does). A static quorum's controllers
+// always: what follows is KAFKA-14077, permitted.
+func (r *Runner) mayWipe(name string) bool {
+	if !strings.HasPrefix(name, "ctl") || r.Cluster.Spec.Config.Broker.KRaft.KRaftVersion == 0 {
+		return true
+	}
+	for i, id := range r.Cluster.Controllers {
+		other := server.NodeName(server.FirstControllerID + int32(i))
+		if other == name || !r.wiped[other] {
+			continue
+		}
+		if b, ok := r.World.Node(id).(*server.Broker); ok && r.World.Up(id) && b.Raft() != nil && b.Raft().IsVoter() {
+			delete(r.wiped, other) // rejoined
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// voterChange executes add-controller and remove-controller, as
+// kafka-metadata-quorum --bootstrap-controller does them (KIP-853):
+// AddRaftVoter of the node with the directory id of its meta.properties
+// (the node must be running), or RemoveRaftVoter of the voter of its id
+// with the directory id the voter set holds (describe --replication
+// shows it), sent to the active quorum controller. The answer (after the
+// change commits, or the refusal) is the leader's raft-voter-change trace
+// record; a refusal is an outcome, not an error of the script.
+func (r *Runner) voterChange(st scenarios.Step) error {
+	name := st.Args[0]
+	id, ok := r.World.Lookup(name)
+	if !ok {
+		return fmt.Errorf("%q is not a node of this cluster", name)
+	}
+	target, _ := r.World.Node(id).(*server.Broker)
+	leaderID, _, err := r.quorumController()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w (the request needs the quorum's leader)", st.Op, name, err)
+	}
+	leader, _ := r.World.Node(leaderID).(*server.Broker)
+	if leader == nil || leader.Raft() == nil {
+		return fmt.Errorf("%s %s: the active controller has no raft client", st.Op, name)
+	}
+	var node int32
+	if scenarios.ControllerName.MatchString(name) {
+		n, _ := strconv.Atoi(strings.TrimPrefix(name, server.ControllerPrefix))
+		node = server.FirstControllerID + int32(n)
+	} else {
+		n, _ := strconv.Atoi(name[1:])
+		node = int32(n)
+	}
+	var req kmsg.Request
+	switch st.Op {
+	case "add-controller":
+		if target == nil || !r.World.Up(id) || target.Raft() == nil {
+			return fmt.Errorf("add-controller %s: %s is not running: kafka-metadata-quorum add-controller runs on the node it adds (restart it first)", name, name)
+		}
+		a := kmsg.NewPtrAddRaftVoterRequest()
+		a.VoterID, a.VoterDirectoryID = node, target.Raft().DirectoryID()
+		req = a
+	default:
+		dir, _ := leader.Raft().VoterDirectoryID(node)
+		rm := kmsg.NewPtrRemoveRaftVoterRequest()
+		rm.VoterID, rm.VoterDirectoryID = node, dir
+		req = rm
+	}
+	return r.World.Act(leaderID, func(ctx *sim.Context) {
+		leader.Raft().Handle(ctx, -1, req, func(kmsg.Response) {})
+	})
 }

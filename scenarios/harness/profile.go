@@ -8,7 +8,8 @@ package harness
 // bug that one fault kind hides behind another is still reached.
 //
 // With $profile=swarm (the default) each rate the script gives (crash,
-// power-loss, pause, partition, consumer-crash, consumer-stall, consumer-pause) is scaled by a factor drawn
+// power-loss, pause, partition, consumer-crash, consumer-stall,
+// consumer-pause, wipe-disk) is scaled by a factor drawn
 // through the world's chooser (sim.KindProfile) from {1, 0, 0.5, 2},
 // clipped to [0, 1]; heal is scaled by one of {1, 0.5, 2}, never off, so
 // partitions do not pile up for the whole run. When every drawn fault kind
@@ -33,7 +34,8 @@ import (
 
 // swarmFaultKinds are the swarm's fault rates, in the order the profile
 // draws them and a fault draw tries them.
-var swarmFaultKinds = []string{"crash", "power-loss", "pause", "partition", "heal", "consumer-crash", "consumer-stall", "consumer-pause"}
+// wipe-disk is last: a script without it draws what it drew before.
+var swarmFaultKinds = []string{"crash", "power-loss", "pause", "partition", "heal", "consumer-crash", "consumer-stall", "consumer-pause", "wipe-disk"}
 
 // profileScales are the factors a swarm profile applies to a fault kind's
 // rate; healScales those it applies to heal's.
@@ -90,7 +92,7 @@ func (p swarmProfile) String() string {
 	var parts []string
 	for _, k := range swarmFaultKinds {
 		f, ok := p.rates[k]
-		if !ok && (k == "consumer-crash" || k == "consumer-stall" || k == "consumer-pause") {
+		if !ok && (k == "consumer-crash" || k == "consumer-stall" || k == "consumer-pause" || k == "wipe-disk") {
 			continue
 		}
 		parts = append(parts, k+"="+strconv.FormatFloat(math.Round(f*1e6)/1e6, 'f', -1, 64))

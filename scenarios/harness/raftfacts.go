@@ -19,7 +19,7 @@ import (
 // (the contract's facts: kraft.go); a KRaft
 // run keeps them (sim.Config.KeepKinds) whether or not it keeps the whole
 // trace.
-var raftKinds = []string{"raft-leader", "raft-commit", "raft-snapshot", "raft-fatal", "raft-state", "raft-vote", "partition-change", "partition-committed"}
+var raftKinds = []string{"raft-leader", "raft-commit", "raft-snapshot", "raft-fatal", "raft-state", "raft-vote", "partition-change", "partition-committed", "wipe-disk"}
 
 // KeepKinds returns base plus, for a KRaft cluster, the raft kinds.
 func KeepKinds(base map[string]bool, kraft bool) map[string]bool {
@@ -42,7 +42,11 @@ func RaftRun(w *sim.World, c *cluster.Cluster) *checkers.RaftRun {
 	if !c.Spec.KRaft() {
 		return nil
 	}
-	run := &checkers.RaftRun{}
+	run := &checkers.RaftRun{KRaftVersion: int16(c.Spec.Config.Broker.KRaft.KRaftVersion)}
+	voters := map[string]bool{}
+	for _, id := range c.Spec.Voters() {
+		voters[server.NodeName(id)] = true
+	}
 	num := func(r sim.Record, key string) int64 {
 		s, _ := r.Get(key)
 		n, _ := strconv.ParseInt(s, 10, 64)
@@ -66,6 +70,8 @@ func RaftRun(w *sim.World, c *cluster.Cluster) *checkers.RaftRun {
 			ev.Reason, _ = r.Get("reason")
 		case "raft-state":
 			ev.Kind, ev.Epoch, ev.Leader = checkers.RaftStateChanged, int32(num(r, "epoch")), int32(num(r, "leader"))
+		case "wipe-disk":
+			ev.Kind, ev.Voter = checkers.RaftDiskWiped, voters[r.Name]
 		case "raft-vote":
 			if g, _ := r.Get("granted"); g != "true" {
 				continue

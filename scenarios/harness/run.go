@@ -274,6 +274,9 @@ type Runner struct {
 	// txn is the transaction history (transactions.go).
 	txn  *txnLog
 	seen int // trace records already scanned by await
+	// wiped are the nodes whose disk a wipe-disk step replaced, until the
+	// swarm sees a wiped controller back in the voter set (mayWipe).
+	wiped map[string]bool
 	// The manual controller ('controller manual') and what it decided.
 	Controller sim.NodeID
 	ctlNode    *ManualController

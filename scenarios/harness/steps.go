@@ -103,14 +103,32 @@ func (r *Runner) Step(st scenarios.Step) error {
 		if err := w.Inject(sim.Restart{Node: id}); err != nil {
 			return err
 		}
+		r.Observer.recover(b, checkers.Crash, checkers.PowerLoss, checkers.DiskWiped)
+	case "wipe-disk":
+		// The node is down (sim.WipeDisk refuses a running one); its
+		// crash or power loss ends here and the wipe is a failure of its
+		// own, which lost everything, until the node restarts.
+		id, b, err := r.broker(st.Args[0])
+		if err != nil {
+			return err
+		}
+		if err := w.Inject(sim.WipeDisk{Node: id}); err != nil {
+			return err
+		}
 		r.Observer.recover(b, checkers.Crash, checkers.PowerLoss)
+		r.Observer.fail(b, checkers.DiskWiped, true)
+		r.Observer.unclean[b] = true
+		if r.wiped == nil {
+			r.wiped = map[string]bool{}
+		}
+		r.wiped[st.Args[0]] = true // swarm.go: one controller out at a time
 	case "restart-all":
 		for i, id := range r.Cluster.Brokers {
 			if !w.Up(id) {
 				if err := w.Inject(sim.Restart{Node: id}); err != nil {
 					return err
 				}
-				r.Observer.recover(int32(i), checkers.Crash, checkers.PowerLoss)
+				r.Observer.recover(int32(i), checkers.Crash, checkers.PowerLoss, checkers.DiskWiped)
 			}
 		}
 		if err := r.restartControllers(); err != nil { // KRaft: kraft.go
@@ -222,6 +240,8 @@ func (r *Runner) Step(st scenarios.Step) error {
 		return r.newProducer(st)
 	case "send":
 		return r.sendRecords(st)
+	case "add-controller", "remove-controller":
+		return r.voterChange(st) // kraft.go
 	case "alter-config":
 		return r.alterConfig(st)
 	case "lossy":

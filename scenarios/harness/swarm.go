@@ -5,7 +5,9 @@ package harness
 // network partitions, with consumer-crash=P crashes and restarts of the
 // script's consumers, consumer-pause=P pauses of them (3s, as a broker's:
 // a member back from one may be a zombie) and consumer-stall=P stalls of
-// one of them past its session timeout (a zombie member) — while Kafka
+// one of them past its session timeout (a zombie member), and with
+// wipe-disk=P a down node's disk replaced by a blank one (mayWipe, in
+// kraft.go, says when a controller may be) — while Kafka
 // producers (package client: batching, retries, delivery.timeout.ms,
 // max.in.flight.requests.per.connection,
 // idempotence; the node of producer.go) send at a steady rate, then a heal
@@ -210,6 +212,11 @@ func (r *Runner) drawSwarmFault(rates, base map[string]float64) (scenarios.Step,
 	targets := r.faultTargets()
 	name := targets[w.Choose(sim.KindFault, len(targets))]
 	id, _ := r.World.Lookup(name)
+	if p := rates["wipe-disk"]; p > 0 && !w.Up(id) && r.mayWipe(name) && w.Chance(sim.KindFault, p) {
+		// NB: drawn only when the script gives wipe-disk, so that the
+		// other scripts' schedules do not change.
+		return scenarios.Step{Op: "wipe-disk", Args: []string{name}}, true
+	}
 	for _, kind := range []string{"crash", "power-loss", "pause", "partition", "heal"} {
 		p := rates[kind]
 		if (kind == "crash" || kind == "power-loss") && !w.Up(id) {
