@@ -32,7 +32,9 @@ package server
 //     Heartbeat, SyncGroup, LeaveGroup and OffsetCommit keep their newer
 //     versions: with no static member in any group (JoinGroup cannot make
 //     one) Kafka's checks of an instance id reduce to the member-id checks.
-//   - OffsetCommit 0-8, OffsetFetch 0-8: v9+ is KIP-848's member epoch;
+//   - OffsetCommit 0-9 (v9 carries KIP-848's member epoch, checked for
+//     consumer groups), OffsetFetch 0-8 (v9's member id and epoch are not
+//     checked, so it is not offered);
 //     v0 is ZooKeeper-stored (offsets_zk.go), so KRaft mode starts at v1 as
 //     Kafka 3.x's KRaft broker refuses v0.
 //   - FindCoordinator 0-5: v6 adds share-group coordinators (KIP-932).
@@ -45,6 +47,9 @@ package server
 //     finalized transaction.version is advertised either.
 //   - LeaderAndIsr 0-1, StopReplica 0-2, UpdateMetadata 0-4: the forms the
 //     handlers read (the flat partition lists); ZooKeeper mode only.
+//   - ConsumerGroupHeartbeat 0 (v1 adds KIP-848's broker-side regular
+//     expressions, not modelled), ConsumerGroupDescribe 0-1: only from 4.0,
+//     in KRaft mode, with the consumer protocol enabled (KIP-848).
 //   - ListTransactions 0-1: v2 (4.1, KIP-1152) filters by a Java regular
 //     expression over transactional ids, which Go's regexp does not match
 //     the same way.
@@ -83,6 +88,9 @@ type handlerRange struct {
 	min, max int16
 	zkOnly   bool  // ZooKeeper-mode inter-broker APIs
 	kraftMin int16 // the minimum in KRaft mode, when above min
+	// kraftOnly marks the consumer group protocol's APIs, served from
+	// 4.0 when group.coordinator.rebalance.protocols has consumer.
+	kraftOnly bool
 }
 
 // handlerVersions is, per API key, the versions at which the simulated
@@ -95,38 +103,40 @@ var handlerVersions = map[int16]handlerRange{
 	4:  {min: 0, max: 1, zkOnly: true},
 	5:  {min: 0, max: 2, zkOnly: true},
 	6:  {min: 0, max: 4, zkOnly: true},
-	8:  {min: 0, max: 8, kraftMin: 1}, // OffsetCommit
-	9:  {min: 0, max: 8, kraftMin: 1}, // OffsetFetch
-	10: {min: 0, max: 5},              // FindCoordinator
-	11: {min: 0, max: 4},              // JoinGroup
-	12: {min: 0, max: 4},              // Heartbeat
-	13: {min: 0, max: 5},              // LeaveGroup
-	14: {min: 0, max: 5},              // SyncGroup
-	15: {min: 0, max: 5},              // DescribeGroups
-	16: {min: 0, max: 4},              // ListGroups
-	18: {min: 0, max: 4},              // ApiVersions
-	19: {min: 0, max: 7},              // CreateTopics
-	20: {min: 0, max: 6},              // DeleteTopics
-	21: {min: 0, max: 2},              // DeleteRecords
-	22: {min: 0, max: 5},              // InitProducerId
-	23: {min: 0, max: 4},              // OffsetForLeaderEpoch
-	24: {min: 0, max: 4},              // AddPartitionsToTxn
-	25: {min: 0, max: 3},              // AddOffsetsToTxn
-	26: {min: 0, max: 4},              // EndTxn
-	27: {min: 0, max: 2},              // WriteTxnMarkers
-	28: {min: 0, max: 3},              // TxnOffsetCommit
-	32: {min: 0, max: 4},              // DescribeConfigs
-	33: {min: 0, max: 2},              // AlterConfigs
-	35: {min: 0, max: 4},              // DescribeLogDirs
-	37: {min: 0, max: 3},              // CreatePartitions
-	42: {min: 0, max: 2},              // DeleteGroups
-	43: {min: 0, max: 2},              // ElectLeaders
-	44: {min: 0, max: 1},              // IncrementalAlterConfigs
-	47: {min: 0, max: 0},              // OffsetDelete
-	60: {min: 0, max: 2},              // DescribeCluster
-	61: {min: 0, max: 0},              // DescribeProducers
-	65: {min: 0, max: 0},              // DescribeTransactions
-	66: {min: 0, max: 1},              // ListTransactions
+	8:  {min: 0, max: 9, kraftMin: 1},     // OffsetCommit
+	9:  {min: 0, max: 8, kraftMin: 1},     // OffsetFetch
+	10: {min: 0, max: 5},                  // FindCoordinator
+	11: {min: 0, max: 4},                  // JoinGroup
+	12: {min: 0, max: 4},                  // Heartbeat
+	13: {min: 0, max: 5},                  // LeaveGroup
+	14: {min: 0, max: 5},                  // SyncGroup
+	15: {min: 0, max: 5},                  // DescribeGroups
+	16: {min: 0, max: 4},                  // ListGroups
+	18: {min: 0, max: 4},                  // ApiVersions
+	19: {min: 0, max: 7},                  // CreateTopics
+	20: {min: 0, max: 6},                  // DeleteTopics
+	21: {min: 0, max: 2},                  // DeleteRecords
+	22: {min: 0, max: 5},                  // InitProducerId
+	23: {min: 0, max: 4},                  // OffsetForLeaderEpoch
+	24: {min: 0, max: 4},                  // AddPartitionsToTxn
+	25: {min: 0, max: 3},                  // AddOffsetsToTxn
+	26: {min: 0, max: 4},                  // EndTxn
+	27: {min: 0, max: 2},                  // WriteTxnMarkers
+	28: {min: 0, max: 3},                  // TxnOffsetCommit
+	32: {min: 0, max: 4},                  // DescribeConfigs
+	33: {min: 0, max: 2},                  // AlterConfigs
+	35: {min: 0, max: 4},                  // DescribeLogDirs
+	37: {min: 0, max: 3},                  // CreatePartitions
+	42: {min: 0, max: 2},                  // DeleteGroups
+	43: {min: 0, max: 2},                  // ElectLeaders
+	44: {min: 0, max: 1},                  // IncrementalAlterConfigs
+	47: {min: 0, max: 0},                  // OffsetDelete
+	60: {min: 0, max: 2},                  // DescribeCluster
+	61: {min: 0, max: 0},                  // DescribeProducers
+	65: {min: 0, max: 0},                  // DescribeTransactions
+	66: {min: 0, max: 1},                  // ListTransactions
+	68: {min: 0, max: 0, kraftOnly: true}, // ConsumerGroupHeartbeat (KIP-848)
+	69: {min: 0, max: 1, kraftOnly: true}, // ConsumerGroupDescribe (KIP-848)
 }
 
 // kip896Min is Kafka 4.0's raised minimum versions (KIP-896), for the
@@ -180,7 +190,7 @@ func SupportedAPIs(cfg Config) []APIRange {
 	for _, k := range keys {
 		h := handlerVersions[k]
 		relMax, ok := vs[k]
-		if !ok || (h.zkOnly && kraftMode) || (controllerOnly && k != 18) {
+		if !ok || (h.zkOnly && kraftMode) || (controllerOnly && k != 18) || (h.kraftOnly && (!kraftMode || rel < config.V4_0 || !cfg.Coordinator.Consumer.Enabled)) {
 			continue
 		}
 		lo, hi := h.min, min(h.max, relMax)
