@@ -189,6 +189,9 @@ func (c *Consumer) heartbeat848(ctx *sim.Context) {
 			req.Topics[len(req.Topics)-1].Partitions = append(req.Topics[len(req.Topics)-1].Partitions, tp.Partition)
 		}
 	}
+	if s.epoch == 0 {
+		ctx.Log("consumer-join", sim.S("client-id", c.cfg.ClientID), sim.S("member", g.memberID), sim.I("coordinator", int64(g.coordinator)), sim.S("protocol", "consumer"))
+	}
 	s.inflight = true
 	s.nextAt = ctx.Now().Add(max(s.interval, c.cfg.RetryBackoff))
 	resets, sentEpoch := s.resets, s.epoch

@@ -60,13 +60,19 @@ func groupRemoteAssignorProp() property[Consumer] {
 }
 
 // validateGroupProtocol checks group.protocol=consumer against the brokers.
-func (c Config) validateGroupProtocol() error {
+func (c Config) validateGroupProtocol() error { return CheckGroupProtocol(c.Consumer, c.Broker) }
+
+// CheckGroupProtocol checks a consumer's group.protocol=consumer (and
+// group.remote.assignor) against the brokers' configuration.
+func CheckGroupProtocol(consumer Consumer, broker Broker) error {
+	c := struct {
+		Consumer Consumer
+		Broker   Broker
+	}{consumer, broker}
 	if c.Consumer.GroupProtocol != GroupProtocolConsumer {
 		return nil
 	}
 	switch {
-	case c.Consumer.GroupID == "":
-		return conflict(PropGroupProtocol, "consumer", PropGroupID, `""`, "the consumer group protocol needs a group", "a group.id, or group.protocol=classic")
 	case c.Broker.InterBrokerProtocolVersion < V4_0:
 		return conflict(PropGroupProtocol, "consumer", PropInterBrokerProtocolVersion, c.Broker.InterBrokerProtocolVersion.String(),
 			"the consumer group protocol (KIP-848) is served from Kafka 4.0", "inter.broker.protocol.version 4.0 or later, or group.protocol=classic")
