@@ -63,7 +63,9 @@ type state848 struct {
 }
 
 // consumerProtocol reports whether the consumer runs group.protocol=consumer.
-func (c *Consumer) consumerProtocol() bool { return c.cfg.GroupProtocol == config.GroupProtocolConsumer }
+func (c *Consumer) consumerProtocol() bool {
+	return c.cfg.GroupProtocol == config.GroupProtocolConsumer
+}
 
 // runGroup848 does what KIP-848 membership needs now.
 func (c *Consumer) runGroup848(ctx *sim.Context) {

@@ -56,7 +56,9 @@ func (r RemoteAssignor) String() string { return string(r) }
 
 func groupRemoteAssignorProp() property[Consumer] {
 	return choiceProp(PropGroupRemoteAssignor, func(c *Consumer) *RemoteAssignor { return &c.GroupRemoteAssignor },
-		func(s string) (RemoteAssignor, bool) { return RemoteAssignor(s), s == "" || s == "uniform" || s == "range" }, `"" (the coordinator's default), uniform, range`)
+		func(s string) (RemoteAssignor, bool) {
+			return RemoteAssignor(s), s == "" || s == "uniform" || s == "range"
+		}, `"" (the coordinator's default), uniform, range`)
 }
 
 // validateGroupProtocol checks group.protocol=consumer against the brokers.

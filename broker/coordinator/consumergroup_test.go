@@ -176,7 +176,7 @@ func TestKIP848RebalanceTimeout(t *testing.T) {
 	h.cgHeartbeat(t, hb{member: "A", epoch: 0})
 	h.cgHeartbeat(t, hb{member: "B", epoch: 0})
 	h.cgHeartbeat(t, hb{member: "A", epoch: 1, owned: []int32{0, 1, 2, 3}}) // revocation asked
-	for i := 0; i < 7; i++ {                                              // 35s > 30s
+	for i := 0; i < 7; i++ {                                                // 35s > 30s
 		h.advance(5 * sim.Second)
 		h.cgHeartbeat(t, hb{member: "A", epoch: 1, owned: []int32{0, 1, 2, 3}})
 		h.cgHeartbeat(t, hb{member: "B", epoch: 2, owned: []int32{}})
