@@ -41,6 +41,10 @@ type Consumer struct {
 	// AutoOffsetReset is the consumer's auto.offset.reset ("earliest",
 	// "latest", "none"; "" when not recorded).
 	AutoOffsetReset string `json:",omitempty"`
+	// GroupProtocol is the consumer's group.protocol: "consumer" (KIP-848:
+	// Generation is the member epoch, which the coordinator hands out only
+	// once its records are committed) or "" / "classic".
+	GroupProtocol string `json:",omitempty"`
 }
 
 // Consumer declares a consuming client; declaring a process again

@@ -1,7 +1,6 @@
-// group_epochs.go: the group checker's epoch-aware invariants, stated for
-// the consumer group protocol (KIP-848, where a Consume, Commit, Assign and
-// Revoke carry the member epoch as Generation) and holding for the classic
-// protocol's generations alike:
+// group_epochs.go: the group checker's epoch-aware invariants of the
+// consumer group protocol (KIP-848), where a Consume, Commit, Assign and
+// Revoke carry the member epoch as Generation:
 //
 //   - epoch-double-owner: no partition is held by two processes at one
 //     member epoch of a group, counting both the assignments (Assign) and
@@ -10,13 +9,20 @@
 //     epoch past the one its previous owner held it at (KIP-848
 //     "Reconciliation": revoke, acknowledge, then assign). Two Assigns at
 //     one generation are group.go's double-owner; this adds the pairs a
-//     delivery reveals.
+//     delivery reveals. Judged for the processes that declared
+//     GroupProtocol "consumer" only: a classic member records the
+//     generation JoinGroup gave it, which is not durable until SyncGroup's
+//     record commits, so after a coordinator fail-over the next rebalance
+//     may hand out the same generation again (a cooperative member keeps
+//     delivering under the generation its lost sync never confirmed; seen
+//     in group-swarm cooperative seed 3). A member epoch is handed out only
+//     once the coordinator's records hold it.
 //   - consume-after-revoke: a process delivers no record of a partition
 //     after it gave the partition up (Revoke: OnRevoked or OnLost ran;
 //     under KIP-848 the revocation is acknowledged only after that), until
 //     a rebalance gives it back (Assign). A delivery polled before the
 //     revocation and processed after it is not one: the Consume's
-//     invocation (the poll) is what counts.
+//     invocation (the poll) is what counts. Judged for both protocols.
 //
 // Whether Kafka permits it: never. Operations outside group management
 // (Generation < 0) are not judged. Committed offsets going backwards are
@@ -49,7 +55,11 @@ func epochAnomalies(h History) []Anomaly {
 		proc string
 		k    tp
 	}
-	revokedAt := map[pk]Op{} // the process's last Revoke of the partition, while not reassigned
+	revokedAt := map[pk]Op{}    // the process's last Revoke of the partition, while not reassigned
+	epochs := map[string]bool{} // processes whose Generation is a KIP-848 member epoch
+	for _, c := range h.Consumers {
+		epochs[c.Process] = c.GroupProtocol == "consumer"
+	}
 	var out []Anomaly
 	for _, op := range h.Ops {
 		if op.Generation < 0 || op.Group == "" {
@@ -59,6 +69,15 @@ func epochAnomalies(h History) []Anomaly {
 		switch op.Kind {
 		case Assign, Consume:
 			if op.Kind == Consume && op.Outcome != OK {
+				continue
+			}
+			if !epochs[op.Process] {
+				if op.Kind == Assign {
+					delete(revokedAt, pk{op.Process, k})
+				} else if r, ok := revokedAt[pk{op.Process, k}]; ok && op.Invoke > r.Complete {
+					out = append(out, consumeAfterRevoke(op, r))
+					delete(revokedAt, pk{op.Process, k})
+				}
 				continue
 			}
 			key := key{op.Group, op.Generation, k}
@@ -77,11 +96,7 @@ func epochAnomalies(h History) []Anomaly {
 				continue
 			}
 			if r, ok := revokedAt[pk{op.Process, k}]; ok && op.Invoke > r.Complete {
-				out = append(out, Anomaly{Kind: "consume-after-revoke", Topic: k.topic, Partition: k.partition,
-					Offsets: []int64{op.FetchOffset}, Ops: []int{r.Index, op.Index},
-					Description: op.Process + " delivered " + k.String() + " from offset " + strconv.FormatInt(op.FetchOffset, 10) +
-						" at epoch " + strconv.Itoa(int(op.Generation)) + " of group " + op.Group + " after giving it up (" + r.Error +
-						" at epoch " + strconv.Itoa(int(r.Generation)) + ")"})
+				out = append(out, consumeAfterRevoke(op, r))
 				delete(revokedAt, pk{op.Process, k}) // one report per revocation
 			}
 		case Revoke:
@@ -114,4 +129,13 @@ func epochAnomalies(h History) []Anomaly {
 		out = append(out, a)
 	}
 	return out
+}
+
+func consumeAfterRevoke(op, r Op) Anomaly {
+	k := tp{op.Topic, op.Partition}
+	return Anomaly{Kind: "consume-after-revoke", Topic: k.topic, Partition: k.partition,
+		Offsets: []int64{op.FetchOffset}, Ops: []int{r.Index, op.Index},
+		Description: op.Process + " delivered " + k.String() + " from offset " + strconv.FormatInt(op.FetchOffset, 10) +
+			" at epoch " + strconv.Itoa(int(op.Generation)) + " of group " + op.Group + " after giving it up (" + r.Error +
+			" at epoch " + strconv.Itoa(int(r.Generation)) + ")"}
 }

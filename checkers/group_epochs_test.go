@@ -75,10 +75,29 @@ func TestGroupEpochInvariants(t *testing.T) {
 		}, "commit-backwards"},
 	}
 	for _, c := range cases {
-		h := newCHist(AtLeastOnce)
+		h := &chist{r: NewRecorder()}
+		h.r.Consumer(Consumer{Process: "c1", Group: "g", Semantics: AtLeastOnce, GroupProtocol: "consumer"})
+		h.r.Consumer(Consumer{Process: "c2", Group: "g", Semantics: AtLeastOnce, GroupProtocol: "consumer"})
 		c.build(h)
 		if got := kinds(groups(h.r.Finish(h.tick()))); got != c.want {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// TestGroupEpochDoubleOwnerClassicNotJudged: classic generations are not
+// durable before SyncGroup's record commits, so a delivery and an
+// assignment at one generation are not judged there (group_epochs.go);
+// consume-after-revoke is.
+func TestGroupEpochDoubleOwnerClassicNotJudged(t *testing.T) {
+	h := newCHist(AtLeastOnce)
+	sends(h, 3)
+	h.assign("c1", 4)
+	h.consumeAt("c1", 5, 0, Record{Offset: 0, Value: "a"})
+	h.assign("c2", 5)
+	h.revoke("c2", 5)
+	h.consumeAt("c2", 6, 1, Record{Offset: 1, Value: "b"})
+	if got := kinds(Groups(h.r.Finish(h.tick()), Final{})); got != "consume-after-revoke" {
+		t.Fatalf("got %q, want only consume-after-revoke", got)
 	}
 }

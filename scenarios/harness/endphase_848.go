@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 )
 
@@ -33,4 +34,14 @@ func consumerGroupUnstable(c *coordinator.Coordinator, b int32, g string, member
 		}
 	}
 	return "", true
+}
+
+// groupProtocolLabel is the history's name of a consumer's group
+// protocol: "consumer" for KIP-848, "" for classic (the field's zero, so
+// classic histories read as before).
+func groupProtocolLabel(p config.GroupProtocol) string {
+	if p == config.GroupProtocolConsumer {
+		return "consumer"
+	}
+	return ""
 }
