@@ -319,3 +319,24 @@ func TestConsumerGroupRecordFormat(t *testing.T) {
 }
 
 func storageRecord(k, v []byte) storage.Record { return storage.Record{Key: k, Value: v} }
+
+// TestKIP848TxnOffsetCommitStaleMemberEpoch: TxnOffsetCommit v3+ to a
+// consumer group is checked against the member's epoch as OffsetCommit is.
+func TestKIP848TxnOffsetCommitStaleMemberEpoch(t *testing.T) {
+	h, _ := newConsumerHarness(t, nil)
+	h.c.env.AppendTxn = func(p int32, _ int64, _ int16, recs []storage.Record, done func(sim.Time, *kerr.Error)) { h.append(p, recs, done) }
+	h.cgHeartbeat(t, hb{member: "A", epoch: 0})
+	for _, c := range []struct {
+		epoch int32
+		want  int16
+	}{{1, 0}, {0, kerr.StaleMemberEpoch.Code}} {
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.Version, req.Group, req.MemberID, req.Generation, req.ProducerID = 3, "g", "A", c.epoch, 7
+		req.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 5}}}}
+		var code int16 = -99
+		h.c.TxnOffsetCommit(h.now, req, func(r *kmsg.TxnOffsetCommitResponse) { code = r.Topics[0].Partitions[0].ErrorCode })
+		if code != c.want {
+			t.Errorf("TxnOffsetCommit at epoch %d: error %d, want %d", c.epoch, code, c.want)
+		}
+	}
+}
