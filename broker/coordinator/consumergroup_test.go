@@ -324,7 +324,9 @@ func storageRecord(k, v []byte) storage.Record { return storage.Record{Key: k, V
 // consumer group is checked against the member's epoch as OffsetCommit is.
 func TestKIP848TxnOffsetCommitStaleMemberEpoch(t *testing.T) {
 	h, _ := newConsumerHarness(t, nil)
-	h.c.env.AppendTxn = func(p int32, _ int64, _ int16, recs []storage.Record, done func(sim.Time, *kerr.Error)) { h.append(p, recs, done) }
+	h.c.env.AppendTxn = func(p int32, _ int64, _ int16, recs []storage.Record, done func(sim.Time, *kerr.Error)) {
+		h.append(p, recs, done)
+	}
 	h.cgHeartbeat(t, hb{member: "A", epoch: 0})
 	for _, c := range []struct {
 		epoch int32
