@@ -17,7 +17,8 @@ package server
 // pattern gets INVALID_REQUEST. (Its response header is always v0, even
 // for v3: the socket's concern.) In KRaft mode v3+ carries SupportedFeatures (the
 // metadata.version range the broker registers with) and FinalizedFeatures
-// (the levels in its metadata image, epoch = the image's offset).
+// (the levels in its metadata image, epoch = the image's offset), and
+// group.version 1 when the consumer group protocol is on (4.0+).
 //
 // Caps below the release's maximum, and why (handlerVersions):
 //   - Produce 3-9: v0-v2 carry magic 0/1 message sets (the broker reads v2
@@ -292,6 +293,15 @@ func (b *Broker) handleAPIVersions(from sim.NodeID, req *wire.Request, body *kms
 		if l := b.kraft.meta.img.Feature(metadata.MetadataVersionFeature); l > 0 {
 			resp.FinalizedFeaturesEpoch = b.kraft.meta.offset
 			resp.FinalizedFeatures = []kmsg.ApiVersionsResponseFinalizedFeature{{Name: metadata.MetadataVersionFeature, MinVersionLevel: l, MaxVersionLevel: l}}
+		}
+		if b.cfg.Coordinator.Consumer.Enabled && b.cfg.release() >= config.V4_0 {
+			// group.version (KIP-848) stands in the broker's configuration
+			// (config.ConsumerGroups), not in the metadata image: supported
+			// 0-1, finalized at 1 whenever the protocol is on.
+			resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{Name: "group.version", MinVersion: 0, MaxVersion: 1})
+			if len(resp.FinalizedFeatures) > 0 {
+				resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{Name: "group.version", MinVersionLevel: 1, MaxVersionLevel: 1})
+			}
 		}
 	}
 	b.respond(from, req, resp)
