@@ -227,14 +227,14 @@ func (g *consumerGroup) computeNext(m *cgMember, epoch int32, ownsRevoked func([
 		m.setEpoch(g.assignmentEpoch)
 	}
 	g.hold(m)
-	return m.epoch != before.epoch || m.state != before.state || !slices.Equal(m.assigned, before.assigned) || !slices.Equal(m.pending, before.pending)
+	return m.epoch != before.epoch || m.previousEpoch != before.previousEpoch || m.state != before.state ||
+		!slices.Equal(m.assigned, before.assigned) || !slices.Equal(m.pending, before.pending)
 }
 
-// setEpoch is ConsumerGroupMember.Builder.updateMemberEpoch.
+// setEpoch is ConsumerGroupMember.Builder.updateMemberEpoch: the previous
+// epoch becomes the current one even when the epoch does not change.
 func (m *cgMember) setEpoch(e int32) {
-	if e != m.epoch {
-		m.previousEpoch, m.epoch = m.epoch, e
-	}
+	m.previousEpoch, m.epoch = m.epoch, e
 }
 
 // computeTarget runs the server-side assignor over the members' current

@@ -174,7 +174,9 @@ func (c *Coordinator) ConsumerGroupHeartbeat(now sim.Time, req *kmsg.ConsumerGro
 	case req.MemberEpoch != m.epoch:
 		// A heartbeat whose previous response was lost: the member may
 		// still be at the previous epoch, owning no more than it has.
-		if req.MemberEpoch != m.previousEpoch || !subset(ownedOf(req, g), m.assigned) {
+		// (Kafka's throwIfMemberEpochIsInvalid: owned partitions not sent
+		// count as not a subset.)
+		if req.MemberEpoch > m.epoch || req.MemberEpoch != m.previousEpoch || req.Topics == nil || !subset(ownedOf(req, g), m.assigned) {
 			fail(kerr.FencedMemberEpoch, fmt.Sprintf("The consumer group member has a greater member epoch (%d) than the one known by the member (%d).", m.epoch, req.MemberEpoch))
 			return
 		}
