@@ -60,7 +60,9 @@ type cgMember struct {
 	id, instanceID, rackID, clientID string
 	epoch, previousEpoch             int32
 	state                            MemberState
-	topics                           []string // subscribed topic names, sorted
+	topics                           []string // effective subscription: names and regex matches, sorted
+	names                            []string // SubscribedTopicNames, sorted
+	regex                            string   // SubscribedTopicRegex; "" for none (consumergroup_regex.go)
 	rebalanceTimeout                 sim.Duration
 	serverAssignor                   string           // "" for the group's default
 	assigned                         []TopicPartition // owned at epoch, sorted

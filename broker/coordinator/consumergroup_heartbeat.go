@@ -14,8 +14,7 @@ package coordinator
 //     reverted if the append failed. Here a failed append is answered with
 //     its error and the change stays (the usual cause, a lost leadership,
 //     unloads the group anyway).
-//   - No regular-expression subscriptions (SubscribedTopicRegex gets
-//     INVALID_REQUEST), no racks, no classic members in a consumer group
+//   - Regular-expression subscriptions: consumergroup_regex.go. No racks, no classic members in a consumer group
 //     (the upgrade and downgrade paths), no group.consumer.migration.policy.
 //   - A member that rejoins with epoch 0 under an id the group still has
 //     (its join response was lost) restarts from an empty assignment.
@@ -26,6 +25,7 @@ package coordinator
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 
 	"github.com/kafkasim/kafkasim/broker/assignor"
@@ -204,12 +204,24 @@ func (c *Coordinator) ConsumerGroupHeartbeat(now sim.Time, req *kmsg.ConsumerGro
 		m.serverAssignor, changedMeta, bumped = *req.ServerAssignor, true, true
 	}
 	if req.SubscribedTopicNames != nil {
-		topics := slices.Clone(req.SubscribedTopicNames)
-		slices.Sort(topics)
-		topics = slices.Compact(topics)
-		if !slices.Equal(topics, m.topics) {
-			m.topics, changedMeta, bumped = topics, true, true
+		names := slices.Clone(req.SubscribedTopicNames)
+		slices.Sort(names)
+		if names = slices.Compact(names); !slices.Equal(names, m.names) {
+			m.names, changedMeta = names, true
 		}
+	}
+	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != m.regex {
+		if _, err := regexp.Compile(*req.SubscribedTopicRegex); err != nil {
+			fail(kerr.InvalidRegularExpression, fmt.Sprintf("SubscribedTopicRegex %q does not compile: %v.", *req.SubscribedTopicRegex, err))
+			return
+		}
+		m.regex, changedMeta = *req.SubscribedTopicRegex, true
+	}
+	if topics := c.resolveSubscription(m.names, m.regex); !slices.Equal(topics, m.topics) {
+		m.topics, bumped = topics, true
+	}
+	if c.refreshRegexes(g) {
+		bumped = true // another member's expression matches other topics now
 	}
 	if changedMeta {
 		recs = append(recs, m.metadataRecord(g.id))
@@ -268,14 +280,12 @@ func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) string {
 	switch {
 	case req.Group == "":
 		return "GroupId can't be empty."
-	case req.SubscribedTopicRegex != nil:
-		return "SubscribedTopicRegex is not supported by this coordinator (kafkasim does not model regular-expression subscriptions)."
 	case req.MemberEpoch == joinEpoch && req.RebalanceTimeoutMillis == -1:
 		return "RebalanceTimeoutMs must be provided in first request."
 	case req.MemberEpoch == joinEpoch && len(req.Topics) > 0:
 		return "TopicPartitions must be empty when (re-)joining."
-	case req.MemberEpoch == joinEpoch && len(req.SubscribedTopicNames) == 0:
-		return "SubscribedTopicNames must be set in first request."
+	case req.MemberEpoch == joinEpoch && len(req.SubscribedTopicNames) == 0 && (req.SubscribedTopicRegex == nil || *req.SubscribedTopicRegex == ""):
+		return "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null in first request."
 	case req.MemberEpoch != joinEpoch && req.MemberID == "":
 		return "MemberId can't be empty."
 	case req.MemberEpoch < leaveStaticEpoch:
@@ -504,7 +514,10 @@ func (c *Coordinator) appendConsumerRecords(g *consumerGroup, recs []ConsumerRec
 
 func (m *cgMember) metadataRecord(group string) ConsumerRecord {
 	r := ConsumerRecord{Type: cgMemberMetadata, Group: group, Member: m.id, ClientID: m.clientID, ClientHost: "/" + m.clientID,
-		Subscribed: m.topics, RebalanceMillis: int32(m.rebalanceTimeout.Milliseconds())}
+		Subscribed: m.names, RebalanceMillis: int32(m.rebalanceTimeout.Milliseconds())}
+	if m.regex != "" {
+		r.SubscribedRegex = &m.regex
+	}
 	if m.instanceID != "" {
 		r.InstanceID = &m.instanceID
 	}

@@ -104,7 +104,7 @@ func (c *Coordinator) loadConsumerGroups(now sim.Time, partition int32, recs []C
 			if lm.meta == nil {
 				continue
 			}
-			m := &cgMember{id: mid, clientID: lm.meta.ClientID, topics: lm.meta.Subscribed,
+			m := &cgMember{id: mid, clientID: lm.meta.ClientID, names: lm.meta.Subscribed,
 				rebalanceTimeout: sim.Ms(int64(lm.meta.RebalanceMillis)), sessionDeadline: now.Add(c.cfg.Consumer.SessionTimeout)}
 			if lm.meta.InstanceID != nil {
 				m.instanceID = *lm.meta.InstanceID
@@ -112,6 +112,10 @@ func (c *Coordinator) loadConsumerGroups(now sim.Time, partition int32, recs []C
 			if lm.meta.RackID != nil {
 				m.rackID = *lm.meta.RackID
 			}
+			if lm.meta.SubscribedRegex != nil {
+				m.regex = *lm.meta.SubscribedRegex
+			}
+			m.topics = c.resolveSubscription(m.names, m.regex)
 			if lm.meta.ServerAssignor != nil {
 				m.serverAssignor = *lm.meta.ServerAssignor
 			}

@@ -17,7 +17,7 @@ package coordinator
 // A null value is a tombstone. Simplifications: ConsumerGroupPartitionMetadata
 // carries no racks (PartitionMetadata is written empty), the member's
 // ClassicMemberMetadata tag (a classic member in a consumer group, the
-// upgrade path) is never written, and the regex field stays null.
+// upgrade path) is never written.
 
 import (
 	"encoding/binary"
@@ -58,6 +58,7 @@ type ConsumerRecord struct {
 	Subscribed      []string               // 5
 	RebalanceMillis int32                  // 5
 	ServerAssignor  *string                // 5
+	SubscribedRegex *string                // 5
 	Assigned        []idPartitions         // 7: target; 8: assigned
 	Pending         []idPartitions         // 8: pending revocation
 }
@@ -136,7 +137,7 @@ func encodeConsumerRecord(r ConsumerRecord, ts int64) storage.Record {
 		for _, s := range r.Subscribed {
 			v.cstr(s)
 		}
-		v.cnstr(nil) // SubscribedTopicRegex
+		v.cnstr(r.SubscribedRegex)
 		v.i32(r.RebalanceMillis)
 		v.cnstr(r.ServerAssignor)
 	case cgTargetMember:
@@ -278,7 +279,7 @@ func decodeConsumerRecord(rec storage.Record) (ConsumerRecord, error) {
 		for i := 0; i < n && v.err == nil; i++ {
 			out.Subscribed = append(out.Subscribed, v.cstr())
 		}
-		v.cnstr()
+		out.SubscribedRegex = v.cnstr()
 		out.RebalanceMillis = v.i32()
 		out.ServerAssignor = v.cnstr()
 	case cgTargetMember:

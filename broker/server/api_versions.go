@@ -48,9 +48,9 @@ package server
 //     finalized transaction.version is advertised either.
 //   - LeaderAndIsr 0-1, StopReplica 0-2, UpdateMetadata 0-4: the forms the
 //     handlers read (the flat partition lists); ZooKeeper mode only.
-//   - ConsumerGroupHeartbeat 0 (v1 adds KIP-848's broker-side regular
-//     expressions, not modelled), ConsumerGroupDescribe 0-1: only from 4.0,
-//     in KRaft mode, with the consumer protocol enabled (KIP-848).
+//   - ConsumerGroupHeartbeat 0-1 (v1: broker-side regular expressions),
+//     ConsumerGroupDescribe 0-1: only from 4.0, in KRaft mode, with the
+//     consumer protocol enabled (KIP-848).
 //   - ListTransactions 0-1: v2 (4.1, KIP-1152) filters by a Java regular
 //     expression over transactional ids, which Go's regexp does not match
 //     the same way.
@@ -136,7 +136,7 @@ var handlerVersions = map[int16]handlerRange{
 	61: {min: 0, max: 0},                  // DescribeProducers
 	65: {min: 0, max: 0},                  // DescribeTransactions
 	66: {min: 0, max: 1},                  // ListTransactions
-	68: {min: 0, max: 0, kraftOnly: true}, // ConsumerGroupHeartbeat (KIP-848)
+	68: {min: 0, max: 1, kraftOnly: true}, // ConsumerGroupHeartbeat (KIP-848)
 	69: {min: 0, max: 1, kraftOnly: true}, // ConsumerGroupDescribe (KIP-848)
 }
 

@@ -19,8 +19,8 @@ func TestSupportedAPIsConsumerGroupProtocol(t *testing.T) {
 		cfg := releaseConfig(c.v, c.kraft)
 		cfg.Coordinator.Consumer.Enabled = c.enabled
 		lo, hi, ok := SupportedVersions(cfg, 68)
-		if ok != c.want68 || (ok && (lo != 0 || hi != 0)) {
-			t.Errorf("%v enabled=%v: ConsumerGroupHeartbeat %d-%d %v, want v0 only: %v", c.v, c.enabled, lo, hi, ok, c.want68)
+		if ok != c.want68 || (ok && (lo != 0 || hi != 1)) {
+			t.Errorf("%v enabled=%v: ConsumerGroupHeartbeat %d-%d %v, want 0-1: %v", c.v, c.enabled, lo, hi, ok, c.want68)
 		}
 		lo, hi, ok = SupportedVersions(cfg, 69)
 		if ok != c.want68 || (ok && (lo != 0 || hi != 1)) {
