@@ -104,40 +104,38 @@ var handlerVersions = map[int16]handlerRange{
 	4:  {min: 0, max: 1, zkOnly: true},
 	5:  {min: 0, max: 2, zkOnly: true},
 	6:  {min: 0, max: 4, zkOnly: true},
-	8:  {min: 0, max: 9, kraftMin: 1},     // OffsetCommit
-	9:  {min: 0, max: 8, kraftMin: 1},     // OffsetFetch
-	10: {min: 0, max: 5},                  // FindCoordinator
-	11: {min: 0, max: 4},                  // JoinGroup
-	12: {min: 0, max: 4},                  // Heartbeat
-	13: {min: 0, max: 5},                  // LeaveGroup
-	14: {min: 0, max: 5},                  // SyncGroup
-	15: {min: 0, max: 5},                  // DescribeGroups
-	16: {min: 0, max: 4},                  // ListGroups
-	18: {min: 0, max: 4},                  // ApiVersions
-	19: {min: 0, max: 7},                  // CreateTopics
-	20: {min: 0, max: 6},                  // DeleteTopics
-	21: {min: 0, max: 2},                  // DeleteRecords
-	22: {min: 0, max: 5},                  // InitProducerId
-	23: {min: 0, max: 4},                  // OffsetForLeaderEpoch
-	24: {min: 0, max: 4},                  // AddPartitionsToTxn
-	25: {min: 0, max: 3},                  // AddOffsetsToTxn
-	26: {min: 0, max: 4},                  // EndTxn
-	27: {min: 0, max: 2},                  // WriteTxnMarkers
-	28: {min: 0, max: 3},                  // TxnOffsetCommit
-	32: {min: 0, max: 4},                  // DescribeConfigs
-	33: {min: 0, max: 2},                  // AlterConfigs
-	35: {min: 0, max: 4},                  // DescribeLogDirs
-	37: {min: 0, max: 3},                  // CreatePartitions
-	42: {min: 0, max: 2},                  // DeleteGroups
-	43: {min: 0, max: 2},                  // ElectLeaders
-	44: {min: 0, max: 1},                  // IncrementalAlterConfigs
-	47: {min: 0, max: 0},                  // OffsetDelete
-	60: {min: 0, max: 2},                  // DescribeCluster
-	61: {min: 0, max: 0},                  // DescribeProducers
-	65: {min: 0, max: 0},                  // DescribeTransactions
-	66: {min: 0, max: 1},                  // ListTransactions
-	68: {min: 0, max: 1, kraftOnly: true}, // ConsumerGroupHeartbeat (KIP-848)
-	69: {min: 0, max: 1, kraftOnly: true}, // ConsumerGroupDescribe (KIP-848)
+	8:  {min: 0, max: 9, kraftMin: 1}, // OffsetCommit
+	9:  {min: 0, max: 8, kraftMin: 1}, // OffsetFetch
+	10: {min: 0, max: 5},              // FindCoordinator
+	11: {min: 0, max: 4},              // JoinGroup
+	12: {min: 0, max: 4},              // Heartbeat
+	13: {min: 0, max: 5},              // LeaveGroup
+	14: {min: 0, max: 5},              // SyncGroup
+	15: {min: 0, max: 5},              // DescribeGroups
+	16: {min: 0, max: 4},              // ListGroups
+	18: {min: 0, max: 4},              // ApiVersions
+	19: {min: 0, max: 7},              // CreateTopics
+	20: {min: 0, max: 6},              // DeleteTopics
+	21: {min: 0, max: 2},              // DeleteRecords
+	22: {min: 0, max: 5},              // InitProducerId
+	23: {min: 0, max: 4},              // OffsetForLeaderEpoch
+	24: {min: 0, max: 4},              // AddPartitionsToTxn
+	25: {min: 0, max: 3},              // AddOffsetsToTxn
+	26: {min: 0, max: 4},              // EndTxn
+	27: {min: 0, max: 2},              // WriteTxnMarkers
+	28: {min: 0, max: 3},              // TxnOffsetCommit
+	32: {min: 0, max: 4},              // DescribeConfigs
+	33: {min: 0, max: 2},              // AlterConfigs
+	35: {min: 0, max: 4},              // DescribeLogDirs
+	37: {min: 0, max: 3},              // CreatePartitions
+	42: {min: 0, max: 2},              // DeleteGroups
+	43: {min: 0, max: 2},              // ElectLeaders
+	44: {min: 0, max: 1},              // IncrementalAlterConfigs
+	47: {min: 0, max: 0},              // OffsetDelete
+	60: {min: 0, max: 2},              // DescribeCluster
+	61: {min: 0, max: 0},              // DescribeProducers
+	65: {min: 0, max: 0},              // DescribeTransactions
+	66: {min: 0, max: 1},              // ListTransactions
 }
 
 // kip896Min is Kafka 4.0's raised minimum versions (KIP-896), for the
