@@ -592,8 +592,7 @@ func (r *Runner) newConsumer(st scenarios.Step) error {
 		s.sink = r.sinks[cfg.GroupID]
 	}
 	r.Recorder.Consumer(checkers.Consumer{Process: name, Group: cfg.GroupID, Semantics: sem, UnfencedCommits: cfg.OffsetsStorage == config.OffsetsZookeeper,
-		GroupProtocol: groupProtocolLabel(cfg.GroupProtocol),
-		TruncationDetection: cfg.TruncationDetection, AutoOffsetReset: string(cfg.AutoOffsetReset)})
+		TruncationDetection: cfg.TruncationDetection, AutoOffsetReset: string(cfg.AutoOffsetReset), GroupProtocol: groupProtocolLabel(cfg.GroupProtocol)})
 	id, err := r.World.AddNode(name, func() sim.Node { return &consumerNode{s: s} }, sim.NodeOptions{})
 	if err != nil {
 		return err
