@@ -47,6 +47,10 @@ func (c *Coordinator) ConsumerGroupDescribe(now sim.Time, req *kmsg.ConsumerGrou
 			rm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
 			rm.MemberID, rm.MemberEpoch, rm.ClientID, rm.ClientHost = mid, m.epoch, m.clientID, "/"+m.clientID
 			rm.SubscribedTopics = slices.Clone(m.topics)
+			if m.regex != "" {
+				re := m.regex
+				rm.SubscribedTopicRegex = &re
+			}
 			if m.instanceID != "" {
 				inst := m.instanceID
 				rm.InstanceID = &inst
@@ -125,4 +129,12 @@ func (c *Coordinator) ConsumerGroupState(id string) (state string, epoch, assign
 			Subscribed: slices.Clone(m.topics), SessionDeadline: m.sessionDeadline, RebalanceDeadline: m.rebalanceDeadline})
 	}
 	return g.state(), g.epoch, g.assignmentEpoch, members, true
+}
+
+// ConsumerGroupHasMembers reports whether id is a consumer group of the
+// KIP-848 protocol with members here (a classic JoinGroup for it is
+// refused by the host).
+func (c *Coordinator) ConsumerGroupHasMembers(id string) bool {
+	g := c.cgroups[id]
+	return g != nil && len(g.members) > 0
 }

@@ -113,6 +113,15 @@ func (b *Broker) serveGroup(from sim.NodeID, req *wire.Request) bool {
 	case *kmsg.FindCoordinatorRequest:
 		b.respond(from, req, b.findCoordinator(body))
 	case *kmsg.JoinGroupRequest:
+		if c.ConsumerGroupHasMembers(body.Group) {
+			// A classic member joining a consumer group (KIP-848's online
+			// migration, group.consumer.migration.policy) is not modelled:
+			// refused as Kafka refuses it under the "disabled" policy.
+			r := body.ResponseKind().(*kmsg.JoinGroupResponse)
+			r.ErrorCode, r.Generation, r.MemberID = kerr.InconsistentGroupProtocol.Code, -1, body.MemberID
+			b.respond(from, req, r)
+			break
+		}
 		c.JoinGroup(now, body, func(r *kmsg.JoinGroupResponse) { b.respond(from, req, r) })
 	case *kmsg.SyncGroupRequest:
 		c.SyncGroup(now, body, func(r *kmsg.SyncGroupResponse) { b.respond(from, req, r) })
