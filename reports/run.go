@@ -19,7 +19,10 @@ type VerdictJSON struct {
 	Result    string   `json:"result"`
 	Permitted bool     `json:"permitted"` // every anomaly is within Kafka's contract
 	Anomalies []string `json:"anomalies"`
-	Notes     []string `json:"notes,omitempty"`
+	// Groups file every anomaly (also those past the listed ones) by
+	// reason; acked-loss only (checkers.AnomalyGroup).
+	Groups []GroupJSON `json:"groups,omitempty"`
+	Notes  []string    `json:"notes,omitempty"`
 	// NotJudged: the checker does not apply to this history (the result
 	// is "unknown", left out of the exit code; checkers.Verdict.NotJudged).
 	NotJudged bool `json:"not_judged,omitempty"`
@@ -83,7 +86,8 @@ func NewRunJSON(r *harness.Result) RunJSON {
 func NewVerdictsJSON(verdicts []checkers.Verdict) []VerdictJSON {
 	var out []VerdictJSON
 	for _, v := range verdicts {
-		vj := VerdictJSON{Checker: v.Checker, Result: v.Result.String(), Permitted: !v.ContractBroken(), Anomalies: []string{}, Notes: v.Notes, NotJudged: v.NotJudged}
+		vj := VerdictJSON{Checker: v.Checker, Result: v.Result.String(), Permitted: !v.ContractBroken(), Anomalies: []string{}, Notes: v.Notes, NotJudged: v.NotJudged,
+			Groups: newGroupsJSON(v.Groups)}
 		for _, a := range v.Anomalies {
 			vj.Anomalies = append(vj.Anomalies, a.String())
 		}
@@ -107,7 +111,7 @@ const maxListed = 5
 
 // WriteRunText writes a run's verdicts and counts for people.
 func WriteRunText(w io.Writer, r *harness.Result) {
-	fmt.Fprintf(w, "scenario %s, variant %s, seed %d: %d events, %v simulated, trace %016x\n", r.Scenario, r.Variant, r.Seed, r.Events, r.SimTime, r.TraceHash)
+	fmt.Fprintf(w, "scenario %s, variant %s, seed %d: %d events, %v simulated, trace %016x (times below: simulated)\n", r.Scenario, r.Variant, r.Seed, r.Events, r.SimTime, r.TraceHash)
 	if r.ScheduleFrom != "" {
 		fmt.Fprintf(w, "  schedule from variant %s, run under %s (the trace hash is not checked: the file's is the %s run's)\n", r.ScheduleFrom, r.Variant, r.ScheduleFrom)
 	}
@@ -151,7 +155,7 @@ func WriteRunText(w io.Writer, r *harness.Result) {
 	fmt.Fprintf(w, "  acknowledged %d, acknowledged and lost %d, divergent offsets %d\n", r.Stats.Acked, r.Stats.AckedLost, r.Stats.DivergentOffsets)
 	writeAckedBy(w, r.Stats)
 	writeSends(w, r.Stats)
-	if r.Transactions != nil && len(r.Transactions.Txns) > 0 {
+	if r.Stats.TxnCommitted+r.Stats.TxnAborted+r.Stats.TxnUnknown > 0 {
 		fmt.Fprintf(w, "  transactions committed %d, aborted %d, outcome unknown %d (their records are not counted as acknowledged sends)\n", r.Stats.TxnCommitted, r.Stats.TxnAborted, r.Stats.TxnUnknown)
 	}
 	if r.Failed != "" {
@@ -179,7 +183,7 @@ const maxAckedBy = 10
 // (harness.Stats.AckedBy): by client and topic, the retries acknowledged
 // again, and the end phase's probes, which it leaves out.
 func writeAckedBy(w io.Writer, st harness.Stats) {
-	if len(st.AckedBy) == 0 && st.Probes == 0 {
+	if len(st.AckedBy) == 0 && st.Probes == 0 && st.SetAside == 0 {
 		return
 	}
 	var parts []string
@@ -199,6 +203,9 @@ func writeAckedBy(w io.Writer, st harness.Stats) {
 	}
 	if st.Probes > 0 {
 		line += fmt.Sprintf("; not counted: the end phase's %d probes", st.Probes)
+	}
+	if st.SetAside > 0 {
+		line += fmt.Sprintf("; set aside: %d operations (sends and reads) on topics deleted after them (DeleteTopics: deleting is not losing)", st.SetAside)
 	}
 	fmt.Fprintln(w, line)
 }
@@ -262,6 +269,10 @@ func WriteVerdictsTextOpts(w io.Writer, verdicts []checkers.Verdict, width int, 
 			mark += " (permitted by Kafka's contract)"
 		}
 		fmt.Fprintf(w, "  %-*s %s\n", width, v.Checker, mark)
+		if len(v.Groups) > 0 {
+			writeGroupsText(w, v)
+			v.Anomalies, v.Omitted = nil, 0 // the groups stand for them
+		}
 		for i, a := range v.Anomalies {
 			if i == maxListed {
 				break

@@ -128,6 +128,9 @@ func (c *Consumer) commitDone(ctx *sim.Context, cc *commitCall, err error) {
 func (c *Consumer) sendCommit(ctx *sim.Context, cc *commitCall) {
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version, req.Group, req.Generation, req.MemberID = c.offsetCommitVersion(), c.cfg.GroupID, cc.generation, cc.member
+	if req.Version >= 7 && !c.manual {
+		req.InstanceID = c.instanceID()
+	}
 	for _, o := range cc.offsets {
 		if len(req.Topics) == 0 || req.Topics[len(req.Topics)-1].Topic != o.Topic {
 			req.Topics = append(req.Topics, kmsg.OffsetCommitRequestTopic{Topic: o.Topic})
@@ -163,6 +166,10 @@ func (c *Consumer) sendCommit(ctx *sim.Context, cc *commitCall) {
 			// KIP-848: the member's epoch moved on; a synchronous commit is
 			// retried with the current one (Kafka's commitSync does).
 			cc.generation, cc.retryAt = c.group.generation, ctx.Now().Add(c.cfg.RetryBackoff)
+		case kerrs == kerr.FencedInstanceID:
+			c.fencedInstance(ctx, "OffsetCommit")
+			c.fatal = kerrs
+			c.commitDone(ctx, cc, errors.Join(ErrCommitFailed, kerrs))
 		case kerrs == kerr.RebalanceInProgress:
 			c.group.needRejoin = true
 			c.commitDone(ctx, cc, errors.Join(ErrCommitFailed, kerrs))

@@ -209,8 +209,11 @@ func CompareTP(a, b TopicPartition) int {
 
 // nextLogDir returns the log directory with the fewest partitions.
 func (m *Manager) nextLogDir() string {
+	if len(m.cfg.LogDirs) == 1 {
+		return m.cfg.LogDirs[0]
+	}
 	count := make([]int, len(m.cfg.LogDirs))
-	for _, tp := range m.partitions() {
+	for tp := range m.logs { // a count: the order does not matter (and sorting per new log cost P² log P)
 		for i, d := range m.cfg.LogDirs {
 			if m.dirOf[tp] == d {
 				count[i]++

@@ -44,6 +44,7 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	save := fs.String("save", "", "write the violating run's choices to FILE (default: explore-<scenario>-<variant>.choices)")
 	script := fs.String("script", "", "also write the violating run as a scenario script to FILE (its faults and controller decisions as timed steps, every variant)")
 	progressMode := fs.String("progress", "auto", progressFlagDoc)
+	maxMemory := addMaxMemory(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -90,6 +91,18 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	if !given["checkers"] {
 		cfg.Checkers = nil
 	}
+	var toRun []plannedRun
+	for _, v := range s.Variants {
+		if *variant == "" && v.Name != s.Variants[0].Name || *variant != "" && v.Name != *variant {
+			continue
+		}
+		toRun = append(toRun, plannedRun{s: s, variant: v.Name, set: set, records: max(*records, 1)})
+	}
+	mp, err := checkMemory(*maxMemory, *parallel, toRun)
+	if err != nil {
+		return err
+	}
+	defer watchMemory(mp, stderr)()
 	bar := newProgress(stderr, *progressMode, "explore", *maxRuns, 0)
 	cfg.Progress = func(r explore.Report) {
 		bar.update(r.Runs, fmt.Sprintf("%d distinct states, depth %d of %d", r.States, r.Depth, *depth))
@@ -107,7 +120,7 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	if n := workload.Partitions(s); n > 1 {
 		fmt.Fprintf(stdout, "  explored partition %s/0 only, the first of the script's %d: the explorer enumerates one partition\n", s.Topics[0].Name, n)
 	}
-	fmt.Fprintf(stdout, "  runs %d, distinct states %d, depth %d, %v (%.0f runs/s, %.0f states/s)\n", ex.Runs, ex.States, ex.Depth,
+	fmt.Fprintf(stdout, "  runs %d, distinct states %d, depth %d, %v wall (%.0f runs/s, %.0f states/s)\n", ex.Runs, ex.States, ex.Depth,
 		ex.Elapsed.Round(1e6), float64(ex.Runs)/ex.Elapsed.Seconds(), float64(ex.States)/ex.Elapsed.Seconds())
 	if ex.Found == nil {
 		if ex.Exhausted {

@@ -122,7 +122,7 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&variants, "variant", "the variant a scenario's row runs: SCENARIO=V, or V for every scenario that has a variant V (repeatable, or a comma list; default: each scenario's first)")
 	set := setFlags{}
 	fs.Var(set, "set", "override a property in every run, key=value (repeatable; over the -config files; the release's own keys are the columns': -versions)")
-	versions := fs.String("versions", strings.Join(matrix.DefaultVersions, ","), "comma-separated Kafka release labels (X.Y, 3.9-zk, 3.9-kraft, 4.0, 4.1, a patch such as 4.0.0)")
+	versions := fs.String("versions", strings.Join(matrix.DefaultVersions, ","), "comma-separated Kafka release labels (X.Y, 3.9-zk, 3.9-kraft, 4.0 ... 4.3, a patch such as 4.0.0)")
 	seeds := fs.Int("seeds", 5, "seeds per cell (1..N)")
 	strict := fs.Bool("strict", false, "exit 1 when a run shows a violation Kafka's contract permits, too")
 	cf := addConfigFlags(fs)
@@ -175,6 +175,17 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	jobs := plan.Jobs(shard, shards)
+	var toRun []plannedRun
+	for _, c := range plan.Cells {
+		if c.Status == "" {
+			toRun = append(toRun, plannedRun{s: c.Script, variant: c.Variant, set: c.Set})
+		}
+	}
+	mp, err := checkMemory(*rf.maxMemory, min(rf.parallel, len(jobs)), toRun)
+	if err != nil {
+		return err
+	}
+	defer watchMemory(mp, stderr)()
 	start := time.Now()
 	recs, err := runJournaled(rf, stderr, "matrix", len(jobs), prior, func(stop <-chan struct{}, onRun func(matrix.RunRecord) error) (bool, error) {
 		_, stopped, err := plan.Run(matrix.Options{Parallel: rf.parallel, Shard: shard, Shards: shards, Done: done, Stop: stop, OnRun: onRun})
@@ -185,7 +196,7 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	}
 	recs = matrix.SortRecords(recs)
 	// NB: the wall time goes to stderr only: no output file depends on it.
-	fmt.Fprintf(stderr, "kafkasim matrix: %d runs in %.1fs (-parallel %d)\n", len(jobs)-len(prior), time.Since(start).Seconds(), rf.parallel)
+	fmt.Fprintf(stderr, "kafkasim matrix: %d runs in %.1fs wall (-parallel %d)\n", len(jobs)-len(prior), time.Since(start).Seconds(), rf.parallel)
 	if shards > 1 {
 		err = writeShardRuns(rf, stdout, len(recs), func(w io.Writer) error { return reports.WriteMatrixRuns(w, recs) })
 	} else {

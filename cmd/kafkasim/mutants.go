@@ -24,9 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 
@@ -40,11 +38,6 @@ func init() {
 }
 
 const mutantsSpecFile = "mutants-spec.json"
-
-// mutantsMemoryLimit is the soft memory limit of a mutants run when
-// GOMEMLIMIT is not set: the full catalogue at -parallel 2 ran within it
-// on a 24 GB machine.
-const mutantsMemoryLimit = 8 << 30
 
 // mutantsManifest is DIR/mutants-spec.json.
 type mutantsManifest struct {
@@ -107,9 +100,13 @@ func runMutants(args []string, stdout, stderr io.Writer) error {
 	// Some mutants make a run churn memory (fsync-lies: followers truncate
 	// and refetch whole segments); a soft limit makes the collector work
 	// harder before two such worlds at once outgrow the machine.
-	if os.Getenv("GOMEMLIMIT") == "" {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(mutantsMemoryLimit))
+	// (-max-memory: the built-in swarms a mutant reaches are small; the
+	// bound is watched, not estimated.)
+	mp, err := checkMemory(*rf.maxMemory, rf.parallel, nil)
+	if err != nil {
+		return err
 	}
+	defer watchMemory(mp, stderr)()
 	m := mutantsManifest{Spec: *sp, Shard: rf.shardText}
 	done, prior, err := prepareMutantsOut(rf.out, m, rf.shard, rf.shards)
 	if err != nil {

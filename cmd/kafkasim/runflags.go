@@ -18,6 +18,7 @@ type runFlags struct {
 	out       string
 	budget    time.Duration
 	progress  string
+	maxMemory *string
 	// shard and shards are -shard's i/n (0, 0 without -shard).
 	shard, shards int
 }
@@ -31,6 +32,7 @@ func addRunFlags(fs *flag.FlagSet, unit string) *runFlags {
 	fs.StringVar(&f.out, "out", "", "output directory")
 	fs.DurationVar(&f.budget, "budget", 2*time.Second, "wall-clock budget of each linearizability check (past it: unknown)")
 	fs.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines or none")
+	f.maxMemory = addMaxMemory(fs)
 	return f
 }
 

@@ -84,9 +84,10 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	trace := fs.Bool("trace", false, "print the whole trace")
 	all := fs.Bool("all", false, "replay: show every trace record, messages and timers included")
 	export := fs.String("export", "", "write every broker's disk to DIR/<variant>/<broker>/<log.dirs path>/ in Kafka's layout")
-	report := fs.String("report", "", "write a self-contained HTML run report per run into DIR")
+	report := fs.String("report", "", "write a self-contained HTML run report per run into DIR, and its timeline as -timeline.svg and .png")
 	choices := fs.String("choices", "", "replay the choice list saved in FILE (by explore or shrink) instead of the seed")
 	history := fs.String("history", "", "save the run's client history and final logs to FILE (JSON lines; kafkasim check reads it)")
+	maxMemory := addMaxMemory(fs)
 	var tape *string
 	if replay {
 		tape = fs.String("tape", "", "replay the served run recorded by kafkasim serve -tape FILE (its scenario, variant, seed and -set come from the tape)")
@@ -162,6 +163,15 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 		// Variants that -set made identical run once.
 		groups = harness.IdenticalVariants(s, set, variants)
 	}
+	var planned []plannedRun
+	for _, g := range groups {
+		planned = append(planned, plannedRun{s: s, variant: g[0].Name, set: set, traced: replay || *report != "" || *trace})
+	}
+	mp, err := checkMemory(*maxMemory, 1, planned)
+	if err != nil {
+		return err
+	}
+	defer watchMemory(mp, stderr)()
 	code := harness.ExitOK
 	for _, g := range groups {
 		v := g[0]
@@ -204,7 +214,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 // history to file history, each when named.
 func writeRunFiles(res *harness.Result, report, history string, stderr io.Writer) error {
 	if report != "" {
-		if err := writeRunReport(report, res, stderr); err != nil {
+		if err := writeRunReport(report, res, stderr, true); err != nil {
 			return err
 		}
 	}
@@ -256,7 +266,7 @@ func writeTimeline(w io.Writer, r *harness.Result, everything bool) {
 			ci++
 		}
 	}
-	fmt.Fprintf(w, "== %s / %s, seed %d\n", r.Scenario, r.Variant, r.Seed)
+	fmt.Fprintf(w, "== %s / %s, seed %d (time: simulated, event number, node, record)\n", r.Scenario, r.Variant, r.Seed)
 	for i, rec := range recs {
 		if i > 0 && rec.Event != recs[i-1].Event {
 			flush(recs[i-1].Event)

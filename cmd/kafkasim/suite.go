@@ -38,6 +38,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	set := setFlags{}
 	fs.Var(set, "set", "override a configuration property in every run, key=value (repeatable; wins over the -config files)")
 	cf := addConfigFlags(fs)
+	maxMemory := addMaxMemory(fs)
 	paths, err := parseWithPaths(fs, args)
 	if err != nil {
 		return err
@@ -105,7 +106,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	var bar *progress
-	opts := suite.Options{Seeds: *seeds, Filter: re, Parallel: *parallel, Budget: *budget, Strict: *strict}
+	opts := suite.Options{Seeds: *seeds, Filter: re, Parallel: *parallel, Budget: *budget, Strict: *strict, Tally: !*asJSON}
 	if len(set) > 0 {
 		// A case the files or -set keep from running is left out,
 		// saying why (as run leaves out a variant -set cannot apply to).
@@ -128,6 +129,15 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	if len(items) == 0 {
 		return usagef("-run %q matches no case/variant (see kafkasim list, or the scripts' names under the paths)", *filter)
 	}
+	toRun := make([]plannedRun, 0, len(items))
+	for _, it := range items {
+		toRun = append(toRun, plannedRun{s: it.Script, variant: it.Variant, set: set})
+	}
+	mp, err := checkMemory(*maxMemory, *parallel, toRun)
+	if err != nil {
+		return err
+	}
+	defer watchMemory(mp, stderr)()
 	planned := len(items)
 	if shards > 1 {
 		if items = suite.Shard(items, shard, shards); len(items) == 0 {
@@ -150,7 +160,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	failed := 0
 	var jcases []reports.Case
 	for _, c := range cases {
-		jc := reports.Case{Scenario: c.Scenario, Variant: c.Variant, Runs: len(c.Runs), Seconds: c.Wall.Seconds()}
+		jc := reports.Case{Scenario: c.Scenario, Variant: c.Variant, Runs: c.Count(), Seconds: c.Wall.Seconds()}
 		for _, r := range c.Runs {
 			if !r.OK() {
 				jc.Failures = append(jc.Failures, reports.FailureText(r))

@@ -137,6 +137,16 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	jobs := sw.Jobs(shard, shards)
+	var toRun []plannedRun
+	for _, p := range sw.Points() {
+		v, set := sw.RunArgs(s, p)
+		toRun = append(toRun, plannedRun{s: s, variant: v, set: set})
+	}
+	mp, err := checkMemory(*rf.maxMemory, min(rf.parallel, len(jobs)), toRun)
+	if err != nil {
+		return err
+	}
+	defer watchMemory(mp, stderr)()
 	recs, err := runJournaled(rf, stderr, "sweep", len(jobs), prior, func(stop <-chan struct{}, onRun func(sweep.RunRecord) error) (bool, error) {
 		_, stopped, err := sweep.Run(s, sw, sweep.Options{Parallel: rf.parallel, Shard: shard, Shards: shards, Done: done, Stop: stop, OnRun: onRun})
 		return stopped, err

@@ -6,6 +6,16 @@ package harness
 // each operation in the history. It never retries, so a step is exactly
 // one attempt: the KIP traces need that control. (The swarm scenario uses
 // the full producer of package client.)
+//
+// The end phase's checker client shares its Metadata requests: the
+// liveness phase probes every partition at once, and one Metadata request
+// per probe, each answered with every partition of the topic, cost the
+// square of the partition count (a 2,000-partition topic: 870 MB of
+// answers in flight together). Its produces of one topic that need
+// metadata while a request for that topic is in flight ride on that
+// request's answer, as a real client's metadata cache would serve them.
+// A rider's deadline is looked at when the shared request is (at most a
+// second late); the probes of one round share one deadline anyway.
 
 import (
 	"strconv"
@@ -55,6 +65,11 @@ type scriptClient struct {
 	// 'await CLIENT ack VALUE' step reports when it is not an ack.
 	outcomes map[string]produceOutcome
 	timer    sim.TimerID
+	// shareMetadata: produces of one topic share a Metadata request in
+	// flight (the checker client; see the file's header).
+	shareMetadata bool
+	metaInFlight  map[string]int32         // topic -> correlation id of its Metadata request
+	riders        map[int32][]*produceCall // calls waiting on another call's Metadata request
 }
 
 // produceOutcome is how one scripted produce ended.
@@ -95,7 +110,7 @@ func newScriptClient(name string, brokers int, rec *checkers.Recorder) *scriptCl
 	// records may land in any order but never twice.
 	rec.Producer(checkers.Producer{Process: name, Independent: true})
 	return &scriptClient{name: name, brokers: brokers, rec: rec, calls: map[int32]*produceCall{}, done: map[string]bool{}, acked: map[string]bool{},
-		outcomes: map[string]produceOutcome{}}
+		outcomes: map[string]produceOutcome{}, metaInFlight: map[string]int32{}, riders: map[int32][]*produceCall{}}
 }
 
 func (c *scriptClient) Start(ctx *sim.Context) {}
@@ -123,6 +138,11 @@ func (c *scriptClient) produce(ctx *sim.Context, topic string, part int32, value
 }
 
 func (c *scriptClient) askMetadata(ctx *sim.Context, call *produceCall) {
+	if corr, ok := c.metaInFlight[call.topic]; ok && c.shareMetadata {
+		call.sentAt = c.calls[corr].sentAt
+		c.riders[corr] = append(c.riders[corr], call)
+		return
+	}
 	req := kmsg.NewPtrMetadataRequest()
 	req.Version = 7
 	t := call.topic
@@ -131,6 +151,20 @@ func (c *scriptClient) askMetadata(ctx *sim.Context, call *produceCall) {
 	call.tries++
 	call.sentAt = ctx.Now()
 	c.send(ctx, call.broker, req, call)
+	if c.shareMetadata {
+		c.metaInFlight[call.topic] = c.corr
+	}
+}
+
+// untrack forgets corr's Metadata request as the one in flight for its
+// topic and returns the calls that rode on it.
+func (c *scriptClient) untrack(corr int32, call *produceCall) []*produceCall {
+	if c.metaInFlight[call.topic] == corr {
+		delete(c.metaInFlight, call.topic)
+	}
+	riders := c.riders[corr]
+	delete(c.riders, corr)
+	return riders
 }
 
 // finish records how call ended: in the history (rec), for awaits, and in
@@ -167,36 +201,11 @@ func (c *scriptClient) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message)
 	now := ctx.Now()
 	switch body := r.Body.(type) {
 	case *kmsg.MetadataResponse:
-		leader := int32(-1)
-		for _, t := range body.Topics {
-			for _, p := range t.Partitions {
-				if p.Partition == call.part {
-					leader = p.Leader
-				}
-			}
+		riders := c.untrack(r.CorrelationID, call)
+		c.onMetadata(ctx, call, body)
+		for _, rc := range riders {
+			c.onMetadata(ctx, rc, body)
 		}
-		if leader < 0 {
-			c.finish(ctx, call, produceOutcome{outcome: checkers.Fail, err: "LEADER_NOT_AVAILABLE"})
-			return
-		}
-		c.rec.SetLeader(call.op, leader)
-		b := newBatch(call.value, call.key, now)
-		req := kmsg.NewPtrProduceRequest()
-		req.Version = 7
-		req.Acks = call.acks
-		req.TimeoutMillis = int32(max(call.deadline.Sub(now), sim.Millisecond).Milliseconds())
-		req.Topics = []kmsg.ProduceRequestTopic{{Topic: call.topic, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: call.part, Records: b}}}}
-		ctx.Log("client-produce", sim.S("client", c.name), sim.S("value", call.value), sim.I("leader", int64(leader)), sim.I("acks", int64(call.acks)))
-		if call.acks == 0 {
-			if n, ok := ctx.Lookup("b" + strconv.Itoa(int(leader))); ok {
-				c.corr++
-				ctx.Send(n, c.enc.Request(c.corr, req))
-			}
-			c.finish(ctx, call, produceOutcome{outcome: checkers.Info, err: "acks=0"})
-			return
-		}
-		call.produced = true
-		c.send(ctx, leader, req, call)
 	case *kmsg.ProduceResponse:
 		p := body.Topics[0].Partitions[0]
 		switch {
@@ -215,6 +224,42 @@ func (c *scriptClient) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message)
 	}
 }
 
+// onMetadata sends call's Produce to the leader body names, or fails it
+// when none is named.
+func (c *scriptClient) onMetadata(ctx *sim.Context, call *produceCall, body *kmsg.MetadataResponse) {
+	now := ctx.Now()
+	leader := int32(-1)
+	for _, t := range body.Topics {
+		for _, p := range t.Partitions {
+			if p.Partition == call.part {
+				leader = p.Leader
+			}
+		}
+	}
+	if leader < 0 {
+		c.finish(ctx, call, produceOutcome{outcome: checkers.Fail, err: "LEADER_NOT_AVAILABLE"})
+		return
+	}
+	c.rec.SetLeader(call.op, leader)
+	b := newBatch(call.value, call.key, now)
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 7
+	req.Acks = call.acks
+	req.TimeoutMillis = int32(max(call.deadline.Sub(now), sim.Millisecond).Milliseconds())
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: call.topic, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: call.part, Records: b}}}}
+	ctx.Log("client-produce", sim.S("client", c.name), sim.S("value", call.value), sim.I("leader", int64(leader)), sim.I("acks", int64(call.acks)))
+	if call.acks == 0 {
+		if n, ok := ctx.Lookup("b" + strconv.Itoa(int(leader))); ok {
+			c.corr++
+			ctx.Send(n, c.enc.Request(c.corr, req))
+		}
+		c.finish(ctx, call, produceOutcome{outcome: checkers.Info, err: "acks=0"})
+		return
+	}
+	call.produced = true
+	c.send(ctx, leader, req, call)
+}
+
 // Timer expires calls past their deadline: a produce sent and unanswered
 // is unknown; one whose metadata never came was never sent.
 func (c *scriptClient) Timer(ctx *sim.Context, id sim.TimerID, name string) {
@@ -230,14 +275,20 @@ func (c *scriptClient) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 	for _, corr := range due {
 		call := c.calls[corr]
 		delete(c.calls, corr)
-		switch {
-		case c.done[call.value]:
-		case call.produced:
-			c.finish(ctx, call, produceOutcome{outcome: checkers.Info, err: "timeout", history: "request timed out"})
-		case now >= call.deadline:
-			c.finish(ctx, call, produceOutcome{outcome: checkers.Fail, err: "no-metadata", history: "no metadata"})
-		default:
-			c.askMetadata(ctx, call) // unanswered for a second: ask another broker
+		var riders []*produceCall
+		if !call.produced {
+			riders = c.untrack(corr, call)
+		}
+		for _, call := range append([]*produceCall{call}, riders...) {
+			switch {
+			case c.done[call.value]:
+			case call.produced:
+				c.finish(ctx, call, produceOutcome{outcome: checkers.Info, err: "timeout", history: "request timed out"})
+			case now >= call.deadline:
+				c.finish(ctx, call, produceOutcome{outcome: checkers.Fail, err: "no-metadata", history: "no metadata"})
+			default:
+				c.askMetadata(ctx, call) // unanswered for a second: ask another broker
+			}
 		}
 	}
 	if len(c.calls) > 0 && c.timer == 0 {

@@ -211,6 +211,11 @@ func isProperty(k string) bool {
 }
 
 // runArgs returns the variant and the -set overrides of a point.
+// RunArgs returns the variant and the -set of point p's runs.
+func (sw *Spec) RunArgs(s *scenarios.Script, p Point) (string, map[string]string) {
+	return sw.runArgs(s, p)
+}
+
 func (sw *Spec) runArgs(s *scenarios.Script, p Point) (string, map[string]string) {
 	variant := sw.Variant
 	if variant == "" {
