@@ -52,6 +52,10 @@ type Consumer struct {
 	// process under the same name started after one.
 	Crashes  []sim.Time `json:",omitempty"`
 	Restarts []sim.Time `json:",omitempty"`
+	// GroupProtocol is the consumer's group.protocol: "consumer" (KIP-848:
+	// Generation is the member epoch, which the coordinator hands out only
+	// once its records are committed) or "" / "classic".
+	GroupProtocol string `json:",omitempty"`
 }
 
 // Consumer declares a consuming client; declaring a process again

@@ -11,6 +11,9 @@ import (
 type chist struct {
 	r *Recorder
 	t sim.Time
+	// gen is each process's generation: its last assign's (1 before any),
+	// which its deliveries carry.
+	gen map[string]int32
 }
 
 func newCHist(sem string) *chist {
@@ -28,14 +31,24 @@ func (h *chist) send(value string, offset int64) {
 	h.r.Acked(id, h.tick(), offset)
 }
 
-func (h *chist) assign(proc string, gen int32) { h.r.Assign(h.tick(), proc, "g", proc, gen, "t", 0) }
+func (h *chist) assign(proc string, gen int32) {
+	if h.gen == nil {
+		h.gen = map[string]int32{}
+	}
+	h.gen[proc] = gen
+	h.r.Assign(h.tick(), proc, "g", proc, gen, "t", 0)
+}
 func (h *chist) revoke(proc string, gen int32) {
 	h.r.Revoke(h.tick(), proc, "g", proc, gen, "t", 0, "revoked")
 }
 
 // consume delivers offset:value pairs "0:a 1:b" to proc.
 func (h *chist) consume(proc string, from int64, recs string) {
-	id := h.r.Consume(h.tick(), proc, "g", proc, 1, "t", 0, from)
+	gen, ok := h.gen[proc]
+	if !ok {
+		gen = 1
+	}
+	id := h.r.Consume(h.tick(), proc, "g", proc, gen, "t", 0, from)
 	var rs []Record
 	for _, f := range strings.Fields(recs) {
 		off, v, _ := strings.Cut(f, ":")

@@ -37,6 +37,9 @@
 // zookeeper: OffsetCommit v0 has no generation, so a member fenced out of
 // the group can still store an older offset); double-owner never.
 //
+// The epoch-aware invariants (epoch-double-owner, consume-after-revoke;
+// KIP-848's member epochs) are group_epochs.go's.
+//
 // What it simplifies: seeks are not recorded, so a process that seeks
 // backwards must not be judged here (scenarios do not seek in groups).
 
@@ -154,6 +157,7 @@ func groups(h History, cf *consumerFacts) Verdict {
 			anomalies = append(anomalies, a)
 		}
 	}
+	anomalies = append(anomalies, epochAnomalies(h)...) // group_epochs.go
 	anomalies = append(anomalies, cf.lostCommits()...)
 	anomalies = append(anomalies, staticRestarts(h, cf.con.facts.Failures)...)
 	return verdict(NameGroup, anomalies, false, "judged "+strconv.Itoa(len(order))+" assignment(s)")

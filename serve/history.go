@@ -66,6 +66,9 @@ type historian struct {
 	// members are each group member's partitions, as its last SyncGroup
 	// answer gave them (groups.go).
 	members map[groupKey]map[partKey]bool
+	// topicNames maps the topic ids Metadata answers carried (v10+) to
+	// names, for KIP-848 assignments (groups848.go).
+	topicNames map[[16]byte]string
 }
 
 // recorded are the operations one request opened.
@@ -190,6 +193,7 @@ func (hs *historian) answered(c *connNode, cl *call, resp kmsg.Response, now sim
 		for _, t := range r.Topics {
 			if t.Topic != nil && t.ErrorCode == 0 {
 				hs.judges(*t.Topic)
+				hs.topicID(t.TopicID, *t.Topic)
 			}
 		}
 	case *kmsg.CreateTopicsResponse:
@@ -211,6 +215,10 @@ func (hs *historian) answered(c *connNode, cl *call, resp kmsg.Response, now sim
 	case *kmsg.SyncGroupResponse:
 		if req, ok := cl.req.(*kmsg.SyncGroupRequest); ok {
 			hs.synced(req, r, now)
+		}
+	case *kmsg.ConsumerGroupHeartbeatResponse:
+		if req, ok := cl.req.(*kmsg.ConsumerGroupHeartbeatRequest); ok {
+			hs.heartbeat848(req, r, now)
 		}
 	case *kmsg.ProduceResponse:
 		for _, ps := range cl.rec.sends {

@@ -206,6 +206,7 @@ type Consumer struct {
 	parts      []*partState     // assigned, sorted
 	cursor     int              // Poll's round-robin start
 	group      groupState
+	g848       state848 // group.protocol=consumer (consumer_848.go)
 	commits    []*commitCall
 	fatal      error
 	autoNext   sim.Time

@@ -162,6 +162,10 @@ func (c *Consumer) sendCommit(ctx *sim.Context, cc *commitCall) {
 				c.fenced(ctx, "OffsetCommit: "+kerrs.Error())
 			}
 			c.commitDone(ctx, cc, errors.Join(ErrCommitFailed, kerrs))
+		case kerrs == kerr.StaleMemberEpoch && cc.sync && c.group.generation > 0:
+			// KIP-848: the member's epoch moved on; a synchronous commit is
+			// retried with the current one (Kafka's commitSync does).
+			cc.generation, cc.retryAt = c.group.generation, ctx.Now().Add(c.cfg.RetryBackoff)
 		case kerrs == kerr.FencedInstanceID:
 			c.fencedInstance(ctx, "OffsetCommit")
 			c.fatal = kerrs

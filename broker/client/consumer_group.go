@@ -137,6 +137,9 @@ func (c *Consumer) maybeMetadata(ctx *sim.Context) {
 	}
 	req := kmsg.NewPtrMetadataRequest()
 	req.Version = 7
+	if c.consumerProtocol() {
+		req.Version = 12 // topic ids (v10+), which ConsumerGroupHeartbeat speaks
+	}
 	for _, t := range m.wanted {
 		name := t
 		req.Topics = append(req.Topics, kmsg.MetadataRequestTopic{Topic: &name})
@@ -178,7 +181,7 @@ func (c *Consumer) applyMetadata(ctx *sim.Context, r *kmsg.MetadataResponse) {
 		for _, rp := range rt.Partitions {
 			n = max(n, int(rp.Partition)+1)
 		}
-		t := &topicMeta{partitions: make([]partitionMeta, n)}
+		t := &topicMeta{partitions: make([]partitionMeta, n), id: rt.TopicID}
 		for _, rp := range rt.Partitions {
 			pm := partitionMeta{leader: rp.Leader, epoch: rp.LeaderEpoch}
 			if rp.ErrorCode != 0 && rp.ErrorCode != kerr.ReplicaNotAvailable.Code {
@@ -297,6 +300,10 @@ func (c *Consumer) ensureCoordinator(ctx *sim.Context) bool {
 
 // runGroup does what group membership needs now.
 func (c *Consumer) runGroup(ctx *sim.Context) {
+	if c.consumerProtocol() {
+		c.runGroup848(ctx)
+		return
+	}
 	g := &c.group
 	now := ctx.Now()
 	if g.stable() && now.Sub(c.lastPoll) > c.cfg.MaxPollInterval && !c.pollExpiry {
@@ -384,6 +391,10 @@ func boolString(b bool) string {
 // fenced handles UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION: the partitions
 // are lost, the member forgets its id and generation and rejoins.
 func (c *Consumer) fenced(ctx *sim.Context, why string) {
+	if c.consumerProtocol() {
+		c.fenced848(ctx, why)
+		return
+	}
 	g := &c.group
 	ctx.Log("consumer-fenced", sim.S("client-id", c.cfg.ClientID), sim.S("member", g.memberID), sim.I("generation", int64(g.generation)), sim.S("reason", why))
 	c.revoke(ctx, true)
@@ -623,6 +634,10 @@ func (c *Consumer) heartbeat(ctx *sim.Context) {
 // leave sends LeaveGroup (fire and forget; a dynamic member only) and
 // forgets the membership.
 func (c *Consumer) leave(ctx *sim.Context, why string) {
+	if c.consumerProtocol() {
+		c.leave848(ctx, why, false)
+		return
+	}
 	g := &c.group
 	if g.coordinator >= 0 && g.memberID != "" && !c.cfg.Static() {
 		req := kmsg.NewPtrLeaveGroupRequest()

@@ -26,6 +26,9 @@ func (c *Consumer) offsetCommitVersion() int16 {
 	if c.offsetsInZK() {
 		return 0
 	}
+	if c.consumerProtocol() {
+		return 9 // KIP-848: the member epoch is checked
+	}
 	return 7
 }
 

@@ -33,6 +33,7 @@ type topicMeta struct {
 	partitions []partitionMeta // indexed by partition id
 	avail      []int32         // partitions with a leader, sorted
 	err        *kerr.Error     // topic-level error of the last answer
+	id         [16]byte        // the topic id (Metadata v10+; zero before)
 }
 
 // metadata is the producer's cluster view.

@@ -50,8 +50,9 @@ func TestAPIVersionsEveryVersion(t *testing.T) {
 					t.Fatalf("v%d: error %s, keys %v; want %v", v, errName(resp.ErrorCode), apiKeysOf(resp), want)
 				}
 				if v >= 3 && mode == "kraft" {
-					if len(resp.SupportedFeatures) != 1 || resp.SupportedFeatures[0].Name != "metadata.version" ||
-						len(resp.FinalizedFeatures) != 1 || resp.FinalizedFeatures[0].MaxVersionLevel != 25 || resp.FinalizedFeaturesEpoch < 0 {
+					// metadata.version, and group.version (KIP-848: on by default from 4.0).
+					if len(resp.SupportedFeatures) != 2 || resp.SupportedFeatures[0].Name != "metadata.version" || resp.SupportedFeatures[1].Name != "group.version" ||
+						len(resp.FinalizedFeatures) != 2 || resp.FinalizedFeatures[0].MaxVersionLevel != 25 || resp.FinalizedFeatures[1].MaxVersionLevel != 1 || resp.FinalizedFeaturesEpoch < 0 {
 						t.Fatalf("v%d: features %+v / %+v epoch %d", v, resp.SupportedFeatures, resp.FinalizedFeatures, resp.FinalizedFeaturesEpoch)
 					}
 				}

@@ -278,6 +278,9 @@ type Broker struct {
 	ELR ELR
 	// Txn holds the transaction coordinator's properties (txn.go).
 	Txn Txn
+	// ConsumerGroups holds the consumer group protocol's properties
+	// (KIP-848, groups848.go).
+	ConsumerGroups ConsumerGroups
 	// Records holds message.max.bytes and compression.type (records.go).
 	Records Records
 	// Mutants are the planted bugs switched on (kafkasim.mutant.NAME,
@@ -338,6 +341,7 @@ func DefaultBrokerFor(v Version) Broker {
 		KRaft:                                  defaultKRaft(v),
 		ELR:                                    defaultELR(v),
 		Txn:                                    defaultTxn(v),
+		ConsumerGroups:                         defaultConsumerGroups(v),
 		Records:                                defaultRecords(v),
 	}
 	if !m.LongerTimeouts {
@@ -352,7 +356,7 @@ func DefaultBrokerFor(v Version) Broker {
 
 const maxInt32 = math.MaxInt32
 
-var brokerProps = newTable(append(append(append(coreBrokerProps(), kraftProps()...), elrProps()...), append(append(txnProps(), recordsProps()...), mutantProps()...)...)...)
+var brokerProps = newTable(append(append(append(coreBrokerProps(), kraftProps()...), elrProps()...), append(append(append(txnProps(), recordsProps()...), mutantProps()...), consumerGroupProps()...)...)...)
 
 func coreBrokerProps() []property[Broker] {
 	return []property[Broker]{
@@ -516,6 +520,9 @@ func (b Broker) Validate() error {
 		return err
 	}
 	if err := b.validateTxn(); err != nil {
+		return err
+	}
+	if err := b.validateConsumerGroups(); err != nil {
 		return err
 	}
 	if err := b.validateRecords(); err != nil {

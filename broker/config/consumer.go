@@ -233,6 +233,12 @@ type Consumer struct {
 	// Default true; Parse defaults it to the brokers'
 	// kafkasim.leader.epoch.fencing.
 	TruncationDetection bool
+	// GroupProtocol is group.protocol: classic (default) or consumer
+	// (KIP-848, consumer848.go).
+	GroupProtocol GroupProtocol
+	// GroupRemoteAssignor is group.remote.assignor: "" (null, default),
+	// uniform or range.
+	GroupRemoteAssignor RemoteAssignor
 }
 
 // DefaultConsumer returns Kafka's defaults for a consumer without a group.
@@ -258,6 +264,7 @@ func DefaultConsumer() Consumer {
 		IsolationLevel:              ReadUncommitted,
 		OffsetsStorage:              OffsetsKafka,
 		TruncationDetection:         true,
+		GroupProtocol:               GroupProtocolClassic,
 	}
 }
 
@@ -286,6 +293,7 @@ var consumerProps = newTable(
 	choiceProp("isolation.level", func(c *Consumer) *IsolationLevel { return &c.IsolationLevel }, parseIsolation, "read_committed, read_uncommitted"),
 	choiceProp("offsets.storage", func(c *Consumer) *OffsetsStorage { return &c.OffsetsStorage }, parseOffsetsStorage, "kafka, zookeeper"),
 	boolProp(PropTruncationDetection, func(c *Consumer) *bool { return &c.TruncationDetection }),
+	groupProtocolProp(), groupRemoteAssignorProp(),
 )
 
 // ConsumerProperties returns every key ParseConsumer accepts, sorted.

@@ -284,8 +284,13 @@ func (c Config) Validate(brokers, replicationFactor int) error {
 		return conflict(PropMinInsyncReplicas, itoa(c.Topic.MinInsyncReplicas), rfName, itoa(rf),
 			"every acks=all produce would fail with NOT_ENOUGH_REPLICAS", "min.insync.replicas in [1, "+itoa(rf)+"]")
 	}
+	if err := c.validateGroupProtocol(); err != nil {
+		return err
+	}
 	if c.Consumer.GroupID != "" {
-		if s := c.Consumer.SessionTimeout; s < c.Broker.GroupMinSessionTimeout || s > c.Broker.GroupMaxSessionTimeout {
+		// NB: group.protocol=consumer ignores session.timeout.ms (the
+		// broker's group.consumer.session.timeout.ms rules).
+		if s := c.Consumer.SessionTimeout; c.Consumer.GroupProtocol != GroupProtocolConsumer && (s < c.Broker.GroupMinSessionTimeout || s > c.Broker.GroupMaxSessionTimeout) {
 			other, ov := PropGroupMinSessionTimeoutMs, ms(c.Broker.GroupMinSessionTimeout)
 			if s > c.Broker.GroupMaxSessionTimeout {
 				other, ov = PropGroupMaxSessionTimeoutMs, ms(c.Broker.GroupMaxSessionTimeout)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/kafkasim/kafkasim/broker/assignor"
 	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/sim"
@@ -34,12 +35,15 @@ type Config struct {
 	// Empty group waits this long for more members, extended by each join,
 	// up to the rebalance timeout.
 	InitialRebalanceDelay sim.Duration
+	// Consumer configures the consumer group protocol (KIP-848,
+	// consumergroup_heartbeat.go).
+	Consumer ConsumerConfig
 }
 
 // DefaultConfig returns Kafka's defaults.
 func DefaultConfig(brokerID int32) Config {
 	return Config{BrokerID: brokerID, NumPartitions: 50, MinSessionTimeout: 6 * sim.Second,
-		MaxSessionTimeout: 1800 * sim.Second, InitialRebalanceDelay: 3 * sim.Second}
+		MaxSessionTimeout: 1800 * sim.Second, InitialRebalanceDelay: 3 * sim.Second, Consumer: DefaultConsumerConfig()}
 }
 
 // Validate reports the first setting outside its range.
@@ -53,7 +57,7 @@ func (c Config) Validate() error {
 	case c.InitialRebalanceDelay < 0:
 		return fmt.Errorf("group.initial.rebalance.delay.ms %d: must be >= 0", c.InitialRebalanceDelay.Milliseconds())
 	}
-	return nil
+	return c.Consumer.Validate()
 }
 
 // Env is what the coordinator asks of its host.
@@ -70,6 +74,9 @@ type Env struct {
 	// producer (INVALID_PRODUCER_EPOCH, ...). nil: transactional commits
 	// answer COORDINATOR_NOT_AVAILABLE.
 	AppendTxn func(partition int32, producerID int64, producerEpoch int16, records []storage.Record, done func(now sim.Time, err *kerr.Error))
+	// Topics returns the cluster's topics (name, id, partition count) for
+	// the consumer group protocol's assignors; nil: none.
+	Topics func() []assignor.ServerTopic
 	// Log writes a transition to the trace; nil logs nothing.
 	Log func(kind string, fields ...sim.Field)
 }
@@ -80,7 +87,10 @@ type Coordinator struct {
 	env    Env
 	owned  map[int32]bool // partition -> loaded (false while loading)
 	groups map[string]*group
-	seq    int64
+	// cgroups are the consumer groups of the KIP-848 protocol
+	// (consumergroup.go).
+	cgroups map[string]*consumerGroup
+	seq     int64
 	// appendSeq orders the appends to each partition: at Load it starts
 	// past the loaded log's last offset and each append takes the next
 	// value, so it orders records as their log offsets do
@@ -97,7 +107,7 @@ func New(cfg Config, env Env) *Coordinator {
 	if env.Log == nil {
 		env.Log = func(string, ...sim.Field) {}
 	}
-	return &Coordinator{cfg: cfg, env: env, owned: map[int32]bool{}, groups: map[string]*group{}, appendSeq: map[int32]int64{}}
+	return &Coordinator{cfg: cfg, env: env, owned: map[int32]bool{}, groups: map[string]*group{}, cgroups: map[string]*consumerGroup{}, appendSeq: map[int32]int64{}}
 }
 
 // PartitionFor returns the __consumer_offsets partition of group.
@@ -148,6 +158,7 @@ func (c *Coordinator) LoadBatches(now sim.Time, partition int32, batches []stora
 	var order []string
 	seen := map[string]bool{}
 	records := 0
+	var consumerRecs []ConsumerRecord
 	commit := func(g string, tp TopicPartition, off Offset, at int64) {
 		if offsets[g] == nil {
 			offsets[g], offsetAt[g] = map[TopicPartition]Offset{}, map[TopicPartition]int64{}
@@ -181,6 +192,14 @@ func (c *Coordinator) LoadBatches(now sim.Time, partition int32, batches []stora
 		txnl := bt.Attributes&storage.TransactionalFlagMask != 0
 		for _, r := range bt.Records {
 			records++
+			if isConsumerRecord(r) {
+				cr, err := decodeConsumerRecord(r)
+				if err != nil {
+					return fmt.Errorf("__consumer_offsets-%d offset %d: %w", partition, r.Offset, err)
+				}
+				consumerRecs = append(consumerRecs, cr)
+				continue
+			}
 			d, err := Decode(r)
 			if err != nil {
 				return fmt.Errorf("__consumer_offsets-%d offset %d: %w", partition, r.Offset, err)
@@ -262,6 +281,7 @@ func (c *Coordinator) LoadBatches(now sim.Time, partition int32, batches []stora
 			c.env.Log("group-loaded-pending-txn-offsets", sim.S("group", id), sim.I("producers", int64(n)))
 		}
 	}
+	c.loadConsumerGroups(now, partition, consumerRecs)
 	c.owned[partition] = true
 	c.env.Log("coordinator-loaded", sim.I("partition", int64(partition)), sim.I("records", int64(records)))
 	return nil
@@ -279,6 +299,7 @@ func (c *Coordinator) Resign(now sim.Time, partition int32) {
 }
 
 func (c *Coordinator) unload(partition int32) {
+	c.unloadConsumerGroups(partition)
 	for _, id := range c.groupIDs() {
 		g := c.groups[id]
 		if g.partition != partition {
@@ -359,6 +380,7 @@ func (c *Coordinator) NextDeadline() (sim.Time, bool) {
 			at, found = t, true
 		}
 	}
+	c.consumerDeadline(take)
 	// NB: only minima are taken, so map order does not matter.
 	for _, g := range c.groups {
 		for _, exp := range g.pending {
@@ -379,6 +401,7 @@ func (c *Coordinator) NextDeadline() (sim.Time, bool) {
 // Tick expires what is due at now: MEMBER_ID_REQUIRED ids never used,
 // members whose session timed out, and rebalances whose time is up.
 func (c *Coordinator) Tick(now sim.Time) {
+	c.tickConsumer(now)
 	for _, id := range c.groupIDs() {
 		g := c.groups[id]
 		if g == nil {

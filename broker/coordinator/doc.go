@@ -1,5 +1,6 @@
 // Package coordinator is Kafka's group coordinator for the classic group
-// protocol (GroupCoordinator and GroupMetadataManager, Kafka 2.x) as a pure
+// protocol (GroupCoordinator and GroupMetadataManager, Kafka 2.x) and the
+// consumer group protocol of KIP-848 (Kafka 4.0: consumergroup*.go) as a pure
 // state machine: it changes state only when its host hands it a request,
 // a tick (the clock moved) or a change of leadership of a
 // __consumer_offsets partition, and it asks its host for effects through
@@ -31,7 +32,7 @@
 // restart within the session timeout without a rebalance) is static.go.
 //
 // Simplifications vs Kafka: no
-// offset expiration or offsets.retention.minutes, no DeleteGroups/DescribeGroups/ListGroups, no KIP-848 protocol;
+// offset expiration or offsets.retention.minutes, no DeleteGroups/DescribeGroups/ListGroups of consumer groups;
 // OffsetFetch is not validated against member and generation (the classic
 // protocol does not do it either). Member ids are "<client.id>-<n>" with a
 // per-coordinator counter stamped with the broker id and the load time

@@ -47,6 +47,19 @@ func (c *Coordinator) OffsetCommit(now sim.Time, req *kmsg.OffsetCommitRequest, 
 		return
 	}
 	g := c.groups[req.Group]
+	// A consumer group (KIP-848) checks the member epoch
+	// (consumergroup_describe.go); its offsets live in a memberless group.
+	cg := c.cgroups[req.Group]
+	if cg != nil {
+		if err := c.consumerOffsetCommitError(cg, req.MemberID, req.Generation, req.Version, false); err != nil {
+			reply(answer(err))
+			return
+		}
+		if g == nil {
+			g = newGroup(req.Group, cg.partition)
+			c.groups[req.Group] = g
+		}
+	}
 	if g == nil {
 		if req.Generation >= 0 {
 			reply(answer(kerr.IllegalGeneration))
@@ -66,6 +79,7 @@ func (c *Coordinator) OffsetCommit(now sim.Time, req *kmsg.OffsetCommitRequest, 
 		}
 	}
 	switch m := g.members[req.MemberID]; {
+	case cg != nil: // checked above
 	case g.state == Dead:
 		reply(answer(kerr.CoordinatorNotAvailable))
 		return

@@ -93,10 +93,18 @@ func (c *Coordinator) TxnOffsetCommit(now sim.Time, req *kmsg.TxnOffsetCommitReq
 	if req.Version < 3 {
 		req.Generation, req.MemberID, req.InstanceID = -1, "", nil
 	}
+	cg := c.cgroups[req.Group]
 	switch {
 	case g.state == Dead:
 		reply(answer(kerr.CoordinatorNotAvailable))
 		return
+	case cg != nil && req.Version >= 3:
+		// A consumer group (KIP-848) checks the member epoch
+		// (consumergroup_describe.go): STALE_MEMBER_EPOCH.
+		if err := c.consumerOffsetCommitError(cg, req.MemberID, req.Generation, req.Version, true); err != nil {
+			reply(answer(err))
+			return
+		}
 	case req.Generation >= 0 || req.MemberID != "" || req.InstanceID != nil:
 		if req.InstanceID != nil && *req.InstanceID != "" {
 			if err := c.checkMember(g, true, req.MemberID, req.InstanceID, "TxnOffsetCommit"); err != nil {

@@ -17,7 +17,8 @@ package server
 // pattern gets INVALID_REQUEST. (Its response header is always v0, even
 // for v3: the socket's concern.) In KRaft mode v3+ carries SupportedFeatures (the
 // metadata.version range the broker registers with) and FinalizedFeatures
-// (the levels in its metadata image, epoch = the image's offset).
+// (the levels in its metadata image, epoch = the image's offset), and
+// group.version 1 when the consumer group protocol is on (4.0+).
 //
 // Caps below the release's maximum, and why (handlerVersions):
 //   - Produce 3-9: v0-v2 carry magic 0/1 message sets (the broker reads v2
@@ -31,7 +32,9 @@ package server
 //     SkipAssignment is honoured). Heartbeat, SyncGroup, LeaveGroup,
 //     OffsetCommit and TxnOffsetCommit check the instance id
 //     (FENCED_INSTANCE_ID).
-//   - OffsetCommit 0-8, OffsetFetch 0-8: v9+ is KIP-848's member epoch;
+//   - OffsetCommit 0-9 (v9 carries KIP-848's member epoch, checked for
+//     consumer groups), OffsetFetch 0-8 (v9's member id and epoch are not
+//     checked, so it is not offered);
 //     v0 is ZooKeeper-stored (offsets_zk.go), so KRaft mode starts at v1 as
 //     Kafka 3.x's KRaft broker refuses v0.
 //   - FindCoordinator 0-5: v6 adds share-group coordinators (KIP-932).
@@ -44,6 +47,9 @@ package server
 //     finalized transaction.version is advertised either.
 //   - LeaderAndIsr 0-1, StopReplica 0-2, UpdateMetadata 0-4: the forms the
 //     handlers read (the flat partition lists); ZooKeeper mode only.
+//   - ConsumerGroupHeartbeat 0-1 (v1: broker-side regular expressions),
+//     ConsumerGroupDescribe 0-1: only from 4.0, in KRaft mode, with the
+//     consumer protocol enabled (KIP-848).
 //   - ListTransactions 0-1: v2 (4.1, KIP-1152) filters by a Java regular
 //     expression over transactional ids, which Go's regexp does not match
 //     the same way.
@@ -82,6 +88,9 @@ type handlerRange struct {
 	min, max int16
 	zkOnly   bool  // ZooKeeper-mode inter-broker APIs
 	kraftMin int16 // the minimum in KRaft mode, when above min
+	// kraftOnly marks the consumer group protocol's APIs, served from
+	// 4.0 when group.coordinator.rebalance.protocols has consumer.
+	kraftOnly bool
 }
 
 // handlerVersions is, per API key, the versions at which the simulated
@@ -94,7 +103,7 @@ var handlerVersions = map[int16]handlerRange{
 	4:  {min: 0, max: 1, zkOnly: true},
 	5:  {min: 0, max: 2, zkOnly: true},
 	6:  {min: 0, max: 4, zkOnly: true},
-	8:  {min: 0, max: 8, kraftMin: 1}, // OffsetCommit
+	8:  {min: 0, max: 9, kraftMin: 1}, // OffsetCommit
 	9:  {min: 0, max: 8, kraftMin: 1}, // OffsetFetch
 	10: {min: 0, max: 5},              // FindCoordinator
 	11: {min: 0, max: 9},              // JoinGroup
@@ -179,7 +188,7 @@ func SupportedAPIs(cfg Config) []APIRange {
 	for _, k := range keys {
 		h := handlerVersions[k]
 		relMax, ok := vs[k]
-		if !ok || (h.zkOnly && kraftMode) || (controllerOnly && k != 18) {
+		if !ok || (h.zkOnly && kraftMode) || (controllerOnly && k != 18) || (h.kraftOnly && (!kraftMode || rel < config.V4_0 || !cfg.Coordinator.Consumer.Enabled)) {
 			continue
 		}
 		lo, hi := h.min, min(h.max, relMax)
@@ -281,6 +290,15 @@ func (b *Broker) handleAPIVersions(from sim.NodeID, req *wire.Request, body *kms
 		if l := b.kraft.meta.img.Feature(metadata.MetadataVersionFeature); l > 0 {
 			resp.FinalizedFeaturesEpoch = b.kraft.meta.offset
 			resp.FinalizedFeatures = []kmsg.ApiVersionsResponseFinalizedFeature{{Name: metadata.MetadataVersionFeature, MinVersionLevel: l, MaxVersionLevel: l}}
+		}
+		if b.cfg.Coordinator.Consumer.Enabled && b.cfg.release() >= config.V4_0 {
+			// group.version (KIP-848) stands in the broker's configuration
+			// (config.ConsumerGroups), not in the metadata image: supported
+			// 0-1, finalized at 1 whenever the protocol is on.
+			resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{Name: "group.version", MinVersion: 0, MaxVersion: 1})
+			if len(resp.FinalizedFeatures) > 0 {
+				resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{Name: "group.version", MinVersionLevel: 1, MaxVersionLevel: 1})
+			}
 		}
 	}
 	b.respond(from, req, resp)

@@ -3,6 +3,7 @@ package server
 // This file hosts the group coordinator (package coordinator) in the
 // broker and serves its APIs: FindCoordinator (api key 10), JoinGroup (11),
 // Heartbeat (12), LeaveGroup (13), SyncGroup (14), OffsetCommit (8),
+// ConsumerGroupHeartbeat (68) and ConsumerGroupDescribe (69) (KIP-848),
 // OffsetFetch (9), DescribeGroups (15), ListGroups (16) and
 // TxnOffsetCommit (28, whose transactional append is txn_offset_commit.go's). The coordinator leads the groups of the
 // __consumer_offsets partitions this broker leads: makeLeader starts
@@ -28,6 +29,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kafkasim/kafkasim/broker/assignor"
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/storage"
@@ -94,6 +96,7 @@ func (b *Broker) startCoordinator() {
 	b.group.coord = coordinator.New(b.cfg.Coordinator, coordinator.Env{
 		Append:    b.appendGroupRecords,
 		AppendTxn: b.appendGroupTxnRecords,
+		Topics:    b.consumerGroupTopics,
 		Log:       func(kind string, fields ...sim.Field) { b.ctx.Log(kind, fields...) },
 	})
 	b.SetTxnMarkerHook(func(partition int32, producerID int64, _ int16, commit bool) {
@@ -111,6 +114,15 @@ func (b *Broker) serveGroup(from sim.NodeID, req *wire.Request) bool {
 	case *kmsg.FindCoordinatorRequest:
 		b.respond(from, req, b.findCoordinator(body))
 	case *kmsg.JoinGroupRequest:
+		if c.ConsumerGroupHasMembers(body.Group) {
+			// A classic member joining a consumer group (KIP-848's online
+			// migration, group.consumer.migration.policy) is not modelled:
+			// refused as Kafka refuses it under the "disabled" policy.
+			r := body.ResponseKind().(*kmsg.JoinGroupResponse)
+			r.ErrorCode, r.Generation, r.MemberID = kerr.InconsistentGroupProtocol.Code, -1, body.MemberID
+			b.respond(from, req, r)
+			break
+		}
 		if body.InstanceID != nil && b.cfg.release() < config.V2_3 {
 			// NB: a static member (KIP-345) needs JoinGroup v5, which a
 			// broker before 2.3 does not have; the simulated clients skip
@@ -136,6 +148,10 @@ func (b *Broker) serveGroup(from sim.NodeID, req *wire.Request) bool {
 			break
 		}
 		b.respond(from, req, c.OffsetFetch(now, body))
+	case *kmsg.ConsumerGroupHeartbeatRequest:
+		c.ConsumerGroupHeartbeat(now, body, func(r *kmsg.ConsumerGroupHeartbeatResponse) { b.respond(from, req, r) })
+	case *kmsg.ConsumerGroupDescribeRequest:
+		b.respond(from, req, c.ConsumerGroupDescribe(now, body))
 	case *kmsg.TxnOffsetCommitRequest:
 		c.TxnOffsetCommit(now, body, func(r *kmsg.TxnOffsetCommitResponse) { b.respond(from, req, r) })
 	case *kmsg.DescribeGroupsRequest:
@@ -461,4 +477,20 @@ func offsetsLogConfig(tp storage.TopicPartition, cfg storage.Config) *storage.Co
 	}
 	cfg.CleanupPolicy = storage.CleanupCompact
 	return &cfg
+}
+
+// consumerGroupTopics lists the topics of the broker's KRaft metadata image
+// for the consumer group protocol's assignors (none in ZooKeeper mode: the
+// protocol needs Kafka 4.0, which is KRaft only).
+func (b *Broker) consumerGroupTopics() []assignor.ServerTopic {
+	if b.kraft == nil {
+		return nil
+	}
+	img := b.kraft.meta.img
+	var out []assignor.ServerTopic
+	for _, name := range img.TopicNames() {
+		id, _ := img.TopicID(name)
+		out = append(out, assignor.ServerTopic{Name: name, ID: id, Partitions: int32(img.NumPartitions(name))})
+	}
+	return out
 }

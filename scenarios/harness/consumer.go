@@ -540,7 +540,10 @@ func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run conf
 	}
 	cfg.Mutants = run.Broker.Mutants
 	s.cfg = cfg
-	if b := run.Broker; cfg.SessionTimeout < b.GroupMinSessionTimeout || cfg.SessionTimeout > b.GroupMaxSessionTimeout {
+	if err := config.CheckGroupProtocol(cfg, run.Broker); err != nil {
+		return nil, fmt.Errorf("consumer: %w", err)
+	}
+	if b := run.Broker; cfg.GroupProtocol != config.GroupProtocolConsumer && (cfg.SessionTimeout < b.GroupMinSessionTimeout || cfg.SessionTimeout > b.GroupMaxSessionTimeout) {
 		return nil, fmt.Errorf("consumer: session.timeout.ms=%d outside the brokers' group.min.session.timeout.ms..group.max.session.timeout.ms [%d, %d]: the coordinator would answer INVALID_SESSION_TIMEOUT",
 			cfg.SessionTimeout.Milliseconds(), b.GroupMinSessionTimeout.Milliseconds(), b.GroupMaxSessionTimeout.Milliseconds())
 	}
@@ -611,7 +614,8 @@ func (r *Runner) newConsumer(st scenarios.Step) error {
 	}
 	r.Recorder.Consumer(checkers.Consumer{Process: name, Group: cfg.GroupID, Semantics: sem, UnfencedCommits: cfg.OffsetsStorage == config.OffsetsZookeeper,
 		TruncationDetection: cfg.TruncationDetection, AutoOffsetReset: string(cfg.AutoOffsetReset),
-		GroupInstanceID: cfg.GroupInstanceID, SessionTimeout: cfg.SessionTimeout, HeartbeatInterval: cfg.HeartbeatInterval})
+		GroupInstanceID: cfg.GroupInstanceID, SessionTimeout: cfg.SessionTimeout, HeartbeatInterval: cfg.HeartbeatInterval,
+		GroupProtocol: groupProtocolLabel(cfg.GroupProtocol)})
 	id, err := r.World.AddNode(name, func() sim.Node { return &consumerNode{s: s} }, sim.NodeOptions{})
 	if err != nil {
 		return err

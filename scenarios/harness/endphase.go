@@ -509,22 +509,29 @@ func (r *Runner) groupConditions(hws map[storage.TopicPartition]int64) []checker
 			unstable(err.Error())
 			continue
 		}
-		state, gen, _, ids, ok := r.Cluster.Broker(int(b)).Coordinator().Group(g)
-		if !ok || state != coordinator.Stable {
-			unstable("coordinator b" + strconv.Itoa(int(b)) + ": " + state.String() + " generation " + strconv.Itoa(int(gen)))
-			continue
-		}
-		in := true
-		for _, m := range members[g] {
-			mg, mid := m.n.c.Generation()
-			if mg != gen || !slices.Contains(ids, mid) {
-				unstable(m.name + " is not a member of generation " + strconv.Itoa(int(gen)))
-				in = false
-				break
+		if desc, is848 := consumerGroupUnstable(r.Cluster.Broker(int(b)).Coordinator(), b, g, members[g]); is848 {
+			if desc != "" {
+				unstable(desc)
+				continue
 			}
-		}
-		if !in {
-			continue
+		} else {
+			state, gen, _, ids, ok := r.Cluster.Broker(int(b)).Coordinator().Group(g)
+			if !ok || state != coordinator.Stable {
+				unstable("coordinator b" + strconv.Itoa(int(b)) + ": " + state.String() + " generation " + strconv.Itoa(int(gen)))
+				continue
+			}
+			in := true
+			for _, m := range members[g] {
+				mg, mid := m.n.c.Generation()
+				if mg != gen || !slices.Contains(ids, mid) {
+					unstable(m.name + " is not a member of generation " + strconv.Itoa(int(gen)))
+					in = false
+					break
+				}
+			}
+			if !in {
+				continue
+			}
 		}
 		for _, t := range r.s.Topics {
 			for part := 0; part < t.Partitions; part++ {
