@@ -23,10 +23,16 @@
 // own), when a rebalance was under way at the crash (a revocation since
 // the group's last assignment), or when a broker fault overlapped the
 // restart (the coordinator may not have seen the rejoin in time). What it
-// held is its assignments less its revocations (the cooperative protocol
-// records only what a generation adds); the generation is the group's
-// newest before the crash. Not judged: restarts later
-// than that, or without an assignment before and after.
+// held is the crashed process's assignments less its revocations (the
+// cooperative protocol records only what a generation adds), counted from
+// that process's start: a crash records no revocation, and an earlier
+// process's partitions are not what the member has now (static-swarm
+// eager seed 28: a process given [t-4 t-5] crashed past its session, its
+// successor was given [t-2 t-3] as a new member, and the restart of that
+// one was judged against all four); the generation is the group's newest
+// before the crash. Not judged: restarts later than that, restarts with
+// no assignment after, or of a process given nothing before its crash
+// (what the coordinator holds for the member is then not in the history).
 
 package checkers
 
@@ -106,11 +112,21 @@ func staticRestarts(h History, failures []Failure) []Anomaly {
 			if !restarted || up.Sub(down) > c.SessionTimeout-2*c.HeartbeatInterval {
 				continue
 			}
-			// owned is what the process held when it crashed (its
-			// assignments less its revocations: the cooperative protocol
-			// records only what a generation adds); groupGen the group's
-			// newest generation anyone was assigned in before the crash.
-			owned := map[string]bool{}
+			// born is when the crashed process started: the run's start,
+			// or its latest restart before the crash.
+			born := sim.Time(0)
+			for _, t := range c.Restarts {
+				if t < down {
+					born = max(born, t)
+				}
+			}
+			// owned is what the crashed process held (its assignments
+			// less its revocations: the cooperative protocol records only
+			// what a generation adds); groupGen the group's newest
+			// generation anyone was assigned in before the crash.
+			// NB: only since born — a crash records no revocation, so an
+			// earlier process's partitions would otherwise still count.
+			owned, given := map[string]bool{}, false
 			groupGen, genAt := int32(-1), sim.Time(0)
 			for _, op := range h.Ops {
 				if op.Group != c.Group || op.Invoke > down || op.Kind != Assign && op.Kind != Revoke {
@@ -119,8 +135,9 @@ func staticRestarts(h History, failures []Failure) []Anomaly {
 				if op.Kind == Assign && op.Generation >= groupGen {
 					groupGen, genAt = op.Generation, op.Invoke
 				}
-				if op.Process == c.Process {
+				if op.Process == c.Process && op.Invoke >= born {
 					owned[tpString(op.Topic, op.Partition)] = op.Kind == Assign
+					given = given || op.Kind == Assign
 				}
 			}
 			var before []string
@@ -142,7 +159,7 @@ func staticRestarts(h History, failures []Failure) []Anomaly {
 					after = append(after, tpString(op.Topic, op.Partition))
 				}
 			}
-			if groupGen < 0 || afterGen < 0 {
+			if groupGen < 0 || afterGen < 0 || !given {
 				continue
 			}
 			slices.Sort(before)

@@ -134,3 +134,49 @@ func TestGroupsStaticRestartCooperative(t *testing.T) {
 		t.Errorf("a broker crash around the restart: %q", got)
 	}
 }
+
+// TestGroupsStaticRestartHeldIsThisProcess (KIP-345): what a static
+// member held at a crash is what its crashed process was given, not what
+// an earlier process of it held. A crash records no revocation, so an
+// earlier process's partitions (here t-4 and t-5, given at generation 1
+// before a crash past the session) must not count; the coordinator
+// rightly hands the restarted process generation 2's [t-2 t-3] back
+// (GroupMetadata.replaceStaticMember keeps the member's assignment).
+// static-swarm eager seed 28 called this a contract break.
+func TestGroupsStaticRestartHeldIsThisProcess(t *testing.T) {
+	give := func(h *chist, gen int32, parts ...int32) {
+		at := h.tick()
+		for _, p := range parts {
+			h.r.Assign(at, "c1", "g", "c1", gen, "t", p)
+		}
+	}
+	restart := func(h *chist, after sim.Duration) {
+		down := h.tick()
+		h.r.ConsumerCrashed(down, "c1")
+		h.t = down.Add(after)
+		h.r.ConsumerRestarted(h.t, "c1")
+	}
+	h := staticHist()
+	give(h, 1, 4, 5)
+	restart(h, 40*sim.Second) // past the session: a new member, not judged
+	give(h, 2, 2, 3)
+	restart(h, 2*sim.Second)
+	give(h, 2, 2, 3)
+	if got := kinds(Groups(h.r.Finish(h.tick()), Final{})); got != "" {
+		t.Errorf("restart given back its process's [t-2 t-3] at generation 2: %q, want no anomaly", got)
+	}
+	// The same history with the restart given fewer partitions than its
+	// process held is still the coordinator breaking KIP-345.
+	h = staticHist()
+	give(h, 1, 4, 5)
+	restart(h, 40*sim.Second)
+	give(h, 2, 2, 3)
+	restart(h, 2*sim.Second)
+	give(h, 2, 2)
+	v := Groups(h.r.Finish(h.tick()), Final{})
+	if got := kinds(v); got != "static-restart-rebalance" {
+		t.Errorf("restart given [t-2] of its process's [t-2 t-3]: %q, want static-restart-rebalance", got)
+	} else if d := v.Anomalies[0].Description; !strings.Contains(d, "it held [t-2 t-3]") {
+		t.Errorf("evidence names an earlier process's partitions: %s", d)
+	}
+}
