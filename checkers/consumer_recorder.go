@@ -56,6 +56,14 @@ type Consumer struct {
 	// Generation is the member epoch, which the coordinator hands out only
 	// once its records are committed) or "" / "classic".
 	GroupProtocol string `json:",omitempty"`
+	// Pauses are when the consumer's process was stalled (a long GC
+	// pause: no poll, no heartbeat), each from its start to its end.
+	Pauses []ConsumerPause `json:",omitempty"`
+}
+
+// ConsumerPause is one stall of a consumer's process, [From, To).
+type ConsumerPause struct {
+	From, To sim.Time
 }
 
 // Consumer declares a consuming client; declaring a process again
@@ -86,6 +94,17 @@ func (r *Recorder) ConsumerRestarted(t sim.Time, process string) {
 	for i := range r.consumers {
 		if r.consumers[i].Process == process {
 			r.consumers[i].Restarts = append(r.consumers[i].Restarts, t)
+			return
+		}
+	}
+}
+
+// ConsumerPaused records that a declared consumer's process stalled from
+// t until until (it sends nothing, heartbeats included, meanwhile).
+func (r *Recorder) ConsumerPaused(t, until sim.Time, process string) {
+	for i := range r.consumers {
+		if r.consumers[i].Process == process {
+			r.consumers[i].Pauses = append(r.consumers[i].Pauses, ConsumerPause{From: t, To: until})
 			return
 		}
 	}

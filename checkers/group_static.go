@@ -16,11 +16,13 @@
 // started again within its session (restart - crash <=
 // session.timeout.ms - 2 x heartbeat.interval.ms: its last heartbeat was
 // at most an interval before the crash, and an interval is left for the
-// new process to find the coordinator and join) must come back, at its
-// first assignment, at the generation it had, with the partitions it had.
-// Permitted when another consumer of the group crashed, started again or
-// joined since the group's last assignment (each is a rebalance of its
-// own), when a rebalance was under way at the crash (a revocation since
+// new process to find the coordinator and join; a process that crashed
+// while stalled sent its last heartbeat before the stall, so the session
+// is counted from the stall's start) must come back, at its first
+// assignment, at the generation it had, with the partitions it had.
+// Permitted when another consumer of the group crashed, started again,
+// joined, or stalled past its session since the group's last assignment
+// (each is a rebalance of its own), when a rebalance was under way at the crash (a revocation since
 // the group's last assignment), or when a broker fault overlapped the
 // restart (the coordinator may not have seen the rejoin in time). What it
 // held is the crashed process's assignments less its revocations (the
@@ -109,7 +111,15 @@ func staticRestarts(h History, failures []Failure) []Anomaly {
 					break
 				}
 			}
-			if !restarted || up.Sub(down) > c.SessionTimeout-2*c.HeartbeatInterval {
+			// silent is when the member last could heartbeat: the
+			// crash, or the start of a stall the crash struck in.
+			silent := down
+			for _, p := range c.Pauses {
+				if p.From <= down && down < p.To {
+					silent = min(silent, p.From)
+				}
+			}
+			if !restarted || up.Sub(silent) > c.SessionTimeout-2*c.HeartbeatInterval {
 				continue
 			}
 			// born is when the crashed process started: the run's start,
@@ -217,8 +227,10 @@ func brokerFaults(failures []Failure, from, to sim.Time) int {
 }
 
 // otherMembershipChanges names the other consumers of c's group that
-// crashed or started again in (from, to], or whose first assignment came
-// after generation gen: each rebalances the group on its own.
+// crashed or started again in (from, to], stalled long enough for their
+// session to expire in it (or woke in it from such a stall), or whose
+// first assignment came after generation gen: each rebalances the group
+// on its own.
 func otherMembershipChanges(h History, c Consumer, gen int32, from, to sim.Time) string {
 	var names []string
 	for _, o := range h.Consumers {
@@ -228,6 +240,14 @@ func otherMembershipChanges(h History, c Consumer, gen int32, from, to sim.Time)
 		changed := false
 		for _, t := range append(slices.Clone(o.Crashes), o.Restarts...) {
 			changed = changed || t > from && t <= to
+		}
+		for _, p := range o.Pauses {
+			// A stall longer than session.timeout.ms less a heartbeat
+			// interval may expire the member (from p.From+session-interval
+			// on: its last heartbeat was at most an interval before the
+			// stall), and the process that wakes rejoins.
+			expires := p.From.Add(o.SessionTimeout - o.HeartbeatInterval)
+			changed = changed || o.SessionTimeout > 0 && p.To > expires && expires <= to && p.To > from
 		}
 		for _, op := range h.Ops {
 			if op.Process == o.Process && op.Kind == Assign {

@@ -180,3 +180,45 @@ func TestGroupsStaticRestartHeldIsThisProcess(t *testing.T) {
 		t.Errorf("evidence names an earlier process's partitions: %s", d)
 	}
 }
+
+// TestGroupsStaticRestartAfterStall (KIP-345): a stalled process sends no
+// heartbeat, so a process that crashed while stalled had its session
+// running from the stall's start: restarted past it, the member is new
+// and a new generation is not judged. Another member stalled past its
+// session is a membership change (its session expires, it rejoins on
+// waking): a new generation is permitted. A stall shorter than the
+// session changes nothing: a new generation stays a contract break.
+// static-swarm eager seeds 128 and 184 called both a contract break.
+func TestGroupsStaticRestartAfterStall(t *testing.T) {
+	h := staticHist()
+	h.assign("c1", 1)
+	stall := h.tick()
+	h.r.ConsumerPaused(stall, stall.Add(40*sim.Second), "c1")
+	down := stall.Add(20 * sim.Second)
+	h.r.ConsumerCrashed(down, "c1")
+	h.t = down.Add(10 * sim.Second) // 10s after the crash, 30s after its last heartbeat
+	h.r.ConsumerRestarted(h.t, "c1")
+	h.assign("c1", 2)
+	if got := kinds(Groups(h.r.Finish(h.tick()), Final{})); got != "" {
+		t.Errorf("crash in a stall, restarted past the session from the stall: %q, want not judged", got)
+	}
+	other := func(pause sim.Duration) string {
+		h := staticHist()
+		h.r.Assign(h.tick(), "c2", "g", "c2", 1, "t", 1)
+		h.assign("c1", 1)
+		stall := h.tick()
+		h.r.ConsumerPaused(stall, stall.Add(pause), "c2")
+		down := stall.Add(28 * sim.Second)
+		h.r.ConsumerCrashed(down, "c1")
+		h.t = down.Add(2 * sim.Second)
+		h.r.ConsumerRestarted(h.t, "c1")
+		h.assign("c1", 2)
+		return kinds(Groups(h.r.Finish(h.tick()), Final{}))
+	}
+	if got := other(40 * sim.Second); got != "static-restart-rebalance(permitted)" {
+		t.Errorf("another member stalled past its session meanwhile: %q", got)
+	}
+	if got := other(3 * sim.Second); got != "static-restart-rebalance" {
+		t.Errorf("another member stalled 3s, within its session: %q, want a contract break", got)
+	}
+}

@@ -194,6 +194,7 @@ func (r *Runner) pauseConsumer(name string, d sim.Duration) error {
 	if !r.World.Up(id) {
 		return nil
 	}
+	r.Recorder.ConsumerPaused(r.World.Now(), r.World.Now().Add(d), name)
 	return r.World.Inject(sim.Pause{Node: id, For: d})
 }
 
