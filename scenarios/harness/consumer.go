@@ -225,6 +225,9 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 			// is fatal, and the application closes the consumer.
 			n.c.Close(ctx)
 			n.stopped = true
+			if n.s.restart != nil {
+				n.s.restart(n.s.restartFenced) // restart-fenced=DUR: its supervisor starts a new one
+			}
 			return
 		}
 	}
@@ -484,8 +487,19 @@ func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run conf
 			}
 		case "output":
 			s.output = v
-		case "transactional.id", "transaction.timeout.ms", "offsets", "restart-fenced":
+		case "transactional.id", "transaction.timeout.ms", "offsets":
 			// the transactional producer's (parseCTP)
+		case "restart-fenced":
+			// A consume-transform-produce member fenced by its producer's
+			// epoch, or a static member by FENCED_INSTANCE_ID (KIP-345):
+			// its application closes it, and a supervisor starts a new
+			// instance DUR later.
+			if s.restartFenced, err = scenarios.ParseDuration(v); err == nil && s.restartFenced <= 0 {
+				err = fmt.Errorf("want a positive duration")
+			}
+			if err != nil {
+				return nil, fmt.Errorf("restart-fenced=%q: want a positive duration (how long after it was fenced the application starts a new instance)", v)
+			}
 		case "poll":
 			s.poll, err = scenarios.ParseDuration(v)
 		case "process":

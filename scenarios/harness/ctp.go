@@ -45,7 +45,7 @@ func ctpProducerName(consumer string) string { return consumer + ".p" }
 // isolation.level defaults to read_committed.
 func (s *consumerSettings) parseCTP(st scenarios.Step, topics []scenarios.TopicSpec, run config.Config, props map[string]string) error {
 	if s.pattern != scenarios.PatternCTP {
-		for _, k := range []string{"output", "transactional.id", "transaction.timeout.ms", "offsets", "restart-fenced"} {
+		for _, k := range []string{"output", "transactional.id", "transaction.timeout.ms", "offsets"} {
 			if _, ok := st.KV[k]; ok {
 				return fmt.Errorf("consumer: %s is for pattern=%s only", k, scenarios.PatternCTP)
 			}
@@ -66,13 +66,6 @@ func (s *consumerSettings) parseCTP(st scenarios.Step, topics []scenarios.TopicS
 	case "after-commit":
 	default:
 		return fmt.Errorf("consumer: offsets=%q: allowed txn (sendOffsetsToTransaction, the default) or after-commit (commitSync after the transaction commits: not atomic)", o)
-	}
-	if v, ok := st.KV["restart-fenced"]; ok {
-		d, err := scenarios.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("consumer: restart-fenced=%q: want a positive duration (how long after it was fenced the application starts a new instance)", v)
-		}
-		s.restartFenced = d
 	}
 	pp := map[string]string{"transactional.id": s.name, "acks": "all"}
 	for _, k := range []string{"transactional.id", "transaction.timeout.ms"} {
@@ -136,14 +129,16 @@ func (n *consumerNode) fenced(ctx *sim.Context) {
 	}
 }
 
-// restartFenced starts a new instance of consume-transform-produce member
-// name after (restart-fenced=DUR: the application's supervisor), if it is
-// still the fenced one then: a crash and a restart, whose initTransactions
-// fences nothing left and resumes from the group's committed offsets.
+// restartFenced starts a new instance of member name after
+// (restart-fenced=DUR: the application's supervisor), if it is still the
+// fenced one then: a crash and a restart. A consume-transform-produce
+// member's initTransactions fences nothing left, a static member's
+// JoinGroup with no member id takes its instance over (KIP-345), and
+// either resumes from the group's committed offsets.
 func (r *Runner) restartFenced(name string, after sim.Duration) {
 	r.World.At(r.World.Now().Add(after), "restart-fenced", func(w *sim.World) {
 		id, _ := w.Lookup(name)
-		if n, ok := w.Node(id).(*consumerNode); !ok || !w.Up(id) || !n.fencedCTP() {
+		if n, ok := w.Node(id).(*consumerNode); !ok || !w.Up(id) || !n.fencedCTP() && !n.stopped {
 			return
 		}
 		if err := w.Inject(sim.Crash{Node: id}); err != nil {
