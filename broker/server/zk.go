@@ -15,6 +15,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kafkasim/kafkasim/broker/controller"
@@ -149,12 +150,48 @@ func (b *Broker) handleZKTimer(id sim.TimerID, name string) bool {
 
 // writePartitionState writes p's state with newISR, conditional on p's
 // zkVersion, and calls done with the new version.
+//
+// As Kafka's KafkaZkClient.conditionalUpdatePath with the leader's
+// checker (ReplicationUtils.checkLeaderAndIsrZkData): a write whose
+// connection was lost is sent again once connected
+// (retryRequestUntilConnected); BADVERSION then may mean that the first
+// one applied and only its answer was lost, so the znode is read, and
+// the write succeeded if it holds what was written. Without that, a
+// leader paused or cut off while its write was out kept the old
+// zkVersion, and every later ISR change of it was refused for good
+// (swarm seed 463: a follower never rejoined the ISR).
 func (b *Broker) writePartitionState(p *Partition, newISR []int32, done func(version int32, ok bool)) {
 	st := zk.PartitionState{ControllerEpoch: p.controllerEpoch, Leader: b.cfg.BrokerID, Version: 1, LeaderEpoch: p.leaderEpoch, ISR: newISR}
-	b.zk.SetData(b.ctx, zk.TopicPartitionStatePath(p.tp.Topic, p.tp.Partition), zk.Encode(st), p.zkVersion, func(ctx *sim.Context, r *zk.Response) {
-		b.ctx = ctx
-		done(r.Stat.Version, r.Code == zk.Ok)
-	})
+	path, data, version := zk.TopicPartitionStatePath(p.tp.Topic, p.tp.Partition), zk.Encode(st), p.zkVersion
+	var write func()
+	write = func() {
+		b.zk.SetData(b.ctx, path, data, version, func(ctx *sim.Context, r *zk.Response) {
+			b.ctx = ctx
+			switch r.Code {
+			case zk.ConnectionLoss:
+				write()
+			case zk.BadVersion:
+				b.zk.GetData(b.ctx, path, false, func(ctx *sim.Context, got *zk.Response) {
+					b.ctx = ctx
+					var now zk.PartitionState
+					if got.Code == zk.Ok && zk.Decode(got.Data, &now) == nil && samePartitionState(now, st) {
+						done(got.Stat.Version, true)
+						return
+					}
+					done(r.Stat.Version, false)
+				})
+			default:
+				done(r.Stat.Version, r.Code == zk.Ok)
+			}
+		})
+	}
+	write()
+}
+
+// samePartitionState compares two partition states as Kafka's
+// LeaderAndIsr.equalsIgnoreZkVersion does.
+func samePartitionState(a, b zk.PartitionState) bool {
+	return a.Leader == b.Leader && a.LeaderEpoch == b.LeaderEpoch && a.ControllerEpoch == b.ControllerEpoch && slices.Equal(a.ISR, b.ISR)
 }
 
 // notifyISRChange leaves /isr_change_notification/isr_change_<seq> for
