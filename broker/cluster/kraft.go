@@ -136,7 +136,7 @@ func kraftConfig(c config.Config, id int32, roles config.Roles, voters []int32) 
 			SegmentBytes: int64(k.MetadataLogSegmentBytes), SnapshotBytes: k.MetadataSnapshotBytes,
 			PreVote: k.PreVote, CheckQuorum: k.CheckQuorum, Mutants: c.Broker.Mutants,
 			FetchHighWatermark: m.RaftFetchHighWatermark,
-			VoteCheckLog: k.VoteCheckLog && !c.Broker.Mutants.On(mutant.RaftVoteNoLogCheck),
+			VoteCheckLog:       k.VoteCheckLog && !c.Broker.Mutants.On(mutant.RaftVoteNoLogCheck),
 		},
 		SessionTimeout:           k.BrokerSessionTimeout,
 		HeartbeatInterval:        k.BrokerHeartbeatInterval,
