@@ -33,6 +33,7 @@ package serve
 // (it answers late).
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"reflect"
@@ -249,7 +250,7 @@ func (g *gateway) request(num int, frame []byte) {
 // error code UNSUPPORTED_VERSION. Nil when kmsg does not know the api or
 // version, or the response has no top-level error code (its errors are
 // per topic or partition, which a request serve did not parse cannot
-// name).
+// name), or not at this version.
 func unsupportedAnswer(h Header) kmsg.Response {
 	resp := kmsg.ResponseForKey(h.Key)
 	if resp == nil || h.Version < 0 || h.Version > resp.MaxVersion() {
@@ -261,7 +262,14 @@ func unsupportedAnswer(h Header) kmsg.Response {
 	if !code.IsValid() || code.Kind() != reflect.Int16 {
 		return nil
 	}
+	// The struct has the field at every version; the wire has it only at
+	// some (FetchResponse's from v7): an encoding that does not change
+	// with the code has no room for it.
+	empty := resp.AppendTo(nil)
 	code.SetInt(int64(kerr.UnsupportedVersion.Code))
+	if bytes.Equal(empty, resp.AppendTo(nil)) {
+		return nil
+	}
 	if m := v.FieldByName("ErrorMessage"); m.IsValid() && m.Type() == reflect.TypeFor[*string]() {
 		msg := fmt.Sprintf("%s v%d is not served by kafkasim (see ApiVersions)", apiName(h.Key), h.Version)
 		m.Set(reflect.ValueOf(&msg))

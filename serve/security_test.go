@@ -115,3 +115,23 @@ func TestSecurityMetadataServed(t *testing.T) {
 		})
 	}
 }
+
+// TestUnsupportedAnswerOnlyWithRoom: the UNSUPPORTED_VERSION answer is
+// given only where the response carries a top-level error code at the
+// request's version; elsewhere the connection closes, as Kafka's does.
+func TestUnsupportedAnswerOnlyWithRoom(t *testing.T) {
+	for _, c := range []struct {
+		key, version int16
+		answered     bool
+	}{
+		{45, 0, true},   // AlterPartitionReassignments: ErrorCode at v0
+		{1, 3, false},   // Fetch v3: ErrorCode only from v7
+		{1, 7, true},    // Fetch v7
+		{0, 2, false},   // Produce: no top-level ErrorCode
+		{999, 0, false}, // no such API
+	} {
+		if got := unsupportedAnswer(Header{Key: c.key, Version: c.version}) != nil; got != c.answered {
+			t.Errorf("key %d v%d: answered %v, want %v", c.key, c.version, got, c.answered)
+		}
+	}
+}
