@@ -80,6 +80,7 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 	lost, omitted := 0, 0 // NB: past MaxAnomalies a loss is only counted: the verdict keeps none past it
 	compacted := 0        // keyed sends the log cleaner removed (PartitionFinal.Compacted)
 	deleted := 0          // sends below a DeleteRecords log start (PartitionFinal.DeletedBelow)
+	var groups grouper    // every missing send by reason, also those past MaxAnomalies
 	for _, k := range sortedTPs(byTP) {
 		ops := byTP[k]
 		byOffset := func(a, b *Op) int { return cmp.Or(cmp.Compare(a.Offset, b.Offset), cmp.Compare(a.Index, b.Index)) }
@@ -132,34 +133,20 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 				who = newHolderIndex(pf)
 			}
 			lost++
-			if len(anomalies) == MaxAnomalies {
-				omitted++
-				continue
-			}
 			a := Anomaly{Topic: k.topic, Partition: k.partition, Value: op.Value,
 				Offsets: []int64{op.Offset}, Times: []sim.Time{op.Invoke, op.Complete}, Ops: []int{op.Index}}
-			desc := "acknowledged (acks=" + strconv.Itoa(int(op.Acks)) + ") at offset " + strconv.FormatInt(op.Offset, 10) +
-				" at " + op.Complete.String() + "; judged on " + judge.ReplicaState.String()
-			switch off, ok := where[op.Value]; {
+			off, moved := where[op.Value]
+			switch {
 			case found && e.Value == op.Value:
 				a.Kind = "uncommitted"
-				desc += ": present but not below the HW"
-			case ok:
+			case moved:
 				a.Kind = "moved"
-				a.Offsets = append(a.Offsets, off)
-				desc += ": committed at offset " + strconv.FormatInt(off, 10) + " instead"
 			default:
 				a.Kind = "lost"
-				if found {
-					desc += ": offset " + strconv.FormatInt(op.Offset, 10) + " holds " + e.Value + " (epoch " + strconv.Itoa(int(e.LeaderEpoch)) + ")"
-				} else {
-					desc += ": the committed log ends at " + strconv.FormatInt(judge.HW, 10)
-				}
 			}
-			a.Replicas = who.holders(op.Value)
-			if len(a.Replicas) > 0 {
-				desc += "; still held by " + brokerList(a.Replicas)
-			}
+			// NB: the kind and the reason are decided for every missing
+			// send, also those past MaxAnomalies, so that the groups count
+			// them all; only the description (holders) is left out.
 			why, permitted := c.lossExcuse(*op)
 			if off := offlineWhy(f.Facts.Offline, k.topic, k.partition); a.Kind == "uncommitted" && off != "" && !permitted {
 				// Not lost: held, but the partition has no leader to commit
@@ -173,7 +160,32 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 				// never committed.
 				why, permitted = un+"; under KIP-966's strict min ISR its HW never advances, so what it takes is never committed", true
 			}
-			a.Permitted = permitted
+			a.Permitted, a.Reason = permitted, why
+			listed := len(anomalies) < MaxAnomalies
+			a.Group = groups.add(a, op.Acks, op.Offset, op.Complete, listed)
+			if !listed {
+				omitted++
+				continue
+			}
+			desc := "acknowledged (acks=" + strconv.Itoa(int(op.Acks)) + ") at offset " + strconv.FormatInt(op.Offset, 10) +
+				" at " + op.Complete.String() + "; judged on " + judge.ReplicaState.String()
+			switch a.Kind {
+			case "uncommitted":
+				desc += ": present but not below the HW"
+			case "moved":
+				a.Offsets = append(a.Offsets, off)
+				desc += ": committed at offset " + strconv.FormatInt(off, 10) + " instead"
+			default:
+				if found {
+					desc += ": offset " + strconv.FormatInt(op.Offset, 10) + " holds " + e.Value + " (epoch " + strconv.Itoa(int(e.LeaderEpoch)) + ")"
+				} else {
+					desc += ": the committed log ends at " + strconv.FormatInt(judge.HW, 10)
+				}
+			}
+			a.Replicas = who.holders(op.Value)
+			if len(a.Replicas) > 0 {
+				desc += "; still held by " + brokerList(a.Replicas)
+			}
 			a.Description = desc + "; " + why
 			anomalies = append(anomalies, a)
 		}
@@ -187,6 +199,7 @@ func ackedLoss(h History, f Final, c *contract) Verdict {
 	}
 	v := verdict(NameAckedLoss, anomalies, unknown, notes...)
 	v.Omitted += omitted
+	v.Groups = groups.groups
 	return v
 }
 

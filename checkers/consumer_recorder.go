@@ -41,6 +41,17 @@ type Consumer struct {
 	// AutoOffsetReset is the consumer's auto.offset.reset ("earliest",
 	// "latest", "none"; "" when not recorded).
 	AutoOffsetReset string `json:",omitempty"`
+	// GroupInstanceID is the consumer's group.instance.id (KIP-345), ""
+	// for a dynamic member; SessionTimeout and HeartbeatInterval are its
+	// session.timeout.ms and heartbeat.interval.ms. The group checker
+	// judges a static member's restarts with them.
+	GroupInstanceID   string       `json:",omitempty"`
+	SessionTimeout    sim.Duration `json:",omitempty"`
+	HeartbeatInterval sim.Duration `json:",omitempty"`
+	// Crashes are when the consumer's process died, Restarts when a new
+	// process under the same name started after one.
+	Crashes  []sim.Time `json:",omitempty"`
+	Restarts []sim.Time `json:",omitempty"`
 }
 
 // Consumer declares a consuming client; declaring a process again
@@ -53,6 +64,27 @@ func (r *Recorder) Consumer(c Consumer) {
 		}
 	}
 	r.consumers = append(r.consumers, c)
+}
+
+// ConsumerCrashed records that a declared consumer's process died at t.
+func (r *Recorder) ConsumerCrashed(t sim.Time, process string) {
+	for i := range r.consumers {
+		if r.consumers[i].Process == process {
+			r.consumers[i].Crashes = append(r.consumers[i].Crashes, t)
+			return
+		}
+	}
+}
+
+// ConsumerRestarted records that a declared consumer's process started
+// again at t after a crash.
+func (r *Recorder) ConsumerRestarted(t sim.Time, process string) {
+	for i := range r.consumers {
+		if r.consumers[i].Process == process {
+			r.consumers[i].Restarts = append(r.consumers[i].Restarts, t)
+			return
+		}
+	}
 }
 
 // Consume records the invocation of the delivery of one partition's

@@ -122,3 +122,31 @@ func TestDuplicatesByIdentityNotValue(t *testing.T) {
 		}
 	}
 }
+
+// TestOrderingServedRetry: a served idempotent producer's batch (sequence
+// 10) times out; the next batch (20) is acknowledged at offset 100; the
+// client retries 10, acknowledged at the offset its first attempt took
+// (50). The retry is invoked after 20 but is the earlier record: no
+// reordering (kgo under serve -faults). Records acknowledged against
+// their sequence order are a contract break.
+func TestOrderingServedRetry(t *testing.T) {
+	idem := func(i int, seq int32, invoke sim.Time, out Outcome, offset int64) Op {
+		op := send(i, "kgo/pid7", "v", -1, invoke, invoke+ms, out, offset)
+		op.ProducerID, op.Sequence = 7, seq
+		return op
+	}
+	h := History{
+		Ops: []Op{
+			idem(0, 10, 0, Info, 0),
+			idem(1, 20, 5*ms, OK, 100),
+			idem(2, 10, 6*ms, OK, 50),
+			idem(3, 20, 7*ms, OK, 100), // a second retry of 20: the same record
+		},
+		Producers: []Producer{{Process: "kgo/pid7", Idempotent: true, MaxInFlight: 5, Retries: 3}},
+	}
+	mustResult(t, Ordering(h, Final{}), ResultOK)
+	h.Ops[1].Offset, h.Ops[3].Offset = 40, 40 // 20 below 10
+	if a := onlyAnomaly(t, Ordering(h, Final{})); a.Kind != "reordered" || a.Permitted {
+		t.Fatalf("anomaly = %s", a)
+	}
+}

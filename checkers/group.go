@@ -4,7 +4,14 @@
 //   - double-owner: no partition is assigned to two processes in one
 //     generation of a group (the coordinator's generations fence zombies;
 //     two owners in one generation would be the assignor's or the
-//     coordinator's bug);
+//     coordinator's bug), except two processes of one static member
+//     (group.instance.id) handing it over (group_static.go);
+//   - zombie-consume: the earlier of those polled the partition after the
+//     later one had it (permitted: Kafka fences the zombie's commits, not
+//     what it fetched before it learnt it was fenced);
+//   - static-restart-rebalance: a static member restarted within its
+//     session comes back at its generation with its partitions
+//     (KIP-345, group_static.go);
 //   - commit-backwards: a group's acknowledged commits of a partition never
 //     go below an earlier acknowledged one (in completion order);
 //   - offset-rewind: a process that gets a partition starts no lower than
@@ -126,6 +133,19 @@ func groups(h History, cf *consumerFacts) Verdict {
 			}
 		}
 		if len(procs) > 1 {
+			if inst := h.staticInstance(procs); inst != "" {
+				c, b := zombieConsumes(h, ops)
+				if c == nil {
+					continue // a static member's restart took it over
+				}
+				anomalies = append(anomalies, Anomaly{Kind: "zombie-consume", Topic: key.k.topic, Partition: key.k.partition,
+					Ops: []int{b.Index, c.Index}, Times: []sim.Time{b.Invoke, c.Invoke},
+					Description: "generation " + strconv.Itoa(int(key.gen)) + " of group " + key.group + ": " + c.Process +
+						" (group.instance.id " + inst + ") polled it after " + b.Process + " took the instance over: two members consumed it at once" +
+						" (Kafka fences a zombie's commits, not the records it already fetched)",
+					Permitted: true})
+				continue
+			}
 			a := Anomaly{Kind: "double-owner", Topic: key.k.topic, Partition: key.k.partition,
 				Description: "generation " + strconv.Itoa(int(key.gen)) + " of group " + key.group + " gave it to " + joinStrings(procs)}
 			for _, o := range ops {
@@ -135,6 +155,7 @@ func groups(h History, cf *consumerFacts) Verdict {
 		}
 	}
 	anomalies = append(anomalies, cf.lostCommits()...)
+	anomalies = append(anomalies, staticRestarts(h, cf.con.facts.Failures)...)
 	return verdict(NameGroup, anomalies, false, "judged "+strconv.Itoa(len(order))+" assignment(s)")
 }
 

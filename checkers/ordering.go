@@ -20,7 +20,13 @@
 //
 // What it simplifies: only OK sends count (an info send whose record landed
 // is not placed); sends are ordered by invocation, which is the
-// application's send order for one producer.
+// application's send order for one producer. An idempotent producer's
+// sends that carry their record's identity (serve's: producer id, epoch,
+// sequence) are ordered by epoch and sequence instead, its own order: a
+// served client's retry of a timed-out batch is a second send invoked
+// after later batches, acknowledged at the offset its first attempt
+// took, and is the same record, placed once (the duplicates checker
+// judges a record acknowledged at two offsets).
 
 package checkers
 
@@ -62,12 +68,28 @@ func ordering(h History, f Final, con *contract) Verdict {
 	var anomalies []Anomaly
 	for _, k := range keys {
 		ops := groups[k]
-		sort.SliceStable(ops, func(i, j int) bool {
-			if ops[i].Invoke != ops[j].Invoke {
-				return ops[i].Invoke < ops[j].Invoke
-			}
-			return ops[i].Index < ops[j].Index
-		})
+		if bySequence(h, k.process, ops) {
+			ops = firstOfEachRecord(ops)
+			sort.SliceStable(ops, func(i, j int) bool {
+				switch a, b := ops[i], ops[j]; {
+				case a.ProducerEpoch != b.ProducerEpoch:
+					return a.ProducerEpoch < b.ProducerEpoch
+				case a.Sequence != b.Sequence:
+					return a.Sequence < b.Sequence
+				case a.Invoke != b.Invoke: // no identity recorded (zero): as sent
+					return a.Invoke < b.Invoke
+				default:
+					return a.Index < b.Index
+				}
+			})
+		} else {
+			sort.SliceStable(ops, func(i, j int) bool {
+				if ops[i].Invoke != ops[j].Invoke {
+					return ops[i].Invoke < ops[j].Invoke
+				}
+				return ops[i].Index < ops[j].Index
+			})
+		}
 		config, mayReorder := reorderExcuse(h, k.process)
 		var top *Op
 		for i, op := range ops {
@@ -102,4 +124,41 @@ func ordering(h History, f Final, con *contract) Verdict {
 		}
 	}
 	return verdict(NameOrdering, anomalies, false)
+}
+
+// bySequence reports whether process's sends ops are ordered by their
+// records' identities: the process is a declared idempotent producer and
+// every send carries its (producer id, epoch, sequence).
+func bySequence(h History, process string, ops []*Op) bool {
+	if p, ok := h.Producer(process); !ok || !p.Idempotent {
+		return false
+	}
+	for _, op := range ops {
+		if op.ProducerID < 0 || op.Sequence < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// firstOfEachRecord keeps, in history order, the first acknowledged send
+// of each record (ops are in history order): its identity and its value,
+// so that sends recorded with no identity (zero) stay apart.
+func firstOfEachRecord(ops []*Op) []*Op {
+	type id struct {
+		pid   int64
+		epoch int16
+		seq   int32
+		value string
+	}
+	seen := make(map[id]bool, len(ops))
+	out := make([]*Op, 0, len(ops))
+	for _, op := range ops {
+		k := id{op.ProducerID, op.ProducerEpoch, op.Sequence, op.Value}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, op)
+		}
+	}
+	return out
 }

@@ -81,6 +81,13 @@ type Anomaly struct {
 	// Permitted is true when Kafka's contract allows this anomaly under the
 	// run's configuration and faults; false means a protocol bug.
 	Permitted bool
+	// Reason is the contract's sentence for Permitted, shared by every
+	// anomaly lost for the same reason (acked-loss sets it; AnomalyGroup).
+	// It is already part of Description, so String does not print it.
+	Reason string
+	// Group is the anomaly's group, 1 + its index in Verdict.Groups; 0:
+	// in none.
+	Group int
 }
 
 // String renders the anomaly on one line:
@@ -148,6 +155,9 @@ type Verdict struct {
 	// Omitted counts anomalies not kept (a checker keeps at most
 	// MaxAnomalies).
 	Omitted int
+	// Groups file every anomaly, kept or omitted, by reason (groups.go);
+	// nil for a checker that does not group.
+	Groups []AnomalyGroup
 	// Notes say what was checked and, for Unknown, why it could not judge.
 	Notes []string
 	// NotJudged marks an Unknown verdict of a checker that does not apply

@@ -39,13 +39,14 @@ var markKinds = map[string]string{
 type htmlVerdict struct {
 	Checker, Result, Class string
 	Notes, Anomalies       []string
+	Groups                 []htmlGroup
 	Omitted                int
 }
 
+// htmlMark is a tick or a break of the timeline's axis.
 type htmlMark struct {
-	X, Y        float64
-	Class, Kind string
-	Text        string
+	X, Y float64
+	Text string
 }
 
 type htmlEvent struct {
@@ -146,11 +147,11 @@ type htmlReport struct {
 	Seed, NumEvents                                              uint64
 	Config, Mismatches, NotModelled, ConfigNotes                 []string
 	Verdicts                                                     []htmlVerdict
-	Lanes                                                        []string
-	LaneY                                                        []float64
-	Width, Height, Left                                          float64
-	Ticks, Breaks                                                []htmlMark
-	Marks                                                        []htmlMark
+	Timeline                                                     template.HTML
+	TimelineNote                                                 string
+	ZoomScript                                                   template.JS
+	HasQuorum                                                    bool
+	timelineDrawing                                              *drawing
 	FailedProduces                                               []htmlProduce
 	FailedOmitted                                                int
 	Description                                                  string
@@ -167,24 +168,32 @@ type htmlReport struct {
 	NoTrace                                                      bool
 }
 
-// maxChanges bounds the state changes the report lists.
-const maxChanges = 2000
+// maxChanges bounds the state changes the report lists. NB: the timeline
+// draws every change (LEO, HW, leadership, ISR); the list keeps the first
+// ones' exact values, and replay prints them all.
+const maxChanges = 500
 
 // WriteHTMLReport writes the run report of r.
 func WriteHTMLReport(w io.Writer, r *harness.Result) error {
 	d := htmlReport{Title: fmt.Sprintf("kafkasim: %s / %s, seed %d", r.Scenario, r.Variant, r.Seed), Scenario: r.Scenario, Variant: r.Variant,
 		Seed: r.Seed, Replay: r.Replay, TraceHash: fmt.Sprintf("%016x", r.TraceHash), NumEvents: r.Events, SimTime: r.SimTime.String(),
-		Failed: r.Failed, Config: r.Config, Mismatches: r.Mismatches, NotModelled: r.NotModelled, ConfigNotes: append(append([]string(nil), r.ConfigNotes...), r.ProducerNotes...), Width: 1100, Left: 110}
+		Failed: r.Failed, Config: r.Config, Mismatches: r.Mismatches, NotModelled: r.NotModelled, ConfigNotes: append(append([]string(nil), r.ConfigNotes...), r.ProducerNotes...)}
 	for _, v := range r.Verdicts {
 		hv := htmlVerdict{Checker: v.Checker, Result: v.Mark(), Class: harness.Outcome(v), Notes: v.Notes, Omitted: v.Omitted}
 		if hv.Class == "permitted" {
 			hv.Result += " (permitted by Kafka's contract)"
 		}
-		for _, a := range v.Anomalies {
-			hv.Anomalies = append(hv.Anomalies, a.String())
+		if len(v.Groups) > 0 {
+			hv.Groups, hv.Anomalies = htmlGroups(v)
+			hv.Omitted = 0 // each group counts its records not listed
+		} else {
+			for _, a := range v.Anomalies {
+				hv.Anomalies = append(hv.Anomalies, a.String())
+			}
 		}
 		d.Verdicts = append(d.Verdicts, hv)
 	}
+	d.ZoomScript = zoomScript
 	d.script(r)
 	d.failedProduces(r.History)
 	d.timeline(r)
@@ -264,6 +273,14 @@ func (d *htmlReport) logs(r *harness.Result) {
 	lostList := map[string][]string{}
 	div := map[tpOffset]bool{}
 	for _, v := range r.Verdicts {
+		if v.Checker == checkers.NameAckedLoss {
+			// NB: the groups, not each record again: the verdicts table
+			// lists the records under them.
+			for _, g := range v.Groups {
+				tp := g.Topic + "-" + strconv.Itoa(int(g.Partition))
+				lostList[tp] = append(lostList[tp], g.String())
+			}
+		}
 		for _, a := range v.Anomalies {
 			tp := a.Topic + "-" + strconv.Itoa(int(a.Partition))
 			switch {
@@ -271,7 +288,9 @@ func (d *htmlReport) logs(r *harness.Result) {
 				for _, o := range a.Offsets {
 					lost[tpOffset{tp, o}] = a.Value
 				}
-				lostList[tp] = append(lostList[tp], a.String())
+				if len(v.Groups) == 0 {
+					lostList[tp] = append(lostList[tp], a.String())
+				}
 			case v.Checker == checkers.NameDivergence:
 				for _, o := range a.Offsets {
 					div[tpOffset{tp, o}] = true
@@ -387,6 +406,7 @@ svg text { font-size: 11px; font-family: ui-monospace, monospace; }
 .mark.isr { fill: #8250df; } .mark.truncate { fill: #bf8700; } .mark.failed { fill: #e36209; }
 .break { fill: #fff; stroke: #999; stroke-dasharray: 3 3; }
 iframe { width: 100%; border: 1px solid #ccc; }
+details.group summary { cursor: pointer; } .timeline svg { max-width: 100%; height: auto; cursor: grab; } ol.records { margin: 0.2em 0; padding-left: 2em; font-size: 0.95em; }
 ol.steps { font-family: ui-monospace, monospace; font-size: 0.85em; columns: 2; }
 </style>
 </head>
@@ -409,24 +429,22 @@ ol.steps { font-family: ui-monospace, monospace; font-size: 0.85em; columns: 2; 
 <ol class="steps">{{range .Steps}}<li value="{{.Line}}">{{.Text}}</li>{{end}}</ol>
 <p>Numbers are the script's line numbers.</p></details>{{end}}
 <h2>Verdicts</h2>
-<table>
+<table id="verdicts">
 <tr><th>checker</th><th>verdict</th><th>evidence</th></tr>
-{{range .Verdicts}}<tr><td>{{.Checker}}</td><td class="{{.Class}}">{{.Result}}</td><td class="mono">{{range .Notes}}note: {{.}}<br>{{end}}{{range .Anomalies}}{{.}}<br>{{end}}{{if .Omitted}}… {{.Omitted}} more{{end}}</td></tr>
+{{range .Verdicts}}<tr><td>{{.Checker}}</td><td class="{{.Class}}">{{.Result}}</td><td class="mono">{{range .Notes}}note: {{.}}<br>{{end}}{{range .Groups}}<details class="group"><summary class="{{.Class}}">{{.Text}}</summary>{{if .Records}}<ol class="records">{{range .Records}}<li>{{.}}</li>{{end}}</ol>{{end}}{{if .Unlisted}}<p>… and {{.Unlisted}} more records, counted but not listed (a verdict keeps the first 200).</p>{{end}}</details>{{end}}{{range .Anomalies}}{{.}}<br>{{end}}{{if .Omitted}}… {{.Omitted}} more{{end}}</td></tr>
 {{end}}</table>
 <h2>Timeline</h2>
 {{if .NoTrace}}<p>The run kept no trace (run it with replay to see the timeline).</p>{{else}}
-<p>One lane per broker: <span class="bug">faults</span> (crash, power loss, pause, partition, cut, unclean election), <span class="ok">restarts and heals</span>, leader elections (blue), ISR changes (purple), truncations (amber); <span style="color:#e36209">produces that failed or timed out</span> in the last lane. The axis spans the first to the last mark; a dashed band is a quiet stretch cut out (its length above it). Hover a mark for the record.</p>
-<svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" role="img">
-{{range .Ticks}}<line x1="{{.X}}" x2="{{.X}}" y1="34" y2="{{$.Height}}" stroke="#e4e4e4"/><text x="{{.X}}" y="{{.Y}}" text-anchor="middle">{{.Text}}</text>
-{{end}}{{range .Breaks}}<rect class="break" x="{{.X}}" y="20" width="24" height="{{$.Height}}" transform="translate(-12,0)"/><text x="{{.X}}" y="{{.Y}}" text-anchor="middle">{{.Text}}</text>
-{{end}}{{range $i, $l := .Lanes}}<text x="4" y="{{index $.LaneY $i}}" dy="4">{{$l}}</text><line x1="{{$.Left}}" x2="{{$.Width}}" y1="{{index $.LaneY $i}}" y2="{{index $.LaneY $i}}" stroke="#bbb"/>
-{{end}}{{range .Marks}}<rect class="mark {{.Class}}" x="{{.X}}" y="{{.Y}}" width="4" height="16" transform="translate(-2,-8)"><title>{{.Text}}</title></rect>
-{{end}}</svg>
+<p>First, one lane per replica of each judged partition: its LEO (solid) and HW (dashed) over simulated time, scaled to the partition's offsets; a blue band while it leads, with its leader epoch; a purple bar while it is in the leader's ISR; grey while its broker is down. A red dot is an acknowledged record that was later lost, where it was acknowledged; a red bar is where a replica's log was first seen without such records (a truncation, or a log a power loss cut short, once its broker loads it). Faults are bands over the lanes they hit (crash and power loss red, pause amber, a network partition blue across every lane). {{if .HasQuorum}}The KRaft lane shows the controller quorum's leader and epoch. {{end}}Then one lane per broker with the trace's events: <span class="bug">faults</span> (crash, power loss, pause, partition, cut, unclean election), <span class="ok">restarts and heals</span>, leader elections (blue), ISR changes (purple), truncations (amber); <span style="color:#e36209">produces that failed or timed out</span> in the last lane. The axis spans the first to the last mark; a dashed band is a quiet stretch cut out (its length above it). Hover a mark for the record.</p>
+<p class="zoom"><button type="button" data-zoom="in">zoom in</button> <button type="button" data-zoom="out">zoom out</button> <button type="button" data-zoom="reset">reset</button> (or scroll over the picture to zoom, drag to move)</p>
+<div class="timeline">{{.Timeline}}</div>
+{{if .TimelineNote}}<p>{{.TimelineNote}}</p>{{end}}
+<script>{{.ZoomScript}}</script>
 <details><summary>{{len .Events}} events drawn</summary>
 <table><tr><th>time</th><th>event</th><th>node</th><th>kind</th><th>fields</th></tr>
 {{range .Events}}<tr><td class="mono">{{.Time}}</td><td class="mono">{{.Event}}</td><td>{{.Node}}</td><td class="{{.Class}}">{{.Kind}}</td><td class="mono">{{.Fields}}</td></tr>
 {{end}}</table></details>
-<details><summary>{{len .Changes}} replica state changes{{if .ChangesOmitted}} (and {{.ChangesOmitted}} more not shown){{end}}</summary>
+<details><summary>{{len .Changes}} replica state changes{{if .ChangesOmitted}} (and {{.ChangesOmitted}} more not shown: the timeline draws them, replay prints them){{end}}</summary>
 <pre>{{range .Changes}}{{.Time}} #{{.Event}} {{.State}}
 {{end}}</pre></details>
 {{end}}

@@ -12,9 +12,14 @@ package reports
 //     an acknowledged record, with its 95% Wilson interval over runs.
 //   - tradeoff.png: durability against availability, the pooled loss rate
 //     against the pooled unavailability, one point per configuration, each
-//     in its own colour and shape and named in a legend right of the frame
-//     (labels beside the points collided), with the bootstrap intervals of
-//     both as error bars.
+//     in its own colour and shape and labelled beside it (plot_labels.go
+//     moves a label off any it would touch), with the bootstrap intervals
+//     of both as error bars.
+//
+// Every legend sits in a column right of the frame, never over the data.
+// A numeric axis whose grid spans two decades or more (1, 10, 100, 1000)
+// is drawn on a log scale, its labelled ticks far enough apart never to
+// touch (logTicks).
 //
 // A numeric grid axis is ticked at the grid's values (an integer axis
 // never shows 2.5); every axis is padded so no point sits on the frame.
@@ -53,6 +58,8 @@ type PlotInfo struct {
 	// Series is the number of lines or bar series (for a scatter, the
 	// number of points).
 	Series int
+	// pointLabels are the trade-off plot's labels beside its points.
+	pointLabels *pointLabels
 	// labels, when set, are the legend's entries, drawn right of the
 	// frame.
 	labels []string
@@ -141,7 +148,7 @@ func title(sw *sweep.Spec, what string) string {
 	if sw.Variant != "" && !swept {
 		where += ", variant " + sw.Variant
 	}
-	return fmt.Sprintf("%s\nscenario %s, %d seeds per configuration", what, where, sw.Seeds)
+	return wrapTitle(fmt.Sprintf("%s\nscenario %s, %d seeds per configuration", what, where, sw.Seeds), titleWidth)
 }
 
 // metric is one quantity of a row that a plot draws, with its interval.
@@ -203,6 +210,7 @@ func metricPlot(m metric, sw *sweep.Spec, rows []sweep.Row) (*plot.Plot, PlotInf
 	p.X.Label.Text = AxisLabel(key)
 	labels, groups := groupRows(sw, rows, axis)
 	series := 0
+	var shown []string // the legend's entries
 	for g, grp := range groups {
 		var pts errPoints
 		sort.SliceStable(grp, func(i, j int) bool { return num(grp[i].Values[axis]) < num(grp[j].Values[axis]) })
@@ -231,12 +239,17 @@ func metricPlot(m metric, sw *sweep.Spec, rows []sweep.Row) (*plot.Plot, PlotInf
 		bars.Color = seriesColor(g)
 		p.Add(line, scatter, bars)
 		p.Legend.Add(labels[g], line, scatter)
+		shown = append(shown, labels[g])
 		series++
 	}
 	pad(p, true)
 	padBelow(&p.Y)
 	p.X.Tick.Marker = gridTicker(sw.Grid[axis].Values)
-	return p, PlotInfo{Name: m.name, Kind: "lines", Series: series}, nil
+	if decades(sw.Grid[axis].Values) {
+		logAxis(&p.X, sw.Grid[axis].Values)
+		p.X.Label.Text += " (log scale)"
+	}
+	return p, PlotInfo{Name: m.name, Kind: "lines", Series: series, labels: shown}, nil
 }
 
 // pad widens the axes around the data (drawn once every plotter is
@@ -249,6 +262,28 @@ func pad(p *plot.Plot, x bool) {
 	if span := p.Y.Max - p.Y.Min; span > 0 {
 		p.Y.Max += 0.15 * span
 	}
+}
+
+// titleWidth is the longest title line, in characters, that fits the
+// frame of a plotWidth plot at the title's size.
+const titleWidth = 86
+
+// wrapTitle breaks each line longer than width after its last ", " that
+// keeps it within width (a title wider than the frame is clipped).
+func wrapTitle(s string, width int) string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		for len(line) > width {
+			i := strings.LastIndex(line[:width], ", ")
+			if i < 0 {
+				break
+			}
+			out = append(out, line[:i+1])
+			line = line[i+2:]
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
 }
 
 func num(s string) float64 {
@@ -298,7 +333,7 @@ func metricBars(p *plot.Plot, m metric, sw *sweep.Spec, rows []sweep.Row) (*plot
 	}
 	p.NominalX(first.Values...)
 	pad(p, false)
-	return p, PlotInfo{Name: m.name, Kind: "bars", Series: n}, nil
+	return p, PlotInfo{Name: m.name, Kind: "bars", Series: n, labels: labels}, nil
 }
 
 func indexOf(xs []string, x string) int {
@@ -321,6 +356,7 @@ func TradeoffPlot(sw *sweep.Spec, rows []sweep.Row) (*plot.Plot, PlotInfo, error
 	p.Y.Label.Text = lossMetric.label
 	p.X.Min, p.Y.Min = 0, 0
 	info := PlotInfo{Name: "tradeoff", Kind: "scatter"}
+	names := &pointLabels{} // each point's configuration beside it
 	for _, r := range rows {
 		if r.Attempts == 0 {
 			continue
@@ -351,14 +387,16 @@ func TradeoffPlot(sw *sweep.Spec, rows []sweep.Row) (*plot.Plot, PlotInfo, error
 		}
 		eb.Color, xb.Color = seriesColor(i), seriesColor(i)
 		p.Add(eb, xb, sc)
-		label := strings.Join(r.Config, " ")
-		p.Legend.Add(label, sc)
-		info.labels = append(info.labels, label)
+		names.pts = append(names.pts, pts.XYs[0])
+		names.labels = append(names.labels, strings.Join(r.Config, " "))
+		names.colors = append(names.colors, seriesColor(i))
 		info.Series++
 	}
 	if info.Series == 0 {
 		return p, info, nil
 	}
+	p.Add(names)
+	info.pointLabels = names
 	pad(p, false)
 	padBelow(&p.X)
 	padBelow(&p.Y)

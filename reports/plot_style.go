@@ -102,19 +102,7 @@ func padBelow(a *plot.Axis) {
 // plot's legend goes into a column right of the frame, as wide as its
 // longest label.
 func writePlot(w io.Writer, p *plot.Plot, labels []string, format string) error {
-	width, height := plotWidth, plotHeight
-	var leg plot.Legend
-	var legW vg.Length
-	if len(labels) > 0 {
-		leg = p.Legend
-		p.Legend = plot.NewLegend()
-		defer func() { p.Legend = leg }()
-		for _, l := range labels {
-			legW = max(legW, leg.TextStyle.Width(l))
-		}
-		legW += leg.ThumbnailWidth + vg.Points(24)
-		width += legW
-	}
+	width, height, legW := plotSize(p, labels)
 	var c vg.CanvasWriterTo
 	switch format {
 	case "png":
@@ -122,13 +110,102 @@ func writePlot(w io.Writer, p *plot.Plot, labels []string, format string) error 
 	default:
 		c = vgsvg.New(width, height)
 	}
-	dc := draw.New(c)
-	p.Draw(draw.Crop(dc, 0, -legW, 0, 0))
+	drawPlot(c, width, height, legW, p, labels)
+	_, err := c.WriteTo(w)
+	return err
+}
+
+// plotSize is a plot's picture: plotWidth × plotHeight, widened by the
+// legend's column (legW) when it has labels.
+func plotSize(p *plot.Plot, labels []string) (width, height, legW vg.Length) {
+	width, height = plotWidth, plotHeight
+	if len(labels) > 0 {
+		for _, l := range labels {
+			legW = max(legW, p.Legend.TextStyle.Width(l))
+		}
+		legW += p.Legend.ThumbnailWidth + vg.Points(24)
+		width += legW
+	}
+	return width, height, legW
+}
+
+// drawPlot draws p onto c and returns its data area and its legend's
+// column (empty without labels).
+func drawPlot(c vg.Canvas, width, height, legW vg.Length, p *plot.Plot, labels []string) (data, legend vg.Rectangle) {
+	dc := draw.NewCanvas(c, width, height)
+	leg := p.Legend
+	if len(labels) > 0 {
+		p.Legend = plot.NewLegend()
+		defer func() { p.Legend = leg }()
+	}
+	// NB: a margin left of the y axis' label: gonum sets it on the edge,
+	// and its descenders ("p", "g") fell outside the picture.
+	frame := draw.Crop(dc, vg.Points(4), -legW, 0, 0)
+	p.Draw(frame)
+	data = p.DataCanvas(frame).Rectangle
 	if len(labels) > 0 {
 		leg.Top, leg.Left = true, true
 		leg.YOffs = -vg.Points(40) // below the title
-		leg.Draw(draw.Crop(dc, width-legW+vg.Points(8), 0, 0, 0))
+		col := draw.Crop(dc, width-legW+vg.Points(8), 0, 0, 0)
+		leg.Draw(col)
+		legend = col.Rectangle
 	}
-	_, err := c.WriteTo(w)
-	return err
+	return data, legend
+}
+
+// decades reports whether a numeric grid axis spans two decades or more
+// (1, 10, 100, 1000): on a linear axis its small values would crowd into
+// one corner and their ticks print over each other ("110").
+func decades(values []string) bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range values {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 {
+			return false
+		}
+		lo, hi = min(lo, f), max(hi, f)
+	}
+	return len(values) > 1 && hi/lo >= 100
+}
+
+// logAxis makes a an axis of the grid's values on a log scale, padded by
+// a factor each side, ticked at the values (logTicks).
+func logAxis(a *plot.Axis, values []string) {
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range values {
+		lo, hi = min(lo, num(v)), max(hi, num(v))
+	}
+	pad := math.Pow(hi/lo, 0.04)
+	a.Scale = plot.LogScale{}
+	a.Min, a.Max = lo/pad, hi*pad
+	a.Tick.Marker = logTicks(values)
+}
+
+// logTicks ticks a log axis at the grid's values, each at least a twelfth
+// of the axis' decades from the last one labelled, so no two labels meet
+// however many values the grid has; the values skipped keep an unlabelled
+// tick.
+type logTicks []string
+
+// minLogGap is the least distance between labelled ticks, as a fraction
+// of the axis' span in decades.
+const minLogGap = 1.0 / 12
+
+func (v logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	span := math.Log10(hi) - math.Log10(lo)
+	last := math.Inf(-1)
+	for _, s := range v {
+		x := num(s)
+		if x < lo || x > hi || x <= 0 {
+			continue
+		}
+		t := plot.Tick{Value: x}
+		if math.Log10(x)-last >= minLogGap*span {
+			t.Label = s
+			last = math.Log10(x)
+		}
+		out = append(out, t)
+	}
+	return out
 }

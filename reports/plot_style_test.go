@@ -74,10 +74,11 @@ func TestPointsSitOffTheFrame(t *testing.T) {
 	}
 }
 
-// TestTradeoffPlotHasALegendAndDistinctColours: every configuration gets
-// its own colour and shape and a legend entry (beside the frame, in the
-// files), instead of text labels that collided.
-func TestTradeoffPlotHasALegendAndDistinctColours(t *testing.T) {
+// TestTradeoffPlotLabelsEachPointAndDistinctColours: every configuration
+// gets its own colour and shape and its label beside its point (placed
+// so labels never collide: TestPlotsReadAtAGlance), not a legend that
+// took most of the picture.
+func TestTradeoffPlotLabelsEachPointAndDistinctColours(t *testing.T) {
 	sw := &sweep.Spec{Scenario: "swarm", Variant: "kip279-safe", Seeds: 3, Grid: []sweep.Axis{
 		{Key: "variant", Values: []string{"kip279-safe", "kip101-safe", "hw-unsafe"}}, {Key: "$crash", Values: []string{"0", "0.2", "0.4"}}}}
 	rows := sweep.Aggregate(sw, fakeRecords(sw))
@@ -89,8 +90,11 @@ func TestTradeoffPlotHasALegendAndDistinctColours(t *testing.T) {
 	for _, r := range rows {
 		want = append(want, strings.Join(r.Config, " "))
 	}
-	if d := cmp.Diff(want, info.labels); d != "" {
-		t.Errorf("legend (-want +got):\n%s", d)
+	if info.pointLabels == nil || len(info.labels) > 0 {
+		t.Fatalf("trade-off plot: point labels %v, legend %v", info.pointLabels, info.labels)
+	}
+	if d := cmp.Diff(want, info.pointLabels.labels); d != "" {
+		t.Errorf("point labels (-want +got):\n%s", d)
 	}
 	type style struct{ c, s string }
 	seen := map[style]int{}
@@ -115,7 +119,7 @@ func TestTradeoffPlotHasALegendAndDistinctColours(t *testing.T) {
 	svg, _ := os.ReadFile(filepath.Join(dir, "tradeoff.svg"))
 	for _, l := range want {
 		if !strings.Contains(string(svg), l) {
-			t.Errorf("tradeoff.svg lacks the legend entry %q", l)
+			t.Errorf("tradeoff.svg lacks the point label %q", l)
 		}
 	}
 }

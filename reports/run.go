@@ -19,7 +19,10 @@ type VerdictJSON struct {
 	Result    string   `json:"result"`
 	Permitted bool     `json:"permitted"` // every anomaly is within Kafka's contract
 	Anomalies []string `json:"anomalies"`
-	Notes     []string `json:"notes,omitempty"`
+	// Groups file every anomaly (also those past the listed ones) by
+	// reason; acked-loss only (checkers.AnomalyGroup).
+	Groups []GroupJSON `json:"groups,omitempty"`
+	Notes  []string    `json:"notes,omitempty"`
 	// NotJudged: the checker does not apply to this history (the result
 	// is "unknown", left out of the exit code; checkers.Verdict.NotJudged).
 	NotJudged bool `json:"not_judged,omitempty"`
@@ -83,7 +86,8 @@ func NewRunJSON(r *harness.Result) RunJSON {
 func NewVerdictsJSON(verdicts []checkers.Verdict) []VerdictJSON {
 	var out []VerdictJSON
 	for _, v := range verdicts {
-		vj := VerdictJSON{Checker: v.Checker, Result: v.Result.String(), Permitted: !v.ContractBroken(), Anomalies: []string{}, Notes: v.Notes, NotJudged: v.NotJudged}
+		vj := VerdictJSON{Checker: v.Checker, Result: v.Result.String(), Permitted: !v.ContractBroken(), Anomalies: []string{}, Notes: v.Notes, NotJudged: v.NotJudged,
+			Groups: newGroupsJSON(v.Groups)}
 		for _, a := range v.Anomalies {
 			vj.Anomalies = append(vj.Anomalies, a.String())
 		}
@@ -179,7 +183,7 @@ const maxAckedBy = 10
 // (harness.Stats.AckedBy): by client and topic, the retries acknowledged
 // again, and the end phase's probes, which it leaves out.
 func writeAckedBy(w io.Writer, st harness.Stats) {
-	if len(st.AckedBy) == 0 && st.Probes == 0 {
+	if len(st.AckedBy) == 0 && st.Probes == 0 && st.SetAside == 0 {
 		return
 	}
 	var parts []string
@@ -199,6 +203,9 @@ func writeAckedBy(w io.Writer, st harness.Stats) {
 	}
 	if st.Probes > 0 {
 		line += fmt.Sprintf("; not counted: the end phase's %d probes", st.Probes)
+	}
+	if st.SetAside > 0 {
+		line += fmt.Sprintf("; set aside: %d operations (sends and reads) on topics deleted after them (DeleteTopics: deleting is not losing)", st.SetAside)
 	}
 	fmt.Fprintln(w, line)
 }
@@ -262,6 +269,10 @@ func WriteVerdictsTextOpts(w io.Writer, verdicts []checkers.Verdict, width int, 
 			mark += " (permitted by Kafka's contract)"
 		}
 		fmt.Fprintf(w, "  %-*s %s\n", width, v.Checker, mark)
+		if len(v.Groups) > 0 {
+			writeGroupsText(w, v)
+			v.Anomalies, v.Omitted = nil, 0 // the groups stand for them
+		}
 		for i, a := range v.Anomalies {
 			if i == maxListed {
 				break

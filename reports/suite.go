@@ -3,10 +3,10 @@ package reports
 import (
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 
 	"github.com/kafkasim/kafkasim/scenarios"
-	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/scenarios/suite"
 )
 
@@ -30,31 +30,23 @@ type SuiteRow struct {
 func SuiteRows(cases []*suite.Case) []SuiteRow {
 	var rows []SuiteRow
 	for _, c := range cases {
-		row := SuiteRow{Scenario: c.Scenario, Variant: c.Variant, Runs: len(c.Runs)}
-		worst := map[string]string{}
-		rank := map[string]int{"not-judged": -1, "ok": 0, "unknown": 1, "permitted": 2, "bug": 3}
+		row := SuiteRow{Scenario: c.Scenario, Variant: c.Variant, Runs: c.Count()}
+		// The runs kept whole and the tallied ones (suite.Options.Tally)
+		// add up alike.
+		t := c.Tally
+		t.Worst = maps.Clone(t.Worst) // the case's own stays as it is
+		row.AsExpected = t.Runs       // every tallied run was as expected
 		for _, r := range c.Runs {
+			t.Add(r)
 			if r.OK() {
 				row.AsExpected++
-			}
-			if r.Unknown() {
-				row.Unknown++
 			}
 			if r.Failed != "" {
 				row.RunsFailed++
 			}
-			row.Acked += r.Stats.Acked
-			row.Lost += r.Stats.AckedLost
-			if r.Stats.DivergentOffsets > 0 {
-				row.Divergent++
-			}
-			for _, v := range r.Verdicts {
-				o := harness.Outcome(v)
-				if rank[o] > rank[worst[v.Checker]] || worst[v.Checker] == "" {
-					worst[v.Checker] = o
-				}
-			}
 		}
+		row.Unknown, row.Acked, row.Lost, row.Divergent = t.Unknown, t.Acked, t.Lost, t.Divergent
+		worst := t.Worst
 		if row.Acked > 0 {
 			row.LossRate = float64(row.Lost) / float64(row.Acked)
 		}

@@ -9,10 +9,13 @@ package reports
 // a break labelled with the time skipped, so 200 ms of faults and a heal
 // 10 s later both stay readable. Ticks fall on round times (1, 2 or 5 ×
 // 10^k ns) at least ~90 px apart, labelled in one unit per stretch with
-// the decimals the step needs ("10.012s", "250ms").
+// the decimals the step needs ("10.012s", "250ms"). A stretch's width is
+// half by its time and half by how many marks it holds.
 
 import (
+	"html/template"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,6 +67,7 @@ func newTimeAxis(times []sim.Time, left, right float64) timeAxis {
 	}
 	sort.Slice(gaps, func(i, j int) bool { return gaps[i].at < gaps[j].at })
 	var segs []axisSeg
+	var counts []int // the times in each stretch
 	start := 0
 	for k := 0; k <= len(gaps); k++ {
 		end := len(ts)
@@ -71,6 +75,7 @@ func newTimeAxis(times []sim.Time, left, right float64) timeAxis {
 			end = gaps[k].at
 		}
 		segs = append(segs, axisSeg{T0: ts[start], T1: ts[end-1]})
+		counts = append(counts, end-start)
 		start = end
 	}
 	// Pad each stretch a little so no mark sits on its edge.
@@ -85,7 +90,10 @@ func newTimeAxis(times []sim.Time, left, right float64) timeAxis {
 	avail := right - left - breakWidth*float64(len(segs)-1) - minSegWidth*float64(len(segs))
 	x := left
 	for i := range segs {
-		w := minSegWidth + math.Max(avail, 0)*float64(segs[i].T1-segs[i].T0)/total
+		// NB: half the width by time, half by what happens: a busy 200 ms
+		// gets room beside a quiet 500 ms.
+		share := 0.5*float64(segs[i].T1-segs[i].T0)/total + 0.5*float64(counts[i])/float64(len(ts))
+		w := minSegWidth + math.Max(avail, 0)*share
 		segs[i].X0, segs[i].X1 = x, x+w
 		x += w + breakWidth
 	}
@@ -168,34 +176,40 @@ type timelineMark struct {
 	text  string
 }
 
-// timeline lays the trace's notable records out on one lane per broker,
-// plus a lane for the network, one for the other nodes and one for the
-// produces that failed or timed out.
+// markColors are the event marks' colours, by class.
+var markColors = map[string]string{"fault": "#cf222e", "heal": "#1a7f37", "leader": "#0969da", "follower": "#8c959f",
+	"isr": "#8250df", "truncate": "#bf8700", "failed": "#e36209"}
+
+// timelineLeft is where the lanes start (the labels sit left of it);
+// timelineWidth the picture's width.
+const timelineLeft, timelineWidth = 120.0, 1100.0
+
+// timeline draws the run: one lane per replica of each judged partition
+// (timeline_replicas.go), a lane for the KRaft quorum's leader, then the
+// trace's notable records on one lane per broker, a lane for the network,
+// one for the other nodes and one for the produces that failed or timed
+// out; faults are bands across the lanes they hit.
 func (d *htmlReport) timeline(r *harness.Result) {
 	if r.World == nil || len(r.World.Trace().Records()) == 0 {
 		d.NoTrace = true
 		return
 	}
 	recs := r.World.Trace().Records()
+	var lanes []string
 	lane := map[string]int{}
 	for i := 0; i < r.World.Nodes(); i++ {
 		name := r.World.Name(sim.NodeID(i))
-		if len(name) > 1 && name[0] == 'b' && strings.Trim(name[1:], "0123456789") == "" {
-			lane[name] = len(d.Lanes)
-			d.Lanes = append(d.Lanes, name)
+		if isBrokerName(name) {
+			lane[name] = len(lanes)
+			lanes = append(lanes, name)
 		}
 	}
-	network := len(d.Lanes)
+	network := len(lanes)
 	clients := network + 2
-	d.Lanes = append(d.Lanes, "network", "other")
+	lanes = append(lanes, "network", "other")
 	if len(d.FailedProduces) > 0 {
-		d.Lanes = append(d.Lanes, "produce failed")
+		lanes = append(lanes, "produce failed")
 	}
-	const laneH = 34
-	for i := range d.Lanes {
-		d.LaneY = append(d.LaneY, 52+float64(i)*laneH)
-	}
-	d.Height = 52 + float64(len(d.Lanes))*laneH
 	var marks []timelineMark
 	for _, rec := range recs {
 		class, ok := markKinds[rec.Kind]
@@ -232,15 +246,78 @@ func (d *htmlReport) timeline(r *harness.Result) {
 	for _, f := range d.FailedProduces {
 		marks = append(marks, timelineMark{f.at, clients, "failed", f.Outcome, f.Time + " " + f.Process + " produce " + f.Value + " to " + f.Partition + ": " + f.Outcome + " " + f.Error})
 	}
-	times := make([]sim.Time, len(marks))
-	for i, m := range marks {
-		times[i] = m.t
-	}
-	axis := newTimeAxis(times, d.Left, d.Width-20)
-	d.Ticks, d.Breaks = axis.ticks()
+	parts, omitted := replicaLanes(r)
+	quorum := quorumSpans(recs)
+	faults := faultBands(recs)
+	times := make([]sim.Time, 0, len(marks))
 	for _, m := range marks {
-		d.Marks = append(d.Marks, htmlMark{X: axis.x(m.t), Y: d.LaneY[m.lane], Class: m.class, Kind: m.kind, Text: m.text})
+		times = append(times, m.t)
 	}
+	for _, p := range parts {
+		times = append(times, p.times()...)
+	}
+	for _, q := range quorum {
+		times = append(times, q.t0)
+	}
+	for _, f := range faults {
+		times = append(times, f.t0, f.t1)
+	}
+	axis := newTimeAxis(times, timelineLeft, timelineWidth-20)
+	end := slices.Max(append(times, 0))
+	var dr drawing
+	dr.Width = timelineWidth
+	y := 44.0
+	brokerLanes := map[int32][][2]float64{} // broker -> the lanes (top, bottom) its faults cover
+	for _, p := range parts {
+		y = p.draw(&dr, axis, y, end, brokerLanes)
+	}
+	if len(quorum) > 0 {
+		d.HasQuorum = true
+		y = drawQuorum(&dr, axis, quorum, y, end)
+	}
+	const laneH = 30.0
+	laneY := make([]float64, len(lanes))
+	for i, l := range lanes {
+		laneY[i] = y + laneH/2
+		dr.add(shape{Kind: shapeText, X: 4, Y: laneY[i] + 4, Text: l})
+		dr.add(shape{Kind: shapeLine, X: timelineLeft, Y: laneY[i], X2: timelineWidth, Y2: laneY[i], Stroke: "#bbbbbb"})
+		if isBrokerName(l) {
+			id, _ := strconv.Atoi(l[1:])
+			brokerLanes[int32(id)] = append(brokerLanes[int32(id)], [2]float64{y, y + laneH})
+		}
+		y += laneH
+	}
+	bands := drawFaults(axis, faults, brokerLanes, 44, y)
+	for _, m := range marks {
+		dr.add(shape{Kind: shapeRect, X: axis.x(m.t) - 2, Y: laneY[m.lane] - 8, W: 4, H: 16, Fill: markColors[m.class], Class: "mark " + m.class, Title: m.text})
+	}
+	ticks, breaks := axis.ticks()
+	var top []shape
+	for _, tk := range ticks {
+		top = append(top, shape{Kind: shapeLine, X: tk.X, Y: 34, X2: tk.X, Y2: y, Stroke: "#e4e4e4"},
+			shape{Kind: shapeText, X: tk.X, Y: tk.Y, Text: tk.Text, Anchor: "middle"})
+	}
+	// NB: grid and bands first, so the lines and marks stay on top; the
+	// breaks last, so no line runs through time that is not drawn.
+	dr.Shapes = append(append(top, bands...), dr.Shapes...)
+	for _, b := range breaks {
+		dr.add(shape{Kind: shapeRect, X: b.X - 12, Y: 20, W: 24, H: y - 20, Fill: "#ffffff", Stroke: "#999999", Dash: true, Class: "break"})
+		dr.add(shape{Kind: shapeText, X: b.X, Y: b.Y, Text: b.Text, Anchor: "middle"})
+	}
+	dr.Height = legend(&dr, y+8)
+	d.timelineDrawing = &dr
+	if omitted > 0 {
+		d.TimelineNote = strconv.Itoa(omitted) + " more partitions are not drawn (the report draws those with lost or divergent records first)."
+	}
+	var b strings.Builder
+	if err := dr.svg(&b, "timeline"); err == nil {
+		d.Timeline = template.HTML(b.String()) // NB: drawing.svg escapes every text
+	}
+}
+
+// isBrokerName reports whether a node's name is a broker's (b0, b1, ...).
+func isBrokerName(name string) bool {
+	return len(name) > 1 && name[0] == 'b' && strings.Trim(name[1:], "0123456789") == ""
 }
 
 // htmlProduce is a produce that failed or whose outcome is unknown.

@@ -85,7 +85,7 @@ func (s *Script) topicLine(kv map[string]string, pos []string) (TopicSpec, error
 			t.Unmodelled[name] = kv[k]
 		default:
 			msg := fmt.Sprintf("topic %s: unknown key %q (allowed: %s, or a Kafka topic config, with or without %s: %s, ...)", t.Name, k, strings.Join(topicKeys, ", "), TopicConfigPrefix, strings.Join(config.TopicProperties(), ", "))
-			if near := nearest(name, append(append([]string{}, topicKeys...), catalog.Names(catalog.Topic, config.Newest.String())...)); near != "" {
+			if near := nearest(name, append(append([]string{}, topicKeys...), catalog.Names(catalog.Topic, newestCatalog())...)); near != "" {
 				msg += fmt.Sprintf("; did you mean %q?", near)
 			}
 			return t, fmt.Errorf("%s", msg)
@@ -168,4 +168,11 @@ func parseAssignment(v string, rf, brokers int) ([][]int32, error) {
 		out = append(out, rs)
 	}
 	return out, nil
+}
+
+// newestCatalog is the newest release the property catalog has tables for
+// (4.1: 4.2 and 4.3 have none yet, broker/config/release.go).
+func newestCatalog() string {
+	rs := catalog.Releases()
+	return rs[len(rs)-1]
 }

@@ -8,7 +8,9 @@ package serve
 //
 // What it judges, and what not: the group checker's double-owner (no
 // partition given to two members in one generation: the coordinator's
-// generations and the group leader's assignor) is judged. Commits and
+// generations and the group leader's assignor) is judged, with a static
+// member's new member id taking its partitions over in the same
+// generation judged a handover (group.instance.id, KIP-345). Commits and
 // deliveries are not recorded: a real client may seek and commit a lower
 // offset on purpose, which the brokers cannot tell from a lost commit
 // (commit-backwards, offset-rewind), and a fetched record is not a record
@@ -53,7 +55,13 @@ func (hs *historian) synced(req *kmsg.SyncGroupRequest, resp *kmsg.SyncGroupResp
 		// NB: the process is the member id, unique in its group, so that
 		// two members of one client (or of two clients with one
 		// client.id) are two owners.
-		hs.rec.Consumer(checkers.Consumer{Process: m, Group: g})
+		// A static member's (KIP-345) instance id makes its restart,
+		// a new member id in the same generation, a handover.
+		inst := ""
+		if req.InstanceID != nil {
+			inst = *req.InstanceID
+		}
+		hs.rec.Consumer(checkers.Consumer{Process: m, Group: g, GroupInstanceID: inst})
 	}
 	now2 := map[partKey]bool{}
 	for _, t := range a.Topics {

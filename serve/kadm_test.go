@@ -161,6 +161,9 @@ func TestKadmAdminAPIs(t *testing.T) {
 			cl.Close()
 
 			res := stopAndWait(t, s)
+			if mode == "zk" && res.Stats.SetAside < 6 {
+				t.Errorf("set aside %d operations after deleting t: want its 6 sends at least, counted apart from the acknowledged", res.Stats.SetAside)
+			}
 			for _, v := range res.Verdicts {
 				if v.Checker == checkers.NameAckedLoss {
 					if v.Result == checkers.ResultViolation {

@@ -432,7 +432,9 @@ func (c *Consumer) Poll(ctx *sim.Context) ([]ConsumerRecord, error) {
 		c.group.needRejoin = true
 	}
 	if err := c.fatal; err != nil {
-		c.fatal = nil
+		if !c.group.instanceFenced {
+			c.fatal = nil // NB: a fenced static member stays fenced: every Poll says so
+		}
 		return nil, err
 	}
 	if c.cfg.EnableAutoCommit && c.group.stable() && now >= c.autoNext {
@@ -488,7 +490,8 @@ func (c *Consumer) positions() []TopicPartitionOffset {
 }
 
 // Close commits the positions (with enable.auto.commit), leaves the group
-// and stops the consumer.
+// (a dynamic member: a static one only stops heartbeating, KIP-345) and
+// stops the consumer.
 func (c *Consumer) Close(ctx *sim.Context) {
 	if c.closed {
 		return

@@ -128,6 +128,9 @@ func (c *Consumer) commitDone(ctx *sim.Context, cc *commitCall, err error) {
 func (c *Consumer) sendCommit(ctx *sim.Context, cc *commitCall) {
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version, req.Group, req.Generation, req.MemberID = c.offsetCommitVersion(), c.cfg.GroupID, cc.generation, cc.member
+	if req.Version >= 7 && !c.manual {
+		req.InstanceID = c.instanceID()
+	}
 	for _, o := range cc.offsets {
 		if len(req.Topics) == 0 || req.Topics[len(req.Topics)-1].Topic != o.Topic {
 			req.Topics = append(req.Topics, kmsg.OffsetCommitRequestTopic{Topic: o.Topic})
@@ -158,6 +161,10 @@ func (c *Consumer) sendCommit(ctx *sim.Context, cc *commitCall) {
 			if cc.generation == c.group.generation && cc.generation >= 0 {
 				c.fenced(ctx, "OffsetCommit: "+kerrs.Error())
 			}
+			c.commitDone(ctx, cc, errors.Join(ErrCommitFailed, kerrs))
+		case kerrs == kerr.FencedInstanceID:
+			c.fencedInstance(ctx, "OffsetCommit")
+			c.fatal = kerrs
 			c.commitDone(ctx, cc, errors.Join(ErrCommitFailed, kerrs))
 		case kerrs == kerr.RebalanceInProgress:
 			c.group.needRejoin = true

@@ -12,8 +12,11 @@ package client
 //     (OnLost); forget the member id and generation and rejoin;
 //   - NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE: find the coordinator again;
 //   - COORDINATOR_LOAD_IN_PROGRESS: retry after retry.backoff.ms;
-//   - INVALID_SESSION_TIMEOUT, INCONSISTENT_GROUP_PROTOCOL, INVALID_GROUP_ID:
-//     fatal, returned by Poll.
+//   - INVALID_SESSION_TIMEOUT, INCONSISTENT_GROUP_PROTOCOL, INVALID_GROUP_ID,
+//     UNSUPPORTED_VERSION (a static member and a broker without JoinGroup
+//     v5, below 2.3): fatal, returned by Poll;
+//   - FENCED_INSTANCE_ID (a static member): fatal for good
+//     (consumer_static.go).
 
 import (
 	"cmp"
@@ -247,6 +250,9 @@ type groupState struct {
 	retryAt        sim.Time
 	nextHeartbeat  sim.Time
 	heartbeating   bool
+	// instanceFenced: FENCED_INSTANCE_ID was answered; the member is out
+	// of the group for good.
+	instanceFenced bool
 }
 
 func (g *groupState) stable() bool { return g.synced && !g.needRejoin && !g.joining }
@@ -309,7 +315,7 @@ func (c *Consumer) runGroup(ctx *sim.Context) {
 		}
 		g.pendingAssign = nil
 	}
-	if c.pollExpiry || !c.ensureCoordinator(ctx) {
+	if c.pollExpiry || g.instanceFenced || !c.ensureCoordinator(ctx) {
 		return
 	}
 	if g.needRejoin && !g.joining && now >= g.retryAt {
@@ -394,6 +400,7 @@ func (c *Consumer) join(ctx *sim.Context) {
 	g.pendingAssign, g.hasPendingAssign = nil, false // superseded by this rebalance
 	req := kmsg.NewPtrJoinGroupRequest()
 	req.Version, req.Group, req.MemberID, req.ProtocolType = 5, c.cfg.GroupID, g.memberID, assignor.ProtocolType
+	req.InstanceID = c.instanceID()
 	req.SessionTimeoutMillis = int32(c.cfg.SessionTimeout.Milliseconds())
 	req.RebalanceTimeoutMillis = int32(c.cfg.RebalanceTimeout.Milliseconds())
 	for _, a := range c.cfg.PartitionAssignmentStrategy {
@@ -434,6 +441,10 @@ func (c *Consumer) joined(ctx *sim.Context, r *kmsg.JoinGroupResponse) {
 		// lost, as onJoinPrepare's onPartitionsLost after a reset generation.
 		c.fenced(ctx, "JoinGroup: "+err.Error())
 		return
+	case kerr.FencedInstanceID:
+		c.fencedInstance(ctx, "JoinGroup")
+		c.fatal = err
+		return
 	case kerr.NotCoordinator, kerr.CoordinatorNotAvailable:
 		c.coordinatorLost(ctx, "JoinGroup: "+err.Error())
 		return
@@ -453,6 +464,7 @@ func (c *Consumer) joined(ctx *sim.Context, r *kmsg.JoinGroupResponse) {
 		sim.S("leader", boolString(g.leader == g.memberID)), sim.S("protocol", g.protocol))
 	sync := kmsg.NewPtrSyncGroupRequest()
 	sync.Version, sync.Group, sync.Generation, sync.MemberID = 3, c.cfg.GroupID, g.generation, g.memberID
+	sync.InstanceID = c.instanceID()
 	if g.leader == g.memberID {
 		sync.GroupAssignment = c.assign(r)
 	}
@@ -527,6 +539,10 @@ func (c *Consumer) synced(ctx *sim.Context, gen int32, r *kmsg.SyncGroupResponse
 	case kerr.UnknownMemberID, kerr.IllegalGeneration:
 		c.fenced(ctx, "SyncGroup: "+err.Error())
 		return
+	case kerr.FencedInstanceID:
+		c.fencedInstance(ctx, "SyncGroup")
+		c.fatal = err
+		return
 	case kerr.NotCoordinator, kerr.CoordinatorNotAvailable:
 		c.coordinatorLost(ctx, "SyncGroup: "+err.Error())
 		return
@@ -570,6 +586,7 @@ func (c *Consumer) heartbeat(ctx *sim.Context) {
 	g := &c.group
 	req := kmsg.NewPtrHeartbeatRequest()
 	req.Version, req.Group, req.Generation, req.MemberID = 3, c.cfg.GroupID, g.generation, g.memberID
+	req.InstanceID = c.instanceID()
 	g.heartbeating = true
 	g.nextHeartbeat = ctx.Now().Add(c.cfg.HeartbeatInterval)
 	gen := g.generation
@@ -592,6 +609,9 @@ func (c *Consumer) heartbeat(ctx *sim.Context) {
 			g.needRejoin = true
 		case kerr.UnknownMemberID, kerr.IllegalGeneration:
 			c.fenced(ctx, "Heartbeat: "+e.Error())
+		case kerr.FencedInstanceID:
+			c.fencedInstance(ctx, "Heartbeat")
+			c.fatal = e
 		case kerr.NotCoordinator, kerr.CoordinatorNotAvailable:
 			c.coordinatorLost(ctx, "Heartbeat: "+e.Error())
 		default:
@@ -600,10 +620,11 @@ func (c *Consumer) heartbeat(ctx *sim.Context) {
 	})
 }
 
-// leave sends LeaveGroup (fire and forget) and forgets the membership.
+// leave sends LeaveGroup (fire and forget; a dynamic member only) and
+// forgets the membership.
 func (c *Consumer) leave(ctx *sim.Context, why string) {
 	g := &c.group
-	if g.coordinator >= 0 && g.memberID != "" {
+	if g.coordinator >= 0 && g.memberID != "" && !c.cfg.Static() {
 		req := kmsg.NewPtrLeaveGroupRequest()
 		req.Version, req.Group = 3, c.cfg.GroupID
 		req.Members = []kmsg.LeaveGroupRequestMember{{MemberID: g.memberID}}

@@ -3,7 +3,14 @@ package config
 // This file holds the consumer's configuration (Kafka's ConsumerConfig).
 // Defaults are those of the 3.x Java consumer (session.timeout.ms=45000 after
 // KIP-735; partition.assignment.strategy=range,cooperative-sticky).
-// Simplified vs Kafka: no deserializers, interceptors, group.instance.id or
+// group.instance.id (KIP-345, 2.3+) makes the member static: JoinGroup v5+
+// with the instance id, no LeaveGroup on close, FENCED_INSTANCE_ID fatal.
+// Its value is checked as JoinGroupRequest.validateGroupInstanceId does (1
+// to 249 characters of [a-zA-Z0-9._-], not "." or ".."); a client is not held to the
+// brokers' release (accepted.go), so against brokers older than 2.3 the
+// member fails at its first JoinGroup with UNSUPPORTED_VERSION, as the
+// Java consumer does when ApiVersions offers no JoinGroup v5.
+// Simplified vs Kafka: no deserializers, interceptors or
 // the KIP-848 group protocol; assignors are the four built-in ones, named by
 // their protocol names or Kafka's class names. Two properties are not the
 // Java consumer's: offsets.storage is the old (pre-0.9) consumer's choice
@@ -34,6 +41,7 @@ import (
 // Names of the consumer properties other code refers to.
 const (
 	PropGroupID                     = "group.id"
+	PropGroupInstanceID             = "group.instance.id"
 	PropSessionTimeoutMs            = "session.timeout.ms"
 	PropHeartbeatIntervalMs         = "heartbeat.interval.ms"
 	PropMaxPollIntervalMs           = "max.poll.interval.ms"
@@ -158,6 +166,11 @@ type Consumer struct {
 	// GroupID is group.id. Default "" (Kafka's null: no group, manual
 	// assignment only, no auto-commit).
 	GroupID string
+	// GroupInstanceID is group.instance.id: a static member's identity
+	// across restarts (KIP-345). Default "" (Kafka's null: a dynamic
+	// member); 1 to 249 characters of [a-zA-Z0-9._-], not "." or "..",
+	// with a group.id.
+	GroupInstanceID string
 	// ClientID is client.id, recorded in histories. Default "".
 	ClientID string
 	// ClientRack is client.rack: fetch from a replica in this rack
@@ -250,6 +263,7 @@ func DefaultConsumer() Consumer {
 
 var consumerProps = newTable(
 	stringProp(PropGroupID, func(c *Consumer) *string { return &c.GroupID }),
+	stringProp(PropGroupInstanceID, func(c *Consumer) *string { return &c.GroupInstanceID }),
 	stringProp("client.id", func(c *Consumer) *string { return &c.ClientID }),
 	stringProp("client.rack", func(c *Consumer) *string { return &c.ClientRack }),
 	msProp(PropSessionTimeoutMs, func(c *Consumer) *sim.Duration { return &c.SessionTimeout }, 1, maxInt32),
@@ -307,12 +321,39 @@ func (c Consumer) Validate() error {
 			"heartbeats must come more often than the session times out",
 			"heartbeat.interval.ms < session.timeout.ms (Kafka recommends at most a third)")
 	}
+	if id := c.GroupInstanceID; id != "" {
+		if !legalInstanceID(id) {
+			return &Error{Kind: BadValue, Property: PropGroupInstanceID, Value: id, Reason: "not a legal group instance id",
+				Allowed: "1 to 249 characters of [a-zA-Z0-9._-], not . or .. (JoinGroupRequest.validateGroupInstanceId), or unset for a dynamic member"}
+		}
+		if c.GroupID == "" {
+			return conflict(PropGroupInstanceID, id, PropGroupID, `""`,
+				"a static member is a member of a group", "a group.id, or no group.instance.id")
+		}
+	}
 	if c.EnableAutoCommit && c.GroupID == "" {
 		return conflict(PropEnableAutoCommit, "true", PropGroupID, `""`,
 			"auto-commit needs a group to commit to", "a group.id, or enable.auto.commit=false")
 	}
 	return nil
 }
+
+// legalInstanceID reports whether id passes Kafka's
+// JoinGroupRequest.validateGroupInstanceId (Topic.validate's rules).
+func legalInstanceID(id string) bool {
+	if len(id) == 0 || len(id) > 249 || id == "." || id == ".." {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Static reports whether the consumer is a static member (KIP-345).
+func (c Consumer) Static() bool { return c.GroupInstanceID != "" }
 
 // Pairs renders every consumer property as sorted key=value lines.
 func (c Consumer) Pairs() []string { return consumerProps.pairs(&c) }

@@ -3,7 +3,7 @@ package config
 // This file holds metadata.version, KRaft's feature level (Kafka's
 // MetadataVersion enum, server-common): the KRaft levels from 3.3-IV0 (the
 // MINIMUM_BOOTSTRAP_VERSION: a new cluster cannot start below it) to
-// 4.1-IV1, each with the feature level Kafka writes in its
+// 4.3-IV0, each with the feature level Kafka writes in its
 // FeatureLevelRecord. A release bootstraps with its latest production level
 // (the releases table's MetadataVersion); metadata.version may name any
 // level from 3.3-IV0 up to that one (a cluster formatted with
@@ -38,7 +38,11 @@ type MetadataVersion struct {
 
 // metadataVersions are Kafka's KRaft levels from the minimum bootstrap
 // version on, oldest first (MetadataVersion.java; 4.1's from its 4.1.0
-// release).
+// release; 4.2-IV0 (28), 4.2-IV1 (29, no metadata changes) and 4.3-IV0
+// (30, metadata changes) as MetadataVersion.java on apache/kafka trunk
+// lists them and the 4.2 and 4.3 upgrade notes name their latest:
+// docs/getting-started/upgrade.md). A release's latest level is the one a
+// new cluster of it bootstraps with.
 var metadataVersions = []MetadataVersion{
 	{V3_3, 0, 4}, {V3_3, 1, 5}, {V3_3, 2, 6}, {V3_3, 3, 7},
 	{V3_4, 0, 8},
@@ -49,6 +53,8 @@ var metadataVersions = []MetadataVersion{
 	{V3_9, 0, 21},
 	{V4_0, 0, 22}, {V4_0, 1, 23}, {V4_0, 2, 24}, {V4_0, 3, 25},
 	{V4_1, 0, 26}, {V4_1, 1, 27},
+	{V4_2, 0, 28}, {V4_2, 1, 29},
+	{V4_3, 0, 30},
 }
 
 // Named levels other code compares with.

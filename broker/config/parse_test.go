@@ -475,3 +475,22 @@ func TestLevenshtein(t *testing.T) {
 		t.Error("maxInt32")
 	}
 }
+
+// TestGroupInstanceID: group.instance.id (KIP-345) is a modelled consumer
+// property, checked as Kafka's JoinGroupRequest.validateGroupInstanceId
+// checks it, and needs a group.
+func TestGroupInstanceID(t *testing.T) {
+	c, err := ParseConsumer(map[string]string{"group.id": "g", "group.instance.id": "host-1.a_b"})
+	if err != nil || !c.Static() || c.GroupInstanceID != "host-1.a_b" {
+		t.Fatalf("ParseConsumer: %+v %v", c.GroupInstanceID, err)
+	}
+	for _, bad := range []string{"a b", ".", "..", "é", strings.Repeat("a", 250)} {
+		_, err := ParseConsumer(map[string]string{"group.id": "g", "group.instance.id": bad})
+		if err == nil || !strings.Contains(err.Error(), "group.instance.id") || !strings.Contains(err.Error(), "[a-zA-Z0-9._-]") {
+			t.Errorf("group.instance.id=%q: %v, want an error naming the property and what is allowed", bad, err)
+		}
+	}
+	if _, err := ParseConsumer(map[string]string{"group.instance.id": "i1"}); err == nil || !strings.Contains(err.Error(), "group.id") {
+		t.Errorf("a static member without a group: %v, want a conflict naming group.id", err)
+	}
+}

@@ -162,7 +162,7 @@ type Mechanisms struct {
 	// (Kafka 4.2, apache/kafka PRs #20882 and #21176): the partition
 	// leader checks a transaction version 2 marker's epoch strictly (above
 	// the producer's, or equal with no transaction ongoing) instead of
-	// "not below". No row up to 4.1 has it.
+	// "not below". From 4.2.
 	StrictTV2MarkerEpoch bool
 	// RaftFetchHighWatermark is KIP-1166 (4.1, Fetch v18): a KRaft
 	// replica's Fetch carries the high watermark it knows, and the leader
@@ -254,6 +254,19 @@ var releases = []release{
 	{From: V4_1, Cite: "KIP-966: ELR on by default for new clusters; KIP-1166: a KRaft Fetch (v18) carries the replica's high watermark, answered at once when the leader's is higher", Apply: func(m *Mechanisms) {
 		m.ELRDefault, m.RaftFetchHighWatermark = true, true
 	}},
+	// Sources for 4.2 and 4.3: apache/kafka docs/getting-started/upgrade.md
+	// ("Notable changes in 4.2.0", "Notable changes in 4.3.0") and
+	// MetadataVersion.java. What a row lists as not modelled changes
+	// nothing here.
+	{From: V4_2, Cite: "KAFKA-19446 with KAFKA-19999 (PRs #20882, #21176): a transaction version 2 marker's epoch is checked strictly; metadata.version 4.2-IV1. " +
+		"Not modelled: KIP-932 share groups production-ready; KIP-1071 Streams rebalance protocol GA; KIP-853 controller.quorum.auto.join.enable (default false; quorums here are static); " +
+		"KIP-1161 stricter LIST-type config validation; num.replica.fetchers >= 1; no property tables for 4.2 in the catalog (properties of any release are accepted unchecked). " +
+		"The consumer's group.protocol default stays classic (KIP-848's consumer protocol is opt-in; apache/kafka#18121 leaves the switch to 5.0)", Apply: func(m *Mechanisms) {
+		m.StrictTV2MarkerEpoch = true
+	}},
+	{From: V4_3, Cite: "metadata.version 4.3-IV0 (has metadata changes). Not modelled: KAFKA-18928 dynamic configs of dynamic-quorum controllers; " +
+		"KIP-1196 group.coordinator.cached.buffer.max.bytes and share.coordinator.cached.buffer.max.bytes; KIP-1235 remote.log.metadata.topic.min.isr (2); " +
+		"KIP-1066 cordoned.log.dirs; no property tables for 4.3 in the catalog. Nothing kafkasim models changes from 4.2", Apply: func(m *Mechanisms) {}},
 }
 
 // Mechanisms returns what release v does at its default patch (the

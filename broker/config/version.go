@@ -7,7 +7,7 @@ package config
 // "3.9"); Kafka's internal sub-versions ("2.0-IV1") are not distinguished for
 // the inter-broker protocol (they are accepted, and ignored, only in
 // log.message.format.version, as the storage package does). The newest
-// ZooKeeper version is 3.9, the default. 4.0 and 4.1 run KRaft only: Kafka
+// ZooKeeper version is 3.9, the default. 4.0 to 4.3 run KRaft only: Kafka
 // 4.0 removed ZooKeeper and inter.broker.protocol.version (metadata.version
 // took its place); kafkasim still accepts the release here to select them.
 
@@ -54,18 +54,20 @@ const (
 	V3_9
 	V4_0
 	V4_1
+	V4_2
+	V4_3
 	// Latest is the newest release with ZooKeeper, the default of
 	// inter.broker.protocol.version.
 	Latest = V3_9
 	// Newest is the newest release the testbed knows.
-	Newest = V4_1
+	Newest = V4_3
 	// FirstKRaftOnly is the first release without ZooKeeper (KIP-500).
 	FirstKRaftOnly = V4_0
 )
 
 var versionNames = [...]string{"", "0.8.0", "0.8.1", "0.8.2", "0.9.0", "0.10.0", "0.10.1", "0.10.2", "0.11.0",
 	"1.0", "1.1", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8",
-	"3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9", "4.0", "4.1"}
+	"3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9", "4.0", "4.1", "4.2", "4.3"}
 
 // String returns the release as Kafka writes it: "0.10.2", "2.0", "3.9".
 func (v Version) String() string {

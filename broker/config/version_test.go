@@ -17,7 +17,7 @@ func TestTruncationForEveryVersion(t *testing.T) {
 		"2.0": KIP279, "2.1": KIP279, "2.2": KIP279, "2.3": KIP279, "2.4": KIP279, "2.5": KIP279,
 		"2.6": KIP279, "2.7": KIP279, "2.8": KIP279, "3.0": KIP279, "3.1": KIP279, "3.2": KIP279,
 		"3.3": KIP279, "3.4": KIP279, "3.5": KIP279, "3.6": KIP279, "3.7": KIP279, "3.8": KIP279, "3.9": KIP279,
-		"4.0": KIP279, "4.1": KIP279,
+		"4.0": KIP279, "4.1": KIP279, "4.2": KIP279, "4.3": KIP279,
 	}
 	if got := len(Versions()); got != len(want) {
 		t.Fatalf("Versions() has %d releases, the table %d", got, len(want))
@@ -55,7 +55,7 @@ func TestParseVersion(t *testing.T) {
 			t.Errorf("ParseVersion(%q) = %s, %v; want %s", tc.in, got, err, tc.want)
 		}
 	}
-	for _, in := range []string{"", "2.9", "4.2", "3", "0.10", "0.7.0", "2.0-IV1", "02.0", "2.0.1.1", "v2.0", "2.x", "1.0.0.0.0"} {
+	for _, in := range []string{"", "2.9", "4.4", "3", "0.10", "0.7.0", "2.0-IV1", "02.0", "2.0.1.1", "v2.0", "2.x", "1.0.0.0.0"} {
 		_, err := ParseVersion(in)
 		var e *Error
 		if !errors.As(err, &e) || e.Kind != BadValue || e.Property != PropInterBrokerProtocolVersion {

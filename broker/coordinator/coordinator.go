@@ -247,10 +247,10 @@ func (c *Coordinator) LoadBatches(now sim.Time, partition int32, batches []stora
 				g.leader = *v.Leader
 			}
 			for _, vm := range v.Members {
-				g.members[vm.MemberID] = &member{id: vm.MemberID, clientID: vm.ClientID,
+				g.addMember(&member{id: vm.MemberID, instanceID: instanceOf(vm.InstanceID), clientID: vm.ClientID,
 					sessionTimeout: sim.Ms(int64(vm.SessionTimeoutMillis)), rebalanceTimeout: sim.Ms(int64(vm.RebalanceTimeoutMillis)),
 					protocols:  []kmsg.JoinGroupRequestProtocol{{Name: g.protocol, Metadata: vm.Subscription}},
-					assignment: vm.Assignment, lastHeartbeat: now}
+					assignment: vm.Assignment, lastHeartbeat: now})
 			}
 		}
 		if len(g.members) > 0 {

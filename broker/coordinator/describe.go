@@ -12,8 +12,8 @@ package coordinator
 // case-insensitively (KIP-518).
 //
 // Versions: DescribeGroups v0-v5 (v3 authorized operations: every group
-// operation, as without an authorizer; v4 group.instance.id, always null:
-// no static members), ListGroups v0-v4.
+// operation, as without an authorizer; v4 group.instance.id, null for a
+// dynamic member), ListGroups v0-v4.
 // Simplifications: a member's client id is its group's id and its host
 // "/" + that (the coordinator does not see the request header; the same
 // values go to __consumer_offsets); state names are 2.0's
@@ -60,6 +60,10 @@ func (c *Coordinator) DescribeGroup(id string, includeOps bool) kmsg.DescribeGro
 		m := g.members[mid]
 		gm := kmsg.NewDescribeGroupsResponseGroupMember()
 		gm.MemberID, gm.ClientID, gm.ClientHost = mid, m.clientID, "/"+m.clientID
+		if m.instanceID != "" {
+			inst := m.instanceID
+			gm.InstanceID = &inst
+		}
 		if stable {
 			gm.ProtocolMetadata, gm.MemberAssignment = m.metadataFor(g.protocol), m.assignment
 		}

@@ -27,7 +27,10 @@
 // transaction's marker on the partition (CompleteTxn); LoadBatches rebuilds
 // them from the log (txn_offsets.go).
 //
-// Simplifications vs Kafka: no static membership (group.instance.id), no
+// Static membership (KIP-345: group.instance.id, FENCED_INSTANCE_ID, a
+// restart within the session timeout without a rebalance) is static.go.
+//
+// Simplifications vs Kafka: no
 // offset expiration or offsets.retention.minutes, no DeleteGroups/DescribeGroups/ListGroups, no KIP-848 protocol;
 // OffsetFetch is not validated against member and generation (the classic
 // protocol does not do it either). Member ids are "<client.id>-<n>" with a

@@ -6,14 +6,18 @@ package coordinator
 // offsets.
 //
 // Invariant: members awaiting a JoinGroup answer exist only in
-// PreparingRebalance; members awaiting a SyncGroup answer only in
-// CompletingRebalance; an Empty group has no members.
+// PreparingRebalance (and, for a static member replacing its old member id
+// in a Stable group, while that change is stored); members awaiting a
+// SyncGroup answer only in CompletingRebalance; an Empty group has no
+// members; static maps each group.instance.id to the member that has it,
+// and only to a member of the group (KIP-345).
 
 import (
 	"slices"
 	"strconv"
 
 	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -35,6 +39,7 @@ func (s State) String() string {
 
 type member struct {
 	id               string
+	instanceID       string // group.instance.id (KIP-345); "" for a dynamic member
 	clientID         string
 	sessionTimeout   sim.Duration
 	rebalanceTimeout sim.Duration
@@ -72,6 +77,7 @@ type group struct {
 	protocol     string // selected protocol; "" when none
 	leader       string // "" when none
 	members      map[string]*member
+	static       map[string]string   // group.instance.id -> member id (GroupMetadata.staticMembers)
 	pending      map[string]sim.Time // MEMBER_ID_REQUIRED ids, by expiry
 	joinDeadline sim.Time            // PreparingRebalance ends by then
 	initialDelay bool                // group.initial.rebalance.delay.ms in force
@@ -87,8 +93,56 @@ type group struct {
 }
 
 func newGroup(id string, partition int32) *group {
-	return &group{id: id, partition: partition, members: map[string]*member{}, pending: map[string]sim.Time{}, offsets: map[TopicPartition]Offset{},
+	return &group{id: id, partition: partition, members: map[string]*member{}, static: map[string]string{}, pending: map[string]sim.Time{}, offsets: map[TopicPartition]Offset{},
 		offsetAt: map[TopicPartition]int64{}, txnOffsets: map[int64]map[TopicPartition]*pendingOffset{}}
+}
+
+// addMember puts m in the group, and in the static map when it has a
+// group.instance.id.
+func (g *group) addMember(m *member) {
+	g.members[m.id] = m
+	if m.instanceID != "" {
+		g.static[m.instanceID] = m.id
+	}
+}
+
+// removeMember takes member id out of the group and out of the static
+// map (GroupMetadata.remove).
+func (g *group) removeMember(id string) {
+	if m := g.members[id]; m != nil && m.instanceID != "" && g.static[m.instanceID] == id {
+		delete(g.static, m.instanceID)
+	}
+	delete(g.members, id)
+}
+
+// validateMember is Kafka's validateCurrentMember: a request naming a
+// group.instance.id (instance != "") must come from the member that
+// instance id maps to (else FENCED_INSTANCE_ID: an older incarnation of
+// the instance, a zombie), or the instance is unknown (UNKNOWN_MEMBER_ID);
+// without one, the member id must be in the group.
+func (g *group) validateMember(memberID, instance string) *kerr.Error {
+	if instance != "" {
+		cur, ok := g.static[instance]
+		switch {
+		case !ok:
+			return kerr.UnknownMemberID
+		case cur != memberID:
+			return kerr.FencedInstanceID
+		}
+		return nil
+	}
+	if g.members[memberID] == nil {
+		return kerr.UnknownMemberID
+	}
+	return nil
+}
+
+// instanceOf returns a request's group.instance.id, "" when absent.
+func instanceOf(id *string) string {
+	if id == nil {
+		return ""
+	}
+	return *id
 }
 
 // memberIDs returns the member ids sorted, so map order never reaches a
@@ -216,6 +270,10 @@ func (g *group) metadataValue(now sim.Time, assignments map[string][]byte) *kmsg
 		m := g.members[id]
 		vm := kmsg.NewGroupMetadataValueMember()
 		vm.MemberID, vm.ClientID, vm.ClientHost = id, m.clientID, "/"+m.clientID
+		if m.instanceID != "" {
+			inst := m.instanceID
+			vm.InstanceID = &inst // v3+: a static member comes back with it after a fail-over
+		}
 		vm.RebalanceTimeoutMillis = int32(m.rebalanceTimeout.Milliseconds())
 		vm.SessionTimeoutMillis = int32(m.sessionTimeout.Milliseconds())
 		vm.Subscription = m.metadataFor(g.protocol)

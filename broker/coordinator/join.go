@@ -6,10 +6,14 @@ package coordinator
 //
 // Versions: JoinGroup v4+ behaviour (KIP-394): a member joining without an
 // id gets MEMBER_ID_REQUIRED with one and must join again with it; v0-v3
-// joins are admitted at once. LeaveGroup v0-v2 (one member) and v3+
-// (a list; a pending MEMBER_ID_REQUIRED id leaves without error).
-// Simplifications: no static members (KIP-345: the broker advertises
-// JoinGroup up to v4 only, so none can exist), no reason strings.
+// joins are admitted at once. v5+ carry group.instance.id (KIP-345 static
+// membership, static.go): a static member joining without an id is
+// admitted at once, or takes over its instance's member. v8's reason is
+// not kept; v9's SkipAssignment is static.go's. LeaveGroup v0-v2 (one
+// member) and v3+ (a list; a pending MEMBER_ID_REQUIRED id leaves without
+// error; a member named by group.instance.id alone is removed, as the
+// admin client's removeMembersFromConsumerGroup does).
+// Simplifications: no reason strings, no group.max.size.
 
 import (
 	"github.com/kafkasim/kafkasim/sim"
@@ -56,27 +60,44 @@ func (c *Coordinator) JoinGroup(now sim.Time, req *kmsg.JoinGroupRequest, reply 
 		reply(joinError(kerr.InconsistentGroupProtocol, req.MemberID))
 		return
 	}
+	instance := ""
+	if req.Version >= 5 {
+		instance = instanceOf(req.InstanceID)
+	}
 	if req.MemberID == "" {
 		id := c.newMemberID(req.Group+"-member", now)
+		if instance != "" {
+			c.staticJoin(now, g, id, instance, req, session, rebalance, reply)
+			return
+		}
 		if req.Version >= 4 {
 			g.pending[id] = now.Add(session)
 			c.env.Log("member-id-required", sim.S("group", g.id), sim.S("member", id))
 			reply(joinError(kerr.MemberIDRequired, id))
 			return
 		}
-		c.addMemberAndRebalance(now, g, id, req, session, rebalance, reply)
+		c.addMemberAndRebalance(now, g, id, "", req, session, rebalance, reply)
 		return
 	}
 	if _, ok := g.pending[req.MemberID]; ok {
+		if instance != "" {
+			// Kafka throws IllegalStateException: a pending id is only
+			// ever handed to a dynamic member.
+			reply(joinError(kerr.UnknownServerError, req.MemberID))
+			return
+		}
 		delete(g.pending, req.MemberID)
-		c.addMemberAndRebalance(now, g, req.MemberID, req, session, rebalance, reply)
+		c.addMemberAndRebalance(now, g, req.MemberID, "", req, session, rebalance, reply)
+		return
+	}
+	if err := g.validateMember(req.MemberID, instance); err != nil {
+		if err == kerr.FencedInstanceID {
+			c.logFenced(g, req.MemberID, instance, "JoinGroup")
+		}
+		reply(joinError(err, req.MemberID))
 		return
 	}
 	m := g.members[req.MemberID]
-	if m == nil {
-		reply(joinError(kerr.UnknownMemberID, req.MemberID))
-		return
-	}
 	switch g.state {
 	case PreparingRebalance:
 		c.updateMemberAndRebalance(now, g, m, req, reply)
@@ -105,17 +126,21 @@ func sameProtocols(a, b []kmsg.JoinGroupRequestProtocol) bool {
 	return true
 }
 
-func (c *Coordinator) addMemberAndRebalance(now sim.Time, g *group, id string, req *kmsg.JoinGroupRequest, session, rebalance sim.Duration, reply func(*kmsg.JoinGroupResponse)) {
-	m := &member{id: id, clientID: req.Group, sessionTimeout: session, rebalanceTimeout: rebalance,
+func (c *Coordinator) addMemberAndRebalance(now sim.Time, g *group, id, instance string, req *kmsg.JoinGroupRequest, session, rebalance sim.Duration, reply func(*kmsg.JoinGroupResponse)) {
+	m := &member{id: id, instanceID: instance, clientID: req.Group, sessionTimeout: session, rebalanceTimeout: rebalance,
 		protocols: req.Protocols, lastHeartbeat: now, joinReply: reply}
 	if len(g.members) == 0 {
 		g.protocolType = req.ProtocolType
 	}
-	g.members[id] = m
+	g.addMember(m)
 	if g.leader == "" {
 		g.leader = id
 	}
-	c.env.Log("member-joined", sim.S("group", g.id), sim.S("member", id))
+	if instance != "" {
+		c.env.Log("member-joined", sim.S("group", g.id), sim.S("member", id), sim.S("instance", instance))
+	} else {
+		c.env.Log("member-joined", sim.S("group", g.id), sim.S("member", id))
+	}
 	if g.state == PreparingRebalance && g.initialDelay {
 		// InitialDelayedJoin: every new member extends the wait.
 		g.joinDeadline = min(now.Add(c.cfg.InitialRebalanceDelay), g.delayLimit)
@@ -179,21 +204,41 @@ func (c *Coordinator) propagateSyncError(g *group, err *kerr.Error) {
 	}
 }
 
-// completeJoin ends the join phase: members that did not rejoin are
-// removed, the generation increments, and every member gets its JoinGroup
-// answer (the leader with all members' subscriptions).
+// completeJoin ends the join phase: dynamic members that did not rejoin
+// are removed (static ones stay until their session expires: KIP-345), the
+// leader becomes a member that rejoined, the generation increments, and
+// every member that rejoined gets its JoinGroup answer (the leader with
+// all members' subscriptions). If members remain and none rejoined (all
+// static), the join phase waits another rebalance timeout
+// (GroupCoordinator.onCompleteJoin's maybeElectNewJoinedLeader).
 func (c *Coordinator) completeJoin(now sim.Time, g *group) {
 	for _, id := range g.memberIDs() {
-		if m := g.members[id]; !m.awaitingJoin() {
+		if m := g.members[id]; !m.awaitingJoin() && m.instanceID == "" {
 			c.env.Log("member-removed", sim.S("group", g.id), sim.S("member", id), sim.S("reason", "did not rejoin"))
-			delete(g.members, id)
+			g.removeMember(id)
 		}
 	}
 	g.pending = map[string]sim.Time{}
-	if _, ok := g.members[g.leader]; !ok {
-		g.leader = ""
-		if ids := g.memberIDs(); len(ids) > 0 {
-			g.leader = ids[0]
+	if m, ok := g.members[g.leader]; !ok || !m.awaitingJoin() {
+		joined := ""
+		for _, id := range g.memberIDs() {
+			if g.members[id].awaitingJoin() {
+				joined = id
+				break
+			}
+		}
+		switch {
+		case joined != "":
+			g.leader = joined
+		case len(g.members) > 0:
+			if !ok {
+				g.leader = g.memberIDs()[0]
+			}
+			g.joinDeadline = now.Add(g.rebalanceTimeout())
+			c.env.Log("group-join-no-member-rejoined", sim.S("group", g.describe()))
+			return
+		default:
+			g.leader = ""
 		}
 	}
 	g.generation++
@@ -209,6 +254,9 @@ func (c *Coordinator) completeJoin(now sim.Time, g *group) {
 	for _, id := range g.memberIDs() {
 		m := g.members[id]
 		reply := m.joinReply
+		if reply == nil {
+			continue // a static member that did not rejoin
+		}
 		m.joinReply, m.lastHeartbeat = nil, now
 		reply(c.joinResponse(g, m))
 	}
@@ -221,7 +269,7 @@ func (c *Coordinator) joinResponse(g *group, m *member) *kmsg.JoinGroupResponse 
 	r.Protocol, r.ProtocolType = &p, &pt
 	if m.id == g.leader {
 		for _, id := range g.memberIDs() {
-			r.Members = append(r.Members, kmsg.JoinGroupResponseMember{MemberID: id, ProtocolMetadata: g.members[id].metadataFor(g.protocol)})
+			r.Members = append(r.Members, g.joinMember(id))
 		}
 	}
 	return r
@@ -240,7 +288,7 @@ func (c *Coordinator) removeMember(now sim.Time, g *group, id string) {
 	if m.syncReply != nil {
 		m.syncReply(&kmsg.SyncGroupResponse{ErrorCode: kerr.UnknownMemberID.Code})
 	}
-	delete(g.members, id)
+	g.removeMember(id)
 	if g.leader == id {
 		g.leader = ""
 		if ids := g.memberIDs(); len(ids) > 0 {
@@ -269,26 +317,41 @@ func (c *Coordinator) LeaveGroup(now sim.Time, req *kmsg.LeaveGroupRequest) *kms
 		members = req.Members
 	}
 	g := c.groups[req.Group]
+	if g != nil && g.state == Dead {
+		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		return resp
+	}
 	for _, lm := range members {
-		id := lm.MemberID
+		id, instance := lm.MemberID, instanceOf(lm.InstanceID)
 		code := int16(0)
 		pending := false
 		if g != nil {
 			_, pending = g.pending[id]
 		}
 		switch {
-		case g == nil || g.state == Dead:
+		case g == nil:
 			code = kerr.UnknownMemberID.Code
+		case id == "" && instance != "":
+			// Removal by group.instance.id alone (KIP-345's admin path).
+			if cur, ok := g.static[instance]; ok {
+				c.env.Log("member-left", sim.S("group", g.id), sim.S("member", cur), sim.S("instance", instance))
+				c.removeMember(now, g, cur)
+			} else {
+				code = kerr.UnknownMemberID.Code
+			}
 		case pending:
 			// A MEMBER_ID_REQUIRED id never used to join (KIP-394):
 			// forgotten, as removePendingMemberAndUpdateGroup does.
 			delete(g.pending, id)
 			c.env.Log("member-left", sim.S("group", g.id), sim.S("member", id))
-		case g.members[id] == nil:
-			// NB: a group.instance.id (v3+) names no member either: the
-			// coordinator has no static members (JoinGroup stops at v4).
-			code = kerr.UnknownMemberID.Code
 		default:
+			if err := g.validateMember(id, instance); err != nil {
+				if err == kerr.FencedInstanceID {
+					c.logFenced(g, id, instance, "LeaveGroup")
+				}
+				code = err.Code
+				break
+			}
 			c.env.Log("member-left", sim.S("group", g.id), sim.S("member", id))
 			c.removeMember(now, g, id)
 		}

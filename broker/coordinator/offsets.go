@@ -9,8 +9,9 @@ package coordinator
 //
 // Versions: OffsetCommit v1-v8 (v6+ carries the leader epoch, KIP-320;
 // the commit timestamp of v1 and the retention time of v2-v4 are ignored:
-// offsets never expire here; v7+'s group.instance.id is not checked, as
-// no group has static members); OffsetFetch v1-v7 (one group; Topics nil
+// offsets never expire here; v7+'s group.instance.id is checked as
+// Kafka's validateCurrentMember does: FENCED_INSTANCE_ID for a zombie of
+// a static member, KIP-345); OffsetFetch v1-v7 (one group; Topics nil
 // asks for every partition; v8's group batch is the host's,
 // group_coordinator.go). v0 of both is ZooKeeper's (server/offsets_zk.go).
 // OffsetFetch v7's RequireStable (KIP-447) answers UNSTABLE_OFFSET_COMMIT
@@ -58,6 +59,12 @@ func (c *Coordinator) OffsetCommit(now sim.Time, req *kmsg.OffsetCommitRequest, 
 	// NB: mutant.CommitSkipsGeneration does not fence a stale member: its
 	// commit is stored whatever its member id and generation.
 	unfenced := c.cfg.Mutants.On(mutant.CommitSkipsGeneration)
+	if instance := instanceOf(req.InstanceID); req.Version >= 7 && instance != "" && g.state != Dead && !unfenced {
+		if err := c.checkMember(g, true, req.MemberID, req.InstanceID, "OffsetCommit"); err != nil {
+			reply(answer(err))
+			return
+		}
+	}
 	switch m := g.members[req.MemberID]; {
 	case g.state == Dead:
 		reply(answer(kerr.CoordinatorNotAvailable))

@@ -9,10 +9,9 @@ package coordinator
 // Versions: SyncGroup v0-v5 (v5, KIP-559: a protocol_type or
 // protocol_name that is not the group's is INCONSISTENT_GROUP_PROTOCOL,
 // and a successful answer names the group's) and Heartbeat v0-v4. A
-// group.instance.id (SyncGroup v3+, Heartbeat v3+) is not checked: no
-// group has static members (JoinGroup stops at v4), and for a dynamic
-// member Kafka's isStaticMemberFenced is false, leaving the member-id
-// checks.
+// group.instance.id (SyncGroup v3+, Heartbeat v3+) is checked as Kafka's
+// validateCurrentMember does (group.validateMember): another member id
+// for the instance is FENCED_INSTANCE_ID (KIP-345).
 
 import (
 	"github.com/kafkasim/kafkasim/broker/storage"
@@ -37,9 +36,12 @@ func (c *Coordinator) SyncGroup(now sim.Time, req *kmsg.SyncGroupRequest, reply 
 	case g.state == Dead:
 		fail(kerr.CoordinatorNotAvailable)
 		return
-	case g.members[req.MemberID] == nil:
-		fail(kerr.UnknownMemberID)
+	}
+	if err := c.checkMember(g, req.Version >= 3, req.MemberID, req.InstanceID, "SyncGroup"); err != nil {
+		fail(err)
 		return
+	}
+	switch {
 	case req.Generation != g.generation:
 		fail(kerr.IllegalGeneration)
 		return
@@ -111,9 +113,11 @@ func (c *Coordinator) Heartbeat(now sim.Time, req *kmsg.HeartbeatRequest) *kmsg.
 		return code(kerr.UnknownMemberID)
 	case g.state == Dead:
 		return code(kerr.CoordinatorNotAvailable)
-	case g.members[req.MemberID] == nil:
-		return code(kerr.UnknownMemberID)
-	case req.Generation != g.generation:
+	}
+	if err := c.checkMember(g, req.Version >= 3, req.MemberID, req.InstanceID, "Heartbeat"); err != nil {
+		return code(err)
+	}
+	if req.Generation != g.generation {
 		return code(kerr.IllegalGeneration)
 	}
 	m := g.members[req.MemberID]
@@ -126,6 +130,20 @@ func (c *Coordinator) Heartbeat(now sim.Time, req *kmsg.HeartbeatRequest) *kmsg.
 	}
 	m.lastHeartbeat = now
 	return resp
+}
+
+// checkMember is group.validateMember for a request that carries a
+// group.instance.id from some version on (hasInstance), tracing a fence.
+func (c *Coordinator) checkMember(g *group, hasInstance bool, memberID string, instanceID *string, api string) *kerr.Error {
+	instance := ""
+	if hasInstance {
+		instance = instanceOf(instanceID)
+	}
+	err := g.validateMember(memberID, instance)
+	if err == kerr.FencedInstanceID {
+		c.logFenced(g, memberID, instance, api)
+	}
+	return err
 }
 
 // store appends the group's metadata (with these assignments) to its

@@ -20,9 +20,8 @@ package coordinator
 // (a Dead group), UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION; append errors
 // mapped as OffsetCommit's, the log's refusal of the producer
 // (INVALID_PRODUCER_EPOCH, ...) passed through.
-// Simplifications: no static membership here, so FENCED_INSTANCE_ID is
-// never answered (Kafka answers it only when the instance id is held by
-// another member); v4-v5 (KIP-890 part 2's verification by the group
+// A group instance id held by another member is FENCED_INSTANCE_ID
+// (KIP-345, static.go). Simplifications: v4-v5 (KIP-890 part 2's verification by the group
 // coordinator) are not served; no offset expiration.
 
 import (
@@ -99,6 +98,12 @@ func (c *Coordinator) TxnOffsetCommit(now sim.Time, req *kmsg.TxnOffsetCommitReq
 		reply(answer(kerr.CoordinatorNotAvailable))
 		return
 	case req.Generation >= 0 || req.MemberID != "" || req.InstanceID != nil:
+		if req.InstanceID != nil && *req.InstanceID != "" {
+			if err := c.checkMember(g, true, req.MemberID, req.InstanceID, "TxnOffsetCommit"); err != nil {
+				reply(answer(err))
+				return
+			}
+		}
 		if req.MemberID != "" && g.members[req.MemberID] == nil {
 			reply(answer(kerr.UnknownMemberID))
 			return

@@ -26,12 +26,11 @@ package server
 //   - Fetch 4-12: v0-v3 need down-conversion to magic 0/1; v13+ use topic
 //     ids. Fetch sessions (v7+, KIP-227) are never created (fetch.go).
 //   - ListOffsets 0-6: v7 MAX_TIMESTAMP (-3), v8+ tiered-storage timestamps.
-//   - JoinGroup 0-4: v5+ carry group.instance.id (KIP-345 static
-//     membership), which the coordinator does not model. A 2.2 broker is
-//     what such a client then sees: it must not set group.instance.id.
-//     Heartbeat, SyncGroup, LeaveGroup and OffsetCommit keep their newer
-//     versions: with no static member in any group (JoinGroup cannot make
-//     one) Kafka's checks of an instance id reduce to the member-id checks.
+//   - JoinGroup 0-9 with group.instance.id from v5 (KIP-345 static
+//     membership, coordinator/static.go; v8's reason is not kept, v9's
+//     SkipAssignment is honoured). Heartbeat, SyncGroup, LeaveGroup,
+//     OffsetCommit and TxnOffsetCommit check the instance id
+//     (FENCED_INSTANCE_ID).
 //   - OffsetCommit 0-8, OffsetFetch 0-8: v9+ is KIP-848's member epoch;
 //     v0 is ZooKeeper-stored (offsets_zk.go), so KRaft mode starts at v1 as
 //     Kafka 3.x's KRaft broker refuses v0.
@@ -103,7 +102,7 @@ var handlerVersions = map[int16]handlerRange{
 	8:  {min: 0, max: 8, kraftMin: 1}, // OffsetCommit
 	9:  {min: 0, max: 8, kraftMin: 1}, // OffsetFetch
 	10: {min: 0, max: 5},              // FindCoordinator
-	11: {min: 0, max: 4},              // JoinGroup
+	11: {min: 0, max: 9},              // JoinGroup
 	12: {min: 0, max: 4},              // Heartbeat
 	13: {min: 0, max: 5},              // LeaveGroup
 	14: {min: 0, max: 5},              // SyncGroup
@@ -161,7 +160,7 @@ var releaseMax = func() map[config.Version]map[int16]int16 {
 		config.V3_2: kversion.V3_2_0, config.V3_3: kversion.V3_3_0, config.V3_4: kversion.V3_4_0,
 		config.V3_5: kversion.V3_5_0, config.V3_6: kversion.V3_6_0, config.V3_7: kversion.V3_7_0,
 		config.V3_8: kversion.V3_8_0, config.V3_9: kversion.V3_9_0, config.V4_0: kversion.V4_0_0,
-		config.V4_1: kversion.V4_1_0,
+		config.V4_1: kversion.V4_1_0, config.V4_2: kversion.V4_2_0, config.V4_3: kversion.V4_3_0,
 	}
 	out := map[config.Version]map[int16]int16{}
 	for v, f := range fns {

@@ -67,20 +67,25 @@ func TestSupportedAPIsPerRelease(t *testing.T) {
 		{config.V0_10_2, false, []want{{22, -1, -1}, {0, -1, -1}, {1, -1, -1}, {3, 0, 2}, {18, 0, 0}, {4, 0, 0}}},
 		// 2.0: Fetch up to v8 (no v11, KIP-392 is 2.4), Metadata v6.
 		{config.V2_0, false, []want{{1, 4, 8}, {3, 0, 6}, {0, 3, 6}, {18, 0, 2}, {22, 0, 1}, {19, 0, 3}, {32, 0, 2}}},
-		// 2.2 JoinGroup v4 (KIP-394) equals the cap.
+		// 2.2 JoinGroup v4 (KIP-394): no static membership yet; 2.3 has
+		// JoinGroup v5 with group.instance.id (KIP-345).
 		{config.V2_2, false, []want{{11, 0, 4}, {36, -1, -1}}},
+		{config.V2_3, false, []want{{11, 0, 5}}},
 		// 3.9 ZooKeeper: the caps, and the inter-broker APIs.
 		{config.V3_9, false, []want{{0, 3, 9}, {1, 4, 12}, {2, 0, 6}, {3, 0, 12}, {4, 0, 1}, {5, 0, 2}, {6, 0, 4},
-			{8, 0, 8}, {9, 0, 8}, {10, 0, 5}, {11, 0, 4}, {12, 0, 4}, {13, 0, 5}, {14, 0, 5}, {18, 0, 4}, {19, 0, 7},
+			{8, 0, 8}, {9, 0, 8}, {10, 0, 5}, {11, 0, 9}, {12, 0, 4}, {13, 0, 5}, {14, 0, 5}, {18, 0, 4}, {19, 0, 7},
 			{22, 0, 5}, {23, 0, 4}, {24, 0, 4}, {25, 0, 3}, {26, 0, 4}, {27, 0, 1}, {28, 0, 3}, {32, 0, 4}, {15, 0, 5}, {16, 0, 4}}},
 		// 3.9 KRaft: no LeaderAndIsr/StopReplica/UpdateMetadata, no v0
 		// offsets (they lived in ZooKeeper).
 		{config.V3_9, true, []want{{4, -1, -1}, {5, -1, -1}, {6, -1, -1}, {8, 1, 8}, {9, 1, 8}}},
 		// 4.0: KIP-896 minimums, Metadata v13.
-		{config.V4_0, true, []want{{1, 4, 12}, {2, 1, 6}, {3, 0, 13}, {8, 2, 8}, {9, 1, 8}, {11, 2, 4}, {19, 2, 7}, {23, 2, 4}, {32, 1, 4}, {26, 0, 4}}},
+		{config.V4_0, true, []want{{1, 4, 12}, {2, 1, 6}, {3, 0, 13}, {8, 2, 8}, {9, 1, 8}, {11, 2, 9}, {19, 2, 7}, {23, 2, 4}, {32, 1, 4}, {26, 0, 4}}},
 		// 4.1 put JoinGroup v0-v1 back (KAFKA-19444); ListTransactions v2
 		// (KIP-1152's Java regex filter) is capped at v1.
-		{config.V4_1, true, []want{{11, 0, 4}, {66, 0, 1}}},
+		{config.V4_1, true, []want{{11, 0, 9}, {66, 0, 1}}},
+		// 4.2 and 4.3 (kversion's tables): the same caps.
+		{config.V4_2, true, []want{{11, 0, 9}, {12, 0, 4}, {3, 0, 13}, {8, 2, 8}}},
+		{config.V4_3, true, []want{{11, 0, 9}, {14, 0, 5}, {1, 4, 12}}},
 		// The admin APIs, as each release brought them.
 		{config.V0_10_2, false, []want{{20, 0, 0}, {21, -1, -1}, {33, -1, -1}}},
 		{config.V1_0, false, []want{{20, 0, 1}, {21, 0, 0}, {33, 0, 0}, {35, 0, 0}, {37, 0, 0}, {42, -1, -1}}},

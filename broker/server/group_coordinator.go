@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
@@ -110,6 +111,16 @@ func (b *Broker) serveGroup(from sim.NodeID, req *wire.Request) bool {
 	case *kmsg.FindCoordinatorRequest:
 		b.respond(from, req, b.findCoordinator(body))
 	case *kmsg.JoinGroupRequest:
+		if body.InstanceID != nil && b.cfg.release() < config.V2_3 {
+			// NB: a static member (KIP-345) needs JoinGroup v5, which a
+			// broker before 2.3 does not have; the simulated clients skip
+			// ApiVersions, so the broker answers what the Java client
+			// concludes from it (UnsupportedVersionException).
+			r := kmsg.NewPtrJoinGroupResponse()
+			r.ErrorCode, r.Generation, r.MemberID = kerr.UnsupportedVersion.Code, -1, body.MemberID
+			b.respond(from, req, r)
+			return true
+		}
 		c.JoinGroup(now, body, func(r *kmsg.JoinGroupResponse) { b.respond(from, req, r) })
 	case *kmsg.SyncGroupRequest:
 		c.SyncGroup(now, body, func(r *kmsg.SyncGroupResponse) { b.respond(from, req, r) })

@@ -209,7 +209,7 @@ them is refused (choose releases with -versions), a -config file's is
 reported as overridden.
 
 Labels: X.Y (ZooKeeper below 4.0), 3.9-zk, 3.9-kraft (process.roles=broker,
-dedicated controllers), 4.0, 4.1 (KRaft), and patch releases such as
+dedicated controllers), 4.0, 4.1, 4.2, 4.3 (KRaft), and patch releases such as
 4.0.0 (KAFKA-19522, KAFKA-19367), 4.0.1 or 3.9.0-kraft; 4.0 alone is
 4.0.1, the newest 4.0 patch modelled. A cell that cannot run on its release
 (a 'controller manual' script on KRaft) is n/a with why. Without -scenario:

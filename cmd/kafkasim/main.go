@@ -16,6 +16,8 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+
+	"github.com/kafkasim/kafkasim/scenarios/harness"
 )
 
 // command is one subcommand.
@@ -65,6 +67,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	err := cmd.run(args[1:], stdout, stderr)
+	if why := takeMemoryStop(); why != "" && !errors.As(err, new(usageError)) {
+		// resources.go: the runs passed -max-memory and were stopped.
+		err = exitError{harness.ExitRunFailed, why + "; the runs were stopped there"}
+	}
 	var ue usageError
 	var ee exitError
 	var hr helpRequest

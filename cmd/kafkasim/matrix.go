@@ -122,7 +122,7 @@ func runMatrix(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&variants, "variant", "the variant a scenario's row runs: SCENARIO=V, or V for every scenario that has a variant V (repeatable, or a comma list; default: each scenario's first)")
 	set := setFlags{}
 	fs.Var(set, "set", "override a property in every run, key=value (repeatable; over the -config files; the release's own keys are the columns': -versions)")
-	versions := fs.String("versions", strings.Join(matrix.DefaultVersions, ","), "comma-separated Kafka release labels (X.Y, 3.9-zk, 3.9-kraft, 4.0, 4.1, a patch such as 4.0.0)")
+	versions := fs.String("versions", strings.Join(matrix.DefaultVersions, ","), "comma-separated Kafka release labels (X.Y, 3.9-zk, 3.9-kraft, 4.0 ... 4.3, a patch such as 4.0.0)")
 	seeds := fs.Int("seeds", 5, "seeds per cell (1..N)")
 	strict := fs.Bool("strict", false, "exit 1 when a run shows a violation Kafka's contract permits, too")
 	cf := addConfigFlags(fs)

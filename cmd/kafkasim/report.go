@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/kafkasim/kafkasim/reports"
 	"github.com/kafkasim/kafkasim/scenarios"
@@ -24,8 +25,9 @@ func reportName(r *harness.Result) string {
 	return fmt.Sprintf("%s-%s-seed%d.html", r.Scenario, r.Variant, r.Seed)
 }
 
-// writeRunReport writes DIR/<scenario>-<variant>-seed<N>.html.
-func writeRunReport(dir string, r *harness.Result, stderr io.Writer) error {
+// writeRunReport writes DIR/<scenario>-<variant>-seed<N>.html and, with
+// pictures (run and replay), its timeline as -timeline.svg and .png.
+func writeRunReport(dir string, r *harness.Result, stderr io.Writer, pictures bool) error {
 	path := filepath.Join(dir, filepath.FromSlash(reportName(r)))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return usagef("-report %s: %v", dir, err)
@@ -34,6 +36,16 @@ func writeRunReport(dir string, r *harness.Result, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "wrote the run report %s\n", path)
+	// The report's timeline as pictures of their own, to cite or embed.
+	base := strings.TrimSuffix(path, ".html")
+	for _, format := range []string{"svg", "png"} {
+		if !pictures || r.World == nil {
+			break // a run that kept no trace has no timeline
+		}
+		if err := reports.WriteFileAtomic(base+"-timeline."+format, func(w io.Writer) error { return reports.WriteTimeline(w, r, format) }); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -53,7 +65,7 @@ func writeSuiteReports(dir string, scripts []*scenarios.Script, cases []*suite.C
 			if err != nil {
 				return err
 			}
-			if err := writeRunReport(dir, res, stderr); err != nil {
+			if err := writeRunReport(dir, res, stderr, false); err != nil {
 				return err
 			}
 		}

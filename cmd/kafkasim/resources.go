@@ -108,6 +108,19 @@ func thousands(n int) string {
 	return s
 }
 
+// memoryStop is why the last watch stopped the runs ("" if it did not);
+// written by the watch's goroutine, read once it has ended (stop waits
+// for it).
+var memoryStop string
+
+// takeMemoryStop returns and clears memoryStop: the command line exits 4
+// with it (main.go).
+func takeMemoryStop() string {
+	why := memoryStop
+	memoryStop = ""
+	return why
+}
+
 // watchMemory sets the collector's soft limit at the bound (unless
 // GOMEMLIMIT is set) and, until the returned stop is called, reads the
 // process's memory; past the bound it stops every run (harness.StopAll)
@@ -133,14 +146,8 @@ func watchMemory(mp memoryPlan, stderr io.Writer) (stop func()) {
 				return
 			case <-tick.C:
 			}
-			m := processMemory()
-			line := ""
-			switch {
-			case m.live > mp.bound/4*3:
-				line = fmt.Sprintf("%s live after the last collection, past three quarters of -max-memory %s", formatMiB(m.live), formatMiB(mp.bound))
-			case m.held > mp.bound:
-				line = fmt.Sprintf("%s held, past -max-memory %s", formatMiB(m.held), formatMiB(mp.bound))
-			default:
+			line := processMemory().past(mp.bound)
+			if line == "" {
 				continue
 			}
 			est := ""
@@ -149,6 +156,7 @@ func watchMemory(mp memoryPlan, stderr io.Writer) (stop func()) {
 			}
 			why := "stopped at -max-memory: " + line + " (" + est + "docs/commands.md, \"Memory\")"
 			harness.StopAll(why)
+			memoryStop = why
 			fmt.Fprintf(stderr, "kafkasim: memory: %s: stopping every run\n", line)
 			return
 		}

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/kafkasim/kafkasim/scenarios"
@@ -42,10 +41,12 @@ func TestMaxMemoryRefusesAnOversizedPlan(t *testing.T) {
 // TestMemoryStopFailsTheRuns: once the watch finds the process past its
 // bound, every run stops, failed (exit 4) with the reason, never judged.
 func TestMemoryStopFailsTheRuns(t *testing.T) {
-	stderr := &lockedBuilder{}
+	var b strings.Builder
+	stderr := &lockedWriter{w: &b} // the watch's goroutine writes it
+	said := func() string { stderr.mu.Lock(); defer stderr.mu.Unlock(); return b.String() }
 	stop := watchMemory(memoryPlan{bound: 1}, stderr) // anything is past 1 byte
 	defer stop()
-	for i := 0; i < 100 && !strings.Contains(stderr.String(), "stopping"); i++ {
+	for i := 0; i < 100 && !strings.Contains(said(), "stopping"); i++ {
 		s, _ := scenarios.Load("acks1-leader-crash")
 		harness.Run(s, "acks1", harness.Options{Seed: 1}) // gives the watch its time
 	}
@@ -58,7 +59,7 @@ func TestMemoryStopFailsTheRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(res.Failed, "stopped at -max-memory") || res.Exit() != harness.ExitRunFailed {
-		t.Errorf("a run after the stop: failed %q, exit %d; want it stopped at -max-memory, exit 4 (stderr %q)", res.Failed, res.Exit(), stderr.String())
+		t.Errorf("a run after the stop: failed %q, exit %d; want it stopped at -max-memory, exit 4 (stderr %q)", res.Failed, res.Exit(), said())
 	}
 }
 
@@ -70,21 +71,15 @@ func TestThousands(t *testing.T) {
 	}
 }
 
-// lockedBuilder is a strings.Builder the watch's goroutine writes while
-// the test reads it.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+// TestMemoryStopExitsFour: a command whose runs the watch stopped exits 4
+// with the reason, whatever its runs' own verdicts said.
+func TestMemoryStopExitsFour(t *testing.T) {
+	memoryStop = "stopped at -max-memory: 7 GiB held, past -max-memory 6 GiB"
+	code, _, errOut := runCmd("list")
+	if code != harness.ExitRunFailed || !strings.Contains(errOut, "stopped at -max-memory: 7 GiB held") {
+		t.Errorf("exit %d, want 4 with the reason; stderr %q", code, errOut)
+	}
+	if memoryStop != "" {
+		t.Errorf("the stop outlived its command: %q", memoryStop)
+	}
 }

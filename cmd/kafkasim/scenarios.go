@@ -84,7 +84,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 	trace := fs.Bool("trace", false, "print the whole trace")
 	all := fs.Bool("all", false, "replay: show every trace record, messages and timers included")
 	export := fs.String("export", "", "write every broker's disk to DIR/<variant>/<broker>/<log.dirs path>/ in Kafka's layout")
-	report := fs.String("report", "", "write a self-contained HTML run report per run into DIR")
+	report := fs.String("report", "", "write a self-contained HTML run report per run into DIR, and its timeline as -timeline.svg and .png")
 	choices := fs.String("choices", "", "replay the choice list saved in FILE (by explore or shrink) instead of the seed")
 	history := fs.String("history", "", "save the run's client history and final logs to FILE (JSON lines; kafkasim check reads it)")
 	maxMemory := addMaxMemory(fs)
@@ -214,7 +214,7 @@ func runScenario(args []string, stdout, stderr io.Writer, replay bool) error {
 // history to file history, each when named.
 func writeRunFiles(res *harness.Result, report, history string, stderr io.Writer) error {
 	if report != "" {
-		if err := writeRunReport(report, res, stderr); err != nil {
+		if err := writeRunReport(report, res, stderr, true); err != nil {
 			return err
 		}
 	}

@@ -234,7 +234,7 @@ func saveTape(f *os.File, name string, writeErr error) error {
 func writeEachRunFile(res *harness.Result, report, history string, stderr io.Writer) []string {
 	var failed []string
 	if report != "" {
-		if err := writeRunReport(report, res, stderr); err != nil {
+		if err := writeRunReport(report, res, stderr, false); err != nil {
 			failed = append(failed, fmt.Sprintf("writing the report into %s: %v", report, err))
 		}
 	}

@@ -90,6 +90,20 @@ func processMemory() memoryUse {
 	return memoryUse{held: int64(s[0].Value.Uint64()) - int64(s[1].Value.Uint64()), live: int64(s[2].Value.Uint64())}
 }
 
+// past says how m passes the bound max: once three quarters of max stay
+// live (the last quarter is the collector's room: with less, it collects
+// without pause and the program slows to a crawl) or the process holds
+// more than max all the same; "" while it does not.
+func (m memoryUse) past(max int64) string {
+	switch {
+	case m.live > max/4*3:
+		return fmt.Sprintf("%s live after the last collection, past three quarters of -max-memory %s", formatMiB(m.live), formatMiB(max))
+	case m.held > max:
+		return fmt.Sprintf("%s held, past -max-memory %s", formatMiB(m.held), formatMiB(max))
+	}
+	return ""
+}
+
 // memoryGuard stops a served run, once, when what stays live passes
 // three quarters of max (the last quarter is the collector's room: with
 // less, it collects without pause and the server slows until clients
@@ -121,14 +135,8 @@ func (g *memoryGuard) watch(srv *serve.Server, stdout io.Writer) {
 		if g.stopped.Load() {
 			return
 		}
-		m := g.read()
-		line := ""
-		switch {
-		case m.live > g.max/4*3:
-			line = fmt.Sprintf("%s live after the last collection, past three quarters of -max-memory %s", formatMiB(m.live), formatMiB(g.max))
-		case m.held > g.max:
-			line = fmt.Sprintf("%s held, past -max-memory %s", formatMiB(m.held), formatMiB(g.max))
-		default:
+		line := g.read().past(g.max)
+		if line == "" {
 			continue
 		}
 		g.mu.Lock()

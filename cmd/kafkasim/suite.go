@@ -106,7 +106,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	var bar *progress
-	opts := suite.Options{Seeds: *seeds, Filter: re, Parallel: *parallel, Budget: *budget, Strict: *strict}
+	opts := suite.Options{Seeds: *seeds, Filter: re, Parallel: *parallel, Budget: *budget, Strict: *strict, Tally: !*asJSON}
 	if len(set) > 0 {
 		// A case the files or -set keep from running is left out,
 		// saying why (as run leaves out a variant -set cannot apply to).
@@ -160,7 +160,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	failed := 0
 	var jcases []reports.Case
 	for _, c := range cases {
-		jc := reports.Case{Scenario: c.Scenario, Variant: c.Variant, Runs: len(c.Runs), Seconds: c.Wall.Seconds()}
+		jc := reports.Case{Scenario: c.Scenario, Variant: c.Variant, Runs: c.Count(), Seconds: c.Wall.Seconds()}
 		for _, r := range c.Runs {
 			if !r.OK() {
 				jc.Failures = append(jc.Failures, reports.FailureText(r))

@@ -123,7 +123,7 @@ func TestSuiteOverADirectory(t *testing.T) {
 	}
 	code, out, errs = runCmd(strings.Fields(strings.TrimPrefix(replay, "kafkasim "))...)
 	os.Chdir(wd)
-	if code != 1 || !strings.Contains(out, "lost t-0 m1") || !strings.Contains(out, "acked-loss: expected ok, got permitted") {
+	if code != 1 || !strings.Contains(out, "1 record lost (m1), offset 1 of t-0") || !strings.Contains(out, "acked-loss: expected ok, got permitted") {
 		t.Errorf("the replay command: exit %d\n%s%s", code, out, errs)
 	}
 	for _, seed := range []string{"1", "2"} {

@@ -48,6 +48,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/sim"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // patternIdempotentSink is the pattern of exactly-once by an idempotent sink.
@@ -100,6 +101,7 @@ type consumerNode struct {
 	s        *consumerSettings
 	c        *client.Consumer
 	busy     bool
+	stopped  bool            // closed after FENCED_INSTANCE_ID: the application stopped
 	inflight []checkers.OpID // Consume ops of the poll being processed
 	batch    [][]checkers.Record
 	// ctp is the consume-transform-produce side (ctp.go), nil otherwise.
@@ -191,7 +193,9 @@ func (n *consumerNode) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 		if !n.busy {
 			n.poll(ctx)
 		}
-		ctx.SetTimer(n.s.poll, timerAppPoll)
+		if !n.stopped {
+			ctx.SetTimer(n.s.poll, timerAppPoll)
+		}
 	case timerAppProcess:
 		n.processed(ctx)
 	case timerAppCommit:
@@ -216,6 +220,13 @@ func (n *consumerNode) poll(ctx *sim.Context) {
 	recs, err := n.c.Poll(ctx)
 	if err != nil {
 		ctx.Log("app-poll-error", sim.S("error", err.Error()))
+		if errors.Is(err, kerr.FencedInstanceID) {
+			// A zombie static member (KIP-345): FencedInstanceIdException
+			// is fatal, and the application closes the consumer.
+			n.c.Close(ctx)
+			n.stopped = true
+			return
+		}
 	}
 	if len(recs) == 0 {
 		return
@@ -403,8 +414,14 @@ func (r *Runner) consumerStep(st scenarios.Step) error {
 	}
 	switch st.Op {
 	case "kill-consumer":
+		if r.World.Up(id) {
+			r.Recorder.ConsumerCrashed(r.World.Now(), st.Args[0])
+		}
 		return r.World.Inject(sim.Crash{Node: id})
 	case "restart-consumer":
+		if !r.World.Up(id) {
+			r.Recorder.ConsumerRestarted(r.World.Now(), st.Args[0])
+		}
 		return r.World.Inject(sim.Restart{Node: id})
 	default: // close-consumer
 		n, up := r.World.Node(id).(*consumerNode)
@@ -517,6 +534,10 @@ func parseConsumerStep(st scenarios.Step, topics []scenarios.TopicSpec, run conf
 	if cfg.OffsetsStorage == config.OffsetsZookeeper && run.Broker.KRaftMode() {
 		return nil, fmt.Errorf("consumer: offsets.storage=zookeeper keeps offsets in ZooKeeper, and this run is in KRaft mode (%s): no ZooKeeper to keep them (allowed: offsets.storage=kafka, or a ZooKeeper release: inter.broker.protocol.version 3.9 or older without process.roles)", scenarios.ProtocolLabel(run))
 	}
+	if v := run.Broker.InterBrokerProtocolVersion; cfg.Static() && v.Valid() && v < config.V2_3 {
+		return nil, fmt.Errorf("consumer: group.instance.id=%s makes a static member (KIP-345), which needs JoinGroup v5 from brokers of 2.3 or later, and this run's brokers are %s (%s): allowed: no group.instance.id, or inter.broker.protocol.version 2.3 or later",
+			cfg.GroupInstanceID, v, scenarios.ProtocolLabel(run))
+	}
 	cfg.Mutants = run.Broker.Mutants
 	s.cfg = cfg
 	if b := run.Broker; cfg.SessionTimeout < b.GroupMinSessionTimeout || cfg.SessionTimeout > b.GroupMaxSessionTimeout {
@@ -589,7 +610,8 @@ func (r *Runner) newConsumer(st scenarios.Step) error {
 		s.sink = r.sinks[cfg.GroupID]
 	}
 	r.Recorder.Consumer(checkers.Consumer{Process: name, Group: cfg.GroupID, Semantics: sem, UnfencedCommits: cfg.OffsetsStorage == config.OffsetsZookeeper,
-		TruncationDetection: cfg.TruncationDetection, AutoOffsetReset: string(cfg.AutoOffsetReset)})
+		TruncationDetection: cfg.TruncationDetection, AutoOffsetReset: string(cfg.AutoOffsetReset),
+		GroupInstanceID: cfg.GroupInstanceID, SessionTimeout: cfg.SessionTimeout, HeartbeatInterval: cfg.HeartbeatInterval})
 	id, err := r.World.AddNode(name, func() sim.Node { return &consumerNode{s: s} }, sim.NodeOptions{})
 	if err != nil {
 		return err

@@ -145,6 +145,10 @@ type StateChange struct {
 	Event uint64
 	Time  sim.Time
 	State string // "t-0: b0 leader e1 LEO=2 HW=2 ISR=[0 1] | b1 follower e1 LEO=2 HW=1"
+	// Partition ("t-0") and Replicas are State's values, for the report's
+	// timeline (LEO, HW, leadership, ISR per replica over time).
+	Partition string
+	Replicas  []checkers.ReplicaState
 }
 
 func newObserver(c *cluster.Cluster, topics []scenarios.TopicSpec, assignments map[string][][]int32) *Observer {
@@ -337,7 +341,12 @@ func (o *Observer) observe() {
 			line := tp.String() + ": " + strings.Join(parts, " | ")
 			if o.last[tp.String()] != line {
 				o.last[tp.String()] = line
-				o.Changes = append(o.Changes, StateChange{Event: w.Events(), Time: w.Now(), State: line})
+				reps := make([]checkers.ReplicaState, len(snap.Replicas))
+				for i, r := range snap.Replicas {
+					r.ISR, r.PendingISR = slices.Clone(r.ISR), nil // NB: snapBuf is reused
+					reps[i] = r
+				}
+				o.Changes = append(o.Changes, StateChange{Event: w.Events(), Time: w.Now(), State: line, Partition: tp.String(), Replicas: reps})
 			}
 		}
 	}

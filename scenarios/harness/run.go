@@ -96,6 +96,11 @@ type Stats struct {
 	Sends      []SendCount `json:"sends,omitempty"`
 	AckedAgain int         `json:"acked_again,omitempty"`
 	Probes     int         `json:"probes,omitempty"`
+	// SetAside counts the operations on topics deleted after them
+	// (DeleteTopics: deleting is not losing), which no count above
+	// includes: a client suite that deletes every topic it made leaves
+	// "acknowledged 0" and this.
+	SetAside int `json:"set_aside,omitempty"`
 }
 
 // Result is the outcome of one run.

@@ -366,7 +366,9 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 	}
 	// deletion.go: deleting is not losing (a served run forgot some of
 	// what it sets aside as it went: ForgetDeleted)
-	hist, aside := checkers.SetAsideDeletedAfter(r.Recorder.Finish(w.Now()), final, r.Recorder.Forgotten())
+	whole := r.Recorder.Finish(w.Now())
+	hist, aside := checkers.SetAsideDeletedAfter(whole, final, r.Recorder.Forgotten())
+	res.Stats.SetAside = len(whole.Ops) - len(hist.Ops) + r.Recorder.Forgotten()
 	res.Final, res.History = final, hist
 	if r.txn.used {
 		th := r.txnHistory()

@@ -4,11 +4,7 @@ package harness
 // summary of a Result (the catalogue of every scenario is
 // scenarios.All).
 
-import (
-	"slices"
-
-	"github.com/kafkasim/kafkasim/checkers"
-)
+import "github.com/kafkasim/kafkasim/checkers"
 
 // Summarize drops what a suite's table, JSON and JUnit do not read: the
 // world and its trace, the history, the final replica states, the state
@@ -33,8 +29,7 @@ func (r *Result) Summarize() {
 		v.Porcupine = nil
 		if ok && len(v.Anomalies) > summaryAnomalies {
 			v.Omitted += len(v.Anomalies) - summaryAnomalies
-			v.Anomalies = slices.Clip(v.Anomalies[:summaryAnomalies])
-			v.Anomalies = append([]checkers.Anomaly(nil), v.Anomalies...) // let the rest go
+			v.Anomalies = keepAnomalies(v.Anomalies, summaryAnomalies)
 		}
 		vs[i] = v
 	}
@@ -44,3 +39,27 @@ func (r *Result) Summarize() {
 // summaryAnomalies is how many anomalies per verdict a summary of a run
 // as expected keeps.
 const summaryAnomalies = 5
+
+// keepAnomalies returns n of as, in their order, in a new slice (the rest
+// can go): those outside Kafka's contract first, so that a summary
+// classifies its verdict as the whole did (harness.Outcome: "bug" when
+// any kept anomaly is not permitted), then the earliest permitted ones.
+func keepAnomalies(as []checkers.Anomaly, n int) []checkers.Anomaly {
+	keep := make([]bool, len(as))
+	left := n
+	for pass := 0; pass < 2; pass++ { // broken ones, then permitted ones
+		for i, a := range as {
+			if left > 0 && !keep[i] && (pass == 1 || !a.Permitted) {
+				keep[i] = true
+				left--
+			}
+		}
+	}
+	out := make([]checkers.Anomaly, 0, n)
+	for i, a := range as {
+		if keep[i] {
+			out = append(out, a)
+		}
+	}
+	return out
+}

@@ -16,7 +16,7 @@ import (
 )
 
 // DefaultVersions is the default -versions list, oldest first.
-var DefaultVersions = []string{"0.10.2", "0.11.0", "1.1", "2.0", "2.1", "2.4", "2.7", "3.9-zk", "3.9-kraft", "4.0", "4.1"}
+var DefaultVersions = []string{"0.10.2", "0.11.0", "1.1", "2.0", "2.1", "2.4", "2.7", "3.9-zk", "3.9-kraft", "4.0", "4.1", "4.2", "4.3"}
 
 // Mode names of a release's metadata mode.
 const (

@@ -3,6 +3,7 @@ package suite
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,11 @@ type Options struct {
 	Set         map[string]string
 	Origins     map[string]string
 	ConfigFiles []string
+	// Tally keeps of the runs as expected only what the suite's table
+	// needs (Case.Tally), and in Case.Runs only the others: the memory a
+	// suite holds then grows with its failures, not its seeds. A command
+	// that prints every run (-json) leaves it off.
+	Tally bool
 	// Skip, if set, is called for a scenario × variant that runs without
 	// Set but not under it, which is then left out; if nil, Run returns
 	// the error.
@@ -38,9 +44,15 @@ type Options struct {
 // Case is one scenario × variant over its seeds.
 type Case struct {
 	Scenario, Variant string
-	Runs              []*harness.Result
-	Wall              time.Duration
+	// Runs are the case's runs in seed order; with Options.Tally, only
+	// those not as expected (the rest are in Tally).
+	Runs  []*harness.Result
+	Tally Tally
+	Wall  time.Duration
 }
+
+// Count is the number of runs the case made.
+func (c *Case) Count() int { return len(c.Runs) + c.Tally.Runs }
 
 // Expected reports whether every run passed (harness.Result.OK: every
 // verdict as its expect line says, and the rest within Kafka's contract).
@@ -183,6 +195,10 @@ func RunItems(items []Item, o Options) ([]*Case, error) {
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}
+				if o.Tally && res != nil && res.OK() {
+					j.c.Tally.Add(res) // a sum and a maximum: the order runs finish in does not matter
+					res = nil
+				}
 				j.c.Runs[j.i] = res
 				j.c.Wall += time.Since(start)
 				finished++
@@ -194,5 +210,10 @@ func RunItems(items []Item, o Options) ([]*Case, error) {
 		}()
 	}
 	wg.Wait()
+	if o.Tally {
+		for _, c := range cases {
+			c.Runs = slices.DeleteFunc(c.Runs, func(r *harness.Result) bool { return r == nil })
+		}
+	}
 	return cases, firstErr
 }

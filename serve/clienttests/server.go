@@ -25,6 +25,9 @@ type Target struct {
 	// Release is the Kafka release the cluster advertises: serve's
 	// inter.broker.protocol.version (4.x is KRaft), kfake's -as-version.
 	Release string
+	// Faults is serve's -faults profile ("" for none): the client's
+	// suite under faults kfake cannot inject, judged by serve's checkers.
+	Faults string
 }
 
 // Targets are the four clusters of a full run: serve in ZooKeeper mode
@@ -35,6 +38,16 @@ var Targets = []Target{
 	{Name: "serve kraft", Release: "4.1"},
 	{Name: "kfake 3.9", Kfake: true, Release: "3.9"},
 	{Name: "kfake 4.1", Kfake: true, Release: "4.1"},
+}
+
+// FaultTargets are serve under -faults, run when -targets names them: a
+// client's tests are not written for a cluster that fails under them (a
+// test that waits 10 s for a record may fail), so their column says what
+// survives, and serve's verdicts say whether anything the clients were
+// told was written broke Kafka's contract.
+var FaultTargets = []Target{
+	{Name: "serve zk faults", Release: "3.9", Faults: "failover fault-every=5s"},
+	{Name: "serve kraft faults", Release: "4.1", Faults: "failover fault-every=5s"},
 }
 
 // args are the command line of t's server for client c: its base port,
@@ -48,6 +61,9 @@ func (t Target) args(c Client, speed float64) []string {
 	args := []string{"serve", "-listen", "127.0.0.1:" + port, "-speed", strconv.FormatFloat(speed, 'g', -1, 64)}
 	if t.Release != "" && t.Release != "3.9" {
 		args = append(args, "-set", "inter.broker.protocol.version="+t.Release)
+	}
+	if t.Faults != "" {
+		args = append(args, "-faults", t.Faults)
 	}
 	for _, s := range c.ServeSet {
 		args = append(args, "-set", s)

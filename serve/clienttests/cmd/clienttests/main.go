@@ -35,7 +35,7 @@ func run() error {
 		defaultWork = filepath.Join(d, "kafkasim-clienttests")
 	}
 	clients := flag.String("clients", "kgo,kafka-go", "comma-separated clients: kgo, kafka-go")
-	targets := flag.String("targets", "serve zk,serve kraft,kfake 3.9,kfake 4.1", "comma-separated targets: serve zk, serve kraft, kfake 3.9, kfake 4.1")
+	targets := flag.String("targets", "serve zk,serve kraft,kfake 3.9,kfake 4.1", "comma-separated targets: serve zk, serve kraft, kfake 3.9, kfake 4.1; also serve zk faults, serve kraft faults (serve -faults 'failover fault-every=5s')")
 	work := flag.String("work", defaultWork, "scratch directory: module cache, client copies, binaries, logs, go test -json output")
 	speed := flag.Float64("speed", 1, "serve's -speed")
 	short := flag.Bool("short", false, "run each client's short subset (the CI test's) instead of all its integration tests")
@@ -68,9 +68,9 @@ func run() error {
 		o.Clients = append(o.Clients, c)
 	}
 	for _, name := range strings.Split(*targets, ",") {
-		t, ok := pick(clienttests.Targets, func(t clienttests.Target) string { return t.Name }, name)
+		t, ok := pick(append(clienttests.Targets, clienttests.FaultTargets...), func(t clienttests.Target) string { return t.Name }, name)
 		if !ok {
-			return fmt.Errorf("-targets: unknown target %q; known: serve zk, serve kraft, kfake 3.9, kfake 4.1", name)
+			return fmt.Errorf("-targets: unknown target %q; known: serve zk, serve kraft, kfake 3.9, kfake 4.1, and under faults: serve zk faults, serve kraft faults", name)
 		}
 		o.Targets = append(o.Targets, t)
 	}
