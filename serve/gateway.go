@@ -33,8 +33,10 @@ package serve
 // (it answers late).
 
 import (
+	"bytes"
 	"fmt"
 	"net"
+	"reflect"
 	"slices"
 	"strconv"
 
@@ -43,6 +45,7 @@ import (
 	"github.com/kafkasim/kafkasim/scenarios/harness"
 	"github.com/kafkasim/kafkasim/sim"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -210,8 +213,20 @@ func (g *gateway) request(num int, frame []byte) {
 		return
 	}
 	if !ok || h.Version < min || h.Version > max {
-		// Kafka's SocketServer closes the connection of a request whose
-		// api or version is not enabled (InvalidRequestException).
+		if resp := unsupportedAnswer(h); resp != nil {
+			// An API or version the broker does not advertise, whose
+			// answer has a top-level error code: UNSUPPORTED_VERSION
+			// there, and the connection serves on. (Kafka's broker has
+			// every API of its release; serve leaves some out, and says
+			// why in broker/server/api_versions.go. A client that read
+			// ApiVersions does not send them.)
+			g.logf("%s (to b%d): %s v%d is not served: answered UNSUPPORTED_VERSION", c.name, c.broker, apiName(h.Key), h.Version)
+			g.out = append(g.out, frameOut{conn: num, frame: AppendResponse(nil, h, resp)})
+			return
+		}
+		// Otherwise the connection closes, as Kafka's SocketServer closes
+		// that of a request whose api or version it has not enabled
+		// (InvalidRequestException).
 		supported := "none"
 		if ok {
 			supported = fmt.Sprintf("v%d to v%d", min, max)
@@ -228,6 +243,38 @@ func (g *gateway) request(num int, frame []byte) {
 	if c.flight == nil {
 		c.sendNext()
 	}
+}
+
+// unsupportedAnswer returns the answer, at the request's version, to a
+// request the broker does not serve: its response with the top-level
+// error code UNSUPPORTED_VERSION. Nil when kmsg does not know the api or
+// version, or the response has no top-level error code (its errors are
+// per topic or partition, which a request serve did not parse cannot
+// name), or not at this version.
+func unsupportedAnswer(h Header) kmsg.Response {
+	resp := kmsg.ResponseForKey(h.Key)
+	if resp == nil || h.Version < 0 || h.Version > resp.MaxVersion() {
+		return nil
+	}
+	resp.SetVersion(h.Version)
+	v := reflect.ValueOf(resp).Elem()
+	code := v.FieldByName("ErrorCode")
+	if !code.IsValid() || code.Kind() != reflect.Int16 {
+		return nil
+	}
+	// The struct has the field at every version; the wire has it only at
+	// some (FetchResponse's from v7): an encoding that does not change
+	// with the code has no room for it.
+	empty := resp.AppendTo(nil)
+	code.SetInt(int64(kerr.UnsupportedVersion.Code))
+	if bytes.Equal(empty, resp.AppendTo(nil)) {
+		return nil
+	}
+	if m := v.FieldByName("ErrorMessage"); m.IsValid() && m.Type() == reflect.TypeFor[*string]() {
+		msg := fmt.Sprintf("%s v%d is not served by kafkasim (see ApiVersions)", apiName(h.Key), h.Version)
+		m.Set(reflect.ValueOf(&msg))
+	}
+	return resp
 }
 
 // apiVersionsV0 is the v0 answer to an ApiVersions request the broker

@@ -13,6 +13,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/controller"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
+	"github.com/kafkasim/kafkasim/broker/security"
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
@@ -92,6 +93,9 @@ type Cluster struct {
 	// requested holds the topics whose configs an AlterConfigs request
 	// changed (ZooKeeper mode), as each broker takes them.
 	requested map[string]server.TopicSettings
+	// security is the cluster's ACLs, SCRAM credentials and client
+	// quotas, one Store every broker reads and writes (broker/security).
+	security *security.Store
 }
 
 // BrokerConfig returns broker i's server configuration, as Build made it.

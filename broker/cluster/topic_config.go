@@ -21,6 +21,7 @@ import (
 	"slices"
 
 	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/kafkasim/kafkasim/broker/security"
 	"github.com/kafkasim/kafkasim/broker/server"
 	"github.com/kafkasim/kafkasim/sim"
 )
@@ -109,7 +110,7 @@ func (c *Cluster) applyTopicSettings(topic string, s server.TopicSettings) error
 
 // withAltered wraps a node factory so that each new instance starts with
 // the topic configs changed so far, and hands the changes its requests
-// make to the cluster.
+// make to the cluster, and shares the cluster's security metadata.
 func (c *Cluster) withAltered(f func() sim.Node) func() sim.Node {
 	return func() sim.Node {
 		n := f()
@@ -118,6 +119,10 @@ func (c *Cluster) withAltered(f func() sim.Node) func() sim.Node {
 			return n
 		}
 		b.SetTopicConfigChanged(c.topicConfigsChanged)
+		if c.security == nil {
+			c.security = security.NewStore()
+		}
+		b.SetSecurity(c.security)
 		for _, t := range slices.Sorted(maps.Keys(c.altered)) {
 			b.PresetTopicConfig(t, server.TopicSettingsOf(c.altered[t]))
 		}

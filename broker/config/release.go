@@ -164,6 +164,13 @@ type Mechanisms struct {
 	// the producer's, or equal with no transaction ongoing) instead of
 	// "not below". From 4.2.
 	StrictTV2MarkerEpoch bool
+	// RaftFetchHighWatermark is KIP-1166 (4.1, Fetch v18): a KRaft
+	// replica's Fetch carries the high watermark it knows, and the leader
+	// answers at once, not after fetch.max.wait, when its own is higher.
+	// Before, a fetch that arrived just after the HW advanced was parked,
+	// and that replica (a broker applying metadata, say a new topic's
+	// partitions) learnt of the commit up to 500 ms after the others.
+	RaftFetchHighWatermark bool
 }
 
 // release is one row of the table: from release From on, Apply changes the
@@ -244,8 +251,8 @@ var releases = []release{
 	{From: V4_0, Patch: 1, Cite: "KAFKA-19522 fixed (only an acceptable last-known leader is elected); KAFKA-19367 fixed (one epoch bump on a TV2 fence-and-abort)", Apply: func(m *Mechanisms) {
 		m.FencedLastKnownLeaderElected, m.TxnFenceBumpsEpochTwice = false, false
 	}},
-	{From: V4_1, Cite: "KIP-966: ELR on by default for new clusters", Apply: func(m *Mechanisms) {
-		m.ELRDefault = true
+	{From: V4_1, Cite: "KIP-966: ELR on by default for new clusters; KIP-1166: a KRaft Fetch (v18) carries the replica's high watermark, answered at once when the leader's is higher", Apply: func(m *Mechanisms) {
+		m.ELRDefault, m.RaftFetchHighWatermark = true, true
 	}},
 	// Sources for 4.2 and 4.3: apache/kafka docs/getting-started/upgrade.md
 	// ("Notable changes in 4.2.0", "Notable changes in 4.3.0") and

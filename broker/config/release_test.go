@@ -37,6 +37,7 @@ func TestReleasesTableRowByRow(t *testing.T) {
 		"NoCheckQuorum":            {V3_3, V3_6},
 		"ELRAvailable":             {V4_0, 0},
 		"ELRDefault":               {V4_1, 0},
+		"RaftFetchHighWatermark":   {V4_1, 0},
 		"Transactions":             {V0_11_0, 0},
 		"TxnPartitionVerification": {V3_6, 0},
 		"UncleanElectionKRaft":     {V3_9, 0},

@@ -42,6 +42,10 @@ type Config struct {
 	// FetchMaxWait is how long the leader parks a Fetch that finds no new
 	// data (KafkaRaftClient's fetchMaxWaitMs, 500).
 	FetchMaxWait sim.Duration
+	// FetchHighWatermark is KIP-1166 (4.1): Fetch v18 carries the HW
+	// this replica knows, and a leader whose HW is higher answers it at
+	// once instead of parking it (Mechanisms.RaftFetchHighWatermark).
+	FetchHighWatermark bool
 	// SegmentBytes is metadata.log.segment.bytes.
 	SegmentBytes int64
 	// SnapshotBytes is metadata.log.max.record.bytes.between.snapshots:

@@ -15,7 +15,12 @@ package raft
 // says whether it is the voter of its id or an observer. A valid fetch records the replica's end offset (the fetch offset),
 // counts for check-quorum (state.go: noteVoterFetch) and may advance the HW; one that finds no new data is parked up to
 // FetchMaxWait, as Kafka's purgatory does, and answered at once when data
-// is appended or the HW moves.
+// is appended or the HW moves. From 4.1 (KIP-1166, Fetch v18) the fetch
+// carries the fetcher's HW and is not parked while the leader's is higher:
+// before, a fetch arriving just after the HW moved waited out
+// FetchMaxWait, so one broker applied a new topic up to 500 ms after
+// another had shown it in Metadata (kafka-go's tests then produced to a
+// leader that did not know its partition yet).
 // Simplification: one partition per request (KRaft never sends more).
 
 import (
@@ -25,6 +30,10 @@ import (
 )
 
 const fetchVersion = 17
+
+// fetchVersionKIP1166 is Fetch v18 (4.1): the partition carries the
+// fetcher's high watermark (KIP-1166).
+const fetchVersionKIP1166 = 18
 
 // metadataTopicID is Uuid.METADATA_TOPIC_ID (AAAAAAAAAAAAAAAAAAAAAQ).
 var metadataTopicID = [16]byte{15: 1}
@@ -159,6 +168,12 @@ func (c *Client) fetchResponse(req *kmsg.FetchRequest, final bool) (*kmsg.FetchR
 	leo := c.log.endOffset()
 	if p.FetchOffset < leo {
 		rp.RecordBatches = c.log.read(p.FetchOffset, int(max(min(req.MaxBytes, p.PartitionMaxBytes), 1)), leo)
+		return resp, false
+	}
+	if req.Version >= fetchVersionKIP1166 && p.HighWatermark < rp.HighWatermark {
+		// KIP-1166 (KafkaRaftClient's isHighWatermarkUpdated): the
+		// fetcher has every record but not the HW that commits them; a
+		// parked fetch would tell it only after fetch.max.wait.
 		return resp, false
 	}
 	return resp, !final && req.MaxWaitMillis > 0

@@ -72,6 +72,11 @@ func (c *Client) maybeFetch() {
 	p.Partition, p.CurrentLeaderEpoch, p.FetchOffset, p.LastFetchedEpoch = 0, c.epoch, leo, lastEpoch
 	p.LogStartOffset, p.PartitionMaxBytes = c.log.startOffset(), fetchMaxBytes
 	p.ReplicaDirectoryID = c.dir // zero with kraft.version 0
+	if c.cfg.FetchHighWatermark {
+		// KIP-1166: the HW this replica knows, so that a leader whose HW
+		// is past it answers at once (fetchResponse).
+		req.Version, p.HighWatermark = fetchVersionKIP1166, c.hw
+	}
 	t.Partitions = append(t.Partitions, p)
 	req.Topics = append(req.Topics, t)
 	c.fetchInflight = true

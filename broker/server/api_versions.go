@@ -58,7 +58,12 @@ package server
 // IncrementalAlterConfigs, ElectLeaders, DeleteRecords, DeleteGroups,
 // OffsetDelete, DescribeCluster, DescribeProducers, DescribeTransactions,
 // ListTransactions, DescribeLogDirs) are served at every version their
-// release has; each file says what it simplifies.
+// release has; each file says what it simplifies. So are the ACL, SCRAM
+// credential and client quota APIs and ListPartitionReassignments
+// (security.go; stored, never enforced). AlterPartitionReassignments
+// (KIP-455) is left out: replicas are never moved (no reassignment in the
+// controllers), so a client sees a broker without it and serve answers a
+// request for it UNSUPPORTED_VERSION.
 //
 // Simplifications: KRaft mode below 4.0 uses the ZooKeeper broker's
 // table of that release minus the ZooKeeper-only APIs (kversion has no
@@ -123,6 +128,9 @@ var handlerVersions = map[int16]handlerRange{
 	26: {min: 0, max: 4},              // EndTxn
 	27: {min: 0, max: 2},              // WriteTxnMarkers
 	28: {min: 0, max: 3},              // TxnOffsetCommit
+	29: {min: 0, max: 3},              // DescribeAcls
+	30: {min: 0, max: 3},              // CreateAcls
+	31: {min: 0, max: 3},              // DeleteAcls
 	32: {min: 0, max: 4},              // DescribeConfigs
 	33: {min: 0, max: 2},              // AlterConfigs
 	35: {min: 0, max: 4},              // DescribeLogDirs
@@ -130,7 +138,12 @@ var handlerVersions = map[int16]handlerRange{
 	42: {min: 0, max: 2},              // DeleteGroups
 	43: {min: 0, max: 2},              // ElectLeaders
 	44: {min: 0, max: 1},              // IncrementalAlterConfigs
+	46: {min: 0, max: 0},              // ListPartitionReassignments
 	47: {min: 0, max: 0},              // OffsetDelete
+	48: {min: 0, max: 1},              // DescribeClientQuotas
+	49: {min: 0, max: 1},              // AlterClientQuotas
+	50: {min: 0, max: 0},              // DescribeUserScramCredentials
+	51: {min: 0, max: 0},              // AlterUserScramCredentials
 	60: {min: 0, max: 2},              // DescribeCluster
 	61: {min: 0, max: 0},              // DescribeProducers
 	65: {min: 0, max: 0},              // DescribeTransactions
@@ -139,7 +152,7 @@ var handlerVersions = map[int16]handlerRange{
 
 // kip896Min is Kafka 4.0's raised minimum versions (KIP-896), for the
 // keys of handlerVersions; 4.1 put JoinGroup v0-v1 back (KAFKA-19444).
-var kip896Min = map[int16]int16{1: 4, 2: 1, 8: 2, 9: 1, 11: 2, 19: 2, 20: 1, 23: 2, 27: 1, 32: 1, 35: 1}
+var kip896Min = map[int16]int16{1: 4, 2: 1, 8: 2, 9: 1, 11: 2, 19: 2, 20: 1, 23: 2, 27: 1, 29: 1, 30: 1, 31: 1, 32: 1, 35: 1}
 
 // releaseMax holds, per release, kversion's max version of each key the
 // release has. It is filled once at package init and only read

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kafkasim/kafkasim/broker/config"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func releaseConfig(v config.Version, kraftMode bool) Config {
@@ -148,8 +149,8 @@ func TestSupportedAPIsExactKeys(t *testing.T) {
 		kraft bool
 		keys  []int16
 	}{
-		{config.V3_9, false, []int16{0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 32, 33, 35, 37, 42, 43, 44, 47, 60, 61, 65, 66}},
-		{config.V4_0, true, []int16{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 32, 33, 35, 37, 42, 43, 44, 47, 60, 61, 65, 66}},
+		{config.V3_9, false, []int16{0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 35, 37, 42, 43, 44, 46, 47, 48, 49, 50, 51, 60, 61, 65, 66}},
+		{config.V4_0, true, []int16{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 35, 37, 42, 43, 44, 46, 47, 48, 49, 50, 51, 60, 61, 65, 66}},
 	} {
 		var got []int16
 		for _, r := range SupportedAPIs(releaseConfig(c.v, c.kraft)) {
@@ -157,6 +158,12 @@ func TestSupportedAPIsExactKeys(t *testing.T) {
 		}
 		if !slices.Equal(got, c.keys) {
 			t.Errorf("%v kraft=%v: keys %v, want %v", c.v, c.kraft, got, c.keys)
+		}
+	}
+	// KIP-896 (4.0) removed the ACL APIs' v0.
+	for _, r := range SupportedAPIs(releaseConfig(config.V4_0, true)) {
+		if (r.Key == 29 || r.Key == 30 || r.Key == 31) && (r.Min != 1 || r.Max != 3) {
+			t.Errorf("4.0: %s v%d-v%d, want v1-v3", kmsg.NameForKey(r.Key), r.Min, r.Max)
 		}
 	}
 }

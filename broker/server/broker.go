@@ -23,6 +23,7 @@ import (
 	"strconv"
 
 	"github.com/kafkasim/kafkasim/broker/controller"
+	"github.com/kafkasim/kafkasim/broker/security"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
 	"github.com/kafkasim/kafkasim/broker/zk"
@@ -147,6 +148,9 @@ type Broker struct {
 func New(cfg Config) (func() sim.Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Security == nil {
+		cfg.Security = security.NewStore() // kept across restarts, as metadata is
 	}
 	return func() sim.Node { return &Broker{cfg: cfg} }, nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/mutant"
+	"github.com/kafkasim/kafkasim/broker/security"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/sim"
@@ -53,6 +54,11 @@ type Config struct {
 	// node of the cluster (alter_configs.go); nil applies them on this
 	// broker only. An error refuses the change (INVALID_CONFIG).
 	TopicConfigChanged func(topic string, configs map[string]string, s TopicSettings) error
+	// Security is the cluster's ACLs, SCRAM credentials and client quotas
+	// (security.go), one Store for every node of a cluster, standing for
+	// ZooKeeper's znodes or the metadata log's records of them; nil: New
+	// gives the broker one of its own (a broker built alone).
+	Security *security.Store
 	// NumPartitions and DefaultReplicationFactor are num.partitions (1) and
 	// default.replication.factor (1): a topic created without them
 	// (auto-creation, CreateTopics with -1).

@@ -207,7 +207,8 @@ func (b *Broker) Controller() *controller.Controller { return b.controller }
 
 // serveMore serves the APIs that are not replication's: offsets kept in
 // ZooKeeper (offsets_zk.go) and the group coordinator's
-// (group_coordinator.go), the admin APIs (admin.go).
+// (group_coordinator.go), the admin APIs (admin.go), ACLs, SCRAM
+// credentials and client quotas (security.go).
 func (b *Broker) serveMore(from sim.NodeID, req *wire.Request) bool {
-	return b.serveZKOffsets(from, req) || b.serveGroup(from, req) || b.serveTxn(from, req) || b.serveAdmin(from, req)
+	return b.serveZKOffsets(from, req) || b.serveGroup(from, req) || b.serveTxn(from, req) || b.serveAdmin(from, req) || b.serveSecurity(from, req)
 }
