@@ -4,7 +4,9 @@ package coordinator
 // subscriptions on the broker (KIP-848, ConsumerGroupHeartbeat v1's
 // SubscribedTopicRegex, Kafka 4.0): a member's subscription is its topic
 // names and the topics whose whole name the expression matches, internal
-// topics excepted. Kafka compiles the expression with RE2/J; Go's regexp
+// topics too: Kafka's refresh matches every topic of the metadata image,
+// and franz-go's Test848RegexBrokerResolves, run against Kafka 4.x, expects
+// an expression naming __consumer_offsets to be given it. Kafka compiles the expression with RE2/J; Go's regexp
 // is RE2, the same syntax and semantics. A change of what the group's
 // expressions match bumps the group epoch, as Kafka's regex refresh does.
 //
@@ -21,9 +23,6 @@ import (
 	"github.com/kafkasim/kafkasim/sim"
 )
 
-// internalTopics are never matched by an expression.
-var internalTopics = []string{OffsetsTopic, "__transaction_state"}
-
 // resolveSubscription returns a member's effective topics: its names and
 // its expression's matches, sorted. An expression that does not compile
 // matches nothing (the heartbeat that set it was refused).
@@ -32,7 +31,7 @@ func (c *Coordinator) resolveSubscription(names []string, regex string) []string
 	if regex != "" && c.env.Topics != nil {
 		if re, err := regexp.Compile("^(?:" + regex + ")$"); err == nil {
 			for _, t := range c.env.Topics() {
-				if !slices.Contains(internalTopics, t.Name) && re.MatchString(t.Name) {
+				if re.MatchString(t.Name) {
 					out = append(out, t.Name)
 				}
 			}
