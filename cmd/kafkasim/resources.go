@@ -53,15 +53,17 @@ type memoryPlan struct {
 }
 
 // checkMemory estimates every planned run and refuses, as a usage error,
-// when the largest of them times parallel passes the bound text gives.
+// when the largest of them times worlds (the runs the command makes at
+// once: -parallel, or fewer when it has fewer runs) passes the bound text
+// gives.
 // Runs that cannot be prepared are skipped here: the command reports
 // them as it always has.
-func checkMemory(boundText string, parallel int, runs []plannedRun) (memoryPlan, error) {
+func checkMemory(boundText string, worlds int, runs []plannedRun) (memoryPlan, error) {
 	bound, err := parseMemory(boundText)
 	if err != nil {
 		return memoryPlan{}, usagef("-max-memory %q: %v", boundText, err)
 	}
-	mp := memoryPlan{bound: bound, parallel: max(parallel, 1)}
+	mp := memoryPlan{bound: bound, parallel: max(worlds, 1)}
 	for _, r := range runs {
 		e, err := harness.EstimateRun(r.s, r.variant, r.set, r.traced)
 		if err != nil {
@@ -77,14 +79,14 @@ func checkMemory(boundText string, parallel int, runs []plannedRun) (memoryPlan,
 	if bound == 0 || len(runs) == 0 {
 		return mp, nil
 	}
-	total := mp.largest.Bytes * int64(min(mp.parallel, len(runs)))
+	total := mp.largest.Bytes * int64(mp.parallel)
 	if total <= bound {
 		return mp, nil
 	}
 	e := mp.largest
 	times := ""
-	if n := min(mp.parallel, len(runs)); n > 1 {
-		times = fmt.Sprintf(", times %d worlds at once (-parallel): %s", n, formatGiB(total))
+	if mp.parallel > 1 {
+		times = fmt.Sprintf(", times %d worlds at once (-parallel): %s", mp.parallel, formatGiB(total))
 	}
 	return mp, usagef("%s needs about %s of memory by its plan (%d nodes, %s partition replicas, %s records sent, %d consumers; about %s events)%s: past -max-memory %s. "+
 		"Make the plan smaller, or raise the bound with -max-memory SIZE (0: none) if this machine has the memory (docs/commands.md, \"Memory\")",

@@ -133,7 +133,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	for _, it := range items {
 		toRun = append(toRun, plannedRun{s: it.Script, variant: it.Variant, set: set})
 	}
-	mp, err := checkMemory(*maxMemory, *parallel, toRun)
+	mp, err := checkMemory(*maxMemory, min(*parallel, len(items)**seeds), toRun)
 	if err != nil {
 		return err
 	}
