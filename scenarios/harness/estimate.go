@@ -22,6 +22,7 @@ import (
 	"strconv"
 
 	"github.com/kafkasim/kafkasim/scenarios"
+	"github.com/kafkasim/kafkasim/sim"
 )
 
 // The fitted constants, in bytes (docs/commands.md, "Memory").
@@ -94,12 +95,12 @@ func EstimateRun(s *scenarios.Script, variant string, set map[string]string, tra
 			}
 		case "swarm":
 			clients, _ := intArg(st.KV, "clients", 2)
-			interval, _ := durArg(st.KV, "interval", 20e6)
+			interval, _ := durArg(st.KV, "interval", 20*sim.Millisecond)
 			if v, ok := vars["$clients"]; ok {
 				clients, _ = strconv.Atoi(v)
 			}
 			if v, ok := vars["$interval"]; ok {
-				if d, err := durArg(map[string]string{"interval": v}, "interval", 20e6); err == nil {
+				if d, err := durArg(map[string]string{"interval": v}, "interval", 20*sim.Millisecond); err == nil {
 					interval = d
 				}
 			}
@@ -109,7 +110,7 @@ func EstimateRun(s *scenarios.Script, variant string, set map[string]string, tra
 			}
 		case "consumer":
 			e.Consumers++
-			if st.KV["pattern"] == "consume-transform-produce" {
+			if st.KV["pattern"] == scenarios.PatternCTP {
 				ctp = true
 			}
 			transactional = transactional || st.KV["transactional.id"] != ""
