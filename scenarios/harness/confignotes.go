@@ -11,6 +11,7 @@ package harness
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -255,22 +256,60 @@ func topicLineConfigs(s *scenarios.Script) []string {
 
 // givenDefaults returns the given settings (script variables apart) that
 // the non-default configuration pairs leave out because their value is
-// the default, key=value sorted by key. The properties accepted but not
-// modelled are left out too: they have their own line, and their value
-// need not be the default.
-func givenDefaults(given map[string]string, pairs, notModelled []string) []string {
+// the default, key=value sorted by key, and apart, the given client
+// (producer, consumer) settings whose value is not their default: the
+// broker's pairs do not hold those, and they are no default. The
+// properties accepted but not modelled are left out too: they have their
+// own line, and their value need not be the default.
+func givenDefaults(given map[string]string, pairs, notModelled []string) (defaults, clientSet []string) {
 	shown := map[string]bool{}
 	for _, p := range append(slices.Clone(pairs), notModelled...) {
 		k, _, _ := strings.Cut(p, "=")
 		shown[k] = true
 	}
-	var out []string
 	for k, v := range given {
 		if strings.HasPrefix(k, "$") || shown[k] || shown[strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(k, config.TopicPrefix), config.ProducerPrefix), config.ConsumerPrefix)] {
 			continue
 		}
-		out = append(out, k+"="+v)
+		if isDefault, client := clientDefault(k, v); client && !isDefault {
+			clientSet = append(clientSet, k+"="+v)
+			continue
+		}
+		defaults = append(defaults, k+"="+v)
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(defaults)
+	sort.Strings(clientSet)
+	return defaults, clientSet
+}
+
+// clientDefault reports whether k is a producer or consumer property
+// (client) and whether v is its default (Kafka's, as ParseProducer and
+// ParseConsumer give it; a value they refuse is no default). A bare name
+// both clients have is a default only if it is one for both.
+func clientDefault(k, v string) (isDefault, client bool) {
+	name := k
+	producer, consumer := true, true
+	switch {
+	case strings.HasPrefix(k, config.ProducerPrefix):
+		name, consumer = strings.TrimPrefix(k, config.ProducerPrefix), false
+	case strings.HasPrefix(k, config.ConsumerPrefix):
+		name, producer = strings.TrimPrefix(k, config.ConsumerPrefix), false
+	}
+	producer = producer && slices.Contains(config.ProducerProperties(), name)
+	consumer = consumer && slices.Contains(config.ConsumerProperties(), name)
+	if !producer && !consumer {
+		return false, false
+	}
+	isDefault = true
+	if producer {
+		def, _ := config.ParseProducer(nil)
+		got, err := config.ParseProducer(map[string]string{name: v})
+		isDefault = err == nil && reflect.DeepEqual(def, got)
+	}
+	if consumer && isDefault {
+		def, _ := config.ParseConsumer(nil)
+		got, err := config.ParseConsumer(map[string]string{name: v})
+		isDefault = err == nil && reflect.DeepEqual(def, got)
+	}
+	return isDefault, true
 }

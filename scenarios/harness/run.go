@@ -470,7 +470,9 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 		NotModelled: slices.Concat(cfg.NotModelled, topicsNotModelled(s), clientsNotModelled(s, r.vars, r.given, cfg.Broker.InterBrokerProtocolVersion)),
 		ConfigNotes: slices.Concat(stepOverrides(s, opts.Set, opts.Origins, r.vars), ignoredNotes(cfg), unusedConsumerNotes(s, r.given), unworkableNotes(s, cfg.Broker)),
 		Unworkable:  unworkableNotes(s, cfg.Broker)}
-	res.GivenDefaults = givenDefaults(r.given, res.Config, res.NotModelled)
+	var clientSet []string
+	res.GivenDefaults, clientSet = givenDefaults(r.given, res.Config, res.NotModelled)
+	res.Config = append(res.Config, clientSet...) // the clients' given settings that are no default
 	r.Pacer = opts.Pacer
 	for _, st := range s.Steps {
 		st = st.Substitute(r.vars)
