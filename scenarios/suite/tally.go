@@ -9,15 +9,15 @@ type Tally struct {
 	Runs, Unknown          int
 	Acked, Lost, Divergent int
 	// Worst is each checker's worst outcome (harness.Outcome) by
-	// OutcomeRank.
+	// outcomeRank.
 	Worst map[string]string
 }
 
-// OutcomeRank orders harness.Outcome's words, the worst highest.
-var OutcomeRank = map[string]int{"not-judged": -1, "ok": 0, "unknown": 1, "permitted": 2, "bug": 3}
+// outcomeRank orders harness.Outcome's words, the worst highest.
+var outcomeRank = map[string]int{"not-judged": -1, "ok": 0, "unknown": 1, "permitted": 2, "bug": 3}
 
-// Worse reports whether outcome a is worse than b ("" is better than any).
-func Worse(a, b string) bool { return b == "" || OutcomeRank[a] > OutcomeRank[b] }
+// worse reports whether outcome a is worse than b ("" is better than any).
+func worse(a, b string) bool { return b == "" || outcomeRank[a] > outcomeRank[b] }
 
 // Add folds r in.
 func (t *Tally) Add(r *harness.Result) {
@@ -34,7 +34,7 @@ func (t *Tally) Add(r *harness.Result) {
 		t.Worst = map[string]string{}
 	}
 	for _, v := range r.Verdicts {
-		if o := harness.Outcome(v); Worse(o, t.Worst[v.Checker]) {
+		if o := harness.Outcome(v); worse(o, t.Worst[v.Checker]) {
 			t.Worst[v.Checker] = o
 		}
 	}
