@@ -161,6 +161,15 @@ func (m *Monitor) Observe(step uint64, t sim.Time, snaps []PartitionSnapshot) {
 	}
 }
 
+// Forget drops what the monitor keeps of a partition (its epochs, HWs,
+// ever-committed records; not the anomalies found): the topic was deleted
+// and created again, and the next snapshot of the partition is the new
+// topic's first, which owes nothing to the deleted one's (a new leader
+// at epoch 0, an HW from 0, none of its records).
+func (m *Monitor) Forget(topic string, partition int32) {
+	delete(m.parts, tp{topic, partition})
+}
+
 func (m *Monitor) observe(k tp, w *partitionWatch, step uint64, t sim.Time, s PartitionSnapshot) {
 	byBroker := func(a, b ReplicaState) int { return cmp.Compare(a.Broker, b.Broker) }
 	reps := s.Replicas // read only; sorted by broker (a copy when it is not)

@@ -189,3 +189,22 @@ func TestInvariantsLeaderTenure(t *testing.T) {
 		t.Fatalf("anomaly = %s", a)
 	}
 }
+
+// TestInvariantsForget: a topic deleted and created again starts over at
+// epoch 0 with an HW of 0, on another broker. Seen as one partition, its
+// leader's HW went back within epoch 0; once the monitor forgets the
+// deleted topic's partition, the new one owes it nothing.
+func TestInvariantsForget(t *testing.T) {
+	first := snap(rs(0, Leader, 0, 3, 3, 0))
+	again := snap(rs(0, NoRole, -1, 0, 0), rs(1, Leader, 0, 1, 0, 1))
+	m := NewMonitor()
+	observeAll(m, first, again)
+	if v := m.Verdict(); v.Result != ResultViolation {
+		t.Fatalf("without Forget: want the HW going back in epoch 0 found:\n%s", v)
+	}
+	m = NewMonitor()
+	observeAll(m, first)
+	m.Forget("t", 0)
+	m.Observe(2, 2*ms, again)
+	mustResult(t, m.Verdict(), ResultOK)
+}

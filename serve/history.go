@@ -206,11 +206,19 @@ func (hs *historian) answered(c *connNode, cl *call, resp kmsg.Response, now sim
 		// The topics it deleted are deleted in the trace by now (the
 		// answer waits for it): what that sets aside leaves memory
 		// (harness.Runner.ForgetDeleted).
+		// A topic deleted is asked about again when next named: one
+		// created again is observed as new (harness.Runner.ObserveTopic).
+		forget := false
 		for _, t := range r.Topics {
 			if t.ErrorCode == 0 {
-				hs.r.ForgetDeleted()
-				break
+				forget = true
+				if t.Topic != nil {
+					delete(hs.judged, *t.Topic)
+				}
 			}
+		}
+		if forget {
+			hs.r.ForgetDeleted()
 		}
 	case *kmsg.SyncGroupResponse:
 		if req, ok := cl.req.(*kmsg.SyncGroupRequest); ok {

@@ -52,7 +52,11 @@ func (r *Runner) RealClients() bool {
 // store holds it now, and reports whether it is: a script's topic always
 // is, an internal topic never, a client's once the store assigned it.
 func (r *Runner) ObserveTopic(topic string) bool {
-	if r.scriptTopic(topic) || slices.Contains(r.clientTopics, topic) {
+	if r.scriptTopic(topic) {
+		return true
+	}
+	if slices.Contains(r.clientTopics, topic) {
+		r.followRecreation(topic)
 		return true
 	}
 	if !r.RealClients() || topic == coordinator.OffsetsTopic || topic == txn.StateTopic {
@@ -63,11 +67,43 @@ func (r *Runner) ObserveTopic(topic string) bool {
 		return false
 	}
 	r.clientTopics = append(r.clientTopics, topic)
+	r.scanDeletions()
+	if r.observedIncarnation == nil {
+		r.observedIncarnation = map[string]int{}
+	}
+	r.observedIncarnation[topic] = r.deletions[topic]
 	var tps []storage.TopicPartition
 	for p := range replicas {
 		tps = append(tps, storage.TopicPartition{Topic: topic, Partition: int32(p)})
 	}
 	r.Observer.addPartitions(tps, replicas)
+	r.noteTopicFacts(topic, replicas)
+	return true
+}
+
+// followRecreation observes topic, a client's topic observed before, as
+// the new topic it is when it was deleted since and the metadata store
+// holds it again: its replicas as now assigned, and none of what was
+// seen of the deleted one (Observer.recreate). The first creation's
+// operations are set aside at the end (checkers/deletion.go); until the
+// store holds the new topic, the deleted one stays observed as it was.
+func (r *Runner) followRecreation(topic string) {
+	r.scanDeletions()
+	if r.deletions[topic] == r.observedIncarnation[topic] {
+		return
+	}
+	replicas, ok := r.storedTopic(topic)
+	if !ok {
+		return
+	}
+	r.observedIncarnation[topic] = r.deletions[topic]
+	r.Observer.recreate(topic, replicas)
+	r.noteTopicFacts(topic, replicas)
+}
+
+// noteTopicFacts sets the facts a client topic's replicas and own
+// configs decide.
+func (r *Runner) noteTopicFacts(topic string, replicas [][]int32) {
 	if rf := len(replicas[0]); rf != r.Observer.Facts.ReplicationFactor {
 		// NB: 0 is "the partition's own replicas" (checkers.Facts): the
 		// topics' replication factors differ.
@@ -76,7 +112,6 @@ func (r *Runner) ObserveTopic(topic string) bool {
 	if r.storedTopicConfig(topic, "unclean.leader.election.enable") == "true" {
 		r.Observer.Facts.UncleanElectionEnabled = true
 	}
-	return true
 }
 
 // storedTopicConfig returns a topic's own config name as the metadata

@@ -51,25 +51,36 @@ func markDeleted(f *checkers.Final, recs []sim.Record) {
 	}
 }
 
-// topicDeleted reports whether DeleteTopics deleted topic during the run
-// (and it was not created again since: the controller has it).
-func (r *Runner) topicDeleted(topic string) bool {
+// scanDeletions counts the deletions of each topic in the trace so far
+// (Runner.deletions).
+func (r *Runner) scanDeletions() {
 	recs := r.World.Trace().Records()
 	for ; r.deletedScan < len(recs); r.deletedScan++ {
 		switch rec := recs[r.deletedScan]; rec.Kind {
 		case "controller-delete-topic", "topic-deleted":
 			if t, ok := rec.Get("topic"); ok {
-				if r.deleted == nil {
-					r.deleted = map[string]bool{}
+				if r.deletions == nil {
+					r.deletions = map[string]int{}
 				}
-				r.deleted[t] = true
+				r.deletions[t]++
 			}
 		}
 	}
-	if !r.deleted[topic] {
+}
+
+// topicDeleted reports whether DeleteTopics deleted tp's topic during the
+// run (and it was not created again since: the controller has it), or tp
+// is a partition the topic no longer has since it was created again with
+// fewer.
+func (r *Runner) topicDeleted(tp storage.TopicPartition) bool {
+	if r.Observer.gone[tp] {
+		return true
+	}
+	r.scanDeletions()
+	if r.deletions[tp.Topic] == 0 {
 		return false
 	}
-	_, _, why := r.leaderOf(storage.TopicPartition{Topic: topic, Partition: 0})
+	_, _, why := r.leaderOf(storage.TopicPartition{Topic: tp.Topic, Partition: 0})
 	return why != ""
 }
 

@@ -414,7 +414,7 @@ func (r *Runner) livenessConditions(probes []probe) ([]checkers.LivenessConditio
 	ready := make([]bool, len(r.Observer.Partitions))
 	hws := map[storage.TopicPartition]int64{}
 	for k, tp := range r.Observer.Partitions {
-		if r.topicDeleted(tp.Topic) {
+		if r.topicDeleted(tp) {
 			continue // deletion.go: a deleted topic is owed nothing
 		}
 		cond := func(kind string, broker int32, desc string) checkers.LivenessCondition {

@@ -152,7 +152,7 @@ func (r *Runner) finalReads() error {
 		f.bootstrap = append(f.bootstrap, int32(i))
 	}
 	for _, tp := range r.Observer.Partitions {
-		if tp.Topic == coordinator.OffsetsTopic || r.topicDeleted(tp.Topic) {
+		if tp.Topic == coordinator.OffsetsTopic || r.topicDeleted(tp) {
 			continue
 		}
 		f.reads = append(f.reads, &finalRead{tp: client.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}, from: -1})

@@ -112,7 +112,10 @@ type Observer struct {
 	// (+1; 0: none): a leader of a lower epoch is stale (a zombie), and its
 	// HW commits nothing (Vanlightly's inv_true_hwm is the non-stale
 	// leader's).
-	topEpoch   []int32
+	topEpoch []int32
+	// gone are the partitions a topic created again with fewer no longer
+	// has (recreate).
+	gone       map[storage.TopicPartition]bool
 	zkViews    []zkView                  // controller_view.go
 	kraftViews []checkers.ControllerView // controller_view.go
 }

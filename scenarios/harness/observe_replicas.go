@@ -101,3 +101,71 @@ func (o *Observer) addPartitions(tps []storage.TopicPartition, replicas [][]int3
 		o.touched[i] = ^uint64(0)
 	}
 }
+
+// recreate observes topic, deleted and created again, as the new topic:
+// its partitions on replicas (replicas[p] is partition p's), with nothing
+// kept of what was seen of the deleted one (the last observations, the
+// replicas looked up, the leaders' epochs and committed records, the
+// controller's views, the monitor's watch). A partition the new topic
+// lacks (created again with fewer) is gone: the end phase owes it
+// nothing; one it adds is observed as a new topic's is.
+func (o *Observer) recreate(topic string, replicas [][]int32) {
+	have := 0
+	for k, tp := range o.Partitions {
+		if tp.Topic != topic {
+			continue
+		}
+		have++
+		o.monitor.Forget(tp.Topic, tp.Partition)
+		if int(tp.Partition) >= len(replicas) {
+			if o.gone == nil {
+				o.gone = map[storage.TopicPartition]bool{}
+			}
+			o.gone[tp] = true
+			continue
+		}
+		delete(o.gone, tp)
+		reps := replicas[tp.Partition]
+		o.Replicas[tp], o.reps[k] = reps, reps
+		if o.prev != nil {
+			o.prev[k] = make([]replicaSeen, len(reps))
+			o.prev[k][0].role = 254 // never a role: the next observation differs
+		}
+		if o.refs != nil {
+			o.refs[k] = make([]replicaRef, len(reps))
+		}
+		if o.snapBuf != nil {
+			o.snapBuf[k], o.committedBuf[k] = nil, nil
+		}
+		if o.topEpoch != nil {
+			o.topEpoch[k] = 0
+		}
+		if o.passed != nil {
+			o.passed[k] = nil
+		}
+		if o.zkViews != nil {
+			o.zkViews[k] = zkView{}
+		}
+		if o.kraftViews != nil {
+			o.kraftViews[k] = checkers.ControllerView{}
+		}
+		if k < len(o.leaders) {
+			o.leaders[k] = leaderSeen{}
+		}
+		for rk := range o.readTo {
+			if rk.tp == k {
+				delete(o.readTo, rk)
+			}
+		}
+		delete(o.logs, tp)
+	}
+	var tps []storage.TopicPartition
+	var more [][]int32
+	for p := have; p < len(replicas); p++ {
+		tps = append(tps, storage.TopicPartition{Topic: topic, Partition: int32(p)})
+		more = append(more, replicas[p])
+	}
+	// addPartitions also has every broker's replicas compared at the next
+	// observation, on the new index.
+	o.addPartitions(tps, more)
+}

@@ -316,10 +316,13 @@ type Runner struct {
 	// live is what the liveness phase observed (endphase.go); nil when no
 	// end phase ran (an exploration).
 	live *checkers.Liveness
-	// deleted are the topics DeleteTopics deleted so far, as the trace up
-	// to deletedScan says (deletion.go).
-	deleted     map[string]bool
-	deletedScan int
+	// deletions counts each topic's deletions by DeleteTopics so far, as
+	// the trace up to deletedScan says (deletion.go); observedIncarnation
+	// is, per client topic, that count when the topic the observer follows
+	// was created (client_topics.go).
+	deletions           map[string]int
+	deletedScan         int
+	observedIncarnation map[string]int
 	// deletedAt is each topic's last deletion in the trace up to
 	// forgetScan (ForgetDeleted, deletion.go).
 	deletedAt  map[string]sim.Time
