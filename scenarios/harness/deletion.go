@@ -87,7 +87,9 @@ func (r *Runner) topicDeleted(tp storage.TopicPartition) bool {
 // ForgetDeleted removes from the recorder the operations that the
 // deletions in the trace so far already set aside (checkers.Recorder.Forget):
 // those on a partition of a deleted topic that the run observes, invoked
-// before the topic's last deletion and completed. The end of the run
+// before the topic's last deletion and completed; and the invariants
+// monitor's watch of its partitions, whose ever-committed records the
+// end would not look for (checkers.deletedByRequest). The end of the run
 // would set each of them aside (markDeleted takes a topic's last deletion,
 // never an earlier one), and counts them in its note all the same
 // (checkers.SetAsideDeletedAfter), so the verdicts do not change; a
@@ -107,6 +109,7 @@ func (r *Runner) ForgetDeleted() int {
 				}
 				r.deletedAt[t] = rec.Time
 				fresh = true
+				r.Observer.forgetMonitored(t)
 			}
 		}
 	}

@@ -169,3 +169,13 @@ func (o *Observer) recreate(topic string, replicas [][]int32) {
 	// observation, on the new index.
 	o.addPartitions(tps, more)
 }
+
+// forgetMonitored drops the invariants monitor's watch of topic's
+// partitions (a topic deleted: what it kept is owed nothing).
+func (o *Observer) forgetMonitored(topic string) {
+	for _, tp := range o.Partitions {
+		if tp.Topic == topic {
+			o.monitor.Forget(tp.Topic, tp.Partition)
+		}
+	}
+}
