@@ -182,6 +182,13 @@ type Disconnectable interface {
 	Disconnected(ctx *Context, peer NodeID)
 }
 
+// ResetChooser is a Disconnectable node that may want no resets for now
+// (WantsResets false): then none is scheduled for it, so that a node
+// whose protocol reacts to none adds no event to the trace.
+type ResetChooser interface {
+	WantsResets() bool
+}
+
 // connectionReset carries a reset back to the sender of a refused message.
 type connectionReset struct{ peer NodeID }
 
@@ -210,6 +217,9 @@ func (w *World) resetPeers(n *nodeState) {
 func (w *World) reset(peer, node NodeID) {
 	src := w.nodes[node]
 	if _, ok := src.inst.(Disconnectable); !ok || !src.up {
+		return
+	}
+	if c, ok := src.inst.(ResetChooser); ok && !c.WantsResets() {
 		return
 	}
 	back := w.link(peer, node)

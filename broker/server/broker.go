@@ -72,6 +72,9 @@ type pending struct {
 	fetch *fetcher
 	gen   int
 	sent  *kmsg.FetchRequest
+	// raft marks a request of the KRaft client (raft.Env.Send): a reset
+	// of its connection fails it at once (Disconnected).
+	raft bool
 }
 
 // done hands p its response, or the error that ends it.
@@ -466,6 +469,40 @@ func (b *Broker) expireRequests() {
 	}
 	if next >= 0 {
 		b.armSweep(next)
+	}
+}
+
+// WantsResets reports whether the broker reacts to connection resets
+// (sim.ResetChooser): a KRaft node does, for its Raft requests
+// (Disconnected); a ZooKeeper-mode broker waits out its requests'
+// timeouts, as kafkasim's brokers always have.
+func (b *Broker) WantsResets() bool { return b.cfg.KRaft != nil }
+
+// Disconnected fails at once, in correlation order, the Raft requests in
+// flight to peer, whose process died (sim.Disconnectable): Kafka's
+// NetworkClient fails every request on a connection the peer reset, and
+// the Raft client then backs off and asks another node
+// (RequestManager.findReadyBootstrapServer), where it would otherwise wait
+// controller.quorum.request.timeout.ms for each answer from a crashed
+// voter. What it simplifies: the broker's other inter-broker requests
+// (replica fetches, AlterPartition, heartbeats) still wait out their
+// timeouts.
+func (b *Broker) Disconnected(ctx *sim.Context, peer sim.NodeID) {
+	b.ctx = ctx
+	if b.halted {
+		return
+	}
+	var reset []int32
+	for corr, p := range b.inflight {
+		if p.raft && p.node == peer {
+			reset = append(reset, corr)
+		}
+	}
+	sort.Slice(reset, func(i, j int) bool { return reset[i] < reset[j] })
+	for _, corr := range reset {
+		p := b.inflight[corr]
+		delete(b.inflight, corr)
+		b.done(&p, nil, fmt.Errorf("request %d to node %d: connection reset", corr, p.to))
 	}
 }
 

@@ -112,6 +112,12 @@ func (f *fanout) HandleLeaderChange(ctx *sim.Context, le raft.LeaderAndEpoch) {
 
 func (f *fanout) Snapshot() [][]byte { return f.ls[0].Snapshot() }
 
+// sendRaft is the Raft client's send: a request a connection reset
+// fails at once (Broker.Disconnected).
+func (b *Broker) sendRaft(to int32, req kmsg.Request, timeout sim.Duration, cb func(kmsg.Response, error)) {
+	b.sendPending(to, req, nil, timeout, pending{cb: cb, raft: true})
+}
+
 // startKRaft builds and starts the node's KRaft parts.
 func (b *Broker) startKRaft() {
 	k := b.cfg.KRaft
@@ -121,7 +127,7 @@ func (b *Broker) startKRaft() {
 	st := &kraftState{}
 	b.kraft = st
 	f := &fanout{}
-	rc, err := raft.New(k.Raft, raft.Env{Send: b.send, Fatal: b.halt}, f)
+	rc, err := raft.New(k.Raft, raft.Env{Send: b.sendRaft, Fatal: b.halt}, f)
 	if err != nil {
 		panic(fmt.Sprintf("node %d: the raft client: %v", b.cfg.BrokerID, err))
 	}
