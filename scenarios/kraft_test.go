@@ -236,3 +236,32 @@ func TestKAFKA14077BlankDiskVoter(t *testing.T) {
 		}
 	}
 }
+
+// TestKRaftISRExpansionCommittedAfterPowerLossIsPermitted: kraft-swarm
+// kraft-dynamic-wipe seed 276. b0 adds b2 back to t-0's ISR at 19 s while
+// the quorum has no majority; b0 crashes, b2 loses power (31 s) and its
+// unflushed records; the expansion commits at 54 s, b0 is fenced and b2
+// is elected with the shorter log. In the metadata log's order b2 was in
+// the ISR when it lost its data, and before KIP-966 nothing fences it:
+// permitted (contract rules 4 and 5), not a bug.
+func TestKRaftISRExpansionCommittedAfterPowerLossIsPermitted(t *testing.T) {
+	s, err := scenarios.Load("kraft-swarm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := harness.Run(s, "kraft-dynamic-wipe", harness.Options{Seed: 276})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range res.Verdicts {
+		if v.Checker != "acked-loss" {
+			continue
+		}
+		if v.Result != checkers.ResultViolation || v.ContractBroken() || len(v.Anomalies) == 0 {
+			t.Fatalf("acked-loss: %v; want a permitted loss", v)
+		}
+		if d := v.Anomalies[0].Description; !strings.Contains(d, "t-0") || !strings.Contains(d, "the ISR [0 2] was all down at 31.000s") {
+			t.Errorf("acked-loss evidence %q: want t-0's ISR [0 2] all down at b2's power loss", d)
+		}
+	}
+}
