@@ -19,6 +19,10 @@ package workload
 //	cut X->Y         (with -faults partition) every message from voter X to
 //	                 voter Y is lost until a heal
 //	heal             restore every cut link
+//	remove-controller X, add-controller X
+//	                 (with -faults reconfig, on a dynamic quorum) KIP-853's
+//	                 voter changes: one removal, then adding that
+//	                 controller back (explore_reconfig.go)
 //
 // The nodes are the dedicated controllers c0..cN-1 and then the brokers
 // (in combined mode, process.roles=broker,controller, the brokers are the
@@ -75,17 +79,24 @@ const kraftSetupLimit = 60 * sim.Second
 
 // ValidateKRaft checks the parameters for a KRaft cluster and fills the
 // defaults: the controller elects partition leaders itself, so elect and
-// unclean are not actions there.
-func (p *ExploreParams) ValidateKRaft() error {
+// unclean are not actions there; reconfig (KIP-853's voter changes) needs
+// a dynamic quorum (dynamic: kafkasim.kraft.version=1).
+func (p *ExploreParams) ValidateKRaft(dynamic bool) error {
 	if len(p.Faults) == 0 {
 		p.Faults = KRaftDefaultFaults
 	}
-	if err := p.Validate(); err != nil {
+	p.kraft = true
+	err := p.Validate()
+	p.kraft = false
+	if err != nil {
 		return err
 	}
 	for _, f := range p.Faults {
 		if f == "elect" || f == "unclean" {
-			return fmt.Errorf("fault %q: on a KRaft cluster the quorum controller elects partition leaders itself; allowed crash, power-loss, partition", f)
+			return fmt.Errorf("fault %q: on a KRaft cluster the quorum controller elects partition leaders itself; allowed crash, power-loss, partition, reconfig", f)
+		}
+		if f == "reconfig" && !dynamic {
+			return fmt.Errorf("fault %q: a static quorum (kafkasim.kraft.version=0) cannot change its voters; set kafkasim.kraft.version=1 (KIP-853) or leave reconfig out", f)
 		}
 	}
 	return nil
@@ -121,13 +132,17 @@ type kraftExplorer struct {
 	sched []harness.TimedStep
 	buf   []byte
 	nbuf  []byte
+	// removed is the controller (index in nodes) the reconfig actions
+	// removed, -1 before; readded is set once it was added back.
+	removed int32
+	readded bool
 }
 
 // exploreKRaft is ExploreRun on a KRaft cluster; a search's run gives the
 // cluster's plan (harness.ClusterPlan of OnePartition(s) and cfg), a
 // single run nil.
 func exploreKRaft(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p ExploreParams, opts harness.Options, mark func(uint64), plan *cluster.Plan) (*harness.Result, error) {
-	if err := p.ValidateKRaft(); err != nil {
+	if err := p.ValidateKRaft(cfg.Broker.KRaft.KRaftVersion >= 1); err != nil {
 		return nil, err
 	}
 	if err := CheckExplorable(s, true); err != nil {
@@ -151,7 +166,7 @@ func exploreKRaft(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p
 		return nil, err
 	}
 	res := &harness.Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w}
-	e := &kraftExplorer{r: r, p: p, faults: map[string]bool{}, tp: r.Observer.Partitions[0]}
+	e := &kraftExplorer{r: r, p: p, faults: map[string]bool{}, tp: r.Observer.Partitions[0], removed: -1}
 	for _, f := range p.Faults {
 		e.faults[f] = true
 	}
@@ -332,6 +347,9 @@ func (e *kraftExplorer) menu() []action {
 			menu = append(menu, action{op: "heal"})
 		}
 	}
+	if e.faults["reconfig"] {
+		menu = e.reconfigMenu(menu) // explore_reconfig.go
+	}
 	return menu
 }
 
@@ -374,6 +392,8 @@ func (e *kraftExplorer) do(a action) error {
 		return e.exec(scenarios.Step{Op: "cut", Args: []string{e.name(a.b), "->", e.name(a.to)}})
 	case "heal":
 		return e.exec(scenarios.Step{Op: "heal"})
+	case "remove-controller", "add-controller":
+		return e.reconfig(a) // explore_reconfig.go
 	}
 	return nil
 }
@@ -431,6 +451,9 @@ func (e *kraftExplorer) milestone() uint64 {
 				}
 			}
 		}
+		if e.faults["reconfig"] {
+			b = append(b, rc.Voters()...) // a voter change counts as it is appended
+		}
 		b = append(b, '|')
 	}
 	for _, op := range e.r.Recorder.History().Ops {
@@ -447,6 +470,10 @@ func (e *kraftExplorer) hash() uint64 {
 		b = binary.LittleEndian.AppendUint64(b, e.nodeHash(i))
 	}
 	b = binary.AppendVarint(b, int64(e.produced))
+	b = binary.AppendVarint(b, int64(e.removed))
+	if e.readded {
+		b = append(b, 'a')
+	}
 	for i, x := range e.nodes {
 		for j, y := range e.nodes {
 			if i != j && e.r.World.Cut(x, y) {
