@@ -52,7 +52,7 @@ func kraftStory(r *harness.Result) string {
 
 // kraftGolden are the KRaft scenarios with golden files (the swarm is
 // judged by the suite).
-var kraftGolden = []string{"kraft-controller-failover", "kraft-quorum-loss", "kraft-disruptive-voter", "kraft-fenced-broker", "kraft-split-brain", "kraft-blank-disk-voter"}
+var kraftGolden = []string{"kraft-controller-failover", "kraft-quorum-loss", "kraft-disruptive-voter", "kraft-fenced-broker", "kraft-split-brain", "kraft-blank-disk-voter", "kraft-voter-changes"}
 
 func TestKRaftGolden(t *testing.T) {
 	for _, name := range kraftGolden {
@@ -262,6 +262,40 @@ func TestKRaftISRExpansionCommittedAfterPowerLossIsPermitted(t *testing.T) {
 		}
 		if d := v.Anomalies[0].Description; !strings.Contains(d, "t-0") || !strings.Contains(d, "the ISR [0 2] was all down at 31.000s") {
 			t.Errorf("acked-loss evidence %q: want t-0's ISR [0 2] all down at b2's power loss", d)
+		}
+	}
+}
+
+// TestKIP853OverlappingVoterChangesLoseCommittedMetadata: kraft-voter-changes
+// with the planted bug raft-voter-changes-overlap. The cut-off leader
+// accepts two removals at once, is a majority of one and commits alone;
+// the other two controllers elect a leader without those records. The
+// raft checker finds the overlap and the safety it costs (KIP-853's
+// argument for one change at a time), on every seed tried.
+func TestKIP853OverlappingVoterChangesLoseCommittedMetadata(t *testing.T) {
+	s, err := scenarios.Load("kraft-voter-changes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		res, err := harness.Run(s, "dynamic", harness.Options{Seed: seed, Set: map[string]string{"kafkasim.mutant.raft-voter-changes-overlap": "true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[string]bool{}
+		for _, v := range res.Verdicts {
+			if v.Checker != checkers.NameRaft {
+				continue
+			}
+			for _, a := range v.Anomalies {
+				if !a.Permitted {
+					kinds[a.Kind] = true
+				}
+			}
+		}
+		safety := kinds["leader-completeness"] || kinds["state-machine-safety"] || kinds["election-safety"] || kinds["fatal"]
+		if !kinds["voter-change-overlap"] || !safety {
+			t.Errorf("seed %d: raft anomalies %v; want voter-change-overlap and a safety break (leader completeness, state machine safety, election safety or a truncation below the HW)", seed, kinds)
 		}
 	}
 }

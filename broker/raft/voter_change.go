@@ -31,6 +31,7 @@ package raft
 import (
 	"slices"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -40,6 +41,10 @@ import (
 type voterChange struct {
 	offset int64 // of its KRAFT_VOTERS record
 	reply  func(code int16, msg string)
+	// earlier is a change still waiting under this one: only with the
+	// planted bug raft-voter-changes-overlap, which lets a change start
+	// before the last one committed.
+	earlier *voterChange
 }
 
 // handleAddVoter serves AddRaftVoter.
@@ -138,35 +143,45 @@ func (c *Client) voterChangeAllowed(clusterID *string) (int16, string) {
 		return kerr.NotLeaderForPartition.Code, ""
 	case !c.hwInEpoch:
 		return kerr.RequestTimedOut.Code, "the leader has not committed an offset in its epoch yet"
-	case c.change != nil || c.vhist[len(c.vhist)-1].offset >= c.hw:
+	case (c.change != nil || c.vhist[len(c.vhist)-1].offset >= c.hw) && !c.cfg.Mutants.On(mutant.RaftVoterChangesOverlap):
 		return kerr.RequestTimedOut.Code, "the leader is still working on a previous voter change"
 	}
 	return 0, ""
 }
 
-// appendVoterChange appends the new set and waits for its commit.
+// appendVoterChange appends the new set and waits for its commit. The
+// trace record raft-voter-append says where the previous set's record is
+// and how far the leader had committed: the raft checker holds the leader
+// to KIP-853's one uncommitted change at a time from it.
 func (c *Client) appendVoterChange(set voterSet, answer func(int16, string)) {
 	nowMs := sim.Duration(c.ctx.Now()).Milliseconds()
+	prev := c.vhist[len(c.vhist)-1].offset
 	info := c.log.appendLeader(c.ctx.Now(), c.epoch, true, votersRecords(nowMs, set))
+	c.ctx.Log("raft-voter-append", sim.I("epoch", int64(c.epoch)), sim.I("offset", info.FirstOffset+1),
+		sim.I("previous", prev), sim.I("hw", c.hw), sim.S("voters", set.String()))
 	c.pushVoters(info.FirstOffset+1, set)
-	c.change = &voterChange{offset: info.FirstOffset + 1, reply: answer}
+	c.change = &voterChange{offset: info.FirstOffset + 1, reply: answer, earlier: c.change}
 	c.onLeaderAppend()
 }
 
-// voterChangeCommitted answers the pending change once the HW passes it.
+// voterChangeCommitted answers the pending changes once the HW passes
+// them.
 func (c *Client) voterChangeCommitted() {
 	if ch := c.change; ch != nil && c.hw > ch.offset {
 		c.change = nil
-		ch.reply(0, "")
+		for ; ch != nil; ch = ch.earlier {
+			ch.reply(0, "")
+		}
 	}
 }
 
-// abandonVoterChange answers a pending change when the leader loses its
-// epoch: the record may still commit under the next leader, or be
+// abandonVoterChange answers the pending changes when the leader loses
+// its epoch: the records may still commit under the next leader, or be
 // truncated.
 func (c *Client) abandonVoterChange() {
-	if ch := c.change; ch != nil {
-		c.change = nil
+	ch := c.change
+	c.change = nil
+	for ; ch != nil; ch = ch.earlier {
 		ch.reply(kerr.NotLeaderForPartition.Code, "the leader lost its epoch before the voter change committed")
 	}
 }

@@ -1,9 +1,11 @@
 package explore
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/scenarios/workload"
 )
@@ -65,4 +67,27 @@ func TestExploreReconfigNeedsDynamicQuorum(t *testing.T) {
 			t.Errorf("%s with reconfig: %v, want an error naming %q", tc.script, err, tc.want)
 		}
 	}
+}
+
+// TestExploreKRaftFindsOverlappingVoterChanges: with the planted bug
+// raft-voter-changes-overlap (a leader accepts a voter change while
+// another is uncommitted) the explorer finds the leader's second change
+// within the bound, as the raft checker's voter-change-overlap.
+func TestExploreKRaftFindsOverlappingVoterChanges(t *testing.T) {
+	ex := exploreDynamic(t, map[string]string{"kafkasim.mutant.raft-voter-changes-overlap": "true"}, reconfigBound)
+	if ex.Found == nil || ex.Checker != checkers.NameRaft {
+		t.Fatalf("no raft violation found: %+v (%s)", ex.Report, ex.Checker)
+	}
+	var kinds []string
+	for _, v := range ex.Found.Verdicts {
+		if v.Checker == checkers.NameRaft {
+			for _, a := range v.Anomalies {
+				kinds = append(kinds, a.Kind)
+			}
+		}
+	}
+	if !slices.Contains(kinds, "voter-change-overlap") {
+		t.Fatalf("raft anomalies %v, want voter-change-overlap", kinds)
+	}
+	t.Logf("%d runs, %d states: %s", ex.Runs, ex.States, strings.Join(workload.ExploreActions(ex.Found), "; "))
 }

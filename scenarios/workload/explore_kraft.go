@@ -13,16 +13,16 @@ package workload
 //	                 replica's role, leader or ISR, or a client outcome
 //	                 changes, or for nextBound (alternative 0)
 //	produce mK       the next record, acks=all by default
+//	remove-controller X, add-controller X
+//	                 (with -faults reconfig, on a dynamic quorum) KIP-853's
+//	                 voter changes, two per run: a removal and adding the
+//	                 controller back, or two removals (explore_reconfig.go)
 //	crash X          a controller cN or a broker bN dies; the OS keeps its page cache
 //	power-loss X     the machine dies; every unsynced write is lost
 //	restart X        a down node returns
 //	cut X->Y         (with -faults partition) every message from voter X to
 //	                 voter Y is lost until a heal
 //	heal             restore every cut link
-//	remove-controller X, add-controller X
-//	                 (with -faults reconfig, on a dynamic quorum) KIP-853's
-//	                 voter changes: one removal, then adding that
-//	                 controller back (explore_reconfig.go)
 //
 // The nodes are the dedicated controllers c0..cN-1 and then the brokers
 // (in combined mode, process.roles=broker,controller, the brokers are the
@@ -132,10 +132,11 @@ type kraftExplorer struct {
 	sched []harness.TimedStep
 	buf   []byte
 	nbuf  []byte
-	// removed is the controller (index in nodes) the reconfig actions
-	// removed, -1 before; readded is set once it was added back.
-	removed int32
-	readded bool
+	// removed has bit i set while the reconfig actions have removed the
+	// controller nodes[i] (and not added it back); changes counts the
+	// voter changes asked for (explore_reconfig.go).
+	removed uint64
+	changes int
 }
 
 // exploreKRaft is ExploreRun on a KRaft cluster; a search's run gives the
@@ -166,7 +167,7 @@ func exploreKRaft(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p
 		return nil, err
 	}
 	res := &harness.Result{Scenario: s.Name, Variant: v.Name, Seed: opts.Seed, Config: cfg.NonDefaultPairs(), World: w}
-	e := &kraftExplorer{r: r, p: p, faults: map[string]bool{}, tp: r.Observer.Partitions[0], removed: -1}
+	e := &kraftExplorer{r: r, p: p, faults: map[string]bool{}, tp: r.Observer.Partitions[0]}
 	for _, f := range p.Faults {
 		e.faults[f] = true
 	}
@@ -317,6 +318,11 @@ func (e *kraftExplorer) menu() []action {
 	if e.produced < e.p.Records {
 		menu = append(menu, action{op: "produce", b: int32(e.produced + 1)})
 	}
+	if e.faults["reconfig"] {
+		// NB: before the crashes and cuts, so that a breadth-first search
+		// within a run budget meets the voter changes early.
+		menu = e.reconfigMenu(menu) // explore_reconfig.go
+	}
 	for i, id := range e.nodes {
 		if w.Up(id) {
 			if e.faults["crash"] {
@@ -346,9 +352,6 @@ func (e *kraftExplorer) menu() []action {
 		if anyCut {
 			menu = append(menu, action{op: "heal"})
 		}
-	}
-	if e.faults["reconfig"] {
-		menu = e.reconfigMenu(menu) // explore_reconfig.go
 	}
 	return menu
 }
@@ -470,10 +473,8 @@ func (e *kraftExplorer) hash() uint64 {
 		b = binary.LittleEndian.AppendUint64(b, e.nodeHash(i))
 	}
 	b = binary.AppendVarint(b, int64(e.produced))
-	b = binary.AppendVarint(b, int64(e.removed))
-	if e.readded {
-		b = append(b, 'a')
-	}
+	b = binary.AppendUvarint(b, e.removed)
+	b = binary.AppendVarint(b, int64(e.changes))
 	for i, x := range e.nodes {
 		for j, y := range e.nodes {
 			if i != j && e.r.World.Cut(x, y) {
