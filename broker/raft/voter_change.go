@@ -15,18 +15,24 @@ package raft
 //     change is ever uncommitted: two overlapping majorities of the old
 //     and new sets always share a member;
 //   - adding a voter id already in the set: DUPLICATE_VOTER; removing an
-//     (id, directory id) not in it: VOTER_NOT_FOUND;
+//     (id, directory id) not in it, or the set's only voter:
+//     VOTER_NOT_FOUND;
 //   - adding a replica that has not fetched up to the high watermark as
 //     an observer with that directory id: REQUEST_TIMED_OUT (Kafka's
 //     "new voter is not caught up").
 //
+// A leader may remove itself: the new set, without it, counts at once (its
+// high watermark is then a majority of the others' end offsets, and
+// check-quorum needs a majority of them fetching, as LeaderState counts
+// them), and once the change commits the leader answers and resigns
+// (voterChangeCommitted).
+//
 // Simplifications vs Kafka, and why: the leader does not ask the new
 // voter for its ApiVersions (every kafkasim node speaks kraft.version 1);
-// a leader does not remove itself (INVALID_REQUEST: Kafka lets it, then
-// resigns once the change commits, which kafkasim does not model);
-// UpdateRaftVoter is left out (endpoints are not modelled); a change
-// pending when the leader loses its epoch is answered
-// NOT_LEADER_OR_FOLLOWER.
+// UpdateRaftVoter is left out (a voter's endpoint and supported
+// kraft.version range are the same for every node and never change, so
+// no voter ever needs an update); a change pending when the leader loses
+// its epoch is answered NOT_LEADER_OR_FOLLOWER.
 
 import (
 	"slices"
@@ -100,8 +106,9 @@ func (c *Client) handleRemoveVoter(req *kmsg.RemoveRaftVoterRequest, reply func(
 		answer(kerr.VoterNotFound.Code, "voter "+voterKeyString(req.VoterID, req.VoterDirectoryID)+" is not part of the set of voters "+c.vset.String())
 		return
 	}
-	if req.VoterID == c.cfg.NodeID {
-		answer(kerr.InvalidRequest.Code, "kafkasim's leader does not remove itself (Kafka's resigns after the change commits: not modelled)")
+	if len(c.vset) == 1 {
+		// VoterSet.removeVoter keeps the last voter: a set must have one.
+		answer(kerr.VoterNotFound.Code, "voter "+voterKeyString(req.VoterID, req.VoterDirectoryID)+" is the only voter of the set")
 		return
 	}
 	set := slices.DeleteFunc(slices.Clone(c.vset), func(v voterKey) bool { return v.id == req.VoterID })
@@ -165,12 +172,19 @@ func (c *Client) appendVoterChange(set voterSet, answer func(int16, string)) {
 }
 
 // voterChangeCommitted answers the pending changes once the HW passes
-// them.
+// them. A leader that the committed set no longer holds (it removed
+// itself) then resigns, as RemoveVoterHandler asks LeaderState to: its
+// EndQuorumEpoch names the voters by their fetch offsets, and once its
+// election timeout passes it goes unattached in the next epoch as an
+// observer (onElectionTimeout).
 func (c *Client) voterChangeCommitted() {
 	if ch := c.change; ch != nil && c.hw > ch.offset {
 		c.change = nil
 		for ; ch != nil; ch = ch.earlier {
 			ch.reply(0, "")
+		}
+		if c.role == roleLeader && !c.voter {
+			c.resign("removed from the voter set")
 		}
 	}
 }

@@ -14,11 +14,12 @@ package workload
 // the new one share a voter, and no two leaders commit apart. The planted
 // bug raft-voter-changes-overlap accepts the second at once.
 //
-// Simplifications, and why: only a dedicated controller that is not the
-// active one is removed (kafkasim's leader refuses to remove itself,
-// broker/raft/voter_change.go, so offering it would only explore a
-// refusal), and only while a quorum controller is active (the steps need
-// one to send to); only a removed controller that runs is added
+// Any voter controller may be removed, the active one too (it resigns
+// once its removal commits, broker/raft/voter_change.go).
+//
+// Simplifications, and why: a voter change is asked only while a quorum
+// controller is active (the steps need one to send to); only a removed
+// controller that runs is added
 // (kafka-metadata-quorum add-controller runs on the node it adds). A
 // request the leader refuses (REQUEST_TIMED_OUT, a voter not caught up, a
 // leader that lost its epoch before the change committed) still counts:
@@ -32,14 +33,13 @@ const reconfigLimit = 2
 // reconfigMenu appends the enabled voter changes to menu.
 func (e *kraftExplorer) reconfigMenu(menu []action) []action {
 	r := e.r
-	active := r.Cluster.ActiveQuorumController()
-	if active == "" || e.changes >= reconfigLimit {
+	if r.Cluster.ActiveQuorumController() == "" || e.changes >= reconfigLimit {
 		return menu
 	}
 	for _, i := range e.voters {
 		switch {
 		case e.broker[i] >= 0:
-		case e.removed&(1<<i) == 0 && e.name(int32(i)) != active:
+		case e.removed&(1<<i) == 0:
 			menu = append(menu, action{op: "remove-controller", b: int32(i)})
 		case e.removed&(1<<i) != 0 && r.World.Up(e.nodes[i]):
 			menu = append(menu, action{op: "add-controller", b: int32(i)})
