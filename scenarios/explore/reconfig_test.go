@@ -14,8 +14,9 @@ import (
 // kafkasim.kraft.version=1).
 const kraftDynamicScript = "../testdata/kraft-explore-dynamic.txt"
 
-// reconfigBound adds KIP-853's voter changes (a controller removed, then
-// added back) to the KRaft tests' crashes and cuts.
+// reconfigBound adds KIP-853's voter changes (up to two a run: a
+// controller removed and added back, or two removals) to the KRaft tests'
+// crashes and cuts.
 var reconfigBound = workload.ExploreParams{Depth: 3, Records: 1, Faults: []string{"crash", "partition", "reconfig"}}
 
 func exploreDynamic(t testing.TB, set map[string]string, p workload.ExploreParams) *Exploration {
