@@ -92,3 +92,25 @@ func TestExploreKRaftFindsOverlappingVoterChanges(t *testing.T) {
 	}
 	t.Logf("%d runs, %d states: %s", ex.Runs, ex.States, strings.Join(workload.ExploreActions(ex.Found), "; "))
 }
+
+// TestExploreKRaftReconfigDeterministic: a search with voter changes gives
+// the same counts on 1 and on 3 workers.
+func TestExploreKRaftReconfigDeterministic(t *testing.T) {
+	s, err := scenarios.Load(kraftDynamicScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := reconfigBound
+	p.Depth = 2
+	var runs, states [2]int
+	for i, parallel := range []int{1, 3} {
+		ex, err := Run(s, Config{Params: p, Parallel: parallel, NoOrders: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[i], states[i] = ex.Runs, ex.States
+	}
+	if runs[0] != runs[1] || states[0] != states[1] {
+		t.Fatalf("parallel 1: %d runs %d states; parallel 3: %d runs %d states", runs[0], states[0], runs[1], states[1])
+	}
+}
