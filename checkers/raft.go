@@ -16,6 +16,12 @@
 //     image) hands over the same record: the same batch, epoch and CRC;
 //   - Log Matching, on the final logs: two logs with an entry of the same
 //     offset and epoch agree on every entry up to it;
+//   - KIP-853's one voter change at a time: a leader appends a new voter
+//     set (AddRaftVoter, RemoveRaftVoter) only once the previous set's
+//     record is committed (voter-change-overlap). Each change moves the
+//     set by one voter, so a majority of the old set and one of the new
+//     share a voter; two changes away they need not, and two leaders may
+//     then each commit with a majority of their own set;
 //   - the persistent election state (Raft's Figure 2: currentTerm and
 //     votedFor live on stable storage, updated before any answer leaves;
 //     KIP-595's quorum-state): a node's epoch never goes back, in any of
@@ -86,6 +92,10 @@ const (
 	// RaftDiskWiped: Node lost its disk (the wipe-disk fault) and will
 	// restart blank; Voter says whether it was a voter of the quorum.
 	RaftDiskWiped
+	// RaftVotersAppended: Node, leader of Epoch, appended a new voter set
+	// (Voters) at Offset while its high watermark was HW and the previous
+	// set's record was at Previous (-1: the bootstrap checkpoint's).
+	RaftVotersAppended
 )
 
 // RaftEvent is one raft trace record, in trace order.
@@ -107,6 +117,10 @@ type RaftEvent struct {
 	// Voter is set on a RaftDiskWiped of a voter of the quorum
 	// (controller.quorum.voters, or the initial controllers).
 	Voter bool `json:",omitempty"`
+	// Previous, HW and Voters describe a RaftVotersAppended.
+	Previous int64  `json:",omitempty"`
+	HW       int64  `json:",omitempty"`
+	Voters   string `json:",omitempty"`
 }
 
 // RaftEntry is one batch of a node's final metadata log.
@@ -229,6 +243,13 @@ func Raft(r *RaftRun) Verdict {
 				out = append(out, a)
 			} else if !ok {
 				byEpoch[ev.Epoch] = ev
+			}
+		case RaftVotersAppended:
+			if ev.Previous >= ev.HW {
+				out = append(out, raftAnomaly("voter-change-overlap", ev, RaftEvent{},
+					ev.Node+", leader of epoch "+strconv.Itoa(int(ev.Epoch))+", appended the voter set "+ev.Voters+" at offset "+strconv.FormatInt(ev.Offset, 10)+
+						" while the previous voter change (offset "+strconv.FormatInt(ev.Previous, 10)+") was uncommitted (high watermark "+strconv.FormatInt(ev.HW, 10)+
+						"): KIP-853 allows one uncommitted voter change at a time"))
 			}
 		case RaftFatal:
 			a := raftAnomaly("fatal", ev, RaftEvent{}, ev.Node+" halted on a fatal raft error: "+ev.Reason)

@@ -170,3 +170,27 @@ func TestRaftCheckerWipedObserverStartsOver(t *testing.T) {
 		}
 	}
 }
+
+// TestRaftCheckerOneVoterChangeAtATime: KIP-853's rule. A leader that
+// appends a voter set once the previous one is committed passes; one
+// that appends it while the previous change is uncommitted (at or above
+// its high watermark) is a voter-change-overlap.
+func TestRaftCheckerOneVoterChangeAtATime(t *testing.T) {
+	appended := func(step uint64, offset, previous, hw int64) RaftEvent {
+		return RaftEvent{Step: step, Node: "ctl0", Kind: RaftVotersAppended, Epoch: 1, Offset: offset, Previous: previous, HW: hw, Voters: "3000:x,3001:y"}
+	}
+	ok := &RaftRun{Events: []RaftEvent{leaderEv(1, "ctl0", 1, 3), appended(2, 12, -1, 4), appended(3, 15, 12, 13)}}
+	if v := Raft(ok); v.Result != ResultOK {
+		t.Fatalf("changes one at a time: %s", v)
+	}
+	for _, hw := range []int64{12, 5} { // the previous record at the HW, or above it
+		bad := &RaftRun{Events: []RaftEvent{leaderEv(1, "ctl0", 1, 3), appended(2, 12, -1, 4), appended(3, 13, 12, hw)}}
+		v := Raft(bad)
+		if v.Result != ResultViolation || !v.ContractBroken() || len(v.Anomalies) != 1 || v.Anomalies[0].Kind != "voter-change-overlap" {
+			t.Fatalf("hw %d: %s; want one voter-change-overlap breaking the contract", hw, v)
+		}
+		if d := v.Anomalies[0].Description; !strings.Contains(d, "offset 12) was uncommitted") {
+			t.Errorf("evidence %q: want the uncommitted change named", d)
+		}
+	}
+}

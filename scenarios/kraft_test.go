@@ -52,7 +52,7 @@ func kraftStory(r *harness.Result) string {
 
 // kraftGolden are the KRaft scenarios with golden files (the swarm is
 // judged by the suite).
-var kraftGolden = []string{"kraft-controller-failover", "kraft-quorum-loss", "kraft-disruptive-voter", "kraft-fenced-broker", "kraft-split-brain", "kraft-blank-disk-voter"}
+var kraftGolden = []string{"kraft-controller-failover", "kraft-quorum-loss", "kraft-disruptive-voter", "kraft-fenced-broker", "kraft-split-brain", "kraft-blank-disk-voter", "kraft-voter-changes"}
 
 func TestKRaftGolden(t *testing.T) {
 	for _, name := range kraftGolden {
@@ -232,6 +232,74 @@ func TestKAFKA14077BlankDiskVoter(t *testing.T) {
 						t.Errorf("dynamic seed %d: raft %s; want ok", seed, vd)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestKRaftISRExpansionCommittedAfterPowerLossIsPermitted: kraft-swarm
+// kraft-dynamic-wipe seed 276. b0 adds b2 back to t-0's ISR at 19 s while
+// the quorum has no majority; b0 crashes, b2 loses power (31 s) and its
+// unflushed records; the expansion commits at 54 s, b0 is fenced and b2
+// is elected with the shorter log. In the metadata log's order b2 was in
+// the ISR when it lost its data, and before KIP-966 nothing fences it:
+// permitted (contract rules 4 and 5), not a bug.
+func TestKRaftISRExpansionCommittedAfterPowerLossIsPermitted(t *testing.T) {
+	s, err := scenarios.Load("kraft-swarm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := harness.Run(s, "kraft-dynamic-wipe", harness.Options{Seed: 276})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range res.Verdicts {
+		if v.Checker != "acked-loss" {
+			continue
+		}
+		if v.Result != checkers.ResultViolation || v.ContractBroken() || len(v.Anomalies) == 0 {
+			t.Fatalf("acked-loss: %v; want a permitted loss", v)
+		}
+		if d := v.Anomalies[0].Description; !strings.Contains(d, "t-0") || !strings.Contains(d, "the ISR [0 2] was all down at 31.000s") {
+			t.Errorf("acked-loss evidence %q: want t-0's ISR [0 2] all down at b2's power loss", d)
+		}
+	}
+}
+
+// TestKIP853OverlappingVoterChangesLoseCommittedMetadata: kraft-voter-changes
+// with the planted bug raft-voter-changes-overlap. The cut-off leader
+// accepts the removals at once: the raft checker finds the overlap on
+// every seed. With ctl2 leading (seeds 9 and 23) the leader keeps itself,
+// is a majority of one and commits alone; the other two controllers
+// elect a leader without those records, and the checker finds the safety
+// it costs (KIP-853's argument for one change at a time).
+func TestKIP853OverlappingVoterChangesLoseCommittedMetadata(t *testing.T) {
+	s, err := scenarios.Load("kraft-voter-changes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seed := range []uint64{1, 2, 9, 23} {
+		res, err := harness.Run(s, "dynamic", harness.Options{Seed: seed, Set: map[string]string{"kafkasim.mutant.raft-voter-changes-overlap": "true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[string]bool{}
+		for _, v := range res.Verdicts {
+			if v.Checker != checkers.NameRaft {
+				continue
+			}
+			for _, a := range v.Anomalies {
+				if !a.Permitted {
+					kinds[a.Kind] = true
+				}
+			}
+		}
+		if !kinds["voter-change-overlap"] {
+			t.Errorf("seed %d: raft anomalies %v; want voter-change-overlap", seed, kinds)
+		}
+		if seed == 9 || seed == 23 {
+			if !kinds["state-machine-safety"] && !kinds["leader-completeness"] && !kinds["election-safety"] {
+				t.Errorf("seed %d (ctl2 leads): raft anomalies %v; want a safety break (state machine safety, leader completeness or election safety)", seed, kinds)
 			}
 		}
 	}

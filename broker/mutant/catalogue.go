@@ -26,6 +26,7 @@ const (
 	RaftEpochNotPersisted
 	RaftLeaderWithoutQuorum
 	RaftCommitPreviousTerm
+	RaftVoterChangesOverlap
 	// KIP-966.
 	ELRKeepsUncleanReplica
 	// Transactions.
@@ -59,6 +60,10 @@ var (
 	groupKRaft = Target{"group-swarm", "kraft"}
 	txnTV1     = Target{"txn-exactly-once", "tv1"}
 	txnTV2     = Target{"txn-exactly-once", "tv2"}
+	// kip853 is the scripted reconfiguration the voter-change mutants
+	// need: the swarms change voters only through auto-join, one answered
+	// request at a time.
+	kip853 = Target{"kraft-voter-changes", "dynamic"}
 )
 
 var (
@@ -128,6 +133,9 @@ var Catalogue = [numMutants]Mutant{
 	{ID: RaftCommitPreviousTerm, Name: "raft-commit-previous-term", Layer: Raft, Targets: []Target{swarmKRaft, {"kraft-swarm", "kraft-partitions"}},
 		Mistake: "a new Raft leader advances the high watermark over records of earlier epochs before it commits one of its own epoch (Raft's Figure 8)",
 		Where:   "broker/raft: the leader's high-watermark update (maybeAdvanceHW)"},
+	{ID: RaftVoterChangesOverlap, Name: "raft-voter-changes-overlap", Layer: Raft, Targets: []Target{kip853, {"kraft-swarm", "kraft-dynamic-wipe"}},
+		Mistake: "the leader accepts an AddRaftVoter or RemoveRaftVoter while another voter change is still uncommitted (KIP-853 allows one at a time): two changes away, the old and new voter sets need not share a majority",
+		Where:   "broker/raft: voterChangeAllowed (AddRaftVoter, RemoveRaftVoter)"},
 
 	{ID: ELRKeepsUncleanReplica, Name: "elr-keeps-unclean-replica", Layer: ELR, Targets: []Target{{"kraft-swarm", "kraft-elr"}, {"last-replica-standing", "elr"}},
 		Mistake: "the controller takes a broker's re-registration after an unclean shutdown (lost unflushed data) for a clean one, so it keeps the broker in the ELR",

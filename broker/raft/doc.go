@@ -33,6 +33,7 @@
 // throws a fatal KafkaException), which the simulator turns into a failed
 // run.
 //
-// Left out: UpdateRaftVoter and controller auto-join (KIP-853's 4.2
-// part), leader endpoints, compression, and fetch sessions.
+// Left out: UpdateRaftVoter (no voter's endpoint or supported
+// kraft.version range ever changes, so none needs an update), leader
+// endpoints, compression, and fetch sessions.
 package raft

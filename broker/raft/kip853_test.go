@@ -9,6 +9,7 @@ package raft_test
 
 import (
 	"encoding/base64"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -341,5 +342,36 @@ func TestKIP853VoterSetSurvivesSnapshots(t *testing.T) {
 	}
 	if g.c.IsVoter() || g.c.Voters() != ld.c.Voters() || g.c.LogStartOffset() == 0 {
 		t.Fatalf("wiped node %d: voter %v, voters %q (want %q), log start %d: want an observer that fetched the snapshot", g.id, g.c.IsVoter(), g.c.Voters(), ld.c.Voters(), g.c.LogStartOffset())
+	}
+}
+
+// TestKIP853LeaderRemovesItself: RemoveRaftVoter of the leader itself is
+// served, as Kafka's RemoveVoterHandler serves it: the new set, without
+// the leader, commits on a majority of the other voters, the leader
+// answers, resigns, and the others elect a leader of a later epoch; the
+// old leader, no voter now, follows it as an observer.
+func TestKIP853LeaderRemovesItself(t *testing.T) {
+	cfg := testConfig([]int32{0, 1, 2})
+	cfg.KRaftVersion = 1
+	h := newWorld(t, 1, cfg, 0, 500*sim.Millisecond)
+	h.run(5 * sim.Second)
+	ld := h.leader()
+	epoch := ld.c.Leader().Epoch
+	if code, msg := voterChange(t, h, ld, removeReq(ld.id, ld.c.DirectoryID())); code != 0 {
+		t.Fatalf("the leader's RemoveRaftVoter of itself: code %d %q, want NONE", code, msg)
+	}
+	h.run(10 * sim.Second)
+	next := h.leader()
+	if next == nil || next == ld || next.c.Leader().Epoch <= epoch {
+		t.Fatalf("after the removal: leader %v; want another node leading an epoch above %d", next, epoch)
+	}
+	if ld.c.IsVoter() || ld.c.IsLeader() || strings.Contains(next.c.Voters(), strconv.Itoa(int(ld.id))+":") {
+		t.Fatalf("the removed leader: voter %v, leader %v, voters %s; want an observer outside the set", ld.c.IsVoter(), ld.c.IsLeader(), next.c.Voters())
+	}
+	if got := ld.c.Leader(); got.Leader != next.id || got.Epoch != next.c.Leader().Epoch {
+		t.Fatalf("the removed leader follows %+v; want %d in epoch %d", got, next.id, next.c.Leader().Epoch)
+	}
+	if h.violation != "" {
+		t.Fatal(h.violation)
 	}
 }

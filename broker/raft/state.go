@@ -319,7 +319,16 @@ func (c *Client) leaderKeepsRole(epoch int32) bool {
 
 func (c *Client) onElectionTimeout() {
 	switch c.role {
-	case roleUnattached, roleResigned, roleFollower:
+	case roleResigned:
+		if !c.voter {
+			// KafkaRaftClient.pollResigned: a leader that removed itself
+			// goes unattached in the next epoch, so that no Fetch answer
+			// names it the leader any more, and fetches as an observer.
+			c.becomeUnattached(c.epoch+1, -1)
+			break
+		}
+		c.startElection()
+	case roleUnattached, roleFollower:
 		c.startElection()
 	case roleProspective, roleCandidate:
 		c.electionLost()
@@ -353,8 +362,9 @@ func (c *Client) checkQuorumTimeout() sim.Duration {
 
 // noteVoterFetch is LeaderState.updateCheckQuorumForFollowingVoter, called
 // for every valid Fetch and FetchSnapshot of a voter: once a majority of
-// the voters (the leader counts itself) has fetched since the last reset,
-// the set is cleared and the check-quorum timer starts again.
+// the voters (the leader counts itself while it is one) has fetched since
+// the last reset, the set is cleared and the check-quorum timer starts
+// again.
 func (c *Client) noteVoterFetch(id int32) {
 	r := c.replicas[id]
 	if c.role != roleLeader || id == c.cfg.NodeID || r == nil || !c.isVoter(id) {
@@ -367,7 +377,11 @@ func (c *Client) noteVoterFetch(id int32) {
 			n++
 		}
 	}
-	if n >= c.majority()-1 {
+	need := c.majority()
+	if c.voter {
+		need-- // the leader counts itself, when it is a voter
+	}
+	if n >= need {
 		for _, v := range c.voters {
 			c.replicas[v].fetched = false
 		}

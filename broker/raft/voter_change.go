@@ -15,22 +15,29 @@ package raft
 //     change is ever uncommitted: two overlapping majorities of the old
 //     and new sets always share a member;
 //   - adding a voter id already in the set: DUPLICATE_VOTER; removing an
-//     (id, directory id) not in it: VOTER_NOT_FOUND;
+//     (id, directory id) not in it, or the set's only voter:
+//     VOTER_NOT_FOUND;
 //   - adding a replica that has not fetched up to the high watermark as
 //     an observer with that directory id: REQUEST_TIMED_OUT (Kafka's
 //     "new voter is not caught up").
 //
+// A leader may remove itself: the new set, without it, counts at once (its
+// high watermark is then a majority of the others' end offsets, and
+// check-quorum needs a majority of them fetching, as LeaderState counts
+// them), and once the change commits the leader answers and resigns
+// (voterChangeCommitted).
+//
 // Simplifications vs Kafka, and why: the leader does not ask the new
 // voter for its ApiVersions (every kafkasim node speaks kraft.version 1);
-// a leader does not remove itself (INVALID_REQUEST: Kafka lets it, then
-// resigns once the change commits, which kafkasim does not model);
-// UpdateRaftVoter is left out (endpoints are not modelled); a change
-// pending when the leader loses its epoch is answered
-// NOT_LEADER_OR_FOLLOWER.
+// UpdateRaftVoter is left out (a voter's endpoint and supported
+// kraft.version range are the same for every node and never change, so
+// no voter ever needs an update); a change pending when the leader loses
+// its epoch is answered NOT_LEADER_OR_FOLLOWER.
 
 import (
 	"slices"
 
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/sim"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -40,6 +47,10 @@ import (
 type voterChange struct {
 	offset int64 // of its KRAFT_VOTERS record
 	reply  func(code int16, msg string)
+	// earlier is a change still waiting under this one: only with the
+	// planted bug raft-voter-changes-overlap, which lets a change start
+	// before the last one committed.
+	earlier *voterChange
 }
 
 // handleAddVoter serves AddRaftVoter.
@@ -95,8 +106,9 @@ func (c *Client) handleRemoveVoter(req *kmsg.RemoveRaftVoterRequest, reply func(
 		answer(kerr.VoterNotFound.Code, "voter "+voterKeyString(req.VoterID, req.VoterDirectoryID)+" is not part of the set of voters "+c.vset.String())
 		return
 	}
-	if req.VoterID == c.cfg.NodeID {
-		answer(kerr.InvalidRequest.Code, "kafkasim's leader does not remove itself (Kafka's resigns after the change commits: not modelled)")
+	if len(c.vset) == 1 {
+		// VoterSet.removeVoter keeps the last voter: a set must have one.
+		answer(kerr.VoterNotFound.Code, "voter "+voterKeyString(req.VoterID, req.VoterDirectoryID)+" is the only voter of the set")
 		return
 	}
 	set := slices.DeleteFunc(slices.Clone(c.vset), func(v voterKey) bool { return v.id == req.VoterID })
@@ -138,35 +150,52 @@ func (c *Client) voterChangeAllowed(clusterID *string) (int16, string) {
 		return kerr.NotLeaderForPartition.Code, ""
 	case !c.hwInEpoch:
 		return kerr.RequestTimedOut.Code, "the leader has not committed an offset in its epoch yet"
-	case c.change != nil || c.vhist[len(c.vhist)-1].offset >= c.hw:
+	case (c.change != nil || c.vhist[len(c.vhist)-1].offset >= c.hw) && !c.cfg.Mutants.On(mutant.RaftVoterChangesOverlap):
 		return kerr.RequestTimedOut.Code, "the leader is still working on a previous voter change"
 	}
 	return 0, ""
 }
 
-// appendVoterChange appends the new set and waits for its commit.
+// appendVoterChange appends the new set and waits for its commit. The
+// trace record raft-voter-append says where the previous set's record is
+// and how far the leader had committed: the raft checker holds the leader
+// to KIP-853's one uncommitted change at a time from it.
 func (c *Client) appendVoterChange(set voterSet, answer func(int16, string)) {
 	nowMs := sim.Duration(c.ctx.Now()).Milliseconds()
+	prev := c.vhist[len(c.vhist)-1].offset
 	info := c.log.appendLeader(c.ctx.Now(), c.epoch, true, votersRecords(nowMs, set))
+	c.ctx.Log("raft-voter-append", sim.I("epoch", int64(c.epoch)), sim.I("offset", info.FirstOffset+1),
+		sim.I("previous", prev), sim.I("hw", c.hw), sim.S("voters", set.String()))
 	c.pushVoters(info.FirstOffset+1, set)
-	c.change = &voterChange{offset: info.FirstOffset + 1, reply: answer}
+	c.change = &voterChange{offset: info.FirstOffset + 1, reply: answer, earlier: c.change}
 	c.onLeaderAppend()
 }
 
-// voterChangeCommitted answers the pending change once the HW passes it.
+// voterChangeCommitted answers the pending changes once the HW passes
+// them. A leader that the committed set no longer holds (it removed
+// itself) then resigns, as RemoveVoterHandler asks LeaderState to: its
+// EndQuorumEpoch names the voters by their fetch offsets, and once its
+// election timeout passes it goes unattached in the next epoch as an
+// observer (onElectionTimeout).
 func (c *Client) voterChangeCommitted() {
 	if ch := c.change; ch != nil && c.hw > ch.offset {
 		c.change = nil
-		ch.reply(0, "")
+		for ; ch != nil; ch = ch.earlier {
+			ch.reply(0, "")
+		}
+		if c.role == roleLeader && !c.voter {
+			c.resign("removed from the voter set")
+		}
 	}
 }
 
-// abandonVoterChange answers a pending change when the leader loses its
-// epoch: the record may still commit under the next leader, or be
+// abandonVoterChange answers the pending changes when the leader loses
+// its epoch: the records may still commit under the next leader, or be
 // truncated.
 func (c *Client) abandonVoterChange() {
-	if ch := c.change; ch != nil {
-		c.change = nil
+	ch := c.change
+	c.change = nil
+	for ; ch != nil; ch = ch.earlier {
 		ch.reply(kerr.NotLeaderForPartition.Code, "the leader lost its epoch before the voter change committed")
 	}
 }

@@ -33,7 +33,7 @@ func runExplore(args []string, stdout, stderr io.Writer) error {
 	cf := addConfigFlags(fs)
 	depth := fs.Int("depth", 10, "actions per run (the bound)")
 	records := fs.Int("records", 2, "records the workload may produce")
-	faults := fs.String("faults", strings.Join(workload.DefaultFaults, ","), "fault actions: "+strings.Join(workload.FaultNames, ",")+" (on a KRaft cluster: crash, power-loss, partition; default "+strings.Join(workload.KRaftDefaultFaults, ",")+")")
+	faults := fs.String("faults", strings.Join(workload.DefaultFaults, ","), "fault actions: "+strings.Join(workload.FaultNames, ",")+" (on a KRaft cluster: crash, power-loss, partition, and reconfig with kafkasim.kraft.version=1; default "+strings.Join(workload.KRaftDefaultFaults, ",")+")")
 	acks := fs.String("acks", "all", "the producer's acks: all, 1 or 0")
 	checks := fs.String("checkers", strings.Join(kexplore.DefaultCheckers, ","), "checkers whose contract-breaking violations count (on a KRaft cluster default "+strings.Join(kexplore.KRaftDefaultCheckers, ",")+")")
 	maxRuns := fs.Int("max-runs", 0, "stop after N runs (0: explore the whole bound); resume with -state")

@@ -91,7 +91,7 @@ func Run(s *scenarios.Script, cfg Config) (*Exploration, error) {
 	kraft := conf.Broker.KRaftMode()
 	cfg.Params.Faults = slices.Clone(cfg.Params.Faults)
 	if kraft {
-		err = cfg.Params.ValidateKRaft()
+		err = cfg.Params.ValidateKRaft(conf.Broker.KRaft.KRaftVersion >= 1)
 	} else {
 		err = cfg.Params.Validate()
 	}

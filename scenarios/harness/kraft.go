@@ -208,13 +208,33 @@ func kraftUncleanElections(recs []sim.Record) []checkers.UncleanElection {
 	return out
 }
 
-// kraftISRChanges are the KRaft controllers' partition-committed records
-// (the first sighting of each partition epoch) as ISR changes (leader, leader epoch and ISR of the state each change leads
+// kraftISRChanges are the KRaft controllers' committed partition states
+// (the first partition-committed record of each partition epoch) as ISR
+// changes (leader, leader epoch and ISR of the state each change leads
 // to), as controller-partition-state records are in ZooKeeper mode.
+//
+// A change's Time is when the controller that wrote it appended it to the
+// metadata log (its partition-change record with the same partition
+// epoch, leader, leader epoch and ISR, the last one before the commit),
+// not when its commit was first seen: the metadata log orders the
+// controller's decisions, and a committed change stands at its place in
+// that order. A failure after the append is ordered after the change in
+// everything Kafka does about it (the failed broker's fencing or its
+// re-registration are later records), so a replica added to the ISR by a
+// record that commits only after its power loss was in the ISR when it
+// lost its data (kraft-dynamic-wipe seed 276: b2 joins t-0's ISR at 19 s
+// while the quorum has no majority, loses power at 31 s, the record
+// commits at 54 s and b2 is elected from it at 60 s with a shorter log,
+// Kafka's rule 5 hazard). A change that never commits is no fact.
 func kraftISRChanges(recs []sim.Record) []checkers.ISRChange {
 	var out []checkers.ISRChange
 	seen := map[string]bool{}
+	appended := map[string]sim.Time{} // proposalKey -> time of its last partition-change
 	for _, r := range recs {
+		if r.Kind == "partition-change" {
+			appended[proposalKey(r)] = r.Time
+			continue
+		}
 		if r.Kind != "partition-committed" {
 			continue
 		}
@@ -233,7 +253,11 @@ func kraftISRChanges(recs []sim.Record) []checkers.ISRChange {
 		e, _ := r.Get("leader-epoch")
 		leader, _ := strconv.Atoi(l)
 		epoch, _ := strconv.Atoi(e)
-		ch := checkers.ISRChange{Topic: tp.Topic, Partition: tp.Partition, Time: r.Time, Leader: int32(leader), LeaderEpoch: int32(epoch)}
+		at := r.Time
+		if t, ok := appended[proposalKey(r)]; ok {
+			at = t
+		}
+		ch := checkers.ISRChange{Topic: tp.Topic, Partition: tp.Partition, Time: at, Leader: int32(leader), LeaderEpoch: int32(epoch)}
 		for _, f := range strings.Split(strings.Trim(isr, "[]"), ",") {
 			if id, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
 				ch.ISR = append(ch.ISR, int32(id))
@@ -241,7 +265,20 @@ func kraftISRChanges(recs []sim.Record) []checkers.ISRChange {
 		}
 		out = append(out, ch)
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time < out[j].Time })
 	return out
+}
+
+// proposalKey identifies a partition state by everything a
+// partition-change and the partition-committed record of the same change
+// share: partition, partition epoch, leader, leader epoch and ISR.
+func proposalKey(r sim.Record) string {
+	p, _ := r.Get("partition")
+	e, _ := r.Get("partition-epoch")
+	l, _ := r.Get("leader")
+	le, _ := r.Get("leader-epoch")
+	isr, _ := r.Get("isr")
+	return p + "/" + e + "/" + l + "/" + le + "/" + isr
 }
 
 // kraftOffline lists the partitions KIP-966 keeps offline by design at the

@@ -2,7 +2,7 @@ package harness
 
 // This file collects what the raft checker judges on a KRaft run: the raft
 // clients' trace records (raft-leader, raft-commit, raft-snapshot,
-// raft-fatal, raft-state, raft-vote) and the
+// raft-fatal, raft-state, raft-vote, raft-voter-append) and the
 // final metadata log of every node that is up at the end.
 
 import (
@@ -19,7 +19,7 @@ import (
 // (the contract's facts: kraft.go); a KRaft
 // run keeps them (sim.Config.KeepKinds) whether or not it keeps the whole
 // trace.
-var raftKinds = []string{"raft-leader", "raft-commit", "raft-snapshot", "raft-fatal", "raft-state", "raft-vote", "partition-change", "partition-committed", "wipe-disk"}
+var raftKinds = []string{"raft-leader", "raft-commit", "raft-snapshot", "raft-fatal", "raft-state", "raft-vote", "partition-change", "partition-committed", "wipe-disk", "raft-voter-append"}
 
 // KeepKinds returns base plus, for a KRaft cluster, the raft kinds.
 func KeepKinds(base map[string]bool, kraft bool) map[string]bool {
@@ -72,6 +72,9 @@ func RaftRun(w *sim.World, c *cluster.Cluster) *checkers.RaftRun {
 			ev.Kind, ev.Epoch, ev.Leader = checkers.RaftStateChanged, int32(num(r, "epoch")), int32(num(r, "leader"))
 		case "wipe-disk":
 			ev.Kind, ev.Voter = checkers.RaftDiskWiped, voters[r.Name]
+		case "raft-voter-append":
+			ev.Kind, ev.Epoch, ev.Offset, ev.Previous, ev.HW = checkers.RaftVotersAppended, int32(num(r, "epoch")), num(r, "offset"), num(r, "previous"), num(r, "hw")
+			ev.Voters, _ = r.Get("voters")
 		case "raft-vote":
 			if g, _ := r.Get("granted"); g != "true" {
 				continue

@@ -48,11 +48,15 @@ type ExploreResult struct {
 }
 
 // The explorations: a ZooKeeper cluster of three brokers (KIP-101's
-// scenario) and a KRaft one (three controllers), each with its defaults.
+// scenario) and a KRaft one (three controllers), each with its defaults;
+// and a dynamic KRaft quorum (KIP-853) with its voter changes among the
+// faults (crash, partition, reconfig), for the mutants that
+// kraft-voter-changes reaches.
 var (
-	exploreZK    = mutant.Target{Scenario: "kip101-hw-lag", Variant: "kip279"}
-	exploreKRaft = mutant.Target{Scenario: "kraft-controller-failover", Variant: "kraft"}
-	exploreDepth = 10 // explore's default
+	exploreZK     = mutant.Target{Scenario: "kip101-hw-lag", Variant: "kip279"}
+	exploreKRaft  = mutant.Target{Scenario: "kraft-controller-failover", Variant: "kraft"}
+	exploreKIP853 = mutant.Target{Scenario: "kraft-voter-changes", Variant: "dynamic"}
+	exploreDepth  = 10 // explore's default
 )
 
 // Explorations returns the explorations that apply to m: the ZooKeeper one
@@ -70,6 +74,8 @@ func Explorations(m mutant.Mutant) []mutant.Target {
 			out = append(out, exploreZK)
 		case t.Scenario == "kraft-swarm" && !slices.Contains(out, exploreKRaft):
 			out = append(out, exploreKRaft)
+		case t.Scenario == exploreKIP853.Scenario && !slices.Contains(out, exploreKIP853):
+			out = append(out, exploreKIP853)
 		}
 	}
 	return out
@@ -168,8 +174,11 @@ func exploreOne(m mutant.Mutant, t mutant.Target, maxRuns int) ExploreResult {
 		return out
 	}
 	set, _ := Set(m.Name)
-	ex, err := kexplore.Run(s, kexplore.Config{Variant: t.Variant, Set: set, MaxRuns: maxRuns, Parallel: 1, NoOrders: true,
-		Params: workload.ExploreParams{Depth: exploreDepth, Records: 2, Acks: "all"}})
+	p := workload.ExploreParams{Depth: exploreDepth, Records: 2, Acks: "all"}
+	if t == exploreKIP853 {
+		p.Faults = []string{"crash", "partition", "reconfig"}
+	}
+	ex, err := kexplore.Run(s, kexplore.Config{Variant: t.Variant, Set: set, MaxRuns: maxRuns, Parallel: 1, NoOrders: true, Params: p})
 	if err != nil {
 		out.Error = err.Error()
 		return out
@@ -185,8 +194,11 @@ func exploreOne(m mutant.Mutant, t mutant.Target, maxRuns int) ExploreResult {
 // violation), "kraft none/500".
 func (e ExploreResult) String() string {
 	name := "zk"
-	if e.Scenario == exploreKRaft.Scenario {
+	switch e.Scenario {
+	case exploreKRaft.Scenario:
 		name = "kraft"
+	case exploreKIP853.Scenario:
+		name = "kip853"
 	}
 	switch {
 	case e.Error != "":

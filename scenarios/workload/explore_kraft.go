@@ -13,6 +13,10 @@ package workload
 //	                 replica's role, leader or ISR, or a client outcome
 //	                 changes, or for nextBound (alternative 0)
 //	produce mK       the next record, acks=all by default
+//	remove-controller X, add-controller X
+//	                 (with -faults reconfig, on a dynamic quorum) KIP-853's
+//	                 voter changes, two per run: a removal and adding the
+//	                 controller back, or two removals (explore_reconfig.go)
 //	crash X          a controller cN or a broker bN dies; the OS keeps its page cache
 //	power-loss X     the machine dies; every unsynced write is lost
 //	restart X        a down node returns
@@ -75,17 +79,24 @@ const kraftSetupLimit = 60 * sim.Second
 
 // ValidateKRaft checks the parameters for a KRaft cluster and fills the
 // defaults: the controller elects partition leaders itself, so elect and
-// unclean are not actions there.
-func (p *ExploreParams) ValidateKRaft() error {
+// unclean are not actions there; reconfig (KIP-853's voter changes) needs
+// a dynamic quorum (dynamic: kafkasim.kraft.version=1).
+func (p *ExploreParams) ValidateKRaft(dynamic bool) error {
 	if len(p.Faults) == 0 {
 		p.Faults = KRaftDefaultFaults
 	}
-	if err := p.Validate(); err != nil {
+	p.kraft = true
+	err := p.Validate()
+	p.kraft = false
+	if err != nil {
 		return err
 	}
 	for _, f := range p.Faults {
 		if f == "elect" || f == "unclean" {
-			return fmt.Errorf("fault %q: on a KRaft cluster the quorum controller elects partition leaders itself; allowed crash, power-loss, partition", f)
+			return fmt.Errorf("fault %q: on a KRaft cluster the quorum controller elects partition leaders itself; allowed crash, power-loss, partition, reconfig", f)
+		}
+		if f == "reconfig" && !dynamic {
+			return fmt.Errorf("fault %q: a static quorum (kafkasim.kraft.version=0) cannot change its voters; set kafkasim.kraft.version=1 (KIP-853) or leave reconfig out", f)
 		}
 	}
 	return nil
@@ -121,13 +132,18 @@ type kraftExplorer struct {
 	sched []harness.TimedStep
 	buf   []byte
 	nbuf  []byte
+	// removed has bit i set while the reconfig actions have removed the
+	// controller nodes[i] (and not added it back); changes counts the
+	// voter changes asked for (explore_reconfig.go).
+	removed uint64
+	changes int
 }
 
 // exploreKRaft is ExploreRun on a KRaft cluster; a search's run gives the
 // cluster's plan (harness.ClusterPlan of OnePartition(s) and cfg), a
 // single run nil.
 func exploreKRaft(s *scenarios.Script, v scenarios.Variant, cfg config.Config, p ExploreParams, opts harness.Options, mark func(uint64), plan *cluster.Plan) (*harness.Result, error) {
-	if err := p.ValidateKRaft(); err != nil {
+	if err := p.ValidateKRaft(cfg.Broker.KRaft.KRaftVersion >= 1); err != nil {
 		return nil, err
 	}
 	if err := CheckExplorable(s, true); err != nil {
@@ -302,6 +318,11 @@ func (e *kraftExplorer) menu() []action {
 	if e.produced < e.p.Records {
 		menu = append(menu, action{op: "produce", b: int32(e.produced + 1)})
 	}
+	if e.faults["reconfig"] {
+		// NB: before the crashes and cuts, so that a breadth-first search
+		// within a run budget meets the voter changes early.
+		menu = e.reconfigMenu(menu) // explore_reconfig.go
+	}
 	for i, id := range e.nodes {
 		if w.Up(id) {
 			if e.faults["crash"] {
@@ -374,6 +395,8 @@ func (e *kraftExplorer) do(a action) error {
 		return e.exec(scenarios.Step{Op: "cut", Args: []string{e.name(a.b), "->", e.name(a.to)}})
 	case "heal":
 		return e.exec(scenarios.Step{Op: "heal"})
+	case "remove-controller", "add-controller":
+		return e.reconfig(a) // explore_reconfig.go
 	}
 	return nil
 }
@@ -431,6 +454,9 @@ func (e *kraftExplorer) milestone() uint64 {
 				}
 			}
 		}
+		if e.faults["reconfig"] {
+			b = append(b, rc.Voters()...) // a voter change counts as it is appended
+		}
 		b = append(b, '|')
 	}
 	for _, op := range e.r.Recorder.History().Ops {
@@ -447,6 +473,8 @@ func (e *kraftExplorer) hash() uint64 {
 		b = binary.LittleEndian.AppendUint64(b, e.nodeHash(i))
 	}
 	b = binary.AppendVarint(b, int64(e.produced))
+	b = binary.AppendUvarint(b, e.removed)
+	b = binary.AppendVarint(b, int64(e.changes))
 	for i, x := range e.nodes {
 		for j, y := range e.nodes {
 			if i != j && e.r.World.Cut(x, y) {

@@ -30,7 +30,7 @@ func NewExploreSearch(s *scenarios.Script, variant string, p ExploreParams, set 
 	}
 	kraft := cfg.Broker.KRaftMode()
 	if kraft {
-		err = p.ValidateKRaft()
+		err = p.ValidateKRaft(cfg.Broker.KRaft.KRaftVersion >= 1)
 	} else {
 		err = p.Validate()
 	}

@@ -19,14 +19,19 @@ type ExploreParams struct {
 	// Records is how many records the workload may produce (m1..mN).
 	Records int
 	// Faults are the fault actions allowed: crash, power-loss, elect,
-	// unclean. restart and notify come with crash/power-loss and elect.
+	// unclean, partition; on a KRaft cluster with a dynamic quorum also
+	// reconfig (explore_reconfig.go). restart and notify come with
+	// crash/power-loss and elect.
 	Faults []string
 	// Acks is the producer's acks: all (default), 1 or 0.
 	Acks string
+	// kraft is set by ValidateKRaft while it calls Validate: reconfig is
+	// a KRaft fault only.
+	kraft bool
 }
 
 // FaultNames are the fault actions an exploration can allow.
-var FaultNames = []string{"crash", "power-loss", "elect", "unclean", "partition"}
+var FaultNames = []string{"crash", "power-loss", "elect", "unclean", "partition", "reconfig"}
 
 // DefaultFaults are the faults explored when none are given: those of the
 // TLA+ models (a crash keeps the page cache; an election is clean).
@@ -49,6 +54,9 @@ func (p *ExploreParams) Validate() error {
 	for _, f := range p.Faults {
 		if !slices.Contains(FaultNames, f) {
 			return fmt.Errorf("fault %q: allowed %s", f, strings.Join(FaultNames, ", "))
+		}
+		if f == "reconfig" && !p.kraft {
+			return fmt.Errorf("fault %q: KIP-853's voter changes need a KRaft cluster with a dynamic quorum (kafkasim.kraft.version=1); allowed here crash, power-loss, elect, unclean, partition", f)
 		}
 	}
 	switch p.Acks {
