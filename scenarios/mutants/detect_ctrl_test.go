@@ -20,10 +20,10 @@ func TestControllerMutantsDetected(t *testing.T) {
 	)
 	checkDetected(t, []detectCase{
 		{"clean-election-out-of-isr", swarmZK, 3, []string{"acked-loss", "invariants"}},
-		{"clean-election-out-of-isr", swarmKRaft, 1, []string{"acked-loss", "invariants"}},
+		{"clean-election-out-of-isr", swarmKRaft, 4, []string{"acked-loss", "invariants"}},
 		{"leader-epoch-not-bumped", swarmZK, 1, []string{"divergence", "invariants", "liveness"}},
 		{"leader-epoch-not-bumped", swarmKRaft, 1, []string{"acked-loss", "divergence", "liveness"}},
 		{"no-fence-on-session-expiry", swarmZK, 12, []string{"acked-loss", "divergence", "liveness"}},
-		{"elr-keeps-unclean-replica", swarmELR, 21, []string{"linearizability", "acked-loss"}},
+		{"elr-keeps-unclean-replica", swarmELR, 26, []string{"linearizability", "acked-loss"}},
 	})
 }
