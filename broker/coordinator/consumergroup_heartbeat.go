@@ -124,32 +124,43 @@ func (c *Coordinator) ConsumerGroupHeartbeat(now sim.Time, req *kmsg.ConsumerGro
 	var recs []ConsumerRecord
 	bumped := false
 	m := g.members[req.MemberID]
+	if req.InstanceID != nil {
+		// A static member (KIP-345 under KIP-848) is found by its instance
+		// id (getOrMaybeSubscribeStaticConsumerGroupMember).
+		old := g.staticMember(*req.InstanceID)
+		switch {
+		case req.MemberEpoch == joinEpoch && old != nil:
+			if old.epoch != leaveStaticEpoch {
+				fail(kerr.UnreleasedInstanceID, fmt.Sprintf("Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.",
+					req.MemberID, *req.InstanceID, old.id))
+				return
+			}
+			// The successor takes over the departed instance: its
+			// subscription, target and assigned partitions, under its
+			// own member id at epoch 0 (replaceMember).
+			recs = append(recs, c.removeConsumerMember(g, old, false)...)
+			nm := *old
+			nm.id = req.MemberID
+			if nm.id == "" {
+				nm.id = c.newConsumerMemberID(g, now)
+			}
+			nm.epoch, nm.previousEpoch, nm.state, nm.pending = 0, 0, MemberStable, nil
+			g.members[nm.id] = &nm
+			g.hold(&nm)
+			m = &nm
+			ids := c.topicIDs(g)
+			recs = append(recs, m.metadataRecord(g.id), g.targetRecord(m, ids), g.currentRecord(m, ids))
+			c.env.Log("consumer-static-member-replaced", sim.S("group", g.id), sim.S("instance", *req.InstanceID), sim.S("old", old.id), sim.S("member", m.id))
+		case req.MemberEpoch != joinEpoch && old == nil:
+			fail(kerr.UnknownMemberID, fmt.Sprintf("Instance id %s is unknown.", *req.InstanceID))
+			return
+		case req.MemberEpoch != joinEpoch && old.id != req.MemberID:
+			fail(kerr.FencedInstanceID, fmt.Sprintf("Static member %s with instance id %s was fenced by member %s.", req.MemberID, *req.InstanceID, old.id))
+			return
+		}
+	}
 	switch {
 	case req.MemberEpoch == joinEpoch:
-		if req.InstanceID != nil {
-			if old := g.staticMember(*req.InstanceID); old != nil && old.id != req.MemberID {
-				if old.epoch != leaveStaticEpoch {
-					fail(kerr.UnreleasedInstanceID, fmt.Sprintf("Static member %s with instance id %s is not released yet.", old.id, *req.InstanceID))
-					return
-				}
-				// The static member's successor takes over its assignment
-				// and epoch (consumerGroupStaticMemberReplace).
-				recs = append(recs, c.removeConsumerMember(g, old, false)...)
-				nm := *old
-				nm.id = req.MemberID
-				if nm.id == "" {
-					nm.id = c.newConsumerMemberID(g, now)
-				}
-				nm.epoch = old.previousEpoch
-				if nm.epoch < 0 {
-					nm.epoch = 0
-				}
-				g.members[nm.id] = &nm
-				g.hold(&nm)
-				m = &nm
-				recs = append(recs, g.targetRecord(m, c.topicIDs(g)), g.currentRecord(m, c.topicIDs(g)))
-			}
-		}
 		if m != nil && m.instanceID == "" {
 			// A rejoin under a known id: start over from nothing.
 			g.release(m)
@@ -409,11 +420,20 @@ func (c *Coordinator) assignTarget(g *consumerGroup, ids map[string]assignor.Top
 // times out or a successor takes its instance id.
 func (c *Coordinator) consumerGroupLeave(now sim.Time, req *kmsg.ConsumerGroupHeartbeatRequest, reply func(*kmsg.ConsumerGroupHeartbeatResponse), fail func(*kerr.Error, string)) {
 	g := c.cgroups[req.Group]
-	var m *cgMember
-	if g != nil {
-		m = g.members[req.MemberID]
-		if m == nil && req.InstanceID != nil {
-			m = g.staticMember(*req.InstanceID)
+	if g == nil {
+		fail(kerr.GroupIDNotFound, fmt.Sprintf("Consumer group %s not found.", req.Group))
+		return
+	}
+	m := g.members[req.MemberID]
+	if req.InstanceID != nil {
+		// consumerGroupLeave: a static member is found by its instance id.
+		switch m = g.staticMember(*req.InstanceID); {
+		case m == nil:
+			fail(kerr.UnknownMemberID, fmt.Sprintf("Instance id %s is unknown.", *req.InstanceID))
+			return
+		case m.id != req.MemberID:
+			fail(kerr.FencedInstanceID, fmt.Sprintf("Static member %s with instance id %s was fenced by member %s.", req.MemberID, *req.InstanceID, m.id))
+			return
 		}
 	}
 	if m == nil {
@@ -425,7 +445,12 @@ func (c *Coordinator) consumerGroupLeave(now sim.Time, req *kmsg.ConsumerGroupHe
 	resp.MemberID, resp.MemberEpoch = &id, req.MemberEpoch
 	var recs []ConsumerRecord
 	if req.MemberEpoch == leaveStaticEpoch {
-		m.previousEpoch, m.epoch = m.epoch, leaveStaticEpoch
+		// Its partitions pending revocation are let go at once; the
+		// assigned ones wait for a successor or the session timeout
+		// (consumerGroupStaticMemberGroupLeave).
+		g.release(m)
+		m.epoch, m.pending = leaveStaticEpoch, nil
+		g.hold(m)
 		recs = append(recs, g.currentRecord(m, c.topicIDs(g)))
 		c.env.Log("consumer-member-left-static", sim.S("group", g.id), sim.S("member", m.id))
 	} else {
