@@ -12,6 +12,11 @@
 // records fetched returns them from poll before its next request is
 // answered FENCED_INSTANCE_ID — so it is reported, permitted.
 //
+// A process that shut down cleanly just before it died (its revocations at
+// the crash's instant: KIP-848's static leave with epoch -2, the only way
+// its successor is let in before the session times out) is judged as a
+// crash: the coordinator kept its partitions.
+//
 // static-restart-rebalance: a static member's process that crashed and
 // started again within its session (restart - crash <=
 // session.timeout.ms - 2 x heartbeat.interval.ms: its last heartbeat was
@@ -139,7 +144,7 @@ func staticRestarts(h History, failures []Failure) []Anomaly {
 			owned, given := map[string]bool{}, false
 			groupGen, genAt := int32(-1), sim.Time(0)
 			for _, op := range h.Ops {
-				if op.Group != c.Group || op.Invoke > down || op.Kind != Assign && op.Kind != Revoke {
+				if op.Group != c.Group || op.Invoke > down || op.Kind != Assign && op.Kind != Revoke || shutdownRevoke(op, c.Process, down) {
 					continue
 				}
 				if op.Kind == Assign && op.Generation >= groupGen {
@@ -182,7 +187,7 @@ func staticRestarts(h History, failures []Failure) []Anomaly {
 			if others := otherMembershipChanges(h, c, groupGen, genAt, afterAt); others != "" {
 				why = append(why, "other members came or went meanwhile: "+others)
 			}
-			if revoking := rebalancing(h, c.Group, genAt, down); revoking != "" {
+			if revoking := rebalancing(h, c.Group, genAt, down, c.Process); revoking != "" {
 				why = append(why, "the group was rebalancing when it crashed ("+revoking+" revoked partitions)")
 			}
 			if n := brokerFaults(failures, down.Add(-c.SessionTimeout), afterAt); n > 0 {
@@ -203,12 +208,21 @@ func staticRestarts(h History, failures []Failure) []Anomaly {
 	return out
 }
 
+// shutdownRevoke reports whether op is process's revocation at the instant
+// it crashed (down): the clean shutdown just before the kill (the harness's
+// kill-consumer close=true), whose partitions a static member keeps at the
+// coordinator (KIP-345; KIP-848's leave with epoch -2).
+func shutdownRevoke(op Op, process string, down sim.Time) bool {
+	return op.Kind == Revoke && op.Process == process && op.Invoke == down
+}
+
 // rebalancing names the processes of group that revoked partitions in
-// (from, to]: a rebalance under way.
-func rebalancing(h History, group string, from, to sim.Time) string {
+// (from, to]: a rebalance under way. The crashed process's own shutdown
+// revocation at to is not one.
+func rebalancing(h History, group string, from, to sim.Time, crashed string) string {
 	var names []string
 	for _, op := range h.Ops {
-		if op.Kind == Revoke && op.Group == group && op.Invoke > from && op.Invoke <= to && !slices.Contains(names, op.Process) {
+		if op.Kind == Revoke && op.Group == group && op.Invoke > from && op.Invoke <= to && !shutdownRevoke(op, crashed, to) && !slices.Contains(names, op.Process) {
 			names = append(names, op.Process)
 		}
 	}

@@ -222,3 +222,36 @@ func TestGroupsStaticRestartAfterStall(t *testing.T) {
 		t.Errorf("another member stalled 3s, within its session: %q, want a contract break", got)
 	}
 }
+
+// TestGroupsStaticRestartAfterCleanClose (KIP-848's static leave, epoch
+// -2): a process that revoked its partitions as it shut down, at the
+// instant it died, keeps them at the coordinator; its successor must come
+// back with them at its epoch. A new epoch is a contract break (not
+// excused as "rebalancing": the revocation was its own shutdown), and a
+// revocation before the crash's instant still is a rebalance under way.
+func TestGroupsStaticRestartAfterCleanClose(t *testing.T) {
+	run := func(gen int32, revokeEarlier bool) string {
+		h := staticHist()
+		h.r.Assign(h.tick(), "c2", "g", "c2", 1, "t", 1)
+		h.assign("c1", 1)
+		if revokeEarlier {
+			h.revoke("c1", 1)
+		}
+		down := h.tick()
+		h.r.Revoke(down, "c1", "g", "c1", 1, "t", 0, "revoked") // Close
+		h.r.ConsumerCrashed(down, "c1")
+		h.t = down.Add(3 * sim.Second)
+		h.r.ConsumerRestarted(h.t, "c1")
+		h.assign("c1", gen)
+		return kinds(Groups(h.r.Finish(h.tick()), Final{}))
+	}
+	if got := run(1, false); got != "" {
+		t.Errorf("clean close, successor at its epoch with its partition: %q, want none", got)
+	}
+	if got := run(2, false); got != "static-restart-rebalance" {
+		t.Errorf("clean close, successor at a new epoch: %q, want static-restart-rebalance", got)
+	}
+	if got := run(2, true); got != "static-restart-rebalance(permitted)" {
+		t.Errorf("revoked before the close (a rebalance under way): %q", got)
+	}
+}

@@ -243,6 +243,9 @@ func (c *Consumer) heartbeat848Done(ctx *sim.Context, sentEpoch int32, r *kmsg.C
 		c.fatal = err
 		return
 	default: // GROUP_MAX_SIZE_REACHED, UNRELEASED_INSTANCE_ID, UNSUPPORTED_*, INVALID_REQUEST
+		if c.fatal == nil {
+			ctx.Log("consumer-fatal", sim.S("client-id", c.cfg.ClientID), sim.S("member", g.memberID), sim.S("error", err.Error()))
+		}
 		c.fatal = err
 		g.retryAt = ctx.Now().Add(c.cfg.RetryBackoff)
 		return

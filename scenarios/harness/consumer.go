@@ -417,6 +417,21 @@ func (r *Runner) consumerStep(st scenarios.Step) error {
 	}
 	switch st.Op {
 	case "kill-consumer":
+		// close=true: the process shuts down cleanly (Close: the commit,
+		// the revocation, the leave, which for a static member under
+		// group.protocol=consumer is KIP-848's epoch -2) and then dies,
+		// as an orchestrator's rolling restart does.
+		switch v := st.KV["close"]; v {
+		case "", "false":
+		case "true":
+			if n, up := r.World.Node(id).(*consumerNode); up {
+				if err := r.World.Act(id, func(ctx *sim.Context) { n.c.Close(ctx) }); err != nil {
+					return err
+				}
+			}
+		default:
+			return fmt.Errorf("kill-consumer %s: close=%s: allowed: close=true or close=false", st.Args[0], v)
+		}
 		if r.World.Up(id) {
 			r.Recorder.ConsumerCrashed(r.World.Now(), st.Args[0])
 		}
