@@ -12,6 +12,14 @@
 // records fetched returns them from poll before its next request is
 // answered FENCED_INSTANCE_ID — so it is reported, permitted.
 //
+// Under group.protocol=consumer (KIP-848) the promise is narrower: a
+// process that dies without leaving keeps its member in the group, and
+// its successor is refused UNRELEASED_INSTANCE_ID until the session
+// expires (then it joins as a new member, a rebalance); only a process
+// that left with epoch -2 (a clean Close) is replaced at once, at its
+// epoch with its partitions. So a consumer-protocol restart is judged only
+// after a clean shutdown.
+//
 // A process that shut down cleanly just before it died (its revocations at
 // the crash's instant: KIP-848's static leave with epoch -2, the only way
 // its successor is let in before the session times out) is judged as a
@@ -127,6 +135,9 @@ func staticRestarts(h History, failures []Failure) []Anomaly {
 			if !restarted || up.Sub(silent) > c.SessionTimeout-2*c.HeartbeatInterval {
 				continue
 			}
+			if c.GroupProtocol == "consumer" && !closedAt(h, c.Process, down) {
+				continue // KIP-848 keeps the member only for a process that left with epoch -2
+			}
 			// born is when the crashed process started: the run's start,
 			// or its latest restart before the crash.
 			born := sim.Time(0)
@@ -206,6 +217,17 @@ func staticRestarts(h History, failures []Failure) []Anomaly {
 		}
 	}
 	return out
+}
+
+// closedAt reports whether process revoked partitions as it shut down at
+// down (shutdownRevoke).
+func closedAt(h History, process string, down sim.Time) bool {
+	for _, op := range h.Ops {
+		if shutdownRevoke(op, process, down) {
+			return true
+		}
+	}
+	return false
 }
 
 // shutdownRevoke reports whether op is process's revocation at the instant

@@ -255,3 +255,34 @@ func TestGroupsStaticRestartAfterCleanClose(t *testing.T) {
 		t.Errorf("revoked before the close (a rebalance under way): %q", got)
 	}
 }
+
+// TestGroupsStaticRestartConsumerProtocol (KIP-848): a static member that
+// crashed without leaving is not promised its place (its successor is
+// refused UNRELEASED_INSTANCE_ID until the session expires), so a new
+// epoch after a crash is not judged; after a clean close it is.
+func TestGroupsStaticRestartConsumerProtocol(t *testing.T) {
+	run := func(closed bool) string {
+		h := &chist{r: NewRecorder()}
+		for _, c := range []string{"c1", "c2"} {
+			h.r.Consumer(Consumer{Process: c, Group: "g", Semantics: AtLeastOnce, GroupInstanceID: "i-" + c,
+				SessionTimeout: 30 * sim.Second, HeartbeatInterval: sim.Second, GroupProtocol: "consumer"})
+		}
+		h.r.Assign(h.tick(), "c2", "g", "c2", 1, "t", 1)
+		h.assign("c1", 1)
+		down := h.tick()
+		if closed {
+			h.r.Revoke(down, "c1", "g", "c1", 1, "t", 0, "revoked")
+		}
+		h.r.ConsumerCrashed(down, "c1")
+		h.t = down.Add(3 * sim.Second)
+		h.r.ConsumerRestarted(h.t, "c1")
+		h.assign("c1", 2)
+		return kinds(Groups(h.r.Finish(h.tick()), Final{}))
+	}
+	if got := run(false); got != "" {
+		t.Errorf("crash without leaving, new epoch: %q, want not judged", got)
+	}
+	if got := run(true); got != "static-restart-rebalance" {
+		t.Errorf("clean close, new epoch: %q, want static-restart-rebalance", got)
+	}
+}
