@@ -297,6 +297,8 @@ type Runner struct {
 	// consumers are the consumer nodes' names, in creation order (the
 	// swarm's consumer faults pick among them).
 	consumers []string
+	// w848 feeds the invariants monitor's KIP-848 checks (observe_848.go).
+	w848 watch848
 	// consumerSettings are the consumers' settings by name (the swarm's
 	// consumer-stall arms a stall in them).
 	consumerSettings map[string]*consumerSettings
@@ -647,6 +649,7 @@ func (r *Runner) StepOne() error {
 		return nil
 	}
 	r.Observer.observe()
+	r.observeGroups()
 	return nil
 }
 
