@@ -72,6 +72,9 @@ type cgMember struct {
 	// rebalanceDeadline is when a member asked to revoke partitions is
 	// fenced if it has not; 0 when no revocation is outstanding.
 	rebalanceDeadline sim.Time
+	// classic is set for a member that uses the classic protocol
+	// (consumergroup_migrate.go).
+	classic *classicMeta
 }
 
 type consumerGroup struct {

@@ -94,6 +94,9 @@ func (c *Coordinator) consumerOffsetCommitError(g *consumerGroup, memberID strin
 	switch {
 	case m == nil:
 		return kerr.UnknownMemberID
+	case m.classic != nil && memberEpoch != m.epoch:
+		return kerr.IllegalGeneration // a classic member (validateMemberEpoch)
+	case m.classic != nil:
 	case !transactional && version < 9:
 		return kerr.UnsupportedVersion
 	case memberEpoch != m.epoch:

@@ -52,12 +52,15 @@ type ConsumerConfig struct {
 	// Assignors is group.consumer.assignors by name; the first is the
 	// default (uniform, range).
 	Assignors []string
+	// MigrationPolicy is group.consumer.migration.policy: bidirectional
+	// (Kafka 4.0's default; "" counts as it), upgrade, downgrade, disabled.
+	MigrationPolicy string
 }
 
 // DefaultConsumerConfig returns Kafka 4.0's defaults, the protocol off.
 func DefaultConsumerConfig() ConsumerConfig {
 	return ConsumerConfig{SessionTimeout: 45 * sim.Second, HeartbeatInterval: 5 * sim.Second,
-		MaxSize: math.MaxInt32, Assignors: []string{"uniform", "range"}}
+		MaxSize: math.MaxInt32, Assignors: []string{"uniform", "range"}, MigrationPolicy: MigrationBidirectional}
 }
 
 // Validate reports the first setting outside its range.
@@ -72,6 +75,8 @@ func (c ConsumerConfig) Validate() error {
 		return fmt.Errorf("group.consumer.max.size %d: must be >= 1", c.MaxSize)
 	case len(c.Assignors) == 0:
 		return fmt.Errorf("group.consumer.assignors: empty (allowed: uniform, range)")
+	case !slices.Contains([]string{"", MigrationBidirectional, MigrationUpgrade, MigrationDowngrade, MigrationDisabled}, c.MigrationPolicy):
+		return fmt.Errorf("group.consumer.migration.policy %q: allowed: bidirectional, upgrade, downgrade, disabled", c.MigrationPolicy)
 	}
 	for _, a := range c.Assignors {
 		if _, err := assignor.ServerAssignorByName(a); err != nil {
@@ -104,9 +109,19 @@ func (c *Coordinator) ConsumerGroupHeartbeat(now sim.Time, req *kmsg.ConsumerGro
 		fail(kerr.InvalidRequest, msg)
 		return
 	}
-	if cg := c.groups[req.Group]; cg != nil && len(cg.members) > 0 {
-		fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", req.Group))
-		return
+	var recs []ConsumerRecord
+	if cl := c.groups[req.Group]; cl != nil && len(cl.members) > 0 {
+		// A classic group with members: KIP-848's online upgrade, when a
+		// member joins and the policy lets it (consumergroup_migrate.go).
+		why, ok := c.validateOnlineUpgrade(cl)
+		if req.MemberEpoch != joinEpoch {
+			why, ok = "only a joining member (epoch 0) converts it", false
+		}
+		if !ok {
+			fail(kerr.GroupIDNotFound, notConsumerGroup(req.Group, why))
+			return
+		}
+		_, recs = c.convertToConsumerGroup(now, cl)
 	}
 	if req.MemberEpoch == leaveEpoch || req.MemberEpoch == leaveStaticEpoch {
 		c.consumerGroupLeave(now, req, reply, fail)
@@ -121,9 +136,12 @@ func (c *Coordinator) ConsumerGroupHeartbeat(now sim.Time, req *kmsg.ConsumerGro
 		g = newConsumerGroup(req.Group, c.PartitionFor(req.Group))
 		c.cgroups[req.Group] = g
 	}
-	var recs []ConsumerRecord
 	bumped := false
 	m := g.members[req.MemberID]
+	if m != nil && m.classic != nil {
+		fail(kerr.UnknownMemberID, fmt.Sprintf("Member %s uses the classic protocol.", req.MemberID))
+		return
+	}
 	if req.InstanceID != nil {
 		// A static member (KIP-345 under KIP-848) is found by its instance
 		// id (getOrMaybeSubscribeStaticConsumerGroupMember).
@@ -456,6 +474,9 @@ func (c *Coordinator) consumerGroupLeave(now sim.Time, req *kmsg.ConsumerGroupHe
 	} else {
 		recs = c.removeConsumerMember(g, m, true)
 		c.env.Log("consumer-member-left", sim.S("group", g.id), sim.S("member", m.id), sim.I("group-epoch", int64(g.epoch)))
+		if d := c.maybeDowngrade(now, g, m); d != nil {
+			recs = d
+		}
 	}
 	c.appendConsumerRecords(g, recs, func(err *kerr.Error) {
 		if err != nil {
@@ -486,7 +507,11 @@ func (c *Coordinator) removeConsumerMember(g *consumerGroup, m *cgMember, bump b
 // fenceConsumerMember removes a member whose session or rebalance timed out.
 func (c *Coordinator) fenceConsumerMember(now sim.Time, g *consumerGroup, m *cgMember, why string) {
 	c.env.Log("consumer-member-fenced", sim.S("group", g.id), sim.S("member", m.id), sim.S("reason", why), sim.I("epoch", int64(m.epoch)))
-	c.appendConsumerRecords(g, c.removeConsumerMember(g, m, true), func(*kerr.Error) {})
+	recs := c.removeConsumerMember(g, m, true)
+	if d := c.maybeDowngrade(now, g, m); d != nil {
+		recs = d
+	}
+	c.appendConsumerRecords(g, recs, func(*kerr.Error) {})
 }
 
 // consumerDeadline reports the consumer groups' earliest timer.
@@ -551,6 +576,9 @@ func (m *cgMember) metadataRecord(group string) ConsumerRecord {
 	}
 	if m.serverAssignor != "" {
 		r.ServerAssignor = &m.serverAssignor
+	}
+	if m.classic != nil {
+		r.Classic = &ClassicMemberMetadata{SessionTimeoutMillis: int32(m.classic.sessionTimeout.Milliseconds()), Protocols: m.classic.protocols}
 	}
 	return r
 }

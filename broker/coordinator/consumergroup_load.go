@@ -126,6 +126,10 @@ func (c *Coordinator) loadConsumerGroups(now sim.Time, partition int32, recs []C
 				m.epoch, m.previousEpoch, m.state = cur.Epoch, cur.PreviousEpoch, MemberState(cur.State)
 				m.assigned, m.pending = fromIDPartitions(cur.Assigned, names), fromIDPartitions(cur.Pending, names)
 			}
+			if cm := lm.meta.Classic; cm != nil {
+				m.classic = &classicMeta{sessionTimeout: sim.Ms(int64(cm.SessionTimeoutMillis)), protocols: cm.Protocols}
+				m.sessionDeadline = now.Add(m.classic.sessionTimeout)
+			}
 			if m.state == MemberUnrevokedPartitions {
 				m.rebalanceDeadline = now.Add(m.rebalanceTimeout)
 			}
