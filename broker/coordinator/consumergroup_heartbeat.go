@@ -14,8 +14,14 @@ package coordinator
 //     reverted if the append failed. Here a failed append is answered with
 //     its error and the change stays (the usual cause, a lost leadership,
 //     unloads the group anyway).
-//   - Regular-expression subscriptions: consumergroup_regex.go. No racks, no classic members in a consumer group
-//     (the upgrade and downgrade paths), no group.consumer.migration.policy.
+//   - Regular-expression subscriptions: consumergroup_regex.go. No racks.
+//     Classic members in a consumer group, the upgrade and the downgrade
+//     (group.consumer.migration.policy): consumergroup_migrate.go.
+//   - Static members (InstanceId) as Kafka 4.1's
+//     getOrMaybeSubscribeStaticConsumerGroupMember: a successor joins only
+//     once its predecessor left with epoch -2 (else UNRELEASED_INSTANCE_ID)
+//     and takes its place at epoch 0 with its partitions; a request of the
+//     replaced member id is FENCED_INSTANCE_ID.
 //   - A member that rejoins with epoch 0 under an id the group still has
 //     (its join response was lost) restarts from an empty assignment.
 //   - Member ids the coordinator generates are "<group>-<n>" with a
