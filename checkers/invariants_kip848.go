@@ -14,7 +14,9 @@
 //     state) the old target is allowed to be stale, as in Kafka.
 //   - NoDoubleClientAssignment (kip848-double-client-assignment): no two
 //     clients that are both members of the group (their member id is in a
-//     serving coordinator's group) believe they own one partition.
+//     serving coordinator's group) believe they own one partition; classic
+//     members inside a consumer group count too (and for ValidMemberEpoch,
+//     their generation is their member epoch).
 //   - ValidMemberEpoch (kip848-member-epoch): a client that is a member and
 //     at the target's epoch owns no partition the target gives another
 //     member. NB: the spec quantifies over every client; here only members,
@@ -95,6 +97,10 @@ type ClientSnapshot struct {
 	Member  string
 	Epoch   int32
 	Owned   []string // the partitions it believes it owns, sorted
+	// Classic: the consumer runs the classic protocol (a classic member
+	// inside a consumer group, KIP-848's migration): its generation is
+	// its member epoch there, but its epoch is not judged on its own.
+	Classic bool
 }
 
 type kip848Watch struct {
@@ -150,7 +156,7 @@ func (m *Monitor) ObserveGroups(step uint64, t sim.Time, groups []GroupSnapshot,
 	checkClients(groups, clients, report)
 	for _, c := range clients {
 		prev, ok := w.clientEpoch[c.Process]
-		if ok && prev.life == c.Life && c.Epoch < prev.epoch && c.Epoch > 0 {
+		if ok && prev.life == c.Life && c.Epoch < prev.epoch && c.Epoch > 0 && !c.Classic {
 			report(KindKIP848ClientEpochDown, c.Process+"|"+strconv.Itoa(int(prev.epoch)),
 				c.Process+" went from member epoch "+strconv.Itoa(int(prev.epoch))+" to "+strconv.Itoa(int(c.Epoch))+
 					" (ClientSideMemberEpochIsMonotonic: only a join or a leave lowers it)")

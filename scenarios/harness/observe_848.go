@@ -88,7 +88,7 @@ func (r *Runner) observeGroups() {
 	for _, name := range r.consumers {
 		id, _ := r.World.Lookup(name)
 		n, ok := r.World.Node(id).(*consumerNode)
-		if !ok || !r.World.Up(id) || n.c == nil || n.c.Closed() || n.s.cfg.GroupProtocol != config.GroupProtocolConsumer {
+		if !ok || !r.World.Up(id) || n.c == nil || n.c.Closed() {
 			continue
 		}
 		if w.nodes[name] != n {
@@ -97,7 +97,7 @@ func (r *Runner) observeGroups() {
 		}
 		epoch, member := n.c.Generation()
 		clients = append(clients, checkers.ClientSnapshot{Process: name, Life: w.lives[name], Group: n.s.cfg.GroupID, Member: member,
-			Epoch: epoch, Owned: clientTPStrings(n.c.Assignment())})
+			Epoch: epoch, Owned: clientTPStrings(n.c.Assignment()), Classic: n.s.cfg.GroupProtocol != config.GroupProtocolConsumer})
 	}
 	r.Observer.monitor.ObserveGroups(r.World.Events(), r.World.Now(), groups, clients)
 }
