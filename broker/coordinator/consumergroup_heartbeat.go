@@ -30,6 +30,7 @@ package coordinator
 
 import (
 	"fmt"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"math"
 	"regexp"
 	"slices"
@@ -140,6 +141,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(now sim.Time, req *kmsg.ConsumerGro
 			return
 		}
 		g = newConsumerGroup(req.Group, c.PartitionFor(req.Group))
+		g.assignBeforeRevoke = c.cfg.Mutants.On(mutant.AssignBeforeRevoke)
 		c.cgroups[req.Group] = g
 	}
 	bumped := false

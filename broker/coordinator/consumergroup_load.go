@@ -10,6 +10,7 @@ package coordinator
 
 import (
 	"encoding/binary"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"slices"
 
 	"github.com/kafkasim/kafkasim/broker/assignor"
@@ -78,6 +79,7 @@ func (c *Coordinator) loadConsumerGroups(now sim.Time, partition int32, recs []C
 			continue // the group was deleted
 		}
 		g := newConsumerGroup(id, partition)
+		g.assignBeforeRevoke = c.cfg.Mutants.On(mutant.AssignBeforeRevoke)
 		g.epoch = l.epoch.Epoch
 		if l.assignmentEpoch != nil {
 			g.assignmentEpoch = l.assignmentEpoch.Epoch

@@ -41,6 +41,7 @@ package coordinator
 
 import (
 	"fmt"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"slices"
 
 	"github.com/kafkasim/kafkasim/sim"
@@ -140,6 +141,7 @@ func encodeAssignment(tps []TopicPartition, version int16) []byte {
 // and returns it with the conversion's records.
 func (c *Coordinator) convertToConsumerGroup(now sim.Time, cl *group) (*consumerGroup, []ConsumerRecord) {
 	g := newConsumerGroup(cl.id, cl.partition)
+	g.assignBeforeRevoke = c.cfg.Mutants.On(mutant.AssignBeforeRevoke)
 	g.epoch, g.assignmentEpoch = cl.generation, cl.generation
 	for _, id := range cl.memberIDs() {
 		m := cl.members[id]
