@@ -286,3 +286,26 @@ func TestGroupsStaticRestartConsumerProtocol(t *testing.T) {
 		t.Errorf("clean close, new epoch: %q, want static-restart-rebalance", got)
 	}
 }
+
+// TestGroupsGenerationsRestart (KIP-848's migration): when a group of the
+// other protocol replaces an empty one its generations start over, so
+// generation 3 after the restart is not generation 3 before it: no
+// double-owner. Without the restart it is one.
+func TestGroupsGenerationsRestart(t *testing.T) {
+	run := func(restart bool) string {
+		h := staticHist()
+		h.r.Assign(h.tick(), "c1", "g", "c1", 3, "t", 0)
+		h.r.Revoke(h.tick(), "c1", "g", "c1", 3, "t", 0, "lost")
+		if restart {
+			h.r.GroupGenerationsRestarted(h.tick(), "g")
+		}
+		h.r.Assign(h.tick(), "c2", "g", "c2", 3, "t", 0)
+		return kinds(Groups(h.r.Finish(h.tick()), Final{}))
+	}
+	if got := run(true); got != "" {
+		t.Errorf("generation 3 of two incarnations: %q, want none", got)
+	}
+	if got := run(false); got != "double-owner" {
+		t.Errorf("generation 3 twice in one incarnation: %q, want double-owner", got)
+	}
+}

@@ -141,6 +141,13 @@ func (c *Coordinator) ConsumerGroupHeartbeat(now sim.Time, req *kmsg.ConsumerGro
 			return
 		}
 		g = newConsumerGroup(req.Group, c.PartitionFor(req.Group))
+		if cl := c.groups[req.Group]; cl != nil && cl.generation > 0 {
+			// An empty classic group gives way (maybeDeleteEmptyClassicGroup):
+			// its tombstone, and the generations start over.
+			recs = append(recs, ConsumerRecord{Type: classicGroupType, Group: req.Group, Tombstone: true})
+			cl.generation, cl.protocolType, cl.protocol, cl.leader = 0, "", "", ""
+		}
+		c.env.Log(KindGenerationsRestart, sim.S("group", req.Group), sim.S("protocol", "consumer"))
 		g.assignBeforeRevoke = c.cfg.Mutants.On(mutant.AssignBeforeRevoke)
 		c.cgroups[req.Group] = g
 	}

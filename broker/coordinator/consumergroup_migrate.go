@@ -57,6 +57,13 @@ const (
 	MigrationDisabled      = "disabled"
 )
 
+// KindGenerationsRestart is the trace kind the coordinator logs when a
+// group's generations start over: a group of the other protocol replaces
+// an empty one (maybeDeleteEmptyClassicGroup, maybeDeleteEmptyConsumerGroup),
+// and its epoch or generation counts from 0 again. The harness hands it to
+// the group checker, which keys generations by it.
+const KindGenerationsRestart = "group-generations-restart"
+
 // classicGroupType is the record type of a classic GroupMetadata record
 // written among a consumer group's (encodeConsumerRecord).
 const classicGroupType int16 = -2
@@ -510,6 +517,10 @@ func (c *Coordinator) deleteEmptyConsumerGroup(g *consumerGroup) {
 	c.appendConsumerRecords(g, []ConsumerRecord{{Type: cgTargetMetadata, Group: g.id, Tombstone: true},
 		{Type: cgPartitionMetadata, Group: g.id, Tombstone: true}, {Type: cgMetadataKey, Group: g.id, Tombstone: true}}, func(*kerr.Error) {})
 	c.env.Log("consumer-group-deleted", sim.S("group", g.id), sim.S("reason", "a classic member joins it empty"))
+	c.env.Log(KindGenerationsRestart, sim.S("group", g.id), sim.S("protocol", "classic"))
+	if cl := c.groups[g.id]; cl != nil && cl.state == Empty {
+		cl.generation, cl.protocolType, cl.protocol, cl.leader = 0, "", "", ""
+	}
 }
 
 // notConsumerGroup is the error message of a heartbeat to a classic group

@@ -7,6 +7,7 @@ package harness
 
 import (
 	"fmt"
+	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"math"
 	"slices"
 	"sort"
@@ -456,7 +457,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 		}
 	}
 	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
-		KeepKinds: KeepKinds(map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true, "log-cleaned": true,
+		KeepKinds: KeepKinds(map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true, "log-cleaned": true, coordinator.KindGenerationsRestart: true,
 			deletionKinds[0]: true, deletionKinds[1]: true, deletionKinds[2]: true}, cfg.Broker.KRaftMode()), MaxTime: maxTime, MaxEvents: maxEvents, Link: link})
 	if err != nil {
 		return nil, err
