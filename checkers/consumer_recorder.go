@@ -59,6 +59,38 @@ type Consumer struct {
 	// Pauses are when the consumer's process was stalled (a long GC
 	// pause: no poll, no heartbeat), each from its start to its end.
 	Pauses []ConsumerPause `json:",omitempty"`
+	// GroupRestarts are when the coordinator started its group's
+	// generations over: a group of the other protocol replaced an empty
+	// one (KIP-848's migration; Kafka's maybeDeleteEmptyClassicGroup and
+	// maybeDeleteEmptyConsumerGroup), whose epoch starts from 0 again. The
+	// group checker keys generations by them.
+	GroupRestarts []sim.Time `json:",omitempty"`
+}
+
+// GroupGenerationsRestarted records that group's generations started over
+// at t (Consumer.GroupRestarts of each of its consumers).
+func (r *Recorder) GroupGenerationsRestarted(t sim.Time, group string) {
+	if r.groupRestarts == nil {
+		r.groupRestarts = map[string][]sim.Time{}
+	}
+	r.groupRestarts[group] = append(r.groupRestarts[group], t)
+}
+
+// incarnation counts group's generation restarts up to t: generations of
+// different incarnations are different generations.
+func (h History) incarnation(group string, t sim.Time) int {
+	for _, c := range h.Consumers {
+		if c.Group == group {
+			n := 0
+			for _, at := range c.GroupRestarts {
+				if at <= t {
+					n++
+				}
+			}
+			return n
+		}
+	}
+	return 0
 }
 
 // ConsumerPause is one stall of a consumer's process, [From, To).

@@ -63,6 +63,7 @@ func groups(h History, cf *consumerFacts) Verdict {
 	var anomalies []Anomaly
 	type genKey struct {
 		group string
+		inc   int // the group's incarnation (History.incarnation)
 		gen   int32
 		k     tp
 	}
@@ -79,7 +80,7 @@ func groups(h History, cf *consumerFacts) Verdict {
 		switch op.Kind {
 		case Assign:
 			if op.Generation >= 0 {
-				key := genKey{op.Group, op.Generation, k}
+				key := genKey{op.Group, h.incarnation(op.Group, op.Invoke), op.Generation, k}
 				if _, ok := owners[key]; !ok {
 					order = append(order, key)
 				}

@@ -41,6 +41,7 @@ import (
 func epochAnomalies(h History) []Anomaly {
 	type key struct {
 		group string
+		inc   int // the group's incarnation (History.incarnation)
 		epoch int32
 		k     tp
 	}
@@ -80,7 +81,7 @@ func epochAnomalies(h History) []Anomaly {
 				}
 				continue
 			}
-			key := key{op.Group, op.Generation, k}
+			key := key{op.Group, h.incarnation(op.Group, op.Invoke), op.Generation, k}
 			hs := holders[key]
 			if len(hs) == 0 {
 				order = append(order, key)

@@ -12,6 +12,19 @@
 // records fetched returns them from poll before its next request is
 // answered FENCED_INSTANCE_ID — so it is reported, permitted.
 //
+// Under group.protocol=consumer (KIP-848) the promise is narrower: a
+// process that dies without leaving keeps its member in the group, and
+// its successor is refused UNRELEASED_INSTANCE_ID until the session
+// expires (then it joins as a new member, a rebalance); only a process
+// that left with epoch -2 (a clean Close) is replaced at once, at its
+// epoch with its partitions. So a consumer-protocol restart is judged only
+// after a clean shutdown.
+//
+// A process that shut down cleanly just before it died (its revocations at
+// the crash's instant: KIP-848's static leave with epoch -2, the only way
+// its successor is let in before the session times out) is judged as a
+// crash: the coordinator kept its partitions.
+//
 // static-restart-rebalance: a static member's process that crashed and
 // started again within its session (restart - crash <=
 // session.timeout.ms - 2 x heartbeat.interval.ms: its last heartbeat was
@@ -122,6 +135,9 @@ func staticRestarts(h History, failures []Failure) []Anomaly {
 			if !restarted || up.Sub(silent) > c.SessionTimeout-2*c.HeartbeatInterval {
 				continue
 			}
+			if c.GroupProtocol == "consumer" && !closedAt(h, c.Process, down) {
+				continue // KIP-848 keeps the member only for a process that left with epoch -2
+			}
 			// born is when the crashed process started: the run's start,
 			// or its latest restart before the crash.
 			born := sim.Time(0)
@@ -139,7 +155,7 @@ func staticRestarts(h History, failures []Failure) []Anomaly {
 			owned, given := map[string]bool{}, false
 			groupGen, genAt := int32(-1), sim.Time(0)
 			for _, op := range h.Ops {
-				if op.Group != c.Group || op.Invoke > down || op.Kind != Assign && op.Kind != Revoke {
+				if op.Group != c.Group || op.Invoke > down || op.Kind != Assign && op.Kind != Revoke || shutdownRevoke(op, c.Process, down) {
 					continue
 				}
 				if op.Kind == Assign && op.Generation >= groupGen {
@@ -182,7 +198,7 @@ func staticRestarts(h History, failures []Failure) []Anomaly {
 			if others := otherMembershipChanges(h, c, groupGen, genAt, afterAt); others != "" {
 				why = append(why, "other members came or went meanwhile: "+others)
 			}
-			if revoking := rebalancing(h, c.Group, genAt, down); revoking != "" {
+			if revoking := rebalancing(h, c.Group, genAt, down, c.Process); revoking != "" {
 				why = append(why, "the group was rebalancing when it crashed ("+revoking+" revoked partitions)")
 			}
 			if n := brokerFaults(failures, down.Add(-c.SessionTimeout), afterAt); n > 0 {
@@ -203,12 +219,32 @@ func staticRestarts(h History, failures []Failure) []Anomaly {
 	return out
 }
 
+// closedAt reports whether process revoked partitions as it shut down at
+// down (shutdownRevoke).
+func closedAt(h History, process string, down sim.Time) bool {
+	for _, op := range h.Ops {
+		if shutdownRevoke(op, process, down) {
+			return true
+		}
+	}
+	return false
+}
+
+// shutdownRevoke reports whether op is process's revocation at the instant
+// it crashed (down): the clean shutdown just before the kill (the harness's
+// kill-consumer close=true), whose partitions a static member keeps at the
+// coordinator (KIP-345; KIP-848's leave with epoch -2).
+func shutdownRevoke(op Op, process string, down sim.Time) bool {
+	return op.Kind == Revoke && op.Process == process && op.Invoke == down
+}
+
 // rebalancing names the processes of group that revoked partitions in
-// (from, to]: a rebalance under way.
-func rebalancing(h History, group string, from, to sim.Time) string {
+// (from, to]: a rebalance under way. The crashed process's own shutdown
+// revocation at to is not one.
+func rebalancing(h History, group string, from, to sim.Time, crashed string) string {
 	var names []string
 	for _, op := range h.Ops {
-		if op.Kind == Revoke && op.Group == group && op.Invoke > from && op.Invoke <= to && !slices.Contains(names, op.Process) {
+		if op.Kind == Revoke && op.Group == group && op.Invoke > from && op.Invoke <= to && !shutdownRevoke(op, crashed, to) && !slices.Contains(names, op.Process) {
 			names = append(names, op.Process)
 		}
 	}

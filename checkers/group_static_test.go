@@ -222,3 +222,90 @@ func TestGroupsStaticRestartAfterStall(t *testing.T) {
 		t.Errorf("another member stalled 3s, within its session: %q, want a contract break", got)
 	}
 }
+
+// TestGroupsStaticRestartAfterCleanClose (KIP-848's static leave, epoch
+// -2): a process that revoked its partitions as it shut down, at the
+// instant it died, keeps them at the coordinator; its successor must come
+// back with them at its epoch. A new epoch is a contract break (not
+// excused as "rebalancing": the revocation was its own shutdown), and a
+// revocation before the crash's instant still is a rebalance under way.
+func TestGroupsStaticRestartAfterCleanClose(t *testing.T) {
+	run := func(gen int32, revokeEarlier bool) string {
+		h := staticHist()
+		h.r.Assign(h.tick(), "c2", "g", "c2", 1, "t", 1)
+		h.assign("c1", 1)
+		if revokeEarlier {
+			h.revoke("c1", 1)
+		}
+		down := h.tick()
+		h.r.Revoke(down, "c1", "g", "c1", 1, "t", 0, "revoked") // Close
+		h.r.ConsumerCrashed(down, "c1")
+		h.t = down.Add(3 * sim.Second)
+		h.r.ConsumerRestarted(h.t, "c1")
+		h.assign("c1", gen)
+		return kinds(Groups(h.r.Finish(h.tick()), Final{}))
+	}
+	if got := run(1, false); got != "" {
+		t.Errorf("clean close, successor at its epoch with its partition: %q, want none", got)
+	}
+	if got := run(2, false); got != "static-restart-rebalance" {
+		t.Errorf("clean close, successor at a new epoch: %q, want static-restart-rebalance", got)
+	}
+	if got := run(2, true); got != "static-restart-rebalance(permitted)" {
+		t.Errorf("revoked before the close (a rebalance under way): %q", got)
+	}
+}
+
+// TestGroupsStaticRestartConsumerProtocol (KIP-848): a static member that
+// crashed without leaving is not promised its place (its successor is
+// refused UNRELEASED_INSTANCE_ID until the session expires), so a new
+// epoch after a crash is not judged; after a clean close it is.
+func TestGroupsStaticRestartConsumerProtocol(t *testing.T) {
+	run := func(closed bool) string {
+		h := &chist{r: NewRecorder()}
+		for _, c := range []string{"c1", "c2"} {
+			h.r.Consumer(Consumer{Process: c, Group: "g", Semantics: AtLeastOnce, GroupInstanceID: "i-" + c,
+				SessionTimeout: 30 * sim.Second, HeartbeatInterval: sim.Second, GroupProtocol: "consumer"})
+		}
+		h.r.Assign(h.tick(), "c2", "g", "c2", 1, "t", 1)
+		h.assign("c1", 1)
+		down := h.tick()
+		if closed {
+			h.r.Revoke(down, "c1", "g", "c1", 1, "t", 0, "revoked")
+		}
+		h.r.ConsumerCrashed(down, "c1")
+		h.t = down.Add(3 * sim.Second)
+		h.r.ConsumerRestarted(h.t, "c1")
+		h.assign("c1", 2)
+		return kinds(Groups(h.r.Finish(h.tick()), Final{}))
+	}
+	if got := run(false); got != "" {
+		t.Errorf("crash without leaving, new epoch: %q, want not judged", got)
+	}
+	if got := run(true); got != "static-restart-rebalance" {
+		t.Errorf("clean close, new epoch: %q, want static-restart-rebalance", got)
+	}
+}
+
+// TestGroupsGenerationsRestart (KIP-848's migration): when a group of the
+// other protocol replaces an empty one its generations start over, so
+// generation 3 after the restart is not generation 3 before it: no
+// double-owner. Without the restart it is one.
+func TestGroupsGenerationsRestart(t *testing.T) {
+	run := func(restart bool) string {
+		h := staticHist()
+		h.r.Assign(h.tick(), "c1", "g", "c1", 3, "t", 0)
+		h.r.Revoke(h.tick(), "c1", "g", "c1", 3, "t", 0, "lost")
+		if restart {
+			h.r.GroupGenerationsRestarted(h.tick(), "g")
+		}
+		h.r.Assign(h.tick(), "c2", "g", "c2", 3, "t", 0)
+		return kinds(Groups(h.r.Finish(h.tick()), Final{}))
+	}
+	if got := run(true); got != "" {
+		t.Errorf("generation 3 of two incarnations: %q, want none", got)
+	}
+	if got := run(false); got != "double-owner" {
+		t.Errorf("generation 3 twice in one incarnation: %q, want double-owner", got)
+	}
+}

@@ -99,6 +99,7 @@ type Monitor struct {
 	anomalies []Anomaly
 	omitted   int
 	steps     uint64         // snapshots observed
+	kip848    *kip848Watch   // consumer groups (invariants_kip848.go); nil until fed
 	sorted    []ReplicaState // observe's scratch
 	last      uint64
 }

@@ -33,6 +33,9 @@ type Recorder struct {
 	next      int
 	pos       map[OpID]int
 	forgotten int
+	// groupRestarts are each group's generation restarts
+	// (GroupGenerationsRestarted).
+	groupRestarts map[string][]sim.Time
 }
 
 // NewRecorder returns an empty Recorder.
@@ -177,7 +180,11 @@ func (r *Recorder) History() History {
 			ops[i].Index = i
 		}
 	}
-	return History{Ops: ops, Producers: append([]Producer(nil), r.producers...), Consumers: append([]Consumer(nil), r.consumers...)}
+	cs := append([]Consumer(nil), r.consumers...)
+	for i := range cs {
+		cs[i].GroupRestarts = slices.Clone(r.groupRestarts[cs[i].Group])
+	}
+	return History{Ops: ops, Producers: append([]Producer(nil), r.producers...), Consumers: cs}
 }
 
 // Forget removes the completed operations drop reports, for good, and

@@ -584,8 +584,8 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 // consumerUsage is each consumer step's syntax, for parse errors.
 var consumerUsage = map[string]string{
 	"consumer":          "consumer NAME group.id=G topic=T [pattern=at-least-once|at-most-once|idempotent-sink|auto|consume-transform-produce output=TOPIC [transactional.id=ID]] [poll=DUR] [process=DUR] [commit-delay=DUR] [consumer property=value ...]",
-	"kill-consumer":     "kill-consumer NAME",
-	"restart-consumer":  "restart-consumer NAME",
+	"kill-consumer":     "kill-consumer NAME [close=true|false]",
+	"restart-consumer":  "restart-consumer NAME [group.protocol=classic|consumer]",
 	"close-consumer":    "close-consumer NAME",
 	"crash-coordinator": "crash-coordinator GROUP",
 }

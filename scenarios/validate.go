@@ -72,7 +72,7 @@ var stepKeys = map[string][]string{
 	"run": nil, "produce": {"acks", "timeout", "key"}, "crash": {"keep"}, "power-loss": {"keep"}, "shutdown": nil, "restart": nil, "wipe-disk": nil, "add-controller": nil, "remove-controller": nil,
 	"restart-all": nil, "pause": nil, "cut": nil, "partition": nil, "heal": nil, "send": {"interval", "key"},
 	"lossy": {"drop", "duplicate", "reorder"}, "leader-and-isr": {"leader", "epoch", "isr", "to"},
-	"kill-consumer": nil, "restart-consumer": nil, "close-consumer": nil, "crash-coordinator": nil,
+	"kill-consumer": {"close"}, "restart-consumer": {"group.protocol"}, "close-consumer": nil, "crash-coordinator": nil,
 	"init-txn": nil, "begin": nil, "commit": nil, "abort": nil, "delay": {"overtaken"},
 }
 

@@ -38,7 +38,18 @@ package client
 // clients generate a Uuid, KIP-1082; the v0 protocol lets the coordinator
 // do it); every heartbeat carries the full subscription and owned
 // partitions (Kafka sends them only when they changed); no regular
-// expression subscriptions, no group.instance.id, no rack.
+// expression subscriptions, no rack.
+//
+// Static membership (group.instance.id, KIP-345 under KIP-848): every
+// heartbeat carries the instance id; Close and max.poll.interval.ms leave
+// with epoch -2 (ConsumerMembershipManager.leaveGroupEpoch), so the
+// coordinator keeps the member's partitions for its successor until the
+// session times out; a restarted process joins at epoch 0 with the instance
+// id and takes its predecessor's place and assignment. FENCED_INSTANCE_ID
+// (a successor took the instance over) is fatal, as under the classic
+// protocol (consumer_static.go); so is UNRELEASED_INSTANCE_ID (the instance
+// id is still held by a member that did not leave), as Kafka's
+// AsyncKafkaConsumer has it.
 
 import (
 	"slices"
@@ -77,7 +88,7 @@ func (c *Consumer) runGroup848(ctx *sim.Context) {
 		c.leave848(ctx, "max.poll.interval.ms", true)
 		return
 	}
-	if c.pollExpiry {
+	if c.pollExpiry || g.instanceFenced {
 		return
 	}
 	if c.polling {
@@ -172,6 +183,7 @@ func (c *Consumer) heartbeat848(ctx *sim.Context) {
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	req.Group, req.MemberID, req.MemberEpoch = c.cfg.GroupID, g.memberID, s.epoch
 	req.RebalanceTimeoutMillis = int32(c.cfg.RebalanceTimeout.Milliseconds())
+	req.InstanceID = c.instanceID()
 	req.SubscribedTopicNames = slices.Clone(c.topics)
 	if a := string(c.cfg.GroupRemoteAssignor); a != "" {
 		req.ServerAssignor = &a
@@ -224,7 +236,16 @@ func (c *Consumer) heartbeat848Done(ctx *sim.Context, sentEpoch int32, r *kmsg.C
 	case kerr.CoordinatorLoadInProgress:
 		g.retryAt = ctx.Now().Add(c.cfg.RetryBackoff)
 		return
+	case kerr.FencedInstanceID:
+		c.lose848(ctx)
+		c.fencedInstance(ctx, "ConsumerGroupHeartbeat")
+		s.epoch = -1
+		c.fatal = err
+		return
 	default: // GROUP_MAX_SIZE_REACHED, UNRELEASED_INSTANCE_ID, UNSUPPORTED_*, INVALID_REQUEST
+		if c.fatal == nil {
+			ctx.Log("consumer-fatal", sim.S("client-id", c.cfg.ClientID), sim.S("member", g.memberID), sim.S("error", err.Error()))
+		}
 		c.fatal = err
 		g.retryAt = ctx.Now().Add(c.cfg.RetryBackoff)
 		return
@@ -305,6 +326,9 @@ func (c *Consumer) leave848(ctx *sim.Context, why string, lost bool) {
 	if g.coordinator >= 0 && g.memberID != "" && s.epoch > 0 {
 		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		req.Group, req.MemberID, req.MemberEpoch = c.cfg.GroupID, g.memberID, -1
+		if req.InstanceID = c.instanceID(); req.InstanceID != nil {
+			req.MemberEpoch = -2 // a static member's temporary leave
+		}
 		c.call(ctx, g.coordinator, req, func(*sim.Context, kmsg.Response, error) {})
 	}
 	ctx.Log("consumer-leave", sim.S("client-id", c.cfg.ClientID), sim.S("member", g.memberID), sim.S("reason", why))

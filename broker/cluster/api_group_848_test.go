@@ -53,8 +53,15 @@ func TestAPIConsumerGroupProtocol(t *testing.T) {
 	join := kmsg.NewPtrJoinGroupRequest()
 	join.Version, join.Group, join.ProtocolType, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 4, "g", "consumer", 10000, 10000
 	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: assignor.EncodeSubscription([]string{"t"}, nil)}}
-	if jr := a.call(coord, join).(*kmsg.JoinGroupResponse); jr.ErrorCode != kerr.InconsistentGroupProtocol.Code {
-		t.Fatalf("classic JoinGroup into a consumer group: %s", errName(jr.ErrorCode))
+	// A classic member joins the consumer group (KIP-848's online
+	// migration): MEMBER_ID_REQUIRED, then a member at its member epoch.
+	jr := a.call(coord, join).(*kmsg.JoinGroupResponse)
+	if jr.ErrorCode != kerr.MemberIDRequired.Code {
+		t.Fatalf("classic JoinGroup into a consumer group: %s, want MEMBER_ID_REQUIRED", errName(jr.ErrorCode))
+	}
+	join.MemberID = jr.MemberID
+	if jr = a.call(coord, join).(*kmsg.JoinGroupResponse); jr.ErrorCode != 0 || jr.LeaderID != "" || jr.Generation < 1 {
+		t.Fatalf("classic JoinGroup with its member id: %s %+v", errName(jr.ErrorCode), jr)
 	}
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Version, commit.Group, commit.MemberID, commit.Generation = 9, "g", *hb.MemberID, 0

@@ -224,7 +224,8 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 	sc.Coordinator.MaxSessionTimeout = b.GroupMaxSessionTimeout
 	sc.Coordinator.InitialRebalanceDelay = b.GroupInitialRebalanceDelay
 	sc.Coordinator.Consumer = coordinator.ConsumerConfig{Enabled: b.ConsumerGroups.Enabled(), SessionTimeout: b.ConsumerGroups.SessionTimeout,
-		HeartbeatInterval: b.ConsumerGroups.HeartbeatInterval, MaxSize: b.ConsumerGroups.MaxSize, Assignors: b.ConsumerGroups.Assignors}
+		HeartbeatInterval: b.ConsumerGroups.HeartbeatInterval, MaxSize: b.ConsumerGroups.MaxSize, Assignors: b.ConsumerGroups.Assignors,
+		MigrationPolicy: b.ConsumerGroups.MigrationPolicy}
 	sc.Txn = txn.Config{NumPartitions: b.Txn.StateLogNumPartitions, OffsetsPartitions: b.OffsetsTopicNumPartitions,
 		MaxTimeout: b.Txn.MaxTimeout, IDExpiration: b.Txn.IDExpiration, AbortCheckInterval: b.Txn.AbortCleanupInterval,
 		ExpireCheckInterval: b.Txn.RemoveExpiredInterval, Version: int16(b.Txn.Version),

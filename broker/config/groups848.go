@@ -9,6 +9,7 @@ package config
 //	group.consumer.heartbeat.interval.ms   5000
 //	group.consumer.max.size                2147483647
 //	group.consumer.assignors               uniform,range (the first is the default)
+//	group.consumer.migration.policy        bidirectional (disabled, upgrade, downgrade)
 //
 // group.version stands for Kafka's finalized group.version feature (as
 // transaction.version does for its feature): 1 lets the coordinator serve
@@ -25,19 +26,24 @@ package config
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kafkasim/kafkasim/sim"
 )
 
 // The consumer group protocol's properties.
 const (
-	PropGroupRebalanceProtocols     = "group.coordinator.rebalance.protocols"
-	PropGroupVersion                = "group.version"
-	PropGroupConsumerSessionTimeout = "group.consumer.session.timeout.ms"
-	PropGroupConsumerHeartbeat      = "group.consumer.heartbeat.interval.ms"
-	PropGroupConsumerMaxSize        = "group.consumer.max.size"
-	PropGroupConsumerAssignors      = "group.consumer.assignors"
+	PropGroupRebalanceProtocols      = "group.coordinator.rebalance.protocols"
+	PropGroupVersion                 = "group.version"
+	PropGroupConsumerSessionTimeout  = "group.consumer.session.timeout.ms"
+	PropGroupConsumerHeartbeat       = "group.consumer.heartbeat.interval.ms"
+	PropGroupConsumerMaxSize         = "group.consumer.max.size"
+	PropGroupConsumerAssignors       = "group.consumer.assignors"
+	PropGroupConsumerMigrationPolicy = "group.consumer.migration.policy"
 )
+
+// The values of group.consumer.migration.policy (ConsumerGroupMigrationPolicy).
+var migrationPolicies = []string{"disabled", "upgrade", "downgrade", "bidirectional"}
 
 // ConsumerGroups is the consumer group protocol's part of the broker
 // configuration.
@@ -57,6 +63,10 @@ type ConsumerGroups struct {
 	// Assignors is group.consumer.assignors: uniform, range. Default
 	// uniform,range.
 	Assignors []string
+	// MigrationPolicy is group.consumer.migration.policy: disabled,
+	// upgrade, downgrade or bidirectional (Kafka takes any case; stored in
+	// lower case). Default bidirectional (Kafka 4.0's).
+	MigrationPolicy string
 }
 
 // Enabled reports whether the coordinator serves the consumer protocol.
@@ -66,7 +76,7 @@ func (c ConsumerGroups) Enabled() bool {
 
 func defaultConsumerGroups(v Version) ConsumerGroups {
 	c := ConsumerGroups{RebalanceProtocols: []string{"classic"}, SessionTimeout: sim.Ms(45000),
-		HeartbeatInterval: sim.Ms(5000), MaxSize: maxInt32, Assignors: []string{"uniform", "range"}}
+		HeartbeatInterval: sim.Ms(5000), MaxSize: maxInt32, Assignors: []string{"uniform", "range"}, MigrationPolicy: "bidirectional"}
 	if v >= V4_0 {
 		c.RebalanceProtocols, c.GroupVersion = []string{"classic", "consumer"}, 1
 	}
@@ -125,5 +135,16 @@ func consumerGroupProps() []property[Broker] {
 		msProp(PropGroupConsumerHeartbeat, func(b *Broker) *sim.Duration { return &b.ConsumerGroups.HeartbeatInterval }, 1, maxInt32),
 		intProp(PropGroupConsumerMaxSize, func(b *Broker) *int { return &b.ConsumerGroups.MaxSize }, 1, maxInt32),
 		listProp(PropGroupConsumerAssignors, func(b *Broker) *[]string { return &b.ConsumerGroups.Assignors }),
+		{name: PropGroupConsumerMigrationPolicy,
+			set: func(b *Broker, v string) error {
+				p := strings.ToLower(strings.TrimSpace(v))
+				if !slices.Contains(migrationPolicies, p) {
+					return &Error{Kind: BadValue, Property: PropGroupConsumerMigrationPolicy, Value: v,
+						Reason: "not a migration policy", Allowed: "disabled, upgrade, downgrade, bidirectional (any case)"}
+				}
+				b.ConsumerGroups.MigrationPolicy = p
+				return nil
+			},
+			get: func(b *Broker) string { return b.ConsumerGroups.MigrationPolicy }},
 	}
 }

@@ -72,6 +72,9 @@ type cgMember struct {
 	// rebalanceDeadline is when a member asked to revoke partitions is
 	// fenced if it has not; 0 when no revocation is outstanding.
 	rebalanceDeadline sim.Time
+	// classic is set for a member that uses the classic protocol
+	// (consumergroup_migrate.go).
+	classic *classicMeta
 }
 
 type consumerGroup struct {
@@ -86,6 +89,9 @@ type consumerGroup struct {
 	// owner maps each held partition to its member (assigned or pending
 	// revocation); the partition's epoch is that member's epoch.
 	owner map[TopicPartition]string
+	// assignBeforeRevoke is mutant.AssignBeforeRevoke: a partition is
+	// handed out while its owner still holds it (NOT Kafka).
+	assignBeforeRevoke bool
 }
 
 func newConsumerGroup(id string, partition int32) *consumerGroup {
@@ -145,7 +151,7 @@ func (g *consumerGroup) release(m *cgMember) {
 // holds one of them: the reconciliation never hands out a held partition.
 func (g *consumerGroup) hold(m *cgMember) {
 	for _, tp := range append(slices.Clone(m.assigned), m.pending...) {
-		if o, ok := g.owner[tp]; ok && o != m.id {
+		if o, ok := g.owner[tp]; ok && o != m.id && !g.assignBeforeRevoke {
 			panic("coordinator: consumer group " + g.id + ": partition " + tp.Topic + " held by " + o + " and " + m.id)
 		}
 		g.owner[tp] = m.id
@@ -198,7 +204,8 @@ func (g *consumerGroup) computeNext(m *cgMember, epoch int32, ownsRevoked func([
 		if slices.Contains(keep, tp) {
 			continue
 		}
-		if o, held := g.owner[tp]; held && o != m.id {
+		// NB: mutant.AssignBeforeRevoke hands a held partition out at once.
+		if o, held := g.owner[tp]; held && o != m.id && !g.assignBeforeRevoke {
 			unreleased = true
 			continue
 		}

@@ -94,6 +94,9 @@ func (c *Coordinator) consumerOffsetCommitError(g *consumerGroup, memberID strin
 	switch {
 	case m == nil:
 		return kerr.UnknownMemberID
+	case m.classic != nil && memberEpoch != m.epoch:
+		return kerr.IllegalGeneration // a classic member (validateMemberEpoch)
+	case m.classic != nil:
 	case !transactional && version < 9:
 		return kerr.UnsupportedVersion
 	case memberEpoch != m.epoch:
@@ -137,4 +140,51 @@ func (c *Coordinator) ConsumerGroupState(id string) (state string, epoch, assign
 func (c *Coordinator) ConsumerGroupHasMembers(id string) bool {
 	g := c.cgroups[id]
 	return g != nil && len(g.members) > 0
+}
+
+// ConsumerGroupView is a consumer group as the invariants monitor sees it.
+type ConsumerGroupView struct {
+	State                  string
+	Epoch, AssignmentEpoch int32
+	Partitions             map[string]int32 // subscribed topics' partition counts
+	Members                []ConsumerMember // sorted by id
+	// Held is each member's partitions by the partition-owner map.
+	Held map[string][]TopicPartition
+	// Load counts the coordinator's loads of the group's partition: a
+	// new load replays only what was committed.
+	Load int64
+}
+
+// ConsumerGroupIDs returns the consumer groups this coordinator serves
+// (their partition led and loaded), sorted.
+func (c *Coordinator) ConsumerGroupIDs() []string {
+	var ids []string
+	for id, g := range c.cgroups {
+		if c.owned[g.partition] {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// ConsumerGroupView returns group id's view; false when it is not here.
+func (c *Coordinator) ConsumerGroupView(id string) (ConsumerGroupView, bool) {
+	state, epoch, aepoch, members, ok := c.ConsumerGroupState(id)
+	if !ok {
+		return ConsumerGroupView{}, false
+	}
+	g := c.cgroups[id]
+	v := ConsumerGroupView{State: state, Epoch: epoch, AssignmentEpoch: aepoch, Members: members,
+		Partitions: map[string]int32{}, Held: map[string][]TopicPartition{}, Load: c.loads[g.partition]}
+	for _, t := range g.topics {
+		v.Partitions[t.Name] = t.Partitions
+	}
+	for tp, m := range g.owner { // NB: sorted below
+		v.Held[m] = append(v.Held[m], tp)
+	}
+	for _, ps := range v.Held { // NB: each list sorted on its own
+		sortTPs(ps)
+	}
+	return v, true
 }

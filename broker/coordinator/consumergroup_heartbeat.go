@@ -14,8 +14,14 @@ package coordinator
 //     reverted if the append failed. Here a failed append is answered with
 //     its error and the change stays (the usual cause, a lost leadership,
 //     unloads the group anyway).
-//   - Regular-expression subscriptions: consumergroup_regex.go. No racks, no classic members in a consumer group
-//     (the upgrade and downgrade paths), no group.consumer.migration.policy.
+//   - Regular-expression subscriptions: consumergroup_regex.go. No racks.
+//     Classic members in a consumer group, the upgrade and the downgrade
+//     (group.consumer.migration.policy): consumergroup_migrate.go.
+//   - Static members (InstanceId) as Kafka 4.1's
+//     getOrMaybeSubscribeStaticConsumerGroupMember: a successor joins only
+//     once its predecessor left with epoch -2 (else UNRELEASED_INSTANCE_ID)
+//     and takes its place at epoch 0 with its partitions; a request of the
+//     replaced member id is FENCED_INSTANCE_ID.
 //   - A member that rejoins with epoch 0 under an id the group still has
 //     (its join response was lost) restarts from an empty assignment.
 //   - Member ids the coordinator generates are "<group>-<n>" with a
@@ -24,6 +30,7 @@ package coordinator
 
 import (
 	"fmt"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"math"
 	"regexp"
 	"slices"
@@ -52,12 +59,15 @@ type ConsumerConfig struct {
 	// Assignors is group.consumer.assignors by name; the first is the
 	// default (uniform, range).
 	Assignors []string
+	// MigrationPolicy is group.consumer.migration.policy: bidirectional
+	// (Kafka 4.0's default; "" counts as it), upgrade, downgrade, disabled.
+	MigrationPolicy string
 }
 
 // DefaultConsumerConfig returns Kafka 4.0's defaults, the protocol off.
 func DefaultConsumerConfig() ConsumerConfig {
 	return ConsumerConfig{SessionTimeout: 45 * sim.Second, HeartbeatInterval: 5 * sim.Second,
-		MaxSize: math.MaxInt32, Assignors: []string{"uniform", "range"}}
+		MaxSize: math.MaxInt32, Assignors: []string{"uniform", "range"}, MigrationPolicy: MigrationBidirectional}
 }
 
 // Validate reports the first setting outside its range.
@@ -72,6 +82,8 @@ func (c ConsumerConfig) Validate() error {
 		return fmt.Errorf("group.consumer.max.size %d: must be >= 1", c.MaxSize)
 	case len(c.Assignors) == 0:
 		return fmt.Errorf("group.consumer.assignors: empty (allowed: uniform, range)")
+	case !slices.Contains([]string{"", MigrationBidirectional, MigrationUpgrade, MigrationDowngrade, MigrationDisabled}, c.MigrationPolicy):
+		return fmt.Errorf("group.consumer.migration.policy %q: allowed: bidirectional, upgrade, downgrade, disabled", c.MigrationPolicy)
 	}
 	for _, a := range c.Assignors {
 		if _, err := assignor.ServerAssignorByName(a); err != nil {
@@ -104,9 +116,19 @@ func (c *Coordinator) ConsumerGroupHeartbeat(now sim.Time, req *kmsg.ConsumerGro
 		fail(kerr.InvalidRequest, msg)
 		return
 	}
-	if cg := c.groups[req.Group]; cg != nil && len(cg.members) > 0 {
-		fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", req.Group))
-		return
+	var recs []ConsumerRecord
+	if cl := c.groups[req.Group]; cl != nil && len(cl.members) > 0 {
+		// A classic group with members: KIP-848's online upgrade, when a
+		// member joins and the policy lets it (consumergroup_migrate.go).
+		why, ok := c.validateOnlineUpgrade(cl)
+		if req.MemberEpoch != joinEpoch {
+			why, ok = "only a joining member (epoch 0) converts it", false
+		}
+		if !ok {
+			fail(kerr.GroupIDNotFound, notConsumerGroup(req.Group, why))
+			return
+		}
+		_, recs = c.convertToConsumerGroup(now, cl)
 	}
 	if req.MemberEpoch == leaveEpoch || req.MemberEpoch == leaveStaticEpoch {
 		c.consumerGroupLeave(now, req, reply, fail)
@@ -119,37 +141,59 @@ func (c *Coordinator) ConsumerGroupHeartbeat(now sim.Time, req *kmsg.ConsumerGro
 			return
 		}
 		g = newConsumerGroup(req.Group, c.PartitionFor(req.Group))
+		if cl := c.groups[req.Group]; cl != nil && cl.generation > 0 {
+			// An empty classic group gives way (maybeDeleteEmptyClassicGroup):
+			// its tombstone, and the generations start over.
+			recs = append(recs, ConsumerRecord{Type: classicGroupType, Group: req.Group, Tombstone: true})
+			cl.generation, cl.protocolType, cl.protocol, cl.leader = 0, "", "", ""
+		}
+		c.env.Log(KindGenerationsRestart, sim.S("group", req.Group), sim.S("protocol", "consumer"))
+		g.assignBeforeRevoke = c.cfg.Mutants.On(mutant.AssignBeforeRevoke)
 		c.cgroups[req.Group] = g
 	}
-	var recs []ConsumerRecord
 	bumped := false
 	m := g.members[req.MemberID]
+	if m != nil && m.classic != nil {
+		fail(kerr.UnknownMemberID, fmt.Sprintf("Member %s uses the classic protocol.", req.MemberID))
+		return
+	}
+	if req.InstanceID != nil {
+		// A static member (KIP-345 under KIP-848) is found by its instance
+		// id (getOrMaybeSubscribeStaticConsumerGroupMember).
+		old := g.staticMember(*req.InstanceID)
+		switch {
+		case req.MemberEpoch == joinEpoch && old != nil:
+			if old.epoch != leaveStaticEpoch {
+				fail(kerr.UnreleasedInstanceID, fmt.Sprintf("Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.",
+					req.MemberID, *req.InstanceID, old.id))
+				return
+			}
+			// The successor takes over the departed instance: its
+			// subscription, target and assigned partitions, under its
+			// own member id at epoch 0 (replaceMember).
+			recs = append(recs, c.removeConsumerMember(g, old, false)...)
+			nm := *old
+			nm.id = req.MemberID
+			if nm.id == "" {
+				nm.id = c.newConsumerMemberID(g, now)
+			}
+			nm.epoch, nm.previousEpoch, nm.state, nm.pending = 0, 0, MemberStable, nil
+			g.members[nm.id] = &nm
+			g.hold(&nm)
+			m = &nm
+			ids := c.topicIDs(g)
+			recs = append(recs, m.metadataRecord(g.id), g.targetRecord(m, ids), g.currentRecord(m, ids))
+			c.env.Log("consumer-static-member-replaced", sim.S("group", g.id), sim.S("instance", *req.InstanceID), sim.S("old", old.id), sim.S("member", m.id))
+		case req.MemberEpoch != joinEpoch && old == nil:
+			fail(kerr.UnknownMemberID, fmt.Sprintf("Instance id %s is unknown.", *req.InstanceID))
+			return
+		case req.MemberEpoch != joinEpoch && old.id != req.MemberID:
+			fail(kerr.FencedInstanceID, fmt.Sprintf("Static member %s with instance id %s was fenced by member %s.", req.MemberID, *req.InstanceID, old.id))
+			return
+		}
+	}
 	switch {
 	case req.MemberEpoch == joinEpoch:
-		if req.InstanceID != nil {
-			if old := g.staticMember(*req.InstanceID); old != nil && old.id != req.MemberID {
-				if old.epoch != leaveStaticEpoch {
-					fail(kerr.UnreleasedInstanceID, fmt.Sprintf("Static member %s with instance id %s is not released yet.", old.id, *req.InstanceID))
-					return
-				}
-				// The static member's successor takes over its assignment
-				// and epoch (consumerGroupStaticMemberReplace).
-				recs = append(recs, c.removeConsumerMember(g, old, false)...)
-				nm := *old
-				nm.id = req.MemberID
-				if nm.id == "" {
-					nm.id = c.newConsumerMemberID(g, now)
-				}
-				nm.epoch = old.previousEpoch
-				if nm.epoch < 0 {
-					nm.epoch = 0
-				}
-				g.members[nm.id] = &nm
-				g.hold(&nm)
-				m = &nm
-				recs = append(recs, g.targetRecord(m, c.topicIDs(g)), g.currentRecord(m, c.topicIDs(g)))
-			}
-		}
 		if m != nil && m.instanceID == "" {
 			// A rejoin under a known id: start over from nothing.
 			g.release(m)
@@ -409,11 +453,20 @@ func (c *Coordinator) assignTarget(g *consumerGroup, ids map[string]assignor.Top
 // times out or a successor takes its instance id.
 func (c *Coordinator) consumerGroupLeave(now sim.Time, req *kmsg.ConsumerGroupHeartbeatRequest, reply func(*kmsg.ConsumerGroupHeartbeatResponse), fail func(*kerr.Error, string)) {
 	g := c.cgroups[req.Group]
-	var m *cgMember
-	if g != nil {
-		m = g.members[req.MemberID]
-		if m == nil && req.InstanceID != nil {
-			m = g.staticMember(*req.InstanceID)
+	if g == nil {
+		fail(kerr.GroupIDNotFound, fmt.Sprintf("Consumer group %s not found.", req.Group))
+		return
+	}
+	m := g.members[req.MemberID]
+	if req.InstanceID != nil {
+		// consumerGroupLeave: a static member is found by its instance id.
+		switch m = g.staticMember(*req.InstanceID); {
+		case m == nil:
+			fail(kerr.UnknownMemberID, fmt.Sprintf("Instance id %s is unknown.", *req.InstanceID))
+			return
+		case m.id != req.MemberID:
+			fail(kerr.FencedInstanceID, fmt.Sprintf("Static member %s with instance id %s was fenced by member %s.", req.MemberID, *req.InstanceID, m.id))
+			return
 		}
 	}
 	if m == nil {
@@ -425,12 +478,20 @@ func (c *Coordinator) consumerGroupLeave(now sim.Time, req *kmsg.ConsumerGroupHe
 	resp.MemberID, resp.MemberEpoch = &id, req.MemberEpoch
 	var recs []ConsumerRecord
 	if req.MemberEpoch == leaveStaticEpoch {
-		m.previousEpoch, m.epoch = m.epoch, leaveStaticEpoch
+		// Its partitions pending revocation are let go at once; the
+		// assigned ones wait for a successor or the session timeout
+		// (consumerGroupStaticMemberGroupLeave).
+		g.release(m)
+		m.epoch, m.pending = leaveStaticEpoch, nil
+		g.hold(m)
 		recs = append(recs, g.currentRecord(m, c.topicIDs(g)))
 		c.env.Log("consumer-member-left-static", sim.S("group", g.id), sim.S("member", m.id))
 	} else {
 		recs = c.removeConsumerMember(g, m, true)
 		c.env.Log("consumer-member-left", sim.S("group", g.id), sim.S("member", m.id), sim.I("group-epoch", int64(g.epoch)))
+		if d := c.maybeDowngrade(now, g, m); d != nil {
+			recs = d
+		}
 	}
 	c.appendConsumerRecords(g, recs, func(err *kerr.Error) {
 		if err != nil {
@@ -461,7 +522,11 @@ func (c *Coordinator) removeConsumerMember(g *consumerGroup, m *cgMember, bump b
 // fenceConsumerMember removes a member whose session or rebalance timed out.
 func (c *Coordinator) fenceConsumerMember(now sim.Time, g *consumerGroup, m *cgMember, why string) {
 	c.env.Log("consumer-member-fenced", sim.S("group", g.id), sim.S("member", m.id), sim.S("reason", why), sim.I("epoch", int64(m.epoch)))
-	c.appendConsumerRecords(g, c.removeConsumerMember(g, m, true), func(*kerr.Error) {})
+	recs := c.removeConsumerMember(g, m, true)
+	if d := c.maybeDowngrade(now, g, m); d != nil {
+		recs = d
+	}
+	c.appendConsumerRecords(g, recs, func(*kerr.Error) {})
 }
 
 // consumerDeadline reports the consumer groups' earliest timer.
@@ -526,6 +591,9 @@ func (m *cgMember) metadataRecord(group string) ConsumerRecord {
 	}
 	if m.serverAssignor != "" {
 		r.ServerAssignor = &m.serverAssignor
+	}
+	if m.classic != nil {
+		r.Classic = &ClassicMemberMetadata{SessionTimeoutMillis: int32(m.classic.sessionTimeout.Milliseconds()), Protocols: m.classic.protocols}
 	}
 	return r
 }

@@ -10,6 +10,7 @@ package coordinator
 
 import (
 	"encoding/binary"
+	"github.com/kafkasim/kafkasim/broker/mutant"
 	"slices"
 
 	"github.com/kafkasim/kafkasim/broker/assignor"
@@ -78,6 +79,7 @@ func (c *Coordinator) loadConsumerGroups(now sim.Time, partition int32, recs []C
 			continue // the group was deleted
 		}
 		g := newConsumerGroup(id, partition)
+		g.assignBeforeRevoke = c.cfg.Mutants.On(mutant.AssignBeforeRevoke)
 		g.epoch = l.epoch.Epoch
 		if l.assignmentEpoch != nil {
 			g.assignmentEpoch = l.assignmentEpoch.Epoch
@@ -125,6 +127,10 @@ func (c *Coordinator) loadConsumerGroups(now sim.Time, partition int32, recs []C
 			if cur := lm.current; cur != nil {
 				m.epoch, m.previousEpoch, m.state = cur.Epoch, cur.PreviousEpoch, MemberState(cur.State)
 				m.assigned, m.pending = fromIDPartitions(cur.Assigned, names), fromIDPartitions(cur.Pending, names)
+			}
+			if cm := lm.meta.Classic; cm != nil {
+				m.classic = &classicMeta{sessionTimeout: sim.Ms(int64(cm.SessionTimeoutMillis)), protocols: cm.Protocols}
+				m.sessionDeadline = now.Add(m.classic.sessionTimeout)
 			}
 			if m.state == MemberUnrevokedPartitions {
 				m.rebalanceDeadline = now.Add(m.rebalanceTimeout)

@@ -16,8 +16,9 @@ package coordinator
 //
 // A null value is a tombstone. Simplifications: ConsumerGroupPartitionMetadata
 // carries no racks (PartitionMetadata is written empty), the member's
-// ClassicMemberMetadata tag (a classic member in a consumer group, the
-// upgrade path) is never written.
+// ClassicMemberMetadata tag (tag 0: a classic member in a consumer group,
+// consumergroup_migrate.go) is written as the generated code lays out a
+// tagged struct (its flexible fields), not checked against Kafka's bytes.
 
 import (
 	"encoding/binary"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/broker/assignor"
 	"github.com/kafkasim/kafkasim/broker/storage"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // The consumer group record types: the key versions Kafka gives them.
@@ -61,6 +63,21 @@ type ConsumerRecord struct {
 	SubscribedRegex *string                // 5
 	Assigned        []idPartitions         // 7: target; 8: assigned
 	Pending         []idPartitions         // 8: pending revocation
+	// Classic (5): the ClassicMemberMetadata tag of a member that uses
+	// the classic protocol, nil for none.
+	Classic *ClassicMemberMetadata
+	// ClassicGroup (classicGroupType only): a classic GroupMetadata value
+	// written among the consumer group's records by a migration; nil for
+	// its tombstone.
+	ClassicGroup *kmsg.GroupMetadataValue
+}
+
+// ClassicMemberMetadata is the tagged field 0 of
+// ConsumerGroupMemberMetadataValue: the session timeout and the JoinGroup
+// protocols of a classic member inside a consumer group.
+type ClassicMemberMetadata struct {
+	SessionTimeoutMillis int32
+	Protocols            []kmsg.JoinGroupRequestProtocol
 }
 
 // idPartitions is Kafka's TopicPartitions struct: a topic id and partitions.
@@ -110,6 +127,9 @@ func encodeConsumerRecord(r ConsumerRecord, ts int64) storage.Record {
 	if r.Type == cgMemberMetadata || r.Type == cgTargetMember || r.Type == cgCurrentAssignmentKy {
 		k.str(r.Member)
 	}
+	if r.Type == classicGroupType {
+		return GroupRecord(r.Group, r.ClassicGroup, ts)
+	}
 	out := storage.Record{Timestamp: ts, Key: k}
 	if r.Tombstone {
 		return out
@@ -149,7 +169,24 @@ func encodeConsumerRecord(r ConsumerRecord, ts int64) storage.Record {
 		v.parts(r.Assigned)
 		v.parts(r.Pending)
 	}
-	v.tags()
+	if r.Type == cgMemberMetadata && r.Classic != nil {
+		var f wbuf
+		f.i32(r.Classic.SessionTimeoutMillis)
+		f.alen(len(r.Classic.Protocols))
+		for _, p := range r.Classic.Protocols {
+			f.cstr(p.Name)
+			f.uv(uint64(len(p.Metadata)) + 1)
+			f = append(f, p.Metadata...)
+			f.tags()
+		}
+		f.tags()
+		v.uv(1) // one tagged field: tag 0, ClassicMemberMetadata
+		v.uv(0)
+		v.uv(uint64(len(f)))
+		v = append(v, f...)
+	} else {
+		v.tags()
+	}
 	out.Value = v
 	return out
 }
@@ -282,6 +319,29 @@ func decodeConsumerRecord(rec storage.Record) (ConsumerRecord, error) {
 		out.SubscribedRegex = v.cnstr()
 		out.RebalanceMillis = v.i32()
 		out.ServerAssignor = v.cnstr()
+		for n := v.uv(); n > 0 && v.err == nil; n-- {
+			tag, size := v.uv(), v.uv()
+			body := v.take(int(size))
+			if tag != 0 || v.err != nil {
+				continue
+			}
+			f := &rbuf{b: body}
+			cm := &ClassicMemberMetadata{SessionTimeoutMillis: f.i32()}
+			for i, np := 0, f.alen(); i < np && f.err == nil; i++ {
+				p := kmsg.JoinGroupRequestProtocol{Name: f.cstr()}
+				p.Metadata = slices.Clone(f.take(int(f.uv()) - 1))
+				f.tags()
+				cm.Protocols = append(cm.Protocols, p)
+			}
+			if f.err != nil {
+				v.err = fmt.Errorf("ClassicMemberMetadata: %w", f.err)
+			}
+			out.Classic = cm
+		}
+		if v.err != nil {
+			return out, fmt.Errorf("coordinator: consumer group record type %d of group %q: %w", out.Type, out.Group, v.err)
+		}
+		return out, nil
 	case cgTargetMember:
 		out.Assigned = v.parts()
 	case cgCurrentAssignmentKy:

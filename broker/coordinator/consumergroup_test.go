@@ -342,3 +342,41 @@ func TestKIP848TxnOffsetCommitStaleMemberEpoch(t *testing.T) {
 		}
 	}
 }
+
+// TestKIP848StaticMemberFencing: a static member's successor fences the
+// old member id (FENCED_INSTANCE_ID), an unknown instance id is
+// UNKNOWN_MEMBER_ID, and OffsetCommit v9 with the instance id is checked by
+// member id and epoch alone (kgo's TestGroupETL sticky/848/static).
+func TestKIP848StaticMemberFencing(t *testing.T) {
+	h, _ := newConsumerHarness(t, nil)
+	r := h.cgHeartbeat(t, hb{member: "A", epoch: 0, instance: "i1"})
+	commit := func(member string, epoch int32) int16 {
+		req := kmsg.NewPtrOffsetCommitRequest()
+		inst := "i1"
+		req.Version, req.Group, req.MemberID, req.Generation, req.InstanceID = 9, "g", member, epoch, &inst
+		req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 5}}}}
+		var code int16 = -99
+		h.c.OffsetCommit(h.now, req, func(r *kmsg.OffsetCommitResponse) { code = r.Topics[0].Partitions[0].ErrorCode })
+		return code
+	}
+	if code := commit("A", r.MemberEpoch); code != 0 {
+		t.Fatalf("static member's commit: error %d, want none", code)
+	}
+	h.cgHeartbeat(t, hb{member: "A", epoch: -2, instance: "i1"})
+	if r := h.cgHeartbeat(t, hb{member: "B", epoch: 0, instance: "i1"}); r.ErrorCode != 0 || len(assigned(r)) != 4 {
+		t.Fatalf("successor B: %+v", r)
+	}
+	if r := h.cgHeartbeat(t, hb{member: "A", epoch: 1, instance: "i1", owned: []int32{0, 1, 2, 3}}); r.ErrorCode != kerr.FencedInstanceID.Code {
+		t.Fatalf("zombie A after B took i1: error %d, want FENCED_INSTANCE_ID", r.ErrorCode)
+	}
+	if r := h.cgHeartbeat(t, hb{member: "A", epoch: -2, instance: "i1"}); r.ErrorCode != kerr.FencedInstanceID.Code {
+		t.Fatalf("zombie A leaving: error %d, want FENCED_INSTANCE_ID", r.ErrorCode)
+	}
+	if r := h.cgHeartbeat(t, hb{member: "C", epoch: 1, instance: "i9", owned: []int32{}}); r.ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("unknown instance i9: error %d, want UNKNOWN_MEMBER_ID", r.ErrorCode)
+	}
+	if code := commit("A", 1); code != kerr.UnknownMemberID.Code {
+		t.Fatalf("zombie A's commit: error %d, want UNKNOWN_MEMBER_ID", code)
+	}
+	checkHeldOnce(t, h)
+}

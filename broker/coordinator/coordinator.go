@@ -90,7 +90,9 @@ type Coordinator struct {
 	// cgroups are the consumer groups of the KIP-848 protocol
 	// (consumergroup.go).
 	cgroups map[string]*consumerGroup
-	seq     int64
+	// loads counts each partition's BecomeLeader calls (ConsumerGroupView).
+	loads map[int32]int64
+	seq   int64
 	// appendSeq orders the appends to each partition: at Load it starts
 	// past the loaded log's last offset and each append takes the next
 	// value, so it orders records as their log offsets do
@@ -107,7 +109,7 @@ func New(cfg Config, env Env) *Coordinator {
 	if env.Log == nil {
 		env.Log = func(string, ...sim.Field) {}
 	}
-	return &Coordinator{cfg: cfg, env: env, owned: map[int32]bool{}, groups: map[string]*group{}, cgroups: map[string]*consumerGroup{}, appendSeq: map[int32]int64{}}
+	return &Coordinator{cfg: cfg, env: env, owned: map[int32]bool{}, groups: map[string]*group{}, cgroups: map[string]*consumerGroup{}, loads: map[int32]int64{}, appendSeq: map[int32]int64{}}
 }
 
 // PartitionFor returns the __consumer_offsets partition of group.
@@ -120,6 +122,7 @@ func (c *Coordinator) PartitionFor(group string) int32 {
 func (c *Coordinator) BecomeLeader(now sim.Time, partition int32) {
 	c.unload(partition)
 	c.owned[partition] = false
+	c.loads[partition]++
 	c.env.Log("coordinator-loading", sim.I("partition", int64(partition)))
 }
 

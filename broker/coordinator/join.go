@@ -39,6 +39,19 @@ func (c *Coordinator) JoinGroup(now sim.Time, req *kmsg.JoinGroupRequest, reply 
 		reply(joinError(kerr.InvalidSessionTimeout, req.MemberID))
 		return
 	}
+	if cg := c.cgroups[req.Group]; cg != nil {
+		if len(cg.members) > 0 {
+			// A classic member of a consumer group (KIP-848's online
+			// migration, consumergroup_migrate.go).
+			rebalance := sim.Ms(int64(req.RebalanceTimeoutMillis))
+			if req.Version == 0 || rebalance <= 0 {
+				rebalance = session
+			}
+			c.classicJoinToConsumerGroup(now, cg, req, session, rebalance, reply)
+			return
+		}
+		c.deleteEmptyConsumerGroup(cg)
+	}
 	g := c.groups[req.Group]
 	if g == nil {
 		if req.MemberID != "" {
@@ -311,6 +324,9 @@ func (c *Coordinator) LeaveGroup(now sim.Time, req *kmsg.LeaveGroupRequest) *kms
 	if err := c.checkGroup(req.Group); err != nil {
 		resp.ErrorCode = err.Code
 		return resp
+	}
+	if cg := c.cgroups[req.Group]; cg != nil && len(cg.members) > 0 {
+		return c.classicLeaveToConsumerGroup(now, cg, req)
 	}
 	members := []kmsg.LeaveGroupRequestMember{{MemberID: req.MemberID}}
 	if req.Version >= 3 {

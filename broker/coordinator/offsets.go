@@ -72,7 +72,11 @@ func (c *Coordinator) OffsetCommit(now sim.Time, req *kmsg.OffsetCommitRequest, 
 	// NB: mutant.CommitSkipsGeneration does not fence a stale member: its
 	// commit is stored whatever its member id and generation.
 	unfenced := c.cfg.Mutants.On(mutant.CommitSkipsGeneration)
-	if instance := instanceOf(req.InstanceID); req.Version >= 7 && instance != "" && g.state != Dead && !unfenced {
+	// NB: a consumer group's static member is checked by its member id and
+	// epoch alone (ConsumerGroup.validateOffsetCommit ignores the instance
+	// id); the memberless classic group that holds its offsets knows no
+	// members, so the classic check would answer UNKNOWN_MEMBER_ID.
+	if instance := instanceOf(req.InstanceID); cg == nil && req.Version >= 7 && instance != "" && g.state != Dead && !unfenced {
 		if err := c.checkMember(g, true, req.MemberID, req.InstanceID, "OffsetCommit"); err != nil {
 			reply(answer(err))
 			return

@@ -28,6 +28,10 @@ func (c *Coordinator) SyncGroup(now sim.Time, req *kmsg.SyncGroupRequest, reply 
 		fail(err)
 		return
 	}
+	if cg := c.cgroups[req.Group]; cg != nil && len(cg.members) > 0 {
+		reply(c.classicSyncToConsumerGroup(now, cg, req))
+		return
+	}
 	g := c.groups[req.Group]
 	switch {
 	case g == nil:
@@ -106,6 +110,9 @@ func (c *Coordinator) Heartbeat(now sim.Time, req *kmsg.HeartbeatRequest) *kmsg.
 	code := func(err *kerr.Error) *kmsg.HeartbeatResponse { resp.ErrorCode = err.Code; return resp }
 	if err := c.checkGroup(req.Group); err != nil {
 		return code(err)
+	}
+	if cg := c.cgroups[req.Group]; cg != nil && len(cg.members) > 0 {
+		return c.classicHeartbeatToConsumerGroup(now, cg, req)
 	}
 	g := c.groups[req.Group]
 	switch {

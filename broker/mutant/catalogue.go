@@ -39,6 +39,7 @@ const (
 	AssignmentDuplicated
 	OffsetsLoadSkipped
 	OffsetCommitBeforeReplicated
+	AssignBeforeRevoke
 	// Producer and storage.
 	SequenceCheckOff
 	FsyncLies
@@ -58,6 +59,7 @@ var (
 	groupZK    = Target{"group-swarm", "eager"}
 	groupCoop  = Target{"group-swarm", "cooperative"}
 	groupKRaft = Target{"group-swarm", "kraft"}
+	group848   = Target{"group-swarm", "consumer"}
 	txnTV1     = Target{"txn-exactly-once", "tv1"}
 	txnTV2     = Target{"txn-exactly-once", "tv2"}
 	// kip853 is the scripted reconfiguration the voter-change mutants
@@ -166,6 +168,9 @@ var Catalogue = [numMutants]Mutant{
 	{ID: OffsetCommitBeforeReplicated, Name: "offset-commit-before-replicated", Layer: Groups, Targets: groups,
 		Mistake: "the coordinator answers OffsetCommit once its own log has the record, before the ISR replicated it",
 		Where:   "broker/coordinator: the offset commit's append (acks=-1)"},
+	{ID: AssignBeforeRevoke, Name: "assign-before-revoke", Layer: Groups, Targets: []Target{group848, {"rebalance-storm", "consumer"}},
+		Mistake: "the KIP-848 coordinator hands a partition to its new owner while the old owner has not yet acknowledged its revocation (no UNRELEASED_PARTITIONS wait)",
+		Where:   "broker/coordinator: CurrentAssignmentBuilder (consumerGroup.computeNext)"},
 
 	{ID: SequenceCheckOff, Name: "sequence-check-off", Layer: Storage, Targets: replication,
 		Mistake: "the leader appends an idempotent producer's batch without checking its sequence number (no duplicate or gap check)",

@@ -114,15 +114,6 @@ func (b *Broker) serveGroup(from sim.NodeID, req *wire.Request) bool {
 	case *kmsg.FindCoordinatorRequest:
 		b.respond(from, req, b.findCoordinator(body))
 	case *kmsg.JoinGroupRequest:
-		if c.ConsumerGroupHasMembers(body.Group) {
-			// A classic member joining a consumer group (KIP-848's online
-			// migration, group.consumer.migration.policy) is not modelled:
-			// refused as Kafka refuses it under the "disabled" policy.
-			r := body.ResponseKind().(*kmsg.JoinGroupResponse)
-			r.ErrorCode, r.Generation, r.MemberID = kerr.InconsistentGroupProtocol.Code, -1, body.MemberID
-			b.respond(from, req, r)
-			break
-		}
 		if body.InstanceID != nil && b.cfg.release() < config.V2_3 {
 			// NB: a static member (KIP-345) needs JoinGroup v5, which a
 			// broker before 2.3 does not have; the simulated clients skip

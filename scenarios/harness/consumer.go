@@ -417,11 +417,48 @@ func (r *Runner) consumerStep(st scenarios.Step) error {
 	}
 	switch st.Op {
 	case "kill-consumer":
+		// close=true: the process shuts down cleanly (Close: the commit,
+		// the revocation, the leave, which for a static member under
+		// group.protocol=consumer is KIP-848's epoch -2) and then dies,
+		// as an orchestrator's rolling restart does.
+		switch v := st.KV["close"]; v {
+		case "", "false":
+		case "true":
+			if n, up := r.World.Node(id).(*consumerNode); up {
+				if err := r.World.Act(id, func(ctx *sim.Context) { n.c.Close(ctx) }); err != nil {
+					return err
+				}
+			}
+		default:
+			return fmt.Errorf("kill-consumer %s: close=%s: allowed: close=true or close=false", st.Args[0], v)
+		}
 		if r.World.Up(id) {
 			r.Recorder.ConsumerCrashed(r.World.Now(), st.Args[0])
 		}
 		return r.World.Inject(sim.Crash{Node: id})
 	case "restart-consumer":
+		if p, ok := st.KV["group.protocol"]; ok {
+			// The new process runs another group protocol (KIP-848's
+			// rolling upgrade or downgrade). NB: the history keeps the
+			// consumer's first declaration, so the group checker judges
+			// the process by its first protocol (a classic start: by
+			// generations, without the epoch checks).
+			if r.World.Up(id) {
+				return fmt.Errorf("restart-consumer %s group.protocol=%s: the consumer is running; kill or close it first", st.Args[0], p)
+			}
+			s := r.consumerSettings[st.Args[0]]
+			cfg := s.cfg
+			switch config.GroupProtocol(p) {
+			case config.GroupProtocolClassic, config.GroupProtocolConsumer:
+				cfg.GroupProtocol = config.GroupProtocol(p)
+			default:
+				return fmt.Errorf("restart-consumer %s: group.protocol=%s: allowed: classic, consumer", st.Args[0], p)
+			}
+			if err := config.CheckGroupProtocol(cfg, r.Cluster.Spec.Config.Broker); err != nil {
+				return fmt.Errorf("restart-consumer %s: %w", st.Args[0], err)
+			}
+			s.cfg = cfg
+		}
 		if !r.World.Up(id) {
 			r.Recorder.ConsumerRestarted(r.World.Now(), st.Args[0])
 		}

@@ -7,6 +7,7 @@ package harness
 
 import (
 	"fmt"
+	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"math"
 	"slices"
 	"sort"
@@ -297,6 +298,8 @@ type Runner struct {
 	// consumers are the consumer nodes' names, in creation order (the
 	// swarm's consumer faults pick among them).
 	consumers []string
+	// w848 feeds the invariants monitor's KIP-848 checks (observe_848.go).
+	w848 watch848
 	// consumerSettings are the consumers' settings by name (the swarm's
 	// consumer-stall arms a stall in them).
 	consumerSettings map[string]*consumerSettings
@@ -457,7 +460,7 @@ func Run(s *scenarios.Script, variant string, opts Options) (*Result, error) {
 		}
 	}
 	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, RecordChoices: opts.RecordChoices, KeepTrace: keep,
-		KeepKinds: KeepKinds(map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true, "log-cleaned": true,
+		KeepKinds: KeepKinds(map[string]bool{"controller-unclean-election": true, "controller-partition-state": true, "isr": true, "become-leader": true, "log-cleaned": true, coordinator.KindGenerationsRestart: true,
 			deletionKinds[0]: true, deletionKinds[1]: true, deletionKinds[2]: true}, cfg.Broker.KRaftMode()), MaxTime: maxTime, MaxEvents: maxEvents, Link: link})
 	if err != nil {
 		return nil, err
@@ -650,6 +653,7 @@ func (r *Runner) StepOne() error {
 		return nil
 	}
 	r.Observer.observe()
+	r.observeGroups()
 	return nil
 }
 

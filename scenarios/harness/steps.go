@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"maps"
 	"slices"
 	"strconv"
@@ -386,6 +387,12 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 	}
 	// deletion.go: deleting is not losing (a served run forgot some of
 	// what it sets aside as it went: ForgetDeleted)
+	for _, rec := range w.Trace().Records() {
+		if rec.Kind == coordinator.KindGenerationsRestart {
+			g, _ := rec.Get("group")
+			r.Recorder.GroupGenerationsRestarted(rec.Time, g)
+		}
+	}
 	whole := r.Recorder.Finish(w.Now())
 	hist, aside := checkers.SetAsideDeletedAfter(whole, final, r.Recorder.Forgotten())
 	res.Stats.SetAside = len(whole.Ops) - len(hist.Ops) + r.Recorder.Forgotten()

@@ -30,6 +30,10 @@ func TestDetectGroups(t *testing.T) {
 		// A KIP-320 consumer fetches on from its old position after the
 		// unclean election: it skips the new leader's records of the new
 		// epoch below it (kip320-skip).
+		// KIP-848: a partition handed to its new owner before the old one
+		// acknowledged its revocation: the invariants monitor's
+		// ValidPartitionEpoch (Vanlightly's TLA+ invariants, live).
+		{"assign-before-revoke", mutant.Target{Scenario: "rebalance-storm", Variant: "consumer"}, 1, []string{"invariants"}},
 		{"no-rewind-on-truncation", mutant.Target{Scenario: "consumer-truncation", Variant: "kip320"}, 1, []string{"consumer"}},
 	})
 }
