@@ -152,8 +152,8 @@ func ReadHistoryFile(r io.Reader) (HistoryFile, error) {
 			if op.Index != len(f.History.Ops) {
 				return f, fmt.Errorf("line %d: op index %d, want %d (ops are listed in order, indexed from 0)", n, op.Index, len(f.History.Ops))
 			}
-			if op.Kind < Send || op.Kind > FetchCommitted {
-				return f, fmt.Errorf("line %d: op has no kind (want send, poll, hw, consume, commit, assign or revoke)", n)
+			if op.Kind < Send || op.Kind > ShareLeave {
+				return f, fmt.Errorf("line %d: op has no kind (want send, poll, hw, consume, commit, assign, revoke, fetch-committed, share-acquire, share-ack or share-leave)", n)
 			}
 			if op.Outcome == Pending {
 				return f, fmt.Errorf("line %d: op #%d is pending: a finished history has only ok, fail and info", n, op.Index)

@@ -26,6 +26,9 @@ type Recorder struct {
 	ops       []Op
 	producers []Producer
 	consumers []Consumer
+	// shareGroups and shareLoads are History's (share_history.go).
+	shareGroups []ShareGroup
+	shareLoads  []ShareLoad
 	open      int // number of Pending operations
 	// next is the id of the next operation. Until Forget removes one, an
 	// operation's id is its position in ops; after, pos maps the id of
@@ -53,8 +56,8 @@ func (r *Recorder) Producer(p Producer) {
 // Invoke records the invocation of op at op.Invoke and returns its id. The
 // op's Index, Outcome and completion fields are set by the Recorder.
 func (r *Recorder) Invoke(op Op) OpID {
-	if op.Kind < Send || op.Kind > FetchCommitted {
-		panic(fmt.Sprintf("checkers: Invoke of an operation with kind %v: want Send, Poll, ReadHW, Consume, Commit, Assign, Revoke or FetchCommitted", op.Kind))
+	if op.Kind < Send || op.Kind > ShareLeave {
+		panic(fmt.Sprintf("checkers: Invoke of an operation with kind %v: want Send, Poll, ReadHW, Consume, Commit, Assign, Revoke, FetchCommitted, ShareAcquire, ShareAck or ShareLeave", op.Kind))
 	}
 	op.Index = r.next
 	r.next++
@@ -177,7 +180,8 @@ func (r *Recorder) History() History {
 			ops[i].Index = i
 		}
 	}
-	return History{Ops: ops, Producers: append([]Producer(nil), r.producers...), Consumers: append([]Consumer(nil), r.consumers...)}
+	return History{Ops: ops, Producers: append([]Producer(nil), r.producers...), Consumers: append([]Consumer(nil), r.consumers...),
+		ShareGroups: append([]ShareGroup(nil), r.shareGroups...), ShareLoads: append([]ShareLoad(nil), r.shareLoads...)}
 }
 
 // Forget removes the completed operations drop reports, for good, and
