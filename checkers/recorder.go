@@ -29,7 +29,7 @@ type Recorder struct {
 	// shareGroups and shareLoads are History's (share_history.go).
 	shareGroups []ShareGroup
 	shareLoads  []ShareLoad
-	open      int // number of Pending operations
+	open        int // number of Pending operations
 	// next is the id of the next operation. Until Forget removes one, an
 	// operation's id is its position in ops; after, pos maps the id of
 	// each pending operation to its position.
