@@ -189,7 +189,9 @@ func (a *shareApp) Start(ctx *sim.Context) {
 	ctx.SetTimer(50*sim.Millisecond, "app-poll")
 }
 
-func (a *shareApp) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) { a.c.HandleMessage(ctx, from, m) }
+func (a *shareApp) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
+	a.c.HandleMessage(ctx, from, m)
+}
 
 func (a *shareApp) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 	if a.c.HandleTimer(ctx, id, name) {
