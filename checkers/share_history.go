@@ -16,6 +16,7 @@
 package checkers
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/kafkasim/kafkasim/sim"
@@ -160,4 +161,62 @@ func (r *Recorder) ShareAcked(id OpID, t sim.Time) { r.complete(id, t, OK, "", S
 func (r *Recorder) ShareLeft(t sim.Time, process, group, member string) {
 	id := r.Invoke(Op{Process: process, Kind: ShareLeave, Group: group, Member: member, Generation: -1, Leader: -1, Invoke: t})
 	r.complete(id, t, OK, "", ShareLeave)
+}
+
+// ShareUnfinished returns how many acknowledged sends owed to g (as the
+// share checker's share-lost and share-unfinished read them) are not done
+// yet: never delivered, or delivered and neither accepted, rejected nor
+// delivered at the limit. The end phase waits until none is.
+func ShareUnfinished(h History, g ShareGroup) int {
+	limit := g.DeliveryCountLimit
+	if limit <= 0 {
+		limit = 5
+	}
+	first := map[tp]sim.Time{}
+	done := map[tp]map[int64]bool{}
+	mark := func(k tp, o int64) {
+		if done[k] == nil {
+			done[k] = map[int64]bool{}
+		}
+		done[k][o] = true
+	}
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Group != g.Group {
+			continue
+		}
+		k := tp{op.Topic, op.Partition}
+		switch {
+		case op.Kind == ShareAcquire && op.Outcome == OK:
+			if t, ok := first[k]; !ok || op.Complete < t {
+				first[k] = op.Complete
+			}
+			for _, r := range op.Records {
+				if r.DeliveryCount >= limit {
+					mark(k, r.Offset)
+				}
+			}
+		case op.Kind == ShareAck && op.Outcome != Fail && (op.AckType == AckAccept || op.AckType == AckReject):
+			for _, r := range op.Records {
+				mark(k, r.Offset)
+			}
+		}
+	}
+	n := 0
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Kind != Send || op.Outcome != OK || !slices.Contains(g.Topics, op.Topic) {
+			continue
+		}
+		k := tp{op.Topic, op.Partition}
+		if g.AutoOffsetReset == "latest" {
+			if t, ok := first[k]; !ok || op.Invoke <= t {
+				continue
+			}
+		}
+		if !done[k][op.Offset] {
+			n++
+		}
+	}
+	return n
 }

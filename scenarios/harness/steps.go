@@ -234,6 +234,8 @@ func (r *Runner) Step(st scenarios.Step) error {
 		return r.LeaderAndISR(st)
 	case "consumer", "kill-consumer", "restart-consumer", "close-consumer", "crash-coordinator":
 		return r.consumerStep(st)
+	case "share-consumer":
+		return r.newShareConsumer(st)
 	case "swarm":
 		return r.swarm(st)
 	case "producer":
