@@ -366,3 +366,13 @@ func (r *Runner) shareDrain() error {
 	}
 	return nil
 }
+
+// allConsumers returns the consumers' and then the share consumers' names
+// (the swarm's consumer faults and restart-all take both; a run without
+// share consumers draws as before).
+func (r *Runner) allConsumers() []string {
+	if len(r.shareConsumers) == 0 {
+		return r.consumers
+	}
+	return append(slices.Clone(r.consumers), r.shareConsumers...)
+}

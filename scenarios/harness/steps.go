@@ -134,7 +134,7 @@ func (r *Runner) Step(st scenarios.Step) error {
 		if err := r.restartControllers(); err != nil { // KRaft: kraft.go
 			return err
 		}
-		for _, name := range r.consumers { // and the crashed consumers
+		for _, name := range r.allConsumers() { // and the crashed consumers
 			id, _ := w.Lookup(name)
 			if n, ok := w.Node(id).(*consumerNode); ok && w.Up(id) && n.fencedCTP() {
 				// A fenced consume-transform-produce application closed
@@ -153,7 +153,7 @@ func (r *Runner) Step(st scenarios.Step) error {
 		if _, ok := r.producers[st.Args[0]]; ok {
 			return r.pauseProducer(st.Args[0], st.Dur)
 		}
-		if slices.Contains(r.consumers, st.Args[0]) {
+		if slices.Contains(r.allConsumers(), st.Args[0]) {
 			return r.pauseConsumer(st.Args[0], st.Dur)
 		}
 		id, b, err := r.broker(st.Args[0])
