@@ -56,6 +56,9 @@ type shareHost struct {
 	groupT   deadlineTimer
 	locksT   deadlineTimer
 	waits    []*shareWait
+	// loads are the share-partitions initialized from persisted state,
+	// for TakeShareStateLoads.
+	loads []share.StateLoad
 }
 
 func (b *Broker) startShare() {
@@ -292,3 +295,12 @@ func fmtOffsets(offs []int64) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TakeShareStateLoads returns and forgets the share-partitions this
+// broker initialized from persisted state since the last call, in order
+// (for the history; see share.StateLoad).
+func (b *Broker) TakeShareStateLoads() []share.StateLoad {
+	out := b.share.loads
+	b.share.loads = nil
+	return out
+}
