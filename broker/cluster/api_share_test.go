@@ -155,3 +155,78 @@ func TestAPIShareGroupsCoreKIP932(t *testing.T) {
 		t.Fatalf("describe: %+v", dr.Groups)
 	}
 }
+
+// setGroupConfig sets share group configs through IncrementalAlterConfigs
+// (resource type GROUP) and runs until broker i's DescribeConfigs shows
+// them, as kgo's setShareGroupConfigs does.
+func (a *apiCluster) setGroupConfig(i int, group string, kv ...string) {
+	a.t.Helper()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	req.Version = 1
+	res := kmsg.IncrementalAlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeGroupConfig, ResourceName: group}
+	for j := 0; j < len(kv); j += 2 {
+		v := kv[j+1]
+		res.Configs = append(res.Configs, kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: kv[j], Op: kmsg.IncrementalAlterConfigOpSet, Value: &v})
+	}
+	req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{res}
+	r := a.call(i, req).(*kmsg.IncrementalAlterConfigsResponse)
+	if r.Resources[0].ErrorCode != 0 {
+		a.t.Fatalf("IncrementalAlterConfigs: %s %v", errName(r.Resources[0].ErrorCode), r.Resources[0].ErrorMessage)
+	}
+	for range 100 {
+		d := kmsg.NewPtrDescribeConfigsRequest()
+		d.Version = 4
+		d.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeGroupConfig, ResourceName: group}}
+		dr := a.call(i, d).(*kmsg.DescribeConfigsResponse)
+		ok := dr.Resources[0].ErrorCode == 0
+		for j := 0; ok && j < len(kv); j += 2 {
+			found := false
+			for _, c := range dr.Resources[0].Configs {
+				if c.Name == kv[j] && c.Value != nil && *c.Value == kv[j+1] && c.Source == kmsg.ConfigSourceGroupConfig {
+					found = true
+				}
+			}
+			ok = found
+		}
+		if ok {
+			return
+		}
+		a.run(100 * sim.Millisecond)
+	}
+	a.t.Fatalf("group %s configs %v not applied", group, kv)
+}
+
+// TestAPIShareGroupConfigsKIP932: share.auto.offset.reset=earliest set on
+// the group (resource type 32) starts the share-partition at the log
+// start, so records produced before the first fetch are delivered;
+// share.record.lock.duration.ms is the AcquisitionLockTimeoutMillis; an
+// out-of-range value is INVALID_CONFIG; a delivery count limit of 2
+// archives a record released twice.
+func TestAPIShareGroupConfigsKIP932(t *testing.T) {
+	a, id := shareCluster(t, nil)
+	if pr := a.produce("t", 1, 9, "a", "b"); pr.ErrorCode != 0 {
+		t.Fatalf("produce: %s", errName(pr.ErrorCode))
+	}
+	bad := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	v := "500"
+	bad.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeGroupConfig, ResourceName: "g2",
+		Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "share.record.lock.duration.ms", Value: &v}}}}
+	if r := a.call(0, bad).(*kmsg.IncrementalAlterConfigsResponse); r.Resources[0].ErrorCode != kerr.InvalidConfig.Code {
+		t.Fatalf("lock duration 500: %s, want INVALID_CONFIG", errName(r.Resources[0].ErrorCode))
+	}
+	a.setGroupConfig(0, "g2", "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "15000", "share.delivery.count.limit", "2")
+	l := a.leader("t", 1)
+	a.setGroupConfig(l, "g2", "share.auto.offset.reset", "earliest")
+	r := a.shareFetch(l, "g2", "m", 0, id, 1)
+	if got := acquired(r); len(got) != 1 || got[0].FirstOffset != 0 || got[0].LastOffset != 1 || r.AcquisitionLockTimeoutMillis != 15000 {
+		t.Fatalf("earliest: %+v lock %d", got, r.AcquisitionLockTimeoutMillis)
+	}
+	r = a.shareFetch(l, "g2", "m", 1, id, 1, ack{0, 1, 2})
+	if got := acquired(r); len(got) != 1 || got[0].DeliveryCount != 2 || r.Topics[0].Partitions[0].AcknowledgeErrorCode != 0 {
+		t.Fatalf("after release: %+v", r.Topics)
+	}
+	r = a.shareFetch(l, "g2", "m", 2, id, 1, ack{0, 1, 2})
+	if got := acquired(r); len(got) != 0 {
+		t.Fatalf("released at the limit of 2: acquired again %+v", got)
+	}
+}
