@@ -50,6 +50,8 @@ package server
 //   - ConsumerGroupHeartbeat 0-1 (v1: broker-side regular expressions),
 //     ConsumerGroupDescribe 0-1: only from 4.0, in KRaft mode, with the
 //     consumer protocol enabled (KIP-848).
+//   - ShareGroupHeartbeat 1, ShareGroupDescribe 1, ShareFetch 1-2,
+//     ShareAcknowledge 1-2: only with share.version 1 (4.2+, KRaft).
 //   - ListTransactions 0-1: v2 (4.1, KIP-1152) filters by a Java regular
 //     expression over transactional ids, which Go's regexp does not match
 //     the same way.
@@ -96,6 +98,9 @@ type handlerRange struct {
 	// kraftOnly marks the consumer group protocol's APIs, served from
 	// 4.0 when group.coordinator.rebalance.protocols has consumer.
 	kraftOnly bool
+	// shareOnly marks share groups' APIs (KIP-932), served in KRaft mode
+	// when share.version is 1 (api_versions_share.go).
+	shareOnly bool
 }
 
 // handlerVersions is, per API key, the versions at which the simulated
@@ -201,7 +206,8 @@ func SupportedAPIs(cfg Config) []APIRange {
 	for _, k := range keys {
 		h := handlerVersions[k]
 		relMax, ok := vs[k]
-		if !ok || (h.zkOnly && kraftMode) || (controllerOnly && k != 18) || (h.kraftOnly && (!kraftMode || rel < config.V4_0 || !cfg.Coordinator.Consumer.Enabled)) {
+		if !ok || (h.zkOnly && kraftMode) || (controllerOnly && k != 18) || (h.kraftOnly && (!kraftMode || rel < config.V4_0 || !cfg.Coordinator.Consumer.Enabled)) ||
+			(h.shareOnly && (!kraftMode || !cfg.Share.Enabled)) {
 			continue
 		}
 		lo, hi := h.min, min(h.max, relMax)
@@ -311,6 +317,14 @@ func (b *Broker) handleAPIVersions(from sim.NodeID, req *wire.Request, body *kms
 			resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{Name: "group.version", MinVersion: 0, MaxVersion: 1})
 			if len(resp.FinalizedFeatures) > 0 {
 				resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{Name: "group.version", MinVersionLevel: 1, MaxVersionLevel: 1})
+			}
+		}
+		if b.cfg.Share.Enabled {
+			// share.version (KIP-932) stands in the broker's configuration
+			// (config.ShareGroups), as group.version does.
+			resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{Name: "share.version", MinVersion: 0, MaxVersion: 1})
+			if len(resp.FinalizedFeatures) > 0 {
+				resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{Name: "share.version", MinVersionLevel: 1, MaxVersionLevel: 1})
 			}
 		}
 	}

@@ -269,6 +269,7 @@ func (b *Broker) offsetsLeader(p *Partition) {
 		return
 	}
 	b.group.coord.BecomeLeader(b.ctx.Now(), p.tp.Partition)
+	b.shareOffsetsChanged(p.tp.Partition)
 	id := b.ctx.SetTimer(groupLoadTime, timerGroupLoad)
 	b.group.loads[id] = groupLoad{partition: p.tp.Partition, epoch: p.leaderEpoch}
 }
@@ -299,6 +300,7 @@ func (b *Broker) offsetsLost(tp storage.TopicPartition, err *kerr.Error) {
 		return
 	}
 	b.group.coord.Resign(b.ctx.Now(), tp.Partition)
+	b.shareOffsetsChanged(tp.Partition)
 }
 
 // appendGroupRecords appends the coordinator's records as leader, acks=all.
