@@ -588,7 +588,7 @@ var consumerUsage = map[string]string{
 	"restart-consumer":  "restart-consumer NAME",
 	"close-consumer":    "close-consumer NAME",
 	"crash-coordinator": "crash-coordinator GROUP",
-	"share-consumer":    "share-consumer NAME group.id=G topic=T [poll=DUR] [process=DUR] [release=V,...] [reject=V,...] [share.acknowledgement.mode=implicit|explicit] [share.auto.offset.reset=earliest|latest] [consumer property=value ...]",
+	"share-consumer":    "share-consumer NAME group.id=G topic=T [poll=DUR] [process=DUR] [release=V,...] [reject=V,...] [share.acknowledgement.mode=implicit|explicit] [consumer property=value ...]",
 }
 
 // ParseStep parses one step line on its own, as serve mode's live

@@ -83,7 +83,8 @@ func (r ShareRecord) TopicPartition() TopicPartition {
 // ShareHooks tell the host what the consumer did, for its history. Each
 // may be nil.
 type ShareHooks struct {
-	// OnAcquired: a ShareFetch sent at sent acquired recs (one partition's).
+	// OnAcquired: a ShareFetch sent at sent acquired recs (one partition's);
+	// also called, with none, for the first answer of each partition.
 	OnAcquired func(ctx *sim.Context, sent sim.Time, tp TopicPartition, recs []ShareRecord)
 	// OnAcknowledged: acknowledgements of offsets with ackType sent at
 	// sent were answered with errCode (0: done), or, with err set, their
@@ -113,6 +114,7 @@ type ShareConsumer struct {
 	buffered  []ShareRecord   // acquired, not yet returned by Poll
 	delivered []ShareRecord   // returned by the last Poll, not yet acknowledged
 	acks      []pendingAck    // acknowledgements not yet sent
+	answered  []TopicPartition // partitions a ShareFetch answered without error
 }
 
 // NewShareConsumer returns a share consumer with cfg over the bootstrap

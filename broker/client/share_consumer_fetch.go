@@ -292,6 +292,15 @@ func (s *ShareConsumer) fetched(ctx *sim.Context, sess *shareSession, epoch int3
 				s.net.meta.needUpdate = true
 				continue
 			}
+			if !slices.Contains(s.answered, tp) && len(p.AcquiredRecords) == 0 && s.Hooks.OnAcquired != nil {
+				// NB: the first answer, empty: the share-partition exists
+				// from then on (share.auto.offset.reset=latest starts it at
+				// the end of the log), and the history shows when.
+				s.Hooks.OnAcquired(ctx, sent, tp, nil)
+			}
+			if !slices.Contains(s.answered, tp) {
+				s.answered = append(s.answered, tp)
+			}
 			s.acquired(ctx, sent, tp, p)
 		}
 	}

@@ -305,6 +305,9 @@ type Runner struct {
 	// (share_consumer.go).
 	shareConsumers []string
 	shareGroups    []checkers.ShareGroup
+	// shareLoadsRecorded counts the Observer's ShareLoads given to the
+	// recorder.
+	shareLoadsRecorded int
 	// swarmEnd is when the running swarm step ends: a consumer stall
 	// armed by it strikes no later.
 	swarmEnd sim.Time

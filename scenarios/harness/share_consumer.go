@@ -20,10 +20,11 @@ package harness
 // (ShareAck), and a close (ShareLeave); the share group is declared with
 // its topics, group.share.delivery.count.limit and
 // group.share.record.lock.duration.ms (the run's broker properties,
-// Kafka's defaults 5 and 30000 ms) and share.auto.offset.reset (the
-// step's, default earliest here: a script's records are written before
-// its consumers start; Kafka's default is latest). The end phase drains
-// the share groups (shareDrain) and marks them Drained.
+// Kafka's defaults 5 and 30000 ms) and share.auto.offset.reset=latest
+// (Kafka's default, a group config scripts do not set: a share-partition
+// starts at the log end when first fetched, so scripts start their share
+// consumers before producing). The end phase drains the share groups
+// (shareDrain) and marks them Drained.
 //
 // What it simplifies: the share group's own configs (share.record.lock.
 // duration.ms and friends set by IncrementalAlterConfigs on the group) are
@@ -170,15 +171,12 @@ func (n *shareConsumerNode) close(ctx *sim.Context) {
 	n.c.Close(ctx)
 }
 
-// shareStepKeys are the share-consumer step's own arguments.
-var shareStepKeys = map[string]bool{"topic": true, "poll": true, "process": true, "release": true, "reject": true, "share.auto.offset.reset": true}
-
 // parseShareStep reads a 'share-consumer' step (variables substituted),
 // checked against the scenario's topics and the run's configuration.
 func parseShareStep(st scenarios.Step, topics []scenarios.TopicSpec, run config.Config, given map[string]string) (*shareSettings, error) {
 	name := st.Args[0]
 	props := config.ClientProps(given, config.ConsumerPrefix)
-	s := &shareSettings{name: name, poll: 100 * sim.Millisecond, process: 20 * sim.Millisecond, autoOffsetReset: "earliest"}
+	s := &shareSettings{name: name, poll: 100 * sim.Millisecond, process: 20 * sim.Millisecond, autoOffsetReset: "latest"}
 	mode := ""
 	for _, k := range slices.Sorted(func(yield func(string) bool) {
 		for k := range st.KV {
@@ -202,11 +200,6 @@ func parseShareStep(st scenarios.Step, topics []scenarios.TopicSpec, run config.
 			s.reject = strings.Split(v, ",")
 		case "share.acknowledgement.mode":
 			mode = v
-		case "share.auto.offset.reset":
-			if v != "earliest" && v != "latest" {
-				return nil, fmt.Errorf("share-consumer: share.auto.offset.reset=%q: allowed earliest, latest", v)
-			}
-			s.autoOffsetReset = v
 		default:
 			props[k] = v
 		}
@@ -375,4 +368,22 @@ func (r *Runner) allConsumers() []string {
 		return r.consumers
 	}
 	return append(slices.Clone(r.consumers), r.shareConsumers...)
+}
+
+// takeShareLoads moves the share-partition states broker b recovered since
+// the last event into o.ShareLoads.
+func (o *Observer) takeShareLoads(b int32) {
+	br := o.c.Broker(int(b))
+	if br == nil {
+		return
+	}
+	for _, l := range br.TakeShareStateLoads() {
+		cl := checkers.ShareLoad{Time: l.Time, Broker: b, Group: l.Group, Topic: l.Topic, Partition: l.Partition,
+			StateEpoch: l.StateEpoch, StartOffset: l.StartOffset}
+		for _, x := range l.Batches {
+			cl.Batches = append(cl.Batches, checkers.ShareStateBatch{FirstOffset: x.FirstOffset, LastOffset: x.LastOffset,
+				DeliveryState: x.DeliveryState, DeliveryCount: x.DeliveryCount})
+		}
+		o.ShareLoads = append(o.ShareLoads, cl)
+	}
 }

@@ -388,6 +388,9 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 	}
 	// deletion.go: deleting is not losing (a served run forgot some of
 	// what it sets aside as it went: ForgetDeleted)
+	for ; r.shareLoadsRecorded < len(r.Observer.ShareLoads); r.shareLoadsRecorded++ {
+		r.Recorder.ShareLoad(r.Observer.ShareLoads[r.shareLoadsRecorded]) // share_consumer.go
+	}
 	whole := r.Recorder.Finish(w.Now())
 	hist, aside := checkers.SetAsideDeletedAfter(whole, final, r.Recorder.Forgotten())
 	res.Stats.SetAside = len(whole.Ops) - len(hist.Ops) + r.Recorder.Forgotten()
