@@ -49,6 +49,7 @@
 package checkers
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -96,13 +97,13 @@ type shareCheck struct {
 	recs   map[shareKey]*shareRecord
 	order  []shareKey
 	leaves map[string][]*Op // group + "\x00" + member
-	excuse map[tp]string    // shareStateExcuse's cache
+	excuse map[tp][]stateFact // stateExcuse's cache, in time order
 	f      Final
 }
 
 func share(h History, con *contract, f Final) Verdict {
 	c := &shareCheck{h: h, con: con, f: f, groups: map[string]ShareGroup{}, recs: map[shareKey]*shareRecord{},
-		leaves: map[string][]*Op{}, excuse: map[tp]string{}}
+		leaves: map[string][]*Op{}, excuse: map[tp][]stateFact{}}
 	for _, g := range h.ShareGroups {
 		c.groups[g.Group] = g
 	}
@@ -198,7 +199,7 @@ uncounted:
 				a.Permitted = true
 				a.Description += "; permitted: b" + strconv.Itoa(int(l.Broker)) + " recovered the share-partition from __share_group_state at " + l.Time.String() +
 					" (Kafka persists a delivery count when the record's state changes, not when it is acquired)"
-			} else if why, ok := c.stateExcuse(key.k); ok {
+			} else if why, ok := c.stateExcuse(key.k, y.Complete); ok {
 				a.Permitted, a.Description = true, a.Description+"; "+why
 			}
 			out = append(out, a)
@@ -212,8 +213,8 @@ uncounted:
 			accepts = append(accepts, a)
 		}
 	}
-	why, excused := c.stateExcuse(key.k)
 	if len(accepts) > 1 {
+		why, excused := c.stateExcuse(key.k, accepts[1].Complete)
 		a := base
 		a.Kind, a.Ops, a.Times = "share-accept-twice", []int{accepts[0].Index, accepts[1].Index}, []sim.Time{accepts[0].Complete, accepts[1].Complete}
 		a.Description = "share group " + key.group + " acknowledged it as ACCEPT twice, by " + holder(accepts[0]) + " and " + holder(accepts[1])
@@ -227,6 +228,7 @@ uncounted:
 		first := accepts[0]
 		for _, d := range r.deliveries {
 			if d.Invoke > first.Complete {
+				why, excused := c.stateExcuse(key.k, d.Complete)
 				a := base
 				a.Kind, a.Ops, a.Times = "share-redelivered-after-accept", []int{first.Index, d.Index}, []sim.Time{first.Complete, d.Invoke}
 				a.Description = "share group " + key.group + " delivered it to " + holder(d) + " after " + holder(first) + "'s ACCEPT was acknowledged at " + first.Complete.String()
@@ -297,34 +299,53 @@ func (c *shareCheck) loadBetween(key shareKey, lo, hi sim.Time) (ShareLoad, bool
 	return ShareLoad{}, false
 }
 
-// stateExcuse returns why the share state of k may be lost: a loss fact
-// (other than an acks=1 leader failure) of k or of a __share_group_state
-// partition.
-func (c *shareCheck) stateExcuse(k tp) (string, bool) {
-	if why, ok := c.excuse[k]; ok {
-		return why, why != ""
-	}
-	why := ""
-	cands := []tp{k}
-	for _, u := range c.f.Facts.UncleanElections {
-		if u.Topic == "__share_group_state" {
-			cands = append(cands, tp{u.Topic, u.Partition})
-		}
-	}
-	for _, pf := range c.f.Partitions {
-		if pf.Topic == "__share_group_state" {
-			cands = append(cands, tp{pf.Topic, pf.Partition})
-		}
-	}
-	for _, s := range cands {
-		for _, lf := range c.con.lossFacts(s) {
-			if lf.kind != lossLeaderFailure && why == "" {
-				why = lf.why + " on " + s.String()
+// stateExcuse returns why the share state of k may be lost by time at: a
+// loss fact (other than an acks=1 leader failure) of k or of a
+// __share_group_state partition, at or before at.
+func (c *shareCheck) stateExcuse(k tp, at sim.Time) (string, bool) {
+	facts, ok := c.excuse[k]
+	if !ok {
+		cands := []tp{k}
+		for _, u := range c.f.Facts.UncleanElections {
+			if u.Topic == "__share_group_state" && !slices.Contains(cands, tp{u.Topic, u.Partition}) {
+				cands = append(cands, tp{u.Topic, u.Partition})
 			}
 		}
+		for _, pf := range c.f.Partitions {
+			if pf.Topic == "__share_group_state" && !slices.Contains(cands, tp{pf.Topic, pf.Partition}) {
+				cands = append(cands, tp{pf.Topic, pf.Partition})
+			}
+		}
+		for _, s := range cands {
+			for _, lf := range c.con.lossFacts(s) {
+				if lf.kind != lossLeaderFailure {
+					facts = append(facts, stateFact{lf.time, lf.why + " on " + s.String()})
+				}
+			}
+		}
+		slices.SortStableFunc(facts, func(a, b stateFact) int { return cmpTime(a.time, b.time) })
+		c.excuse[k] = facts
 	}
-	c.excuse[k] = why
-	return why, why != ""
+	if len(facts) > 0 && facts[0].time <= at {
+		return facts[0].why, true
+	}
+	return "", false
+}
+
+// stateFact is a loss fact that may lose share state.
+type stateFact struct {
+	time sim.Time
+	why  string
+}
+
+func cmpTime(a, b sim.Time) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // loads checks that every recovered state keeps the acceptances
@@ -359,7 +380,7 @@ func (c *shareCheck) loads() []Anomaly {
 			Replicas: []int32{l.Broker}, Times: []sim.Time{l.Time},
 			Description: "b" + strconv.Itoa(int(l.Broker)) + " recovered share group " + l.Group + "'s state (epoch " + strconv.Itoa(int(l.StateEpoch)) +
 				", start offset " + strconv.FormatInt(l.StartOffset, 10) + ") without " + strconv.Itoa(len(lost)) + " acceptance(s) acknowledged before it"}
-		if why, ok := c.stateExcuse(k); ok {
+		if why, ok := c.stateExcuse(k, l.Time); ok {
 			a.Permitted, a.Description = true, a.Description+"; "+why
 		}
 		out = append(out, a)
@@ -450,7 +471,7 @@ func (c *shareCheck) owed() ([]Anomaly, []string) {
 					" below group.share.delivery.count.limit=" + strconv.Itoa(int(limit)) + ", and it was never accepted or rejected: another delivery was owed"
 				if why, ok := c.con.lossExcuse(*op); ok {
 					a.Permitted, a.Description = true, a.Description+"; "+why
-				} else if why, ok := c.stateExcuse(k); ok {
+				} else if why, ok := c.stateExcuse(k, sim.Time(math.MaxInt64)); ok {
 					a.Permitted, a.Description = true, a.Description+"; "+why
 				}
 				out = append(out, a)

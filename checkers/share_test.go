@@ -250,3 +250,24 @@ func TestShareNotJudgedWithout(t *testing.T) {
 		t.Fatalf("want not judged, got %s", v)
 	}
 }
+
+// A loss of share state excuses only what follows it: an unclean election
+// of __share_group_state before the second ACCEPT permits it, one after
+// does not.
+func TestShareStateLossExcusesOnlyLater(t *testing.T) {
+	for _, c := range []struct {
+		at        sim.Time
+		permitted bool
+	}{{100 * ms, true}, {500 * ms, false}} {
+		r := newShareRun(false)
+		r.send(0, "m0", 0)
+		r.fetch(10*ms, "c1", 0, 1)
+		r.ack(12*ms, "c1", 0, AckAccept, true)
+		r.fetch(200*ms, "c2", 0, 1)
+		r.ack(202*ms, "c2", 0, AckAccept, true)
+		f := Final{Facts: Facts{UncleanElections: []UncleanElection{{Topic: "__share_group_state", Partition: 0, Broker: 1, Epoch: 1, Time: c.at}}}}
+		v := r.check(t, f)
+		wantShare(t, v, "share-accept-twice", c.permitted)
+		wantShare(t, v, "share-redelivered-after-accept", c.permitted)
+	}
+}
