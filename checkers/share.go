@@ -96,7 +96,7 @@ type shareCheck struct {
 	groups map[string]ShareGroup
 	recs   map[shareKey]*shareRecord
 	order  []shareKey
-	leaves map[string][]*Op // group + "\x00" + member
+	leaves map[string][]*Op   // group + "\x00" + member
 	excuse map[tp][]stateFact // stateExcuse's cache, in time order
 	f      Final
 }
