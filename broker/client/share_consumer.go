@@ -86,10 +86,14 @@ type ShareHooks struct {
 	// OnAcquired: a ShareFetch sent at sent acquired recs (one partition's);
 	// also called, with none, for the first answer of each partition.
 	OnAcquired func(ctx *sim.Context, sent sim.Time, tp TopicPartition, recs []ShareRecord)
+	// OnAckSent: acknowledgements of offsets with ackType go out now; the
+	// token it returns comes back to OnAcknowledged (a member that dies
+	// first never answers: its history keeps them pending, unknown).
+	OnAckSent func(ctx *sim.Context, tp TopicPartition, ackType int8, offsets []int64) any
 	// OnAcknowledged: acknowledgements of offsets with ackType sent at
 	// sent were answered with errCode (0: done), or, with err set, their
 	// outcome is unknown (timeout, lost connection).
-	OnAcknowledged func(ctx *sim.Context, sent sim.Time, tp TopicPartition, ackType int8, offsets []int64, errCode int16, err error)
+	OnAcknowledged func(ctx *sim.Context, token any, sent sim.Time, tp TopicPartition, ackType int8, offsets []int64, errCode int16, err error)
 }
 
 // ShareConsumer is Kafka's KafkaShareConsumer as a library embedded in a

@@ -136,6 +136,7 @@ type ackGroup struct {
 	tp      TopicPartition
 	batches []ackBatch
 	byType  [4][]int64
+	tokens  [4]any // OnAckSent's, by type
 }
 
 // groupAcks groups acks by partition (sorted) into batches of consecutive
@@ -164,6 +165,20 @@ func groupAcks(acks []pendingAck) []ackGroup {
 	return out
 }
 
+// ackSent tells the hook the acknowledgements of groups go out now.
+func (s *ShareConsumer) ackSent(ctx *sim.Context, groups []ackGroup) {
+	if s.Hooks.OnAckSent == nil {
+		return
+	}
+	for i := range groups {
+		for t, offs := range groups[i].byType {
+			if len(offs) > 0 {
+				groups[i].tokens[t] = s.Hooks.OnAckSent(ctx, groups[i].tp, int8(t), offs)
+			}
+		}
+	}
+}
+
 // reportAcks tells the hook the outcome of a partition's acknowledgements.
 func (s *ShareConsumer) reportAcks(ctx *sim.Context, sent sim.Time, g ackGroup, code int16, err error) {
 	if code != 0 || err != nil {
@@ -178,7 +193,7 @@ func (s *ShareConsumer) reportAcks(ctx *sim.Context, sent sim.Time, g ackGroup, 
 	}
 	for t, offs := range g.byType {
 		if len(offs) > 0 {
-			s.Hooks.OnAcknowledged(ctx, sent, g.tp, int8(t), offs, code, err)
+			s.Hooks.OnAcknowledged(ctx, g.tokens[t], sent, g.tp, int8(t), offs, code, err)
 		}
 	}
 }
@@ -191,6 +206,7 @@ func (s *ShareConsumer) shareFetch(ctx *sim.Context, sess *shareSession, parts [
 	req.MaxWaitMillis = int32(s.cfg.Consumer.FetchMaxWait / sim.Millisecond)
 	req.MinBytes, req.MaxRecords, req.BatchSize = 1, int32(s.cfg.Consumer.MaxPollRecords), int32(s.cfg.Consumer.MaxPollRecords)
 	groups := groupAcks(acks)
+	s.ackSent(ctx, groups)
 	add := func(tp TopicPartition) *kmsg.ShareFetchRequestTopicPartition {
 		id := s.net.meta.topic(tp.Topic).id
 		i := slices.IndexFunc(req.Topics, func(t kmsg.ShareFetchRequestTopic) bool { return t.TopicID == id })
@@ -356,6 +372,7 @@ func (s *ShareConsumer) closeSessions(ctx *sim.Context) {
 			continue
 		}
 		groups := groupAcks(s.takeAcks(sess.broker, true))
+		s.ackSent(ctx, groups)
 		req := kmsg.NewPtrShareAcknowledgeRequest()
 		group, member := s.cfg.Consumer.GroupID, s.memberID
 		req.Version, req.GroupID, req.MemberID, req.ShareSessionEpoch = 1, &group, &member, -1

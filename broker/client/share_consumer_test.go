@@ -177,7 +177,7 @@ func (a *shareApp) Start(ctx *sim.Context) {
 		panic(err)
 	}
 	a.c = c
-	c.Hooks.OnAcknowledged = func(ctx *sim.Context, sent sim.Time, tp TopicPartition, typ int8, offs []int64, code int16, err error) {
+	c.Hooks.OnAcknowledged = func(ctx *sim.Context, _ any, sent sim.Time, tp TopicPartition, typ int8, offs []int64, code int16, err error) {
 		for _, o := range offs {
 			a.acked = append(a.acked, fmt.Sprintf("%d %d %d", o, typ, code))
 		}

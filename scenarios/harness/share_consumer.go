@@ -88,8 +88,11 @@ func (n *shareConsumerNode) Start(ctx *sim.Context) {
 		}
 		s.rec.ShareAcquired(id, ctx.Now(), out)
 	}
-	c.Hooks.OnAcknowledged = func(ctx *sim.Context, sent sim.Time, tp client.TopicPartition, typ int8, offs []int64, code int16, err error) {
-		id := s.rec.ShareAcknowledge(sent, s.name, group, c.MemberID(), tp.Topic, tp.Partition, typ, offs)
+	c.Hooks.OnAckSent = func(ctx *sim.Context, tp client.TopicPartition, typ int8, offs []int64) any {
+		return s.rec.ShareAcknowledge(ctx.Now(), s.name, group, c.MemberID(), tp.Topic, tp.Partition, typ, offs)
+	}
+	c.Hooks.OnAcknowledged = func(ctx *sim.Context, token any, sent sim.Time, tp client.TopicPartition, typ int8, offs []int64, code int16, err error) {
+		id := token.(checkers.OpID)
 		switch {
 		case err != nil:
 			s.rec.Info(id, ctx.Now(), err.Error())
