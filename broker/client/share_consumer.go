@@ -114,10 +114,10 @@ type ShareConsumer struct {
 	fatal    error
 	closed   bool
 	// The fetch side (share_consumer_fetch.go).
-	sessions  []*shareSession // one per leader, sorted by broker
-	buffered  []ShareRecord   // acquired, not yet returned by Poll
-	delivered []ShareRecord   // returned by the last Poll, not yet acknowledged
-	acks      []pendingAck    // acknowledgements not yet sent
+	sessions  []*shareSession  // one per leader, sorted by broker
+	buffered  []ShareRecord    // acquired, not yet returned by Poll
+	delivered []ShareRecord    // returned by the last Poll, not yet acknowledged
+	acks      []pendingAck     // acknowledgements not yet sent
 	answered  []TopicPartition // partitions a ShareFetch answered without error
 }
 
