@@ -166,7 +166,9 @@ func (r *Recorder) ShareLeft(t sim.Time, process, group, member string) {
 // ShareUnfinished returns how many acknowledged sends owed to g (as the
 // share checker's share-lost and share-unfinished read them) are not done
 // yet: never delivered, or delivered and neither accepted, rejected nor
-// delivered at the limit. The end phase waits until none is.
+// delivered at the limit; sends still pending count too (a producer's
+// backlog flushed at the end is owed like the rest). The end phase waits
+// until none is.
 func ShareUnfinished(h History, g ShareGroup) int {
 	limit := g.DeliveryCountLimit
 	if limit <= 0 {
@@ -205,7 +207,14 @@ func ShareUnfinished(h History, g ShareGroup) int {
 	n := 0
 	for i := range h.Ops {
 		op := &h.Ops[i]
-		if op.Kind != Send || op.Outcome != OK || !slices.Contains(g.Topics, op.Topic) {
+		if op.Kind != Send || !slices.Contains(g.Topics, op.Topic) {
+			continue
+		}
+		if op.Outcome == Pending {
+			n++ // a send still on its way may yet be owed
+			continue
+		}
+		if op.Outcome != OK {
 			continue
 		}
 		k := tp{op.Topic, op.Partition}

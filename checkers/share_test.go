@@ -271,3 +271,24 @@ func TestShareStateLossExcusesOnlyLater(t *testing.T) {
 		wantShare(t, v, "share-redelivered-after-accept", c.permitted)
 	}
 }
+
+// ShareUnfinished counts what the end phase still waits for: a record
+// never delivered or not finished, and a send still pending.
+func TestShareUnfinishedCounts(t *testing.T) {
+	r := newShareRun(true)
+	g := ShareGroup{Group: "g", Topics: []string{"t"}, DeliveryCountLimit: 3, AutoOffsetReset: "earliest"}
+	r.send(0, "m0", 0)
+	r.send(ms, "m1", 1)
+	pending := r.rec.Send(2*ms, "p1", "t", 0, "", "m2", -1)
+	if n := ShareUnfinished(r.rec.History(), g); n != 3 {
+		t.Fatalf("before any delivery: %d unfinished, want 3 (two owed, one pending)", n)
+	}
+	r.fetch(10*ms, "c1", 0, 1)
+	r.ack(12*ms, "c1", 0, AckAccept, true)
+	r.fetch(20*ms, "c1", 1, 3) // at the limit: archived once released
+	r.rec.Acked(pending, 30*ms, 2)
+	r.vals[2] = "m2"
+	if n := ShareUnfinished(r.rec.History(), g); n != 1 {
+		t.Fatalf("after: %d unfinished, want 1 (m2, never delivered)", n)
+	}
+}
