@@ -304,3 +304,17 @@ func (b *Broker) TakeShareStateLoads() []share.StateLoad {
 	b.share.loads = nil
 	return out
 }
+
+// deleteShareGroup deletes an empty share group and this broker's
+// share-partitions of it.
+func (b *Broker) deleteShareGroup(group string) *kerr.Error {
+	if err := b.share.coord.Delete(group); err != nil {
+		return err
+	}
+	for _, k := range slices.Clone(b.share.keys) {
+		if k.group == group {
+			b.dropSharePartition(k, "group-deleted")
+		}
+	}
+	return nil
+}
