@@ -304,3 +304,65 @@ func TestAPIShareStateRecoveredKIP932(t *testing.T) {
 		t.Fatalf("loaded batches %q", bs)
 	}
 }
+
+// TestAPIShareGroupOffsetsAdminKIP932 is kgo's TestShareGroupOffsetsAdmin
+// on the simulated cluster: AlterShareGroupOffsets creates the empty
+// group's state at SPSO 8, DescribeShareGroupOffsets (with topics and
+// without) reports it, DeleteShareGroupOffsets removes it; with a member
+// in the group an alter is NON_EMPTY_GROUP.
+func TestAPIShareGroupOffsetsAdminKIP932(t *testing.T) {
+	a, _ := shareCluster(t, nil)
+	if pr := a.produce("t", 0, 9, "0", "1", "2", "3", "4", "5", "6", "7", "8", "9"); pr.ErrorCode != 0 {
+		t.Fatalf("produce: %s", errName(pr.ErrorCode))
+	}
+	coord := a.findCoordinator("ag", 0, 3)
+	alter := func() *kmsg.AlterShareGroupOffsetsResponse {
+		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+		req.GroupID = "ag"
+		req.Topics = []kmsg.AlterShareGroupOffsetsRequestTopic{{Topic: "t", Partitions: []kmsg.AlterShareGroupOffsetsRequestTopicPartition{{Partition: 0, StartOffset: 8}}}}
+		return a.call(coord, req).(*kmsg.AlterShareGroupOffsetsResponse)
+	}
+	var ar *kmsg.AlterShareGroupOffsetsResponse
+	for range 50 {
+		if ar = alter(); ar.ErrorCode == 0 && ar.Topics[0].Partitions[0].ErrorCode == 0 {
+			break
+		}
+		a.run(200 * sim.Millisecond) // __share_group_state is being created
+	}
+	if ar.ErrorCode != 0 || ar.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("alter: %s %s", errName(ar.ErrorCode), errName(ar.Topics[0].Partitions[0].ErrorCode))
+	}
+	describe := func(all bool) int64 {
+		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		rg := kmsg.DescribeShareGroupOffsetsRequestGroup{GroupID: "ag"}
+		if !all {
+			rg.Topics = []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{{Topic: "t", Partitions: []int32{0}}}
+		}
+		req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{rg}
+		r := a.call(coord, req).(*kmsg.DescribeShareGroupOffsetsResponse)
+		if len(r.Groups) != 1 || r.Groups[0].ErrorCode != 0 || len(r.Groups[0].Topics) != 1 || r.Groups[0].Topics[0].Topic != "t" {
+			t.Fatalf("describe(all=%v): %+v", all, r.Groups)
+		}
+		return r.Groups[0].Topics[0].Partitions[0].StartOffset
+	}
+	if got := describe(false); got != 8 {
+		t.Fatalf("describe: SPSO %d, want 8", got)
+	}
+	if got := describe(true); got != 8 {
+		t.Fatalf("describe all: SPSO %d, want 8", got)
+	}
+	del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+	del.GroupID, del.Topics = "ag", []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: "t"}}
+	if dr := a.call(coord, del).(*kmsg.DeleteShareGroupOffsetsResponse); dr.ErrorCode != 0 || dr.Topics[0].ErrorCode != 0 {
+		t.Fatalf("delete: %+v", dr)
+	}
+	if got := describe(false); got != -1 {
+		t.Fatalf("describe after delete: SPSO %d, want -1", got)
+	}
+	if hb := a.shareHeartbeat(coord, "ag", "m", 0, "t"); hb.ErrorCode != 0 {
+		t.Fatalf("join: %s", errName(hb.ErrorCode))
+	}
+	if ar := alter(); ar.ErrorCode != kerr.NonEmptyGroup.Code {
+		t.Fatalf("alter with a member: %s, want NON_EMPTY_GROUP", errName(ar.ErrorCode))
+	}
+}

@@ -148,7 +148,7 @@ func (b *Broker) serveShare(from sim.NodeID, req *wire.Request) bool {
 	case *kmsg.ShareAcknowledgeRequest:
 		b.handleShareAcknowledge(from, req, body)
 	default:
-		return b.serveShareState(from, req)
+		return b.serveShareState(from, req) || b.serveShareAdmin(from, req)
 	}
 	return true
 }
