@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/kafkasim/kafkasim/sim"
@@ -11,7 +12,7 @@ import (
 // shareCluster is a 4.2 KRaft cluster with share groups on, and the id of
 // topic t.
 func shareCluster(t *testing.T, props map[string]string) (*apiCluster, [16]byte) {
-	base := map[string]string{"inter.broker.protocol.version": "4.2", "offsets.topic.num.partitions": "3"}
+	base := map[string]string{"inter.broker.protocol.version": "4.2", "offsets.topic.num.partitions": "3", "share.coordinator.state.topic.num.partitions": "3"}
 	for k, v := range props {
 		base[k] = v
 	}
@@ -47,7 +48,7 @@ func (a *apiCluster) shareFetch(leader int, group, member string, epoch int32, i
 	a.t.Helper()
 	req := kmsg.NewPtrShareFetchRequest()
 	req.Version, req.GroupID, req.MemberID, req.ShareSessionEpoch = 2, &group, &member, epoch
-	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 0, 1, 1<<20, 500, 500
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 2000, 1, 1<<20, 500, 500
 	tp := kmsg.ShareFetchRequestTopicPartition{Partition: p, PartitionMaxBytes: 1 << 20}
 	for _, k := range acks {
 		tp.AcknowledgementBatches = append(tp.AcknowledgementBatches, kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{
@@ -228,5 +229,140 @@ func TestAPIShareGroupConfigsKIP932(t *testing.T) {
 	r = a.shareFetch(l, "g2", "m", 2, id, 1, ack{0, 1, 2})
 	if got := acquired(r); len(got) != 0 {
 		t.Fatalf("released at the limit of 2: acquired again %+v", got)
+	}
+}
+
+// TestAPIShareStateRecoveredKIP932: a share-partition's state survives
+// its leader's crash through __share_group_state. m accepts 0-4, releases
+// 5-6 and rejects 7 of ten records and still holds 8-9; the leader of t-2
+// crashes; the new leader reads the state (a StateLoad: SPSO 5, 5-6
+// available, 7 archived, 8-9 available: a lock does not survive) and
+// delivers 5-6 and 8-9 again, never 0-4.
+func TestAPIShareStateRecoveredKIP932(t *testing.T) {
+	a, id := shareCluster(t, nil)
+	l := a.leader("t", 2)
+	if r := a.shareFetch(l, "sg", "m", 0, id, 2); r.ErrorCode != 0 {
+		t.Fatalf("open: %s", errName(r.ErrorCode))
+	}
+	if pr := a.produce("t", 2, 9, "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9"); pr.ErrorCode != 0 {
+		t.Fatalf("produce: %s", errName(pr.ErrorCode))
+	}
+	if got := acquired(a.shareFetch(l, "sg", "m", 1, id, 2)); len(got) != 1 || got[0].LastOffset != 9 {
+		t.Fatalf("fetch: %+v", got)
+	}
+	ar := a.shareAck(l, "sg", "m", 2, id, 2, ack{0, 4, 1}, ack{5, 6, 2}, ack{7, 7, 3})
+	if ar.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("acknowledge: %s", errName(ar.Topics[0].Partitions[0].ErrorCode))
+	}
+	if err := a.c.World.Inject(sim.Crash{Node: a.c.Brokers[l]}); err != nil {
+		t.Fatal(err)
+	}
+	var nl int
+	for range 300 {
+		a.run(100 * sim.Millisecond)
+		if nl = a.leader("t", 2); nl >= 0 && nl != l {
+			break
+		}
+	}
+	if nl < 0 || nl == l {
+		t.Fatalf("no new leader of t-2")
+	}
+	var got []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord
+	for i := range 20 {
+		r := a.shareFetch(nl, "sg", "m", 0, id, 2)
+		if r.ErrorCode != 0 {
+			t.Fatalf("fetch from the new leader: %s", errName(r.ErrorCode))
+		}
+		if got = acquired(r); len(got) > 0 {
+			break
+		}
+		if i == 0 {
+			continue
+		}
+		r = a.shareFetch(nl, "sg", "m", 1, id, 2)
+		if got = acquired(r); len(got) > 0 {
+			break
+		}
+	}
+	want := "5-6@2 8-9@2 "
+	s := ""
+	for _, g := range got {
+		s += fmt.Sprintf("%d-%d@%d ", g.FirstOffset, g.LastOffset, g.DeliveryCount)
+	}
+	if s != want {
+		t.Fatalf("after the fail-over: %q, want %q", s, want)
+	}
+	loads := a.c.Broker(nl).TakeShareStateLoads()
+	if len(loads) != 1 || loads[0].StartOffset != 5 || loads[0].Group != "sg" || loads[0].Topic != "t" || loads[0].Partition != 2 {
+		t.Fatalf("state loads: %+v", loads)
+	}
+	bs := ""
+	for _, x := range loads[0].Batches {
+		bs += fmt.Sprintf("%d-%d:%d@%d ", x.FirstOffset, x.LastOffset, x.DeliveryState, x.DeliveryCount)
+	}
+	if bs != "5-6:0@1 7-7:4@1 8-9:0@1 " {
+		t.Fatalf("loaded batches %q", bs)
+	}
+}
+
+// TestAPIShareGroupOffsetsAdminKIP932 is kgo's TestShareGroupOffsetsAdmin
+// on the simulated cluster: AlterShareGroupOffsets creates the empty
+// group's state at SPSO 8, DescribeShareGroupOffsets (with topics and
+// without) reports it, DeleteShareGroupOffsets removes it; with a member
+// in the group an alter is NON_EMPTY_GROUP.
+func TestAPIShareGroupOffsetsAdminKIP932(t *testing.T) {
+	a, _ := shareCluster(t, nil)
+	if pr := a.produce("t", 0, 9, "0", "1", "2", "3", "4", "5", "6", "7", "8", "9"); pr.ErrorCode != 0 {
+		t.Fatalf("produce: %s", errName(pr.ErrorCode))
+	}
+	coord := a.findCoordinator("ag", 0, 3)
+	alter := func() *kmsg.AlterShareGroupOffsetsResponse {
+		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+		req.GroupID = "ag"
+		req.Topics = []kmsg.AlterShareGroupOffsetsRequestTopic{{Topic: "t", Partitions: []kmsg.AlterShareGroupOffsetsRequestTopicPartition{{Partition: 0, StartOffset: 8}}}}
+		return a.call(coord, req).(*kmsg.AlterShareGroupOffsetsResponse)
+	}
+	var ar *kmsg.AlterShareGroupOffsetsResponse
+	for range 50 {
+		if ar = alter(); ar.ErrorCode == 0 && ar.Topics[0].Partitions[0].ErrorCode == 0 {
+			break
+		}
+		a.run(200 * sim.Millisecond) // __share_group_state is being created
+	}
+	if ar.ErrorCode != 0 || ar.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("alter: %s %s", errName(ar.ErrorCode), errName(ar.Topics[0].Partitions[0].ErrorCode))
+	}
+	describe := func(all bool) int64 {
+		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		rg := kmsg.DescribeShareGroupOffsetsRequestGroup{GroupID: "ag"}
+		if !all {
+			rg.Topics = []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{{Topic: "t", Partitions: []int32{0}}}
+		}
+		req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{rg}
+		r := a.call(coord, req).(*kmsg.DescribeShareGroupOffsetsResponse)
+		if len(r.Groups) != 1 || r.Groups[0].ErrorCode != 0 || len(r.Groups[0].Topics) != 1 || r.Groups[0].Topics[0].Topic != "t" {
+			t.Fatalf("describe(all=%v): %+v", all, r.Groups)
+		}
+		return r.Groups[0].Topics[0].Partitions[0].StartOffset
+	}
+	if got := describe(false); got != 8 {
+		t.Fatalf("describe: SPSO %d, want 8", got)
+	}
+	if got := describe(true); got != 8 {
+		t.Fatalf("describe all: SPSO %d, want 8", got)
+	}
+	del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+	del.GroupID, del.Topics = "ag", []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: "t"}}
+	if dr := a.call(coord, del).(*kmsg.DeleteShareGroupOffsetsResponse); dr.ErrorCode != 0 || dr.Topics[0].ErrorCode != 0 {
+		t.Fatalf("delete: %+v", dr)
+	}
+	if got := describe(false); got != -1 {
+		t.Fatalf("describe after delete: SPSO %d, want -1", got)
+	}
+	if hb := a.shareHeartbeat(coord, "ag", "m", 0, "t"); hb.ErrorCode != 0 {
+		t.Fatalf("join: %s", errName(hb.ErrorCode))
+	}
+	if ar := alter(); ar.ErrorCode != kerr.NonEmptyGroup.Code {
+		t.Fatalf("alter with a member: %s, want NON_EMPTY_GROUP", errName(ar.ErrorCode))
 	}
 }

@@ -229,7 +229,8 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 	sc.Share = share.Config{Enabled: b.ShareGroups.Enabled(), SessionTimeout: b.ShareGroups.SessionTimeout,
 		HeartbeatInterval: b.ShareGroups.HeartbeatInterval, MaxSize: b.ShareGroups.MaxSize,
 		RecordLockDuration: b.ShareGroups.RecordLockDuration, DeliveryCountLimit: b.ShareGroups.DeliveryCountLimit,
-		PartitionMaxRecordLocks: b.ShareGroups.PartitionMaxRecordLocks, MaxShareSessions: b.ShareGroups.MaxShareSessions}
+		PartitionMaxRecordLocks: b.ShareGroups.PartitionMaxRecordLocks, MaxShareSessions: b.ShareGroups.MaxShareSessions,
+		StatePartitions: b.ShareGroups.StatePartitions, StateReplicationFactor: b.ShareGroups.StateReplicationFactor}
 	sc.Txn = txn.Config{NumPartitions: b.Txn.StateLogNumPartitions, OffsetsPartitions: b.OffsetsTopicNumPartitions,
 		MaxTimeout: b.Txn.MaxTimeout, IDExpiration: b.Txn.IDExpiration, AbortCheckInterval: b.Txn.AbortCleanupInterval,
 		ExpireCheckInterval: b.Txn.RemoveExpiredInterval, Version: int16(b.Txn.Version),

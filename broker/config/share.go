@@ -11,6 +11,8 @@ package config
 //	group.share.delivery.count.limit         5
 //	group.share.partition.max.record.locks   2000
 //	group.share.max.share.sessions           2000
+//	share.coordinator.state.topic.num.partitions       50
+//	share.coordinator.state.topic.replication.factor   3
 //
 // share.version stands for Kafka's finalized share.version feature (as
 // group.version does for its feature): 1 serves the share group APIs.
@@ -37,6 +39,8 @@ const (
 	PropGroupShareDeliveryCountLimit = "group.share.delivery.count.limit"
 	PropGroupShareMaxRecordLocks     = "group.share.partition.max.record.locks"
 	PropGroupShareMaxSessions        = "group.share.max.share.sessions"
+	PropShareStatePartitions         = "share.coordinator.state.topic.num.partitions"
+	PropShareStateReplicationFactor  = "share.coordinator.state.topic.replication.factor"
 )
 
 // ShareGroups is the share groups' part of the broker configuration.
@@ -61,6 +65,12 @@ type ShareGroups struct {
 	PartitionMaxRecordLocks int
 	// MaxShareSessions is group.share.max.share.sessions (2000).
 	MaxShareSessions int
+	// StatePartitions is share.coordinator.state.topic.num.partitions
+	// (50).
+	StatePartitions int
+	// StateReplicationFactor is
+	// share.coordinator.state.topic.replication.factor (3).
+	StateReplicationFactor int
 }
 
 // Enabled reports whether the broker serves share groups.
@@ -68,7 +78,8 @@ func (s ShareGroups) Enabled() bool { return s.ShareVersion >= 1 }
 
 func defaultShareGroups(v Version) ShareGroups {
 	s := ShareGroups{SessionTimeout: sim.Ms(45000), HeartbeatInterval: sim.Ms(5000), MaxSize: 200,
-		RecordLockDuration: sim.Ms(30000), DeliveryCountLimit: 5, PartitionMaxRecordLocks: 2000, MaxShareSessions: 2000}
+		RecordLockDuration: sim.Ms(30000), DeliveryCountLimit: 5, PartitionMaxRecordLocks: 2000, MaxShareSessions: 2000,
+		StatePartitions: 50, StateReplicationFactor: 3}
 	if v >= V4_2 {
 		s.ShareVersion = 1
 	}
@@ -101,5 +112,7 @@ func shareGroupProps() []property[Broker] {
 		intProp(PropGroupShareDeliveryCountLimit, func(b *Broker) *int { return &b.ShareGroups.DeliveryCountLimit }, 2, 10),
 		intProp(PropGroupShareMaxRecordLocks, func(b *Broker) *int { return &b.ShareGroups.PartitionMaxRecordLocks }, 100, 10000),
 		intProp(PropGroupShareMaxSessions, func(b *Broker) *int { return &b.ShareGroups.MaxShareSessions }, 1, maxInt32),
+		intProp(PropShareStatePartitions, func(b *Broker) *int { return &b.ShareGroups.StatePartitions }, 1, maxInt32),
+		intProp(PropShareStateReplicationFactor, func(b *Broker) *int { return &b.ShareGroups.StateReplicationFactor }, 1, 32767),
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/assignor"
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
+	"github.com/kafkasim/kafkasim/broker/share"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/broker/wire"
@@ -265,6 +266,7 @@ func offsetFetchGroups(c *coordinator.Coordinator, now sim.Time, body *kmsg.Offs
 // offsetsLeader starts loading an offsets partition this broker now leads.
 func (b *Broker) offsetsLeader(p *Partition) {
 	b.txnLogLeader(p)
+	b.shareStateLeader(p)
 	if p.tp.Topic != coordinator.OffsetsTopic {
 		return
 	}
@@ -277,7 +279,7 @@ func (b *Broker) offsetsLeader(p *Partition) {
 // offsetsLost resigns an offsets partition this broker no longer leads and
 // fails the coordinator's appends to it.
 func (b *Broker) offsetsLost(tp storage.TopicPartition, err *kerr.Error) {
-	if (tp.Topic != coordinator.OffsetsTopic && tp.Topic != txn.StateTopic) || b.group.coord == nil {
+	if (tp.Topic != coordinator.OffsetsTopic && tp.Topic != txn.StateTopic && tp.Topic != share.StateTopic) || b.group.coord == nil {
 		return
 	}
 	kept := b.group.appends[:0]
@@ -297,6 +299,10 @@ func (b *Broker) offsetsLost(tp storage.TopicPartition, err *kerr.Error) {
 	}
 	if tp.Topic == txn.StateTopic {
 		b.txnLogLost(tp)
+		return
+	}
+	if tp.Topic == share.StateTopic {
+		b.shareStateLost(tp)
 		return
 	}
 	b.group.coord.Resign(b.ctx.Now(), tp.Partition)
@@ -474,7 +480,7 @@ func readBatches(l *storage.Log) ([]storage.RecordBatch, error) {
 // __consumer_offsets or __transaction_state replica (cleanup.policy=compact,
 // as Kafka creates the topics), nil for other topics.
 func offsetsLogConfig(tp storage.TopicPartition, cfg storage.Config) *storage.Config {
-	if tp.Topic != coordinator.OffsetsTopic && tp.Topic != txn.StateTopic {
+	if tp.Topic != coordinator.OffsetsTopic && tp.Topic != txn.StateTopic && tp.Topic != share.StateTopic {
 		return nil
 	}
 	cfg.CleanupPolicy = storage.CleanupCompact

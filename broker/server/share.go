@@ -15,8 +15,8 @@ package server
 //
 // Simplifications: ClientId and ClientHost in ShareGroupDescribe are
 // empty (the simulated request header carries no client id); the
-// share-partitions' state is kept in memory only, unless
-// __share_group_state persistence is on (share_state.go).
+// share-partitions' state is read from and written to the share
+// coordinator (share_persist.go, share_coordinator.go).
 
 import (
 	"slices"
@@ -50,9 +50,12 @@ type sharePartKey struct {
 // shareHost is the broker's share group state.
 type shareHost struct {
 	coord    *share.Coordinator // nil: share groups are off
+	state    *share.StateStore  // the share coordinator (share_coordinator.go)
 	sessions *share.Sessions
 	parts    map[sharePartKey]*share.Partition
 	keys     []sharePartKey // parts' keys, sorted, for deterministic walks
+	meta     map[sharePartKey]*sharePersist
+	retryT   deadlineTimer
 	groupT   deadlineTimer
 	locksT   deadlineTimer
 	waits    []*shareWait
@@ -62,11 +65,12 @@ type shareHost struct {
 }
 
 func (b *Broker) startShare() {
-	b.share = shareHost{parts: map[sharePartKey]*share.Partition{}}
+	b.share = shareHost{parts: map[sharePartKey]*share.Partition{}, meta: map[sharePartKey]*sharePersist{}}
 	if !b.cfg.Share.Enabled {
 		return
 	}
 	b.share.sessions = share.NewSessions(b.cfg.Share.MaxShareSessions)
+	b.share.state = share.NewStateStore(b.cfg.Share.StatePartitions)
 	b.share.coord = share.NewCoordinator(b.cfg.Share, share.Env{
 		Topics:      b.consumerGroupTopics,
 		Check:       b.shareGroupCheck,
@@ -144,7 +148,7 @@ func (b *Broker) serveShare(from sim.NodeID, req *wire.Request) bool {
 	case *kmsg.ShareAcknowledgeRequest:
 		b.handleShareAcknowledge(from, req, body)
 	default:
-		return false
+		return b.serveShareState(from, req) || b.serveShareAdmin(from, req)
 	}
 	return true
 }
@@ -163,16 +167,13 @@ func (b *Broker) sharePartition(group string, p *Partition, create bool) *share.
 	if sp != nil || !create {
 		return sp
 	}
-	start := p.hw
-	if b.groupConfig(group, share.GroupAutoOffsetReset) == "earliest" {
-		start = p.log.LogStartOffset()
-	}
-	sp = share.NewPartition(group, start, b.sharePartitionConfig(group))
+	sp = share.NewPartition(group, p.hw, b.sharePartitionConfig(group))
 	sp.LeaderEpoch = p.leaderEpoch
 	b.share.parts[key] = sp
+	b.share.meta[key] = &sharePersist{}
 	i, _ := slices.BinarySearchFunc(b.share.keys, key, compareShareKey)
 	b.share.keys = slices.Insert(b.share.keys, i, key)
-	b.logp("share-partition-initialized", p, sim.S("group", group), sim.I("spso", start), sim.I("leader-epoch", int64(p.leaderEpoch)))
+	b.loadShareState(key)
 	return sp
 }
 
@@ -187,6 +188,14 @@ func compareShareKey(a, c sharePartKey) int {
 }
 
 func (b *Broker) dropSharePartition(key sharePartKey, why string) {
+	if m := b.share.meta[key]; m != nil {
+		waiting := m.next
+		m.next = nil
+		for _, f := range waiting {
+			f(kerr.NotLeaderForPartition)
+		}
+	}
+	delete(b.share.meta, key)
 	delete(b.share.parts, key)
 	if i, ok := slices.BinarySearchFunc(b.share.keys, key, compareShareKey); ok {
 		b.share.keys = slices.Delete(b.share.keys, i, i+1)
@@ -230,6 +239,10 @@ func (b *Broker) handleShareTimer(id sim.TimerID, name string) bool {
 		}
 	case timerShareWait:
 		b.expireShareWait(id)
+	case timerShareRetry:
+		if b.share.retryT.fired(id) {
+			b.shareStateRetry()
+		}
 	default:
 		return false
 	}
@@ -264,6 +277,7 @@ func (b *Broker) expireShareLocks() {
 		sp := b.share.parts[k]
 		if offs := sp.Expire(now); len(offs) > 0 {
 			released = true
+			b.persistShare(k, nil)
 			b.ctx.Log("share-lock-expired", sim.S("group", k.group), sim.S("partition", k.tp.String()),
 				sim.S("offsets", fmtOffsets(offs)), sim.I("spso", sp.StartOffset()))
 		}
@@ -303,4 +317,18 @@ func (b *Broker) TakeShareStateLoads() []share.StateLoad {
 	out := b.share.loads
 	b.share.loads = nil
 	return out
+}
+
+// deleteShareGroup deletes an empty share group and this broker's
+// share-partitions of it.
+func (b *Broker) deleteShareGroup(group string) *kerr.Error {
+	if err := b.share.coord.Delete(group); err != nil {
+		return err
+	}
+	for _, k := range slices.Clone(b.share.keys) {
+		if k.group == group {
+			b.dropSharePartition(k, "group-deleted")
+		}
+	}
+	return nil
 }

@@ -82,29 +82,63 @@ func (b *Broker) shareLeader(id [16]byte, partition int32) (*Partition, *kerr.Er
 	return nil, kerr.NotLeaderForPartition, ps.Leader, ps.LeaderEpoch
 }
 
-// shareAck applies one partition's acknowledgements for member.
-func (b *Broker) shareAck(group, member string, id [16]byte, partition int32, batches []share.AckBatch, renewOK bool) (*kerr.Error, int32, int32) {
+// shareAck applies one partition's acknowledgements for member and, when
+// they applied, returns the share-partition whose state must be written
+// before they are answered.
+func (b *Broker) shareAck(group, member string, id [16]byte, partition int32, batches []share.AckBatch, renewOK bool) (*kerr.Error, int32, int32, *sharePartKey) {
 	p, err, leader, epoch := b.shareLeader(id, partition)
 	if err != nil {
-		return err, leader, epoch
+		return err, leader, epoch, nil
 	}
 	if !renewOK {
 		for _, bt := range batches {
 			for _, t := range bt.Types {
 				if t == int8(share.Renew) {
-					return kerr.InvalidRequest, -1, -1
+					return kerr.InvalidRequest, -1, -1, nil
 				}
 			}
 		}
 	}
 	sp := b.sharePartition(group, p, false)
-	if sp == nil {
-		return kerr.InvalidRecordState, -1, -1
+	key := sharePartKey{group: group, tp: p.tp}
+	if sp == nil || !b.share.meta[key].loaded {
+		return kerr.InvalidRecordState, -1, -1, nil
 	}
 	err = sp.Acknowledge(b.ctx.Now(), member, batches)
 	b.logp("share-acknowledged", p, sim.S("group", group), sim.S("member", member), sim.S("acks", fmtAcks(batches)),
 		sim.S("error", errText(err)), sim.I("spso", sp.StartOffset()))
-	return err, -1, -1
+	if err != nil {
+		return err, -1, -1, nil
+	}
+	return nil, -1, -1, &key
+}
+
+// awaitShareWrites writes the state of each of keys and calls set with
+// each write's outcome, then done once all are decided.
+func (b *Broker) awaitShareWrites(keys []*sharePartKey, set func(i int, err *kerr.Error), done func()) {
+	pending := 0
+	for _, k := range keys {
+		if k != nil {
+			pending++
+		}
+	}
+	if pending == 0 {
+		done()
+		return
+	}
+	for i, k := range keys {
+		if k == nil {
+			continue
+		}
+		b.persistShare(*k, func(err *kerr.Error) {
+			if err != nil {
+				set(i, err)
+			}
+			if pending--; pending == 0 {
+				done()
+			}
+		})
+	}
 }
 
 func errText(err *kerr.Error) string {
@@ -150,6 +184,7 @@ func (b *Broker) releaseSession(ss *share.Session) {
 			if n := part.ReleaseMember(ss.Key.Member); n > 0 {
 				b.logp("share-released", p, sim.S("group", ss.Key.Group), sim.S("member", ss.Key.Member), sim.I("records", int64(n)),
 					sim.I("spso", part.StartOffset()))
+				b.persistShare(sharePartKey{group: ss.Key.Group, tp: p.tp}, nil)
 			}
 		}
 	}
@@ -228,20 +263,32 @@ func (b *Broker) handleShareFetch(from sim.NodeID, req *wire.Request, body *kmsg
 		return
 	}
 	released := false
+	var writes []*sharePartKey
+	var acked []share.SessionPartition
 	for _, t := range body.Topics {
 		for _, p := range t.Partitions {
 			if len(p.AcknowledgementBatches) == 0 {
 				continue
 			}
-			aerr, leader, epoch := b.shareAck(key.Group, key.Member, t.TopicID, p.Partition, fetchAcks(p.AcknowledgementBatches), body.Version >= 2 && body.IsRenewAck)
+			aerr, leader, epoch, w := b.shareAck(key.Group, key.Member, t.TopicID, p.Partition, fetchAcks(p.AcknowledgementBatches), body.Version >= 2 && body.IsRenewAck)
 			rp := fetchPart(resp, t.TopicID, p.Partition)
 			rp.AcknowledgeErrorCode = errCode(aerr)
 			if aerr != nil && leader >= 0 {
 				rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = leader, epoch
 			}
+			writes, acked = append(writes, w), append(acked, share.SessionPartition{TopicID: t.TopicID, Partition: p.Partition})
 			released = true
 		}
 	}
+	b.awaitShareWrites(writes, func(i int, err *kerr.Error) {
+		fetchPart(resp, acked[i].TopicID, acked[i].Partition).AcknowledgeErrorCode = err.Code
+	}, func() { b.finishShareFetch(from, req, body, resp, ss, key, added, released) })
+}
+
+// finishShareFetch goes on with a ShareFetch once its acknowledgements
+// are persisted: it closes the session, or acquires records (or waits).
+func (b *Broker) finishShareFetch(from sim.NodeID, req *wire.Request, body *kmsg.ShareFetchRequest, resp *kmsg.ShareFetchResponse,
+	ss *share.Session, key share.SessionKey, added []share.SessionPartition, released bool) {
 	if body.ShareSessionEpoch == -1 {
 		b.releaseSession(ss)
 		b.share.sessions.Close(key)
@@ -261,6 +308,10 @@ func (b *Broker) handleShareFetch(from sim.NodeID, req *wire.Request, body *kmsg
 	}
 	if body.Version >= 2 && body.IsRenewAck {
 		b.respond(from, req, resp)
+		return
+	}
+	if b.share.sessions.Get(key) != ss {
+		b.respond(from, req, resp) // the session was replaced while the acknowledgements were written
 		return
 	}
 	if b.acquireShare(ss, body, resp) || body.MaxWaitMillis <= 0 {
@@ -316,10 +367,15 @@ func (b *Broker) acquireShare(ss *share.Session, body *kmsg.ShareFetchRequest, r
 			continue
 		}
 		sp := b.sharePartition(ss.Key.Group, p, true)
+		pk := sharePartKey{group: ss.Key.Group, tp: p.tp}
+		if m := b.share.meta[pk]; m == nil || !m.loaded {
+			continue // reading its state (share_persist.go)
+		}
 		sp.SetConfig(b.sharePartitionConfig(ss.Key.Group))
 		if ls := p.log.LogStartOffset(); sp.StartOffset() < ls {
 			b.logp("share-partition-reset", p, sim.S("group", ss.Key.Group), sim.I("from", sp.StartOffset()), sim.I("to", ls), sim.S("why", "log-start"))
-			sp.Reset(ls)
+			sp.MoveStart(ls)
+			b.persistShare(pk, nil)
 		}
 		maxOffset := p.hw
 		if readCommitted {
@@ -465,18 +521,21 @@ func (b *Broker) handleShareAcknowledge(from sim.NodeID, req *wire.Request, body
 		fail(err)
 		return
 	}
-	for _, t := range body.Topics {
+	var writes []*sharePartKey
+	var at [][2]int
+	for ti, t := range body.Topics {
 		rt := kmsg.ShareAcknowledgeResponseTopic{TopicID: t.TopicID}
-		for _, p := range t.Partitions {
+		for pi, p := range t.Partitions {
 			bs := make([]share.AckBatch, len(p.AcknowledgementBatches))
 			for i, bt := range p.AcknowledgementBatches {
 				bs[i] = share.AckBatch{First: bt.FirstOffset, Last: bt.LastOffset, Types: bt.AcknowledgeTypes}
 			}
-			aerr, leader, lepoch := b.shareAck(key.Group, key.Member, t.TopicID, p.Partition, bs, body.Version >= 2 && body.IsRenewAck)
+			aerr, leader, lepoch, w := b.shareAck(key.Group, key.Member, t.TopicID, p.Partition, bs, body.Version >= 2 && body.IsRenewAck)
 			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			rp.Partition, rp.ErrorCode = p.Partition, errCode(aerr)
 			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = leader, lepoch
 			rt.Partitions = append(rt.Partitions, rp)
+			writes, at = append(writes, w), append(at, [2]int{ti, pi})
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
@@ -487,6 +546,8 @@ func (b *Broker) handleShareAcknowledge(from sim.NodeID, req *wire.Request, body
 	} else {
 		ss.Bump()
 	}
-	b.respond(from, req, resp)
 	b.afterShareRelease()
+	b.awaitShareWrites(writes, func(i int, err *kerr.Error) {
+		resp.Topics[at[i][0]].Partitions[at[i][1]].ErrorCode = err.Code
+	}, func() { b.respond(from, req, resp) })
 }

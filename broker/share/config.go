@@ -38,12 +38,19 @@ type Config struct {
 	// MaxShareSessions is group.share.max.share.sessions (2000): a new
 	// share session past it gets SHARE_SESSION_LIMIT_REACHED.
 	MaxShareSessions int
+	// StatePartitions is share.coordinator.state.topic.num.partitions
+	// (50): the partitions of __share_group_state.
+	StatePartitions int
+	// StateReplicationFactor is
+	// share.coordinator.state.topic.replication.factor (3).
+	StateReplicationFactor int
 }
 
 // DefaultConfig returns Kafka 4.2's defaults, enabled.
 func DefaultConfig() Config {
 	return Config{Enabled: true, SessionTimeout: sim.Ms(45000), HeartbeatInterval: sim.Ms(5000), MaxSize: 200,
-		RecordLockDuration: sim.Ms(30000), DeliveryCountLimit: 5, PartitionMaxRecordLocks: 2000, MaxShareSessions: 2000}
+		RecordLockDuration: sim.Ms(30000), DeliveryCountLimit: 5, PartitionMaxRecordLocks: 2000, MaxShareSessions: 2000,
+		StatePartitions: 50, StateReplicationFactor: 3}
 }
 
 // Validate reports the first setting outside Kafka's range.
@@ -62,6 +69,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("group.share.delivery.count.limit %d: allowed [2, 10]", c.DeliveryCountLimit)
 	case c.PartitionMaxRecordLocks < 100 || c.PartitionMaxRecordLocks > 10000:
 		return fmt.Errorf("group.share.partition.max.record.locks %d: allowed [100, 10000]", c.PartitionMaxRecordLocks)
+	case c.StatePartitions < 1:
+		return fmt.Errorf("share.coordinator.state.topic.num.partitions %d: must be >= 1", c.StatePartitions)
+	case c.StateReplicationFactor < 1:
+		return fmt.Errorf("share.coordinator.state.topic.replication.factor %d: must be >= 1", c.StateReplicationFactor)
 	case c.MaxShareSessions < 1:
 		return fmt.Errorf("group.share.max.share.sessions %d: must be >= 1", c.MaxShareSessions)
 	}

@@ -69,6 +69,8 @@ type group struct {
 	members         map[string]*member
 	target          map[string][]TopicPartition
 	metadataKey     string // the subscribed topics' names and sizes when the target was computed
+	// initialized are the share-partitions with persisted state, sorted.
+	initialized []TopicPartition
 }
 
 // Coordinator is the share group coordinator of one broker.
@@ -234,6 +236,9 @@ func (c *Coordinator) recompute(g *group, key string) {
 	}
 	g.target = Assign(subs, c.env.Topics())
 	g.assignmentEpoch = g.epoch
+	for _, id := range g.memberIDs() {
+		c.MarkInitialized(g.id, g.target[id])
+	}
 	c.env.Log("share-group-epoch", sim.S("group", g.id), sim.I("epoch", int64(g.epoch)), sim.I("members", int64(len(g.members))))
 }
 
@@ -379,4 +384,52 @@ func (c *Coordinator) Unload(keep func(group string) bool) {
 			delete(c.groups, id)
 		}
 	}
+}
+
+// Ensure creates group as an empty share group if it does not exist
+// (AlterShareGroupOffsets on a new group, KIP-932).
+func (c *Coordinator) Ensure(id string) {
+	if c.groups[id] == nil {
+		c.groups[id] = &group{id: id, members: map[string]*member{}}
+	}
+}
+
+// Members returns the number of members of group.
+func (c *Coordinator) Members(group string) int {
+	if g := c.groups[group]; g != nil {
+		return len(g.members)
+	}
+	return 0
+}
+
+// MarkInitialized records that group has persisted state for tps (its
+// share-partitions were assigned or altered), for
+// DescribeShareGroupOffsets without topics.
+func (c *Coordinator) MarkInitialized(group string, tps []TopicPartition) {
+	g := c.groups[group]
+	if g == nil {
+		return
+	}
+	for _, tp := range tps {
+		if !slices.ContainsFunc(g.initialized, func(x TopicPartition) bool { return x.ID == tp.ID && x.Partition == tp.Partition }) {
+			g.initialized = append(g.initialized, tp)
+		}
+	}
+	slices.SortFunc(g.initialized, compareTP)
+}
+
+// ForgetInitialized drops topic id's partitions from group's initialized
+// ones (DeleteShareGroupOffsets).
+func (c *Coordinator) ForgetInitialized(group string, id [16]byte) {
+	if g := c.groups[group]; g != nil {
+		g.initialized = slices.DeleteFunc(g.initialized, func(x TopicPartition) bool { return x.ID == id })
+	}
+}
+
+// Initialized returns group's initialized share-partitions, sorted.
+func (c *Coordinator) Initialized(group string) []TopicPartition {
+	if g := c.groups[group]; g != nil {
+		return slices.Clone(g.initialized)
+	}
+	return nil
 }

@@ -368,3 +368,18 @@ func (p *Partition) FirstAvailable() int64 {
 	}
 	return p.EndOffset()
 }
+
+// MoveStart moves the SPSO up to start (the log start passed it: the
+// records below are gone), keeping the in-flight records from start on.
+func (p *Partition) MoveStart(start int64) {
+	if start <= p.start {
+		return
+	}
+	if n := start - p.start; n < int64(len(p.recs)) {
+		p.recs = append(p.recs[:0], p.recs[n:]...)
+	} else {
+		p.recs = nil
+	}
+	p.start = start
+	p.advance()
+}
