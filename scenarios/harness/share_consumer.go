@@ -40,6 +40,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/cluster"
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
+	"github.com/kafkasim/kafkasim/broker/share"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/scenarios"
 	"github.com/kafkasim/kafkasim/sim"
@@ -251,17 +252,9 @@ func parseShareStep(st scenarios.Step, topics []scenarios.TopicSpec, run config.
 }
 
 // shareGroupProps returns group.share.delivery.count.limit and
-// group.share.record.lock.duration.ms as the run gives them (Kafka's
-// defaults otherwise).
-func shareGroupProps(given map[string]string) (int16, sim.Duration) {
-	limit, lock := int16(5), 30*sim.Second
-	if v, err := strconv.Atoi(given["group.share.delivery.count.limit"]); err == nil && v > 0 {
-		limit = int16(v)
-	}
-	if v, err := strconv.Atoi(given["group.share.record.lock.duration.ms"]); err == nil && v > 0 {
-		lock = sim.Ms(int64(v))
-	}
-	return limit, lock
+// group.share.record.lock.duration.ms as the run's brokers have them.
+func shareGroupProps(b config.Broker) (int16, sim.Duration) {
+	return int16(b.ShareGroups.DeliveryCountLimit), b.ShareGroups.RecordLockDuration
 }
 
 // newShareConsumer executes a 'share-consumer' step.
@@ -278,14 +271,21 @@ func (r *Runner) newShareConsumer(st scenarios.Step) error {
 	for i := range r.Cluster.Brokers {
 		s.bootstrap = append(s.bootstrap, int32(i))
 	}
+	b := r.Cluster.Spec.Config.Broker
 	if _, ok := r.Cluster.Assignments[coordinator.OffsetsTopic]; !ok {
-		b := r.Cluster.Spec.Config.Broker
 		if err := r.Cluster.CreateTopics(cluster.Topic{Name: coordinator.OffsetsTopic, Partitions: b.OffsetsTopicNumPartitions, ReplicationFactor: b.OffsetsTopicReplicationFactor}); err != nil {
 			return err
 		}
 	}
+	if _, ok := r.Cluster.Assignments[share.StateTopic]; !ok {
+		// NB: scripts create the internal topics (brokers do not
+		// auto-create here), as __consumer_offsets above.
+		if err := r.Cluster.CreateTopics(cluster.Topic{Name: share.StateTopic, Partitions: b.ShareGroups.StatePartitions, ReplicationFactor: b.ShareGroups.StateReplicationFactor}); err != nil {
+			return err
+		}
+	}
 	group := s.cfg.Consumer.GroupID
-	limit, lock := shareGroupProps(r.given)
+	limit, lock := shareGroupProps(b)
 	g := checkers.ShareGroup{Group: group, DeliveryCountLimit: limit, LockDuration: lock, AutoOffsetReset: s.autoOffsetReset}
 	for _, x := range r.shareGroups {
 		if x.Group == group {
