@@ -111,8 +111,12 @@ type ShareConsumer struct {
 	hbFlight bool
 	hbNext   sim.Time
 	assigned []TopicPartition // sorted
-	fatal    error
-	closed   bool
+	// target is the last assignment the coordinator sent, by topic id,
+	// while hasTarget: not yet resolved to names (resolveTarget).
+	target    []kmsg.ShareGroupHeartbeatResponseAssignmentTopicPartition
+	hasTarget bool
+	fatal     error
+	closed    bool
 	// The fetch side (share_consumer_fetch.go).
 	sessions  []*shareSession  // one per leader, sorted by broker
 	buffered  []ShareRecord    // acquired, not yet returned by Poll
@@ -209,6 +213,7 @@ func (s *ShareConsumer) run(ctx *sim.Context) {
 	if s.closed || s.fatal != nil || len(s.topics) == 0 {
 		return
 	}
+	s.resolveTarget(ctx)
 	s.heartbeat(ctx)
 	s.sendFetches(ctx)
 }
@@ -250,7 +255,7 @@ func (s *ShareConsumer) heartbeated(ctx *sim.Context, r *kmsg.ShareGroupHeartbea
 		return
 	case kerr.FencedMemberEpoch, kerr.UnknownMemberID:
 		ctx.Log("share-consumer-fenced", sim.S("client-id", s.cfg.Consumer.ClientID), sim.S("error", e.Error()), sim.I("epoch", int64(s.epoch)))
-		s.epoch, s.assigned = 0, nil
+		s.epoch, s.assigned, s.hasTarget = 0, nil, false
 		return
 	default:
 		s.fatal = e
@@ -265,14 +270,24 @@ func (s *ShareConsumer) heartbeated(ctx *sim.Context, r *kmsg.ShareGroupHeartbea
 	if r.Assignment == nil {
 		return
 	}
+	s.target = slices.Clone(r.Assignment.TopicPartitions)
+	s.hasTarget = true
+	s.resolveTarget(ctx)
+}
+
+// resolveTarget makes the coordinator's last assignment the member's once
+// the metadata names all its topic ids (Kafka's ShareMembershipManager
+// keeps an assignment of unknown topic ids until metadata resolves them:
+// the coordinator sends an assignment only when it changes).
+func (s *ShareConsumer) resolveTarget(ctx *sim.Context) {
+	if !s.hasTarget {
+		return
+	}
 	var tps []TopicPartition
-	for _, t := range r.Assignment.TopicPartitions {
+	for _, t := range s.target {
 		name, ok := s.net.topicName(t.TopicID)
 		if !ok {
-			// NB: an assignment of a topic not in the metadata yet: Kafka
-			// waits for metadata; here the next heartbeat asks again.
 			s.net.meta.needUpdate = true
-			s.hbNext = ctx.Now()
 			return
 		}
 		for _, p := range t.Partitions {
@@ -280,6 +295,7 @@ func (s *ShareConsumer) heartbeated(ctx *sim.Context, r *kmsg.ShareGroupHeartbea
 		}
 	}
 	slices.SortFunc(tps, compareTP)
+	s.hasTarget = false
 	if !slices.Equal(tps, s.assigned) {
 		s.assigned = tps
 		ctx.Log("share-consumer-assigned", sim.S("client-id", s.cfg.Consumer.ClientID), sim.I("epoch", int64(s.epoch)), sim.S("partitions", tpList(tps)))

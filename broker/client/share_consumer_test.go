@@ -28,6 +28,12 @@ type fakeShare struct {
 	lock     sim.Duration
 	sessions map[string]int32 // member -> expected next epoch
 	acks     []string         // "member offset type"
+	// hideMeta answers the first hideMeta Metadata requests without the
+	// topic; onceAssign sends the assignment only in the first answer to
+	// a member (the coordinator sends it when it changes).
+	hideMeta   int
+	onceAssign bool
+	assigned   map[string]bool
 }
 
 var fakeTopicID = [16]byte{1}
@@ -44,6 +50,10 @@ func (f *fakeShare) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 		r.Brokers = []kmsg.MetadataResponseBroker{{NodeID: 0, Host: "b0", Port: 9092}}
 		name := "t"
 		r.Topics = []kmsg.MetadataResponseTopic{{Topic: &name, TopicID: fakeTopicID, Partitions: []kmsg.MetadataResponseTopicPartition{{Partition: 0, Leader: 0}}}}
+		if f.hideMeta > 0 {
+			f.hideMeta--
+			r.Topics[0] = kmsg.MetadataResponseTopic{Topic: &name, ErrorCode: kerr.UnknownTopicOrPartition.Code}
+		}
 		resp = r
 	case *kmsg.FindCoordinatorRequest:
 		r := kmsg.NewPtrFindCoordinatorResponse()
@@ -52,7 +62,11 @@ func (f *fakeShare) Receive(ctx *sim.Context, from sim.NodeID, m sim.Message) {
 	case *kmsg.ShareGroupHeartbeatRequest:
 		r := kmsg.NewPtrShareGroupHeartbeatResponse()
 		r.MemberID, r.MemberEpoch, r.HeartbeatIntervalMillis = &body.MemberID, 1, 100
-		if body.MemberEpoch >= 0 {
+		if body.MemberEpoch >= 0 && !(f.onceAssign && f.assigned[body.MemberID]) {
+			if f.assigned == nil {
+				f.assigned = map[string]bool{}
+			}
+			f.assigned[body.MemberID] = true
 			r.Assignment = &kmsg.ShareGroupHeartbeatResponseAssignment{TopicPartitions: []kmsg.ShareGroupHeartbeatResponseAssignmentTopicPartition{{TopicID: fakeTopicID, Partitions: []int32{0}}}}
 		}
 		resp = r
@@ -296,5 +310,17 @@ func TestShareConsumerCrashLockExpires(t *testing.T) {
 	run(t, w, 2*sim.Second)
 	if !slices.Equal(a.got, []string{"m0#1"}) || !slices.Equal(b.got, []string{"m0#2"}) {
 		t.Fatalf("crashed member got %v, the other %v: want m0#1 then m0#2", a.got, b.got)
+	}
+}
+
+// The coordinator sends an assignment once, when it changes; a member
+// whose metadata does not know the topic yet keeps it until it does.
+func TestShareConsumerAssignmentBeforeMetadata(t *testing.T) {
+	f := &fakeShare{values: []string{"m0"}, lock: 30 * sim.Second, hideMeta: 3, onceAssign: true}
+	a := &shareApp{cfg: shareCfg(ShareAckImplicit)}
+	w, _ := shareWorld(t, f, a)
+	run(t, w, 3*sim.Second)
+	if !slices.Equal(a.got, []string{"m0#1"}) {
+		t.Fatalf("got %v, want m0#1: the assignment was dropped while the topic was unknown", a.got)
 	}
 }
