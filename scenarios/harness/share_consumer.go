@@ -97,8 +97,14 @@ func (n *shareConsumerNode) Start(ctx *sim.Context) {
 		switch {
 		case err != nil:
 			s.rec.Info(id, ctx.Now(), err.Error())
-		case code != 0:
+		case code != 0 && ackRefused(code):
 			s.rec.Fail(id, ctx.Now(), kafkaErrorName(code))
+		case code != 0:
+			// NB: a failed write to __share_group_state (NOT_COORDINATOR,
+			// COORDINATOR_NOT_AVAILABLE, REQUEST_TIMED_OUT, ...) fails the
+			// acknowledgement, but the write may still have landed: its
+			// outcome is unknown.
+			s.rec.Info(id, ctx.Now(), kafkaErrorName(code))
 		default:
 			s.rec.ShareAcked(id, ctx.Now())
 		}
@@ -108,6 +114,20 @@ func (n *shareConsumerNode) Start(ctx *sim.Context) {
 		panic(err)
 	}
 	ctx.SetTimer(s.poll, timerSharePoll)
+}
+
+// ackRefused reports whether an acknowledgement answered with code was
+// certainly not applied: the record was not the member's to acknowledge
+// (INVALID_RECORD_STATE), or the request was refused before the share
+// partition looked at it (a bad session, an unknown partition, a leader
+// that is not one).
+func ackRefused(code int16) bool {
+	switch code {
+	case kerr.InvalidRecordState.Code, kerr.InvalidRequest.Code, kerr.ShareSessionNotFound.Code, kerr.InvalidShareSessionEpoch.Code,
+		kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicID.Code, kerr.NotLeaderForPartition.Code, kerr.FencedLeaderEpoch.Code:
+		return true
+	}
+	return false
 }
 
 // kafkaErrorName is the Kafka name of an error code ("INVALID_RECORD_STATE").
