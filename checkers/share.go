@@ -38,7 +38,14 @@
 // deliveries: Kafka persists a record's delivery count when its state
 // changes (acknowledged, released, lock expired), not when it is
 // acquired, so a new share-partition leader does not know of an
-// acquisition in flight. share-over-limit and share-double-hold never.
+// acquisition in flight. share-double-hold, share-redelivered-after-accept
+// and share-uncounted also when the delivery came from a deposed leader
+// (the broker that served the ShareFetch, Op.Leader, was not the leader
+// the controller had last elected, Facts.ISRChanges): a ShareFetch carries
+// no leader epoch, so a zombie leader hands out records from its stale
+// share-partition; KIP-932 fences its writes to __share_group_state (so
+// share-accept-twice stays a bug), not its deliveries. share-over-limit
+// never.
 //
 // What it simplifies: lock times are the clients' (the simulator's)
 // clock, not the brokers' skewed one; a member's records are taken to be
@@ -195,7 +202,9 @@ uncounted:
 			a.Kind, a.Ops, a.Times = "share-uncounted", []int{x.Index, y.Index}, []sim.Time{x.Complete, y.Invoke}
 			a.Description = "share group " + key.group + " delivered it with count " + strconv.Itoa(int(r.counts[i])) + " to " + holder(x) +
 				", then with count " + strconv.Itoa(int(r.counts[j])) + " to " + holder(y) + ": a delivery went uncounted"
-			if l, ok := c.loadBetween(key, x.Invoke, y.Complete); ok {
+			if why, ok := c.zombie(y); ok {
+				a.Permitted, a.Description = true, a.Description+"; "+why
+			} else if l, ok := c.loadBetween(key, x.Invoke, y.Complete); ok {
 				a.Permitted = true
 				a.Description += "; permitted: b" + strconv.Itoa(int(l.Broker)) + " recovered the share-partition from __share_group_state at " + l.Time.String() +
 					" (Kafka persists a delivery count when the record's state changes, not when it is acquired)"
@@ -229,6 +238,9 @@ uncounted:
 		for _, d := range r.deliveries {
 			if d.Invoke > first.Complete {
 				why, excused := c.stateExcuse(key.k, d.Complete)
+				if zw, ok := c.zombie(d); ok && !excused {
+					why, excused = zw, true
+				}
 				a := base
 				a.Kind, a.Ops, a.Times = "share-redelivered-after-accept", []int{first.Index, d.Index}, []sim.Time{first.Complete, d.Invoke}
 				a.Description = "share group " + key.group + " delivered it to " + holder(d) + " after " + holder(first) + "'s ACCEPT was acknowledged at " + first.Complete.String()
@@ -262,9 +274,18 @@ func (c *shareCheck) doubleHold(key shareKey, r *shareRecord, base Anomaly) []An
 			}
 			a := base
 			a.Kind, a.Ops, a.Times = "share-double-hold", []int{x.Index, y.Index}, []sim.Time{x.Complete, y.Complete}
+			for _, d := range []*Op{x, y} {
+				if why, ok := c.zombie(d); ok && !a.Permitted {
+					a.Permitted, a.Reason = true, why
+				}
+			}
 			a.Description = "share group " + key.group + " gave it to " + holder(x) + " (delivery " + strconv.Itoa(int(r.counts[i])) + ") and to " +
 				holder(y) + " (delivery " + strconv.Itoa(int(r.counts[j])) + ") within " + sim.Duration(hi-lo).String() +
 				", under group.share.record.lock.duration.ms=" + strconv.FormatInt(int64(lock/sim.Millisecond), 10) + ", with no acknowledgement or leave between"
+			if a.Permitted {
+				a.Description += "; " + a.Reason
+				a.Reason = ""
+			}
 			return []Anomaly{a}
 		}
 	}
@@ -286,6 +307,28 @@ func (c *shareCheck) released(key shareKey, d *Op, lo, hi sim.Time) bool {
 		}
 	}
 	return false
+}
+
+// zombie returns why delivery d may come from a deposed leader: the
+// broker that served it (Op.Leader) was not the partition's leader the
+// controller had last elected when the ShareFetch was sent.
+func (c *shareCheck) zombie(d *Op) (string, bool) {
+	if d.Leader < 0 {
+		return "", false
+	}
+	leader, epoch, at := int32(-1), int32(-1), sim.Time(0)
+	for _, ch := range c.f.Facts.ISRChanges {
+		if ch.Topic != d.Topic || ch.Partition != d.Partition || ch.Time > d.Invoke || ch.LeaderEpoch < 0 || ch.LeaderEpoch < epoch {
+			continue
+		}
+		leader, epoch, at = ch.Leader, ch.LeaderEpoch, ch.Time
+	}
+	if leader < 0 || leader == d.Leader {
+		return "", false
+	}
+	return "permitted: b" + strconv.Itoa(int(d.Leader)) + " served it as a deposed leader (the controller made b" + strconv.Itoa(int(leader)) +
+		" leader at epoch " + strconv.Itoa(int(epoch)) + " at " + at.String() + "): a ShareFetch carries no leader epoch, so a zombie leader hands out " +
+		"records from its stale share-partition (KIP-932 fences its writes to __share_group_state, not its deliveries)", true
 }
 
 // loadBetween returns a state reload of the record's share-partition in

@@ -292,3 +292,27 @@ func TestShareUnfinishedCounts(t *testing.T) {
 		t.Fatalf("after: %d unfinished, want 1 (m2, never delivered)", n)
 	}
 }
+
+// A delivery served by a deposed leader (a zombie: the controller had
+// elected another) may hand out an accepted record again: permitted; the
+// same from the elected leader is not.
+func TestShareZombieLeaderDelivery(t *testing.T) {
+	for _, c := range []struct {
+		served    int32
+		permitted bool
+	}{{1, true}, {2, false}} {
+		r := newShareRun(false)
+		r.send(0, "m0", 0)
+		r.fetch(10*ms, "c1", 0, 1)
+		r.ack(12*ms, "c1", 0, AckAccept, true)
+		id := r.rec.ShareFetch(200*ms, "c2", "g", "c2", "t", 0)
+		r.rec.SetLeader(id, c.served)
+		r.rec.ShareAcquired(id, 201*ms, []Record{{Offset: 0, Value: "m0", DeliveryCount: 1}})
+		f := Final{Facts: Facts{ISRChanges: []ISRChange{
+			{Topic: "t", Partition: 0, Time: 0, ISR: []int32{1, 2}, Leader: 1, LeaderEpoch: 0},
+			{Topic: "t", Partition: 0, Time: 100 * ms, ISR: []int32{2}, Leader: 2, LeaderEpoch: 1}}}}
+		v := r.check(t, f)
+		wantShare(t, v, "share-redelivered-after-accept", c.permitted)
+		wantShare(t, v, "share-uncounted", c.permitted)
+	}
+}

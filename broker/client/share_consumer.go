@@ -85,7 +85,7 @@ func (r ShareRecord) TopicPartition() TopicPartition {
 type ShareHooks struct {
 	// OnAcquired: a ShareFetch sent at sent acquired recs (one partition's);
 	// also called, with none, for the first answer of each partition.
-	OnAcquired func(ctx *sim.Context, sent sim.Time, tp TopicPartition, recs []ShareRecord)
+	OnAcquired func(ctx *sim.Context, sent sim.Time, broker int32, tp TopicPartition, recs []ShareRecord)
 	// OnAckSent: acknowledgements of offsets with ackType go out now; the
 	// token it returns comes back to OnAcknowledged (a member that dies
 	// first never answers: its history keeps them pending, unknown).

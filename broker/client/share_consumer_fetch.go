@@ -312,12 +312,12 @@ func (s *ShareConsumer) fetched(ctx *sim.Context, sess *shareSession, epoch int3
 				// NB: the first answer, empty: the share-partition exists
 				// from then on (share.auto.offset.reset=latest starts it at
 				// the end of the log), and the history shows when.
-				s.Hooks.OnAcquired(ctx, sent, tp, nil)
+				s.Hooks.OnAcquired(ctx, sent, sess.broker, tp, nil)
 			}
 			if !slices.Contains(s.answered, tp) {
 				s.answered = append(s.answered, tp)
 			}
-			s.acquired(ctx, sent, tp, p)
+			s.acquired(ctx, sent, sess.broker, tp, p)
 		}
 	}
 	for i, g := range groups {
@@ -328,7 +328,7 @@ func (s *ShareConsumer) fetched(ctx *sim.Context, sess *shareSession, epoch int3
 }
 
 // acquired buffers the records a partition's answer acquired.
-func (s *ShareConsumer) acquired(ctx *sim.Context, sent sim.Time, tp TopicPartition, p kmsg.ShareFetchResponseTopicPartition) {
+func (s *ShareConsumer) acquired(ctx *sim.Context, sent sim.Time, broker int32, tp TopicPartition, p kmsg.ShareFetchResponseTopicPartition) {
 	if len(p.AcquiredRecords) == 0 {
 		return
 	}
@@ -359,7 +359,7 @@ func (s *ShareConsumer) acquired(ctx *sim.Context, sent sim.Time, tp TopicPartit
 		sim.I("first", recs[0].Offset), sim.I("records", int64(len(recs))))
 	s.buffered = append(s.buffered, recs...)
 	if s.Hooks.OnAcquired != nil {
-		s.Hooks.OnAcquired(ctx, sent, tp, recs)
+		s.Hooks.OnAcquired(ctx, sent, broker, tp, recs)
 	}
 }
 

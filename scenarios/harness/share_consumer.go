@@ -81,8 +81,9 @@ func (n *shareConsumerNode) Start(ctx *sim.Context) {
 	n.c = c
 	s := n.s
 	group := s.cfg.Consumer.GroupID
-	c.Hooks.OnAcquired = func(ctx *sim.Context, sent sim.Time, tp client.TopicPartition, recs []client.ShareRecord) {
+	c.Hooks.OnAcquired = func(ctx *sim.Context, sent sim.Time, broker int32, tp client.TopicPartition, recs []client.ShareRecord) {
 		id := s.rec.ShareFetch(sent, s.name, group, c.MemberID(), tp.Topic, tp.Partition)
+		s.rec.SetLeader(id, broker)
 		out := make([]checkers.Record, len(recs))
 		for i, r := range recs {
 			out[i] = checkers.Record{Offset: r.Offset, Value: string(r.Value), DeliveryCount: r.DeliveryCount}
