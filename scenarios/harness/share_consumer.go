@@ -8,7 +8,7 @@ package harness
 // polls and processes what it got (process=DUR); in explicit mode it then
 // acknowledges each record: RELEASE for the values in release=, REJECT for
 // those in reject=, ACCEPT for the others (release= or reject= make the
-// mode explicit). In implicit mode (Kafka's default) the next poll accepts
+// mode explicit; '-' names none). In implicit mode (Kafka's default) the next poll accepts
 // them. 'kill-consumer', 'restart-consumer' (a new member: share member
 // ids are the client's, drawn anew) and 'close-consumer' (acknowledge,
 // close the share sessions, leave) work on share consumers as on
@@ -220,9 +220,9 @@ func parseShareStep(st scenarios.Step, topics []scenarios.TopicSpec, run config.
 		case "process":
 			s.process, err = scenarios.ParseDuration(v)
 		case "release":
-			s.release = strings.Split(v, ",")
+			s.release = valueList(v)
 		case "reject":
-			s.reject = strings.Split(v, ",")
+			s.reject = valueList(v)
 		case "share.acknowledgement.mode":
 			mode = v
 		default:
@@ -270,6 +270,15 @@ func parseShareStep(st scenarios.Step, topics []scenarios.TopicSpec, run config.
 		return nil, err
 	}
 	return s, nil
+}
+
+// valueList reads release= or reject=: values separated by commas; "-"
+// names none (for a variant that sets none).
+func valueList(v string) []string {
+	if v == "-" || v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
 }
 
 // shareGroupProps returns group.share.delivery.count.limit and
