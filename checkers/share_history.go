@@ -167,8 +167,9 @@ func (r *Recorder) ShareLeft(t sim.Time, process, group, member string) {
 // share checker's share-lost and share-unfinished read them) are not done
 // yet: never delivered, or delivered and neither accepted, rejected nor
 // delivered at the limit; sends still pending count too (a producer's
-// backlog flushed at the end is owed like the rest). The end phase waits
-// until none is.
+// backlog flushed at the end is owed like the rest), and an acknowledgement
+// counts once answered (or unknown), not while pending. The end phase
+// waits until none is.
 func ShareUnfinished(h History, g ShareGroup) int {
 	limit := g.DeliveryCountLimit
 	if limit <= 0 {
@@ -198,7 +199,8 @@ func ShareUnfinished(h History, g ShareGroup) int {
 					mark(k, r.Offset)
 				}
 			}
-		case op.Kind == ShareAck && op.Outcome != Fail && (op.AckType == AckAccept || op.AckType == AckReject):
+		case op.Kind == ShareAck && (op.Outcome == OK || op.Outcome == Info) && (op.AckType == AckAccept || op.AckType == AckReject):
+			// NB: not a pending one: its answer may refuse it
 			for _, r := range op.Records {
 				mark(k, r.Offset)
 			}

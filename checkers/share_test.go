@@ -284,7 +284,11 @@ func TestShareUnfinishedCounts(t *testing.T) {
 		t.Fatalf("before any delivery: %d unfinished, want 3 (two owed, one pending)", n)
 	}
 	r.fetch(10*ms, "c1", 0, 1)
-	r.ack(12*ms, "c1", 0, AckAccept, true)
+	ack := r.rec.ShareAcknowledge(12*ms, "c1", "g", "c1", "t", 0, AckAccept, []int64{0})
+	if n := ShareUnfinished(r.rec.History(), g); n != 3 {
+		t.Fatalf("with m0's ACCEPT pending: %d unfinished, want 3 (a pending acknowledgement may yet be refused)", n)
+	}
+	r.rec.ShareAcked(ack, 13*ms)
 	r.fetch(20*ms, "c1", 1, 3) // at the limit: archived once released
 	r.rec.Acked(pending, 30*ms, 2)
 	r.vals[2] = "m2"
