@@ -10,8 +10,8 @@
 // recovered from __share_group_state (ShareLoad).
 //
 // What it simplifies: one ShareAck op per partition and acknowledge type,
-// not one per request; the history file (historyfile.go) keeps the share
-// ops but not ShareGroups and ShareLoads.
+// not one per request. The history file (historyfile.go) keeps them all
+// (share_group and share_load lines).
 
 package checkers
 
