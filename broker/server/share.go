@@ -21,7 +21,9 @@ package server
 import (
 	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/share"
 	"github.com/kafkasim/kafkasim/broker/storage"
@@ -66,7 +68,7 @@ type shareHost struct {
 
 func (b *Broker) startShare() {
 	b.share = shareHost{parts: map[sharePartKey]*share.Partition{}, meta: map[sharePartKey]*sharePersist{}}
-	if !b.cfg.Share.Enabled {
+	if !b.cfg.sharesEnabled() {
 		return
 	}
 	b.share.sessions = share.NewSessions(b.cfg.Share.MaxShareSessions)
@@ -331,4 +333,38 @@ func (b *Broker) deleteShareGroup(group string) *kerr.Error {
 		}
 	}
 	return nil
+}
+
+// withShareGroups adds this broker's share groups to a ListGroups answer
+// (ProtocolType "share", states Empty or Stable, as Kafka lists them at
+// every version), sets v5's GroupType, and applies v5's types filter.
+func (b *Broker) withShareGroups(groups []kmsg.ListGroupsResponseGroup, states []string, body *kmsg.ListGroupsRequest) []kmsg.ListGroupsResponseGroup {
+	for i := range groups {
+		groups[i].GroupType = "classic"
+	}
+	if b.share.coord != nil {
+		for _, g := range b.share.coord.Groups() {
+			if b.shareGroupCheck(g.ID) != nil {
+				continue
+			}
+			if len(states) > 0 && !slices.ContainsFunc(states, func(s string) bool { return strings.EqualFold(s, g.State) }) {
+				continue
+			}
+			lg := kmsg.NewListGroupsResponseGroup()
+			lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.ID, "share", g.State, "share"
+			groups = append(groups, lg)
+		}
+	}
+	if body.Version >= 5 && len(body.TypesFilter) > 0 {
+		groups = slices.DeleteFunc(groups, func(g kmsg.ListGroupsResponseGroup) bool {
+			return !slices.ContainsFunc(body.TypesFilter, func(t string) bool { return strings.EqualFold(t, g.GroupType) })
+		})
+	}
+	return groups
+}
+
+// sharesEnabled reports whether the broker serves share groups:
+// share.version 1, release 4.2 or later, a KRaft broker.
+func (c Config) sharesEnabled() bool {
+	return c.Share.Enabled && c.release() >= config.V4_2 && c.KRaft != nil && c.KRaft.Broker
 }
