@@ -38,6 +38,7 @@ const (
 	timerShareGroup = "share-group"
 	timerShareLocks = "share-locks"
 	timerShareWait  = "share-fetch-wait"
+	timerShareLater = "share-later"
 )
 
 // groupConfigResource is Kafka's ConfigResource.Type GROUP (KIP-848's
@@ -58,6 +59,7 @@ type shareHost struct {
 	keys     []sharePartKey // parts' keys, sorted, for deterministic walks
 	meta     map[sharePartKey]*sharePersist
 	retryT   deadlineTimer
+	later    map[sim.TimerID]func() // shareLater's callbacks
 	groupT   deadlineTimer
 	locksT   deadlineTimer
 	waits    []*shareWait
@@ -67,7 +69,7 @@ type shareHost struct {
 }
 
 func (b *Broker) startShare() {
-	b.share = shareHost{parts: map[sharePartKey]*share.Partition{}, meta: map[sharePartKey]*sharePersist{}}
+	b.share = shareHost{parts: map[sharePartKey]*share.Partition{}, meta: map[sharePartKey]*sharePersist{}, later: map[sim.TimerID]func(){}}
 	if !b.cfg.sharesEnabled() {
 		return
 	}
@@ -241,6 +243,11 @@ func (b *Broker) handleShareTimer(id sim.TimerID, name string) bool {
 		}
 	case timerShareWait:
 		b.expireShareWait(id)
+	case timerShareLater:
+		if f, ok := b.share.later[id]; ok {
+			delete(b.share.later, id)
+			f()
+		}
 	case timerShareRetry:
 		if b.share.retryT.fired(id) {
 			b.shareStateRetry()
@@ -367,4 +374,9 @@ func (b *Broker) withShareGroups(groups []kmsg.ListGroupsResponseGroup, states [
 // share.version 1, release 4.2 or later, a KRaft broker.
 func (c Config) sharesEnabled() bool {
 	return c.Share.Enabled && c.release() >= config.V4_2 && c.KRaft != nil && c.KRaft.Broker
+}
+
+// shareLater calls f after d (an admin call's retry).
+func (b *Broker) shareLater(d sim.Duration, f func()) {
+	b.share.later[b.ctx.SetTimer(d, timerShareLater)] = f
 }
