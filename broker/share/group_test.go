@@ -11,8 +11,10 @@ import (
 
 func testCoordinator(cfg Config) *Coordinator {
 	return NewCoordinator(cfg, Env{
-		Topics: func() []assignor.ServerTopic { return []assignor.ServerTopic{{Name: "t", ID: assignor.TopicID{1}, Partitions: 2}} },
-		Check:  func(string) *kerr.Error { return nil },
+		Topics: func() []assignor.ServerTopic {
+			return []assignor.ServerTopic{{Name: "t", ID: assignor.TopicID{1}, Partitions: 2}}
+		},
+		Check: func(string) *kerr.Error { return nil },
 	})
 }
 
