@@ -290,9 +290,11 @@ func (b *Broker) handleShareFetch(from sim.NodeID, req *wire.Request, body *kmsg
 func (b *Broker) finishShareFetch(from sim.NodeID, req *wire.Request, body *kmsg.ShareFetchRequest, resp *kmsg.ShareFetchResponse,
 	ss *share.Session, key share.SessionKey, added []share.SessionPartition, released bool) {
 	if body.ShareSessionEpoch == -1 {
-		b.releaseSession(ss)
-		b.share.sessions.Close(key)
-		b.ctx.Log("share-session-closed", sim.S("group", key.Group), sim.S("member", key.Member))
+		if b.share.sessions.Get(key) == ss { // not replaced while the acknowledgements were written
+			b.releaseSession(ss)
+			b.share.sessions.Close(key)
+			b.ctx.Log("share-session-closed", sim.S("group", key.Group), sim.S("member", key.Member))
+		}
 		b.respond(from, req, resp)
 		b.afterShareRelease()
 		return
