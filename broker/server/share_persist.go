@@ -7,8 +7,9 @@ package server
 // it (WriteShareGroupState) after every change of its records' states:
 // acknowledgements, releases, expired locks, a moved SPSO. An
 // acknowledgement is answered once the write that holds it is committed
-// (a failed write answers it with the write's error, as Kafka fails the
-// acknowledgement), so an accepted record acknowledged OK is in
+// (a failed write answers it with the write's error and takes it back:
+// the records are ACQUIRED by the member again, as Kafka's SharePartition
+// rolls back), so an accepted record acknowledged OK is in
 // __share_group_state.
 //
 // A share-partition never persisted is initialized at the group's
