@@ -155,6 +155,15 @@ func TestAPIShareGroupsCoreKIP932(t *testing.T) {
 	if len(dr.Groups) != 1 || dr.Groups[0].ErrorCode != 0 || len(dr.Groups[0].Members) != 1 || dr.Groups[0].GroupState != "Stable" {
 		t.Fatalf("describe: %+v", dr.Groups)
 	}
+	for _, types := range [][]string{{"share"}, {"classic"}} {
+		lg := kmsg.NewPtrListGroupsRequest()
+		lg.Version, lg.TypesFilter = 5, types
+		lr := a.call(coord, lg).(*kmsg.ListGroupsResponse)
+		found := len(lr.Groups) == 1 && lr.Groups[0].Group == "sg" && lr.Groups[0].GroupType == "share" && lr.Groups[0].ProtocolType == "share" && lr.Groups[0].GroupState == "Stable"
+		if found != (types[0] == "share") {
+			t.Fatalf("ListGroups types %v: %+v", types, lr.Groups)
+		}
+	}
 }
 
 // setGroupConfig sets share group configs through IncrementalAlterConfigs

@@ -520,7 +520,7 @@ func (b *Broker) checkGroupConfig(c kmsg.IncrementalAlterConfigsRequestResourceC
 		}
 		return nil, ""
 	}
-	if !b.cfg.Share.Enabled {
+	if !b.cfg.sharesEnabled() {
 		return kerr.InvalidConfig, "unknown group config " + c.Name + " (share groups are off: share.version=0)"
 	}
 	if err := b.cfg.Share.ValidateGroupConfig(c.Name, *c.Value); err != nil {

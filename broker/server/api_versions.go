@@ -38,8 +38,10 @@ package server
 //     v0 is ZooKeeper-stored (offsets_zk.go), so KRaft mode starts at v1 as
 //     Kafka 3.x's KRaft broker refuses v0.
 //   - FindCoordinator 0-5: v6 adds share-group coordinators (KIP-932).
-//   - DescribeGroups 0-5: v6 adds error messages (KIP-1043); ListGroups
-//     0-4: v5 filters by group type (KIP-848).
+//   - DescribeGroups 0-5: v6 adds error messages (KIP-1043). ListGroups
+//     0-5: v5's types filter (KIP-848) knows classic groups and share
+//     groups (share.go); consumer groups of the KIP-848 protocol are not
+//     listed at any version.
 //   - AddOffsetsToTxn 0-3, EndTxn 0-4: the next versions select
 //     transaction version 2 in the coordinator (KIP-890 part 2), whose
 //     client also needs Produce v12; TxnOffsetCommit 0-3: v4 brings
@@ -121,7 +123,7 @@ var handlerVersions = map[int16]handlerRange{
 	13: {min: 0, max: 5},              // LeaveGroup
 	14: {min: 0, max: 5},              // SyncGroup
 	15: {min: 0, max: 5},              // DescribeGroups
-	16: {min: 0, max: 4},              // ListGroups
+	16: {min: 0, max: 5},              // ListGroups
 	18: {min: 0, max: 4},              // ApiVersions
 	19: {min: 0, max: 7},              // CreateTopics
 	20: {min: 0, max: 6},              // DeleteTopics
@@ -207,7 +209,7 @@ func SupportedAPIs(cfg Config) []APIRange {
 		h := handlerVersions[k]
 		relMax, ok := vs[k]
 		if !ok || (h.zkOnly && kraftMode) || (controllerOnly && k != 18) || (h.kraftOnly && (!kraftMode || rel < config.V4_0 || !cfg.Coordinator.Consumer.Enabled)) ||
-			(h.shareOnly && (!kraftMode || !cfg.Share.Enabled)) {
+			(h.shareOnly && !cfg.sharesEnabled()) {
 			continue
 		}
 		lo, hi := h.min, min(h.max, relMax)
@@ -319,7 +321,7 @@ func (b *Broker) handleAPIVersions(from sim.NodeID, req *wire.Request, body *kms
 				resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{Name: "group.version", MinVersionLevel: 1, MaxVersionLevel: 1})
 			}
 		}
-		if b.cfg.Share.Enabled {
+		if b.cfg.sharesEnabled() {
 			// share.version (KIP-932) stands in the broker's configuration
 			// (config.ShareGroups), as group.version does.
 			resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{Name: "share.version", MinVersion: 0, MaxVersion: 1})

@@ -140,8 +140,8 @@ type Config struct {
 	// (offsets.topic.num.partitions, group.*.session.timeout.ms,
 	// group.initial.rebalance.delay.ms).
 	Coordinator coordinator.Config
-	// Share configures share groups (KIP-932, share*.go): the zero value
-	// serves none.
+	// Share configures share groups (KIP-932, share*.go), served when
+	// Enabled, from release 4.2, in KRaft mode (sharesEnabled).
 	Share share.Config
 	// OffsetsCommitTimeout is offsets.commit.timeout.ms (5000): how long a
 	// coordinator's append waits for the HW before REQUEST_TIMED_OUT.
@@ -208,6 +208,7 @@ func DefaultConfig(id int32) Config {
 		LeaderImbalancePerBrokerPercentage: 10,
 		ZKSessionTimeout:                   18 * sim.Second,
 		Coordinator:                        coordinator.DefaultConfig(id),
+		Share:                              share.DefaultConfig(),
 		OffsetsCommitTimeout:               5 * sim.Second,
 		Txn:                                txn.DefaultConfig(),
 	}

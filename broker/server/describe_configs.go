@@ -387,7 +387,7 @@ func (b *Broker) groupConfigEntries(group string) []groupConfigEntry {
 	}
 	add("consumer.heartbeat.interval.ms", strconv.FormatInt(b.cfg.Coordinator.Consumer.HeartbeatInterval.Milliseconds(), 10), kmsg.ConfigTypeInt)
 	add("consumer.session.timeout.ms", strconv.FormatInt(b.cfg.Coordinator.Consumer.SessionTimeout.Milliseconds(), 10), kmsg.ConfigTypeInt)
-	if b.cfg.Share.Enabled {
+	if b.cfg.sharesEnabled() {
 		for _, n := range share.GroupConfigNames {
 			typ := kmsg.ConfigTypeInt
 			if n == share.GroupAutoOffsetReset || n == share.GroupIsolationLevel {

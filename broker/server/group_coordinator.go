@@ -168,7 +168,7 @@ func (b *Broker) serveGroup(from sim.NodeID, req *wire.Request) bool {
 			states = body.StatesFilter
 		}
 		groups, err := c.ListGroups(states)
-		resp.Groups, resp.ErrorCode = groups, errCode(err)
+		resp.Groups, resp.ErrorCode = b.withShareGroups(groups, states, body), errCode(err)
 		b.respond(from, req, resp)
 	default:
 		return false

@@ -21,7 +21,9 @@ package server
 import (
 	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/share"
 	"github.com/kafkasim/kafkasim/broker/storage"
@@ -36,6 +38,7 @@ const (
 	timerShareGroup = "share-group"
 	timerShareLocks = "share-locks"
 	timerShareWait  = "share-fetch-wait"
+	timerShareLater = "share-later"
 )
 
 // groupConfigResource is Kafka's ConfigResource.Type GROUP (KIP-848's
@@ -56,6 +59,7 @@ type shareHost struct {
 	keys     []sharePartKey // parts' keys, sorted, for deterministic walks
 	meta     map[sharePartKey]*sharePersist
 	retryT   deadlineTimer
+	later    map[sim.TimerID]func() // shareLater's callbacks
 	groupT   deadlineTimer
 	locksT   deadlineTimer
 	waits    []*shareWait
@@ -65,8 +69,8 @@ type shareHost struct {
 }
 
 func (b *Broker) startShare() {
-	b.share = shareHost{parts: map[sharePartKey]*share.Partition{}, meta: map[sharePartKey]*sharePersist{}}
-	if !b.cfg.Share.Enabled {
+	b.share = shareHost{parts: map[sharePartKey]*share.Partition{}, meta: map[sharePartKey]*sharePersist{}, later: map[sim.TimerID]func(){}}
+	if !b.cfg.sharesEnabled() {
 		return
 	}
 	b.share.sessions = share.NewSessions(b.cfg.Share.MaxShareSessions)
@@ -239,6 +243,11 @@ func (b *Broker) handleShareTimer(id sim.TimerID, name string) bool {
 		}
 	case timerShareWait:
 		b.expireShareWait(id)
+	case timerShareLater:
+		if f, ok := b.share.later[id]; ok {
+			delete(b.share.later, id)
+			f()
+		}
 	case timerShareRetry:
 		if b.share.retryT.fired(id) {
 			b.shareStateRetry()
@@ -331,4 +340,43 @@ func (b *Broker) deleteShareGroup(group string) *kerr.Error {
 		}
 	}
 	return nil
+}
+
+// withShareGroups adds this broker's share groups to a ListGroups answer
+// (ProtocolType "share", states Empty or Stable, as Kafka lists them at
+// every version), sets v5's GroupType, and applies v5's types filter.
+func (b *Broker) withShareGroups(groups []kmsg.ListGroupsResponseGroup, states []string, body *kmsg.ListGroupsRequest) []kmsg.ListGroupsResponseGroup {
+	for i := range groups {
+		groups[i].GroupType = "classic"
+	}
+	if b.share.coord != nil {
+		for _, g := range b.share.coord.Groups() {
+			if b.shareGroupCheck(g.ID) != nil {
+				continue
+			}
+			if len(states) > 0 && !slices.ContainsFunc(states, func(s string) bool { return strings.EqualFold(s, g.State) }) {
+				continue
+			}
+			lg := kmsg.NewListGroupsResponseGroup()
+			lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.ID, "share", g.State, "share"
+			groups = append(groups, lg)
+		}
+	}
+	if body.Version >= 5 && len(body.TypesFilter) > 0 {
+		groups = slices.DeleteFunc(groups, func(g kmsg.ListGroupsResponseGroup) bool {
+			return !slices.ContainsFunc(body.TypesFilter, func(t string) bool { return strings.EqualFold(t, g.GroupType) })
+		})
+	}
+	return groups
+}
+
+// sharesEnabled reports whether the broker serves share groups:
+// share.version 1, release 4.2 or later, a KRaft broker.
+func (c Config) sharesEnabled() bool {
+	return c.Share.Enabled && c.release() >= config.V4_2 && c.KRaft != nil && c.KRaft.Broker
+}
+
+// shareLater calls f after d (an admin call's retry).
+func (b *Broker) shareLater(d sim.Duration, f func()) {
+	b.share.later[b.ctx.SetTimer(d, timerShareLater)] = f
 }

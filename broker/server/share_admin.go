@@ -42,6 +42,31 @@ type stateCall struct {
 // calls and hands each answer to take, then calls done.
 func (b *Broker) fanOutState(group string, calls []*stateCall, build func(group string, cs []*stateCall) kmsg.Request,
 	take func(r kmsg.Response, cs []*stateCall), done func()) {
+	b.fanOutStateTry(group, calls, build, take, done, 1)
+}
+
+// fanOutStateTry is fanOutState's attempt number attempt: the calls that
+// meet a transient coordinator error are tried again after
+// shareLoadRetry, up to shareWriteAttempts times (Kafka's persister
+// retries them so).
+func (b *Broker) fanOutStateTry(group string, calls []*stateCall, build func(group string, cs []*stateCall) kmsg.Request,
+	take func(r kmsg.Response, cs []*stateCall), done func(), attempt int) {
+	finish := func() {
+		var again []*stateCall
+		for _, c := range calls {
+			if transientState(c.err) {
+				again = append(again, c)
+			}
+		}
+		if len(again) == 0 || attempt >= shareWriteAttempts {
+			done()
+			return
+		}
+		for _, c := range again {
+			c.err = nil
+		}
+		b.shareLater(shareLoadRetry, func() { b.fanOutStateTry(group, again, build, take, done, attempt+1) })
+	}
 	byCoord := map[int32][]*stateCall{}
 	var coords []int32
 	for _, c := range calls {
@@ -61,7 +86,7 @@ func (b *Broker) fanOutState(group string, calls []*stateCall, build func(group 
 	slices.Sort(coords)
 	pending := len(coords)
 	if pending == 0 {
-		done()
+		finish()
 		return
 	}
 	for _, id := range coords {
@@ -75,7 +100,7 @@ func (b *Broker) fanOutState(group string, calls []*stateCall, build func(group 
 				take(r, cs)
 			}
 			if pending--; pending == 0 {
-				done()
+				finish()
 			}
 		})
 	}

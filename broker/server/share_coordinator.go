@@ -160,31 +160,43 @@ func (b *Broker) serveShareState(from sim.NodeID, req *wire.Request) bool {
 			b.respond(from, req, resp)
 		})
 	case *kmsg.ReadShareGroupStateRequest:
-		resp := body.ResponseKind().(*kmsg.ReadShareGroupStateResponse)
+		// A found state is answered once the read's ShareUpdate record
+		// commits (share.StateStore.Read): after every earlier write.
+		var items []*stateItem
+		found := map[*stateItem]bool{}
 		for _, t := range body.Topics {
-			rt := kmsg.ReadShareGroupStateResponseTopic{TopicID: t.TopicID}
 			for _, p := range t.Partitions {
-				rp := kmsg.ReadShareGroupStateResponseTopicPartition{Partition: p.Partition, StartOffset: -1}
-				var v share.StateValue
-				var err *kerr.Error
+				it := &stateItem{key: share.StateKey{Group: body.GroupID, TopicID: t.TopicID, Partition: p.Partition}}
 				if st == nil {
-					err = kerr.UnsupportedVersion
-				} else {
-					v, _, err = st.Read(share.StateKey{Group: body.GroupID, TopicID: t.TopicID, Partition: p.Partition}, p.LeaderEpoch)
+					it.err = kerr.UnsupportedVersion
+				} else if rec, ok, err := st.Read(it.key, p.LeaderEpoch); err != nil {
+					it.err = err
+				} else if ok {
+					it.rec, found[it] = &rec, true
 				}
-				rp.ErrorCode, rp.ErrorMessage = errCode(err), errMsg(err)
-				if err == nil {
+				items = append(items, it)
+			}
+		}
+		b.commitStateItems(items, func() {
+			resp := body.ResponseKind().(*kmsg.ReadShareGroupStateResponse)
+			for _, it := range items {
+				rt := stateTopic(&resp.Topics, it.key.TopicID, func(id [16]byte) kmsg.ReadShareGroupStateResponseTopic {
+					return kmsg.ReadShareGroupStateResponseTopic{TopicID: id}
+				}, func(t *kmsg.ReadShareGroupStateResponseTopic) [16]byte { return t.TopicID })
+				rp := kmsg.ReadShareGroupStateResponseTopicPartition{Partition: it.key.Partition, StartOffset: -1,
+					ErrorCode: errCode(it.err), ErrorMessage: errMsg(it.err)}
+				if it.err == nil && found[it] {
+					v, _ := st.Peek(it.key)
 					rp.StateEpoch, rp.StartOffset = v.StateEpoch, v.StartOffset
-					for _, s := range v.Batches {
+					for _, sb := range v.Batches {
 						rp.StateBatches = append(rp.StateBatches, kmsg.ReadShareGroupStateResponseTopicPartitionStateBatch{
-							FirstOffset: s.FirstOffset, LastOffset: s.LastOffset, DeliveryState: s.DeliveryState, DeliveryCount: s.DeliveryCount})
+							FirstOffset: sb.FirstOffset, LastOffset: sb.LastOffset, DeliveryState: sb.DeliveryState, DeliveryCount: sb.DeliveryCount})
 					}
 				}
 				rt.Partitions = append(rt.Partitions, rp)
 			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		b.respond(from, req, resp)
+			b.respond(from, req, resp)
+		})
 	case *kmsg.WriteShareGroupStateRequest:
 		var items []*stateItem
 		for _, t := range body.Topics {

@@ -85,7 +85,7 @@ func (b *Broker) shareLeader(id [16]byte, partition int32) (*Partition, *kerr.Er
 // shareAck applies one partition's acknowledgements for member and, when
 // they applied, returns the share-partition whose state must be written
 // before they are answered.
-func (b *Broker) shareAck(group, member string, id [16]byte, partition int32, batches []share.AckBatch, renewOK bool) (*kerr.Error, int32, int32, *sharePartKey) {
+func (b *Broker) shareAck(group, member string, id [16]byte, partition int32, batches []share.AckBatch, renewOK bool) (*kerr.Error, int32, int32, *shareAckWrite) {
 	p, err, leader, epoch := b.shareLeader(id, partition)
 	if err != nil {
 		return err, leader, epoch, nil
@@ -104,18 +104,27 @@ func (b *Broker) shareAck(group, member string, id [16]byte, partition int32, ba
 	if sp == nil || !b.share.meta[key].loaded {
 		return kerr.InvalidRecordState, -1, -1, nil
 	}
-	err = sp.Acknowledge(b.ctx.Now(), member, batches)
+	undo, err := sp.AcknowledgeUndo(b.ctx.Now(), member, batches)
 	b.logp("share-acknowledged", p, sim.S("group", group), sim.S("member", member), sim.S("acks", fmtAcks(batches)),
 		sim.S("error", errText(err)), sim.I("spso", sp.StartOffset()))
 	if err != nil {
 		return err, -1, -1, nil
 	}
-	return nil, -1, -1, &key
+	return nil, -1, -1, &shareAckWrite{key: key, sp: sp, undo: undo}
+}
+
+// shareAckWrite is an applied acknowledgement waiting for its write: a
+// failed write takes it back (share.Partition.Rollback).
+type shareAckWrite struct {
+	key  sharePartKey
+	sp   *share.Partition
+	undo share.Undo
 }
 
 // awaitShareWrites writes the state of each of keys and calls set with
-// each write's outcome, then done once all are decided.
-func (b *Broker) awaitShareWrites(keys []*sharePartKey, set func(i int, err *kerr.Error), done func()) {
+// each failed write's error (after taking its acknowledgements back),
+// then done once all are decided.
+func (b *Broker) awaitShareWrites(keys []*shareAckWrite, set func(i int, err *kerr.Error), done func()) {
 	pending := 0
 	for _, k := range keys {
 		if k != nil {
@@ -130,8 +139,14 @@ func (b *Broker) awaitShareWrites(keys []*sharePartKey, set func(i int, err *ker
 		if k == nil {
 			continue
 		}
-		b.persistShare(*k, func(err *kerr.Error) {
+		b.persistShare(k.key, func(err *kerr.Error) {
 			if err != nil {
+				if b.share.parts[k.key] == k.sp {
+					n := k.sp.Rollback(k.undo)
+					b.ctx.Log("share-ack-rolled-back", sim.S("group", k.key.group), sim.S("partition", k.key.tp.String()),
+						sim.I("records", int64(n)), sim.S("error", errText(err)), sim.I("spso", k.sp.StartOffset()))
+					b.armShareLocks()
+				}
 				set(i, err)
 			}
 			if pending--; pending == 0 {
@@ -263,7 +278,7 @@ func (b *Broker) handleShareFetch(from sim.NodeID, req *wire.Request, body *kmsg
 		return
 	}
 	released := false
-	var writes []*sharePartKey
+	var writes []*shareAckWrite
 	var acked []share.SessionPartition
 	for _, t := range body.Topics {
 		for _, p := range t.Partitions {
@@ -290,9 +305,11 @@ func (b *Broker) handleShareFetch(from sim.NodeID, req *wire.Request, body *kmsg
 func (b *Broker) finishShareFetch(from sim.NodeID, req *wire.Request, body *kmsg.ShareFetchRequest, resp *kmsg.ShareFetchResponse,
 	ss *share.Session, key share.SessionKey, added []share.SessionPartition, released bool) {
 	if body.ShareSessionEpoch == -1 {
-		b.releaseSession(ss)
-		b.share.sessions.Close(key)
-		b.ctx.Log("share-session-closed", sim.S("group", key.Group), sim.S("member", key.Member))
+		if b.share.sessions.Get(key) == ss { // not replaced while the acknowledgements were written
+			b.releaseSession(ss)
+			b.share.sessions.Close(key)
+			b.ctx.Log("share-session-closed", sim.S("group", key.Group), sim.S("member", key.Member))
+		}
 		b.respond(from, req, resp)
 		b.afterShareRelease()
 		return
@@ -521,7 +538,7 @@ func (b *Broker) handleShareAcknowledge(from sim.NodeID, req *wire.Request, body
 		fail(err)
 		return
 	}
-	var writes []*sharePartKey
+	var writes []*shareAckWrite
 	var at [][2]int
 	for ti, t := range body.Topics {
 		rt := kmsg.ShareAcknowledgeResponseTopic{TopicID: t.TopicID}

@@ -7,8 +7,9 @@ package server
 // it (WriteShareGroupState) after every change of its records' states:
 // acknowledgements, releases, expired locks, a moved SPSO. An
 // acknowledgement is answered once the write that holds it is committed
-// (a failed write answers it with the write's error, as Kafka fails the
-// acknowledgement), so an accepted record acknowledged OK is in
+// (a failed write answers it with the write's error and takes it back:
+// the records are ACQUIRED by the member again, as Kafka's SharePartition
+// rolls back), so an accepted record acknowledged OK is in
 // __share_group_state.
 //
 // A share-partition never persisted is initialized at the group's
@@ -42,10 +43,25 @@ const shareLoadRetry = 200 * sim.Millisecond
 
 const timerShareRetry = "share-state-retry"
 
+// shareWriteAttempts is how many times a write (or an admin call) that
+// met a transient coordinator error (COORDINATOR_NOT_AVAILABLE,
+// NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, a timeout) is tried
+// before the acknowledgements waiting for it fail, as Kafka's
+// PersisterStateManager retries them.
+const shareWriteAttempts = 5
+
+// transientState reports whether a share coordinator error is worth a
+// retry.
+func transientState(err *kerr.Error) bool {
+	return err == kerr.CoordinatorNotAvailable || err == kerr.NotCoordinator || err == kerr.CoordinatorLoadInProgress ||
+		err == kerr.RequestTimedOut
+}
+
 // sharePersist is a share-partition's persistence state on its leader.
 type sharePersist struct {
 	loaded, loading bool
 	writing, dirty  bool
+	attempts        int                 // failed tries of the current write (shareWriteAttempts)
 	inflight, next  []func(*kerr.Error) // waiting for the write in flight, for the next
 }
 
@@ -176,11 +192,14 @@ func (b *Broker) writeShareState(k sharePartKey, m *sharePersist) {
 	sk, ok := b.stateKey(k)
 	coord, ok2 := b.shareCoordinatorOf(sk)
 	if !ok || !ok2 || !m.loaded {
-		fail := m.next
-		m.next = nil
-		for _, f := range fail {
-			f(kerr.CoordinatorNotAvailable)
+		if m.attempts++; m.attempts >= shareWriteAttempts {
+			fail := m.next
+			m.next, m.attempts = nil, 0
+			for _, f := range fail {
+				f(kerr.CoordinatorNotAvailable)
+			}
 		}
+		m.dirty = true
 		b.retryShareState()
 		return
 	}
@@ -203,8 +222,19 @@ func (b *Broker) writeShareState(k sharePartKey, m *sharePersist) {
 		}
 		b.ctx.Log("share-state-written", sim.S("group", k.group), sim.S("partition", k.tp.String()), sim.I("spso", spso),
 			sim.S("error", errText(werr)))
+		m.writing = false
+		if transientState(werr) && b.share.meta[k] == m {
+			if m.attempts++; m.attempts < shareWriteAttempts {
+				// Tried again with the state then (the waiting
+				// acknowledgements with it).
+				m.next, m.inflight, m.dirty = append(m.inflight, m.next...), nil, true
+				b.retryShareState()
+				return
+			}
+		}
+		m.attempts = 0
 		waiting := m.inflight
-		m.writing, m.inflight = false, nil
+		m.inflight = nil
 		for _, f := range waiting {
 			f(werr)
 		}

@@ -198,6 +198,56 @@ type AckBatch struct {
 // the end offset) fails them all with INVALID_RECORD_STATE; malformed
 // batches with INVALID_REQUEST. Renew (4) extends the lock.
 func (p *Partition) Acknowledge(now sim.Time, member string, batches []AckBatch) *kerr.Error {
+	_, err := p.AcknowledgeUndo(now, member, batches)
+	return err
+}
+
+// Undo is what Rollback needs to take acknowledgements back.
+type Undo struct {
+	member  string
+	offsets []int64
+	prev    []inflight
+	set     []inflight
+}
+
+// AcknowledgeUndo is Acknowledge, and returns what takes it back.
+func (p *Partition) AcknowledgeUndo(now sim.Time, member string, batches []AckBatch) (Undo, *kerr.Error) {
+	u := Undo{member: member}
+	err := p.acknowledge(now, member, batches, &u)
+	return u, err
+}
+
+// Rollback takes acknowledgements back when the write that persisted
+// them failed (Kafka's SharePartition.rollbackOrProcessStateUpdates): each
+// record returns to the state it had before (ACQUIRED by the member, its
+// lock as it was), unless it changed since. The SPSO moves back as
+// needed; records below it that were done before stay done.
+func (p *Partition) Rollback(u Undo) int {
+	n, start := 0, p.start
+	for i, off := range u.offsets {
+		trimmed := off < start // done since: nothing else changed it
+		if off < p.start {
+			gap := make([]inflight, p.start-off)
+			for j := range gap {
+				gap[j] = inflight{state: Acknowledged}
+			}
+			p.recs = append(gap, p.recs...)
+			p.start = off
+		}
+		if off >= p.EndOffset() {
+			continue
+		}
+		r := &p.recs[off-p.start]
+		if trimmed || r.state == u.set[i].state && r.member == u.set[i].member && r.deliveryCount == u.set[i].deliveryCount {
+			*r = u.prev[i]
+			n++
+		}
+	}
+	p.advance()
+	return n
+}
+
+func (p *Partition) acknowledge(now sim.Time, member string, batches []AckBatch, u *Undo) *kerr.Error {
 	prev := int64(-1)
 	for _, b := range batches {
 		if b.First > b.Last || b.First <= prev || (len(b.Types) != 1 && int64(len(b.Types)) != b.Last-b.First+1) {
@@ -225,6 +275,7 @@ func (p *Partition) Acknowledge(now sim.Time, member string, batches []AckBatch)
 				t = AcknowledgeType(b.Types[off-b.First])
 			}
 			r := &p.recs[off-p.start]
+			prev := *r
 			switch t {
 			case Accept:
 				r.state, r.member = Acknowledged, ""
@@ -234,6 +285,9 @@ func (p *Partition) Acknowledge(now sim.Time, member string, batches []AckBatch)
 				p.release(r)
 			case Renew:
 				r.deadline = now.Add(p.cfg.LockDuration)
+			}
+			if t != Renew {
+				u.offsets, u.prev, u.set = append(u.offsets, off), append(u.prev, prev), append(u.set, *r)
 			}
 		}
 	}

@@ -136,3 +136,26 @@ func TestSharePartitionRestore(t *testing.T) {
 		t.Fatalf("restored %q, want %q", got, want)
 	}
 }
+
+// TestSharePartitionRollback: acknowledgements whose write failed are
+// taken back (Kafka's rollbackOrProcessStateUpdates): the records are
+// ACQUIRED by the member again and the SPSO moves back; a record acquired
+// by another member since is left alone.
+func TestSharePartitionRollback(t *testing.T) {
+	p := NewPartition("g", 0, testCfg())
+	p.Acquire(0, "m", []Span{{0, 3}}, 500, false)
+	u, err := p.AcknowledgeUndo(0, "m", []AckBatch{{0, 1, []int8{1}}, {2, 2, []int8{3}}, {3, 3, []int8{2}}})
+	if err != nil || p.StartOffset() != 3 {
+		t.Fatalf("ack: %v spso %d", err, p.StartOffset())
+	}
+	p.Acquire(0, "other", []Span{{3, 3}}, 500, false)
+	if n := p.Rollback(u); n != 3 || p.StartOffset() != 0 {
+		t.Fatalf("rolled back %d, spso %d", n, p.StartOffset())
+	}
+	if got, want := states(p, 0, 3), "0:ACQUIRED@1 1:ACQUIRED@1 2:ACQUIRED@1 3:ACQUIRED@2 "; got != want {
+		t.Fatalf("after rollback %q, want %q", got, want)
+	}
+	if _, _, m := p.State(3); m != "other" {
+		t.Fatalf("offset 3 held by %q", m)
+	}
+}

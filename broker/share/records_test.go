@@ -73,7 +73,11 @@ func TestStateStoreFencing(t *testing.T) {
 	if err := s.Apply(rec); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Read(k, 5); err != nil {
+	upd, ok, err := s.Read(k, 5)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if err := s.Apply(upd); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Write(k, StateValue{StateEpoch: 1, LeaderEpoch: 4}); err == nil || err.Message != "FENCED_LEADER_EPOCH" {
@@ -87,14 +91,29 @@ func TestStateStoreFencing(t *testing.T) {
 	if err := s2.Load(0, []Record{rec}); err != nil {
 		t.Fatal(err)
 	}
-	if v, ok, err := s2.Read(k, 6); err != nil || !ok || v.StartOffset != 10 || v.StateEpoch != 1 {
-		t.Fatalf("after load: %+v %v %v", v, ok, err)
+	// ... with the leader epoch the read wrote (5): 4 is fenced still.
+	if err := s2.Load(0, []Record{rec, upd}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.Write(k, StateValue{StateEpoch: 1, LeaderEpoch: 4}); err == nil {
+		t.Fatal("leader epoch 4 after a fail-over: not fenced")
+	}
+	// A write appended before a read commits after it: the leader epoch
+	// stays the read's.
+	if err := s2.Apply(rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s2.Read(k, 4); err == nil {
+		t.Fatal("read at 4 after a committed read at 5")
+	}
+	if v, ok := s2.Peek(k); !ok || v.StartOffset != 10 || v.StateEpoch != 1 || v.LeaderEpoch != 5 {
+		t.Fatalf("after load: %+v %v", v, ok)
 	}
 	del, _ := s2.Delete(k)
 	if err := s2.Apply(del); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := s2.Read(k, 6); ok {
+	if _, ok := s2.Peek(k); ok {
 		t.Fatal("state after its tombstone")
 	}
 }

@@ -13,13 +13,15 @@ package share
 // Fencing, as Kafka's: a write or read with a leader epoch below the
 // stored one is FENCED_LEADER_EPOCH (an old partition leader), a write
 // with a state epoch below the stored one FENCED_STATE_EPOCH (state reset
-// by an admin since). A read records the reader's leader epoch.
+// by an admin since). A read records the reader's leader epoch at once
+// and as a ShareUpdate record, and is answered once that record commits,
+// so it sees every write appended before it.
 //
 // Simplifications: every write is a ShareSnapshot of the whole state
 // (Kafka writes ShareUpdate records of the changed batches and a
 // snapshot every share.coordinator.snapshot.update.records.per.snapshot);
-// a ShareUpdate met when loading replaces the batches it overlaps. A
-// read's leader epoch is kept in memory only (Kafka writes it too).
+// the only ShareUpdate written is a read's leader epoch; one met when
+// loading replaces the batches it overlaps.
 
 import (
 	"slices"
@@ -88,13 +90,18 @@ func (s *StateStore) Apply(r Record) error {
 	}
 	cur := s.states[k]
 	if typ == RecordShareSnapshot || cur == nil {
-		if cur != nil && typ == RecordShareUpdate {
-			v.StateEpoch = cur.StateEpoch
+		if cur != nil {
+			// The leader epoch only grows: a read may have raised it
+			// before this record, appended earlier, committed.
+			v.LeaderEpoch = max(v.LeaderEpoch, cur.LeaderEpoch)
+			if typ == RecordShareUpdate {
+				v.StateEpoch = cur.StateEpoch
+			}
 		}
 		s.states[k] = &v
 		return nil
 	}
-	cur.LeaderEpoch = v.LeaderEpoch
+	cur.LeaderEpoch = max(cur.LeaderEpoch, v.LeaderEpoch)
 	if v.StartOffset >= 0 {
 		cur.StartOffset = v.StartOffset
 	}
@@ -116,23 +123,38 @@ func (s *StateStore) check(k StateKey) *kerr.Error {
 	return nil
 }
 
-// Read returns k's state (found false: never initialized) and records
-// the reader's leader epoch.
-func (s *StateStore) Read(k StateKey, leaderEpoch int32) (StateValue, bool, *kerr.Error) {
+// Read checks a ReadShareGroupState of k and records the reader's
+// leader epoch at once (a write from an older leader checked after it is
+// FENCED_LEADER_EPOCH). found false: k was never initialized. Otherwise it
+// returns a ShareUpdate record of the leader epoch, which the host appends
+// and answers the read after, with Peek: so the answer holds every write
+// appended before the read (Kafka's coordinator runs the read as a write
+// operation, in order with the others).
+func (s *StateStore) Read(k StateKey, leaderEpoch int32) (Record, bool, *kerr.Error) {
 	if err := s.check(k); err != nil {
-		return StateValue{}, false, err
+		return Record{}, false, err
 	}
 	cur := s.states[k]
 	if cur == nil {
-		return StateValue{StartOffset: -1}, false, nil
+		return Record{}, false, nil
 	}
 	if leaderEpoch < cur.LeaderEpoch {
-		return StateValue{}, false, kerr.FencedLeaderEpoch
+		return Record{}, false, kerr.FencedLeaderEpoch
 	}
 	cur.LeaderEpoch = leaderEpoch
+	v := StateValue{SnapshotEpoch: cur.SnapshotEpoch, LeaderEpoch: leaderEpoch, StartOffset: -1}
+	return Record{Key: EncodeKey(RecordShareUpdate, k), Value: EncodeValue(RecordShareUpdate, v)}, true, nil
+}
+
+// Peek returns k's state as applied (found false: none).
+func (s *StateStore) Peek(k StateKey) (StateValue, bool) {
+	cur := s.states[k]
+	if cur == nil {
+		return StateValue{StartOffset: -1}, false
+	}
 	out := *cur
 	out.Batches = slices.Clone(cur.Batches)
-	return out, true, nil
+	return out, true
 }
 
 // Summary returns k's state epoch, leader epoch and start offset.
