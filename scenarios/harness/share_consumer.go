@@ -262,8 +262,8 @@ func parseShareStep(st scenarios.Step, topics []scenarios.TopicSpec, run config.
 	if cfg.GroupID == "" {
 		return nil, fmt.Errorf("share-consumer: a group.id is required (group.id=NAME)")
 	}
-	if !run.Broker.KRaftMode() {
-		return nil, fmt.Errorf("share-consumer: share groups (KIP-932) need a KRaft cluster of 4.2 or later, and this run is %s", scenarios.ProtocolLabel(run))
+	if !run.Broker.KRaftMode() || !run.Broker.ShareGroups.Enabled() {
+		return nil, fmt.Errorf("share-consumer: share groups (KIP-932) need a KRaft cluster of 4.2 or later with share.version=1 (its default there), and this run is %s", scenarios.ProtocolLabel(run))
 	}
 	s.cfg = client.ShareConsumerConfig{Consumer: cfg, AcknowledgementMode: mode}
 	if _, err := client.NewShareConsumer(s.cfg, []int32{0}); err != nil {
