@@ -28,7 +28,7 @@ func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (k *Kind) UnmarshalText(b []byte) (err error) {
-	*k, err = parseEnum("kind", b, Send, FetchCommitted)
+	*k, err = parseEnum("kind", b, Send, ShareLeave)
 	return err
 }
 

@@ -51,6 +51,18 @@ const (
 	// of the partition (OffsetFetch), Offset (-1: none), to resume from it.
 	// It completes OK with the answer.
 	FetchCommitted
+	// ShareAcquire: a share consumer's ShareFetch (KIP-932) acquired the
+	// Records of one partition for its member, each with the delivery
+	// count the broker gave it (share.go). Group and Member name the share
+	// group and member.
+	ShareAcquire
+	// ShareAck: a share consumer acknowledged the Records (offsets) of one
+	// partition with AckType (ShareAcknowledge, or piggybacked on a
+	// ShareFetch): OK when the partition's answer had no error.
+	ShareAck
+	// ShareLeave: the share member closed its share session and left the
+	// group, releasing what it held. It completes at once.
+	ShareLeave
 )
 
 // String returns "send", "poll" or "hw".
@@ -72,6 +84,12 @@ func (k Kind) String() string {
 		return "revoke"
 	case FetchCommitted:
 		return "fetch-committed"
+	case ShareAcquire:
+		return "share-acquire"
+	case ShareAck:
+		return "share-ack"
+	case ShareLeave:
+		return "share-leave"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -127,6 +145,9 @@ type Record struct {
 	// CurrentLeaderEpoch is the leader epoch the consumer's Fetch carried
 	// (KIP-320), from a consumer with truncation detection; 0 otherwise.
 	CurrentLeaderEpoch int32 `json:",omitempty"`
+	// DeliveryCount is the delivery count a ShareFetch gave the record
+	// (KIP-932's AcquiredRecords.DeliveryCount); 0 outside share groups.
+	DeliveryCount int16 `json:",omitempty"`
 }
 
 // Op is one client operation of a history.
@@ -176,6 +197,9 @@ type Op struct {
 	Group      string
 	Generation int32
 	Member     string
+	// AckType is a ShareAck's acknowledge type (AckAccept, AckRelease,
+	// AckReject: Kafka's AcknowledgeType 1, 2, 3); 0 otherwise.
+	AckType int8 `json:",omitempty"`
 }
 
 // TopicPartition returns the operation's partition as "topic-0".
@@ -191,6 +215,11 @@ func (o Op) String() string {
 		b.WriteString(" " + o.Value + " acks=" + strconv.Itoa(int(o.Acks)))
 	case Poll, Consume:
 		b.WriteString(" from=" + strconv.FormatInt(o.FetchOffset, 10))
+	case ShareAcquire, ShareAck, ShareLeave:
+		b.WriteString(" " + o.Group + " member=" + o.Member)
+		if o.Kind == ShareAck {
+			b.WriteString(" " + AckTypeName(o.AckType))
+		}
 	case Commit, FetchCommitted:
 		b.WriteString(" " + o.Group + " offset=" + strconv.FormatInt(o.Offset, 10) + " gen=" + strconv.Itoa(int(o.Generation)))
 	case Assign, Revoke:
@@ -200,13 +229,16 @@ func (o Op) String() string {
 	switch {
 	case o.Outcome == OK && o.Kind == Send:
 		b.WriteString(" offset=" + strconv.FormatInt(o.Offset, 10))
-	case o.Outcome == OK && (o.Kind == Poll || o.Kind == Consume):
+	case o.Outcome == OK && (o.Kind == Poll || o.Kind == Consume || o.Kind == ShareAcquire):
 		b.WriteString(" [")
 		for i, r := range o.Records {
 			if i > 0 {
 				b.WriteByte(' ')
 			}
 			b.WriteString(strconv.FormatInt(r.Offset, 10) + ":" + r.Value)
+			if o.Kind == ShareAcquire {
+				b.WriteString("#" + strconv.Itoa(int(r.DeliveryCount)))
+			}
 		}
 		b.WriteByte(']')
 	case o.Outcome == OK && o.Kind == ReadHW:
@@ -269,6 +301,11 @@ type History struct {
 	Producers []Producer
 	// Consumers lists the group consumers and their delivery patterns.
 	Consumers []Consumer
+	// ShareGroups lists the share groups (KIP-932) the share checker
+	// judges, and ShareLoads the share-partition states recovered from
+	// __share_group_state during the run (share_history.go).
+	ShareGroups []ShareGroup `json:",omitempty"`
+	ShareLoads  []ShareLoad  `json:",omitempty"`
 }
 
 // Producer returns the configuration of the named producer, and false if

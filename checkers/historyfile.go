@@ -71,6 +71,8 @@ type historyLine struct {
 	Final        *Final        `json:"final,omitempty"`
 	Invariants   *savedVerdict `json:"invariants,omitempty"`
 	Transactions *TxnHistory   `json:"transactions,omitempty"`
+	ShareGroup   *ShareGroup   `json:"share_group,omitempty"`
+	ShareLoad    *ShareLoad    `json:"share_load,omitempty"`
 }
 
 // WriteHistoryFile writes f as JSON lines.
@@ -86,6 +88,12 @@ func WriteHistoryFile(w io.Writer, f HistoryFile) error {
 	}
 	for i := range f.History.Consumers {
 		lines = append(lines, historyLine{Consumer: &f.History.Consumers[i]})
+	}
+	for i := range f.History.ShareGroups {
+		lines = append(lines, historyLine{ShareGroup: &f.History.ShareGroups[i]})
+	}
+	for i := range f.History.ShareLoads {
+		lines = append(lines, historyLine{ShareLoad: &f.History.ShareLoads[i]})
 	}
 	for i := range f.History.Ops {
 		lines = append(lines, historyLine{Op: &f.History.Ops[i]})
@@ -134,26 +142,30 @@ func ReadHistoryFile(r io.Reader) (HistoryFile, error) {
 			return f, fmt.Errorf("line %d: %v", n, err)
 		}
 		set := 0
-		for _, p := range []bool{l.Producer != nil, l.Consumer != nil, l.Op != nil, l.Final != nil, l.Invariants != nil, l.Transactions != nil} {
+		for _, p := range []bool{l.Producer != nil, l.Consumer != nil, l.Op != nil, l.Final != nil, l.Invariants != nil, l.Transactions != nil, l.ShareGroup != nil, l.ShareLoad != nil} {
 			if p {
 				set++
 			}
 		}
 		if set != 1 {
-			return f, fmt.Errorf("line %d: want exactly one of the keys producer, consumer, op, final, invariants, transactions", n)
+			return f, fmt.Errorf("line %d: want exactly one of the keys producer, consumer, op, final, invariants, transactions, share_group, share_load", n)
 		}
 		switch {
 		case l.Producer != nil:
 			f.History.Producers = append(f.History.Producers, *l.Producer)
 		case l.Consumer != nil:
 			f.History.Consumers = append(f.History.Consumers, *l.Consumer)
+		case l.ShareGroup != nil:
+			f.History.ShareGroups = append(f.History.ShareGroups, *l.ShareGroup)
+		case l.ShareLoad != nil:
+			f.History.ShareLoads = append(f.History.ShareLoads, *l.ShareLoad)
 		case l.Op != nil:
 			op := *l.Op
 			if op.Index != len(f.History.Ops) {
 				return f, fmt.Errorf("line %d: op index %d, want %d (ops are listed in order, indexed from 0)", n, op.Index, len(f.History.Ops))
 			}
-			if op.Kind < Send || op.Kind > FetchCommitted {
-				return f, fmt.Errorf("line %d: op has no kind (want send, poll, hw, consume, commit, assign or revoke)", n)
+			if op.Kind < Send || op.Kind > ShareLeave {
+				return f, fmt.Errorf("line %d: op has no kind (want send, poll, hw, consume, commit, assign, revoke, fetch-committed, share-acquire, share-ack or share-leave)", n)
 			}
 			if op.Outcome == Pending {
 				return f, fmt.Errorf("line %d: op #%d is pending: a finished history has only ok, fail and info", n, op.Index)

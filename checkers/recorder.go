@@ -26,7 +26,10 @@ type Recorder struct {
 	ops       []Op
 	producers []Producer
 	consumers []Consumer
-	open      int // number of Pending operations
+	// shareGroups and shareLoads are History's (share_history.go).
+	shareGroups []ShareGroup
+	shareLoads  []ShareLoad
+	open        int // number of Pending operations
 	// next is the id of the next operation. Until Forget removes one, an
 	// operation's id is its position in ops; after, pos maps the id of
 	// each pending operation to its position.
@@ -56,8 +59,8 @@ func (r *Recorder) Producer(p Producer) {
 // Invoke records the invocation of op at op.Invoke and returns its id. The
 // op's Index, Outcome and completion fields are set by the Recorder.
 func (r *Recorder) Invoke(op Op) OpID {
-	if op.Kind < Send || op.Kind > FetchCommitted {
-		panic(fmt.Sprintf("checkers: Invoke of an operation with kind %v: want Send, Poll, ReadHW, Consume, Commit, Assign, Revoke or FetchCommitted", op.Kind))
+	if op.Kind < Send || op.Kind > ShareLeave {
+		panic(fmt.Sprintf("checkers: Invoke of an operation with kind %v: want Send, Poll, ReadHW, Consume, Commit, Assign, Revoke, FetchCommitted, ShareAcquire, ShareAck or ShareLeave", op.Kind))
 	}
 	op.Index = r.next
 	r.next++
@@ -184,7 +187,8 @@ func (r *Recorder) History() History {
 	for i := range cs {
 		cs[i].GroupRestarts = slices.Clone(r.groupRestarts[cs[i].Group])
 	}
-	return History{Ops: ops, Producers: append([]Producer(nil), r.producers...), Consumers: cs}
+	return History{Ops: ops, Producers: append([]Producer(nil), r.producers...), Consumers: cs,
+		ShareGroups: append([]ShareGroup(nil), r.shareGroups...), ShareLoads: append([]ShareLoad(nil), r.shareLoads...)}
 }
 
 // Forget removes the completed operations drop reports, for good, and

@@ -313,7 +313,7 @@ type Options struct {
 
 // CheckAll runs every checker on a run and returns the verdicts in Names
 // order, then, when the history declares consumers, in ConsumerNames order,
-// then, on a KRaft run (Final.Raft set), the raft checker. monitor is the invariants Monitor fed during the run; nil gives an
+// then, when it has share groups, the share checker, then, on a KRaft run (Final.Raft set), the raft checker. monitor is the invariants Monitor fed during the run; nil gives an
 // Unknown invariants verdict.
 func CheckAll(h History, f Final, monitor *Monitor, opts Options) []Verdict {
 	// NB: one contract for every checker (a pure function of f; its
@@ -336,6 +336,9 @@ func CheckAll(h History, f Final, monitor *Monitor, opts Options) []Verdict {
 		cf := newConsumerFacts(h, f, con)
 		cf.withoutUncommittedTxns(opts.Transactions)
 		out = append(out, consumers(h, cf), groups(h, cf))
+	}
+	if len(h.ShareGroups) > 0 || hasShareOps(h) {
+		out = append(out, share(h, con, f)) // share groups (KIP-932, share.go)
 	}
 	if f.Raft != nil {
 		out = append(out, Raft(f.Raft)) // KRaft runs (raft.go)

@@ -71,7 +71,7 @@ const (
 var expectations = []Expectation{ExpectOK, ExpectBug, ExpectPermitted, ExpectViolation, ExpectAny}
 
 // Checkers are the checker names a script may set expectations for.
-var Checkers = []string{"linearizability", "acked-loss", "divergence", "invariants", "duplicates", "ordering", "liveness", "consumer", "group", "raft", "transactions"}
+var Checkers = []string{"linearizability", "acked-loss", "divergence", "invariants", "duplicates", "ordering", "liveness", "consumer", "group", "raft", "transactions", "share"}
 
 // Variant is one configuration a scenario contrasts.
 type Variant struct {
@@ -561,7 +561,7 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 		if len(pos) != 1 || kv["leader"] == "" || kv["epoch"] == "" || kv["isr"] == "" {
 			err = fmt.Errorf("leader-and-isr: want 'leader-and-isr TOPIC/P leader=bN epoch=N isr=bA,bB [to=bA,bB]'")
 		}
-	case "consumer", "kill-consumer", "restart-consumer", "close-consumer", "crash-coordinator":
+	case "consumer", "kill-consumer", "restart-consumer", "close-consumer", "crash-coordinator", "share-consumer":
 		err = need(1, consumerUsage[word])
 	case "init-txn", "begin", "commit", "abort":
 		err = need(1, word+" PRODUCER")
@@ -576,7 +576,7 @@ func parseStep(line int, word string, rest []string, kv map[string]string, pos [
 			}
 		}
 	default:
-		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, shutdown, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm, producer, send, lossy, consumer, kill-consumer, restart-consumer, close-consumer, crash-coordinator, init-txn, begin, commit, abort, delay, alter-config)", word)
+		err = fmt.Errorf("unknown step %q (allowed: run, produce, await, crash, power-loss, shutdown, restart, restart-all, pause, cut, partition, heal, leader-and-isr, swarm, producer, send, lossy, consumer, kill-consumer, restart-consumer, close-consumer, crash-coordinator, share-consumer, init-txn, begin, commit, abort, delay, alter-config)", word)
 	}
 	return st, err
 }
@@ -588,6 +588,7 @@ var consumerUsage = map[string]string{
 	"restart-consumer":  "restart-consumer NAME [group.protocol=classic|consumer]",
 	"close-consumer":    "close-consumer NAME",
 	"crash-coordinator": "crash-coordinator GROUP",
+	"share-consumer":    "share-consumer NAME group.id=G topic=T [poll=DUR] [process=DUR] [release=V,...] [reject=V,...] [share.acknowledgement.mode=implicit|explicit] [consumer property=value ...]",
 }
 
 // ParseStep parses one step line on its own, as serve mode's live

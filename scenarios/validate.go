@@ -64,7 +64,7 @@ var headerKeywords = []string{"name", "describe", "source", "brokers", "controll
 
 // stepWords are the words that start a step.
 var stepWords = []string{"run", "produce", "await", "crash", "power-loss", "shutdown", "restart", "wipe-disk", "add-controller", "remove-controller", "restart-all", "pause", "cut", "partition", "heal",
-	"leader-and-isr", "swarm", "producer", "send", "lossy", "consumer", "kill-consumer", "restart-consumer", "close-consumer", "crash-coordinator", "init-txn", "begin", "commit", "abort", "delay", "alter-config"}
+	"leader-and-isr", "swarm", "producer", "send", "lossy", "consumer", "kill-consumer", "restart-consumer", "close-consumer", "crash-coordinator", "share-consumer", "init-txn", "begin", "commit", "abort", "delay", "alter-config"}
 
 // stepKeys are the key=value arguments of the steps that take a fixed set
 // (the others take Kafka properties or trace fields).

@@ -170,7 +170,7 @@ func (c *checker) step(st Step) error {
 		}
 	case "leader-and-isr":
 		return c.leaderAndISR(st)
-	case "producer", "consumer":
+	case "producer", "consumer", "share-consumer":
 		return c.declare(st)
 	case "send":
 		if err := c.sender(a[0]); err != nil {
@@ -513,7 +513,7 @@ func (c *checker) declare(st Step) error {
 		return fmt.Errorf("%q may already be a client of the swarm step: use another name", name)
 	}
 	kind := kindProducer
-	if st.Op == "consumer" {
+	if st.Op == "consumer" || st.Op == "share-consumer" {
 		kind = kindConsumer
 		g := st.KV["group.id"]
 		if isVar(g) {

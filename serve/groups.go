@@ -22,6 +22,7 @@ import (
 	"slices"
 
 	"github.com/kafkasim/kafkasim/broker/coordinator"
+	"github.com/kafkasim/kafkasim/broker/share"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/checkers"
 	"github.com/kafkasim/kafkasim/sim"
@@ -65,7 +66,7 @@ func (hs *historian) synced(req *kmsg.SyncGroupRequest, resp *kmsg.SyncGroupResp
 	}
 	now2 := map[partKey]bool{}
 	for _, t := range a.Topics {
-		if t.Topic == coordinator.OffsetsTopic || t.Topic == txn.StateTopic {
+		if t.Topic == coordinator.OffsetsTopic || t.Topic == txn.StateTopic || t.Topic == share.StateTopic {
 			continue
 		}
 		for _, p := range t.Partitions {

@@ -15,6 +15,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/security"
 	"github.com/kafkasim/kafkasim/broker/server"
+	"github.com/kafkasim/kafkasim/broker/share"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/broker/zk"
@@ -226,6 +227,11 @@ func ServerConfig(c config.Config, id int32, rack string) (server.Config, error)
 	sc.Coordinator.Consumer = coordinator.ConsumerConfig{Enabled: b.ConsumerGroups.Enabled(), SessionTimeout: b.ConsumerGroups.SessionTimeout,
 		HeartbeatInterval: b.ConsumerGroups.HeartbeatInterval, MaxSize: b.ConsumerGroups.MaxSize, Assignors: b.ConsumerGroups.Assignors,
 		MigrationPolicy: b.ConsumerGroups.MigrationPolicy}
+	sc.Share = share.Config{Enabled: b.ShareGroups.Enabled(), SessionTimeout: b.ShareGroups.SessionTimeout,
+		HeartbeatInterval: b.ShareGroups.HeartbeatInterval, MaxSize: b.ShareGroups.MaxSize,
+		RecordLockDuration: b.ShareGroups.RecordLockDuration, DeliveryCountLimit: b.ShareGroups.DeliveryCountLimit,
+		PartitionMaxRecordLocks: b.ShareGroups.PartitionMaxRecordLocks, MaxShareSessions: b.ShareGroups.MaxShareSessions,
+		StatePartitions: b.ShareGroups.StatePartitions, StateReplicationFactor: b.ShareGroups.StateReplicationFactor}
 	sc.Txn = txn.Config{NumPartitions: b.Txn.StateLogNumPartitions, OffsetsPartitions: b.OffsetsTopicNumPartitions,
 		MaxTimeout: b.Txn.MaxTimeout, IDExpiration: b.Txn.IDExpiration, AbortCheckInterval: b.Txn.AbortCleanupInterval,
 		ExpireCheckInterval: b.Txn.RemoveExpiredInterval, Version: int16(b.Txn.Version),

@@ -281,6 +281,8 @@ type Broker struct {
 	// ConsumerGroups holds the consumer group protocol's properties
 	// (KIP-848, groups848.go).
 	ConsumerGroups ConsumerGroups
+	// ShareGroups holds the share groups' properties (KIP-932, share.go).
+	ShareGroups ShareGroups
 	// Records holds message.max.bytes and compression.type (records.go).
 	Records Records
 	// Mutants are the planted bugs switched on (kafkasim.mutant.NAME,
@@ -342,6 +344,7 @@ func DefaultBrokerFor(v Version) Broker {
 		ELR:                                    defaultELR(v),
 		Txn:                                    defaultTxn(v),
 		ConsumerGroups:                         defaultConsumerGroups(v),
+		ShareGroups:                            defaultShareGroups(v),
 		Records:                                defaultRecords(v),
 	}
 	if !m.LongerTimeouts {
@@ -356,7 +359,7 @@ func DefaultBrokerFor(v Version) Broker {
 
 const maxInt32 = math.MaxInt32
 
-var brokerProps = newTable(append(append(append(coreBrokerProps(), kraftProps()...), elrProps()...), append(append(append(txnProps(), recordsProps()...), mutantProps()...), consumerGroupProps()...)...)...)
+var brokerProps = newTable(append(append(append(coreBrokerProps(), kraftProps()...), elrProps()...), append(append(append(txnProps(), recordsProps()...), mutantProps()...), append(consumerGroupProps(), shareGroupProps()...)...)...)...)
 
 func coreBrokerProps() []property[Broker] {
 	return []property[Broker]{
@@ -523,6 +526,9 @@ func (b Broker) Validate() error {
 		return err
 	}
 	if err := b.validateConsumerGroups(); err != nil {
+		return err
+	}
+	if err := b.validateShareGroups(); err != nil {
 		return err
 	}
 	if err := b.validateRecords(); err != nil {

@@ -19,7 +19,10 @@ package kraft
 // create_topics.go's configs are; a request on the controller listener is
 // not checked again. Broker (type 4) and broker-logger (type 8)
 // resources are INVALID_REQUEST: kafkasim does not model dynamic broker
-// configs. No alter-config policy, quotas or authorization.
+// configs. Group resources (type 32: KIP-848 and KIP-932's group configs,
+// share.auto.offset.reset, ...) are taken by IncrementalAlterConfigs for
+// any group name, existing or not, as Kafka takes them. No alter-config
+// policy, quotas or authorization.
 
 import (
 	"slices"
@@ -44,16 +47,31 @@ type configResult struct {
 
 // topicConfigs returns topic's configs in the working image.
 func (c *Controller) topicConfigs(topic string) map[string]string {
+	return c.resourceConfigs(metadata.ResourceTopic, topic)
+}
+
+// resourceConfigs returns a resource's configs in the working image.
+func (c *Controller) resourceConfigs(typ int8, name string) map[string]string {
 	out := map[string]string{}
-	for _, n := range c.working.img.ConfigNames(metadata.ResourceTopic, topic) {
-		out[n], _ = c.working.img.Config(metadata.ResourceTopic, topic, n)
+	for _, n := range c.working.img.ConfigNames(typ, name) {
+		out[n], _ = c.working.img.Config(typ, name, n)
 	}
 	return out
+}
+
+// resourceType is the metadata resource type of a config resource.
+func resourceType(typ kmsg.ConfigResourceType) int8 {
+	if typ == kmsg.ConfigResourceTypeGroupConfig {
+		return metadata.ResourceGroup
+	}
+	return metadata.ResourceTopic
 }
 
 // checkConfigResource returns the error of a resource no change may touch.
 func (c *Controller) checkConfigResource(typ kmsg.ConfigResourceType, name string) (*kerr.Error, string) {
 	switch {
+	case typ == kmsg.ConfigResourceTypeGroupConfig && name != "":
+		return nil, "" // a group's configs may precede the group (KIP-848)
 	case typ != kmsg.ConfigResourceTypeTopic:
 		return kerr.InvalidRequest, BrokerConfigsNotModelled
 	case !validTopicName(name):
@@ -68,6 +86,11 @@ func (c *Controller) checkConfigResource(typ kmsg.ConfigResourceType, name strin
 // configRecords returns the records that take topic from old to new, in
 // name order.
 func configRecords(topic string, old, new map[string]string) []metadata.Record {
+	return resourceConfigRecords(metadata.ResourceTopic, topic, old, new)
+}
+
+// resourceConfigRecords is configRecords for a resource of type typ.
+func resourceConfigRecords(typ int8, topic string, old, new map[string]string) []metadata.Record {
 	var names []string
 	for n := range old {
 		names = append(names, n)
@@ -85,9 +108,9 @@ func configRecords(topic string, old, new map[string]string) []metadata.Record {
 		switch {
 		case set && (!had || ov != nv):
 			v := nv
-			out = append(out, &metadata.ConfigRecord{ResourceType: metadata.ResourceTopic, ResourceName: topic, Name: n, Value: &v})
+			out = append(out, &metadata.ConfigRecord{ResourceType: typ, ResourceName: topic, Name: n, Value: &v})
 		case !set && had:
-			out = append(out, &metadata.ConfigRecord{ResourceType: metadata.ResourceTopic, ResourceName: topic, Name: n})
+			out = append(out, &metadata.ConfigRecord{ResourceType: typ, ResourceName: topic, Name: n})
 		}
 	}
 	return out
@@ -129,7 +152,7 @@ func (c *Controller) incrementalAlterConfigs(ctx *sim.Context, req *kmsg.Increme
 			results[i] = configResult{err: e, msg: msg}
 			continue
 		}
-		old := c.topicConfigs(r.ResourceName)
+		old := c.resourceConfigs(resourceType(r.ResourceType), r.ResourceName)
 		next := map[string]string{}
 		for k, v := range old {
 			next[k] = v
@@ -141,7 +164,7 @@ func (c *Controller) incrementalAlterConfigs(ctx *sim.Context, req *kmsg.Increme
 			}
 		}
 		if results[i].err == nil {
-			results[i].recs = configRecords(r.ResourceName, old, next)
+			results[i].recs = resourceConfigRecords(resourceType(r.ResourceType), r.ResourceName, old, next)
 		}
 	}
 	c.writeConfigs(ctx, req, req.ValidateOnly, results, func() kmsg.Response {

@@ -68,6 +68,8 @@ const (
 const (
 	ResourceTopic  int8 = 2
 	ResourceBroker int8 = 4
+	// ResourceGroup is a group's dynamic configs (KIP-848, KIP-932).
+	ResourceGroup int8 = 32
 )
 
 // BrokerRegistrationChangeRecord.Fenced / InControlledShutdown values

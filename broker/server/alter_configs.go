@@ -1,7 +1,11 @@
 package server
 
 // This file serves AlterConfigs (api key 33), v0-v2, and
-// IncrementalAlterConfigs (api key 44), v0-v1, for topic configs.
+// IncrementalAlterConfigs (api key 44), v0-v1, for topic configs, and
+// IncrementalAlterConfigs for group configs (resource type 32, KRaft
+// mode: share groups' share.* configs, KIP-932, checked as Kafka's
+// GroupConfig checks them; consumer.session.timeout.ms and
+// consumer.heartbeat.interval.ms are stored, not applied).
 //
 // Every broker checks a request as Kafka's ConfigAdminManager.preprocess
 // and LogConfig.validate do: a resource named twice, or a config named
@@ -92,6 +96,10 @@ func checkConfigResource(typ kmsg.ConfigResourceType, name string, dup bool) (*k
 	switch {
 	case dup:
 		return kerr.InvalidRequest, "resource " + name + " is named more than once in the request"
+	case typ == kmsg.ConfigResourceTypeGroupConfig && name == "":
+		return kerr.InvalidRequest, "group name must not be empty"
+	case typ == kmsg.ConfigResourceTypeGroupConfig:
+		return nil, ""
 	case typ == kmsg.ConfigResourceTypeBroker || typ == kmsg.ConfigResourceTypeBrokerLogger:
 		return kerr.InvalidRequest, kraft.BrokerConfigsNotModelled
 	case typ != kmsg.ConfigResourceTypeTopic:
@@ -112,6 +120,10 @@ func (b *Broker) handleAlterConfigs(from sim.NodeID, req *wire.Request, body *km
 	for i, r := range body.Resources {
 		a := &answers[i]
 		if a.err, a.msg = checkConfigResource(r.ResourceType, r.ResourceName, seen[[2]string{strconv.Itoa(int(r.ResourceType)), r.ResourceName}] > 1); a.err != nil {
+			continue
+		}
+		if r.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
+			a.err, a.msg = kerr.InvalidRequest, "group configs are altered with IncrementalAlterConfigs only"
 			continue
 		}
 		names := map[string]bool{}
@@ -178,6 +190,13 @@ func (b *Broker) handleIncrementalAlterConfigs(from sim.NodeID, req *wire.Reques
 				break
 			}
 			names[c.Name] = true
+			if r.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
+				a.err, a.msg = b.checkGroupConfig(c)
+				if a.err != nil {
+					break
+				}
+				continue
+			}
 			switch c.Op {
 			case kmsg.IncrementalAlterConfigOpSet:
 				a.err, a.msg = checkTopicConfig(c.Name, c.Value, b.cfg.release())
@@ -478,4 +497,34 @@ func canonicalCleanupPolicy(p string) string {
 		return "compact"
 	}
 	return "delete"
+}
+
+// checkGroupConfig checks one operation on a group config: SET and
+// DELETE only (no group config is a list), of a known name and value.
+func (b *Broker) checkGroupConfig(c kmsg.IncrementalAlterConfigsRequestResourceConfig) (*kerr.Error, string) {
+	switch c.Op {
+	case kmsg.IncrementalAlterConfigOpDelete:
+		return nil, ""
+	case kmsg.IncrementalAlterConfigOpSet:
+	case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+		return kerr.InvalidConfig, "config value append is not allowed for config key: " + c.Name
+	default:
+		return kerr.InvalidRequest, "unknown alter configs operation " + strconv.Itoa(int(c.Op))
+	}
+	if c.Value == nil {
+		return kerr.InvalidRequest, "null value not supported for group config " + c.Name
+	}
+	if c.Name == "consumer.session.timeout.ms" || c.Name == "consumer.heartbeat.interval.ms" {
+		if n, err := strconv.ParseInt(*c.Value, 10, 32); err != nil || n < 1 {
+			return kerr.InvalidConfig, "invalid value " + *c.Value + " for configuration " + c.Name + ": an int >= 1"
+		}
+		return nil, ""
+	}
+	if !b.cfg.sharesEnabled() {
+		return kerr.InvalidConfig, "unknown group config " + c.Name + " (share groups are off: share.version=0)"
+	}
+	if err := b.cfg.Share.ValidateGroupConfig(c.Name, *c.Value); err != nil {
+		return kerr.InvalidConfig, err.Error()
+	}
+	return nil, ""
 }

@@ -38,8 +38,10 @@ package server
 //     v0 is ZooKeeper-stored (offsets_zk.go), so KRaft mode starts at v1 as
 //     Kafka 3.x's KRaft broker refuses v0.
 //   - FindCoordinator 0-5: v6 adds share-group coordinators (KIP-932).
-//   - DescribeGroups 0-5: v6 adds error messages (KIP-1043); ListGroups
-//     0-4: v5 filters by group type (KIP-848).
+//   - DescribeGroups 0-5: v6 adds error messages (KIP-1043). ListGroups
+//     0-5: v5's types filter (KIP-848) knows classic groups and share
+//     groups (share.go); consumer groups of the KIP-848 protocol are not
+//     listed at any version.
 //   - AddOffsetsToTxn 0-3, EndTxn 0-4: the next versions select
 //     transaction version 2 in the coordinator (KIP-890 part 2), whose
 //     client also needs Produce v12; TxnOffsetCommit 0-3: v4 brings
@@ -50,6 +52,8 @@ package server
 //   - ConsumerGroupHeartbeat 0-1 (v1: broker-side regular expressions),
 //     ConsumerGroupDescribe 0-1: only from 4.0, in KRaft mode, with the
 //     consumer protocol enabled (KIP-848).
+//   - ShareGroupHeartbeat 1, ShareGroupDescribe 1, ShareFetch 1-2,
+//     ShareAcknowledge 1-2: only with share.version 1 (4.2+, KRaft).
 //   - ListTransactions 0-1: v2 (4.1, KIP-1152) filters by a Java regular
 //     expression over transactional ids, which Go's regexp does not match
 //     the same way.
@@ -96,6 +100,9 @@ type handlerRange struct {
 	// kraftOnly marks the consumer group protocol's APIs, served from
 	// 4.0 when group.coordinator.rebalance.protocols has consumer.
 	kraftOnly bool
+	// shareOnly marks share groups' APIs (KIP-932), served in KRaft mode
+	// when share.version is 1 (api_versions_share.go).
+	shareOnly bool
 }
 
 // handlerVersions is, per API key, the versions at which the simulated
@@ -116,7 +123,7 @@ var handlerVersions = map[int16]handlerRange{
 	13: {min: 0, max: 5},              // LeaveGroup
 	14: {min: 0, max: 5},              // SyncGroup
 	15: {min: 0, max: 5},              // DescribeGroups
-	16: {min: 0, max: 4},              // ListGroups
+	16: {min: 0, max: 5},              // ListGroups
 	18: {min: 0, max: 4},              // ApiVersions
 	19: {min: 0, max: 7},              // CreateTopics
 	20: {min: 0, max: 6},              // DeleteTopics
@@ -201,7 +208,8 @@ func SupportedAPIs(cfg Config) []APIRange {
 	for _, k := range keys {
 		h := handlerVersions[k]
 		relMax, ok := vs[k]
-		if !ok || (h.zkOnly && kraftMode) || (controllerOnly && k != 18) || (h.kraftOnly && (!kraftMode || rel < config.V4_0 || !cfg.Coordinator.Consumer.Enabled)) {
+		if !ok || (h.zkOnly && kraftMode) || (controllerOnly && k != 18) || (h.kraftOnly && (!kraftMode || rel < config.V4_0 || !cfg.Coordinator.Consumer.Enabled)) ||
+			(h.shareOnly && !cfg.sharesEnabled()) {
 			continue
 		}
 		lo, hi := h.min, min(h.max, relMax)
@@ -311,6 +319,14 @@ func (b *Broker) handleAPIVersions(from sim.NodeID, req *wire.Request, body *kms
 			resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{Name: "group.version", MinVersion: 0, MaxVersion: 1})
 			if len(resp.FinalizedFeatures) > 0 {
 				resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{Name: "group.version", MinVersionLevel: 1, MaxVersionLevel: 1})
+			}
+		}
+		if b.cfg.sharesEnabled() {
+			// share.version (KIP-932) stands in the broker's configuration
+			// (config.ShareGroups), as group.version does.
+			resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{Name: "share.version", MinVersion: 0, MaxVersion: 1})
+			if len(resp.FinalizedFeatures) > 0 {
+				resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{Name: "share.version", MinVersionLevel: 1, MaxVersionLevel: 1})
 			}
 		}
 	}

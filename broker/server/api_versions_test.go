@@ -74,7 +74,7 @@ func TestSupportedAPIsPerRelease(t *testing.T) {
 		// 3.9 ZooKeeper: the caps, and the inter-broker APIs.
 		{config.V3_9, false, []want{{0, 3, 9}, {1, 4, 12}, {2, 0, 6}, {3, 0, 12}, {4, 0, 1}, {5, 0, 2}, {6, 0, 4},
 			{8, 0, 9}, {9, 0, 8}, {10, 0, 5}, {11, 0, 9}, {12, 0, 4}, {13, 0, 5}, {14, 0, 5}, {18, 0, 4}, {19, 0, 7},
-			{22, 0, 5}, {23, 0, 4}, {24, 0, 4}, {25, 0, 3}, {26, 0, 4}, {27, 0, 1}, {28, 0, 3}, {32, 0, 4}, {15, 0, 5}, {16, 0, 4}}},
+			{22, 0, 5}, {23, 0, 4}, {24, 0, 4}, {25, 0, 3}, {26, 0, 4}, {27, 0, 1}, {28, 0, 3}, {32, 0, 4}, {15, 0, 5}, {16, 0, 5}}},
 		// 3.9 KRaft: no LeaderAndIsr/StopReplica/UpdateMetadata, no v0
 		// offsets (they lived in ZooKeeper).
 		{config.V3_9, true, []want{{4, -1, -1}, {5, -1, -1}, {6, -1, -1}, {8, 1, 9}, {9, 1, 8}, {68, -1, -1}, {69, -1, -1}}},
@@ -83,6 +83,11 @@ func TestSupportedAPIsPerRelease(t *testing.T) {
 		// 4.1 put JoinGroup v0-v1 back (KAFKA-19444); ListTransactions v2
 		// (KIP-1152's Java regex filter) is capped at v1.
 		{config.V4_1, true, []want{{11, 0, 9}, {66, 0, 1}}},
+		// Share groups (KIP-932): 4.1's preview is not modelled (no share
+		// API at 4.1); served from 4.2 (share.version=1 by default).
+		{config.V4_1, true, []want{{76, -1, -1}, {77, -1, -1}, {78, -1, -1}, {79, -1, -1}, {83, -1, -1}, {90, -1, -1}}},
+		{config.V4_2, true, []want{{76, 1, 1}, {77, 1, 1}, {78, 1, 2}, {79, 1, 2}, {83, 0, 0}, {84, 0, 0}, {85, 0, 1}, {86, 0, 0},
+			{87, 0, 1}, {90, 0, 1}, {91, 0, 0}, {92, 0, 0}}},
 		// 4.2 and 4.3 (kversion's tables): the same caps.
 		{config.V4_2, true, []want{{11, 0, 9}, {12, 0, 4}, {3, 0, 13}, {8, 2, 9}}},
 		{config.V4_3, true, []want{{11, 0, 9}, {14, 0, 5}, {1, 4, 12}}},

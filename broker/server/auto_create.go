@@ -39,6 +39,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/controller"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/kraft"
+	"github.com/kafkasim/kafkasim/broker/share"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/broker/zk"
 	"github.com/kafkasim/kafkasim/sim"
@@ -56,6 +57,8 @@ func (b *Broker) autoCreateTopic(topic string) *kerr.Error {
 		partitions, rf, internal = b.cfg.Coordinator.NumPartitions, b.cfg.OffsetsTopicReplicationFactor, true
 	case txn.StateTopic:
 		partitions, rf, internal = b.cfg.Txn.NumPartitions, b.cfg.TxnStateReplicationFactor, true
+	case share.StateTopic:
+		partitions, rf, internal = b.cfg.Share.StatePartitions, b.cfg.Share.StateReplicationFactor, true
 	}
 	switch {
 	case b.cfg.NoAutoCreate && internal:

@@ -121,6 +121,7 @@ type Broker struct {
 	controller    *controller.Controller
 
 	group groupHost // the group coordinator
+	share shareHost // share groups (share.go)
 	// txnVerifier is KIP-890's check of a transaction's first batch in a
 	// partition (verify_txn.go); nil accepts at once.
 	txnVerifier TxnVerifier
@@ -277,6 +278,7 @@ func (b *Broker) Start(ctx *sim.Context) {
 		ctx.SetTimer(logTickInterval, timerLogTick)
 	}
 	b.startCoordinator()
+	b.startShare()
 	b.startTxnCoordinator()
 	b.startZK()
 	b.startKRaft()
@@ -348,7 +350,7 @@ func (b *Broker) Timer(ctx *sim.Context, id sim.TimerID, name string) {
 	case timerFetchBackoff:
 		b.fetcherBackoffDone(id)
 	default:
-		if !b.handleZKTimer(id, name) && !b.handleGroupTimer(id, name) && !b.handleTxnTimer(id, name) && !b.handleKRaftTimer(id, name) && !b.handleCreateTopicsTimer(id, name) && !b.handleAdminTimer(id, name) {
+		if !b.handleZKTimer(id, name) && !b.handleGroupTimer(id, name) && !b.handleShareTimer(id, name) && !b.handleTxnTimer(id, name) && !b.handleKRaftTimer(id, name) && !b.handleCreateTopicsTimer(id, name) && !b.handleAdminTimer(id, name) {
 			panic(fmt.Sprintf("broker %d: unknown timer %q", b.cfg.BrokerID, name))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/mutant"
 	"github.com/kafkasim/kafkasim/broker/security"
+	"github.com/kafkasim/kafkasim/broker/share"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/sim"
@@ -139,6 +140,9 @@ type Config struct {
 	// (offsets.topic.num.partitions, group.*.session.timeout.ms,
 	// group.initial.rebalance.delay.ms).
 	Coordinator coordinator.Config
+	// Share configures share groups (KIP-932, share*.go), served when
+	// Enabled, from release 4.2, in KRaft mode (sharesEnabled).
+	Share share.Config
 	// OffsetsCommitTimeout is offsets.commit.timeout.ms (5000): how long a
 	// coordinator's append waits for the HW before REQUEST_TIMED_OUT.
 	OffsetsCommitTimeout sim.Duration
@@ -204,6 +208,7 @@ func DefaultConfig(id int32) Config {
 		LeaderImbalancePerBrokerPercentage: 10,
 		ZKSessionTimeout:                   18 * sim.Second,
 		Coordinator:                        coordinator.DefaultConfig(id),
+		Share:                              share.DefaultConfig(),
 		OffsetsCommitTimeout:               5 * sim.Second,
 		Txn:                                txn.DefaultConfig(),
 	}

@@ -38,6 +38,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/kraft"
 	"github.com/kafkasim/kafkasim/broker/metadata"
+	"github.com/kafkasim/kafkasim/broker/share"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/broker/wire"
@@ -322,6 +323,16 @@ func (b *Broker) handleDescribeConfigs(from sim.NodeID, req *wire.Request, body 
 				}
 				add(e.broker, ss, !e.dynamic, e.typ)
 			}
+		case kmsg.ConfigResourceTypeGroupConfig:
+			if r.ResourceName == "" {
+				fail(kerr.InvalidRequest, "group name must not be empty")
+				break
+			}
+			for _, g := range b.groupConfigEntries(r.ResourceName) {
+				if wanted(g.name) {
+					add(g.name, []synonym{{g.name, g.value, g.source}}, false, g.typ)
+				}
+			}
 		default:
 			fail(kerr.InvalidRequest, "unsupported resource type: "+strconv.Itoa(int(r.ResourceType)))
 		}
@@ -353,4 +364,37 @@ func validConfigValue(e configEntry, v string) bool {
 		}
 	}
 	return true
+}
+
+type groupConfigEntry struct {
+	name, value string
+	source      kmsg.ConfigSource
+	typ         kmsg.ConfigType
+}
+
+// groupConfigEntries returns a group's configs (resource type 32) as
+// DescribeConfigs shows them: the share group configs (when share groups
+// are on) and the consumer group ones, each the group's value
+// (GROUP_CONFIG) or the broker's default (DEFAULT_CONFIG), sorted.
+func (b *Broker) groupConfigEntries(group string) []groupConfigEntry {
+	var out []groupConfigEntry
+	add := func(name, def string, typ kmsg.ConfigType) {
+		if v := b.groupConfig(group, name); v != "" {
+			out = append(out, groupConfigEntry{name, v, kmsg.ConfigSourceGroupConfig, typ})
+			return
+		}
+		out = append(out, groupConfigEntry{name, def, kmsg.ConfigSourceDefaultConfig, typ})
+	}
+	add("consumer.heartbeat.interval.ms", strconv.FormatInt(b.cfg.Coordinator.Consumer.HeartbeatInterval.Milliseconds(), 10), kmsg.ConfigTypeInt)
+	add("consumer.session.timeout.ms", strconv.FormatInt(b.cfg.Coordinator.Consumer.SessionTimeout.Milliseconds(), 10), kmsg.ConfigTypeInt)
+	if b.cfg.sharesEnabled() {
+		for _, n := range share.GroupConfigNames {
+			typ := kmsg.ConfigTypeInt
+			if n == share.GroupAutoOffsetReset || n == share.GroupIsolationLevel {
+				typ = kmsg.ConfigTypeString
+			}
+			add(n, b.cfg.Share.GroupConfigDefault(n), typ)
+		}
+	}
+	return out
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/kafkasim/kafkasim/broker/assignor"
 	"github.com/kafkasim/kafkasim/broker/config"
 	"github.com/kafkasim/kafkasim/broker/coordinator"
+	"github.com/kafkasim/kafkasim/broker/share"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/broker/wire"
@@ -158,7 +159,7 @@ func (b *Broker) serveGroup(from sim.NodeID, req *wire.Request) bool {
 			states = body.StatesFilter
 		}
 		groups, err := c.ListGroups(states)
-		resp.Groups, resp.ErrorCode = groups, errCode(err)
+		resp.Groups, resp.ErrorCode = b.withShareGroups(groups, states, body), errCode(err)
 		b.respond(from, req, resp)
 	default:
 		return false
@@ -256,10 +257,12 @@ func offsetFetchGroups(c *coordinator.Coordinator, now sim.Time, body *kmsg.Offs
 // offsetsLeader starts loading an offsets partition this broker now leads.
 func (b *Broker) offsetsLeader(p *Partition) {
 	b.txnLogLeader(p)
+	b.shareStateLeader(p)
 	if p.tp.Topic != coordinator.OffsetsTopic {
 		return
 	}
 	b.group.coord.BecomeLeader(b.ctx.Now(), p.tp.Partition)
+	b.shareOffsetsChanged(p.tp.Partition)
 	id := b.ctx.SetTimer(groupLoadTime, timerGroupLoad)
 	b.group.loads[id] = groupLoad{partition: p.tp.Partition, epoch: p.leaderEpoch}
 }
@@ -267,7 +270,7 @@ func (b *Broker) offsetsLeader(p *Partition) {
 // offsetsLost resigns an offsets partition this broker no longer leads and
 // fails the coordinator's appends to it.
 func (b *Broker) offsetsLost(tp storage.TopicPartition, err *kerr.Error) {
-	if (tp.Topic != coordinator.OffsetsTopic && tp.Topic != txn.StateTopic) || b.group.coord == nil {
+	if (tp.Topic != coordinator.OffsetsTopic && tp.Topic != txn.StateTopic && tp.Topic != share.StateTopic) || b.group.coord == nil {
 		return
 	}
 	kept := b.group.appends[:0]
@@ -289,7 +292,12 @@ func (b *Broker) offsetsLost(tp storage.TopicPartition, err *kerr.Error) {
 		b.txnLogLost(tp)
 		return
 	}
+	if tp.Topic == share.StateTopic {
+		b.shareStateLost(tp)
+		return
+	}
 	b.group.coord.Resign(b.ctx.Now(), tp.Partition)
+	b.shareOffsetsChanged(tp.Partition)
 }
 
 // appendGroupRecords appends the coordinator's records as leader, acks=all.
@@ -463,7 +471,7 @@ func readBatches(l *storage.Log) ([]storage.RecordBatch, error) {
 // __consumer_offsets or __transaction_state replica (cleanup.policy=compact,
 // as Kafka creates the topics), nil for other topics.
 func offsetsLogConfig(tp storage.TopicPartition, cfg storage.Config) *storage.Config {
-	if tp.Topic != coordinator.OffsetsTopic && tp.Topic != txn.StateTopic {
+	if tp.Topic != coordinator.OffsetsTopic && tp.Topic != txn.StateTopic && tp.Topic != share.StateTopic {
 		return nil
 	}
 	cfg.CleanupPolicy = storage.CleanupCompact

@@ -12,6 +12,7 @@ package server
 
 import (
 	"cmp"
+	"github.com/kafkasim/kafkasim/broker/share"
 	"slices"
 	"sort"
 
@@ -168,7 +169,7 @@ func (b *Broker) handleMetadata(from sim.NodeID, req *wire.Request, body *kmsg.M
 		if n := len(resp.Topics); n == 0 || *resp.Topics[n-1].Topic != tp.Topic {
 			name := tp.Topic
 			rt := kmsg.NewMetadataResponseTopic()
-			rt.Topic, rt.IsInternal, rt.TopicID = &name, tp.Topic == "__consumer_offsets" || tp.Topic == txn.StateTopic, topicID(name)
+			rt.Topic, rt.IsInternal, rt.TopicID = &name, tp.Topic == "__consumer_offsets" || tp.Topic == txn.StateTopic || tp.Topic == share.StateTopic, topicID(name)
 			if v >= 8 && body.IncludeTopicAuthorizedOperations {
 				rt.AuthorizedOperations = topicAuthorizedOps
 			}
@@ -198,7 +199,7 @@ func (b *Broker) handleMetadata(from sim.NodeID, req *wire.Request, body *kmsg.M
 		}
 		n := name
 		rt := kmsg.NewMetadataResponseTopic()
-		rt.Topic, rt.ErrorCode, rt.IsInternal = &n, code.Code, name == "__consumer_offsets" || name == txn.StateTopic
+		rt.Topic, rt.ErrorCode, rt.IsInternal = &n, code.Code, name == "__consumer_offsets" || name == txn.StateTopic || name == share.StateTopic
 		resp.Topics = append(resp.Topics, rt)
 	}
 	resp.Topics = append(resp.Topics, byID...)

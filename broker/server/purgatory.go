@@ -88,6 +88,7 @@ func (b *Broker) tryCompleteDelayed() {
 	b.completeProduces()
 	b.completeFetches()
 	b.completeGroupAppends()
+	b.completeShareFetches()
 }
 
 // completeProduces answers the waiting produces that are decided. Only a

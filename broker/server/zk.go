@@ -210,5 +210,5 @@ func (b *Broker) Controller() *controller.Controller { return b.controller }
 // (group_coordinator.go), the admin APIs (admin.go), ACLs, SCRAM
 // credentials and client quotas (security.go).
 func (b *Broker) serveMore(from sim.NodeID, req *wire.Request) bool {
-	return b.serveZKOffsets(from, req) || b.serveGroup(from, req) || b.serveTxn(from, req) || b.serveAdmin(from, req) || b.serveSecurity(from, req)
+	return b.serveZKOffsets(from, req) || b.serveGroup(from, req) || b.serveShare(from, req) || b.serveTxn(from, req) || b.serveAdmin(from, req) || b.serveSecurity(from, req)
 }

@@ -15,7 +15,8 @@ package harness
 //     a client's request or a broker's answer first names it, and for
 //     every topic the store holds at stop and after the end phase's heal):
 //     the monitor does not see its replicas before.
-//   - The internal topics (__consumer_offsets, __transaction_state) are
+//   - The internal topics (__consumer_offsets, __transaction_state,
+//     __share_group_state) are
 //     never observed, as a script's are not probed or read: they are
 //     judged through the groups and transactions that use them.
 //   - A topic a client deleted is not judged on what came before its
@@ -35,6 +36,7 @@ import (
 
 	"github.com/kafkasim/kafkasim/broker/coordinator"
 	"github.com/kafkasim/kafkasim/broker/metadata"
+	"github.com/kafkasim/kafkasim/broker/share"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/txn"
 	"github.com/kafkasim/kafkasim/broker/zk"
@@ -59,7 +61,7 @@ func (r *Runner) ObserveTopic(topic string) bool {
 		r.followRecreation(topic)
 		return true
 	}
-	if !r.RealClients() || topic == coordinator.OffsetsTopic || topic == txn.StateTopic {
+	if !r.RealClients() || topic == coordinator.OffsetsTopic || topic == txn.StateTopic || topic == share.StateTopic {
 		return false
 	}
 	replicas, ok := r.storedTopic(topic)

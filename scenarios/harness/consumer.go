@@ -412,8 +412,23 @@ func (r *Runner) consumerStep(st scenarios.Step) error {
 		return r.Step(scenarios.Step{Line: st.Line, Op: "crash", Args: []string{server.NodeName(b)}, KV: map[string]string{}})
 	}
 	id, ok := r.World.Lookup(st.Args[0])
-	if _, isConsumer := r.World.Node(id).(*consumerNode); !ok || (!isConsumer && r.World.Up(id)) {
-		return fmt.Errorf("%q is not a consumer (create it with a 'consumer' step)", st.Args[0])
+	_, isConsumer := r.World.Node(id).(*consumerNode)
+	share, isShare := r.World.Node(id).(*shareConsumerNode)
+	if !ok || (!isConsumer && !isShare && r.World.Up(id)) {
+		return fmt.Errorf("%q is not a consumer (create it with a 'consumer' or 'share-consumer' step)", st.Args[0])
+	}
+	if isShare || slices.Contains(r.shareConsumers, st.Args[0]) {
+		switch st.Op {
+		case "kill-consumer":
+			return r.World.Inject(sim.Crash{Node: id})
+		case "restart-consumer":
+			return r.World.Inject(sim.Restart{Node: id})
+		default: // close-consumer
+			if !isShare {
+				return fmt.Errorf("share consumer %q is down", st.Args[0])
+			}
+			return r.World.Act(id, func(ctx *sim.Context) { share.close(ctx) })
+		}
 	}
 	switch st.Op {
 	case "kill-consumer":

@@ -90,6 +90,10 @@ func (r *Runner) endPhase(res *Result, o endOptions) {
 		fail("liveness", err)
 		return
 	}
+	if err := r.shareDrain(); err != nil { // share groups (share_consumer.go)
+		fail("share drain", err)
+		return
+	}
 	if o.FinalRead {
 		if err := r.finalReads(); err != nil {
 			fail("final reads", err)

@@ -54,6 +54,9 @@ func replicaState(broker int32, alive bool, p *server.Partition, unclean bool) c
 // monitor and keeps the facts (Facts), the state changes and the
 // truncations a Result reports.
 type Observer struct {
+	// ShareLoads are the share-partition states the brokers recovered
+	// from __share_group_state, in the order observed (share_consumer.go).
+	ShareLoads []checkers.ShareLoad
 	c          *cluster.Cluster
 	Partitions []storage.TopicPartition
 	Replicas   map[storage.TopicPartition][]int32
@@ -290,6 +293,9 @@ func (o *Observer) observe() {
 		o.stale[i] = t != o.touched[i]
 		o.touched[i] = t
 		any = any || o.stale[i]
+		if o.stale[i] {
+			o.takeShareLoads(int32(i)) // share_consumer.go
+		}
 	}
 	if !any && o.prev != nil {
 		return

@@ -303,6 +303,14 @@ type Runner struct {
 	// consumerSettings are the consumers' settings by name (the swarm's
 	// consumer-stall arms a stall in them).
 	consumerSettings map[string]*consumerSettings
+	// shareConsumers are the share consumer nodes' names, in creation
+	// order, and shareGroups the share groups declared to the recorder
+	// (share_consumer.go).
+	shareConsumers []string
+	shareGroups    []checkers.ShareGroup
+	// shareLoadsRecorded counts the Observer's ShareLoads given to the
+	// recorder.
+	shareLoadsRecorded int
 	// swarmEnd is when the running swarm step ends: a consumer stall
 	// armed by it strikes no later.
 	swarmEnd sim.Time
@@ -382,6 +390,8 @@ func Prepare(s *scenarios.Script, variant string, set map[string]string) (scenar
 		switch st.Op {
 		case "consumer":
 			_, err = parseConsumerStep(st.Substitute(vars), s.Topics, cfg, given)
+		case "share-consumer":
+			_, err = parseShareStep(st.Substitute(vars), s.Topics, cfg, given)
 		case "producer":
 			var pc config.Producer
 			pc, _, err = producerConfig(cfg.Broker, given, st.Substitute(vars).KV)

@@ -135,7 +135,7 @@ func (r *Runner) Step(st scenarios.Step) error {
 		if err := r.restartControllers(); err != nil { // KRaft: kraft.go
 			return err
 		}
-		for _, name := range r.consumers { // and the crashed consumers
+		for _, name := range r.allConsumers() { // and the crashed consumers
 			id, _ := w.Lookup(name)
 			if n, ok := w.Node(id).(*consumerNode); ok && w.Up(id) && n.fencedCTP() {
 				// A fenced consume-transform-produce application closed
@@ -154,7 +154,7 @@ func (r *Runner) Step(st scenarios.Step) error {
 		if _, ok := r.producers[st.Args[0]]; ok {
 			return r.pauseProducer(st.Args[0], st.Dur)
 		}
-		if slices.Contains(r.consumers, st.Args[0]) {
+		if slices.Contains(r.allConsumers(), st.Args[0]) {
 			return r.pauseConsumer(st.Args[0], st.Dur)
 		}
 		id, b, err := r.broker(st.Args[0])
@@ -235,6 +235,8 @@ func (r *Runner) Step(st scenarios.Step) error {
 		return r.LeaderAndISR(st)
 	case "consumer", "kill-consumer", "restart-consumer", "close-consumer", "crash-coordinator":
 		return r.consumerStep(st)
+	case "share-consumer":
+		return r.newShareConsumer(st)
 	case "swarm":
 		return r.swarm(st)
 	case "producer":
@@ -385,14 +387,17 @@ func (r *Runner) Judge(res *Result, v scenarios.Variant, budget time.Duration) {
 			r.live.Offline = off
 		}
 	}
-	// deletion.go: deleting is not losing (a served run forgot some of
-	// what it sets aside as it went: ForgetDeleted)
 	for _, rec := range w.Trace().Records() {
 		if rec.Kind == coordinator.KindGenerationsRestart {
 			g, _ := rec.Get("group")
 			r.Recorder.GroupGenerationsRestarted(rec.Time, g)
 		}
 	}
+	for ; r.shareLoadsRecorded < len(r.Observer.ShareLoads); r.shareLoadsRecorded++ {
+		r.Recorder.ShareLoad(r.Observer.ShareLoads[r.shareLoadsRecorded]) // share_consumer.go
+	}
+	// deletion.go: deleting is not losing (a served run forgot some of
+	// what it sets aside as it went: ForgetDeleted)
 	whole := r.Recorder.Finish(w.Now())
 	hist, aside := checkers.SetAsideDeletedAfter(whole, final, r.Recorder.Forgotten())
 	res.Stats.SetAside = len(whole.Ops) - len(hist.Ops) + r.Recorder.Forgotten()

@@ -184,8 +184,8 @@ func (r *Runner) drawSwarmFault(rates, base map[string]float64) (scenarios.Step,
 	w := r.World
 	// Consumer faults are drawn only when asked for, so that runs without
 	// them keep their choices (and traces) as before.
-	if p := rates["consumer-crash"]; p > 0 && len(r.consumers) > 0 && w.Chance(sim.KindFault, p) {
-		name := r.consumers[w.Choose(sim.KindFault, len(r.consumers))]
+	if cs := r.allConsumers(); rates["consumer-crash"] > 0 && len(cs) > 0 && w.Chance(sim.KindFault, rates["consumer-crash"]) {
+		name := cs[w.Choose(sim.KindFault, len(cs))]
 		id, _ := w.Lookup(name)
 		op := "kill-consumer"
 		if !w.Up(id) {
@@ -203,8 +203,8 @@ func (r *Runner) drawSwarmFault(rates, base map[string]float64) (scenarios.Step,
 		s.stall, s.stallBy = s.cfg.SessionTimeout+consumerStallMargin, r.swarmEnd
 		return scenarios.Step{}, false
 	}
-	if p := rates["consumer-pause"]; p > 0 && len(r.consumers) > 0 && w.Chance(sim.KindFault, p) {
-		name := r.consumers[w.Choose(sim.KindFault, len(r.consumers))]
+	if cs := r.allConsumers(); rates["consumer-pause"] > 0 && len(cs) > 0 && w.Chance(sim.KindFault, rates["consumer-pause"]) {
+		name := cs[w.Choose(sim.KindFault, len(cs))]
 		return scenarios.Step{Op: "pause", Args: []string{name}, Dur: swarmPause}, true
 	}
 	// NB: in KRaft mode the dedicated controllers are targets too; ZooKeeper
@@ -253,7 +253,7 @@ func (r *Runner) drawSwarmFault(rates, base map[string]float64) (scenarios.Step,
 			}
 			// The consumers are on the majority side too: a broker cut off
 			// from the cluster is cut off from every client.
-			rest = append(rest, r.consumers...)
+			rest = append(rest, r.allConsumers()...)
 			sortStrings(rest)
 			args := append([]string{name, "|"}, strings.Join(rest, ","))
 			return scenarios.Step{Op: "partition", Args: args}, true
