@@ -25,10 +25,9 @@ package share
 // own entry (the same states, more memory). Acquisition covers whole
 // offset ranges the host read from the log below the HW (control records
 // included, which the client acknowledges as GAP, type 0), as Kafka's
-// does; offsets between the batches read (compacted away) are ARCHIVED
-// at once where Kafka leaves them untracked; read_committed (share.isolation.level) is applied by the host
-// capping reads at the LSO, and records of aborted transactions are not
-// archived here (a read_committed share consumer would receive them).
+// does; offsets between the batches read (compacted away, or batches of
+// aborted transactions the host left out under read_committed) are
+// ARCHIVED at once where Kafka leaves them untracked or archives them.
 
 import (
 	"fmt"
