@@ -375,3 +375,30 @@ func TestAPIShareGroupOffsetsAdminKIP932(t *testing.T) {
 		t.Fatalf("alter with a member: %s, want NON_EMPTY_GROUP", errName(ar.ErrorCode))
 	}
 }
+
+// TestAPIFindShareCoordinatorKIP932: FindCoordinator v6 key type 2 names
+// the leader of the share-partition's __share_group_state partition (the
+// topic is created on first use); a malformed key is INVALID_REQUEST.
+func TestAPIFindShareCoordinatorKIP932(t *testing.T) {
+	a, _ := shareCluster(t, nil)
+	if _, hi := a.versions(10); hi != 6 {
+		t.Fatalf("FindCoordinator max %d at 4.2, want 6", hi)
+	}
+	key := "g:AAAAAAAAAAAAAAAAAAAAAA:0"
+	var c kmsg.FindCoordinatorResponseCoordinator
+	for range 50 {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.Version, req.CoordinatorType, req.CoordinatorKeys = 6, 2, []string{key, "bad-key"}
+		r := a.call(0, req).(*kmsg.FindCoordinatorResponse)
+		if r.Coordinators[1].ErrorCode != kerr.InvalidRequest.Code {
+			t.Fatalf("bad key: %s", errName(r.Coordinators[1].ErrorCode))
+		}
+		if c = r.Coordinators[0]; c.ErrorCode == 0 {
+			break
+		}
+		a.run(200 * sim.Millisecond)
+	}
+	if c.ErrorCode != 0 || c.NodeID < 0 {
+		t.Fatalf("share coordinator: %s %+v", errName(c.ErrorCode), c)
+	}
+}

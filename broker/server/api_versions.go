@@ -37,7 +37,6 @@ package server
 //     checked, so it is not offered);
 //     v0 is ZooKeeper-stored (offsets_zk.go), so KRaft mode starts at v1 as
 //     Kafka 3.x's KRaft broker refuses v0.
-//   - FindCoordinator 0-5: v6 adds share-group coordinators (KIP-932).
 //   - DescribeGroups 0-5: v6 adds error messages (KIP-1043). ListGroups
 //     0-5: v5's types filter (KIP-848) knows classic groups and share
 //     groups (share.go); consumer groups of the KIP-848 protocol are not
@@ -52,6 +51,8 @@ package server
 //   - ConsumerGroupHeartbeat 0-1 (v1: broker-side regular expressions),
 //     ConsumerGroupDescribe 0-1: only from 4.0, in KRaft mode, with the
 //     consumer protocol enabled (KIP-848).
+//   - FindCoordinator 0-5, and v6 (key type 2, share-partitions,
+//     KIP-932) where share groups are served.
 //   - ShareGroupHeartbeat 1, ShareGroupDescribe 1, ShareFetch 1-2,
 //     ShareAcknowledge 1-2: only with share.version 1 (4.2+, KRaft).
 //   - ListTransactions 0-1: v2 (4.1, KIP-1152) filters by a Java regular
@@ -117,7 +118,7 @@ var handlerVersions = map[int16]handlerRange{
 	6:  {min: 0, max: 4, zkOnly: true},
 	8:  {min: 0, max: 9, kraftMin: 1}, // OffsetCommit
 	9:  {min: 0, max: 8, kraftMin: 1}, // OffsetFetch
-	10: {min: 0, max: 5},              // FindCoordinator
+	10: {min: 0, max: 6},              // FindCoordinator
 	11: {min: 0, max: 9},              // JoinGroup
 	12: {min: 0, max: 4},              // Heartbeat
 	13: {min: 0, max: 5},              // LeaveGroup
@@ -213,6 +214,9 @@ func SupportedAPIs(cfg Config) []APIRange {
 			continue
 		}
 		lo, hi := h.min, min(h.max, relMax)
+		if k == 10 && !cfg.sharesEnabled() {
+			hi = min(hi, 5) // v6 is for share-partition keys (KIP-932)
+		}
 		if kraftMode && h.kraftMin > lo {
 			lo = h.kraftMin
 		}

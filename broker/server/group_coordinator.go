@@ -16,7 +16,9 @@ package server
 //
 // Versions: FindCoordinator v0-v3 (one key) and v4+ (a key list), group
 // keys and (key_type 1) transactional ids, whose coordinator is the leader
-// of their __transaction_state partition (txn_coordinator.go); the others
+// of their __transaction_state partition (txn_coordinator.go), and (v6,
+// key_type 2, KIP-932) share-partitions, whose share coordinator leads
+// their __share_group_state partition (share_coordinator.go); the others
 // as package coordinator states.
 // __consumer_offsets (__transaction_state) is created on the first
 // FindCoordinator that finds it missing (auto_create.go; the cluster's
@@ -185,6 +187,11 @@ func (b *Broker) findCoordinator(body *kmsg.FindCoordinatorRequest) *kmsg.FindCo
 				return -1, kerr.InvalidRequest
 			}
 			tp = storage.TopicPartition{Topic: txn.StateTopic, Partition: b.txn.coord.PartitionFor(key)}
+		case 2: // a share-partition "group:topicId:partition" (KIP-932, v6)
+			if !b.cfg.sharesEnabled() || body.Version < 6 || !validShareKey(key) {
+				return -1, kerr.InvalidRequest
+			}
+			tp = storage.TopicPartition{Topic: share.StateTopic, Partition: int32(coordinator.CoordinatorPartition(key, b.cfg.Share.StatePartitions))}
 		default:
 			return -1, kerr.InvalidRequest
 		}

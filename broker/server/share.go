@@ -380,3 +380,16 @@ func (c Config) sharesEnabled() bool {
 func (b *Broker) shareLater(d sim.Duration, f func()) {
 	b.share.later[b.ctx.SetTimer(d, timerShareLater)] = f
 }
+
+// validShareKey reports whether key is "group:topicId:partition" with a
+// non-empty group, a 22-character topic id and a partition >= 0 (Kafka's
+// SharePartitionKey.getInstance; a group id may hold ':').
+func validShareKey(key string) bool {
+	i := strings.LastIndexByte(key, ':')
+	if i < 0 {
+		return false
+	}
+	n, err := strconv.ParseInt(key[i+1:], 10, 32)
+	j := strings.LastIndexByte(key[:i], ':')
+	return err == nil && n >= 0 && j > 0 && i-j-1 == 22
+}

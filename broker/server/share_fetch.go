@@ -15,9 +15,10 @@ package server
 // then new ones, read from the log below the high watermark (the LSO
 // under the group's share.isolation.level=read_committed), at most
 // MaxRecords in all (a batch may pass it unless ShareAcquireMode is 1,
-// record-limit) and MaxBytes. A fetch that acquired nothing waits up to
-// MaxWaitMillis for records to become available (a produce committed, a
-// release, an expired lock).
+// record-limit) and MaxBytes; under read_committed the batches of aborted
+// transactions are archived, not acquired. A fetch that acquired nothing
+// waits up to MaxWaitMillis for records to become available (a produce
+// committed, a release, an expired lock).
 //
 // ShareAcknowledge applies acknowledgements at the session's epoch (0 is
 // INVALID_SHARE_SESSION_EPOCH, as Kafka answers it) and -1 closes the
@@ -29,10 +30,11 @@ package server
 // Simplifications: the response carries the whole batches read (the
 // client keeps the acquired offsets only), with no NodeEndpoints: a
 // NOT_LEADER_OR_FOLLOWER partition names the leader in CurrentLeader
-// only; records of aborted transactions are not skipped under
-// read_committed.
+// only.
 
 import (
+	"slices"
+
 	"github.com/kafkasim/kafkasim/broker/share"
 	"github.com/kafkasim/kafkasim/broker/storage"
 	"github.com/kafkasim/kafkasim/broker/wire"
@@ -410,15 +412,11 @@ func (b *Broker) acquireShare(ss *share.Session, body *kmsg.ShareFetchRequest, r
 		if rerr != nil || len(data) == 0 {
 			continue
 		}
-		var spans []share.Span
-		for rest := data; len(rest) > 0; {
-			info, perr := storage.ParseBatchInfo(rest)
-			if perr != nil || info.Size <= 0 || int(info.Size) > len(rest) {
-				break
-			}
-			spans = append(spans, share.Span{First: max(info.BaseOffset, from), Last: info.LastOffset})
-			rest = rest[info.Size:]
+		var aborted []storage.AbortedTxn
+		if readCommitted {
+			aborted = p.log.CollectAbortedTxns(from, maxOffset)
 		}
+		spans := shareSpans(data, from, aborted)
 		acq := sp.Acquire(b.ctx.Now(), ss.Key.Member, spans, maxRecords, exact)
 		if len(acq) == 0 {
 			continue
@@ -567,4 +565,26 @@ func (b *Broker) handleShareAcknowledge(from sim.NodeID, req *wire.Request, body
 	b.awaitShareWrites(writes, func(i int, err *kerr.Error) {
 		resp.Topics[at[i][0]].Partitions[at[i][1]].ErrorCode = err.Code
 	}, func() { b.respond(from, req, resp) })
+}
+
+// shareSpans returns the offset ranges of the batches in data from from
+// on, leaving out the batches of aborted transactions (read_committed:
+// they fall between spans and are archived, as Kafka's SharePartition
+// archives aborted records).
+func shareSpans(data []byte, from int64, aborted []storage.AbortedTxn) []share.Span {
+	var spans []share.Span
+	for rest := data; len(rest) > 0; {
+		info, err := storage.ParseBatchInfo(rest)
+		if err != nil || info.Size <= 0 || int(info.Size) > len(rest) {
+			break
+		}
+		rest = rest[info.Size:]
+		if info.IsTransactional() && !info.IsControl() && slices.ContainsFunc(aborted, func(a storage.AbortedTxn) bool {
+			return a.ProducerID == info.ProducerID && a.FirstOffset <= info.BaseOffset && info.LastOffset < a.LastOffset
+		}) {
+			continue
+		}
+		spans = append(spans, share.Span{First: max(info.BaseOffset, from), Last: info.LastOffset})
+	}
+	return spans
 }

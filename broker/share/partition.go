@@ -25,9 +25,9 @@ package share
 // own entry (the same states, more memory). Acquisition covers whole
 // offset ranges the host read from the log below the HW (control records
 // included, which the client acknowledges as GAP, type 0), as Kafka's
-// does; read_committed (share.isolation.level) is applied by the host
-// capping reads at the LSO, and records of aborted transactions are not
-// archived here (a read_committed share consumer would receive them).
+// does; offsets between the batches read (compacted away, or batches of
+// aborted transactions the host left out under read_committed) are
+// ARCHIVED at once where Kafka leaves them untracked or archives them.
 
 import (
 	"fmt"
@@ -169,8 +169,14 @@ func (p *Partition) Acquire(now sim.Time, member string, spans []Span, maxRecord
 				break
 			}
 			if off >= p.EndOffset() {
-				if off > p.EndOffset() || len(p.recs) >= p.cfg.MaxRecordLocks {
-					break // a hole (the host read past what it gave) or too many locks
+				if len(p.recs) >= p.cfg.MaxRecordLocks {
+					break
+				}
+				for p.EndOffset() < off {
+					// Offsets the log does not hold (compacted away,
+					// or below the first batch read): untracked in
+					// Kafka, done here.
+					p.recs = append(p.recs, inflight{state: Archived})
 				}
 				p.recs = append(p.recs, inflight{state: Available})
 			}
