@@ -141,7 +141,7 @@ func kraftConfig(c config.Config, id int32, roles config.Roles, voters []int32) 
 			ElectionTimeout: k.ElectionTimeout, FetchTimeout: k.FetchTimeout, ElectionBackoffMax: k.ElectionBackoffMax,
 			RequestTimeout: k.RequestTimeout, RetryBackoff: k.RetryBackoff, FetchMaxWait: 500 * sim.Millisecond,
 			SegmentBytes: int64(k.MetadataLogSegmentBytes), SnapshotBytes: k.MetadataSnapshotBytes,
-			PreVote: k.PreVote, CheckQuorum: k.CheckQuorum, Mutants: c.Broker.Mutants, KRaftVersion: int16(k.KRaftVersion), AutoJoin: k.AutoJoin,
+			PreVote: k.PreVote, CheckQuorum: k.CheckQuorum, Mutants: c.Broker.Mutants, KRaftVersion: int16(k.KRaftVersion), AutoJoin: k.AutoJoin || k.AutoJoinEnable,
 			FetchHighWatermark: m.RaftFetchHighWatermark,
 			VoteCheckLog:       k.VoteCheckLog && !c.Broker.Mutants.On(mutant.RaftVoteNoLogCheck),
 		},

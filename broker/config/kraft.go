@@ -31,12 +31,11 @@ package config
 // controller and controller.quorum.voters must be unset, as kafka-storage
 // refuses --initial-controllers beside it. The default stays 0 on every
 // release (Kafka 4.x formats kraft.version 1 only when told to with
-// --standalone or --initial-controllers). kafkasim.raft.auto.join is Kafka
-// 4.2's controller.quorum.auto.join.enable (KIP-853: a controller that is
-// no voter removes the stale voter of its id and adds itself); kafkasim
-// has no release 4.2 yet, so it is a simulation switch, off by default,
-// allowed with kafkasim.kraft.version=1 only (it will take Kafka's name,
-// gated on 4.2, when that release lands).
+// --standalone or --initial-controllers). controller.quorum.auto.join.enable
+// (Kafka 4.2, KIP-853: a controller that is no voter removes the stale
+// voter of its id and adds itself) is off by default and refused before
+// 4.2; kafkasim.raft.auto.join is the same behaviour as a simulation
+// switch on any release from 3.9. Both need kafkasim.kraft.version=1.
 
 import (
 	"math"
@@ -59,9 +58,12 @@ const (
 	// PropKRaftVersion is kafkasim.kraft.version: the kraft.version the
 	// controllers are formatted with (0 static, 1 KIP-853 dynamic).
 	PropKRaftVersion = "kafkasim.kraft.version"
-	// PropRaftAutoJoin is kafkasim.raft.auto.join (Kafka 4.2's
-	// controller.quorum.auto.join.enable).
+	// PropRaftAutoJoin is kafkasim.raft.auto.join: the simulation's
+	// switch for auto-join on any release with KIP-853 (3.9+).
 	PropRaftAutoJoin = "kafkasim.raft.auto.join"
+	// PropControllerAutoJoin is Kafka 4.2's
+	// controller.quorum.auto.join.enable.
+	PropControllerAutoJoin = "controller.quorum.auto.join.enable"
 )
 
 // Roles is process.roles.
@@ -210,6 +212,9 @@ type KRaft struct {
 	KRaftVersion int
 	// AutoJoin is kafkasim.raft.auto.join (false; needs KRaftVersion 1).
 	AutoJoin bool
+	// AutoJoinEnable is controller.quorum.auto.join.enable (false; 4.2+,
+	// needs KRaftVersion 1): the same behaviour under Kafka's name.
+	AutoJoinEnable bool
 }
 
 func defaultKRaft(v Version) KRaft {
@@ -259,6 +264,7 @@ func kraftProps() []property[Broker] {
 		boolProp(PropRaftVoteCheckLog, func(b *Broker) *bool { return &b.KRaft.VoteCheckLog }),
 		intProp(PropKRaftVersion, func(b *Broker) *int { return &b.KRaft.KRaftVersion }, 0, 1),
 		boolProp(PropRaftAutoJoin, func(b *Broker) *bool { return &b.KRaft.AutoJoin }),
+		boolProp(PropControllerAutoJoin, func(b *Broker) *bool { return &b.KRaft.AutoJoinEnable }),
 	}
 }
 
@@ -300,6 +306,14 @@ func (b Broker) validateKRaft() error {
 	if k.KRaftVersion >= 1 && !v.AtLeast(V3_9) {
 		return conflict(PropKRaftVersion, strconv.Itoa(k.KRaftVersion), PropInterBrokerProtocolVersion, v.String(),
 			"dynamic quorums (KIP-853, kraft.version 1) arrived in 3.9", "kafkasim.kraft.version=0, or a release of 3.9 or later")
+	}
+	if k.AutoJoinEnable && !v.AtLeast(V4_2) {
+		return conflict(PropControllerAutoJoin, "true", PropInterBrokerProtocolVersion, v.String(),
+			"controller auto-join (KIP-853) arrived in Kafka 4.2", "a release of 4.2 or later, or kafkasim.raft.auto.join=true (the simulation's switch, from 3.9)")
+	}
+	if k.AutoJoinEnable && k.KRaftVersion < 1 {
+		return conflict(PropControllerAutoJoin, "true", PropKRaftVersion, strconv.Itoa(k.KRaftVersion),
+			"a static quorum's voters cannot change", PropControllerAutoJoin+"=true with kafkasim.kraft.version=1")
 	}
 	if k.AutoJoin && k.KRaftVersion < 1 {
 		return conflict(PropRaftAutoJoin, "true", PropKRaftVersion, strconv.Itoa(k.KRaftVersion),

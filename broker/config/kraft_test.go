@@ -72,6 +72,8 @@ func TestKRaftBadInput(t *testing.T) {
 		{map[string]string{PropProcessRoles: "broker", PropInterBrokerProtocolVersion: "3.9", PropKRaftVersion: "1", PropControllerQuorumVoters: "3000@c0:9093"}, PropKRaftVersion, "controller.quorum.voters unset"},
 		{map[string]string{PropInterBrokerProtocolVersion: "4.0", PropKRaftVersion: "2"}, PropKRaftVersion, ""},
 		{map[string]string{PropInterBrokerProtocolVersion: "4.0", PropRaftAutoJoin: "true"}, PropRaftAutoJoin, "kafkasim.kraft.version=1"},
+		{map[string]string{PropInterBrokerProtocolVersion: "4.1", PropKRaftVersion: "1", PropControllerAutoJoin: "true"}, PropControllerAutoJoin, "arrived in Kafka 4.2"},
+		{map[string]string{PropInterBrokerProtocolVersion: "4.2", PropControllerAutoJoin: "true"}, PropControllerAutoJoin, "kafkasim.kraft.version=1"},
 	} {
 		_, err := ParseBroker(tc.props)
 		var e *Error
@@ -108,5 +110,18 @@ func TestParseVoters(t *testing.T) {
 	}
 	if got[0].String() != "3000@c0:9093" {
 		t.Errorf("String() = %q", got[0])
+	}
+}
+
+// TestControllerAutoJoin: Kafka 4.2's controller.quorum.auto.join.enable
+// is taken from 4.2 on a dynamic quorum, and switches auto-join on as
+// kafkasim.raft.auto.join does on earlier releases.
+func TestControllerAutoJoin(t *testing.T) {
+	b, err := ParseBroker(map[string]string{PropInterBrokerProtocolVersion: "4.2", PropKRaftVersion: "1", PropControllerAutoJoin: "true"})
+	if err != nil || !b.KRaft.AutoJoinEnable || b.KRaft.AutoJoin {
+		t.Fatalf("4.2 with %s=true: %+v, %v", PropControllerAutoJoin, b.KRaft, err)
+	}
+	if b, err := ParseBroker(map[string]string{PropInterBrokerProtocolVersion: "4.2", PropKRaftVersion: "1"}); err != nil || b.KRaft.AutoJoinEnable {
+		t.Fatalf("4.2 by default: auto-join %v, %v; want off, as Kafka's default", b.KRaft.AutoJoinEnable, err)
 	}
 }

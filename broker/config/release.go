@@ -258,8 +258,9 @@ var releases = []release{
 	// ("Notable changes in 4.2.0", "Notable changes in 4.3.0") and
 	// MetadataVersion.java. What a row lists as not modelled changes
 	// nothing here.
-	{From: V4_2, Cite: "KAFKA-19446 with KAFKA-19999 (PRs #20882, #21176): a transaction version 2 marker's epoch is checked strictly; metadata.version 4.2-IV1; KIP-932 share groups production-ready (share.version=1 by default: share group coordinator, share-partitions, __share_group_state; docs/share-broker.md). " +
-		"Not modelled: KIP-1071 Streams rebalance protocol GA; KIP-853 controller.quorum.auto.join.enable (default false; quorums here are static); " +
+	{From: V4_2, Cite: "KAFKA-19446 with KAFKA-19999 (PRs #20882, #21176): a transaction version 2 marker's epoch is checked strictly; metadata.version 4.2-IV1; KIP-932 share groups production-ready (share.version=1 by default: share group coordinator, share-partitions, __share_group_state; docs/share-broker.md); " +
+		"KIP-853 controller.quorum.auto.join.enable (default false; with kafkasim.kraft.version=1 a controller that is no voter replaces its stale voter and adds itself). " +
+		"Not modelled: KIP-1071 Streams rebalance protocol GA; " +
 		"KIP-1161 stricter LIST-type config validation; num.replica.fetchers >= 1; no property tables for 4.2 in the catalog (properties of any release are accepted unchecked). " +
 		"The consumer's group.protocol default stays classic (KIP-848's consumer protocol is opt-in; apache/kafka#18121 leaves the switch to 5.0)", Apply: func(m *Mechanisms) {
 		m.StrictTV2MarkerEpoch = true
