@@ -50,6 +50,14 @@ var FaultTargets = []Target{
 	{Name: "serve kraft faults", Release: "4.1", Faults: "failover fault-every=5s"},
 }
 
+// ReleaseTargets are serve at the KRaft releases past the full run's
+// 4.1, run when -targets names them: 4.2 and 4.3 serve share groups
+// (KIP-932), whose tests kgo skips against 4.1.
+var ReleaseTargets = []Target{
+	{Name: "serve 4.2", Release: "4.2"},
+	{Name: "serve 4.3", Release: "4.3"},
+}
+
 // args are the command line of t's server for client c: its base port,
 // its release and c's settings.
 func (t Target) args(c Client, speed float64) []string {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -35,7 +36,7 @@ func run() error {
 		defaultWork = filepath.Join(d, "kafkasim-clienttests")
 	}
 	clients := flag.String("clients", "kgo,kafka-go", "comma-separated clients: kgo, kafka-go")
-	targets := flag.String("targets", "serve zk,serve kraft,kfake 3.9,kfake 4.1", "comma-separated targets: serve zk, serve kraft, kfake 3.9, kfake 4.1; also serve zk faults, serve kraft faults (serve -faults 'failover fault-every=5s')")
+	targets := flag.String("targets", "serve zk,serve kraft,kfake 3.9,kfake 4.1", "comma-separated targets: serve zk, serve kraft, kfake 3.9, kfake 4.1; also serve zk faults, serve kraft faults (serve -faults 'failover fault-every=5s'), and serve 4.2, serve 4.3 (share groups)")
 	work := flag.String("work", defaultWork, "scratch directory: module cache, client copies, binaries, logs, go test -json output")
 	speed := flag.Float64("speed", 1, "serve's -speed")
 	short := flag.Bool("short", false, "run each client's short subset (the CI test's) instead of all its integration tests")
@@ -68,9 +69,10 @@ func run() error {
 		o.Clients = append(o.Clients, c)
 	}
 	for _, name := range strings.Split(*targets, ",") {
-		t, ok := pick(append(clienttests.Targets, clienttests.FaultTargets...), func(t clienttests.Target) string { return t.Name }, name)
+		all := append(append(slices.Clone(clienttests.Targets), clienttests.FaultTargets...), clienttests.ReleaseTargets...)
+		t, ok := pick(all, func(t clienttests.Target) string { return t.Name }, name)
 		if !ok {
-			return fmt.Errorf("-targets: unknown target %q; known: serve zk, serve kraft, kfake 3.9, kfake 4.1, and under faults: serve zk faults, serve kraft faults", name)
+			return fmt.Errorf("-targets: unknown target %q; known: serve zk, serve kraft, kfake 3.9, kfake 4.1; under faults: serve zk faults, serve kraft faults; later releases: serve 4.2, serve 4.3", name)
 		}
 		o.Targets = append(o.Targets, t)
 	}
