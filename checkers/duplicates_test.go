@@ -150,3 +150,27 @@ func TestOrderingServedRetry(t *testing.T) {
 		t.Fatalf("anomaly = %s", a)
 	}
 }
+
+// TestDuplicatesTransactionalUnsent: a served run's transactional records
+// are not sends of its history, and a transaction may write a value twice
+// (an aborted write and its committed retry). A value at two offsets that
+// no send wrote is a contract break in a partition without transactions,
+// and left to the transactions checker (with a note) in one that holds
+// them; a value a send wrote is still judged there.
+func TestDuplicatesTransactionalUnsent(t *testing.T) {
+	h := History{Ops: []Op{send(0, "p1", "m1", -1, 0, 1*ms, OK, 0)}, Producers: []Producer{{Process: "p1", Idempotent: true}}}
+	f := final1(0, 0, Facts{}, replica(0, Leader, 0, 3, "m1", "x", "x"))
+	if a := onlyAnomaly(t, duplicates(h, f, newContract(f), nil)); a.Value != "x" || a.Permitted {
+		t.Fatalf("without transactions: %s", a)
+	}
+	th := &TxnHistory{Final: []TxnFinalPartition{{Topic: "t", Partition: 0, Transactional: true}}}
+	v := duplicates(h, f, newContract(f), th)
+	mustResult(t, v, ResultOK)
+	if !strings.Contains(strings.Join(v.Notes, "\n"), "1 values at two offsets of partitions holding transactions") {
+		t.Fatalf("notes %q: want the value left to the transactions checker", v.Notes)
+	}
+	f2 := final1(0, 0, Facts{}, replica(0, Leader, 0, 2, "m1", "m1"))
+	if a := onlyAnomaly(t, duplicates(h, f2, newContract(f2), th)); a.Value != "m1" || a.Permitted {
+		t.Fatalf("a sent value written twice in a transactional partition: %s", a)
+	}
+}

@@ -39,7 +39,7 @@ func TestAckedLossAndDuplicatesMatchReference(t *testing.T) {
 		if strings.Contains(m.committedLoss(ackedLoss(h, f, con), h, f, con).String(), "more committed-lost") {
 			unlisted++
 		}
-		v := duplicates(h, f, con)
+		v := duplicates(h, f, con, nil)
 		if got, want := v.String(), duplicatesReference(h, f, newContract(f)).String(); got != want {
 			t.Fatalf("duplicates:\n got %s\nwant %s", got, want)
 		}

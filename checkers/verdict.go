@@ -329,7 +329,7 @@ func CheckAll(h History, f Final, monitor *Monitor, opts Options) []Verdict {
 	if monitor != nil {
 		inv = monitor.VerdictWith(h, f)
 	}
-	out := []Verdict{lin, monitor.committedLoss(ackedLoss(h, f, con), h, f, con), divergence(f, con), inv, duplicates(h, f, con), ordering(h, f, con), CheckLiveness(f.Liveness)}
+	out := []Verdict{lin, monitor.committedLoss(ackedLoss(h, f, con), h, f, con), divergence(f, con), inv, duplicates(h, f, con, opts.Transactions), ordering(h, f, con), CheckLiveness(f.Liveness)}
 	if len(h.Consumers) > 0 {
 		// The consumer checkers (ConsumerNames) judge runs with group consumers.
 		// NB: one set of consumer facts for both (read only once built).
