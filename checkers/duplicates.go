@@ -49,14 +49,17 @@ func Duplicates(h History, f Final) Verdict {
 
 // duplicates is Duplicates with the run's contract given (CheckAll builds
 // one for all), and th the run's transactions (nil: none): a value that
-// no send of the history wrote, in a partition whose final log holds
-// transactions, is left to the transactions checker, with a note. A
-// served run's transactional records are not sends of its history
-// (serve/history.go), and a transaction's records may repeat a value
-// (an aborted write and its committed retry, or an application's equal
+// neither a send nor a transaction of the history wrote, in a partition
+// whose final log holds transactions, is left to the transactions
+// checker, with a note. A served run's transactional records are not
+// sends of its history, nor are its transactions reconstructed
+// (serve/history.go), and a client's transactions may repeat a value (an
+// aborted write and its committed retry, or an application's equal
 // values), so the value is no evidence of a record written twice there.
+// A scripted transaction's values are known (th.Txns) and still judged.
 func duplicates(h History, f Final, con *contract, th *TxnHistory) Verdict {
 	var txnParts map[tp]bool
+	var txnWritten map[string]bool // the values the history's transactions wrote
 	if th != nil {
 		for _, p := range th.Final {
 			if p.Transactional {
@@ -64,6 +67,14 @@ func duplicates(h History, f Final, con *contract, th *TxnHistory) Verdict {
 					txnParts = map[tp]bool{}
 				}
 				txnParts[tp{p.Topic, p.Partition}] = true
+			}
+		}
+		for _, t := range th.Txns {
+			for _, w := range t.Writes {
+				if txnWritten == nil {
+					txnWritten = map[string]bool{}
+				}
+				txnWritten[w.Value] = true
 			}
 		}
 	}
@@ -181,7 +192,7 @@ func duplicates(h History, f Final, con *contract, th *TxnHistory) Verdict {
 			sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
 			a := Anomaly{Kind: "duplicate", Topic: k.topic, Partition: k.partition, Value: v, Offsets: offs}
 			si, ok := sender[v]
-			if !ok && txnParts[k] {
+			if !ok && txnParts[k] && !txnWritten[v] {
 				leftToTxn++
 				continue
 			}

@@ -156,7 +156,7 @@ func TestOrderingServedRetry(t *testing.T) {
 // (an aborted write and its committed retry). A value at two offsets that
 // no send wrote is a contract break in a partition without transactions,
 // and left to the transactions checker (with a note) in one that holds
-// them; a value a send wrote is still judged there.
+// them; a value a send or a known transaction wrote is still judged there.
 func TestDuplicatesTransactionalUnsent(t *testing.T) {
 	h := History{Ops: []Op{send(0, "p1", "m1", -1, 0, 1*ms, OK, 0)}, Producers: []Producer{{Process: "p1", Idempotent: true}}}
 	f := final1(0, 0, Facts{}, replica(0, Leader, 0, 3, "m1", "x", "x"))
@@ -168,6 +168,11 @@ func TestDuplicatesTransactionalUnsent(t *testing.T) {
 	mustResult(t, v, ResultOK)
 	if !strings.Contains(strings.Join(v.Notes, "\n"), "1 values at two offsets of partitions holding transactions") {
 		t.Fatalf("notes %q: want the value left to the transactions checker", v.Notes)
+	}
+	// A scripted transaction's value is known: written twice, judged.
+	th.Txns = []Txn{{Process: "tx", Writes: []TxnWrite{{Topic: "t", Partition: 0, Value: "x"}}}}
+	if a := onlyAnomaly(t, duplicates(h, f, newContract(f), th)); a.Value != "x" || a.Permitted {
+		t.Fatalf("a transaction's known value written twice: %s", a)
 	}
 	f2 := final1(0, 0, Facts{}, replica(0, Leader, 0, 2, "m1", "m1"))
 	if a := onlyAnomaly(t, duplicates(h, f2, newContract(f2), th)); a.Value != "m1" || a.Permitted {
