@@ -31,6 +31,7 @@ package harness
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 
 	"github.com/kafkasim/kafkasim/scenarios"
 
@@ -69,11 +70,10 @@ func (r *Runner) ObserveTopic(topic string) bool {
 		return false
 	}
 	r.clientTopics = append(r.clientTopics, topic)
-	r.scanDeletions()
 	if r.observedIncarnation == nil {
-		r.observedIncarnation = map[string]int{}
+		r.observedIncarnation = map[string]string{}
 	}
-	r.observedIncarnation[topic] = r.deletions[topic]
+	r.observedIncarnation[topic], _ = r.storedTopicIdentity(topic)
 	var tps []storage.TopicPartition
 	for p := range replicas {
 		tps = append(tps, storage.TopicPartition{Topic: topic, Partition: int32(p)})
@@ -84,23 +84,46 @@ func (r *Runner) ObserveTopic(topic string) bool {
 }
 
 // followRecreation observes topic, a client's topic observed before, as
-// the new topic it is when it was deleted since and the metadata store
-// holds it again: its replicas as now assigned, and none of what was
+// the new topic it is when the metadata store holds another topic of that
+// name (deleted and created again: another topic id in KRaft, another
+// znode in ZooKeeper): its replicas as now assigned, and none of what was
 // seen of the deleted one (Observer.recreate). The first creation's
 // operations are set aside at the end (checkers/deletion.go); until the
 // store holds the new topic, the deleted one stays observed as it was.
 func (r *Runner) followRecreation(topic string) {
-	r.scanDeletions()
-	if r.deletions[topic] == r.observedIncarnation[topic] {
+	id, ok := r.storedTopicIdentity(topic)
+	if !ok || id == r.observedIncarnation[topic] {
 		return
 	}
 	replicas, ok := r.storedTopic(topic)
 	if !ok {
 		return
 	}
-	r.observedIncarnation[topic] = r.deletions[topic]
+	r.observedIncarnation[topic] = id
 	r.Observer.recreate(topic, replicas)
 	r.noteTopicFacts(topic, replicas)
+}
+
+// storedTopicIdentity names the incarnation of topic the metadata store
+// holds: its topic id in the active KRaft controller's image, the
+// creation zxid of /brokers/topics/<t> in ZooKeeper (a topic deleted and
+// created again under the same name gets another). ok is false when the
+// store does not hold the topic or cannot be read now.
+func (r *Runner) storedTopicIdentity(topic string) (string, bool) {
+	if r.Cluster.Spec.KRaft() {
+		_, img := r.activeQuorumImage()
+		if img == nil {
+			return "", false
+		}
+		id, ok := img.TopicID(topic)
+		return string(id[:]), ok
+	}
+	s := r.zkServer()
+	if s == nil {
+		return "", false
+	}
+	st, ok := s.Stat(zk.TopicPath(topic))
+	return strconv.FormatInt(st.Czxid, 10), ok
 }
 
 // noteTopicFacts sets the facts a client topic's replicas and own

@@ -328,12 +328,12 @@ type Runner struct {
 	// end phase ran (an exploration).
 	live *checkers.Liveness
 	// deletions counts each topic's deletions by DeleteTopics so far, as
-	// the trace up to deletedScan says (deletion.go); observedIncarnation
-	// is, per client topic, that count when the topic the observer follows
-	// was created (client_topics.go).
-	deletions           map[string]int
-	deletedScan         int
-	observedIncarnation map[string]int
+	// the trace up to deletedScan says (deletion.go).
+	deletions   map[string]int
+	deletedScan int
+	// observedIncarnation is, per client topic, the identity of the
+	// topic the observer follows (storedTopicIdentity, client_topics.go).
+	observedIncarnation map[string]string
 	// deletedAt is each topic's last deletion in the trace up to
 	// forgetScan (ForgetDeleted, deletion.go).
 	deletedAt  map[string]sim.Time
