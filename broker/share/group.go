@@ -28,6 +28,7 @@ package share
 // ShareFetch (server/share_fetch.go).
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 
@@ -274,23 +275,9 @@ func (c *Coordinator) Tick(now sim.Time) {
 	}
 }
 
-func (c *Coordinator) groupIDs() []string {
-	ids := make([]string, 0, len(c.groups))
-	for id := range c.groups {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
+func (c *Coordinator) groupIDs() []string { return slices.Sorted(maps.Keys(c.groups)) }
 
-func (g *group) memberIDs() []string {
-	ids := make([]string, 0, len(g.members))
-	for id := range g.members {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
+func (g *group) memberIDs() []string { return slices.Sorted(maps.Keys(g.members)) }
 
 func (g *group) state() string {
 	if len(g.members) == 0 {
